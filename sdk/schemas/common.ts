@@ -173,7 +173,10 @@ export const LocationsList = z
     if (value === null || value.trim() === "") return;
     for (const item of value.split(",").map((s) => s.trim())) {
       if (!(LOCATIONS as readonly string[]).includes(item)) {
-        ctx.addIssue({ code: "custom", message: `unknown location "${item}"; expected one of ${LOCATIONS.join(", ")}` });
+        ctx.addIssue({
+          code: "custom",
+          message: `unknown location "${item}"; expected one of ${LOCATIONS.join(", ")}`,
+        });
       }
     }
   });

@@ -29,6 +29,7 @@ export class ServiceError extends Error {
   }
 }
 
-export const notFound = (what: string, id: string) => new ServiceError("NOT_FOUND", `${what} ${id} not found`);
+export const notFound = (what: string, id: string) =>
+  new ServiceError("NOT_FOUND", `${what} ${id} not found`);
 export const invalid = (field: string, message: string) =>
   new ServiceError("VALIDATION", `${field}: ${message}`, { field });
