@@ -1,0 +1,68 @@
+import { z } from "zod";
+import { DataCenterId, GpuTypeId } from "./common";
+
+export const BUCKET_SIZES = ["hour", "day", "week", "month", "year"] as const;
+export const BucketSize = z.enum(BUCKET_SIZES);
+
+const Time = z.iso.datetime({ offset: true });
+/** Repeated query parameters arrive as a string or an array of strings. */
+const many = <T extends z.ZodType>(item: T) => z.union([item, z.array(item)]);
+
+/** GET /billing/pods query. */
+export const PodBillingQuery = z.strictObject({
+  bucketSize: BucketSize.optional(),
+  startTime: Time.optional(),
+  endTime: Time.optional(),
+  gpuTypeId: GpuTypeId.optional(),
+  grouping: z.enum(["podId", "gpuTypeId"]).optional(),
+  podId: z.string().optional(),
+});
+export type PodBillingQuery = z.infer<typeof PodBillingQuery>;
+
+/** GET /billing/endpoints query. */
+export const EndpointBillingQuery = z.strictObject({
+  bucketSize: BucketSize.optional(),
+  startTime: Time.optional(),
+  endTime: Time.optional(),
+  dataCenterId: many(DataCenterId).optional(),
+  endpointId: z.string().optional(),
+  gpuTypeId: many(GpuTypeId).optional(),
+  grouping: z.enum(["endpointId", "podId", "gpuTypeId"]).optional(),
+  imageName: z.string().optional(),
+  templateId: z.string().optional(),
+});
+export type EndpointBillingQuery = z.infer<typeof EndpointBillingQuery>;
+
+/** GET /billing/networkvolumes query. */
+export const NetworkVolumeBillingQuery = z.strictObject({
+  bucketSize: BucketSize.optional(),
+  startTime: Time.optional(),
+  endTime: Time.optional(),
+});
+export type NetworkVolumeBillingQuery = z.infer<typeof NetworkVolumeBillingQuery>;
+
+/** A record of /billing/pods and /billing/endpoints: one per bucket and group. */
+export const BillingRecord = z.object({
+  /** USD */
+  amount: z.number(),
+  timeBilledMs: z.number().int().optional(),
+  diskSpaceBilledGb: z.number().int().optional(),
+  /** Start of the bucket, ISO-8601. */
+  time: z.string(),
+  endpointId: z.string().optional(),
+  podId: z.string().optional(),
+  gpuTypeId: z.string().optional(),
+});
+export type BillingRecord = z.infer<typeof BillingRecord>;
+export const BillingRecords = z.array(BillingRecord);
+
+/** A record of /billing/networkvolumes. */
+export const NetworkVolumeBillingRecord = z.object({
+  amount: z.number(),
+  diskSpaceBilledGb: z.number().int(),
+  highPerformanceStorageAmount: z.number(),
+  highPerformanceStorageDiskSpaceBilledGb: z.number().int(),
+  time: z.string(),
+});
+export type NetworkVolumeBillingRecord = z.infer<typeof NetworkVolumeBillingRecord>;
+export const NetworkVolumeBillingRecords = z.array(NetworkVolumeBillingRecord);

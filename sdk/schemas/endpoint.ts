@@ -1,0 +1,240 @@
+import { z } from "zod";
+import {
+  ComputeType,
+  CpuFlavorId,
+  CUDA_VERSIONS,
+  CudaVersion,
+  DataCenterId,
+  EndpointType,
+  FlashBootType,
+  GpuIdsList,
+  GpuTypeId,
+  LocationsList,
+  PodStatus,
+  ScalerType,
+} from "./common";
+import { Pod } from "./pod";
+import { KeyValue, splitCommaList, Template } from "./template";
+
+/**
+ * Defaults of the real service, applied by REST create and by GraphQL saveEndpoint for every field
+ * the input leaves out (saveEndpoint with an id is a full replace, so omitted = default there too).
+ */
+export const ENDPOINT_DEFAULTS = {
+  computeType: "GPU",
+  type: "QB",
+  gpuCount: 1,
+  idleTimeout: 5,
+  scalerType: "QUEUE_DELAY",
+  scalerValue: 4,
+  workersMin: 0,
+  workersMax: 3,
+  workersStandby: 1,
+  flashBootType: "OFF",
+  executionTimeoutMs: 600_000,
+  gpuIds: "AMPERE_16",
+} as const;
+
+const IdleTimeout = z.int().min(1).max(3600);
+const ScalerValue = z.int().min(1);
+const Workers = z.int().min(0);
+const GpuCount = z.int().min(1).max(8);
+/** Per-job limit: 5 s .. 7 days, as the job policy's executionTimeout. */
+const ExecutionTimeoutMs = z
+  .int()
+  .min(5_000)
+  .max(7 * 24 * 3600 * 1000);
+const Name = z.string().min(1).max(191);
+
+const restEndpointFields = {
+  name: Name,
+  templateId: z.string().min(1),
+  gpuTypeIds: z.array(GpuTypeId),
+  gpuCount: GpuCount,
+  idleTimeout: IdleTimeout,
+  scalerType: ScalerType,
+  scalerValue: ScalerValue,
+  workersMin: Workers,
+  workersMax: Workers,
+  dataCenterIds: z.array(DataCenterId).min(1),
+  networkVolumeId: z.string().min(1),
+  networkVolumeIds: z.array(z.string().min(1)),
+  flashboot: z.boolean(),
+  executionTimeoutMs: ExecutionTimeoutMs,
+  allowedCudaVersions: z.array(CudaVersion),
+  minCudaVersion: CudaVersion,
+  cpuFlavorIds: z.array(CpuFlavorId),
+  vcpuCount: z.int().min(1),
+};
+
+/** POST /endpoints. Only templateId is required; see ENDPOINT_DEFAULTS for the rest. */
+export const EndpointCreateInput = z.strictObject({
+  templateId: restEndpointFields.templateId,
+  name: restEndpointFields.name.optional(),
+  computeType: ComputeType.optional(),
+  gpuTypeIds: restEndpointFields.gpuTypeIds.optional(),
+  gpuCount: restEndpointFields.gpuCount.optional(),
+  idleTimeout: restEndpointFields.idleTimeout.optional(),
+  scalerType: restEndpointFields.scalerType.optional(),
+  scalerValue: restEndpointFields.scalerValue.optional(),
+  workersMin: restEndpointFields.workersMin.optional(),
+  workersMax: restEndpointFields.workersMax.optional(),
+  dataCenterIds: restEndpointFields.dataCenterIds.optional(),
+  networkVolumeId: restEndpointFields.networkVolumeId.optional(),
+  networkVolumeIds: restEndpointFields.networkVolumeIds.optional(),
+  flashboot: restEndpointFields.flashboot.optional(),
+  executionTimeoutMs: restEndpointFields.executionTimeoutMs.optional(),
+  allowedCudaVersions: restEndpointFields.allowedCudaVersions.optional(),
+  minCudaVersion: restEndpointFields.minCudaVersion.optional(),
+  cpuFlavorIds: restEndpointFields.cpuFlavorIds.optional(),
+  vcpuCount: restEndpointFields.vcpuCount.optional(),
+});
+export type EndpointCreateInput = z.infer<typeof EndpointCreateInput>;
+
+/**
+ * PATCH /endpoints/{id} and POST .../update (same body). Partial: an absent field is unchanged, while
+ * `0` and `false` are values. `networkVolumeId: null` detaches the volume. computeType is fixed.
+ */
+export const EndpointUpdateInput = z.strictObject({
+  templateId: restEndpointFields.templateId.optional(),
+  name: restEndpointFields.name.optional(),
+  gpuTypeIds: restEndpointFields.gpuTypeIds.optional(),
+  gpuCount: restEndpointFields.gpuCount.optional(),
+  idleTimeout: restEndpointFields.idleTimeout.optional(),
+  scalerType: restEndpointFields.scalerType.optional(),
+  scalerValue: restEndpointFields.scalerValue.optional(),
+  workersMin: restEndpointFields.workersMin.optional(),
+  workersMax: restEndpointFields.workersMax.optional(),
+  dataCenterIds: restEndpointFields.dataCenterIds.optional(),
+  networkVolumeId: restEndpointFields.networkVolumeId.nullable().optional(),
+  networkVolumeIds: restEndpointFields.networkVolumeIds.optional(),
+  flashboot: restEndpointFields.flashboot.optional(),
+  executionTimeoutMs: restEndpointFields.executionTimeoutMs.optional(),
+  allowedCudaVersions: restEndpointFields.allowedCudaVersions.optional(),
+  minCudaVersion: restEndpointFields.minCudaVersion.nullable().optional(),
+  cpuFlavorIds: restEndpointFields.cpuFlavorIds.optional(),
+  vcpuCount: restEndpointFields.vcpuCount.optional(),
+  computeType: z.never({ error: "computeType is not updatable; create a new endpoint instead" }).optional(),
+});
+export type EndpointUpdateInput = z.infer<typeof EndpointUpdateInput>;
+
+/** GET /endpoints and /endpoints/{id} query. */
+export const EndpointGetQuery = z.strictObject({
+  includeTemplate: z.stringbool().optional(),
+  includeWorkers: z.stringbool().optional(),
+});
+export type EndpointGetQuery = z.infer<typeof EndpointGetQuery>;
+
+/** The REST record (never carries GraphQL's gpuIds). */
+export const Endpoint = z.object({
+  id: z.string(),
+  name: z.string(),
+  userId: z.string(),
+  templateId: z.string(),
+  computeType: ComputeType,
+  gpuTypeIds: z.array(z.string()),
+  gpuCount: z.number().int(),
+  idleTimeout: z.number().int(),
+  scalerType: ScalerType,
+  scalerValue: z.number().int(),
+  workersMin: z.number().int(),
+  workersMax: z.number().int(),
+  dataCenterIds: z.array(z.string()),
+  networkVolumeId: z.string().nullish(),
+  networkVolumeIds: z.array(z.string()).optional(),
+  flashboot: z.boolean(),
+  executionTimeoutMs: z.number().int(),
+  env: z.record(z.string(), z.string()),
+  allowedCudaVersions: z.array(z.string()),
+  minCudaVersion: z.string().nullish(),
+  cpuFlavorIds: z.array(z.string()).optional(),
+  vcpuCount: z.number().int().optional(),
+  instanceIds: z.array(z.string()).optional(),
+  /** Bumped when the template (its id or its content) or env changes. */
+  version: z.number().int(),
+  /** ISO-8601 */
+  createdAt: z.string(),
+  template: Template.optional(),
+  workers: z.array(Pod).optional(),
+});
+export type Endpoint = z.infer<typeof Endpoint>;
+export const EndpointList = z.array(Endpoint);
+
+/** allowedCudaVersions in GraphQL: a comma string such as "12.4,12.5". */
+export const CudaVersionsList = z.string().superRefine((value, ctx) => {
+  for (const item of splitCommaList(value)) {
+    if (!(CUDA_VERSIONS as readonly string[]).includes(item)) {
+      ctx.addIssue({ code: "custom", message: `unknown CUDA version "${item}"` });
+    }
+  }
+});
+
+/**
+ * GraphQL EndpointInput of saveEndpoint. Without id: create. With id: FULL REPLACE, as the real
+ * service: every omitted (or null) field is reset to ENDPOINT_DEFAULTS. computeType cannot change.
+ */
+export const GqlEndpointInput = z.strictObject({
+  id: z.string().min(1).nullish(),
+  name: Name,
+  templateId: z.string().min(1),
+  gpuIds: GpuIdsList,
+  idleTimeout: IdleTimeout.nullish(),
+  locations: LocationsList.optional(),
+  flashBootType: FlashBootType.nullish(),
+  scalerType: ScalerType.nullish(),
+  scalerValue: ScalerValue.nullish(),
+  workersMin: Workers.nullish(),
+  workersMax: Workers.nullish(),
+  workersStandby: Workers.nullish(),
+  networkVolumeId: z.string().min(1).nullish(),
+  /** Deploy from a preconfigured repository release. */
+  hubReleaseId: z.string().min(1).nullish(),
+  /** A model repository URL to cache on workers. */
+  modelName: z.string().min(1).nullish(),
+  type: EndpointType.nullish(),
+  gpuCount: GpuCount.nullish(),
+  executionTimeoutMs: ExecutionTimeoutMs.nullish(),
+  env: z.array(KeyValue).nullish(),
+  allowedCudaVersions: CudaVersionsList.nullish(),
+  /** CPU instance ids, e.g. "cpu3c-2-4". */
+  instanceIds: z.array(z.string().min(1)).nullish(),
+  computeType: ComputeType.nullish(),
+});
+export type GqlEndpointInput = z.infer<typeof GqlEndpointInput>;
+
+/** GraphQL Endpoint, every field this service answers (select what you need). */
+export const GqlEndpoint = z.object({
+  id: z.string(),
+  name: z.string(),
+  userId: z.string(),
+  templateId: z.string(),
+  gpuIds: z.string(),
+  idleTimeout: z.number().int(),
+  locations: z.string().nullish(),
+  flashBootType: FlashBootType,
+  scalerType: ScalerType,
+  scalerValue: z.number().int(),
+  workersMin: z.number().int(),
+  workersMax: z.number().int(),
+  workersStandby: z.number().int(),
+  networkVolumeId: z.string().nullish(),
+  hubReleaseId: z.string().nullish(),
+  modelName: z.string().nullish(),
+  type: EndpointType,
+  computeType: ComputeType,
+  gpuCount: z.number().int(),
+  executionTimeoutMs: z.number().int(),
+  env: z.array(z.object({ key: z.string(), value: z.string() })),
+  allowedCudaVersions: z.string().nullish(),
+  instanceIds: z.array(z.string()),
+  version: z.number().int(),
+  createdAt: z.string(),
+  pods: z.array(z.object({ id: z.string(), desiredStatus: PodStatus })),
+});
+export type GqlEndpoint = z.infer<typeof GqlEndpoint>;
+
+/** myself { serverlessDiscount }: null when the account has none (always, on this service). */
+export const ServerlessDiscount = z
+  .object({ discountFactor: z.number(), type: z.string(), expirationDate: z.string().nullish() })
+  .nullable();
+export type ServerlessDiscount = z.infer<typeof ServerlessDiscount>;

@@ -1,0 +1,176 @@
+import { z } from "zod";
+import { TemplateCategory } from "./common";
+
+/** GraphQL env entries: [{key, value}]. REST uses an object map instead. */
+export const KeyValue = z.strictObject({ key: z.string().min(1), value: z.string() });
+export type KeyValue = z.infer<typeof KeyValue>;
+
+export const EnvMap = z.record(z.string().min(1), z.string());
+/** "8888/http" or "22/tcp". */
+export const PortSpec = z.string().regex(/^\d{1,5}\/(http|tcp|udp)$/, 'expected "<port>/<http|tcp|udp>"');
+
+const notUpdatable = (field: string) =>
+  z.never({ error: `${field} is not updatable; create a new template instead` }).optional();
+
+/** Defaults of the real service, applied to fields a create leaves out. */
+export const TEMPLATE_DEFAULTS = {
+  category: "NVIDIA",
+  containerDiskInGb: 50,
+  volumeInGb: 20,
+  volumeMountPath: "/workspace",
+  dockerEntrypoint: [] as string[],
+  dockerStartCmd: [] as string[],
+  env: {} as Record<string, string>,
+  ports: ["8888/http", "22/tcp"],
+  readme: "",
+  isPublic: false,
+  isServerless: false,
+} as const;
+
+/** The REST record. */
+export const Template = z.object({
+  id: z.string(),
+  name: z.string(),
+  imageName: z.string(),
+  category: z.string(),
+  isServerless: z.boolean(),
+  isPublic: z.boolean(),
+  isRunpod: z.boolean(),
+  containerDiskInGb: z.number().int(),
+  volumeInGb: z.number().int(),
+  volumeMountPath: z.string(),
+  dockerEntrypoint: z.array(z.string()),
+  dockerStartCmd: z.array(z.string()),
+  env: EnvMap,
+  ports: z.array(z.string()),
+  readme: z.string(),
+  containerRegistryAuthId: z.string().nullish(),
+  earned: z.number().optional(),
+  runtimeInMin: z.number().optional(),
+});
+export type Template = z.infer<typeof Template>;
+export const TemplateList = z.array(Template);
+
+const templateFields = {
+  name: z.string().min(1).max(191),
+  imageName: z.string().min(1),
+  containerDiskInGb: z.int().min(0),
+  volumeInGb: z.int().min(0),
+  volumeMountPath: z.string(),
+  dockerEntrypoint: z.array(z.string()),
+  dockerStartCmd: z.array(z.string()),
+  env: EnvMap,
+  ports: z.array(PortSpec),
+  readme: z.string(),
+  isPublic: z.boolean(),
+  /** Must name a registry auth of the same account; null clears it (update). */
+  containerRegistryAuthId: z.string().min(1),
+};
+
+/** POST /templates: `name` (unique per account) and `imageName` are required. */
+export const TemplateCreateInput = z.strictObject({
+  name: templateFields.name,
+  imageName: templateFields.imageName,
+  category: TemplateCategory.optional(),
+  isServerless: z.boolean().optional(),
+  containerDiskInGb: templateFields.containerDiskInGb.optional(),
+  volumeInGb: templateFields.volumeInGb.optional(),
+  volumeMountPath: templateFields.volumeMountPath.optional(),
+  dockerEntrypoint: templateFields.dockerEntrypoint.optional(),
+  dockerStartCmd: templateFields.dockerStartCmd.optional(),
+  env: templateFields.env.optional(),
+  ports: templateFields.ports.optional(),
+  readme: templateFields.readme.optional(),
+  isPublic: templateFields.isPublic.optional(),
+  containerRegistryAuthId: templateFields.containerRegistryAuthId.optional(),
+});
+export type TemplateCreateInput = z.infer<typeof TemplateCreateInput>;
+
+/** PATCH /templates/{id} and POST .../update: absent = unchanged; category and isServerless are fixed. */
+export const TemplateUpdateInput = z.strictObject({
+  name: templateFields.name.optional(),
+  imageName: templateFields.imageName.optional(),
+  containerDiskInGb: templateFields.containerDiskInGb.optional(),
+  volumeInGb: templateFields.volumeInGb.optional(),
+  volumeMountPath: templateFields.volumeMountPath.optional(),
+  dockerEntrypoint: templateFields.dockerEntrypoint.optional(),
+  dockerStartCmd: templateFields.dockerStartCmd.optional(),
+  env: templateFields.env.optional(),
+  ports: templateFields.ports.optional(),
+  readme: templateFields.readme.optional(),
+  isPublic: templateFields.isPublic.optional(),
+  containerRegistryAuthId: templateFields.containerRegistryAuthId.nullable().optional(),
+  category: notUpdatable("category"),
+  isServerless: notUpdatable("isServerless"),
+});
+export type TemplateUpdateInput = z.infer<typeof TemplateUpdateInput>;
+
+/** GET /templates and /templates/{id} query. This service has no public or official templates. */
+export const TemplateListQuery = z.strictObject({
+  includeEndpointBoundTemplates: z.stringbool().optional(),
+  includePublicTemplates: z.stringbool().optional(),
+  includeRunpodTemplates: z.stringbool().optional(),
+});
+
+/**
+ * GraphQL saveTemplate(input). Without id: create. With id: a FULL REPLACE like saveEndpoint (omitted
+ * fields reset to defaults), except category and isServerless, which are kept when omitted and refused
+ * when changed. env is [{key, value}], ports a comma string ("8888/http,22/tcp"), dockerArgs a string
+ * (the start command, split on whitespace into REST's dockerStartCmd).
+ */
+export const GqlTemplateInput = z.strictObject({
+  id: z.string().min(1).nullish(),
+  name: templateFields.name,
+  imageName: templateFields.imageName,
+  category: TemplateCategory.nullish(),
+  isServerless: z.boolean().nullish(),
+  containerDiskInGb: templateFields.containerDiskInGb.nullish(),
+  volumeInGb: templateFields.volumeInGb.nullish(),
+  volumeMountPath: z.string().nullish(),
+  dockerArgs: z.string().nullish(),
+  env: z.array(KeyValue).nullish(),
+  ports: z
+    .string()
+    .nullish()
+    .superRefine((value, ctx) => {
+      for (const port of splitCommaList(value)) {
+        if (!PortSpec.safeParse(port).success) {
+          ctx.addIssue({ code: "custom", message: `bad port "${port}"; expected "<port>/<http|tcp|udp>"` });
+        }
+      }
+    }),
+  readme: z.string().nullish(),
+  isPublic: z.boolean().nullish(),
+  containerRegistryAuthId: z.string().min(1).nullish(),
+  startSsh: z.boolean().nullish(),
+  startJupyter: z.boolean().nullish(),
+});
+export type GqlTemplateInput = z.infer<typeof GqlTemplateInput>;
+
+/** GraphQL PodTemplate as `myself { podTemplates }` returns it. */
+export const GqlPodTemplate = z.object({
+  id: z.string(),
+  name: z.string(),
+  imageName: z.string(),
+  category: z.string().nullish(),
+  isServerless: z.boolean(),
+  isPublic: z.boolean().nullish(),
+  containerDiskInGb: z.number().int(),
+  volumeInGb: z.number().int(),
+  volumeMountPath: z.string().nullish(),
+  dockerArgs: z.string(),
+  env: z.array(z.object({ key: z.string(), value: z.string() })),
+  ports: z.string(),
+  readme: z.string().nullish(),
+  containerRegistryAuthId: z.string().nullish(),
+});
+export type GqlPodTemplate = z.infer<typeof GqlPodTemplate>;
+
+/** "a, b,,c" -> ["a","b","c"]; null/empty -> []. */
+export function splitCommaList(value: string | null | undefined): string[] {
+  if (!value) return [];
+  return value
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
