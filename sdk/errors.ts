@@ -1,0 +1,259 @@
+/**
+ * Typed SDK errors. Callers branch on `code` (stable), never on message text. Every message, stack and
+ * cause is redacted: an API key never leaves the SDK inside an error.
+ */
+
+export type RunpodkitErrorCode =
+  | "NOT_FOUND"
+  | "VALIDATION"
+  | "CONFLICT"
+  | "UNAUTHORIZED"
+  | "PAYLOAD_TOO_LARGE"
+  | "RATE_LIMITED"
+  | "SERVER_ERROR"
+  | "TIMEOUT"
+  | "ABORTED"
+  | "CONNECTION"
+  | "GRAPHQL"
+  | "PROTOCOL"
+  | "JOB_FAILED";
+
+/** One entry of a GraphQL reply's `errors`, reduced to what is safe and useful to keep. */
+export interface GraphQLErrorItem {
+  message: string;
+  path?: ReadonlyArray<string | number>;
+  extensions?: Readonly<Record<string, unknown>>;
+}
+
+export interface ErrorDetails {
+  operation: string;
+  message: string;
+  status?: number;
+  field?: string;
+  retryAfterMs?: number;
+  /** The code the service put in its reply (REST body `code`, GraphQL `extensions.code`), if any. */
+  serviceCode?: string;
+  /** The job concerned, so a client-side timeout or failure never loses it. */
+  jobId?: string;
+  graphqlErrors?: readonly GraphQLErrorItem[];
+  cause?: unknown;
+  /** Extra strings to remove from every text of the error (the API key, passwords). */
+  secrets?: readonly string[];
+}
+
+const QUERY_SECRET = /([?&](?:api_key|apiKey|api-key|token|password)=)[^&#\s"'<>]*/gi;
+const BEARER = /(Bearer\s+)[^\s"',;]+/gi;
+const MASK = "***";
+
+/** Removes `api_key=...` (and similar) from URLs, bearer tokens, and every occurrence of each secret. */
+export function redact(text: string, secrets: readonly string[] = []): string {
+  let out = text.replace(QUERY_SECRET, `$1${MASK}`).replace(BEARER, `$1${MASK}`);
+  for (const secret of secrets) {
+    // Short strings would blank out ordinary words; a real key is long.
+    if (secret.length >= 6) out = out.split(secret).join(MASK);
+  }
+  return out;
+}
+
+/** A detached, redacted copy of a cause: the original may hold URLs, headers or request variables. */
+function redactCause(cause: unknown, secrets: readonly string[]): unknown {
+  if (cause === undefined || cause === null) return undefined;
+  if (cause instanceof RunpodkitError) return cause;
+  if (cause instanceof Error) {
+    const copy = new Error(redact(cause.message, secrets));
+    copy.name = cause.name;
+    copy.stack = redact(cause.stack ?? "", secrets);
+    const code = (cause as { code?: unknown }).code;
+    if (typeof code === "string") Object.assign(copy, { code });
+    return copy;
+  }
+  return redact(String(cause), secrets);
+}
+
+export class RunpodkitError extends Error {
+  readonly code: RunpodkitErrorCode;
+  readonly operation: string;
+  readonly status: number | undefined;
+  readonly field: string | undefined;
+  readonly retryAfterMs: number | undefined;
+  readonly serviceCode: string | undefined;
+  readonly jobId: string | undefined;
+
+  constructor(code: RunpodkitErrorCode, details: ErrorDetails) {
+    const secrets = details.secrets ?? [];
+    super(redact(details.message, secrets), { cause: redactCause(details.cause, secrets) });
+    this.name = new.target.name;
+    this.code = code;
+    this.operation = details.operation;
+    this.status = details.status;
+    this.field = details.field;
+    this.retryAfterMs = details.retryAfterMs;
+    this.serviceCode = details.serviceCode;
+    this.jobId = details.jobId;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return {
+      name: this.name,
+      code: this.code,
+      operation: this.operation,
+      message: this.message,
+      status: this.status,
+      field: this.field,
+      retryAfterMs: this.retryAfterMs,
+      serviceCode: this.serviceCode,
+      jobId: this.jobId,
+    };
+  }
+}
+
+type Details = Omit<ErrorDetails, "graphqlErrors">;
+
+export class NotFoundError extends RunpodkitError {
+  constructor(details: Details) {
+    super("NOT_FOUND", { status: 404, ...details });
+  }
+}
+
+/** Bad input: rejected by the SDK before sending (no status) or by the service (400). */
+export class ValidationError extends RunpodkitError {
+  constructor(details: Details) {
+    super("VALIDATION", details);
+  }
+}
+
+/** The service refused because of state: a name taken, a resource in use, workers still running. */
+export class ConflictError extends RunpodkitError {
+  constructor(details: Details) {
+    super("CONFLICT", details);
+  }
+}
+
+export class UnauthorizedError extends RunpodkitError {
+  constructor(details: Details) {
+    super("UNAUTHORIZED", { status: 401, ...details });
+  }
+}
+
+export class PayloadTooLargeError extends RunpodkitError {
+  constructor(details: Details) {
+    super("PAYLOAD_TOO_LARGE", { status: 413, ...details });
+  }
+}
+
+/** 429 after the retries were spent (or for a call that is never retried); see `retryAfterMs`. */
+export class RateLimitedError extends RunpodkitError {
+  constructor(details: Details) {
+    super("RATE_LIMITED", { status: 429, ...details });
+  }
+}
+
+export class ServerError extends RunpodkitError {
+  constructor(details: Details) {
+    super("SERVER_ERROR", details);
+  }
+}
+
+/** The client-side time budget of the call ran out (not the job's own timeout). */
+export class TimeoutError extends RunpodkitError {
+  constructor(details: Details) {
+    super("TIMEOUT", details);
+  }
+}
+
+/** The caller's AbortSignal fired. */
+export class AbortedError extends RunpodkitError {
+  constructor(details: Details) {
+    super("ABORTED", details);
+  }
+}
+
+/** No usable HTTP exchange: refused, reset, DNS failure, socket closed. */
+export class ConnectionError extends RunpodkitError {
+  constructor(details: Details) {
+    super("CONNECTION", details);
+  }
+}
+
+/** A reply that does not have the documented shape. */
+export class ProtocolError extends RunpodkitError {
+  constructor(details: Details) {
+    super("PROTOCOL", details);
+  }
+}
+
+/** A GraphQL reply with `errors` that maps to no more specific class. */
+export class GraphQLError extends RunpodkitError {
+  readonly errors: readonly GraphQLErrorItem[];
+
+  constructor(details: ErrorDetails) {
+    super("GRAPHQL", details);
+    const secrets = details.secrets ?? [];
+    this.errors = (details.graphqlErrors ?? []).map((e) => ({ ...e, message: redact(e.message, secrets) }));
+  }
+
+  override toJSON(): Record<string, unknown> {
+    return { ...super.toJSON(), errors: this.errors };
+  }
+}
+
+/** A job ended FAILED (or TIMED_OUT / CANCELLED where the caller asked for success). */
+export class JobFailedError extends RunpodkitError {
+  readonly jobStatus: string;
+
+  constructor(details: Details & { jobId: string; jobStatus: string }) {
+    super("JOB_FAILED", details);
+    this.jobStatus = details.jobStatus;
+  }
+
+  override toJSON(): Record<string, unknown> {
+    return { ...super.toJSON(), jobStatus: this.jobStatus };
+  }
+}
+
+/** The service's own codes (REST body `code`, GraphQL `extensions.code`) to SDK classes. */
+const BY_SERVICE_CODE: Record<string, new (d: Details) => RunpodkitError> = {
+  NOT_FOUND: NotFoundError,
+  VALIDATION: ValidationError,
+  BAD_USER_INPUT: ValidationError,
+  GRAPHQL_VALIDATION_FAILED: ValidationError,
+  CONFLICT: ConflictError,
+  IN_USE: ConflictError,
+  PRECONDITION: ConflictError,
+  UNSUPPORTED: ValidationError,
+  UNAUTHORIZED: UnauthorizedError,
+  UNAUTHENTICATED: UnauthorizedError,
+  PAYLOAD_TOO_LARGE: PayloadTooLargeError,
+  RATE_LIMITED: RateLimitedError,
+};
+
+export function errorForServiceCode(serviceCode: string, details: Details): RunpodkitError | undefined {
+  const ErrorClass = BY_SERVICE_CODE[serviceCode];
+  return ErrorClass ? new ErrorClass({ ...details, serviceCode }) : undefined;
+}
+
+/** An HTTP error reply to a typed error: by the service's code when it sent one, else by status. */
+export function errorForStatus(status: number, details: Details): RunpodkitError {
+  const withStatus = { ...details, status };
+  if (details.serviceCode) {
+    const byCode = errorForServiceCode(details.serviceCode, withStatus);
+    if (byCode) return byCode;
+  }
+  if (status === 404) return new NotFoundError(withStatus);
+  if (status === 401 || status === 403) return new UnauthorizedError(withStatus);
+  if (status === 413) return new PayloadTooLargeError(withStatus);
+  if (status === 429) return new RateLimitedError(withStatus);
+  if (status === 409) return new ConflictError(withStatus);
+  if (status >= 500) return new ServerError(withStatus);
+  return new ValidationError(withStatus);
+}
+
+/** Parses Retry-After (seconds or an HTTP date) into milliseconds from `now`. */
+export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
+  const raw = Array.isArray(value) ? value[0] : value;
+  if (raw === undefined || raw.trim() === "") return undefined;
+  const seconds = Number(raw);
+  if (Number.isFinite(seconds)) return Math.max(0, Math.round(seconds * 1000));
+  const at = Date.parse(raw);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}

@@ -1,0 +1,327 @@
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  AbortedError,
+  ConflictError,
+  ConnectionError,
+  NotFoundError,
+  PayloadTooLargeError,
+  ProtocolError,
+  RateLimitedError,
+  RunpodkitError,
+  ServerError,
+  TimeoutError,
+  UnauthorizedError,
+  ValidationError,
+} from "../../sdk/errors";
+import { HttpClient, type HttpClientOptions } from "../../sdk/http";
+import { everyStringOf, json, type Script, startScriptedServer } from "./scripted-server";
+
+const KEY = "rpa_TESTKEY0123456789abcdef";
+
+let cleanup: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const fn of cleanup.reverse()) await fn();
+  cleanup = [];
+});
+
+/** A client whose backoff runs at once and records each delay it was asked to wait. */
+async function setup(script: Script, options: Partial<HttpClientOptions> = {}) {
+  const server = await startScriptedServer(script);
+  const delays: number[] = [];
+  const client = new HttpClient({
+    baseUrl: `${server.url}/v1`,
+    headers: { authorization: `Bearer ${KEY}` },
+    secrets: [KEY],
+    ...options,
+    retry: {
+      random: () => 0,
+      schedule: (run, ms) => {
+        delays.push(ms);
+        return setImmediate(run);
+      },
+      ...options.retry,
+    },
+  });
+  cleanup.push(
+    () => server.close(),
+    () => client.close(),
+  );
+  return { server, client, delays };
+}
+
+async function failure(promise: Promise<unknown>): Promise<RunpodkitError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(RunpodkitError);
+  return error as RunpodkitError;
+}
+
+const get = { operation: "test.get", method: "GET", path: "/things" } as const;
+const post = { operation: "test.post", method: "POST", path: "/things", body: { a: 1 } } as const;
+
+describe("HttpClient requests", () => {
+  it("sends method, path, query, auth and a JSON body, and parses the JSON reply", async () => {
+    const { server, client } = await setup((hit, res) => json(res, 200, { echo: hit.body }));
+    const reply = await client.request({ ...post, query: { x: 1, skip: undefined, flag: false } });
+    expect(reply).toEqual({ echo: '{"a":1}' });
+    const hit = server.hits[0]!;
+    expect(hit.method).toBe("POST");
+    expect(hit.url).toBe("/v1/things?x=1&flag=false");
+    expect(hit.headers.authorization).toBe(`Bearer ${KEY}`);
+    expect(hit.headers["content-type"]).toBe("application/json");
+  });
+
+  it("returns undefined for an empty 204 reply", async () => {
+    const { client } = await setup((_hit, res) => {
+      res.writeHead(204);
+      res.end();
+    });
+    await expect(client.request({ ...get, method: "DELETE" })).resolves.toBeUndefined();
+  });
+
+  it("reuses keep-alive connections for sequential calls", async () => {
+    const { server, client } = await setup((_hit, res) => json(res, 200, {}));
+    for (let i = 0; i < 10; i++) await client.request(get);
+    expect(server.hits).toHaveLength(10);
+    // undici may open a second socket while the first is released; never one per call
+    expect(server.sockets).toBeLessThanOrEqual(2);
+  });
+});
+
+describe("HttpClient typed errors", () => {
+  const cases = [
+    [404, {}, NotFoundError, "NOT_FOUND"],
+    [400, {}, ValidationError, "VALIDATION"],
+    [400, { code: "CONFLICT" }, ConflictError, "CONFLICT"],
+    [400, { code: "IN_USE" }, ConflictError, "CONFLICT"],
+    [401, {}, UnauthorizedError, "UNAUTHORIZED"],
+    [413, {}, PayloadTooLargeError, "PAYLOAD_TOO_LARGE"],
+    [500, {}, ServerError, "SERVER_ERROR"],
+  ] as const;
+  for (const [status, extra, ErrorClass, code] of cases) {
+    it(`maps ${status} ${JSON.stringify(extra)} to ${code}`, async () => {
+      const { client } = await setup((_hit, res) =>
+        json(res, status, { message: "nope", field: "name", ...extra }),
+      );
+      const error = await failure(client.request({ ...post, retry: "never" }));
+      expect(error).toBeInstanceOf(ErrorClass);
+      expect(error.code).toBe(code);
+      expect(error.status).toBe(status);
+      expect(error.operation).toBe("test.post");
+      expect(error.field).toBe("name");
+      expect(error.message).toBe(`test.post: nope (HTTP ${status})`);
+    });
+  }
+
+  it("keeps a non-JSON error body as the message", async () => {
+    const { client } = await setup((_hit, res) => {
+      res.writeHead(429, { "content-type": "text/plain", "retry-after": "3" });
+      res.end("slow down");
+    });
+    const error = await failure(client.request(post));
+    expect(error).toBeInstanceOf(RateLimitedError);
+    expect(error.message).toBe("test.post: slow down (HTTP 429)");
+    expect(error.retryAfterMs).toBe(3000);
+  });
+
+  it("reports a success reply that is not JSON as a protocol error", async () => {
+    const { client } = await setup((_hit, res) => {
+      res.writeHead(200, { "content-type": "text/html" });
+      res.end("<html>");
+    });
+    const error = await failure(client.request(get));
+    expect(error).toBeInstanceOf(ProtocolError);
+  });
+});
+
+describe("HttpClient retries", () => {
+  it("retries a 429 after the Retry-After delay, then succeeds", async () => {
+    const { server, client, delays } = await setup((_hit, res, i) =>
+      i === 0 ? json(res, 429, { message: "rate" }, { "retry-after": "7" }) : json(res, 200, { ok: true }),
+    );
+    await expect(client.request(get)).resolves.toEqual({ ok: true });
+    expect(server.hits).toHaveLength(2);
+    expect(delays).toEqual([7000]);
+  });
+
+  it("accepts Retry-After as an HTTP date", async () => {
+    const at = new Date(Date.now() + 60_000).toUTCString();
+    const { client, delays } = await setup((_hit, res, i) =>
+      i === 0 ? json(res, 429, {}, { "retry-after": at }) : json(res, 200, {}),
+    );
+    await client.request(get);
+    expect(delays).toHaveLength(1);
+    expect(delays[0]).toBeGreaterThan(50_000);
+    expect(delays[0]).toBeLessThanOrEqual(60_000);
+  });
+
+  it("backs off exponentially on 503 for an idempotent call", async () => {
+    const { server, client, delays } = await setup((_hit, res, i) =>
+      i < 3 ? json(res, 503, { message: "busy" }) : json(res, 200, { ok: 1 }),
+    );
+    await expect(client.request(get)).resolves.toEqual({ ok: 1 });
+    expect(server.hits).toHaveLength(4);
+    // random() = 0: half of 250, 500, 1000 ms
+    expect(delays).toEqual([125, 250, 500]);
+  });
+
+  it("adds jitter within [step/2, step)", async () => {
+    const { client, delays } = await setup(
+      (_hit, res, i) => (i < 1 ? json(res, 503, {}) : json(res, 200, {})),
+      { retry: { random: () => 0.999 } },
+    );
+    await client.request(get);
+    expect(delays[0]).toBeGreaterThan(240);
+    expect(delays[0]).toBeLessThan(250);
+  });
+
+  it("gives up after the configured retries with the last reply's error", async () => {
+    const { server, client } = await setup((_hit, res) => json(res, 503, { message: "down" }), {
+      retry: { retries: 2 },
+    });
+    const error = await failure(client.request(get));
+    expect(error).toBeInstanceOf(ServerError);
+    expect(error.status).toBe(503);
+    expect(error.message).toContain("down");
+    expect(server.hits).toHaveLength(3);
+  });
+
+  it("retries a connection reset for an idempotent call", async () => {
+    const { server, client } = await setup((_hit, res, i) =>
+      i === 0 ? res.socket?.destroy() : json(res, 200, { ok: 2 }),
+    );
+    await expect(client.request({ ...get, method: "PUT", body: { x: 1 } })).resolves.toEqual({ ok: 2 });
+    expect(server.hits).toHaveLength(2);
+    expect(server.hits[1]!.body).toBe('{"x":1}');
+  });
+
+  it("retries a POST marked idempotent", async () => {
+    const { server, client } = await setup((_hit, res, i) =>
+      i === 0 ? json(res, 502, {}) : json(res, 200, { ok: 3 }),
+    );
+    await expect(client.request({ ...post, retry: "idempotent" })).resolves.toEqual({ ok: 3 });
+    expect(server.hits).toHaveLength(2);
+  });
+
+  it("does not retry 501 Not Implemented", async () => {
+    const { server, client } = await setup((_hit, res) => json(res, 501, { message: "later" }));
+    await failure(client.request(get));
+    expect(server.hits).toHaveLength(1);
+  });
+
+  for (const [name, script] of [
+    ["503", ((_h, res) => json(res, 503, {})) as Script],
+    ["429", ((_h, res) => json(res, 429, {}, { "retry-after": "1" })) as Script],
+    ["a connection reset", ((_h, res) => res.socket?.destroy()) as Script],
+  ] as const) {
+    it(`does not retry a non-idempotent POST on ${name}`, async () => {
+      const { server, client, delays } = await setup(script);
+      const error = await failure(client.request(post));
+      expect(server.hits).toHaveLength(1);
+      expect(delays).toEqual([]);
+      expect(error.code).toBe(
+        name === "503" ? "SERVER_ERROR" : name === "429" ? "RATE_LIMITED" : "CONNECTION",
+      );
+      if (name === "a connection reset") expect(error).toBeInstanceOf(ConnectionError);
+    });
+  }
+
+  it("retries a rejected-only POST on 429 but not on 503", async () => {
+    const { server, client, delays } = await setup((_hit, res, i) =>
+      i === 0 ? json(res, 429, {}, { "retry-after": "2" }) : json(res, 503, { message: "x" }),
+    );
+    const error = await failure(client.request({ ...post, retry: "rejected-only" }));
+    expect(error).toBeInstanceOf(ServerError);
+    expect(server.hits).toHaveLength(2);
+    expect(delays).toEqual([2000]);
+  });
+
+  it("hands back a 429 whose Retry-After exceeds the cap instead of waiting", async () => {
+    const { server, client, delays } = await setup(
+      (_hit, res) => json(res, 429, {}, { "retry-after": "120" }),
+      { retry: { maxRetryAfterMs: 60_000 } },
+    );
+    const error = await failure(client.request(get));
+    expect(error).toBeInstanceOf(RateLimitedError);
+    expect(error.retryAfterMs).toBe(120_000);
+    expect(server.hits).toHaveLength(1);
+    expect(delays).toEqual([]);
+  });
+});
+
+describe("HttpClient timeout and abort", () => {
+  it("throws TimeoutError when no reply comes within the call's budget", async () => {
+    const { client } = await setup(() => {
+      /* never answers */
+    });
+    const error = await failure(client.request({ ...get, timeoutMs: 50 }));
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(error.code).toBe("TIMEOUT");
+  });
+
+  it("throws AbortedError, not TimeoutError, when the caller's signal fires", async () => {
+    const controller = new AbortController();
+    const { client } = await setup(() => controller.abort());
+    const error = await failure(client.request({ ...get, signal: controller.signal, timeoutMs: 60_000 }));
+    expect(error).toBeInstanceOf(AbortedError);
+    expect(error.code).toBe("ABORTED");
+  });
+
+  it("aborts during a retry backoff at once", async () => {
+    const controller = new AbortController();
+    const server = await startScriptedServer((_hit, res) => json(res, 503, {}));
+    const client = new HttpClient({
+      baseUrl: server.url,
+      retry: {
+        // the backoff never ends by itself: only the abort can finish the call
+        schedule: () => {
+          controller.abort();
+          return undefined;
+        },
+      },
+    });
+    cleanup.push(
+      () => server.close(),
+      () => client.close(),
+    );
+    const error = await failure(client.request({ ...get, signal: controller.signal, timeoutMs: 60_000 }));
+    expect(error).toBeInstanceOf(AbortedError);
+    expect(server.hits).toHaveLength(1);
+  });
+
+  it("sends nothing when the signal is already aborted", async () => {
+    const { server, client } = await setup((_hit, res) => json(res, 200, {}));
+    const error = await failure(client.request({ ...get, signal: AbortSignal.abort() }));
+    expect(error).toBeInstanceOf(AbortedError);
+    expect(server.hits).toHaveLength(0);
+  });
+});
+
+describe("HttpClient never leaks the key", () => {
+  it("redacts the key from a reply that echoes it and from the URL", async () => {
+    const { client } = await setup((hit, res) =>
+      json(res, 400, { message: `bad key ${KEY} at ${hit.url} (Bearer ${KEY})` }),
+    );
+    const error = await failure(client.request({ ...get, query: { api_key: KEY } }));
+    expect(error.message).toContain("***");
+    expect(everyStringOf(error)).not.toContain(KEY);
+  });
+
+  it("redacts the key from connection errors and their causes", async () => {
+    const server = await startScriptedServer(() => undefined);
+    const url = server.url;
+    await server.close();
+    const client = new HttpClient({
+      baseUrl: `${url}/graphql?api_key=${KEY}`,
+      secrets: [KEY],
+      retry: { retries: 0 },
+    });
+    cleanup.push(() => client.close());
+    const error = await failure(client.request(get));
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(error.cause).toBeInstanceOf(Error);
+    expect(everyStringOf(error)).not.toContain(KEY);
+  });
+});
