@@ -34,6 +34,12 @@ export const JOB_LIMITS = {
   runBodyBytes: 10 * 1024 * 1024,
   runsyncBodyBytes: 20 * 1024 * 1024,
   streamChunkBytes: 1024 * 1024,
+  /** Results are kept this long after an async (/run) job ends. */
+  retentionAsyncMs: 30 * 60_000,
+  /** Results are kept this long after a sync (/runsync) job ends. */
+  retentionSyncMs: 60_000,
+  webhookRetries: 2,
+  webhookSpacingMs: 10_000,
 } as const;
 
 export const JobPolicy = z.object({
@@ -52,6 +58,8 @@ export const S3Config = z.object({
   accessSecret: z.string().min(1),
   bucketName: z.string().min(1),
   endpointUrl: z.url(),
+  /** Accepted by the official JS client; passed through to the worker. */
+  objectPath: z.string().optional(),
 });
 export type S3Config = z.infer<typeof S3Config>;
 
@@ -68,6 +76,20 @@ export type JobSubmission = z.infer<typeof JobSubmission>;
 export const RunSyncQuery = z.object({
   wait: z.coerce.number().int().min(JOB_LIMITS.runsyncWait.min).max(JOB_LIMITS.runsyncWait.max).optional(),
 });
+
+/** Query of GET/POST /status: `ttl` (ms) resets the job's lifetime, counted from submission. */
+export const StatusQuery = z.object({
+  ttl: z.coerce.number().int().min(JOB_LIMITS.ttl.min).max(JOB_LIMITS.ttl.max).optional(),
+});
+
+/** Query of /status-sync (long-poll status, used by the official JS and Go clients). */
+export const StatusSyncQuery = StatusQuery.extend({
+  wait: z.coerce.number().int().min(JOB_LIMITS.runsyncWait.min).max(JOB_LIMITS.runsyncWait.max).optional(),
+});
+
+/** Reply of /run, /cancel and /retry (and of /runsync when the job is not done within `wait`). */
+export const JobAccepted = z.looseObject({ id: z.string(), status: JobStatus });
+export type JobAccepted = z.infer<typeof JobAccepted>;
 
 /**
  * The status envelope: /run, /runsync, /status, /cancel, /retry and the webhook payload.
@@ -119,3 +141,101 @@ export type HealthReply = z.infer<typeof HealthReply>;
 
 export const PurgeReply = z.looseObject({ removed: z.int(), status: z.string() });
 export type PurgeReply = z.infer<typeof PurgeReply>;
+
+/** The webhook payload: the final status envelope plus the job's input and webhook. */
+export const WebhookPayload = JobEnvelope.extend({
+  input: z.record(z.string(), z.unknown()),
+  webhook: z.string(),
+});
+export type WebhookPayload = z.infer<typeof WebhookPayload>;
+
+/** Error body of the job API: `error` as the real service words it, `message` as REST does. */
+export const JobErrorBody = z.looseObject({
+  error: z.string(),
+  message: z.string().optional(),
+  code: z.string().optional(),
+  field: z.string().optional(),
+});
+export type JobErrorBody = z.infer<typeof JobErrorBody>;
+
+/** Rate limits per endpoint and operation: requests per window, and requests in flight at once. */
+export interface RateLimit {
+  requests: number;
+  windowMs: number;
+  /** null: no concurrency limit */
+  concurrent: number | null;
+}
+
+export const RATE_LIMITED_OPERATIONS = [
+  "runsync",
+  "run",
+  "status",
+  "stream",
+  "cancel",
+  "purge-queue",
+  "openai",
+  "requests",
+] as const;
+export type RateLimitedOperation = (typeof RATE_LIMITED_OPERATIONS)[number];
+
+/** The spec's table; the effective rate is max(base, running workers x requests per worker). */
+export const RATE_LIMITS: Record<RateLimitedOperation, RateLimit> = {
+  runsync: { requests: 2000, windowMs: 10_000, concurrent: 400 },
+  run: { requests: 1000, windowMs: 10_000, concurrent: 200 },
+  status: { requests: 2000, windowMs: 10_000, concurrent: 400 },
+  stream: { requests: 2000, windowMs: 10_000, concurrent: 400 },
+  cancel: { requests: 100, windowMs: 10_000, concurrent: 20 },
+  "purge-queue": { requests: 2, windowMs: 10_000, concurrent: null },
+  openai: { requests: 2000, windowMs: 10_000, concurrent: 400 },
+  requests: { requests: 10, windowMs: 10_000, concurrent: 2 },
+};
+
+// ---- Worker protocol (see WORKER-PROTOCOL.md): what workers send and receive ----
+
+/** Query of job-take / job-take-batch; other parameters (gpu, ...) are opaque. */
+export const JobTakeQuery = z.looseObject({
+  job_in_progress: z.enum(["0", "1"]).optional(),
+  batch_size: z.coerce.number().int().min(1).max(1000).optional(),
+});
+
+/** Query of ping: comma-joined ids of held jobs; `status=unhealthy` reports a failed fitness check. */
+export const PingQuery = z.looseObject({
+  job_id: z.string().optional(),
+  runpod_version: z.string().optional(),
+  status: z.string().optional(),
+  check: z.string().optional(),
+  reason: z.string().optional(),
+});
+
+/** Query of job-done / job-stream. */
+export const JobDoneQuery = z.looseObject({ isStream: z.enum(["true", "false"]).optional() });
+
+/** The job handed to a worker by job-take; extra top-level keys pass through to the handler. */
+export const WorkerJob = z.looseObject({
+  id: z.string(),
+  input: z.unknown(),
+  webhook: z.string().optional(),
+  s3Config: S3Config.optional(),
+  policy: JobPolicy.optional(),
+});
+export type WorkerJob = z.infer<typeof WorkerJob>;
+
+/**
+ * Body of job-done: a final result (output and/or error, maybe stopPod), or a progress update when the
+ * top-level status is IN_PROGRESS. `error` may be any JSON value; strings are kept verbatim.
+ */
+export const JobDoneBody = z.looseObject({
+  output: z.unknown().optional(),
+  error: z.unknown().optional(),
+  status: z.string().optional(),
+  stopPod: z.boolean().optional(),
+});
+export type JobDoneBody = z.infer<typeof JobDoneBody>;
+
+/** Body of job-stream: one chunk. */
+export const JobStreamBody = z.looseObject({ output: z.unknown() });
+export type JobStreamBody = z.infer<typeof JobStreamBody>;
+
+/** Reply of job-stop. */
+export const JobStopReply = z.object({ jobsToStop: z.array(z.string()) });
+export type JobStopReply = z.infer<typeof JobStopReply>;
