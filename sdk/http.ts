@@ -59,7 +59,8 @@ export interface CallOptions {
   timeoutMs?: number;
 }
 
-export type QueryValue = string | number | boolean | undefined | null;
+/** Arrays repeat the parameter (`a=1&a=2`). */
+export type QueryValue = string | number | boolean | undefined | null | readonly string[];
 
 export interface HttpCall extends CallOptions {
   /** Names the call in errors, e.g. "rest.templates.create". */
@@ -280,7 +281,8 @@ export class HttpClient {
     if (call.query) {
       const params = new URLSearchParams();
       for (const [key, value] of Object.entries(call.query)) {
-        if (value !== undefined && value !== null) params.append(key, String(value));
+        if (Array.isArray(value)) for (const item of value) params.append(key, item);
+        else if (value !== undefined && value !== null) params.append(key, String(value));
       }
       const extra = params.toString();
       if (extra) query = query ? `${query}&${extra}` : extra;

@@ -1,0 +1,330 @@
+import { z } from "zod";
+import { ValidationError } from "./errors";
+import { type CallOptions, HttpClient, type QueryValue, type RetryPolicy } from "./http";
+import {
+  BillingRecords,
+  EndpointBillingQuery,
+  NetworkVolumeBillingQuery,
+  NetworkVolumeBillingRecords,
+  PodBillingQuery,
+} from "./schemas/billing";
+import {
+  ContainerRegistryAuth,
+  ContainerRegistryAuthCreateInput,
+  ContainerRegistryAuthList,
+} from "./schemas/container-registry-auth";
+import {
+  Endpoint,
+  EndpointCreateInput,
+  EndpointGetQuery,
+  EndpointList,
+  EndpointUpdateInput,
+} from "./schemas/endpoint";
+import {
+  NetworkVolume,
+  NetworkVolumeCreateInput,
+  NetworkVolumeList,
+  NetworkVolumeUpdateInput,
+} from "./schemas/network-volume";
+import { Pod, PodGetQuery, PodList, PodListQuery } from "./schemas/pod";
+import {
+  Template,
+  TemplateCreateInput,
+  TemplateList,
+  TemplateListQuery,
+  TemplateUpdateInput,
+} from "./schemas/template";
+import { idSegment, parseReply, validateInput } from "./validate";
+
+export const DEFAULT_REST_URL = "https://rest.runpod.io/v1";
+
+/** For collections without query parameters: any parameter is refused before sending. */
+const NoQuery = z.strictObject({});
+
+export interface RestClientOptions {
+  apiKey: string;
+  /** Default https://rest.runpod.io/v1; the local service serves the same paths under /v1. */
+  baseUrl?: string;
+  /** Client-side budget of one call, retries included (default 30 s). */
+  timeoutMs?: number;
+  /** Retries of idempotent calls (default 3). */
+  retries?: number;
+  /** Backoff tuning beyond `retries`. */
+  retry?: Omit<RetryPolicy, "retries">;
+  /** Max sockets to the service (default 64). */
+  connections?: number;
+}
+
+/** Query flags of the wire are "true"/"false" strings; callers may pass booleans. */
+export type QueryInput<S extends z.ZodType> = {
+  [K in keyof z.input<S>]?: z.input<S>[K] | boolean;
+};
+
+function toWireQuery(query: object | undefined): Record<string, unknown> | undefined {
+  if (!query) return undefined;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(query)) {
+    if (value !== undefined) out[key] = typeof value === "boolean" ? String(value) : value;
+  }
+  return out;
+}
+
+interface ResourceSchemas {
+  record: z.ZodType;
+  list: z.ZodType;
+  create: z.ZodType;
+  update: z.ZodType;
+  query: z.ZodType;
+}
+
+/**
+ * One REST collection: create (POST, 200 or 201), list, get, update (PATCH, partial: absent fields are
+ * unchanged, `0`/`false` are values), delete (204). A missing id is a NotFoundError (code NOT_FOUND).
+ */
+export class RestResource<Rec, CreateIn, UpdateIn, Query extends object> {
+  readonly #http: HttpClient;
+  readonly #name: string;
+  readonly #path: string;
+  readonly #schemas: ResourceSchemas;
+
+  constructor(http: HttpClient, name: string, path: string, schemas: ResourceSchemas) {
+    this.#http = http;
+    this.#name = name;
+    this.#path = path;
+    this.#schemas = schemas;
+  }
+
+  async create(input: CreateIn, options: CallOptions = {}): Promise<Rec> {
+    const operation = `rest.${this.#name}.create`;
+    const body = validateInput(this.#schemas.create, input, operation);
+    // 429 means nothing was created, so that one answer is retried; a 5xx or reset is not (duplicates).
+    const reply = await this.#http.request({
+      ...options,
+      operation,
+      method: "POST",
+      path: this.#path,
+      body,
+      retry: "rejected-only",
+    });
+    return parseReply(this.#schemas.record, reply, operation) as Rec;
+  }
+
+  async list(query?: Query, options: CallOptions = {}): Promise<Rec[]> {
+    const operation = `rest.${this.#name}.list`;
+    const wireQuery = validateInput(this.#schemas.query, toWireQuery(query) ?? {}, operation);
+    const reply = await this.#http.request({
+      ...options,
+      operation,
+      method: "GET",
+      path: this.#path,
+      query: wireQuery as Record<string, QueryValue>,
+    });
+    return parseReply(this.#schemas.list, reply, operation) as Rec[];
+  }
+
+  async get(id: string, query?: Query, options: CallOptions = {}): Promise<Rec> {
+    const operation = `rest.${this.#name}.get`;
+    const path = this.#path + idSegment(id, operation);
+    const wireQuery = validateInput(this.#schemas.query, toWireQuery(query) ?? {}, operation);
+    const reply = await this.#http.request({
+      ...options,
+      operation,
+      method: "GET",
+      path,
+      query: wireQuery as Record<string, QueryValue>,
+    });
+    return parseReply(this.#schemas.record, reply, operation) as Rec;
+  }
+
+  async update(id: string, input: UpdateIn, options: CallOptions = {}): Promise<Rec> {
+    const operation = `rest.${this.#name}.update`;
+    const path = this.#path + idSegment(id, operation);
+    const body = validateInput(this.#schemas.update, input, operation);
+    // A PATCH of absolute values gives the same state when repeated: safe to retry.
+    const reply = await this.#http.request({
+      ...options,
+      operation,
+      method: "PATCH",
+      path,
+      body,
+      retry: "idempotent",
+    });
+    return parseReply(this.#schemas.record, reply, operation) as Rec;
+  }
+
+  async delete(id: string, options: CallOptions = {}): Promise<void> {
+    const operation = `rest.${this.#name}.delete`;
+    const path = this.#path + idSegment(id, operation);
+    await this.#http.request({ ...options, operation, method: "DELETE", path });
+  }
+}
+
+/** Container registry auths have no REST update (as the real service); GraphQL has one. */
+export type RegistryAuthResource = Omit<
+  RestResource<ContainerRegistryAuth, z.input<typeof ContainerRegistryAuthCreateInput>, never, object>,
+  "update"
+>;
+
+export class PodsResource {
+  readonly #http: HttpClient;
+
+  constructor(http: HttpClient) {
+    this.#http = http;
+  }
+
+  /** Serverless workers are pods too; the service lists them only with `includeWorkers: true`. */
+  async list(query?: QueryInput<typeof PodListQuery>, options: CallOptions = {}): Promise<Pod[]> {
+    const operation = "rest.pods.list";
+    const wireQuery = validateInput(PodListQuery, toWireQuery(query) ?? {}, operation);
+    const reply = await this.#http.request({
+      ...options,
+      operation,
+      method: "GET",
+      path: "/pods",
+      query: wireQuery as Record<string, QueryValue>,
+    });
+    return parseReply(PodList, reply, operation);
+  }
+
+  async get(id: string, query?: QueryInput<typeof PodGetQuery>, options: CallOptions = {}): Promise<Pod> {
+    const operation = "rest.pods.get";
+    const path = `/pods${idSegment(id, operation)}`;
+    const wireQuery = validateInput(PodGetQuery, toWireQuery(query) ?? {}, operation);
+    const reply = await this.#http.request({
+      ...options,
+      operation,
+      method: "GET",
+      path,
+      query: wireQuery as Record<string, QueryValue>,
+    });
+    return parseReply(Pod, reply, operation);
+  }
+}
+
+export class BillingResource {
+  readonly #http: HttpClient;
+
+  constructor(http: HttpClient) {
+    this.#http = http;
+  }
+
+  pods(query: z.input<typeof PodBillingQuery> = {}, options: CallOptions = {}) {
+    return this.#get("pods", "/billing/pods", PodBillingQuery, BillingRecords, query, options);
+  }
+
+  endpoints(query: z.input<typeof EndpointBillingQuery> = {}, options: CallOptions = {}) {
+    return this.#get("endpoints", "/billing/endpoints", EndpointBillingQuery, BillingRecords, query, options);
+  }
+
+  networkVolumes(query: z.input<typeof NetworkVolumeBillingQuery> = {}, options: CallOptions = {}) {
+    return this.#get(
+      "networkVolumes",
+      "/billing/networkvolumes",
+      NetworkVolumeBillingQuery,
+      NetworkVolumeBillingRecords,
+      query,
+      options,
+    );
+  }
+
+  async #get<Q extends z.ZodType, R extends z.ZodType>(
+    name: string,
+    path: string,
+    querySchema: Q,
+    replySchema: R,
+    query: unknown,
+    options: CallOptions,
+  ): Promise<z.output<R>> {
+    const operation = `rest.billing.${name}`;
+    const wireQuery = validateInput(querySchema, query, operation);
+    const reply = await this.#http.request({
+      ...options,
+      operation,
+      method: "GET",
+      path,
+      query: wireQuery as Record<string, QueryValue>,
+    });
+    return parseReply(replySchema, reply, operation);
+  }
+}
+
+/** Typed client of the REST management API v1 (Bearer auth). */
+export class RestClient {
+  readonly endpoints: RestResource<
+    Endpoint,
+    z.input<typeof EndpointCreateInput>,
+    z.input<typeof EndpointUpdateInput>,
+    QueryInput<typeof EndpointGetQuery>
+  >;
+  readonly templates: RestResource<
+    Template,
+    z.input<typeof TemplateCreateInput>,
+    z.input<typeof TemplateUpdateInput>,
+    QueryInput<typeof TemplateListQuery>
+  >;
+  readonly networkVolumes: RestResource<
+    NetworkVolume,
+    z.input<typeof NetworkVolumeCreateInput>,
+    z.input<typeof NetworkVolumeUpdateInput>,
+    object
+  >;
+  readonly containerRegistryAuths: RegistryAuthResource;
+  readonly pods: PodsResource;
+  readonly billing: BillingResource;
+  readonly #http: HttpClient;
+
+  constructor(options: RestClientOptions) {
+    if (typeof options.apiKey !== "string" || options.apiKey.trim() === "") {
+      throw new ValidationError({ operation: "rest", field: "apiKey", message: "rest: apiKey is required" });
+    }
+    this.#http = new HttpClient({
+      baseUrl: options.baseUrl ?? DEFAULT_REST_URL,
+      headers: { authorization: `Bearer ${options.apiKey}` },
+      secrets: [options.apiKey],
+      timeoutMs: options.timeoutMs,
+      retry: { ...options.retry, retries: options.retries },
+      connections: options.connections,
+    });
+    const none = NoQuery;
+    this.endpoints = new RestResource(this.#http, "endpoints", "/endpoints", {
+      record: Endpoint,
+      list: EndpointList,
+      create: EndpointCreateInput,
+      update: EndpointUpdateInput,
+      query: EndpointGetQuery,
+    });
+    this.templates = new RestResource(this.#http, "templates", "/templates", {
+      record: Template,
+      list: TemplateList,
+      create: TemplateCreateInput,
+      update: TemplateUpdateInput,
+      query: TemplateListQuery,
+    });
+    this.networkVolumes = new RestResource(this.#http, "networkVolumes", "/networkvolumes", {
+      record: NetworkVolume,
+      list: NetworkVolumeList,
+      create: NetworkVolumeCreateInput,
+      update: NetworkVolumeUpdateInput,
+      query: none,
+    });
+    this.containerRegistryAuths = new RestResource(
+      this.#http,
+      "containerRegistryAuths",
+      "/containerregistryauth",
+      {
+        record: ContainerRegistryAuth,
+        list: ContainerRegistryAuthList,
+        create: ContainerRegistryAuthCreateInput,
+        update: none,
+        query: none,
+      },
+    );
+    this.pods = new PodsResource(this.#http);
+    this.billing = new BillingResource(this.#http);
+  }
+
+  /** Closes the connection pool. */
+  close(): Promise<void> {
+    return this.#http.close();
+  }
+}

@@ -1,0 +1,47 @@
+import type { z } from "zod";
+import { ProtocolError, ValidationError } from "./errors";
+import { describeIssues } from "./schemas/common";
+
+/** The dotted path of the first failing field ("gpuTypeIds.0"), for `error.field`. */
+function firstField(error: z.ZodError): string | undefined {
+  const path = error.issues[0]?.path;
+  return path && path.length > 0 ? path.map(String).join(".") : undefined;
+}
+
+/** Validates a request before anything is sent: a ValidationError naming the field, no HTTP call. */
+export function validateInput<S extends z.ZodType>(
+  schema: S,
+  input: unknown,
+  operation: string,
+): z.output<S> {
+  const result = schema.safeParse(input);
+  if (result.success) return result.data;
+  throw new ValidationError({
+    operation,
+    field: firstField(result.error),
+    message: `${operation}: invalid input: ${describeIssues(result.error)}`,
+  });
+}
+
+/** Parses a reply with its record schema (extra fields are tolerated and dropped). */
+export function parseReply<S extends z.ZodType>(schema: S, value: unknown, operation: string): z.output<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  throw new ProtocolError({
+    operation,
+    field: firstField(result.error),
+    message: `${operation}: unexpected reply: ${describeIssues(result.error)}`,
+  });
+}
+
+/** A path segment from a caller's id: refused when empty (it would address the collection). */
+export function idSegment(id: unknown, operation: string, field = "id"): string {
+  if (typeof id !== "string" || id.trim() === "") {
+    throw new ValidationError({
+      operation,
+      field,
+      message: `${operation}: ${field} must be a non-empty string`,
+    });
+  }
+  return `/${encodeURIComponent(id)}`;
+}
