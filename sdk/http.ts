@@ -245,7 +245,13 @@ export class HttpClient {
   /** The typed error for a non-2xx reply. */
   errorFor(operation: string, reply: HttpReply): RunpodkitError {
     const body = safeJson(reply.text);
-    const serverMessage = typeof body?.message === "string" ? body.message : reply.text.slice(0, 300);
+    // REST says `message`; the job API says `error`; a 429 may be plain text.
+    const serverMessage =
+      typeof body?.message === "string"
+        ? body.message
+        : typeof body?.error === "string"
+          ? body.error
+          : reply.text.slice(0, 300);
     return errorForStatus(reply.status, {
       operation,
       message: `${operation}: ${serverMessage || "no message"} (HTTP ${reply.status})`,

@@ -1,0 +1,30 @@
+/** The public SDK: typed clients of the REST v1, GraphQL and job (/v2) APIs, their errors and schemas. */
+export * from "./errors";
+export { DEFAULT_GRAPHQL_URL, GraphQLClient, type GraphQLClientOptions } from "./graphql";
+export {
+  type CallOptions,
+  HttpClient,
+  type HttpClientOptions,
+  type RetryMode,
+  type RetryPolicy,
+} from "./http";
+export {
+  DEFAULT_JOBS_URL,
+  JobClient,
+  type JobClientOptions,
+  type JobInput,
+  type RunSyncOptions,
+  type StreamOptions,
+  type WaitOptions,
+} from "./jobs";
+export {
+  BillingResource,
+  DEFAULT_REST_URL,
+  PodsResource,
+  type QueryInput,
+  type RegistryAuthResource,
+  RestClient,
+  type RestClientOptions,
+  RestResource,
+} from "./rest";
+export * as schemas from "./schemas";

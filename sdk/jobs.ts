@@ -1,0 +1,301 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { AbortedError, JobFailedError, RunpodkitError, TimeoutError, ValidationError } from "./errors";
+import { type CallOptions, HttpClient, type RetryPolicy } from "./http";
+import {
+  HealthReply,
+  isTerminalJobStatus,
+  JOB_LIMITS,
+  JobAccepted,
+  JobEnvelope,
+  type JobStatus,
+  JobSubmission,
+  PurgeReply,
+  type StreamChunk,
+  StreamReply,
+} from "./schemas/job";
+import { idSegment, parseReply, validateInput } from "./validate";
+
+export const DEFAULT_JOBS_URL = "https://api.runpod.ai/v2";
+
+export interface JobClientOptions {
+  apiKey: string;
+  endpointId: string;
+  /** Default https://api.runpod.ai/v2; the endpoint id is appended. */
+  baseUrl?: string;
+  /**
+   * Client-side HTTP budget of one call, retries included (default 30 s). It is NOT the job's wait:
+   * runSync adds its `wait` on top, waitFor has its own `timeoutMs`.
+   */
+  timeoutMs?: number;
+  /** Retries of idempotent calls and of 429 on submissions (default 3). */
+  retries?: number;
+  retry?: Omit<RetryPolicy, "retries">;
+  connections?: number;
+}
+
+export type JobInput = Parameters<typeof JobSubmission.parse>[0];
+
+export interface RunSyncOptions extends CallOptions {
+  /** How long the service holds the call for the result, ms (1000..300000, default 90000). */
+  wait?: number;
+}
+
+export interface WaitOptions {
+  /** How long to wait for a terminal status (default 10 min). Then a TimeoutError with the job id. */
+  timeoutMs?: number;
+  /** Pause between status polls (default 1000 ms). */
+  pollIntervalMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface StreamOptions {
+  /** Pause after a /stream reply with no chunks (default 250 ms; the service long-polls anyway). */
+  pollIntervalMs?: number;
+  signal?: AbortSignal;
+}
+
+/** Sets the job id on an SDK error that lacks it, so no failure of a job call loses the id. */
+function withJobId(error: unknown, jobId: string): unknown {
+  if (error instanceof RunpodkitError && error.jobId === undefined) {
+    Object.defineProperty(error, "jobId", { value: jobId, enumerable: true });
+  }
+  return error;
+}
+
+/**
+ * Client of the job API of one queue-based endpoint (/v2/{endpoint_id}). The key goes in
+ * `authorization: Bearer`. One pool and one set of headers for every call.
+ */
+export class JobClient {
+  readonly endpointId: string;
+  readonly #http: HttpClient;
+  readonly #timeoutMs: number;
+
+  constructor(options: JobClientOptions) {
+    if (typeof options.apiKey !== "string" || options.apiKey.trim() === "") {
+      throw new ValidationError({ operation: "jobs", field: "apiKey", message: "jobs: apiKey is required" });
+    }
+    const base = (options.baseUrl ?? DEFAULT_JOBS_URL).replace(/\/+$/, "");
+    this.endpointId = options.endpointId;
+    this.#timeoutMs = options.timeoutMs ?? 30_000;
+    this.#http = new HttpClient({
+      baseUrl: base + idSegment(options.endpointId, "jobs", "endpointId"),
+      headers: { authorization: `Bearer ${options.apiKey}` },
+      secrets: [options.apiKey],
+      timeoutMs: this.#timeoutMs,
+      retry: { ...options.retry, retries: options.retries },
+      connections: options.connections,
+    });
+  }
+
+  /** Submits a job (POST /run); answers at once with its id and IN_QUEUE. Retried only on 429. */
+  async run(submission: JobInput, options: CallOptions = {}): Promise<JobAccepted> {
+    const operation = "jobs.run";
+    const body = validateInput(JobSubmission, submission, operation);
+    const reply = await this.#http.request({
+      ...options,
+      operation,
+      method: "POST",
+      path: "/run",
+      body,
+      retry: "rejected-only",
+    });
+    return parseReply(JobAccepted, reply, operation);
+  }
+
+  /**
+   * Submits a job and waits for it (POST /runsync). The service holds the call up to `wait`, then
+   * answers the result or, if the job is not done, `{id, status}` to poll with waitFor: the HTTP
+   * budget is `wait` plus the client's timeoutMs, so the service's answer (and the id) comes first.
+   */
+  async runSync(submission: JobInput, options: RunSyncOptions = {}): Promise<JobEnvelope> {
+    const operation = "jobs.runSync";
+    const body = validateInput(JobSubmission, submission, operation);
+    const wait = options.wait ?? JOB_LIMITS.runsyncWait.default;
+    if (!Number.isInteger(wait) || wait < JOB_LIMITS.runsyncWait.min || wait > JOB_LIMITS.runsyncWait.max) {
+      throw new ValidationError({
+        operation,
+        field: "wait",
+        message: `${operation}: wait must be an integer from ${JOB_LIMITS.runsyncWait.min} to ${JOB_LIMITS.runsyncWait.max} ms`,
+      });
+    }
+    const reply = await this.#http.request({
+      operation,
+      method: "POST",
+      path: "/runsync",
+      query: { wait },
+      body,
+      retry: "rejected-only",
+      signal: options.signal,
+      timeoutMs: wait + (options.timeoutMs ?? this.#timeoutMs),
+    });
+    return parseReply(JobEnvelope, reply, operation);
+  }
+
+  /** GET /status/{id}. A job whose TTL passed is a NotFoundError. `ttl` (ms) resets its lifetime. */
+  async status(jobId: string, options: CallOptions & { ttl?: number } = {}): Promise<JobEnvelope> {
+    const operation = "jobs.status";
+    const path = `/status${idSegment(jobId, operation, "jobId")}`;
+    try {
+      const reply = await this.#http.request({
+        operation,
+        method: "GET",
+        path,
+        query: options.ttl === undefined ? undefined : { ttl: options.ttl },
+        signal: options.signal,
+        timeoutMs: options.timeoutMs,
+      });
+      return parseReply(JobEnvelope, reply, operation);
+    } catch (error) {
+      throw withJobId(error, jobId);
+    }
+  }
+
+  /** POST /cancel/{id}: CANCELLED. Cancelling twice leaves the same state, so it may be retried. */
+  cancel(jobId: string, options: CallOptions = {}): Promise<JobAccepted> {
+    return this.#jobCall("jobs.cancel", "/cancel", jobId, options, "idempotent");
+  }
+
+  /** POST /retry/{id}: a FAILED or TIMED_OUT job goes back to IN_QUEUE with the same id. */
+  retry(jobId: string, options: CallOptions = {}): Promise<JobAccepted> {
+    return this.#jobCall("jobs.retry", "/retry", jobId, options, "rejected-only");
+  }
+
+  /** POST /purge-queue: removes every queued job (running ones continue). */
+  async purgeQueue(options: CallOptions = {}): Promise<PurgeReply> {
+    const operation = "jobs.purgeQueue";
+    const reply = await this.#http.request({
+      ...options,
+      operation,
+      method: "POST",
+      path: "/purge-queue",
+      retry: "idempotent",
+    });
+    return parseReply(PurgeReply, reply, operation);
+  }
+
+  /** GET /health: job counts and worker states. */
+  async health(options: CallOptions = {}): Promise<HealthReply> {
+    const operation = "jobs.health";
+    const reply = await this.#http.request({ ...options, operation, method: "GET", path: "/health" });
+    return parseReply(HealthReply, reply, operation);
+  }
+
+  /**
+   * Polls the job's status until it is terminal (COMPLETED, FAILED, CANCELLED or TIMED_OUT) and returns
+   * that envelope. Gives up after `timeoutMs` with a TimeoutError that carries the job id and the last
+   * status seen; the job itself keeps running.
+   */
+  async waitFor(jobId: string, options: WaitOptions = {}): Promise<JobEnvelope> {
+    const operation = "jobs.waitFor";
+    const timeoutMs = options.timeoutMs ?? 600_000;
+    const pollIntervalMs = options.pollIntervalMs ?? 1_000;
+    const deadline = Date.now() + timeoutMs;
+    let last: JobStatus | undefined;
+    for (;;) {
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) {
+        throw new TimeoutError({
+          operation,
+          jobId,
+          message: `${operation}: job ${jobId} not finished within ${timeoutMs} ms (last status ${last ?? "unknown"})`,
+        });
+      }
+      const envelope = await this.status(jobId, {
+        signal: options.signal,
+        timeoutMs: Math.min(remaining, this.#timeoutMs),
+      }).catch((error: unknown) => {
+        // The per-call budget was cut to the wait's remainder: report the wait's timeout.
+        if (error instanceof TimeoutError && deadline - Date.now() <= 0) return undefined;
+        throw error;
+      });
+      if (envelope) {
+        if (isTerminalJobStatus(envelope.status)) return envelope;
+        last = envelope.status;
+      }
+      await this.#pause(
+        operation,
+        jobId,
+        Math.min(pollIntervalMs, Math.max(0, deadline - Date.now())),
+        options.signal,
+      );
+    }
+  }
+
+  /**
+   * Streams a job's output chunks (GET /stream/{id}, which drains what was buffered since the last
+   * call). Ends after the chunks of a terminal status: COMPLETED, CANCELLED and TIMED_OUT end
+   * normally; FAILED throws a JobFailedError carrying the job id and the job's error.
+   */
+  async *stream(
+    jobId: string,
+    options: StreamOptions = {},
+  ): AsyncGenerator<StreamChunk, JobStatus, undefined> {
+    const operation = "jobs.stream";
+    const path = `/stream${idSegment(jobId, operation, "jobId")}`;
+    const pollIntervalMs = options.pollIntervalMs ?? 250;
+    for (;;) {
+      let reply: StreamReply;
+      try {
+        const body = await this.#http.request({ operation, method: "GET", path, signal: options.signal });
+        reply = parseReply(StreamReply, body, operation);
+      } catch (error) {
+        throw withJobId(error, jobId);
+      }
+      for (const chunk of reply.stream) yield chunk;
+      if (reply.status === "FAILED") {
+        const detail = reply.error ?? (await this.#failureOf(jobId, options.signal));
+        throw new JobFailedError({
+          operation,
+          jobId,
+          jobStatus: reply.status,
+          message: `${operation}: job ${jobId} FAILED${detail ? `: ${detail}` : ""}`,
+        });
+      }
+      if (isTerminalJobStatus(reply.status)) return reply.status;
+      if (reply.stream.length === 0) await this.#pause(operation, jobId, pollIntervalMs, options.signal);
+    }
+  }
+
+  close(): Promise<void> {
+    return this.#http.close();
+  }
+
+  async #jobCall(
+    operation: string,
+    prefix: string,
+    jobId: string,
+    options: CallOptions,
+    retry: "idempotent" | "rejected-only",
+  ): Promise<JobAccepted> {
+    const path = prefix + idSegment(jobId, operation, "jobId");
+    try {
+      const reply = await this.#http.request({ ...options, operation, method: "POST", path, retry });
+      return parseReply(JobAccepted, reply, operation);
+    } catch (error) {
+      throw withJobId(error, jobId);
+    }
+  }
+
+  /** The `error` of a failed job, when /stream did not carry it. */
+  async #failureOf(jobId: string, signal: AbortSignal | undefined): Promise<string | undefined> {
+    try {
+      return (await this.status(jobId, { signal })).error;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async #pause(operation: string, jobId: string, ms: number, signal: AbortSignal | undefined): Promise<void> {
+    try {
+      await sleep(ms, undefined, { signal });
+    } catch (error) {
+      throw new AbortedError({
+        operation,
+        jobId,
+        message: `${operation}: aborted by the caller`,
+        cause: error,
+      });
+    }
+  }
+}
