@@ -1,0 +1,141 @@
+import { afterEach, describe, expect, it } from "vitest";
+import {
+  ConflictError,
+  GraphQLError,
+  RunpodkitError,
+  TimeoutError,
+  UnauthorizedError,
+  ValidationError,
+} from "../../sdk/errors";
+import { GraphQLClient } from "../../sdk/graphql";
+import { everyStringOf, json, type Script, startScriptedServer } from "./scripted-server";
+
+/**
+ * The GraphQL client's own layer (transport, variables, error mapping, redaction) against scripted
+ * replies, including ones the local service does not send on purpose. Behaviour against the real
+ * schema is in graphql.test.ts.
+ */
+
+const KEY = "rpa_GRAPHQLKEY_0123456789";
+const PASSWORD = "registry-password-42";
+
+let cleanup: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const fn of cleanup.reverse()) await fn();
+  cleanup = [];
+});
+
+async function setup(script: Script) {
+  const server = await startScriptedServer(script);
+  const client = new GraphQLClient({
+    apiKey: KEY,
+    baseUrl: `${server.url}/graphql`,
+    retry: { schedule: (run) => setImmediate(run), random: () => 0 },
+  });
+  cleanup.push(
+    () => server.close(),
+    () => client.close(),
+  );
+  return { server, client };
+}
+
+async function failure(promise: Promise<unknown>): Promise<RunpodkitError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(RunpodkitError);
+  return error as RunpodkitError;
+}
+
+const endpointInput = {
+  name: "e1",
+  templateId: "t1",
+  gpuIds: "AMPERE_16",
+  flashBootType: "FLASHBOOT",
+} as const;
+
+describe("GraphQL transport", () => {
+  it("sends the key as ?api_key= and values only as variables", async () => {
+    const { server, client } = await setup((_hit, res) =>
+      json(res, 200, { errors: [{ message: "stop here" }], data: null }),
+    );
+    await failure(client.saveEndpoint(endpointInput));
+    const hit = server.hits[0]!;
+    expect(hit.url).toBe(`/graphql?api_key=${KEY}`);
+    const body = JSON.parse(hit.body) as { query: string; variables: { input: Record<string, unknown> } };
+    expect(body.query).toContain("mutation saveEndpoint($input: EndpointInput!)");
+    expect(body.query).not.toContain("FLASHBOOT");
+    expect(body.query).not.toContain("e1");
+    expect(body.variables.input).toMatchObject({ name: "e1", flashBootType: "FLASHBOOT" });
+  });
+
+  it("validates the input before sending (no HTTP call)", async () => {
+    const { server, client } = await setup((_hit, res) => json(res, 200, {}));
+    const error = await failure(client.saveEndpoint({ ...endpointInput, gpuIds: "NOT_A_POOL" }));
+    expect(error).toBeInstanceOf(ValidationError);
+    expect(error.field).toBe("gpuIds");
+    expect(server.hits).toHaveLength(0);
+  });
+
+  it("maps extensions.code to the typed error, and NOT_FOUND on getEndpoint to null", async () => {
+    const { client } = await setup((hit, res) => {
+      const { query } = JSON.parse(hit.body) as { query: string };
+      const code = query.includes("getEndpoint") ? "NOT_FOUND" : "IN_USE";
+      json(res, 200, { errors: [{ message: "no", extensions: { code, field: "id" } }], data: null });
+    });
+    await expect(client.getEndpoint("missing")).resolves.toBeNull();
+    const error = await failure(client.deleteEndpoint("e1"));
+    expect(error).toBeInstanceOf(ConflictError);
+    expect(error.serviceCode).toBe("IN_USE");
+    expect(error.field).toBe("id");
+    expect(error.operation).toBe("graphql.deleteEndpoint");
+  });
+
+  it("keeps uncoded GraphQL errors as a GraphQLError with the errors array", async () => {
+    const { client } = await setup((_hit, res) =>
+      json(res, 200, { errors: [{ message: "first", path: ["myself"] }, { message: "second" }], data: null }),
+    );
+    const error = await failure(client.listEndpoints());
+    expect(error).toBeInstanceOf(GraphQLError);
+    expect((error as GraphQLError).errors.map((e) => e.message)).toEqual(["first", "second"]);
+    expect(error.message).toBe("graphql.listEndpoints: first; second");
+  });
+
+  it("maps HTTP 401 to UnauthorizedError", async () => {
+    const { client } = await setup((_hit, res) => json(res, 401, { message: "bad key" }));
+    const error = await failure(client.listTemplates());
+    expect(error).toBeInstanceOf(UnauthorizedError);
+    expect(error.status).toBe(401);
+  });
+
+  it("retries queries on 503 but never mutations", async () => {
+    const { server, client } = await setup((hit, res, i) => {
+      const { query } = JSON.parse(hit.body) as { query: string };
+      if (query.startsWith("query") && i === 0) return json(res, 503, {});
+      if (query.startsWith("query")) return json(res, 200, { data: { myself: { networkVolumes: [] } } });
+      return json(res, 503, {});
+    });
+    await expect(client.listNetworkVolumes()).resolves.toEqual([]);
+    expect(server.hits).toHaveLength(2);
+    await failure(client.deleteNetworkVolume("v1"));
+    expect(server.hits).toHaveLength(3);
+  });
+
+  it("times out by the call's budget", async () => {
+    const { client } = await setup(() => undefined);
+    const error = await failure(client.listRegistryAuths({ timeoutMs: 50 }));
+    expect(error).toBeInstanceOf(TimeoutError);
+  });
+
+  it("never leaks the key or a registry password, even when the reply echoes them", async () => {
+    const { client } = await setup((hit, res) =>
+      json(res, 200, { errors: [{ message: `refused ${hit.url} ${hit.body}` }], data: null }),
+    );
+    const error = await failure(client.saveRegistryAuth({ name: "r", username: "u", password: PASSWORD }));
+    const text = everyStringOf(error);
+    expect(text).not.toContain(KEY);
+    expect(text).not.toContain(PASSWORD);
+    expect(text).toContain("api_key=***");
+  });
+});
