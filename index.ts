@@ -1,0 +1,8 @@
+/**
+ * runpodkit: Pulumi resources for a serverless GPU service (RunPod-compatible). The typed SDK is a
+ * separate entry point ("runpodkit/sdk") and never loads Pulumi.
+ */
+export { ContainerRegistryAuth, type ContainerRegistryAuthArgs } from "./provider/container-registry-auth";
+export { Endpoint, type EndpointArgs } from "./provider/endpoint";
+export { NetworkVolume, type NetworkVolumeArgs } from "./provider/network-volume";
+export { Template, type TemplateArgs } from "./provider/template";

@@ -1,0 +1,42 @@
+import { GraphQLClient } from "../sdk/graphql";
+import { RestClient } from "../sdk/rest";
+import type { ProviderSettings } from "./config";
+import type { ManagementApi } from "./context";
+
+/**
+ * The providers' calls bound to the SDK: REST for templates, network volumes and registry auths;
+ * GraphQL for endpoints (saveEndpoint is the full-replace save the spec describes, and only GraphQL
+ * knows gpuIds, locations, hubReleaseId and modelName) and for registry credentials (REST cannot
+ * update them).
+ */
+export function createManagementApi(settings: ProviderSettings): ManagementApi {
+  const rest = new RestClient({ apiKey: settings.apiKey, baseUrl: settings.restUrl });
+  const graphql = new GraphQLClient({ apiKey: settings.apiKey, baseUrl: settings.graphqlUrl });
+  return {
+    endpoints: {
+      get: (id) => graphql.getEndpoint(id),
+      save: (input) => graphql.saveEndpoint(input),
+      delete: (id) => graphql.deleteEndpoint(id),
+    },
+    templates: {
+      get: (id) => rest.templates.get(id),
+      create: (input) => rest.templates.create(input),
+      update: (id, patch) => rest.templates.update(id, patch),
+      delete: (id) => rest.templates.delete(id),
+    },
+    networkVolumes: {
+      get: (id) => rest.networkVolumes.get(id),
+      create: (input) => rest.networkVolumes.create(input),
+      update: (id, patch) => rest.networkVolumes.update(id, patch),
+      delete: (id) => rest.networkVolumes.delete(id),
+    },
+    registryAuths: {
+      get: (id) => rest.containerRegistryAuths.get(id),
+      create: (input) => rest.containerRegistryAuths.create(input),
+      updateCredentials: async (input) => {
+        await graphql.updateRegistryAuth(input);
+      },
+      delete: (id) => rest.containerRegistryAuths.delete(id),
+    },
+  };
+}

@@ -1,0 +1,115 @@
+import { z } from "zod";
+import { ProviderError } from "./errors";
+
+/** The real service's addresses, used when neither config nor environment names another. */
+export const DEFAULT_URLS = {
+  restUrl: "https://rest.runpod.io/v1",
+  graphqlUrl: "https://api.runpod.io/graphql",
+  queueUrl: "https://api.runpod.ai",
+} as const;
+
+export const DEFAULT_DELETE_TIMEOUT_SECONDS = 300;
+
+/**
+ * Pulumi config keys (namespace `runpodkit`) and their environment fallbacks. Pulumi config wins;
+ * the environment serves programs that set no config (and CI).
+ */
+export const CONFIG_KEYS = {
+  apiKey: { key: "runpodkit:apiKey", env: "RUNPOD_API_KEY", secret: true },
+  restUrl: { key: "runpodkit:restUrl", env: "RUNPODKIT_REST_URL", secret: false },
+  graphqlUrl: { key: "runpodkit:graphqlUrl", env: "RUNPODKIT_GRAPHQL_URL", secret: false },
+  queueUrl: { key: "runpodkit:queueUrl", env: "RUNPODKIT_QUEUE_URL", secret: false },
+  deleteTimeout: { key: "runpodkit:deleteTimeout", env: "RUNPODKIT_DELETE_TIMEOUT", secret: false },
+} as const;
+
+export type SettingName = keyof typeof CONFIG_KEYS;
+
+export interface ProviderSettings {
+  apiKey: string;
+  restUrl: string;
+  graphqlUrl: string;
+  queueUrl: string;
+  /**
+   * How long a delete waits out refusals (an endpoint still scaling down, a template or volume still
+   * in use) before it fails, in milliseconds.
+   */
+  deleteTimeoutMs: number;
+}
+
+/** What Pulumi's provider host hands to `configure`: a lookup of the stack's config. */
+export interface ConfigLookup {
+  get(key: string): string | undefined;
+}
+
+const Url = z.url({ protocol: /^https?$/ });
+const Seconds = z.coerce.number().int().min(0).max(86_400);
+
+/** Builds the settings from Pulumi config, then the environment, then the defaults. */
+export function resolveSettings(config: ConfigLookup | undefined, env: NodeJS.ProcessEnv): ProviderSettings {
+  const value = (name: SettingName): string | undefined => {
+    const { key, env: variable } = CONFIG_KEYS[name];
+    const fromConfig = config?.get(key);
+    if (fromConfig !== undefined && fromConfig !== "") return fromConfig;
+    const fromEnv = env[variable];
+    return fromEnv === undefined || fromEnv === "" ? undefined : fromEnv;
+  };
+  const apiKey = value("apiKey");
+  if (apiKey === undefined) {
+    throw new ProviderError(
+      "CONFIG",
+      `no API key: set the secret config ${CONFIG_KEYS.apiKey.key} (pulumi config set --secret ${CONFIG_KEYS.apiKey.key} ...) or the environment variable ${CONFIG_KEYS.apiKey.env}`,
+      { operation: "configure", field: CONFIG_KEYS.apiKey.key },
+    );
+  }
+  const url = (name: "restUrl" | "graphqlUrl" | "queueUrl"): string => {
+    const raw = value(name) ?? DEFAULT_URLS[name];
+    const parsed = Url.safeParse(raw);
+    if (!parsed.success) {
+      throw new ProviderError("CONFIG", `${CONFIG_KEYS[name].key} is not an http(s) URL`, {
+        operation: "configure",
+        field: CONFIG_KEYS[name].key,
+      });
+    }
+    return raw.replace(/\/+$/, "");
+  };
+  const timeout = Seconds.safeParse(value("deleteTimeout") ?? DEFAULT_DELETE_TIMEOUT_SECONDS);
+  if (!timeout.success) {
+    throw new ProviderError(
+      "CONFIG",
+      `${CONFIG_KEYS.deleteTimeout.key} must be whole seconds from 0 to 86400`,
+      {
+        operation: "configure",
+        field: CONFIG_KEYS.deleteTimeout.key,
+      },
+    );
+  }
+  return {
+    apiKey,
+    restUrl: url("restUrl"),
+    graphqlUrl: url("graphqlUrl"),
+    queueUrl: url("queueUrl"),
+    deleteTimeoutMs: timeout.data * 1000,
+  };
+}
+
+/**
+ * The config the provider host passed to `configure`. Module state on purpose: the host loads the
+ * implementation once per process and calls `configure` once per provider, before any other method;
+ * keeping it here (not in the serialized provider) is what keeps the key out of the state file.
+ */
+let hostConfig: ConfigLookup | undefined;
+
+export function configureFromHost(config: ConfigLookup | undefined): void {
+  // Copy the values: the host's object may be replaced, and only our keys are needed.
+  const copy = new Map<string, string>();
+  for (const { key } of Object.values(CONFIG_KEYS)) {
+    const value = config?.get(key);
+    if (value !== undefined) copy.set(key, value);
+  }
+  hostConfig = { get: (key) => copy.get(key) };
+}
+
+/** Settings for a call made in the provider host: host config, then the environment. */
+export function hostSettings(): ProviderSettings {
+  return resolveSettings(hostConfig, process.env);
+}

@@ -1,0 +1,92 @@
+/** Stable codes of the provider's own errors; service errors keep the SDK's code. */
+export type ProviderErrorCode =
+  | "CONFIG" // no API key, or a bad URL in config
+  | "VALIDATION" // inputs the service would reject (normally caught by check first)
+  | "NOT_FOUND" // adoptId names nothing
+  | "TIMEOUT" // a refusal outlasted its configured bound
+  | "SERVICE"; // the service answered with an error (code of the SDK error in `serviceCode`)
+
+export class ProviderError extends Error {
+  readonly code: ProviderErrorCode;
+  /** What was being done, e.g. "create endpoint my-endpoint". */
+  readonly operation: string;
+  readonly field: string | undefined;
+  /** The SDK error code when the service refused, e.g. "NOT_FOUND", "CONFLICT". */
+  readonly serviceCode: string | undefined;
+
+  constructor(
+    code: ProviderErrorCode,
+    message: string,
+    options: { operation: string; field?: string; serviceCode?: string; cause?: unknown },
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = "ProviderError";
+    this.code = code;
+    this.operation = options.operation;
+    this.field = options.field;
+    this.serviceCode = options.serviceCode;
+  }
+}
+
+/** The `code` of any coded error (ours or the SDK's), or undefined. */
+export function codeOf(error: unknown): string | undefined {
+  if (error !== null && typeof error === "object" && "code" in error) {
+    const code = (error as { code: unknown }).code;
+    if (typeof code === "string") return code;
+  }
+  return undefined;
+}
+
+/**
+ * Removes credentials from text that may reach Pulumi's output or state: the value of any `api_key`
+ * query parameter, Bearer tokens, and each known secret verbatim. The SDK redacts already; this is the
+ * second line of defence at the provider boundary.
+ */
+export function redact(text: string, secrets: readonly (string | undefined)[] = []): string {
+  let out = text
+    .replace(/([?&]api_key=)[^&\s"'<>]*/gi, "$1[redacted]")
+    .replace(/(Bearer\s+)[A-Za-z0-9._~+/=-]+/g, "$1[redacted]");
+  for (const secret of secrets) {
+    if (secret && secret.length >= 4) out = out.split(secret).join("[redacted]");
+  }
+  return out;
+}
+
+/**
+ * Wraps any failure of a service call as a ProviderError that names the operation, keeps the service's
+ * code and field, and carries no credential in its message.
+ */
+export function toProviderError(
+  error: unknown,
+  operation: string,
+  secrets: readonly string[],
+): ProviderError {
+  if (error instanceof ProviderError) {
+    if (error.message === redact(error.message, secrets)) return error;
+    return new ProviderError(error.code, redact(error.message, secrets), {
+      operation: error.operation,
+      ...(error.field === undefined ? {} : { field: error.field }),
+      ...(error.serviceCode === undefined ? {} : { serviceCode: error.serviceCode }),
+    });
+  }
+  const message = redact(error instanceof Error ? error.message : String(error), secrets);
+  const serviceCode = codeOf(error);
+  const field = fieldOf(error);
+  return new ProviderError(
+    serviceCode === "NOT_FOUND" ? "NOT_FOUND" : "SERVICE",
+    `${operation}: ${message}`,
+    {
+      operation,
+      ...(field === undefined ? {} : { field }),
+      ...(serviceCode === undefined ? {} : { serviceCode }),
+    },
+  );
+}
+
+function fieldOf(error: unknown): string | undefined {
+  if (error !== null && typeof error === "object" && "field" in error) {
+    const field = (error as { field: unknown }).field;
+    if (typeof field === "string") return field;
+  }
+  return undefined;
+}

@@ -1,0 +1,166 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { z } from "zod";
+import { inputFields } from "./check";
+import { CONFIG_KEYS, DEFAULT_DELETE_TIMEOUT_SECONDS, DEFAULT_URLS } from "./config";
+import { containerRegistryAuthDefinition } from "./container-registry-auth-provider";
+import { endpointDefinition } from "./endpoint-provider";
+import type { ResourceDefinition } from "./implement";
+import { networkVolumeDefinition } from "./network-volume-provider";
+import { templateDefinition } from "./template-provider";
+
+/**
+ * schema.json, generated from the zod input schemas so the two cannot drift (a test regenerates it
+ * and compares). Token mapping: a dynamic resource's engine type is always
+ * `pulumi-nodejs:dynamic/runpodkit:<Type>`; the package schema names it `runpodkit:index:<Type>`.
+ * Run `npx tsx provider/schema-gen.ts` to rewrite schema.json.
+ */
+
+type Json = Record<string, unknown>;
+type JsonSchema = {
+  type?: string | string[];
+  description?: string;
+  items?: JsonSchema;
+  additionalProperties?: JsonSchema | boolean;
+  enum?: unknown[];
+  anyOf?: JsonSchema[];
+};
+
+export const DEFINITIONS: readonly ResourceDefinition<unknown>[] = [
+  endpointDefinition(),
+  templateDefinition(),
+  networkVolumeDefinition(),
+  containerRegistryAuthDefinition(),
+] as ResourceDefinition<unknown>[];
+
+export const resourceToken = (type: string) => `runpodkit:index:${type}`;
+export const dynamicToken = (type: string) => `pulumi-nodejs:dynamic/runpodkit:${type}`;
+
+/** One JSON Schema node (zod's rendering) as a Pulumi schema property. */
+export function pulumiProperty(node: JsonSchema, types: Record<string, Json>, enumName: string): Json {
+  const variants = (node.anyOf ?? [node]).filter((v) => v.type !== "null");
+  const single = variants.length === 1 ? variants[0]! : node;
+  const type = Array.isArray(single.type) ? single.type.find((t) => t !== "null") : single.type;
+  const out: Json = {};
+  if (single.enum) {
+    const token = `runpodkit:index:${enumName}`;
+    types[token] = { type: "string", enum: single.enum.map((value) => ({ value })) };
+    out.$ref = `#/types/${token}`;
+  } else if (type === "array") {
+    out.type = "array";
+    out.items = pulumiProperty(single.items ?? {}, types, enumName);
+  } else if (type === "object") {
+    out.type = "object";
+    const extra = single.additionalProperties;
+    out.additionalProperties =
+      typeof extra === "object" ? pulumiProperty(extra, types, enumName) : { type: "string" };
+  } else if (type === "string" || type === "integer" || type === "number" || type === "boolean") {
+    out.type = type;
+  } else {
+    throw new Error(`no Pulumi type for JSON Schema ${JSON.stringify(node)}`);
+  }
+  const description = node.description ?? single.description;
+  if (description) out.description = description;
+  return out;
+}
+
+function properties(schema: z.ZodObject, types: Record<string, Json>, type: string) {
+  const json = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as {
+    properties: Record<string, JsonSchema>;
+    required?: string[];
+  };
+  const props: Record<string, Json> = {};
+  for (const [name, node] of Object.entries(json.properties)) {
+    props[name] = pulumiProperty(node, types, `${type}${name[0]!.toUpperCase()}${name.slice(1)}`);
+  }
+  return { props, required: json.required ?? [] };
+}
+
+function resourceSchema(definition: ResourceDefinition<unknown>, types: Record<string, Json>): Json {
+  const { spec } = definition;
+  const inputs = properties(spec.schema, types, spec.type);
+  for (const [name, prop] of Object.entries(inputs.props)) {
+    if (spec.secrets?.includes(name)) prop.secret = true;
+    if (definition.replaceOnChange.includes(name)) prop.willReplaceOnChanges = true;
+    const fallback = spec.defaults[name];
+    if (typeof fallback === "string" || typeof fallback === "number" || typeof fallback === "boolean") {
+      prop.default = fallback;
+    }
+  }
+  const outputs: Record<string, Json> = {};
+  for (const [name, prop] of Object.entries(inputs.props)) {
+    const { willReplaceOnChanges: _r, default: _d, ...rest } = prop;
+    outputs[name] = rest;
+  }
+  const computed = spec.computed ? properties(spec.computed, types, spec.type).props : {};
+  Object.assign(outputs, computed);
+  // Every output except adoptId is present after create (absent optional inputs read back as null).
+  const alwaysPresent = [...inputFields(spec).filter((f) => f !== "adoptId"), ...Object.keys(computed)];
+  return {
+    description: `${capitalize(definition.noun)}. Engine type token: \`${dynamicToken(spec.type)}\` (a Pulumi dynamic resource of the runpodkit npm package).`,
+    inputProperties: inputs.props,
+    requiredInputs: inputs.required,
+    properties: outputs,
+    required: alwaysPresent,
+  };
+}
+
+const capitalize = (text: string) => text[0]!.toUpperCase() + text.slice(1);
+
+function configVariables(): Record<string, Json> {
+  const described: Record<keyof typeof CONFIG_KEYS, string> = {
+    apiKey: "API key of the service. Set it as a secret.",
+    restUrl: `Base of the REST management API (default ${DEFAULT_URLS.restUrl}).`,
+    graphqlUrl: `GraphQL address (default ${DEFAULT_URLS.graphqlUrl}).`,
+    queueUrl: `Host of the job API; an endpoint's url is {queueUrl}/v2/{id} (default ${DEFAULT_URLS.queueUrl}).`,
+    deleteTimeout: `Seconds a delete waits out refusals (workers still scaling down, in use) (default ${DEFAULT_DELETE_TIMEOUT_SECONDS}).`,
+  };
+  const out: Record<string, Json> = {};
+  for (const [name, { env, secret }] of Object.entries(CONFIG_KEYS)) {
+    out[name] = {
+      type: name === "deleteTimeout" ? "integer" : "string",
+      description: `${described[name as keyof typeof CONFIG_KEYS]} Environment fallback: ${env}.`,
+      ...(secret ? { secret: true } : {}),
+    };
+  }
+  return out;
+}
+
+/** The whole package schema. */
+export function buildSchema(): Json {
+  const types: Record<string, Json> = {};
+  const resources: Record<string, Json> = {};
+  for (const definition of DEFINITIONS) {
+    resources[resourceToken(definition.spec.type)] = resourceSchema(definition, types);
+  }
+  const variables = configVariables();
+  return {
+    name: "runpodkit",
+    displayName: "runpodkit",
+    description:
+      "Serverless GPU endpoints, templates, network volumes and registry credentials of a RunPod-compatible service, as Pulumi dynamic resources of the runpodkit npm package.",
+    keywords: ["pulumi", "runpod", "serverless", "gpu", "category/cloud"],
+    license: "Apache-2.0",
+    meta: { moduleFormat: "(.*)" },
+    config: { variables },
+    provider: {
+      description:
+        "Read from stack config in the runpodkit namespace (e.g. runpodkit:apiKey), then the environment.",
+      inputProperties: variables,
+    },
+    types: Object.fromEntries(Object.entries(types).sort(([a], [b]) => a.localeCompare(b))),
+    resources,
+    language: { nodejs: { packageName: "runpodkit" } },
+  };
+}
+
+export function schemaText(): string {
+  return `${JSON.stringify(buildSchema(), null, 2)}\n`;
+}
+
+export const SCHEMA_PATH = join(__dirname, "..", "schema.json");
+
+if (require.main === module) {
+  writeFileSync(SCHEMA_PATH, schemaText());
+  console.log(`wrote ${SCHEMA_PATH}`);
+}
