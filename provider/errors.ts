@@ -1,3 +1,5 @@
+import { redact } from "../sdk/errors";
+
 /** Stable codes of the provider's own errors; service errors keep the SDK's code. */
 export type ProviderErrorCode =
   | "CONFIG" // no API key, or a bad URL in config
@@ -37,20 +39,8 @@ export function codeOf(error: unknown): string | undefined {
   return undefined;
 }
 
-/**
- * Removes credentials from text that may reach Pulumi's output or state: the value of any `api_key`
- * query parameter, Bearer tokens, and each known secret verbatim. The SDK redacts already; this is the
- * second line of defence at the provider boundary.
- */
-export function redact(text: string, secrets: readonly (string | undefined)[] = []): string {
-  let out = text
-    .replace(/([?&]api_key=)[^&\s"'<>]*/gi, "$1[redacted]")
-    .replace(/(Bearer\s+)[A-Za-z0-9._~+/=-]+/g, "$1[redacted]");
-  for (const secret of secrets) {
-    if (secret && secret.length >= 4) out = out.split(secret).join("[redacted]");
-  }
-  return out;
-}
+/** The SDK's redaction (api_key values, Bearer tokens, each known secret), reused at this boundary. */
+export { redact };
 
 /**
  * Wraps any failure of a service call as a ProviderError that names the operation, keeps the service's

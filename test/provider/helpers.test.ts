@@ -1,0 +1,221 @@
+import { describe, expect, test } from "vitest";
+import { resolveSettings } from "../../provider/config";
+import { diffFields } from "../../provider/diff";
+import { packageSpecifier } from "../../provider/dynamic";
+import { ProviderError, redact, toProviderError } from "../../provider/errors";
+import { plainJson } from "../../provider/implement";
+import { resolveName } from "../../provider/naming";
+import { type Pause, retryWithin } from "../../provider/retry";
+import { containsUnknown, pathHitsUnknown, UNKNOWN } from "../../provider/unknowns";
+import { NotFoundError } from "../../sdk/errors";
+
+/** Time that passes only when someone sleeps: retries are tested without waiting. */
+function virtualPause(): Pause & { slept: number[] } {
+  let now = 0;
+  const slept: number[] = [];
+  return {
+    slept,
+    now: () => now,
+    sleep: async (ms) => {
+      slept.push(ms);
+      now += ms;
+    },
+  };
+}
+
+describe("naming", () => {
+  const suffix = () => "abc1234";
+
+  test("an explicit name is kept as given", () => {
+    expect(resolveName(undefined, { name: "exact", __logicalName: "res" }, suffix)).toEqual({
+      name: "exact",
+      autoNamed: false,
+    });
+  });
+
+  test("no name: logical name plus a suffix, then the same name on later checks", () => {
+    const first = resolveName(undefined, { __logicalName: "web" }, suffix);
+    expect(first).toEqual({ name: "web-abc1234", autoNamed: true });
+    const later = resolveName(
+      { name: "web-abc1234", __autoNamed: true },
+      { __logicalName: "web" },
+      () => "zzzzzzz",
+    );
+    expect(later).toEqual({ name: "web-abc1234", autoNamed: true });
+  });
+
+  test("an old explicit name is not kept once the name is removed", () => {
+    const next = resolveName({ name: "exact", __autoNamed: false }, { __logicalName: "web" }, suffix);
+    expect(next).toEqual({ name: "web-abc1234", autoNamed: true });
+  });
+
+  test("the default suffix is seven lowercase hex characters", () => {
+    expect(resolveName(undefined, { __logicalName: "x" })?.name).toMatch(/^x-[0-9a-f]{7}$/);
+  });
+});
+
+describe("unknowns", () => {
+  test("found anywhere in the tree", () => {
+    expect(containsUnknown({ a: [1, { b: UNKNOWN }] })).toBe(true);
+    expect(containsUnknown({ a: [1, { b: "x" }] })).toBe(false);
+    expect(pathHitsUnknown({ env: UNKNOWN }, ["env", "KEY"])).toBe(true);
+    expect(pathHitsUnknown({ env: { KEY: "v" } }, ["env", "KEY"])).toBe(false);
+  });
+});
+
+describe("diffFields", () => {
+  const spec = {
+    fields: ["name", "size", "dataCenterId"],
+    replaceOnChange: ["dataCenterId"],
+    uniqueName: false,
+  };
+
+  test("equal inputs: no changes", () => {
+    const same = { name: "v", size: 10, dataCenterId: "EU-RO-1" };
+    expect(diffFields(same, { ...same }, spec)).toEqual({
+      changes: false,
+      changed: [],
+      replaces: [],
+      deleteBeforeReplace: false,
+    });
+  });
+
+  test("an updatable change updates; a replace-on-change field replaces", () => {
+    const old = { name: "v", size: 10, dataCenterId: "EU-RO-1" };
+    expect(diffFields(old, { ...old, size: 20 }, spec)).toMatchObject({ changes: true, replaces: [] });
+    expect(diffFields(old, { ...old, dataCenterId: "US-TX-3" }, spec)).toMatchObject({
+      changed: ["dataCenterId"],
+      replaces: ["dataCenterId"],
+    });
+  });
+
+  test("an unknown value is a possible change", () => {
+    const old = { name: "v", size: 10, dataCenterId: "EU-RO-1" };
+    expect(diffFields(old, { ...old, dataCenterId: UNKNOWN }, spec).replaces).toEqual(["dataCenterId"]);
+  });
+
+  test("unique explicit names are deleted before replacement; auto-names are not", () => {
+    const unique = { fields: ["name", "category"], replaceOnChange: ["category"], uniqueName: true };
+    const old = { name: "t", category: "NVIDIA" };
+    expect(
+      diffFields(old, { name: "t", category: "AMD", __autoNamed: false }, unique).deleteBeforeReplace,
+    ).toBe(true);
+    expect(
+      diffFields(old, { name: "t", category: "AMD", __autoNamed: true }, unique).deleteBeforeReplace,
+    ).toBe(false);
+  });
+});
+
+describe("retryWithin", () => {
+  const refused = () => Object.assign(new Error("in use"), { code: "CONFLICT" });
+
+  test("retries refusals with growing waits until the call succeeds", async () => {
+    const pause = virtualPause();
+    let calls = 0;
+    const result = await retryWithin(
+      async () => {
+        calls++;
+        if (calls < 4) throw refused();
+        return "done";
+      },
+      { operation: "delete x", boundMs: 60_000, retryable: () => true, pause, initialDelayMs: 1000 },
+    );
+    expect(result).toBe("done");
+    expect(pause.slept).toEqual([1000, 2000, 4000]);
+  });
+
+  test("past the bound: a TIMEOUT error that names the bound and the refusal", async () => {
+    const pause = virtualPause();
+    const failure = retryWithin(
+      async () => {
+        throw refused();
+      },
+      { operation: "delete template t", boundMs: 10_000, retryable: () => true, pause, initialDelayMs: 1000 },
+    );
+    await expect(failure).rejects.toMatchObject({ code: "TIMEOUT", operation: "delete template t" });
+    await expect(failure).rejects.toThrow(/bound of 10s: in use/);
+    // 1 + 2 + 4 + 3 (capped at the bound) = 10 s of waiting, never more.
+    expect(pause.slept).toEqual([1000, 2000, 4000, 3000]);
+  });
+
+  test("other errors are thrown at once", async () => {
+    const pause = virtualPause();
+    const failure = retryWithin(
+      async () => {
+        throw new Error("bad request");
+      },
+      { operation: "op", boundMs: 10_000, retryable: () => false, pause },
+    );
+    await expect(failure).rejects.toThrow("bad request");
+    expect(pause.slept).toEqual([]);
+  });
+});
+
+describe("settings", () => {
+  test("Pulumi config wins over the environment, which wins over the defaults", () => {
+    const config = { get: (key: string) => ({ "runpodkit:apiKey": "cfg-key-123" })[key] };
+    const settings = resolveSettings(config, {
+      RUNPOD_API_KEY: "env-key-456",
+      RUNPODKIT_REST_URL: "http://127.0.0.1:9999/v1/",
+      RUNPODKIT_DELETE_TIMEOUT: "12",
+    });
+    expect(settings).toEqual({
+      apiKey: "cfg-key-123",
+      restUrl: "http://127.0.0.1:9999/v1",
+      graphqlUrl: "https://api.runpod.io/graphql",
+      queueUrl: "https://api.runpod.ai",
+      deleteTimeoutMs: 12_000,
+    });
+  });
+
+  test("no key anywhere: a CONFIG error naming the config key and the variable", () => {
+    expect(() => resolveSettings(undefined, {})).toThrow(/runpodkit:apiKey.*RUNPOD_API_KEY/);
+  });
+
+  test("a URL that is not http(s) is refused by name", () => {
+    expect(() =>
+      resolveSettings(undefined, { RUNPOD_API_KEY: "k-123456", RUNPODKIT_QUEUE_URL: "ftp://x" }),
+    ).toThrow(/runpodkit:queueUrl/);
+  });
+});
+
+describe("errors", () => {
+  test("redact removes api_key values, bearer tokens and known secrets", () => {
+    const text = "GET https://h/graphql?api_key=sk-live-999&x=1 Bearer abc.def sk-live-999";
+    expect(redact(text, ["sk-live-999"])).toBe("GET https://h/graphql?api_key=***&x=1 Bearer *** ***");
+  });
+
+  test("SDK errors keep their code and field, lose any credential", () => {
+    const sdkError = new NotFoundError({ operation: "rest.templates.get", message: "template t1 not found" });
+    const wrapped = toProviderError(sdkError, "read template t1", ["sk-live-999"]);
+    expect(wrapped).toBeInstanceOf(ProviderError);
+    expect(wrapped).toMatchObject({
+      code: "NOT_FOUND",
+      serviceCode: "NOT_FOUND",
+      operation: "read template t1",
+    });
+    const leaky = toProviderError(new Error("failed https://h?api_key=sk-live-999"), "create x", [
+      "sk-live-999",
+    ]);
+    expect(leaky.message).not.toContain("sk-live-999");
+  });
+});
+
+describe("serializable outputs", () => {
+  test("undefined becomes null at any depth; dates become ISO strings", () => {
+    expect(plainJson({ a: undefined, b: [undefined, 1], c: { d: undefined }, e: new Date(0) })).toEqual({
+      a: null,
+      b: [null, 1],
+      c: { d: null },
+      e: "1970-01-01T00:00:00.000Z",
+    });
+  });
+});
+
+describe("packageSpecifier", () => {
+  test("a file of this checkout is named by package path, without extension", () => {
+    expect(packageSpecifier(`${__dirname}/../../provider/endpoint-provider.ts`)).toBe(
+      "runpodkit/provider/endpoint-provider",
+    );
+  });
+});
