@@ -114,7 +114,7 @@ export const EndpointUpdateInput = z.strictObject({
   minCudaVersion: restEndpointFields.minCudaVersion.nullable().optional(),
   cpuFlavorIds: restEndpointFields.cpuFlavorIds.optional(),
   vcpuCount: restEndpointFields.vcpuCount.optional(),
-  computeType: z.never({ error: "computeType is not updatable; create a new endpoint instead" }).optional(),
+  computeType: z.never({ error: "is not updatable; create a new endpoint instead" }).optional(),
 });
 export type EndpointUpdateInput = z.infer<typeof EndpointUpdateInput>;
 

@@ -4,8 +4,8 @@ import { DataCenterId } from "./common";
 /** Size in GB: 0..4000. On update it may only grow. */
 export const VolumeSize = z.int().min(0).max(4000);
 
-const notUpdatable = (field: string) =>
-  z.never({ error: `${field} is not updatable; create a new resource instead` }).optional();
+const notUpdatable = () =>
+  z.never({ error: "is not updatable; create a new network volume instead" }).optional();
 
 /** REST and GraphQL record. */
 export const NetworkVolume = z.object({
@@ -29,7 +29,7 @@ export type NetworkVolumeCreateInput = z.infer<typeof NetworkVolumeCreateInput>;
 export const NetworkVolumeUpdateInput = z.strictObject({
   name: z.string().min(1).max(191).optional(),
   size: VolumeSize.optional(),
-  dataCenterId: notUpdatable("dataCenterId"),
+  dataCenterId: notUpdatable(),
 });
 export type NetworkVolumeUpdateInput = z.infer<typeof NetworkVolumeUpdateInput>;
 

@@ -9,8 +9,7 @@ export const EnvMap = z.record(z.string().min(1), z.string());
 /** "8888/http" or "22/tcp". */
 export const PortSpec = z.string().regex(/^\d{1,5}\/(http|tcp|udp)$/, 'expected "<port>/<http|tcp|udp>"');
 
-const notUpdatable = (field: string) =>
-  z.never({ error: `${field} is not updatable; create a new template instead` }).optional();
+const notUpdatable = () => z.never({ error: "is not updatable; create a new template instead" }).optional();
 
 /** Defaults of the real service, applied to fields a create leaves out. */
 export const TEMPLATE_DEFAULTS = {
@@ -100,8 +99,8 @@ export const TemplateUpdateInput = z.strictObject({
   readme: templateFields.readme.optional(),
   isPublic: templateFields.isPublic.optional(),
   containerRegistryAuthId: templateFields.containerRegistryAuthId.nullable().optional(),
-  category: notUpdatable("category"),
-  isServerless: notUpdatable("isServerless"),
+  category: notUpdatable(),
+  isServerless: notUpdatable(),
 });
 export type TemplateUpdateInput = z.infer<typeof TemplateUpdateInput>;
 

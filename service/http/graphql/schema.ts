@@ -1,0 +1,208 @@
+/**
+ * The GraphQL management API: ONE SDL, executed by graphql-js. Names follow the real service so
+ * existing documents (runpod-python, runpodctl, the Pulumi provider) work unchanged. Kept as a .ts
+ * string so the build ships it without a copy step.
+ */
+export const typeDefs = /* GraphQL */ `
+  enum FlashBootType {
+    OFF
+    FLASHBOOT
+  }
+
+  type EnvironmentVariable {
+    key: String!
+    value: String!
+  }
+
+  input EnvironmentVariableInput {
+    key: String!
+    value: String!
+  }
+
+  "A serverless worker; desiredStatus is RUNNING, EXITED or TERMINATED."
+  type Pod {
+    id: String!
+    name: String!
+    desiredStatus: String!
+    endpointId: String
+    imageName: String!
+    templateId: String
+    gpuCount: Int!
+    lastStartedAt: String
+  }
+
+  type PodTemplate {
+    id: String!
+    name: String!
+    imageName: String!
+    category: String
+    isServerless: Boolean!
+    isPublic: Boolean
+    containerDiskInGb: Int!
+    volumeInGb: Int!
+    volumeMountPath: String
+    "The start command as one string."
+    dockerArgs: String!
+    env: [EnvironmentVariable!]!
+    "Comma list, e.g. 8888/http,22/tcp."
+    ports: String!
+    readme: String
+    containerRegistryAuthId: String
+    startSsh: Boolean
+    startJupyter: Boolean
+  }
+
+  type Endpoint {
+    id: String!
+    name: String!
+    userId: String!
+    templateId: String!
+    template: PodTemplate
+    gpuIds: String!
+    idleTimeout: Int!
+    locations: String
+    flashBootType: FlashBootType!
+    scalerType: String!
+    scalerValue: Int!
+    workersMin: Int!
+    workersMax: Int!
+    workersStandby: Int!
+    networkVolumeId: String
+    hubReleaseId: String
+    modelName: String
+    "QB (queue-based) or LB (load balancing)."
+    type: String!
+    computeType: String!
+    gpuCount: Int!
+    executionTimeoutMs: Int!
+    env: [EnvironmentVariable!]!
+    "Comma list of CUDA versions; empty = any."
+    allowedCudaVersions: String
+    instanceIds: [String!]!
+    version: Int!
+    createdAt: String!
+    pods: [Pod!]!
+  }
+
+  type NetworkVolume {
+    id: String!
+    name: String!
+    size: Int!
+    dataCenterId: String!
+  }
+
+  "Credentials are never readable."
+  type ContainerRegistryAuth {
+    id: String!
+    name: String!
+  }
+
+  type ServerlessDiscount {
+    discountFactor: Float!
+    type: String!
+    expirationDate: String
+  }
+
+  type User {
+    id: String!
+    endpoints: [Endpoint!]!
+    endpoint(id: String!): Endpoint
+    serverlessDiscount: ServerlessDiscount
+    podTemplates: [PodTemplate!]!
+    networkVolumes: [NetworkVolume!]!
+    containerRegistryCreds: [ContainerRegistryAuth!]!
+  }
+
+  type Query {
+    myself: User!
+  }
+
+  "Without id: create. With id: FULL REPLACE (omitted fields reset to defaults)."
+  input EndpointInput {
+    id: String
+    name: String!
+    templateId: String!
+    gpuIds: String!
+    idleTimeout: Int
+    locations: String
+    flashBootType: FlashBootType
+    scalerType: String
+    scalerValue: Int
+    workersMin: Int
+    workersMax: Int
+    workersStandby: Int
+    networkVolumeId: String
+    hubReleaseId: String
+    modelName: String
+    type: String
+    gpuCount: Int
+    executionTimeoutMs: Int
+    env: [EnvironmentVariableInput!]
+    allowedCudaVersions: String
+    instanceIds: [String!]
+    computeType: String
+  }
+
+  "Without id: create. With id: full replace (category and isServerless kept when omitted)."
+  input SaveTemplateInput {
+    id: String
+    name: String!
+    imageName: String!
+    category: String
+    isServerless: Boolean
+    containerDiskInGb: Int
+    volumeInGb: Int
+    volumeMountPath: String
+    dockerArgs: String
+    env: [EnvironmentVariableInput!]
+    ports: String
+    readme: String
+    isPublic: Boolean
+    containerRegistryAuthId: String
+    startSsh: Boolean
+    startJupyter: Boolean
+  }
+
+  input CreateNetworkVolumeInput {
+    name: String!
+    size: Int!
+    dataCenterId: String!
+  }
+
+  input UpdateNetworkVolumeInput {
+    id: String!
+    name: String
+    size: Int
+  }
+
+  input DeleteNetworkVolumeInput {
+    id: String!
+  }
+
+  input SaveRegistryAuthInput {
+    name: String!
+    username: String!
+    password: String!
+  }
+
+  input UpdateRegistryAuthInput {
+    id: String!
+    username: String!
+    password: String!
+  }
+
+  type Mutation {
+    saveEndpoint(input: EndpointInput!): Endpoint
+    "Answers null; refused unless workersMin = workersMax = 0."
+    deleteEndpoint(id: String!): Boolean
+    saveTemplate(input: SaveTemplateInput!): PodTemplate
+    "Deletes BY NAME."
+    deleteTemplate(templateName: String!): Boolean
+    createNetworkVolume(input: CreateNetworkVolumeInput!): NetworkVolume
+    updateNetworkVolume(input: UpdateNetworkVolumeInput!): NetworkVolume
+    deleteNetworkVolume(input: DeleteNetworkVolumeInput!): Boolean
+    saveRegistryAuth(input: SaveRegistryAuthInput!): ContainerRegistryAuth
+    updateRegistryAuth(input: UpdateRegistryAuthInput!): ContainerRegistryAuth
+    deleteRegistryAuth(registryAuthId: String!): Boolean
+  }
+`;

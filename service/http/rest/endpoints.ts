@@ -1,0 +1,109 @@
+import {
+  Endpoint,
+  EndpointCreateInput,
+  EndpointGetQuery,
+  EndpointList,
+  EndpointUpdateInput,
+} from "../../../sdk/schemas/endpoint";
+import type { ServiceDeps } from "../../deps";
+import {
+  createEndpoint,
+  deleteEndpoint,
+  type EndpointChanges,
+  type EndpointRecord,
+  getEndpoint,
+  listEndpoints,
+  updateEndpoint,
+} from "../../domain/endpoint";
+import { listPods } from "../../domain/pod";
+import { getTemplate } from "../../domain/template";
+import { type RestRoute, route } from "./route";
+import { restEndpoint } from "./shape";
+
+const TAG = "endpoints";
+
+/** REST's boolean `flashboot` is the domain's flashBootType. */
+function changesOf(body: EndpointCreateInput | EndpointUpdateInput): EndpointChanges {
+  const { flashboot, computeType, ...rest } = body as EndpointCreateInput & EndpointUpdateInput;
+  return {
+    ...rest,
+    ...(computeType !== undefined ? { computeType } : {}),
+    ...(flashboot !== undefined ? { flashBootType: flashboot ? "FLASHBOOT" : "OFF" } : {}),
+  };
+}
+
+function reply(deps: ServiceDeps, record: EndpointRecord, query: EndpointGetQuery = {}) {
+  return restEndpoint(record, {
+    template: query.includeTemplate ? getTemplate(deps, record.accountId, record.templateId) : undefined,
+    workers: query.includeWorkers
+      ? listPods(deps, record.accountId, { endpointId: record.id, includeWorkers: true })
+      : undefined,
+  });
+}
+
+const updateSpec = {
+  body: EndpointUpdateInput,
+  response: Endpoint,
+  tag: TAG,
+  summary: "Update an endpoint (partial: absent fields are unchanged)",
+  operationId: "UpdateEndpoint",
+} as const;
+
+const update = route({ ...updateSpec, method: "PATCH", url: "/endpoints/:endpointId" }, (c) =>
+  reply(c.deps, updateEndpoint(c.deps, c.accountId, c.params.endpointId ?? "", changesOf(c.body))),
+);
+const updateByPost = route({ ...updateSpec, method: "POST", url: "/endpoints/:endpointId/update" }, (c) =>
+  reply(c.deps, updateEndpoint(c.deps, c.accountId, c.params.endpointId ?? "", changesOf(c.body))),
+);
+
+export const endpointRoutes: RestRoute[] = [
+  route(
+    {
+      method: "POST",
+      url: "/endpoints",
+      operationId: "CreateEndpoint",
+      tag: TAG,
+      summary: "Create an endpoint",
+      body: EndpointCreateInput,
+      response: Endpoint,
+    },
+    (c) => reply(c.deps, createEndpoint(c.deps, c.accountId, changesOf(c.body))),
+  ),
+  route(
+    {
+      method: "GET",
+      url: "/endpoints",
+      operationId: "ListEndpoints",
+      tag: TAG,
+      summary: "List endpoints",
+      query: EndpointGetQuery,
+      response: EndpointList,
+    },
+    (c) => listEndpoints(c.deps, c.accountId).map((e) => reply(c.deps, e, c.query)),
+  ),
+  route(
+    {
+      method: "GET",
+      url: "/endpoints/:endpointId",
+      operationId: "GetEndpoint",
+      tag: TAG,
+      summary: "Find an endpoint by id",
+      query: EndpointGetQuery,
+      response: Endpoint,
+    },
+    (c) => reply(c.deps, getEndpoint(c.deps, c.accountId, c.params.endpointId ?? ""), c.query),
+  ),
+  update,
+  updateByPost,
+  route(
+    {
+      method: "DELETE",
+      url: "/endpoints/:endpointId",
+      operationId: "DeleteEndpoint",
+      tag: TAG,
+      summary: "Delete an endpoint (only when workersMin and workersMax are both 0)",
+      status: 204,
+    },
+    (c) => deleteEndpoint(c.deps, c.accountId, c.params.endpointId ?? ""),
+  ),
+];

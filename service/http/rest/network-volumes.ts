@@ -1,0 +1,79 @@
+import {
+  NetworkVolume,
+  NetworkVolumeCreateInput,
+  NetworkVolumeList,
+  NetworkVolumeUpdateInput,
+} from "../../../sdk/schemas/network-volume";
+import {
+  createNetworkVolume,
+  deleteNetworkVolume,
+  getNetworkVolume,
+  listNetworkVolumes,
+  updateNetworkVolume,
+} from "../../domain/network-volume";
+import { type RestRoute, route } from "./route";
+import { restNetworkVolume } from "./shape";
+
+const TAG = "network volumes";
+
+const updateSpec = {
+  body: NetworkVolumeUpdateInput,
+  response: NetworkVolume,
+  tag: TAG,
+  summary: "Rename or grow a network volume (size may only increase)",
+  operationId: "UpdateNetworkVolume",
+} as const;
+
+export const networkVolumeRoutes: RestRoute[] = [
+  route(
+    {
+      method: "POST",
+      url: "/networkvolumes",
+      operationId: "CreateNetworkVolume",
+      tag: TAG,
+      summary: "Create a network volume",
+      body: NetworkVolumeCreateInput,
+      response: NetworkVolume,
+    },
+    (c) => restNetworkVolume(createNetworkVolume(c.deps, c.accountId, c.body)),
+  ),
+  route(
+    {
+      method: "GET",
+      url: "/networkvolumes",
+      operationId: "ListNetworkVolumes",
+      tag: TAG,
+      summary: "List network volumes",
+      response: NetworkVolumeList,
+    },
+    (c) => listNetworkVolumes(c.deps, c.accountId).map(restNetworkVolume),
+  ),
+  route(
+    {
+      method: "GET",
+      url: "/networkvolumes/:networkVolumeId",
+      operationId: "GetNetworkVolume",
+      tag: TAG,
+      summary: "Find a network volume by id",
+      response: NetworkVolume,
+    },
+    (c) => restNetworkVolume(getNetworkVolume(c.deps, c.accountId, c.params.networkVolumeId ?? "")),
+  ),
+  route({ ...updateSpec, method: "PATCH", url: "/networkvolumes/:networkVolumeId" }, (c) =>
+    restNetworkVolume(updateNetworkVolume(c.deps, c.accountId, c.params.networkVolumeId ?? "", c.body)),
+  ),
+  route({ ...updateSpec, method: "POST", url: "/networkvolumes/:networkVolumeId/update" }, (c) =>
+    restNetworkVolume(updateNetworkVolume(c.deps, c.accountId, c.params.networkVolumeId ?? "", c.body)),
+  ),
+  route(
+    {
+      method: "DELETE",
+      url: "/networkvolumes/:networkVolumeId",
+      operationId: "DeleteNetworkVolume",
+      tag: TAG,
+      summary: "Delete a network volume (refused while attached to an endpoint)",
+      status: 204,
+    },
+    (c) => deleteNetworkVolume(c.deps, c.accountId, c.params.networkVolumeId ?? ""),
+  ),
+];

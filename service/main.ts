@@ -1,0 +1,54 @@
+#!/usr/bin/env node
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { startService } from "./index";
+
+const USAGE = "usage: runpodkit --port <p> --api-key <k> [--api-key <k2> ...] [--data <file>|:memory:]";
+const DEFAULT_DATA = join(process.cwd(), ".data", "runpodkit.sqlite");
+
+/** The CLI: `npm run serve -- --port 8080 --api-key k1 --api-key k2 [--data file]`. Foreground. */
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      port: { type: "string", default: "0" },
+      "api-key": { type: "string", multiple: true },
+      data: { type: "string", default: DEFAULT_DATA },
+      help: { type: "boolean", short: "h" },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    console.log(USAGE);
+    return;
+  }
+  const port = Number(values.port);
+  const apiKeys = values["api-key"] ?? [];
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`--port: not a port number\n${USAGE}`);
+  if (apiKeys.length === 0) throw new Error(`--api-key: at least one is required\n${USAGE}`);
+
+  const service = await startService({ apiKeys, port, data: values.data });
+  // One line, so scripts can read the three base URLs.
+  console.log(
+    `runpodkit service ready: rest=${service.restUrl} graphql=${service.graphqlUrl} queue=${service.queueUrl}`,
+  );
+
+  const stop = (signal: string) => {
+    service.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error(
+          `runpodkit: error while closing on ${signal}: ${error instanceof Error ? error.message : error}`,
+        );
+        process.exit(1);
+      },
+    );
+  };
+  process.once("SIGINT", () => stop("SIGINT"));
+  process.once("SIGTERM", () => stop("SIGTERM"));
+}
+
+main().catch((error: unknown) => {
+  console.error(`runpodkit: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(1);
+});
