@@ -1,0 +1,82 @@
+/** The engine's pure parts: URNs, secret marking, sealing secrets for disk, and deletion order. */
+import { describe, expect, test } from "vitest";
+import { isSealed, SecretBox } from "../helpers/engine/secret-box";
+import { dependencyOrder, type ResourceState } from "../helpers/engine/state";
+import { makeUrn, nameOf, typeOf } from "../helpers/engine/urn";
+import { makeSecret, markSecret, reveal, SECRET_SIG, SIG_KEY, secretKeys } from "../helpers/engine/values";
+
+function resource(urn: string, deps: string[] = [], parent = ""): ResourceState {
+  return {
+    urn,
+    type: "t",
+    custom: true,
+    id: urn,
+    parent,
+    inputs: {},
+    outputs: {},
+    dependencies: deps,
+    propertyDependencies: {},
+    additionalSecretOutputs: [],
+    deleteBeforeReplace: false,
+    protect: false,
+    retainOnDelete: false,
+    external: false,
+    pendingDelete: false,
+  };
+}
+
+describe("URNs", () => {
+  const stackUrn = makeUrn("dev", "proj", "pulumi:pulumi:Stack", "proj-dev", "");
+  test("children of the stack are not prefixed, children of components are", () => {
+    expect(stackUrn).toBe("urn:pulumi:dev::proj::pulumi:pulumi:Stack::proj-dev");
+    const comp = makeUrn("dev", "proj", "my:index:Comp", "c", stackUrn);
+    expect(comp).toBe("urn:pulumi:dev::proj::my:index:Comp::c");
+    const child = makeUrn("dev", "proj", "pulumi-nodejs:dynamic/x:R", "r", comp);
+    expect(child).toBe("urn:pulumi:dev::proj::my:index:Comp$pulumi-nodejs:dynamic/x:R::r");
+    expect(typeOf(child)).toBe("pulumi-nodejs:dynamic/x:R");
+    expect(nameOf(child)).toBe("r");
+  });
+});
+
+describe("secret values", () => {
+  test("same-key and listed outputs are marked, reveal unwraps deeply", () => {
+    const inputs = { password: makeSecret("pw"), nested: { a: [makeSecret(1)] }, plain: "x" };
+    expect([...secretKeys(inputs)].sort()).toEqual(["nested", "password"]);
+    const outputs = markSecret({ password: "pw", token: "t", plain: "x" }, ["password", "token"]);
+    expect(outputs.password).toEqual({ [SIG_KEY]: SECRET_SIG, value: "pw" });
+    expect(outputs.token).toEqual({ [SIG_KEY]: SECRET_SIG, value: "t" });
+    expect(outputs.plain).toBe("x");
+    expect(reveal(inputs)).toEqual({ password: "pw", nested: { a: [1] }, plain: "x" });
+  });
+
+  test("sealing keeps no plaintext, opening needs the same passphrase and salt", () => {
+    const box = SecretBox.create("pass");
+    const sealed = box.seal({ key: makeSecret({ deep: "value-123" }), list: [makeSecret("v2")] });
+    const text = JSON.stringify(sealed);
+    expect(text.includes("value-123")).toBe(false);
+    expect(text.includes("v2")).toBe(false);
+    expect(isSealed((sealed as Record<string, never>).key)).toBe(true);
+    const again = SecretBox.create("pass", box.salt);
+    expect(again.open(sealed)).toEqual({ key: makeSecret({ deep: "value-123" }), list: [makeSecret("v2")] });
+    expect(() => SecretBox.create("other", box.salt).verify(box.checkValue())).toThrow(
+      expect.objectContaining({ code: "PASSPHRASE_MISMATCH" }),
+    );
+  });
+});
+
+describe("dependency order", () => {
+  test("every resource comes after its dependencies and its parent", () => {
+    const stack = resource("s");
+    const a = resource("a", [], "s");
+    const b = resource("b", ["a"], "s");
+    const c = resource("c", ["b"], "s");
+    const order = dependencyOrder([c, b, stack, a]).map((r) => r.urn);
+    expect(order).toEqual(["s", "a", "b", "c"]);
+  });
+
+  test("property dependencies count and unknown URNs are ignored", () => {
+    const a = resource("a");
+    const b = { ...resource("b", ["gone"]), propertyDependencies: { x: ["a"] } };
+    expect(dependencyOrder([b, a]).map((r) => r.urn)).toEqual(["a", "b"]);
+  });
+});
