@@ -21,7 +21,12 @@ export function clients(service: TestService) {
   }
 
   /** A REST call; `key: null` sends no Authorization header, a string body is sent as is. */
-  function rest<T = Record<string, unknown>>(method: string, path: string, body?: unknown, key: string | null = service.apiKey) {
+  function rest<T = Record<string, unknown>>(
+    method: string,
+    path: string,
+    body?: unknown,
+    key: string | null = service.apiKey,
+  ) {
     const headers: Record<string, string> = {};
     if (key !== null) headers.authorization = `Bearer ${key}`;
     if (body !== undefined) headers["content-type"] = "application/json";
