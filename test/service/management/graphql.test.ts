@@ -1,0 +1,353 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { GqlEndpoint } from "../../../sdk/schemas/endpoint";
+import { type TestService, withService } from "../../helpers/service";
+import { clients } from "./client";
+
+let service: TestService;
+let api: ReturnType<typeof clients>;
+
+const ENDPOINT_FIELDS = `id name userId templateId gpuIds idleTimeout locations flashBootType scalerType scalerValue
+  workersMin workersMax workersStandby networkVolumeId hubReleaseId modelName type computeType gpuCount
+  executionTimeoutMs env { key value } allowedCudaVersions instanceIds version createdAt pods { id desiredStatus }`;
+
+const SAVE_ENDPOINT = `mutation Save($input: EndpointInput!) { saveEndpoint(input: $input) { ${ENDPOINT_FIELDS} } }`;
+
+async function saveTemplate(name: string, extra: Record<string, unknown> = {}) {
+  const reply = await api.gql<{ saveTemplate: { id: string } }>(
+    `mutation($input: SaveTemplateInput!) { saveTemplate(input: $input) { id } }`,
+    { input: { name, imageName: "repo/worker:1", isServerless: true, ...extra } },
+  );
+  expect(reply.body.errors).toBeUndefined();
+  return reply.body.data.saveTemplate.id;
+}
+
+async function saveEndpoint(input: Record<string, unknown>) {
+  const reply = await api.gql<{ saveEndpoint: GqlEndpoint }>(SAVE_ENDPOINT, { input });
+  expect(reply.status).toBe(200);
+  expect(reply.body.errors).toBeUndefined();
+  return GqlEndpoint.parse(reply.body.data.saveEndpoint);
+}
+
+beforeAll(async () => {
+  service = await withService();
+  api = clients(service);
+});
+afterAll(() => service.close());
+
+describe("GraphQL endpoints", () => {
+  it("saveEndpoint without id creates with defaults; every field reads back", async () => {
+    const templateId = await saveTemplate("g-create");
+    const volume = await api.gql<{ createNetworkVolume: { id: string } }>(
+      `mutation { createNetworkVolume(input: {name: "cache", size: 10, dataCenterId: "EU-RO-1"}) { id } }`,
+    );
+    const networkVolumeId = volume.body.data.createNetworkVolume.id;
+    const created = await saveEndpoint({
+      name: "llm",
+      templateId,
+      gpuIds: "AMPERE_48,-NVIDIA RTX A6000",
+      locations: "US,FR",
+      flashBootType: "FLASHBOOT",
+      scalerType: "REQUEST_COUNT",
+      scalerValue: 2,
+      workersMin: 0,
+      workersMax: 5,
+      workersStandby: 2,
+      networkVolumeId,
+      hubReleaseId: "hub-release-1",
+      modelName: "https://huggingface.co/org/model",
+      type: "LB",
+      gpuCount: 2,
+      executionTimeoutMs: 120_000,
+      env: [{ key: "MODEL", value: "small" }],
+      allowedCudaVersions: "12.4,12.5",
+      idleTimeout: 60,
+    });
+    expect(created).toMatchObject({
+      name: "llm",
+      gpuIds: "AMPERE_48,-NVIDIA RTX A6000",
+      locations: "US,FR",
+      flashBootType: "FLASHBOOT",
+      scalerType: "REQUEST_COUNT",
+      workersMax: 5,
+      workersStandby: 2,
+      networkVolumeId,
+      hubReleaseId: "hub-release-1",
+      modelName: "https://huggingface.co/org/model",
+      type: "LB",
+      computeType: "GPU",
+      gpuCount: 2,
+      executionTimeoutMs: 120_000,
+      env: [{ key: "MODEL", value: "small" }],
+      allowedCudaVersions: "12.4,12.5",
+      idleTimeout: 60,
+      pods: [],
+    });
+    const minimal = await saveEndpoint({ name: "min", templateId, gpuIds: "AMPERE_16" });
+    expect(minimal).toMatchObject({
+      idleTimeout: 5,
+      flashBootType: "OFF",
+      scalerType: "QUEUE_DELAY",
+      scalerValue: 4,
+      workersMin: 0,
+      workersMax: 3,
+      type: "QB",
+      gpuCount: 1,
+      executionTimeoutMs: 600_000,
+      env: [],
+      networkVolumeId: null,
+      locations: null,
+    });
+  });
+
+  it("saveEndpoint with id is a FULL REPLACE: omitted fields return to their defaults", async () => {
+    const templateId = await saveTemplate("g-replace");
+    const first = await saveEndpoint({
+      name: "r",
+      templateId,
+      gpuIds: "ADA_24",
+      idleTimeout: 100,
+      workersMax: 7,
+      flashBootType: "FLASHBOOT",
+      env: [{ key: "A", value: "1" }],
+    });
+    const replaced = await saveEndpoint({
+      id: first.id,
+      name: "r2",
+      templateId,
+      gpuIds: "ADA_24",
+      workersMax: 0,
+    });
+    expect(replaced).toMatchObject({
+      id: first.id,
+      name: "r2",
+      idleTimeout: 5,
+      workersMax: 0,
+      flashBootType: "OFF",
+      env: [],
+      version: first.version + 1, // env changed
+    });
+    expect(replaced.createdAt).toBe(first.createdAt);
+  });
+
+  it("reads one endpoint with myself { endpoint(id:) } and null for an unknown id", async () => {
+    const templateId = await saveTemplate("g-read");
+    const e = await saveEndpoint({ name: "one", templateId, gpuIds: "AMPERE_24" });
+    const reply = await api.gql<{
+      myself: { endpoint: { id: string; pods: unknown[] } | null; missing: null };
+    }>(
+      `query($id: String!) { myself { endpoint(id: $id) { id pods { desiredStatus } } missing: endpoint(id: "nope") { id } } }`,
+      { id: e.id },
+    );
+    expect(reply.body.data.myself.endpoint).toEqual({ id: e.id, pods: [] });
+    expect(reply.body.data.myself.missing).toBeNull();
+  });
+
+  it("refuses invalid gpuIds, locations, scalerType and references, with codes and fields", async () => {
+    const templateId = await saveTemplate("g-invalid");
+    const bad: [Record<string, unknown>, string][] = [
+      [{ gpuIds: "AMPERE_99" }, "gpuIds"],
+      [{ gpuIds: "AMPERE_16,-NVIDIA GTX 1" }, "gpuIds"],
+      [{ locations: "MARS" }, "locations"],
+      [{ scalerType: "CPU" }, "scalerType"],
+      [{ networkVolumeId: "missingvol" }, "networkVolumeId"],
+      [{ templateId: "missingtpl" }, "templateId"],
+    ];
+    for (const [override, field] of bad) {
+      const reply = await api.gql(SAVE_ENDPOINT, {
+        input: { name: "x", templateId, gpuIds: "AMPERE_16", ...override },
+      });
+      expect(reply.status).toBe(200);
+      expect(reply.body.data).toEqual({ saveEndpoint: null });
+      expect(reply.body.errors?.[0]?.extensions).toEqual({ code: "VALIDATION", field });
+      expect(reply.body.errors?.[0]?.message).toContain(field);
+    }
+  });
+
+  it("answers graphql-js validation errors as HTTP 200 with errors", async () => {
+    const unknownEnum = await api.gql(
+      `mutation { saveEndpoint(input: {name: "x", templateId: "t", gpuIds: "AMPERE_16", flashBootType: TURBO}) { id } }`,
+    );
+    expect(unknownEnum.status).toBe(200);
+    expect(unknownEnum.body.errors?.[0]?.extensions?.code).toBe("GRAPHQL_VALIDATION");
+    const missing = await api.gql(
+      `mutation { saveEndpoint(input: {name: "x", gpuIds: "AMPERE_16"}) { id } }`,
+    );
+    expect(missing.body.errors?.[0]?.message).toContain("templateId");
+    const syntax = await api.gql(`{ myself { `);
+    expect(syntax.status).toBe(200);
+    expect(syntax.body.errors?.length).toBe(1);
+  });
+
+  it("deleteEndpoint answers null, and is refused unless workersMin = workersMax = 0", async () => {
+    const templateId = await saveTemplate("g-delete");
+    const e = await saveEndpoint({
+      name: "d",
+      templateId,
+      gpuIds: "AMPERE_16",
+      workersMin: 1,
+      workersMax: 2,
+    });
+    const refused = await api.gql(`mutation($id: String!) { deleteEndpoint(id: $id) }`, { id: e.id });
+    expect(refused.body.errors?.[0]?.extensions?.code).toBe("PRECONDITION");
+    await saveEndpoint({
+      id: e.id,
+      name: "d",
+      templateId,
+      gpuIds: "AMPERE_16",
+      workersMin: 0,
+      workersMax: 0,
+    });
+    const deleted = await api.gql(`mutation($id: String!) { deleteEndpoint(id: $id) }`, { id: e.id });
+    expect(deleted.body).toEqual({ data: { deleteEndpoint: null } });
+    const again = await api.gql(`mutation($id: String!) { deleteEndpoint(id: $id) }`, { id: e.id });
+    expect(again.body.errors?.[0]?.extensions?.code).toBe("NOT_FOUND");
+  });
+
+  it("myself answers id, serverlessDiscount null and the account's lists", async () => {
+    const reply = await api.gql<{ myself: { id: string; serverlessDiscount: null; endpoints: unknown[] } }>(
+      `{ myself { id serverlessDiscount { discountFactor type expirationDate } endpoints { id } } }`,
+    );
+    expect(reply.body.data.myself.id).toMatch(/^user_/);
+    expect(reply.body.data.myself.serverlessDiscount).toBeNull();
+    expect(Array.isArray(reply.body.data.myself.endpoints)).toBe(true);
+  });
+});
+
+describe("GraphQL templates, volumes and registry auths", () => {
+  it("saveTemplate maps env, ports and dockerArgs; with id replaces; deleteTemplate deletes by name", async () => {
+    const id = await saveTemplate("g-tpl", {
+      env: [{ key: "K", value: "V" }],
+      ports: "8000/http,22/tcp",
+      dockerArgs: "python -u handler.py",
+    });
+    const read = await api.gql<{ myself: { podTemplates: Record<string, unknown>[] } }>(
+      `{ myself { podTemplates { id name env { key value } ports dockerArgs isServerless containerDiskInGb } } }`,
+    );
+    expect(read.body.data.myself.podTemplates).toContainEqual({
+      id,
+      name: "g-tpl",
+      env: [{ key: "K", value: "V" }],
+      ports: "8000/http,22/tcp",
+      dockerArgs: "python -u handler.py",
+      isServerless: true,
+      containerDiskInGb: 50,
+    });
+    const rest = await api.rest<{ dockerStartCmd: string[]; env: Record<string, string>; ports: string[] }>(
+      "GET",
+      `/templates/${id}`,
+    );
+    expect(rest.body).toMatchObject({
+      dockerStartCmd: ["python", "-u", "handler.py"],
+      env: { K: "V" },
+      ports: ["8000/http", "22/tcp"],
+    });
+
+    const replaced = await api.gql<{
+      saveTemplate: { env: unknown[]; isServerless: boolean; imageName: string };
+    }>(
+      `mutation($input: SaveTemplateInput!) { saveTemplate(input: $input) { env { key } isServerless imageName } }`,
+      { input: { id, name: "g-tpl", imageName: "repo/worker:2" } },
+    );
+    expect(replaced.body.data.saveTemplate).toEqual({
+      env: [],
+      isServerless: true,
+      imageName: "repo/worker:2",
+    });
+
+    const deleted = await api.gql(`mutation { deleteTemplate(templateName: "g-tpl") }`);
+    expect(deleted.body).toEqual({ data: { deleteTemplate: null } });
+    expect((await api.rest("GET", `/templates/${id}`)).status).toBe(404);
+    const missing = await api.gql(`mutation { deleteTemplate(templateName: "g-tpl") }`);
+    expect(missing.body.errors?.[0]?.extensions?.code).toBe("NOT_FOUND");
+  });
+
+  it("network volumes: create, update (grow-only), list, delete", async () => {
+    const created = await api.gql<{ createNetworkVolume: { id: string; size: number } }>(
+      `mutation { createNetworkVolume(input: {name: "gv", size: 20, dataCenterId: "US-TX-3"}) { id size } }`,
+    );
+    const { id } = created.body.data.createNetworkVolume;
+    const grown = await api.gql<{ updateNetworkVolume: Record<string, unknown> }>(
+      `mutation($id: String!) { updateNetworkVolume(input: {id: $id, size: 30}) { id name size dataCenterId } }`,
+      { id },
+    );
+    expect(grown.body.data.updateNetworkVolume).toEqual({
+      id,
+      name: "gv",
+      size: 30,
+      dataCenterId: "US-TX-3",
+    });
+    const shrink = await api.gql(
+      `mutation($id: String!) { updateNetworkVolume(input: {id: $id, size: 5}) { id } }`,
+      { id },
+    );
+    expect(shrink.body.errors?.[0]?.extensions).toEqual({ code: "VALIDATION", field: "size" });
+    const tooBig = await api.gql(
+      `mutation { createNetworkVolume(input: {name: "x", size: 5000, dataCenterId: "EU-RO-1"}) { id } }`,
+    );
+    expect(tooBig.body.errors?.[0]?.extensions?.field).toBe("size");
+    const list = await api.gql<{ myself: { networkVolumes: { id: string }[] } }>(
+      `{ myself { networkVolumes { id } } }`,
+    );
+    expect(list.body.data.myself.networkVolumes.map((v) => v.id)).toContain(id);
+    const deleted = await api.gql(`mutation($id: String!) { deleteNetworkVolume(input: {id: $id}) }`, { id });
+    expect(deleted.body).toEqual({ data: { deleteNetworkVolume: null } });
+    expect((await api.rest("GET", `/networkvolumes/${id}`)).status).toBe(404);
+  });
+
+  it("registry auths: save, update credentials, list {id name}, delete; never returns the password", async () => {
+    const saved = await api.gql<{ saveRegistryAuth: { id: string; name: string } }>(
+      `mutation { saveRegistryAuth(input: {name: "dockerhub", username: "me", password: "pw-123456"}) { id name } }`,
+    );
+    const { id } = saved.body.data.saveRegistryAuth;
+    expect(id).toMatch(/^cl[a-z0-9]{23}$/);
+    const updated = await api.gql<{ updateRegistryAuth: { id: string; name: string } }>(
+      `mutation($id: String!) { updateRegistryAuth(input: {id: $id, username: "me2", password: "pw-654321"}) { id name } }`,
+      { id },
+    );
+    expect(updated.body.data.updateRegistryAuth).toEqual({ id, name: "dockerhub" });
+    expect(updated.text).not.toContain("pw-654321");
+    const duplicate = await api.gql(
+      `mutation { saveRegistryAuth(input: {name: "dockerhub", username: "a", password: "b"}) { id } }`,
+    );
+    expect(duplicate.body.errors?.[0]?.extensions).toEqual({ code: "CONFLICT", field: "name" });
+    const list = await api.gql<{ myself: { containerRegistryCreds: unknown[] } }>(
+      `{ myself { containerRegistryCreds { id name } } }`,
+    );
+    expect(list.body.data.myself.containerRegistryCreds).toContainEqual({ id, name: "dockerhub" });
+    const deleted = await api.gql(`mutation($id: String!) { deleteRegistryAuth(registryAuthId: $id) }`, {
+      id,
+    });
+    expect(deleted.body).toEqual({ data: { deleteRegistryAuth: null } });
+  });
+});
+
+describe("GraphQL transport", () => {
+  it("answers 401 for a missing or wrong key, and accepts a Bearer header", async () => {
+    const noKey = await api.send(service.graphqlUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ query: "{ myself { id } }" }),
+    });
+    expect(noKey.status).toBe(401);
+    const wrong = await api.gql(`{ myself { id } }`, undefined, "wrong-key");
+    expect(wrong.status).toBe(401);
+    expect(wrong.text).not.toContain("wrong-key");
+    const bearer = await api.send(service.graphqlUrl, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${service.apiKey}` },
+      body: JSON.stringify({ query: "{ myself { id } }" }),
+    });
+    expect(bearer.status).toBe(200);
+  });
+
+  it("answers 400 for a body that is not a GraphQL request", async () => {
+    const reply = await api.send(`${service.graphqlUrl}?api_key=${service.apiKey}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ nothing: true }),
+    });
+    expect(reply.status).toBe(400);
+    expect(reply.text).toContain("query");
+    expect(reply.text).not.toContain(service.apiKey);
+  });
+});

@@ -1,0 +1,119 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import type { Endpoint } from "../../../sdk/schemas/endpoint";
+import type { Template } from "../../../sdk/schemas/template";
+import { withService } from "../../helpers/service";
+import { clients } from "./client";
+
+const dir = mkdtempSync(join(tmpdir(), "runpodkit-mgmt-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe("persistence", () => {
+  it("keeps every resource across a restart on the same file", async () => {
+    const data = join(dir, "store.sqlite");
+    const first = await withService({ data });
+    const api1 = clients(first);
+    const template = (await api1.rest<Template>("POST", "/templates", { name: "kept", imageName: "img" }))
+      .body;
+    const endpoint = (
+      await api1.rest<Endpoint>("POST", "/endpoints", { templateId: template.id, workersMax: 1 })
+    ).body;
+    const volume = (
+      await api1.rest<{ id: string }>("POST", "/networkvolumes", {
+        name: "v",
+        size: 5,
+        dataCenterId: "EU-RO-1",
+      })
+    ).body;
+    await api1.gql(`mutation { saveRegistryAuth(input: {name: "r", username: "u", password: "p"}) { id } }`);
+    await first.close();
+
+    const second = await withService({ data });
+    const api2 = clients(second);
+    expect((await api2.rest("GET", `/endpoints/${endpoint.id}`)).body).toEqual(endpoint);
+    expect((await api2.rest("GET", `/templates/${template.id}`)).body).toEqual(template);
+    expect((await api2.rest("GET", `/networkvolumes/${volume.id}`)).status).toBe(200);
+    expect(
+      (await api2.rest<{ name: string }[]>("GET", "/containerregistryauth")).body.map((a) => a.name),
+    ).toEqual(["r"]);
+    // Rules still hold on the reopened store.
+    expect((await api2.rest("POST", "/templates", { name: "kept", imageName: "img" })).status).toBe(400);
+    expect((await api2.rest("DELETE", `/templates/${template.id}`)).status).toBe(400);
+    // The other account still sees nothing.
+    expect((await api2.rest("GET", "/endpoints", undefined, second.otherApiKey)).body).toEqual([]);
+    await second.close();
+  });
+});
+
+function waitForLine(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = "";
+    let err = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      out += chunk.toString();
+      const newline = out.indexOf("\n");
+      if (newline >= 0) resolve(out.slice(0, newline));
+    });
+    child.stderr?.on("data", (chunk: Buffer) => {
+      err += chunk.toString();
+    });
+    child.once("exit", (code) => reject(new Error(`CLI exited (${code}) before its ready line: ${err}`)));
+  });
+}
+
+describe("CLI", () => {
+  it("prints one line with the three base URLs, serves them, and closes on SIGTERM", async () => {
+    const key = "cli-test-key-42";
+    // The CLI as `npm run serve` runs it (tsx), in this very Node, so the signal reaches main.ts itself.
+    const child = spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "service/main.ts",
+        "--port",
+        "0",
+        "--api-key",
+        key,
+        "--api-key",
+        "cli-key-2",
+        "--data",
+        ":memory:",
+      ],
+      { cwd: process.cwd(), stdio: ["ignore", "pipe", "pipe"] },
+    );
+    const stdout: string[] = [];
+    child.stdout?.on("data", (chunk: Buffer) => stdout.push(chunk.toString()));
+    try {
+      const line = await waitForLine(child);
+      const match = line.match(/rest=(\S+) graphql=(\S+) queue=(\S+)/);
+      expect(match).not.toBeNull();
+      const [, restUrl, graphqlUrl, queueUrl] = match ?? [];
+      expect(restUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
+      expect(graphqlUrl).toBe(`${queueUrl}/graphql`);
+      expect(line).not.toContain(key);
+
+      const rest = await fetch(`${restUrl}/endpoints`, { headers: { authorization: `Bearer ${key}` } });
+      expect(rest.status).toBe(200);
+      expect(await rest.json()).toEqual([]);
+      const gql = await fetch(`${graphqlUrl}?api_key=${key}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ query: "{ myself { endpoints { id } } }" }),
+      });
+      expect(await gql.json()).toEqual({ data: { myself: { endpoints: [] } } });
+      const jobs = await fetch(`${queueUrl}/v2/nosuchendpoint/health`, { headers: { authorization: key } });
+      expect(jobs.status).toBeGreaterThanOrEqual(200);
+
+      const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+      child.kill("SIGTERM");
+      expect(await exited).toBe(0);
+      expect(stdout.join("").trim().split("\n")).toHaveLength(1);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    }
+  });
+});
