@@ -101,7 +101,25 @@ export function checkInputs(
   failures.push(...ruled.filter((failure) => !reported.has(failure.property)));
 
   const inputs: Props = { ...candidate };
+  return {
+    inputs: withBookkeeping(inputs, news, resolved?.autoNamed ?? false),
+    failures: mergeByProperty(failures),
+  };
+}
+
+/** One failure per property, its reasons joined, in first-seen order. */
+function mergeByProperty(failures: CheckFailure[]): CheckFailure[] {
+  const merged = new Map<string, string[]>();
+  for (const { property, reason } of failures) {
+    const reasons = merged.get(property) ?? [];
+    if (!reasons.includes(reason)) reasons.push(reason);
+    merged.set(property, reasons);
+  }
+  return [...merged].map(([property, reasons]) => ({ property, reason: reasons.join("; ") }));
+}
+
+function withBookkeeping(inputs: Props, news: Props, autoNamed: boolean): Props {
   if (news[LOGICAL_NAME] !== undefined) inputs[LOGICAL_NAME] = news[LOGICAL_NAME];
-  inputs[AUTO_NAMED] = resolved?.autoNamed ?? false;
-  return { inputs, failures };
+  inputs[AUTO_NAMED] = autoNamed;
+  return inputs;
 }

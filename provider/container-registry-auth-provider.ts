@@ -2,7 +2,7 @@ import { z } from "zod";
 import { type ContainerRegistryAuth, ContainerRegistryAuthCreateInput } from "../sdk/schemas";
 import type { InputSpec } from "./check";
 import { hostContext, type ProviderContext } from "./context";
-import { codeOf, ProviderError } from "./errors";
+import { isDeleteRefusal, ProviderError } from "./errors";
 import { ADOPT_ID, implement, orNull, type ResourceDefinition } from "./implement";
 import { retryWithin } from "./retry";
 
@@ -72,7 +72,7 @@ export function containerRegistryAuthDefinition(): ResourceDefinition<ContainerR
       retryWithin(() => call.api.registryAuths.delete(id), {
         operation: call.operation,
         boundMs: call.settings.deleteTimeoutMs,
-        retryable: (error) => codeOf(error) === "CONFLICT",
+        retryable: isDeleteRefusal,
         pause: call.context.pause,
       }),
     idOf: (record) => record.id,

@@ -3,7 +3,7 @@ import { ENDPOINT_DEFAULTS, type GqlEndpoint, GqlEndpointInput } from "../sdk/sc
 import type { CheckFailure, InputSpec, Props } from "./check";
 import type { ProviderSettings } from "./config";
 import { hostContext, type ProviderContext } from "./context";
-import { codeOf } from "./errors";
+import { isDeleteRefusal } from "./errors";
 import { ADOPT_ID, type Call, implement, type ResourceDefinition } from "./implement";
 import { retryWithin } from "./retry";
 import { isUnknown, pathHitsUnknown } from "./unknowns";
@@ -224,7 +224,7 @@ async function removeEndpoint(call: Call, id: string, previous: Props): Promise<
   await retryWithin(() => call.api.endpoints.delete(id), {
     operation: call.operation,
     boundMs: call.settings.deleteTimeoutMs,
-    retryable: (error) => codeOf(error) === "CONFLICT",
+    retryable: isDeleteRefusal,
     pause: call.context.pause,
   });
 }

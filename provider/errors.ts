@@ -80,3 +80,16 @@ function fieldOf(error: unknown): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * A refusal of a delete that may pass once other resources let go (in use, attached, workers still
+ * running). By code: CONFLICT. A REST error body carries only a message (as the real service's), so
+ * the SDK can tell a 400 on DELETE only as VALIDATION; a DELETE by id has nothing else to validate, so
+ * a 400 from the service (it has a status, unlike the SDK's own checks) counts as a refusal too.
+ */
+export function isDeleteRefusal(error: unknown): boolean {
+  const code = codeOf(error);
+  if (code === "CONFLICT") return true;
+  const status = (error as { status?: unknown } | null)?.status;
+  return code === "VALIDATION" && status === 400;
+}

@@ -84,7 +84,8 @@ export function implement<R>(definition: ResourceDefinition<R>, context: Provide
     check: async (olds: Props, news: Props) => checkInputs(spec, olds, news, context.suffix),
 
     diff: async (_id: string, olds: Props, news: Props) => {
-      const result = diffFields(normalizeInputs(spec, olds), normalizeInputs(spec, news), diffSpec);
+      const desired = { ...normalizeInputs(spec, news), [AUTO_NAMED]: news[AUTO_NAMED] };
+      const result = diffFields(normalizeInputs(spec, olds), desired, diffSpec);
       return {
         changes: result.changes,
         replaces: result.replaces,

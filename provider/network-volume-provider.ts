@@ -2,7 +2,7 @@ import { z } from "zod";
 import { type NetworkVolume, NetworkVolumeCreateInput, type NetworkVolumeUpdateInput } from "../sdk/schemas";
 import type { CheckFailure, InputSpec } from "./check";
 import { hostContext, type ProviderContext } from "./context";
-import { codeOf, ProviderError } from "./errors";
+import { isDeleteRefusal, ProviderError } from "./errors";
 import { ADOPT_ID, implement, orNull, type ResourceDefinition } from "./implement";
 import { retryWithin } from "./retry";
 import { isUnknown } from "./unknowns";
@@ -80,7 +80,7 @@ export function networkVolumeDefinition(): ResourceDefinition<NetworkVolume> {
         operation: call.operation,
         boundMs: call.settings.deleteTimeoutMs,
         // Attached to an endpoint or pod: wait for it to be detached (e.g. by a delete in the same run).
-        retryable: (error) => codeOf(error) === "CONFLICT",
+        retryable: isDeleteRefusal,
         pause: call.context.pause,
       }),
     idOf: (record) => record.id,

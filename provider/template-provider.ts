@@ -7,7 +7,7 @@ import {
 } from "../sdk/schemas";
 import type { InputSpec, Props } from "./check";
 import { hostContext, type ProviderContext } from "./context";
-import { codeOf } from "./errors";
+import { isDeleteRefusal } from "./errors";
 import { ADOPT_ID, implement, orNull, type ResourceDefinition } from "./implement";
 import { retryWithin } from "./retry";
 
@@ -96,7 +96,7 @@ export function templateDefinition(): ResourceDefinition<Template> {
         operation: call.operation,
         boundMs: call.settings.deleteTimeoutMs,
         // Still used by an endpoint (often one being deleted in the same run): wait for it to go.
-        retryable: (error) => codeOf(error) === "CONFLICT",
+        retryable: isDeleteRefusal,
         pause: call.context.pause,
       }),
     idOf: (record) => record.id,

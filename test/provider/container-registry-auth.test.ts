@@ -1,0 +1,104 @@
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { createContainerRegistryAuthProvider } from "../../provider/container-registry-auth-provider";
+import { accountIdOf } from "../../service/accounts";
+import { getRegistryAuth } from "../../service/domain/container-registry-auth";
+import { expectPlainJson, type Harness, startHarness } from "./support";
+
+let h: Harness;
+let provider: ReturnType<typeof createContainerRegistryAuthProvider>;
+
+beforeEach(async () => {
+  h = await startHarness({ deleteTimeoutMs: 10_000 });
+  provider = createContainerRegistryAuthProvider(h.context);
+});
+afterEach(async () => {
+  await h.close();
+});
+
+async function up(news: Record<string, unknown>) {
+  const checked = await provider.check({}, { __logicalName: "creds", ...news });
+  expect(checked.failures).toEqual([]);
+  return { inputs: checked.inputs, ...(await provider.create(checked.inputs)) };
+}
+
+/** What the service stored (credentials are never readable through its APIs). */
+const stored = (id: string) => getRegistryAuth(h.service.deps, accountIdOf(h.service.apiKey), id);
+
+describe("ContainerRegistryAuth", () => {
+  test("check requires username and password and names them", async () => {
+    const { failures } = await provider.check({}, { __logicalName: "c", username: "" });
+    expect(failures.map((f) => f.property).sort()).toEqual(["password", "username"]);
+  });
+
+  test("create stores the credentials; outputs keep them (the service never returns them)", async () => {
+    const created = await up({ username: "bot", password: "s3cret-pass" });
+    expect(created.outs).toMatchObject({ name: "creds-sfx0001", username: "bot", password: "s3cret-pass" });
+    expectPlainJson(created.outs);
+    expect(stored(created.id)).toMatchObject({ username: "bot", password: "s3cret-pass" });
+    const read = await provider.read(created.id, created.outs);
+    expect(read.props).toMatchObject({ name: "creds-sfx0001", username: "bot", password: "s3cret-pass" });
+  });
+
+  test("new credentials update in place (GraphQL updateRegistryAuth); a new name replaces", async () => {
+    const created = await up({ name: "ghcr", username: "bot", password: "s3cret-pass" });
+    const rotated = (
+      await provider.check(created.inputs, { name: "ghcr", username: "bot", password: "n3w-pass" })
+    ).inputs;
+    expect(await provider.diff(created.id, created.outs, rotated)).toEqual({
+      changes: true,
+      replaces: [],
+      deleteBeforeReplace: false,
+    });
+    const updated = await provider.update(created.id, created.outs, rotated);
+    expect(updated.outs).toMatchObject({ password: "n3w-pass" });
+    expect(stored(created.id).password).toBe("n3w-pass");
+
+    const renamed = (
+      await provider.check(updated.outs, { name: "ghcr2", username: "bot", password: "n3w-pass" })
+    ).inputs;
+    expect(await provider.diff(created.id, updated.outs, renamed)).toEqual({
+      changes: true,
+      replaces: ["name"],
+      deleteBeforeReplace: true,
+    });
+  });
+
+  test("delete waits for templates to stop using it; a missing one deletes fine", async () => {
+    const created = await up({ username: "bot", password: "s3cret-pass" });
+    const template = await h.rest.templates.create({
+      name: "private",
+      imageName: "ghcr.io/acme/private:1",
+      containerRegistryAuthId: created.id,
+    });
+    h.pause.onSleep = async () => {
+      await h.rest.templates.delete(template.id);
+    };
+    await provider.delete(created.id, created.outs);
+    expect(h.pause.slept).toEqual([1000]);
+    expect((await provider.read(created.id, created.outs)).id).toBe("");
+    await expect(provider.delete(created.id, created.outs)).resolves.toBeUndefined();
+  });
+
+  test("adoption sets the desired credentials on the existing record and keeps its name", async () => {
+    const existing = await h.rest.containerRegistryAuths.create({
+      name: "old",
+      username: "u",
+      password: "old-pass",
+    });
+    const adopted = await up({ adoptId: existing.id, username: "bot", password: "s3cret-pass" });
+    expect(adopted).toMatchObject({ id: existing.id, outs: { name: "old", username: "bot" } });
+    expect(stored(existing.id)).toMatchObject({ username: "bot", password: "s3cret-pass" });
+  });
+
+  test("errors carry neither the API key nor the password", async () => {
+    await h.rest.containerRegistryAuths.create({ name: "dup", username: "u", password: "p-123456" });
+    const failure = up({ name: "dup", username: "bot", password: "s3cret-pass" });
+    await expect(failure).rejects.toMatchObject({
+      code: "SERVICE",
+      operation: "create container registry auth dup",
+    });
+    const error = (await failure.catch((e: unknown) => e)) as Error;
+    expect(error.message).not.toContain(h.settings.apiKey);
+    expect(error.message).not.toContain("s3cret-pass");
+  });
+});

@@ -1,0 +1,345 @@
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { inputFields } from "../../provider/check";
+import { createEndpointProvider, endpointSpec } from "../../provider/endpoint-provider";
+import { UNKNOWN } from "../../provider/unknowns";
+import { expectPlainJson, type Harness, inputsOf, startHarness } from "./support";
+
+let h: Harness;
+let provider: ReturnType<typeof createEndpointProvider>;
+let templateId: string;
+
+beforeEach(async () => {
+  h = await startHarness({ deleteTimeoutMs: 30_000 });
+  provider = createEndpointProvider(h.context);
+  templateId = (await h.rest.templates.create({ name: "worker", imageName: "img:1", isServerless: true })).id;
+});
+afterEach(async () => {
+  await h.close();
+});
+
+const fields = inputFields(endpointSpec);
+
+/** Deletes an endpoint behind the provider's back (the service wants it scaled to zero first). */
+async function deleteElsewhere(id: string) {
+  await h.rest.endpoints.update(id, { workersMin: 0, workersMax: 0 });
+  await h.graphql.deleteEndpoint(id);
+}
+
+async function up(news: Record<string, unknown>) {
+  const checked = await provider.check({}, { __logicalName: "api", ...news });
+  expect(checked.failures).toEqual([]);
+  return { inputs: checked.inputs, ...(await provider.create(checked.inputs)) };
+}
+
+describe("Endpoint check", () => {
+  test("fills defaults and auto-names; failures name each property; no call is made", async () => {
+    const ok = await provider.check({}, { __logicalName: "api", templateId: "t1" });
+    expect(ok.failures).toEqual([]);
+    expect(ok.inputs).toMatchObject({
+      name: "api-sfx0001",
+      gpuIds: "AMPERE_16",
+      workersMin: 0,
+      workersMax: 3,
+      idleTimeout: 5,
+      scalerType: "QUEUE_DELAY",
+      type: "QB",
+      computeType: "GPU",
+      env: {},
+      locations: null,
+    });
+    const bad = await provider.check(
+      {},
+      {
+        __logicalName: "api",
+        gpuIds: "AMPERE_99",
+        idleTimeout: 0,
+        scalerType: "FASTEST",
+        workersMin: 5,
+        workersMax: 2,
+        locations: "US,MOON",
+        executionTimeoutMs: 10,
+        flashBootType: "flashboot",
+        workerz: 1,
+      },
+    );
+    expect(bad.failures.map((f) => f.property).sort()).toEqual([
+      "executionTimeoutMs",
+      "flashBootType",
+      "gpuIds",
+      "idleTimeout",
+      "locations",
+      "scalerType",
+      "templateId",
+      "workersMin",
+      "workerz",
+    ]);
+    expect(h.apiRequests()).toBe(0);
+  });
+
+  test("preview: unknown values anywhere are accepted, and an unknown type may replace", async () => {
+    const checked = await provider.check(
+      {},
+      {
+        __logicalName: "api",
+        templateId: UNKNOWN,
+        networkVolumeId: UNKNOWN,
+        env: { KEY: UNKNOWN },
+        type: UNKNOWN,
+      },
+    );
+    expect(checked.failures).toEqual([]);
+    const created = await up({ templateId });
+    const diff = await provider.diff(created.id, created.outs, { ...created.inputs, type: UNKNOWN });
+    expect(diff).toMatchObject({ changes: true, replaces: ["type"] });
+  });
+});
+
+describe("Endpoint lifecycle", () => {
+  test("create: outputs are every input plus url, createdAt and version, as plain JSON", async () => {
+    const created = await up({
+      templateId,
+      gpuIds: "AMPERE_48,-NVIDIA RTX A6000",
+      workersMax: 2,
+      idleTimeout: 30,
+      env: { MODEL: "llama" },
+      modelName: "https://huggingface.co/acme/tiny",
+      locations: "US, CZ",
+    });
+    expectPlainJson(created.outs);
+    for (const field of fields) expect(created.outs, field).toHaveProperty(field);
+    expect(created.outs).toMatchObject({
+      name: "api-sfx0001",
+      templateId,
+      gpuIds: "AMPERE_48,-NVIDIA RTX A6000",
+      workersMin: 0,
+      workersMax: 2,
+      idleTimeout: 30,
+      env: { MODEL: "llama" },
+      modelName: "https://huggingface.co/acme/tiny",
+      locations: "US,CZ",
+      url: `${h.service.queueUrl}/v2/${created.id}`,
+      version: 0,
+      adoptId: null,
+    });
+    expect(created.outs.createdAt).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(await h.graphql.getEndpoint(created.id)).toMatchObject({ idleTimeout: 30, workersMax: 2 });
+  });
+
+  test("a second up with the same program (defaults omitted or spelled out) changes nothing", async () => {
+    const created = await up({ templateId, workersMax: 2 });
+    const next = await provider.check(inputsOf(created.outs, fields), {
+      __logicalName: "api",
+      templateId,
+      workersMax: 2,
+      workersMin: 0,
+      idleTimeout: 5,
+    });
+    expect(await provider.diff(created.id, created.outs, next.inputs)).toEqual({
+      changes: false,
+      replaces: [],
+      deleteBeforeReplace: false,
+    });
+  });
+
+  test("update sends the whole configuration: fields not changed keep their values", async () => {
+    const created = await up({ templateId, idleTimeout: 30, scalerValue: 9, workersMax: 2 });
+    const news = (
+      await provider.check(created.inputs, {
+        __logicalName: "api",
+        templateId,
+        idleTimeout: 30,
+        scalerValue: 9,
+        workersMax: 4,
+      })
+    ).inputs;
+    const updated = await provider.update(created.id, created.outs, news);
+    expect(updated.outs).toMatchObject({ workersMax: 4, idleTimeout: 30, scalerValue: 9 });
+    expect(await h.graphql.getEndpoint(created.id)).toMatchObject({
+      workersMax: 4,
+      idleTimeout: 30,
+      scalerValue: 9,
+    });
+  });
+
+  test("workersMin 0 is a value, not absence: scaling down to zero is applied", async () => {
+    const created = await up({ templateId, workersMin: 1, workersMax: 2 });
+    const news = (
+      await provider.check(created.inputs, { __logicalName: "api", templateId, workersMin: 0, workersMax: 2 })
+    ).inputs;
+    await provider.update(created.id, created.outs, news);
+    expect((await h.graphql.getEndpoint(created.id))?.workersMin).toBe(0);
+  });
+
+  test("computeType and type replace; other changes update in place", async () => {
+    const created = await up({ templateId });
+    const diffOf = async (change: Record<string, unknown>) =>
+      provider.diff(
+        created.id,
+        created.outs,
+        (await provider.check(created.inputs, { __logicalName: "api", templateId, ...change })).inputs,
+      );
+    expect(await diffOf({ computeType: "CPU" })).toEqual({
+      changes: true,
+      replaces: ["computeType"],
+      deleteBeforeReplace: false,
+    });
+    expect(await diffOf({ type: "LB" })).toEqual({
+      changes: true,
+      replaces: ["type"],
+      deleteBeforeReplace: false,
+    });
+    expect(await diffOf({ name: "renamed", gpuCount: 2 })).toEqual({
+      changes: true,
+      replaces: [],
+      deleteBeforeReplace: false,
+    });
+  });
+
+  test("read detects drift in every field; refresh then up restores the program's values", async () => {
+    const created = await up({ templateId, idleTimeout: 30, env: { A: "1" } });
+    await h.rest.endpoints.update(created.id, { idleTimeout: 99, workersMax: 7, name: "edited-in-console" });
+    const read = await provider.read(created.id, created.outs);
+    expect(read.props).toMatchObject({
+      idleTimeout: 99,
+      workersMax: 7,
+      name: "edited-in-console",
+      env: { A: "1" },
+    });
+    const diff = await provider.diff(created.id, read.props, created.inputs);
+    expect(diff.changes).toBe(true);
+    const restored = await provider.update(created.id, read.props, created.inputs);
+    expect(restored.outs).toMatchObject({ idleTimeout: 30, workersMax: 3, name: "api-sfx0001" });
+  });
+
+  test("read of a deleted endpoint returns a blank id, so refresh drops it", async () => {
+    const created = await up({ templateId });
+    await deleteElsewhere(created.id);
+    expect(await provider.read(created.id, created.outs)).toEqual({ id: "", props: {} });
+  });
+
+  test("delete of an endpoint with workers scales it to zero (full save) and deletes it", async () => {
+    const created = await up({ templateId, workersMin: 1, workersMax: 3, idleTimeout: 42, env: { A: "1" } });
+    const saves: Record<string, unknown>[] = [];
+    h.intercept((api) => ({
+      ...api,
+      endpoints: {
+        ...api.endpoints,
+        save: (input) => {
+          saves.push({ ...input });
+          return api.endpoints.save(input);
+        },
+      },
+    }));
+    await provider.delete(created.id, created.outs);
+    expect(await h.graphql.getEndpoint(created.id)).toBeNull();
+    expect(h.pause.slept).toEqual([]);
+    // One save, carrying the whole configuration with both worker counts at zero.
+    expect(saves).toEqual([
+      expect.objectContaining({
+        id: created.id,
+        name: "api-sfx0001",
+        templateId,
+        workersMin: 0,
+        workersMax: 0,
+        idleTimeout: 42,
+        env: [{ key: "A", value: "1" }],
+      }),
+    ]);
+  });
+
+  test("delete of an endpoint that is already gone succeeds", async () => {
+    const created = await up({ templateId });
+    await deleteElsewhere(created.id);
+    await expect(provider.delete(created.id, created.outs)).resolves.toBeUndefined();
+  });
+
+  test("refusals are retried with backoff: another writer scales it up once more meanwhile", async () => {
+    const created = await up({ templateId, workersMax: 2 });
+    let raced = false;
+    h.intercept((api) => ({
+      ...api,
+      endpoints: {
+        ...api.endpoints,
+        // Right after the provider's scale-to-zero, another writer (REST) sets workersMax again.
+        save: async (input) => {
+          const saved = await api.endpoints.save(input);
+          if (!raced) {
+            raced = true;
+            await h.rest.endpoints.update(created.id, { workersMax: 1 });
+          }
+          return saved;
+        },
+      },
+    }));
+    h.pause.onSleep = async () => {
+      if (h.pause.slept.length === 2) await h.rest.endpoints.update(created.id, { workersMax: 0 });
+    };
+    await provider.delete(created.id, created.outs);
+    expect(h.pause.slept).toEqual([1000, 2000]);
+    expect(await h.graphql.getEndpoint(created.id)).toBeNull();
+  });
+
+  test("a refusal past the configured bound fails with the bound in the error", async () => {
+    const created = await up({ templateId, workersMax: 2 });
+    h.intercept((api) => ({
+      ...api,
+      endpoints: {
+        ...api.endpoints,
+        save: async (input) => {
+          const saved = await api.endpoints.save(input);
+          await h.rest.endpoints.update(created.id, { workersMax: 1 });
+          return saved;
+        },
+      },
+    }));
+    const failure = provider.delete(created.id, created.outs);
+    await expect(failure).rejects.toMatchObject({
+      code: "TIMEOUT",
+      operation: "delete endpoint api-sfx0001",
+    });
+    await expect(failure).rejects.toThrow(/within the bound of 30s/);
+    expect(await h.graphql.getEndpoint(created.id)).not.toBeNull();
+  });
+
+  test("adoption: create verifies the id, applies the whole desired configuration, keeps the name", async () => {
+    const existing = await h.graphql.saveEndpoint({
+      name: "prod-api",
+      templateId,
+      gpuIds: "ADA_24",
+      idleTimeout: 60,
+    });
+    const adopted = await up({ adoptId: existing.id, templateId, workersMax: 5 });
+    expect(adopted.id).toBe(existing.id);
+    expect(adopted.outs).toMatchObject({
+      name: "prod-api",
+      workersMax: 5,
+      idleTimeout: 5,
+      gpuIds: "AMPERE_16",
+    });
+    expect((await h.graphql.listEndpoints()).length).toBe(1);
+    await expect(up({ adoptId: "nosuchendpoint", templateId })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+      field: "adoptId",
+    });
+  });
+
+  test("Resource.get: read by id alone gives the whole record", async () => {
+    const existing = await h.graphql.saveEndpoint({
+      name: "seen",
+      templateId,
+      gpuIds: "AMPERE_24",
+      workersMax: 1,
+    });
+    const read = await provider.read(existing.id, {});
+    expect(read.props).toMatchObject({ name: "seen", gpuIds: "AMPERE_24", workersMax: 1, templateId });
+    expectPlainJson(read.props);
+  });
+
+  test("a refusal by the service reaches the user with the operation and field, without the key", async () => {
+    const failure = up({ templateId: "nosuchtemplate" });
+    await expect(failure).rejects.toMatchObject({ code: "SERVICE", field: "templateId" });
+    const error = (await failure.catch((e: unknown) => e)) as Error;
+    expect(error.message).toMatch(/^create endpoint api-sfx\d{4}: /);
+    expect(error.message).not.toContain(h.settings.apiKey);
+  });
+});

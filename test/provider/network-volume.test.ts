@@ -1,0 +1,189 @@
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { inputFields } from "../../provider/check";
+import { createNetworkVolumeProvider, networkVolumeSpec } from "../../provider/network-volume-provider";
+import { UNKNOWN } from "../../provider/unknowns";
+import { expectPlainJson, type Harness, inputsOf, startHarness } from "./support";
+
+let h: Harness;
+let provider: ReturnType<typeof createNetworkVolumeProvider>;
+
+beforeEach(async () => {
+  h = await startHarness({ deleteTimeoutMs: 20_000 });
+  provider = createNetworkVolumeProvider(h.context);
+});
+afterEach(async () => {
+  await h.close();
+});
+
+const fields = inputFields(networkVolumeSpec);
+
+/** check then create, as the engine does for a new resource. */
+async function up(news: Record<string, unknown>) {
+  const checked = await provider.check({}, { __logicalName: "vol", ...news });
+  expect(checked.failures).toEqual([]);
+  return { inputs: checked.inputs, ...(await provider.create(checked.inputs)) };
+}
+
+describe("NetworkVolume check", () => {
+  test("auto-names and keeps the generated name on later checks", async () => {
+    const first = await provider.check({}, { __logicalName: "data", size: 10, dataCenterId: "EU-RO-1" });
+    expect(first.inputs.name).toBe("data-sfx0001");
+    const again = await provider.check(first.inputs, {
+      __logicalName: "data",
+      size: 20,
+      dataCenterId: "EU-RO-1",
+    });
+    expect(again.inputs).toMatchObject({ name: "data-sfx0001", size: 20, __autoNamed: true });
+  });
+
+  test("rejects what the service would, naming each property, without calling it", async () => {
+    const { failures } = await provider.check(
+      {},
+      { __logicalName: "v", size: 5000, dataCenterId: "MARS-1", colour: "red" },
+    );
+    expect(failures.map((f) => f.property).sort()).toEqual(["colour", "dataCenterId", "size"]);
+    const missing = await provider.check({}, { __logicalName: "v" });
+    expect(missing.failures.map((f) => f.property).sort()).toEqual(["dataCenterId", "size"]);
+    expect(h.apiRequests()).toBe(0);
+  });
+
+  test("a shrinking volume is refused by comparing olds and news", async () => {
+    const olds = { name: "v", size: 100, dataCenterId: "EU-RO-1", __autoNamed: false };
+    const { failures } = await provider.check(olds, { name: "v", size: 50, dataCenterId: "EU-RO-1" });
+    expect(failures).toEqual([
+      { property: "size", reason: "size: a network volume can only grow (from 100 GB, not to 50 GB)" },
+    ]);
+  });
+
+  test("tolerates unknown values during preview", async () => {
+    const { failures, inputs } = await provider.check(
+      {},
+      { __logicalName: "v", size: UNKNOWN, dataCenterId: UNKNOWN },
+    );
+    expect(failures).toEqual([]);
+    expect(inputs.size).toBe(UNKNOWN);
+  });
+});
+
+describe("NetworkVolume lifecycle", () => {
+  test("create returns the whole record as plain JSON; a second up changes nothing", async () => {
+    const created = await up({ size: 10, dataCenterId: "EU-RO-1" });
+    expect(created.outs).toMatchObject({
+      name: "vol-sfx0001",
+      size: 10,
+      dataCenterId: "EU-RO-1",
+      adoptId: null,
+    });
+    expectPlainJson(created.outs);
+    expect(await h.rest.networkVolumes.get(created.id)).toMatchObject({ name: "vol-sfx0001", size: 10 });
+
+    const next = await provider.check(inputsOf(created.outs, fields), {
+      __logicalName: "vol",
+      size: 10,
+      dataCenterId: "EU-RO-1",
+    });
+    expect(await provider.diff(created.id, created.outs, next.inputs)).toEqual({
+      changes: false,
+      replaces: [],
+      deleteBeforeReplace: false,
+    });
+  });
+
+  test("growing and renaming update in place; a new data center replaces", async () => {
+    const created = await up({ name: "v1", size: 10, dataCenterId: "EU-RO-1" });
+    const grown = (await provider.check(created.inputs, { name: "v2", size: 20, dataCenterId: "EU-RO-1" }))
+      .inputs;
+    expect(await provider.diff(created.id, created.outs, grown)).toMatchObject({
+      changes: true,
+      replaces: [],
+    });
+    const updated = await provider.update(created.id, created.outs, grown);
+    expect(updated.outs).toMatchObject({ name: "v2", size: 20 });
+    expect(await h.rest.networkVolumes.get(created.id)).toMatchObject({ name: "v2", size: 20 });
+
+    const moved = (await provider.check(updated.outs, { name: "v2", size: 20, dataCenterId: "US-TX-3" }))
+      .inputs;
+    expect(await provider.diff(created.id, updated.outs, moved)).toEqual({
+      changes: true,
+      replaces: ["dataCenterId"],
+      deleteBeforeReplace: false,
+    });
+  });
+
+  test("read reports drift in every field and a blank id once the volume is gone", async () => {
+    const created = await up({ size: 10, dataCenterId: "EU-RO-1" });
+    await h.rest.networkVolumes.update(created.id, { name: "renamed-elsewhere", size: 40 });
+    const read = await provider.read(created.id, created.outs);
+    expect(read.id).toBe(created.id);
+    expect(read.props).toMatchObject({ name: "renamed-elsewhere", size: 40 });
+    expect(read.inputs).toMatchObject({ name: "renamed-elsewhere", size: 40 });
+    const diff = await provider.diff(created.id, read.props, created.inputs);
+    expect(diff.changes).toBe(true);
+
+    await h.rest.networkVolumes.delete(created.id);
+    expect(await provider.read(created.id, read.props)).toEqual({ id: "", props: {} });
+  });
+
+  test("delete of a volume already gone succeeds", async () => {
+    const created = await up({ size: 10, dataCenterId: "EU-RO-1" });
+    await h.rest.networkVolumes.delete(created.id);
+    await expect(provider.delete(created.id, created.outs)).resolves.toBeUndefined();
+  });
+
+  test("delete waits while an endpoint still uses the volume, within the bound", async () => {
+    const created = await up({ size: 10, dataCenterId: "EU-RO-1" });
+    const template = await h.rest.templates.create({ name: "t", imageName: "img:1", isServerless: true });
+    const endpoint = await h.rest.endpoints.create({
+      templateId: template.id,
+      networkVolumeId: created.id,
+      workersMax: 0,
+    });
+    // Meanwhile (during the provider's second wait) the endpoint goes away.
+    h.pause.onSleep = async () => {
+      if (h.pause.slept.length === 2) await h.rest.endpoints.delete(endpoint.id);
+    };
+    await provider.delete(created.id, created.outs);
+    expect(h.pause.slept).toEqual([1000, 2000]);
+    await expect(h.rest.networkVolumes.get(created.id)).rejects.toMatchObject({ code: "NOT_FOUND" });
+  });
+
+  test("a refusal that outlasts the bound fails with the bound in the message", async () => {
+    const created = await up({ size: 10, dataCenterId: "EU-RO-1" });
+    const template = await h.rest.templates.create({ name: "t", imageName: "img:1", isServerless: true });
+    await h.rest.endpoints.create({ templateId: template.id, networkVolumeId: created.id, workersMax: 0 });
+    await expect(provider.delete(created.id, created.outs)).rejects.toThrow(/within the bound of 20s/);
+    expect(h.pause.slept.reduce((a, b) => a + b, 0)).toBe(20_000);
+  });
+
+  test("adoption takes over an existing volume, keeps its name and applies the size", async () => {
+    const existing = await h.rest.networkVolumes.create({
+      name: "legacy",
+      size: 10,
+      dataCenterId: "EU-RO-1",
+    });
+    const adopted = await up({ adoptId: existing.id, size: 30, dataCenterId: "EU-RO-1" });
+    expect(adopted.id).toBe(existing.id);
+    expect(adopted.outs).toMatchObject({ name: "legacy", size: 30, adoptId: existing.id });
+    expect(await h.rest.networkVolumes.get(existing.id)).toMatchObject({ name: "legacy", size: 30 });
+    expect((await h.rest.networkVolumes.list()).length).toBe(1);
+  });
+
+  test("adoption of a missing id or another data center fails by field", async () => {
+    await expect(up({ adoptId: "nosuchvol1", size: 10, dataCenterId: "EU-RO-1" })).rejects.toMatchObject({
+      code: "NOT_FOUND",
+      field: "adoptId",
+    });
+    const existing = await h.rest.networkVolumes.create({ name: "x", size: 10, dataCenterId: "EU-RO-1" });
+    await expect(up({ adoptId: existing.id, size: 10, dataCenterId: "US-TX-3" })).rejects.toMatchObject({
+      code: "VALIDATION",
+      field: "dataCenterId",
+    });
+  });
+
+  test("Resource.get: read by id alone returns the whole record", async () => {
+    const existing = await h.rest.networkVolumes.create({ name: "seen", size: 7, dataCenterId: "EU-RO-1" });
+    const read = await provider.read(existing.id, {});
+    expect(read.props).toMatchObject({ name: "seen", size: 7, dataCenterId: "EU-RO-1" });
+    expectPlainJson(read.props);
+  });
+});
