@@ -103,6 +103,9 @@ function nextBucket(start: number, size: BucketSize): number {
 }
 
 interface Bucket {
+  /** Start of the whole bucket: the record's `time`. */
+  label: number;
+  /** The part of the bucket inside the asked range. */
   from: number;
   to: number;
 }
@@ -120,7 +123,7 @@ function bucketsOf(range: BillingRange, now: number): Bucket[] {
         `the range holds more than ${MAX_BUCKETS} ${size} buckets; use a larger bucketSize`,
       );
     }
-    buckets.push({ from: Math.max(from, start), to: Math.min(nextBucket(from, size), end) });
+    buckets.push({ label: from, from: Math.max(from, start), to: Math.min(nextBucket(from, size), end) });
   }
   return buckets;
 }
@@ -177,11 +180,11 @@ export function computeBilling(
     for (const bucket of buckets) {
       const ms = overlap(bucket, runningSince, now);
       if (ms === 0) continue;
-      const key = `${bucket.from}|${Object.values(group)[0]}`;
+      const key = `${bucket.label}|${Object.values(group)[0]}`;
       const record = totals.get(key) ?? {
         amount: 0,
         timeBilledMs: 0,
-        time: new Date(bucket.from).toISOString(),
+        time: new Date(bucket.label).toISOString(),
         ...group,
       };
       record.timeBilledMs += ms;
@@ -216,7 +219,7 @@ export function storageBilling(
       diskSpaceBilledGb: [...gbByVolume.values()].reduce((a, b) => a + b, 0),
       highPerformanceStorageAmount: 0,
       highPerformanceStorageDiskSpaceBilledGb: 0,
-      time: new Date(bucket.from).toISOString(),
+      time: new Date(bucket.label).toISOString(),
     });
   }
   return records;

@@ -1,0 +1,200 @@
+import { EventEmitter } from "node:events";
+import type { FastifyInstance } from "fastify";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BillingRecords, NetworkVolumeBillingRecords } from "../../../sdk/schemas/billing";
+import { type Pod, PodList } from "../../../sdk/schemas/pod";
+import { Accounts } from "../../../service/accounts";
+import { buildApp } from "../../../service/app";
+import { ManualClock } from "../../../service/clock";
+import type { ServiceDeps, ServiceEventMap, WorkerPod } from "../../../service/deps";
+import { createSequentialIds } from "../../../service/ids";
+import { DEFAULT_CONFIG } from "../../../service/index";
+import type { JobPlane } from "../../../service/job-plane";
+import { openDatabase } from "../../../service/store/db";
+import { managementMigrations } from "../../../service/store/management-migrations";
+
+/*
+ * The management plane reads workers only through deps.workers. Here the job plane is a fixed list of
+ * workers that the test sets, so pods and billing can be checked against exact times and prices.
+ */
+const KEY = "pods-billing-key";
+const OTHER = "pods-billing-other";
+const HOUR = 3_600_000;
+
+let app: FastifyInstance;
+let deps: ServiceDeps;
+let clock: ManualClock;
+const workers: WorkerPod[] = [];
+
+async function call<T>(method: "GET" | "POST" | "PATCH" | "DELETE", url: string, body?: unknown, key = KEY) {
+  const reply = await app.inject({
+    method,
+    url: `/v1${url}`,
+    headers: { authorization: `Bearer ${key}` },
+    ...(body === undefined ? {} : { payload: body as Record<string, unknown> }),
+  });
+  return { status: reply.statusCode, body: reply.body ? (reply.json() as T) : (undefined as T) };
+}
+
+beforeAll(async () => {
+  clock = new ManualClock(Date.UTC(2026, 0, 1));
+  const plane: JobPlane = {
+    workers: {
+      list: (accountId, endpointId) =>
+        workers.filter((w) => w.accountId === accountId && (!endpointId || w.endpointId === endpointId)),
+    },
+    routes: async () => {},
+    start: async () => {},
+    stop: async () => {},
+  };
+  deps = {
+    db: openDatabase(":memory:", managementMigrations),
+    clock,
+    ids: createSequentialIds(),
+    accounts: new Accounts([KEY, OTHER]),
+    events: new EventEmitter<ServiceEventMap>(),
+    workers: plane.workers,
+    config: DEFAULT_CONFIG,
+  };
+  app = buildApp(deps, plane);
+  await app.ready();
+});
+afterAll(async () => {
+  await app.close();
+  deps.db.close();
+});
+
+describe("pods and billing from the job plane's workers", () => {
+  let endpointId: string;
+  let templateId: string;
+  const accountId = () => deps.accounts.resolve(KEY) ?? "";
+
+  it("lists serverless workers as pods with their endpointId, only with includeWorkers", async () => {
+    templateId = (
+      await call<{ id: string }>("POST", "/templates", { name: "w", imageName: "img:7", env: { T: "1" } })
+    ).body.id;
+    const endpoint = await call<{ id: string }>("POST", "/endpoints", {
+      templateId,
+      gpuTypeIds: ["NVIDIA GeForce RTX 4090"],
+      gpuCount: 2,
+      workersMax: 2,
+    });
+    endpointId = endpoint.body.id;
+    const start = clock.now();
+    workers.push(
+      {
+        id: "worker00000001",
+        accountId: accountId(),
+        endpointId,
+        desiredStatus: "RUNNING",
+        imageName: "img:7",
+        templateId,
+        gpuCount: 2,
+        createdAt: start,
+        lastStartedAt: start,
+        state: "idle",
+      },
+      {
+        id: "worker00000002",
+        accountId: accountId(),
+        endpointId,
+        desiredStatus: "EXITED",
+        imageName: "img:7",
+        templateId,
+        gpuCount: 2,
+        createdAt: start,
+        lastStartedAt: null,
+        state: "idle",
+      },
+    );
+
+    expect((await call("GET", "/pods")).body).toEqual([]);
+    const pods = PodList.parse((await call("GET", "/pods?includeWorkers=true")).body);
+    expect(pods.map((p) => [p.id, p.endpointId, p.desiredStatus])).toEqual([
+      ["worker00000001", endpointId, "RUNNING"],
+      ["worker00000002", endpointId, "EXITED"],
+    ]);
+    expect(pods[0]).toMatchObject({ image: "img:7", templateId, gpu: { count: 2 }, env: { T: "1" } });
+    const running = await call<Pod[]>("GET", "/pods?includeWorkers=true&desiredStatus=RUNNING");
+    expect(running.body.map((p) => p.id)).toEqual(["worker00000001"]);
+    const one = await call<Pod>("GET", "/pods/worker00000002");
+    expect(one.body).toMatchObject({ id: "worker00000002", endpointId, desiredStatus: "EXITED" });
+    expect((await call("GET", "/pods/worker00000002", undefined, OTHER)).status).toBe(404);
+    expect((await call("GET", "/pods?includeWorkers=true", undefined, OTHER)).body).toEqual([]);
+
+    const withWorkers = await call<{ workers: Pod[] }>("GET", `/endpoints/${endpointId}?includeWorkers=true`);
+    expect(withWorkers.body.workers.map((w) => w.id)).toEqual(["worker00000001", "worker00000002"]);
+    const gql = await app.inject({
+      method: "POST",
+      url: `/graphql?api_key=${KEY}`,
+      payload: { query: `{ myself { endpoints { pods { id desiredStatus } } } }` },
+    });
+    expect(gql.json()).toEqual({
+      data: {
+        myself: {
+          endpoints: [
+            {
+              pods: [
+                { id: "worker00000001", desiredStatus: "RUNNING" },
+                { id: "worker00000002", desiredStatus: "EXITED" },
+              ],
+            },
+          ],
+        },
+      },
+    });
+  });
+
+  it("bills running worker time per bucket at the GPU's hourly price times its GPU count", async () => {
+    await clock.advance(30 * HOUR); // 2026-01-01T00:00 -> 2026-01-02T06:00
+    const reply = await call(
+      "GET",
+      "/billing/endpoints?startTime=2026-01-01T00:00:00Z&endTime=2026-01-03T00:00:00Z",
+    );
+    const records = BillingRecords.parse(reply.body);
+    // RTX 4090 = ADA_24 pool, $1.12 per GPU-hour, 2 GPUs; the EXITED worker is not billed.
+    expect(records).toEqual([
+      { amount: 53.76, timeBilledMs: 24 * HOUR, time: "2026-01-01T00:00:00.000Z", endpointId },
+      { amount: 13.44, timeBilledMs: 6 * HOUR, time: "2026-01-02T00:00:00.000Z", endpointId },
+    ]);
+    const byPod = BillingRecords.parse(
+      (await call("GET", "/billing/pods?bucketSize=month&grouping=podId&startTime=2026-01-01T00:00:00Z"))
+        .body,
+    );
+    expect(byPod).toEqual([
+      { amount: 67.2, timeBilledMs: 30 * HOUR, time: "2026-01-01T00:00:00.000Z", podId: "worker00000001" },
+    ]);
+    const filteredOut = await call(
+      "GET",
+      `/billing/endpoints?templateId=othertemplate&startTime=2026-01-01T00:00:00Z`,
+    );
+    expect(filteredOut.body).toEqual([]);
+    expect(
+      (await call("GET", "/billing/endpoints?startTime=2026-01-01T00:00:00Z", undefined, OTHER)).body,
+    ).toEqual([]);
+  });
+
+  it("bills network volumes for every size they had, even after deletion", async () => {
+    const start = clock.now(); // 2026-01-02T06:00
+    const volume = await call<{ id: string }>("POST", "/networkvolumes", {
+      name: "v",
+      size: 100,
+      dataCenterId: "EU-RO-1",
+    });
+    await clock.advance(18 * HOUR); // to 2026-01-03T00:00
+    await call("PATCH", `/networkvolumes/${volume.body.id}`, { size: 200 });
+    await clock.advance(12 * HOUR);
+    expect((await call("DELETE", `/networkvolumes/${volume.body.id}`)).status).toBe(204);
+    await clock.advance(24 * HOUR);
+    const records = NetworkVolumeBillingRecords.parse(
+      (await call("GET", `/billing/networkvolumes?startTime=${new Date(start).toISOString()}`)).body,
+    );
+    const perGbHour = 0.07 / (30 * 24);
+    expect(records.map((r) => [r.time, r.diskSpaceBilledGb])).toEqual([
+      ["2026-01-02T00:00:00.000Z", 100],
+      ["2026-01-03T00:00:00.000Z", 200],
+    ]);
+    expect(records[0]?.amount).toBeCloseTo(100 * 18 * perGbHour, 5);
+    expect(records[1]?.amount).toBeCloseTo(200 * 12 * perGbHour, 5);
+  });
+});
