@@ -216,6 +216,7 @@ const BY_SERVICE_CODE: Record<string, new (d: Details) => RunpodkitError> = {
   NOT_FOUND: NotFoundError,
   VALIDATION: ValidationError,
   BAD_USER_INPUT: ValidationError,
+  GRAPHQL_VALIDATION: ValidationError,
   GRAPHQL_VALIDATION_FAILED: ValidationError,
   CONFLICT: ConflictError,
   IN_USE: ConflictError,
@@ -225,6 +226,9 @@ const BY_SERVICE_CODE: Record<string, new (d: Details) => RunpodkitError> = {
   UNAUTHENTICATED: UnauthorizedError,
   PAYLOAD_TOO_LARGE: PayloadTooLargeError,
   RATE_LIMITED: RateLimitedError,
+  INTERNAL: ServerError,
+  INTERNAL_SERVER_ERROR: ServerError,
+  NOT_IMPLEMENTED: ServerError,
 };
 
 export function errorForServiceCode(serviceCode: string, details: Details): RunpodkitError | undefined {
