@@ -1,0 +1,173 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  ConflictError,
+  NotFoundError,
+  RunpodkitError,
+  UnauthorizedError,
+  ValidationError,
+} from "../../sdk/errors";
+import { GraphQLClient } from "../../sdk/graphql";
+import { type TestService, withService } from "../helpers/service";
+import { everyStringOf } from "./scripted-server";
+
+/** The GraphQL client against the local service's real schema (graphql-js), started in-process. */
+
+let service: TestService;
+let gql: GraphQLClient;
+
+beforeAll(async () => {
+  service = await withService();
+  gql = new GraphQLClient({ apiKey: service.apiKey, baseUrl: service.graphqlUrl });
+});
+afterAll(async () => {
+  await gql?.close();
+  await service?.close();
+});
+
+async function failure(promise: Promise<unknown>): Promise<RunpodkitError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(RunpodkitError);
+  return error as RunpodkitError;
+}
+
+let unique = 0;
+const name = (prefix: string) => `${prefix}-gql-${++unique}`;
+
+async function serverlessTemplate() {
+  return gql.saveTemplate({ name: name("tpl"), imageName: "worker:1", isServerless: true });
+}
+
+describe("GraphQLClient endpoints", () => {
+  it("creates with flashBootType as an enum, reads, lists, replaces in full and deletes", async () => {
+    const template = await serverlessTemplate();
+    const created = await gql.saveEndpoint({
+      name: name("ep"),
+      templateId: template.id,
+      gpuIds: "AMPERE_24,-NVIDIA RTX A5000",
+      flashBootType: "FLASHBOOT",
+      idleTimeout: 30,
+      workersMin: 0,
+      workersMax: 2,
+      locations: "US",
+      env: [{ key: "MODE", value: "fast" }],
+    });
+    expect(created).toMatchObject({
+      templateId: template.id,
+      gpuIds: "AMPERE_24,-NVIDIA RTX A5000",
+      flashBootType: "FLASHBOOT",
+      idleTimeout: 30,
+      workersMax: 2,
+      locations: "US",
+      env: [{ key: "MODE", value: "fast" }],
+    });
+    expect(await gql.getEndpoint(created.id)).toEqual(created);
+    expect((await gql.listEndpoints()).map((e) => e.id)).toContain(created.id);
+
+    // Full replace: what is left out goes back to the default.
+    const replaced = await gql.saveEndpoint({
+      id: created.id,
+      name: created.name,
+      templateId: template.id,
+      gpuIds: "AMPERE_24",
+      workersMin: 0,
+      workersMax: 0,
+    });
+    expect(replaced).toMatchObject({
+      id: created.id,
+      flashBootType: "OFF",
+      idleTimeout: 5,
+      env: [],
+      workersMax: 0,
+    });
+
+    await gql.deleteEndpoint(created.id);
+    expect(await gql.getEndpoint(created.id)).toBeNull();
+  });
+
+  it("refuses to delete an endpoint with workers, by code", async () => {
+    const template = await serverlessTemplate();
+    const endpoint = await gql.saveEndpoint({
+      name: name("busy"),
+      templateId: template.id,
+      gpuIds: "AMPERE_16",
+      workersMin: 0,
+      workersMax: 1,
+    });
+    const error = await failure(gql.deleteEndpoint(endpoint.id));
+    expect(error).toBeInstanceOf(ConflictError);
+    expect(error.serviceCode).toBe("PRECONDITION");
+    expect(error.operation).toBe("graphql.deleteEndpoint");
+  });
+
+  it("maps the service's field errors to ValidationError with the field", async () => {
+    const error = await failure(
+      gql.saveEndpoint({ name: name("x"), templateId: "no-such-template", gpuIds: "AMPERE_16" }),
+    );
+    expect(error).toBeInstanceOf(ValidationError);
+    expect(error.field).toBe("templateId");
+  });
+
+  it("returns null for a missing endpoint and for the absent discount", async () => {
+    expect(await gql.getEndpoint("does-not-exist")).toBeNull();
+    expect(await gql.serverlessDiscount()).toBeNull();
+  });
+});
+
+describe("GraphQLClient templates, volumes and registry auths", () => {
+  it("saves, lists, replaces and deletes a template by name", async () => {
+    const template = await gql.saveTemplate({
+      name: name("t"),
+      imageName: "img:1",
+      ports: "8888/http,22/tcp",
+      env: [{ key: "K", value: "V" }],
+      dockerArgs: "python handler.py",
+    });
+    expect(template).toMatchObject({ ports: "8888/http,22/tcp", env: [{ key: "K", value: "V" }] });
+    expect((await gql.listTemplates()).map((t) => t.id)).toContain(template.id);
+    const replaced = await gql.saveTemplate({ id: template.id, name: template.name, imageName: "img:2" });
+    expect(replaced).toMatchObject({ id: template.id, imageName: "img:2", env: [] });
+    await gql.deleteTemplate(template.name);
+    expect((await gql.listTemplates()).map((t) => t.id)).not.toContain(template.id);
+    expect(await failure(gql.deleteTemplate(template.name))).toBeInstanceOf(NotFoundError);
+  });
+
+  it("creates, updates, lists and deletes a network volume", async () => {
+    const volume = await gql.createNetworkVolume({ name: name("v"), size: 5, dataCenterId: "US-TX-3" });
+    expect(volume).toMatchObject({ size: 5, dataCenterId: "US-TX-3" });
+    expect(await gql.updateNetworkVolume({ id: volume.id, size: 8 })).toMatchObject({
+      id: volume.id,
+      size: 8,
+    });
+    expect((await gql.listNetworkVolumes()).find((v) => v.id === volume.id)?.size).toBe(8);
+    await gql.deleteNetworkVolume(volume.id);
+    expect((await gql.listNetworkVolumes()).map((v) => v.id)).not.toContain(volume.id);
+  });
+
+  it("saves, updates, lists and deletes a registry auth", async () => {
+    const auth = await gql.saveRegistryAuth({ name: name("r"), username: "me", password: "first-secret" });
+    expect(await gql.updateRegistryAuth({ id: auth.id, username: "me", password: "second-secret" })).toEqual(
+      auth,
+    );
+    expect(await gql.listRegistryAuths()).toContainEqual(auth);
+    await gql.deleteRegistryAuth(auth.id);
+    expect(await gql.listRegistryAuths()).not.toContainEqual(auth);
+    expect((await failure(gql.deleteRegistryAuth(auth.id))).code).toBe("NOT_FOUND");
+  });
+});
+
+describe("GraphQLClient keys", () => {
+  it("maps a wrong key to UNAUTHORIZED and never shows it", async () => {
+    const wrongKey = "rpk_wrong_graphql_key_000000";
+    const client = new GraphQLClient({ apiKey: wrongKey, baseUrl: service.graphqlUrl });
+    try {
+      const error = await failure(client.listEndpoints());
+      expect(error).toBeInstanceOf(UnauthorizedError);
+      expect(everyStringOf(error)).not.toContain(wrongKey);
+    } finally {
+      await client.close();
+    }
+  });
+});
