@@ -6,7 +6,8 @@ import { DYNAMIC_MODULE, type PulumiInputs, resourceProps, withSecretOutputs } f
 
 export type ContainerRegistryAuthArgs = PulumiInputs<ContainerRegistryAuthInputs>;
 
-const provider = forwardingProvider(
+/** The provider object Pulumi serializes into the state (see provider/dynamic.ts). */
+export const containerRegistryAuthForwarder = forwardingProvider(
   packageSpecifier(join(__dirname, "container-registry-auth-provider")),
   "containerRegistryAuthProvider",
 );
@@ -30,7 +31,7 @@ export class ContainerRegistryAuth extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: ContainerRegistryAuthArgs, opts?: pulumi.CustomResourceOptions) {
     super(
-      provider,
+      containerRegistryAuthForwarder,
       name,
       resourceProps(name, args, CONTAINER_REGISTRY_AUTH_OUTPUTS, CONTAINER_REGISTRY_AUTH_SECRETS),
       withSecretOutputs(opts, CONTAINER_REGISTRY_AUTH_SECRETS),

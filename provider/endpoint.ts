@@ -6,7 +6,8 @@ import { DYNAMIC_MODULE, type PulumiInputs, resourceProps, withSecretOutputs } f
 
 export type EndpointArgs = PulumiInputs<EndpointInputs>;
 
-const provider = forwardingProvider(
+/** The provider object Pulumi serializes into the state (see provider/dynamic.ts). */
+export const endpointForwarder = forwardingProvider(
   packageSpecifier(join(__dirname, "endpoint-provider")),
   "endpointProvider",
 );
@@ -78,7 +79,7 @@ export class Endpoint extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: EndpointArgs, opts?: pulumi.CustomResourceOptions) {
     super(
-      provider,
+      endpointForwarder,
       name,
       resourceProps(name, args, ENDPOINT_OUTPUTS, ENDPOINT_SECRETS),
       withSecretOutputs(opts, ENDPOINT_SECRETS),

@@ -6,7 +6,8 @@ import { DYNAMIC_MODULE, type PulumiInputs, resourceProps } from "./resource";
 
 export type NetworkVolumeArgs = PulumiInputs<NetworkVolumeInputs>;
 
-const provider = forwardingProvider(
+/** The provider object Pulumi serializes into the state (see provider/dynamic.ts). */
+export const networkVolumeForwarder = forwardingProvider(
   packageSpecifier(join(__dirname, "network-volume-provider")),
   "networkVolumeProvider",
 );
@@ -27,7 +28,7 @@ export class NetworkVolume extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: NetworkVolumeArgs, opts?: pulumi.CustomResourceOptions) {
     super(
-      provider,
+      networkVolumeForwarder,
       name,
       resourceProps(name, args, NETWORK_VOLUME_OUTPUTS),
       opts,

@@ -6,7 +6,8 @@ import type { TemplateInputs } from "./template-provider";
 
 export type TemplateArgs = PulumiInputs<TemplateInputs>;
 
-const provider = forwardingProvider(
+/** The provider object Pulumi serializes into the state (see provider/dynamic.ts). */
+export const templateForwarder = forwardingProvider(
   packageSpecifier(join(__dirname, "template-provider")),
   "templateProvider",
 );
@@ -55,7 +56,7 @@ export class Template extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: TemplateArgs, opts?: pulumi.CustomResourceOptions) {
     super(
-      provider,
+      templateForwarder,
       name,
       resourceProps(name, args, TEMPLATE_OUTPUTS, TEMPLATE_SECRETS),
       withSecretOutputs(opts, TEMPLATE_SECRETS),

@@ -1,0 +1,73 @@
+import * as pulumi from "@pulumi/pulumi";
+import { beforeAll, describe, expect, test } from "vitest";
+import { ContainerRegistryAuth, Endpoint, NetworkVolume, Template } from "../../index";
+
+/**
+ * The Resource classes inside a Pulumi program, with Pulumi's own mocks standing in for the engine:
+ * the type tokens, the inputs they register (logical name for auto-naming, the serialized provider),
+ * secrets, and get() as a read by id.
+ */
+interface Registered {
+  type: string;
+  name: string;
+  inputs: Record<string, unknown>;
+  id: string | undefined;
+}
+const registered: Registered[] = [];
+
+beforeAll(async () => {
+  await pulumi.runtime.setMocks(
+    {
+      newResource: (args) => {
+        registered.push({ type: args.type, name: args.name, inputs: args.inputs, id: args.id });
+        return { id: args.id ?? `${args.name}-id`, state: { ...args.inputs, url: "https://queue/v2/x" } };
+      },
+      call: () => ({}),
+    },
+    "project",
+    "stack",
+    false,
+  );
+});
+
+/** The value an Output resolves to. */
+function resolved<T>(output: pulumi.Output<T>): Promise<T> {
+  return new Promise((resolve) => output.apply(resolve));
+}
+
+describe("Resource classes", () => {
+  test("register the dynamic type tokens with the logical name and the serialized provider", async () => {
+    const endpoint = new Endpoint("api", { templateId: "t1", workersMax: 2 });
+    const template = new Template("tpl", { imageName: "img:1" });
+    const volume = new NetworkVolume("vol", { size: 10, dataCenterId: "EU-RO-1" });
+    const creds = new ContainerRegistryAuth("creds", { username: "u", password: "p" });
+    await Promise.all([endpoint, template, volume, creds].map((r) => resolved(r.urn)));
+    expect(registered.map((r) => r.type).sort()).toEqual([
+      "pulumi-nodejs:dynamic/runpodkit:ContainerRegistryAuth",
+      "pulumi-nodejs:dynamic/runpodkit:Endpoint",
+      "pulumi-nodejs:dynamic/runpodkit:NetworkVolume",
+      "pulumi-nodejs:dynamic/runpodkit:Template",
+    ]);
+    const api = registered.find((r) => r.name === "api")!;
+    expect(api.inputs).toMatchObject({ templateId: "t1", workersMax: 2, __logicalName: "api" });
+    expect(String(api.inputs.__provider)).toContain("runpodkit/provider/endpoint-provider");
+    expect(await resolved(endpoint.url)).toBe("https://queue/v2/x");
+  });
+
+  test("passwords and env are secrets in the program", async () => {
+    const creds = new ContainerRegistryAuth("secret-creds", { username: "u", password: "p" });
+    const template = new Template("secret-env", { imageName: "img:1", env: { TOKEN: "t" } });
+    expect(await pulumi.isSecret(creds.password)).toBe(true);
+    expect(await pulumi.isSecret(template.env)).toBe(true);
+    expect(await pulumi.isSecret(creds.username)).toBe(false);
+  });
+
+  test("get() reads an existing resource by id", async () => {
+    const found = Endpoint.get("existing", "ep123");
+    expect(await resolved(found.id)).toBe("ep123");
+    expect(registered.find((r) => r.name === "existing")).toMatchObject({
+      type: "pulumi-nodejs:dynamic/runpodkit:Endpoint",
+      id: "ep123",
+    });
+  });
+});

@@ -1,0 +1,206 @@
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { containerRegistryAuthForwarder } from "../../provider/container-registry-auth";
+import { endpointForwarder } from "../../provider/endpoint";
+import { networkVolumeForwarder } from "../../provider/network-volume";
+import { templateForwarder } from "../../provider/template";
+import { UNKNOWN } from "../../provider/unknowns";
+import { GraphQLClient } from "../../sdk/graphql";
+import { RestClient } from "../../sdk/rest";
+import { ManualClock } from "../../service/clock";
+import { dynamicUrn, type Props, PulumiProviderHost, serializeProvider } from "../helpers/pulumi-host";
+import { type TestService, withService } from "../helpers/service";
+
+/**
+ * The same lifecycles through Pulumi's own provider host (cmd/dynamic-provider), over gRPC, with the
+ * providers serialized exactly as pulumi.dynamic.Resource serializes them. Proves the provider text
+ * holds no credential or address, loads its implementation by package path, reads config from
+ * Configure, and returns outputs the wire accepts.
+ */
+
+let service: TestService;
+let host: PulumiProviderHost;
+let rest: RestClient;
+let graphql: GraphQLClient;
+const text: Record<string, string> = {};
+
+beforeAll(async () => {
+  service = await withService({ clock: new ManualClock() });
+  rest = new RestClient({ apiKey: service.apiKey, baseUrl: service.restUrl });
+  graphql = new GraphQLClient({ apiKey: service.apiKey, baseUrl: service.graphqlUrl });
+  text.Endpoint = await serializeProvider(endpointForwarder);
+  text.Template = await serializeProvider(templateForwarder);
+  text.NetworkVolume = await serializeProvider(networkVolumeForwarder);
+  text.ContainerRegistryAuth = await serializeProvider(containerRegistryAuthForwarder);
+  // The host gets a clean environment: the key can only come from Configure.
+  host = await PulumiProviderHost.start();
+  await host.configure({
+    "runpodkit:apiKey": service.apiKey,
+    "runpodkit:restUrl": service.restUrl,
+    "runpodkit:graphqlUrl": service.graphqlUrl,
+    "runpodkit:queueUrl": service.queueUrl,
+    "runpodkit:deleteTimeout": "5",
+    "other:setting": "ignored",
+  });
+});
+
+afterAll(async () => {
+  await host?.stop();
+  await Promise.all([rest?.close(), graphql?.close()]);
+  await service?.close();
+});
+
+/** check then create over the wire, as the engine does for a new resource. */
+async function up(type: string, name: string, props: Props) {
+  const urn = dynamicUrn(type, name);
+  const news = { ...props, __logicalName: name, __provider: text[type] };
+  const checked = await host.check(urn, {}, news);
+  expect(checked.failures).toEqual([]);
+  const created = await host.create(urn, checked.inputs);
+  return { urn, inputs: checked.inputs, ...created };
+}
+
+describe("serialized providers", () => {
+  test("hold no credential and no address, and load the implementation by package path", () => {
+    for (const [type, serialized] of Object.entries(text)) {
+      expect(serialized, type).not.toContain(service.apiKey);
+      expect(serialized, type).not.toContain(service.restUrl);
+      expect(serialized, type).not.toContain(service.graphqlUrl);
+      expect(serialized, type).not.toContain("127.0.0.1");
+      expect(serialized, type).not.toMatch(/\/work\/|\/home\/|\/tmp\//); // no absolute path in the state
+      expect(serialized, type).toMatch(/"runpodkit\/provider\/[a-z-]+-provider"/);
+    }
+  });
+});
+
+describe("through Pulumi's provider host", () => {
+  test("Template: check, create, no-op diff, update, read, delete, gone", async () => {
+    const t = await up("Template", "tpl", { imageName: "img:1", isServerless: true, env: { A: "1" } });
+    expect(t.id).toMatch(/^[a-z0-9]{10}$/);
+    expect(t.properties).toMatchObject({ imageName: "img:1", env: { A: "1" }, __provider: text.Template });
+    expect(String(t.properties.name)).toMatch(/^tpl-[0-9a-f]{7}$/);
+
+    const again = await host.check(t.urn, t.inputs, {
+      imageName: "img:1",
+      isServerless: true,
+      env: { A: "1" },
+      __logicalName: "tpl",
+      __provider: text.Template,
+    });
+    expect(again.inputs.name).toBe(t.properties.name);
+    expect((await host.diff(t.urn, t.id, t.properties, again.inputs)).changes).toBe("none");
+
+    const next = await host.check(t.urn, t.inputs, { ...again.inputs, imageName: "img:2" });
+    expect(await host.diff(t.urn, t.id, t.properties, next.inputs)).toEqual({
+      changes: "some",
+      replaces: [],
+      deleteBeforeReplace: false,
+    });
+    const updated = await host.update(t.urn, t.id, t.properties, next.inputs);
+    expect(updated.properties).toMatchObject({ imageName: "img:2" });
+
+    await rest.templates.update(t.id, { readme: "edited elsewhere" });
+    const refreshed = await host.read(t.urn, t.id, updated.properties);
+    expect(refreshed).toMatchObject({ id: t.id, properties: { readme: "edited elsewhere" } });
+    expect(refreshed.inputs).toMatchObject({ readme: "edited elsewhere", name: t.properties.name });
+
+    await host.delete(t.urn, t.id, refreshed.properties);
+    expect((await host.read(t.urn, t.id, refreshed.properties)).id).toBe("");
+    await host.delete(t.urn, t.id, refreshed.properties); // already gone: still a success
+  });
+
+  test("NetworkVolume: shrinking fails check by property; a new data center replaces", async () => {
+    const v = await up("NetworkVolume", "vol", { size: 20, dataCenterId: "EU-RO-1" });
+    const shrink = await host.check(v.urn, v.inputs, { ...v.inputs, size: 10 });
+    expect(shrink.failures).toEqual([{ property: "size", reason: expect.stringContaining("can only grow") }]);
+    const moved = await host.check(v.urn, v.inputs, { ...v.inputs, dataCenterId: "US-TX-3" });
+    expect(await host.diff(v.urn, v.id, v.properties, moved.inputs)).toMatchObject({
+      replaces: ["dataCenterId"],
+    });
+    await host.delete(v.urn, v.id, v.properties);
+  });
+
+  test("ContainerRegistryAuth: credentials update in place; an explicit name change deletes first", async () => {
+    const c = await up("ContainerRegistryAuth", "creds", {
+      name: "ghcr",
+      username: "bot",
+      password: "s3cret-pass",
+    });
+    expect(c.properties).toMatchObject({ name: "ghcr", username: "bot", password: "s3cret-pass" });
+    const rotated = await host.check(c.urn, c.inputs, { ...c.inputs, password: "n3w-pass" });
+    expect((await host.diff(c.urn, c.id, c.properties, rotated.inputs)).replaces).toEqual([]);
+    await host.update(c.urn, c.id, c.properties, rotated.inputs);
+    const renamed = await host.check(c.urn, c.inputs, { ...c.inputs, name: "ghcr2" });
+    expect(await host.diff(c.urn, c.id, c.properties, renamed.inputs)).toEqual({
+      changes: "some",
+      replaces: ["name"],
+      deleteBeforeReplace: true,
+    });
+    await host.delete(c.urn, c.id, c.properties);
+  });
+
+  test("Endpoint: preview unknowns, create, drift, scale-to-zero delete", async () => {
+    const template = await rest.templates.create({ name: "worker", imageName: "img:1", isServerless: true });
+    const preview = await host.check(
+      dynamicUrn("Endpoint", "api"),
+      {},
+      {
+        templateId: UNKNOWN,
+        env: { TOKEN: UNKNOWN },
+        __logicalName: "api",
+        __provider: text.Endpoint,
+      },
+    );
+    expect(preview.failures).toEqual([]);
+
+    const e = await up("Endpoint", "api", {
+      templateId: template.id,
+      workersMin: 1,
+      workersMax: 2,
+      env: { A: "1" },
+    });
+    expect(e.properties).toMatchObject({
+      templateId: template.id,
+      workersMin: 1,
+      url: `${service.queueUrl}/v2/${e.id}`,
+      locations: null,
+      networkVolumeId: null,
+    });
+
+    await rest.endpoints.update(e.id, { idleTimeout: 77 });
+    const refreshed = await host.read(e.urn, e.id, e.properties);
+    expect(refreshed.properties.idleTimeout).toBe(77);
+    expect((await host.diff(e.urn, e.id, refreshed.properties, e.inputs)).changes).toBe("some");
+
+    await host.delete(e.urn, e.id, refreshed.properties);
+    expect(await graphql.getEndpoint(e.id)).toBeNull();
+  });
+
+  test("Resource.get: a read with inputs only (no prior outputs) returns the record", async () => {
+    const volume = await rest.networkVolumes.create({ name: "seen", size: 5, dataCenterId: "EU-RO-1" });
+    const urn = dynamicUrn("NetworkVolume", "lookup");
+    const read = await host.read(
+      urn,
+      volume.id,
+      {},
+      { __logicalName: "lookup", __provider: text.NetworkVolume },
+    );
+    expect(read).toMatchObject({
+      id: volume.id,
+      properties: { name: "seen", size: 5, dataCenterId: "EU-RO-1" },
+    });
+  });
+
+  test("a service refusal reaches the engine with the operation and no credential", async () => {
+    const urn = dynamicUrn("Endpoint", "broken");
+    const checked = await host.check(
+      urn,
+      {},
+      { templateId: "nosuchtemplate", __logicalName: "broken", __provider: text.Endpoint },
+    );
+    const failure = host.create(urn, checked.inputs);
+    await expect(failure).rejects.toThrow(/create endpoint broken-[0-9a-f]{7}: .*templateId/);
+    const error = (await failure.catch((e: unknown) => e)) as Error;
+    expect(error.message).not.toContain(service.apiKey);
+    expect(host.stderr).not.toContain(service.apiKey);
+  });
+});
