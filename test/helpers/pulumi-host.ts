@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -17,8 +17,9 @@ import type { Struct as StructType } from "google-protobuf/google/protobuf/struc
  *
  * Running from this checkout: the serialized provider `require`s its implementation as
  * `runpodkit/provider/<file>`. The host resolves that from its cwd's node_modules, where this package
- * is not installed, so `start()` puts a temporary folder holding a `runpodkit` symlink to the project
- * root on NODE_PATH (nothing in the checkout changes) and loads tsx so the TypeScript sources run.
+ * is not installed, so `start()` puts a temporary folder on NODE_PATH holding a stand-in `runpodkit`
+ * package (a bare package.json, so no "exports" map can hide a path, and symlinks to the checkout's
+ * provider/ and dist/), and loads tsx so the TypeScript sources run. Nothing in the checkout changes.
  * Installed from npm the specifier is `runpodkit/dist/provider/<file>` and needs neither.
  */
 
@@ -95,7 +96,11 @@ export class PulumiProviderHost {
     const args: string[] = [];
     if (fromCheckout) {
       tempDir = mkdtempSync(join(tmpdir(), "runpodkit-host-"));
-      symlinkSync(PROJECT_ROOT, join(tempDir, "runpodkit"), "dir");
+      const standIn = join(tempDir, "runpodkit");
+      mkdirSync(standIn);
+      writeFileSync(join(standIn, "package.json"), JSON.stringify({ name: "runpodkit", private: true }));
+      for (const folder of ["provider", "dist"])
+        symlinkSync(join(PROJECT_ROOT, folder), join(standIn, folder), "dir");
       env.NODE_PATH = tempDir;
       args.push("--import", "tsx");
     }
