@@ -1,0 +1,67 @@
+import type { StreamChunk } from "../../../sdk/schemas/job";
+
+/**
+ * Splits one streamed output into chunks of at most `maxBytes` of JSON each (the spec's 1 MB rule):
+ * a string is cut into substrings, an array into sub-arrays; any other value too large is sent as
+ * pieces of its JSON text. Small outputs (nearly all) pass through untouched.
+ */
+export function splitChunk(chunk: StreamChunk, maxBytes: number): StreamChunk[] {
+  const size = Buffer.byteLength(JSON.stringify(chunk.output) ?? "null");
+  if (size <= maxBytes) return [chunk];
+  const output = chunk.output;
+  if (typeof output === "string") return splitString(output, maxBytes).map((part) => ({ output: part }));
+  if (Array.isArray(output)) return splitArray(output, maxBytes).map((part) => ({ output: part }));
+  return splitString(JSON.stringify(output), maxBytes).map((part) => ({ output: part }));
+}
+
+/** Cuts text into pieces whose JSON encoding fits in maxBytes, never inside a surrogate pair. */
+function splitString(text: string, maxBytes: number): string[] {
+  const parts: string[] = [];
+  let start = 0;
+  let bytes = 2; // the quotes
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    const pair = isHighSurrogate(code) && i + 1 < text.length;
+    const cost = pair ? 4 : jsonCharBytes(code);
+    if (bytes + cost > maxBytes && i > start) {
+      parts.push(text.slice(start, i));
+      start = i;
+      bytes = 2;
+    }
+    bytes += cost;
+    if (pair) i++;
+  }
+  parts.push(text.slice(start));
+  return parts;
+}
+
+/** Bytes one UTF-16 unit takes in JSON text encoded as UTF-8. */
+function jsonCharBytes(code: number): number {
+  if (code === 0x22 || code === 0x5c) return 2;
+  if (code < 0x20) return 6;
+  if (code < 0x80) return 1;
+  if (code < 0x800) return 2;
+  if (code >= 0xd800 && code <= 0xdfff) return 6; // lone surrogate, escaped
+  return 3;
+}
+
+function splitArray(items: unknown[], maxBytes: number): unknown[][] {
+  const parts: unknown[][] = [];
+  let current: unknown[] = [];
+  let bytes = 2;
+  for (const item of items) {
+    const itemBytes = jsonBytes(item) + 1;
+    if (current.length > 0 && bytes + itemBytes > maxBytes) {
+      parts.push(current);
+      current = [];
+      bytes = 2;
+    }
+    current.push(item);
+    bytes += itemBytes;
+  }
+  if (current.length > 0) parts.push(current);
+  return parts;
+}
+
+const jsonBytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value) ?? "null");
+const isHighSurrogate = (code: number): boolean => code >= 0xd800 && code <= 0xdbff;

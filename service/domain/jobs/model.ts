@@ -1,0 +1,157 @@
+import {
+  isTerminalJobStatus,
+  JOB_LIMITS,
+  type JobEnvelope,
+  type JobPolicy,
+  type JobStatus,
+  type S3Config,
+  type StreamChunk,
+} from "../../../sdk/schemas/job";
+
+/** Async jobs come from /run (results kept 30 min), sync jobs from /runsync (kept 1 min). */
+export type JobKind = "async" | "sync";
+
+/**
+ * A job as the job plane holds it. Mutable on purpose: the in-memory index is the hot copy and the
+ * store is written behind it (see store/jobs.ts).
+ */
+export interface Job {
+  readonly id: string;
+  readonly accountId: string;
+  readonly endpointId: string;
+  readonly kind: JobKind;
+  status: JobStatus;
+  readonly input: Record<string, unknown>;
+  readonly webhook: string | undefined;
+  /** As submitted; passed through to the worker with the job. */
+  readonly policy: JobPolicy | undefined;
+  readonly s3Config: S3Config | undefined;
+  /** Effective values after defaults. */
+  readonly executionTimeoutMs: number;
+  ttlMs: number;
+  readonly lowPriority: boolean;
+  /** ms since the epoch; ttl counts from here. */
+  readonly createdAt: number;
+  /** When it last entered the queue (submission or retry); delayTime counts from here. */
+  queuedAt: number;
+  startedAt: number | null;
+  completedAt: number | null;
+  workerId: string | null;
+  /** undefined: no output. While IN_PROGRESS, the latest progress value. */
+  output: unknown;
+  error: string | undefined;
+  /** Times the job went back to the queue (client retry, or recovered from a lost worker). */
+  retries: number;
+  /** Stream chunks not yet drained by /stream (memory only). */
+  stream: StreamChunk[];
+}
+
+export interface NewJob {
+  id: string;
+  accountId: string;
+  endpointId: string;
+  kind: JobKind;
+  input: Record<string, unknown>;
+  webhook?: string | undefined;
+  policy?: JobPolicy | undefined;
+  s3Config?: S3Config | undefined;
+  /** The endpoint's default when the policy has none. */
+  endpointExecutionTimeoutMs?: number | undefined;
+  now: number;
+}
+
+export function createJob(spec: NewJob): Job {
+  return {
+    id: spec.id,
+    accountId: spec.accountId,
+    endpointId: spec.endpointId,
+    kind: spec.kind,
+    status: "IN_QUEUE",
+    input: spec.input,
+    webhook: spec.webhook,
+    policy: spec.policy,
+    s3Config: spec.s3Config,
+    executionTimeoutMs:
+      spec.policy?.executionTimeout ?? spec.endpointExecutionTimeoutMs ?? JOB_LIMITS.executionTimeout.default,
+    ttlMs: spec.policy?.ttl ?? JOB_LIMITS.ttl.default,
+    lowPriority: spec.policy?.lowPriority ?? false,
+    createdAt: spec.now,
+    queuedAt: spec.now,
+    startedAt: null,
+    completedAt: null,
+    workerId: null,
+    output: undefined,
+    error: undefined,
+    retries: 0,
+    stream: [],
+  };
+}
+
+/**
+ * Every status change the job plane makes, and no other. The spec's table gives the client-driven
+ * ones (cancel, retry); the worker-driven ones are those of the worker protocol. "Deleted" (ttl expiry,
+ * purge, result expiry) is not a status: the job is removed.
+ */
+export const TRANSITIONS: Readonly<Record<JobStatus, readonly JobStatus[]>> = {
+  // take by a worker; cancel
+  IN_QUEUE: ["IN_PROGRESS", "CANCELLED"],
+  // worker result; execution timeout; cancel; lost worker puts it back in the queue
+  IN_PROGRESS: ["COMPLETED", "FAILED", "TIMED_OUT", "CANCELLED", "IN_QUEUE"],
+  COMPLETED: [],
+  // retry
+  FAILED: ["IN_QUEUE"],
+  TIMED_OUT: ["IN_QUEUE"],
+  CANCELLED: [],
+};
+
+export function canTransition(from: JobStatus, to: JobStatus): boolean {
+  return TRANSITIONS[from].includes(to);
+}
+
+/** Moves a job to `to`, refusing any change the table does not list (a bug if it happens). */
+export function transition(job: Job, to: JobStatus): void {
+  if (!canTransition(job.status, to)) {
+    throw new Error(`illegal job transition ${job.status} -> ${to} for ${job.id}`);
+  }
+  job.status = to;
+}
+
+export const isTerminal = (job: Job): boolean => isTerminalJobStatus(job.status);
+
+export function retentionMs(kind: JobKind): number {
+  return kind === "sync" ? JOB_LIMITS.retentionSyncMs : JOB_LIMITS.retentionAsyncMs;
+}
+
+/**
+ * When the job is deleted: its ttl (counted from submission) always applies; once finished, its
+ * result is also kept only for the retention of its kind.
+ */
+export function expiresAt(job: Job): number {
+  const ttlEnd = job.createdAt + job.ttlMs;
+  if (job.completedAt === null || !isTerminal(job)) return ttlEnd;
+  return Math.min(ttlEnd, job.completedAt + retentionMs(job.kind));
+}
+
+export const isExpired = (job: Job, now: number): boolean => now >= expiresAt(job);
+
+/** The status envelope clients see (/status, /status-sync, a finished /runsync). */
+export function envelopeOf(job: Job, now: number): JobEnvelope {
+  const env: JobEnvelope = { id: job.id, status: job.status };
+  if (job.startedAt !== null) {
+    env.delayTime = job.startedAt - job.queuedAt;
+    env.executionTime = (job.completedAt ?? now) - job.startedAt;
+  }
+  if (job.error !== undefined) env.error = job.error;
+  else if (job.output !== undefined) env.output = job.output;
+  if (job.workerId !== null) env.workerId = job.workerId;
+  return env;
+}
+
+/** What a worker receives from job-take: id, input and the pass-through fields the client sent. */
+export function workerJobOf(job: Job): Record<string, unknown> {
+  const out: Record<string, unknown> = { id: job.id, input: job.input };
+  if (job.webhook !== undefined) out.webhook = job.webhook;
+  if (job.s3Config !== undefined) out.s3Config = job.s3Config;
+  if (job.policy !== undefined) out.policy = job.policy;
+  return out;
+}

@@ -1,0 +1,156 @@
+import type { HealthReply, JobEnvelope, JobSubmission, StreamChunk } from "../../../sdk/schemas/job";
+import type { Clock } from "../../clock";
+import type { Ids } from "../../ids";
+import { notFound, ServiceError } from "../errors";
+import type { JobBook } from "./book";
+import type { EndpointDirectory, EndpointSettings } from "./endpoints";
+import { createJob, envelopeOf, isTerminal, type Job, type JobKind } from "./model";
+
+/** Worker numbers of an endpoint, for /health. */
+export type WorkerCounts = {
+  idle: number;
+  running: number;
+  initializing: number;
+  ready: number;
+  throttled: number;
+  unhealthy: number;
+};
+
+/**
+ * The job API's rules, wire-free: every operation of /v2/{endpoint_id} is one method here. Callers
+ * pass the account the key resolved to; another account's endpoint or job is simply not found.
+ */
+export class JobService {
+  readonly #book: JobBook;
+  readonly #endpoints: EndpointDirectory;
+  readonly #clock: Clock;
+  readonly #ids: Ids;
+  readonly #workerCounts: (endpointId: string) => WorkerCounts;
+
+  constructor(deps: {
+    book: JobBook;
+    endpoints: EndpointDirectory;
+    clock: Clock;
+    ids: Ids;
+    workerCounts: (endpointId: string) => WorkerCounts;
+  }) {
+    this.#book = deps.book;
+    this.#endpoints = deps.endpoints;
+    this.#clock = deps.clock;
+    this.#ids = deps.ids;
+    this.#workerCounts = deps.workerCounts;
+  }
+
+  /** The account's queue-based endpoint, or NOT_FOUND / UNSUPPORTED. */
+  queueEndpoint(accountId: string, endpointId: string): EndpointSettings {
+    const endpoint = this.#endpoints.get(accountId, endpointId);
+    if (!endpoint) throw notFound("endpoint", endpointId);
+    if (endpoint.type !== "QB") {
+      throw new ServiceError(
+        "UNSUPPORTED",
+        `endpoint ${endpointId} is a load-balancing endpoint: it has no job queue; send requests to its workers' own HTTP paths`,
+      );
+    }
+    return endpoint;
+  }
+
+  /** /run and /runsync: a new job in the queue. */
+  submit(accountId: string, endpointId: string, body: JobSubmission, kind: JobKind): Job {
+    const endpoint = this.queueEndpoint(accountId, endpointId);
+    const job = createJob({
+      id: this.#ids.job(kind),
+      accountId,
+      endpointId,
+      kind,
+      input: body.input,
+      webhook: body.webhook,
+      policy: body.policy,
+      s3Config: body.s3Config,
+      endpointExecutionTimeoutMs: endpoint.executionTimeoutMs > 0 ? endpoint.executionTimeoutMs : undefined,
+      now: this.#clock.now(),
+    });
+    this.#book.submit(job);
+    return job;
+  }
+
+  /** The job of this endpoint and account; `ttl` (ms) resets its lifetime. */
+  job(accountId: string, endpointId: string, jobId: string, ttlMs?: number): Job {
+    this.queueEndpoint(accountId, endpointId);
+    const job = this.#book.find(jobId);
+    if (!job || job.accountId !== accountId || job.endpointId !== endpointId) throw notFound("job", jobId);
+    if (ttlMs !== undefined) {
+      this.#book.setTtl(job, ttlMs);
+      if (!this.#book.find(jobId)) throw notFound("job", jobId);
+    }
+    return job;
+  }
+
+  envelope(job: Job): JobEnvelope {
+    return envelopeOf(job, this.#clock.now());
+  }
+
+  /** Holds until the job ends (or is deleted) or `ms` pass; false if it is still going. */
+  async waitForEnd(job: Job, ms: number, signal?: AbortSignal): Promise<boolean> {
+    return this.#book.watchers.waitUntil(job.id, ms, () => this.#endedOrGone(job), signal);
+  }
+
+  /** Is the job still there (not expired, purged or deleted by ttl)? */
+  exists(job: Job): boolean {
+    return this.#book.find(job.id) !== undefined;
+  }
+
+  /** /stream: drains buffered chunks, holding up to `holdMs` while there are none and it runs. */
+  async stream(job: Job, holdMs: number, signal?: AbortSignal): Promise<{ job: Job; chunks: StreamChunk[] }> {
+    await this.#book.watchers.waitUntil(
+      job.id,
+      holdMs,
+      () => job.stream.length > 0 || this.#endedOrGone(job),
+      signal,
+    );
+    return { job, chunks: this.#book.drainChunks(job) };
+  }
+
+  /** /cancel: a queued job is removed before it starts, a running one is stopped. */
+  cancel(job: Job): Job {
+    if (job.status === "IN_QUEUE" || job.status === "IN_PROGRESS") this.#book.cancel(job);
+    return job;
+  }
+
+  /** /retry: FAILED or TIMED_OUT jobs only, back in the queue with the same id and input. */
+  retry(job: Job): Job {
+    if (job.status !== "FAILED" && job.status !== "TIMED_OUT") {
+      throw new ServiceError(
+        "PRECONDITION",
+        `job ${job.id} is ${job.status}: only FAILED or TIMED_OUT jobs can be retried`,
+        { field: "status" },
+      );
+    }
+    this.#book.retry(job);
+    return job;
+  }
+
+  /** /purge-queue: removes queued jobs; running ones continue. */
+  purgeQueue(accountId: string, endpointId: string): number {
+    this.queueEndpoint(accountId, endpointId);
+    return this.#book.purgeQueue(endpointId);
+  }
+
+  health(accountId: string, endpointId: string): HealthReply {
+    this.queueEndpoint(accountId, endpointId);
+    const counts = this.#book.counts(endpointId);
+    return {
+      jobs: {
+        completed: counts.completed,
+        failed: counts.failed,
+        inProgress: counts.inProgress,
+        inQueue: counts.inQueue,
+        retried: counts.retried,
+      },
+      workers: this.#workerCounts(endpointId),
+    };
+  }
+
+  #endedOrGone(job: Job): boolean {
+    return isTerminal(job) || this.#book.find(job.id) !== job;
+  }
+}

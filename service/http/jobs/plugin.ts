@@ -1,0 +1,33 @@
+import type { Server } from "node:http";
+import type { FastifyPluginAsync } from "fastify";
+import { type ClientRouteDeps, registerClientRoutes } from "./client-routes";
+import { installErrorHandling } from "./wire";
+import { registerWorkerRoutes, type WorkerRouteDeps } from "./worker-routes";
+
+export interface JobRoutesDeps {
+  client: ClientRouteDeps;
+  worker: WorkerRouteDeps;
+  /** The HTTP server the routes are served by (workers are told its address). */
+  onServer(server: Server): void;
+  /** Before the server closes: end every long-poll so closing does not wait for them. */
+  onClosing(): void;
+}
+
+/** Everything under /v2: the client job API and, in its own body-parsing scope, the worker protocol. */
+export function jobRoutes(deps: JobRoutesDeps): FastifyPluginAsync {
+  return async (app) => {
+    deps.onServer(app.server);
+    app.addHook("preClose", async () => deps.onClosing());
+    installErrorHandling(app);
+    // Bodyless POSTs that still say application/json (cancel, retry, purge) are fine.
+    const defaultJson = app.getDefaultJsonParser("error", "ignore");
+    app.removeContentTypeParser("application/json");
+    app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+      const text = typeof body === "string" ? body : body.toString("utf8");
+      if (text === "") done(null, undefined);
+      else defaultJson(request, text, done);
+    });
+    registerClientRoutes(app, deps.client);
+    await app.register(async (workerScope) => registerWorkerRoutes(workerScope, deps.worker));
+  };
+}

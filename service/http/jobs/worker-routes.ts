@@ -1,0 +1,131 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { JobDoneBody, JobStreamBody, JobTakeQuery, PingQuery } from "../../../sdk/schemas/job";
+import type { Accounts } from "../../accounts";
+import { notFound, ServiceError } from "../../domain/errors";
+import type { Dispatcher, WorkerSession } from "../../domain/jobs/dispatch";
+import type { EndpointDirectory } from "../../domain/jobs/endpoints";
+import { type Job, workerJobOf } from "../../domain/jobs/model";
+import { clientGone, parseWith, parseWorkerJson, pathParam } from "./wire";
+
+export interface WorkerRouteDeps {
+  accounts: Accounts;
+  dispatcher: Dispatcher;
+  endpoints: EndpointDirectory;
+  /** Largest job-done / job-stream body, bytes. */
+  bodyLimit: number;
+  /** A worker not started by this service made contact. */
+  onExternalWorker(session: WorkerSession): void;
+}
+
+interface WorkerParams {
+  endpointId: string;
+  workerId: string;
+}
+interface WorkerJobParams extends WorkerParams {
+  jobId: string;
+}
+
+/**
+ * The worker protocol (WORKER-PROTOCOL.md), exactly as workers of the real service speak it:
+ * job-take (long-poll) and job-take-batch, job-stop, job-done (results and progress), job-stream,
+ * ping. Bodies are read raw and parsed as JSON whatever their content-type says.
+ */
+export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps): void {
+  const { dispatcher } = deps;
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("*", { parseAs: "string", bodyLimit: deps.bodyLimit }, (_request, body, done) => {
+    try {
+      done(null, parseWorkerJson(String(body)));
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      done(new ServiceError("VALIDATION", `body: not JSON: ${reason}`, { field: "body" }), undefined);
+    }
+  });
+
+  /** The worker's session: its own key (managed workers) or its account's key (hand-run workers). */
+  const sessionOf = (request: FastifyRequest): { session: WorkerSession; extra: URLSearchParams } => {
+    const params = request.params as WorkerParams;
+    const { id: workerId, extra } = pathParam(params.workerId);
+    const credential = (request.headers.authorization ?? "").replace(/^Bearer\s+/i, "").trim();
+    const existing = dispatcher.session(workerId);
+    if (existing) {
+      if (existing.endpointId !== params.endpointId) throw notFound("worker", workerId);
+      const owner = deps.accounts.resolve(credential);
+      if ((existing.key !== null && credential === existing.key) || owner === existing.accountId) {
+        return { session: existing, extra };
+      }
+      throw new ServiceError("UNAUTHORIZED", "Unauthorized: not this worker's key");
+    }
+    const accountId = deps.accounts.resolve(credential);
+    if (!accountId) throw new ServiceError("UNAUTHORIZED", "Unauthorized: unknown worker or key");
+    if (!deps.endpoints.get(accountId, params.endpointId)) throw notFound("endpoint", params.endpointId);
+    const session = dispatcher.open({
+      id: workerId,
+      accountId,
+      endpointId: params.endpointId,
+      managed: false,
+      key: null,
+    });
+    deps.onExternalWorker(session);
+    return { session, extra };
+  };
+
+  const take = (batch: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const { session, extra } = sessionOf(request);
+    const query = parseWith(
+      JobTakeQuery,
+      { ...Object.fromEntries(extra), ...(request.query as object) },
+      "query",
+    );
+    const max = batch ? (query.batch_size ?? 1) : 1;
+    const holds = query.job_in_progress === undefined ? undefined : query.job_in_progress === "1";
+    const jobs = await dispatcher.take(session, max, holds, clientGone(reply));
+    if (jobs.length === 0) return reply.code(204).send();
+    watchDelivery(reply, session, jobs);
+    const payload = batch ? jobs.map(workerJobOf) : workerJobOf(jobs[0] as Job);
+    return reply.type("application/json").send(JSON.stringify(payload));
+  };
+
+  /** A job counts as taken once its reply is written; if the worker is gone before, it is requeued. */
+  const watchDelivery = (reply: FastifyReply, session: WorkerSession, jobs: Job[]) => {
+    reply.raw.once("close", () => {
+      if (!reply.raw.writableFinished) dispatcher.undelivered(session, jobs);
+    });
+  };
+
+  app.get("/:endpointId/job-take/:workerId", take(false));
+  app.get("/:endpointId/job-take-batch/:workerId", take(true));
+
+  app.get("/:endpointId/job-stop/:workerId", async (request, reply) => {
+    const { session } = sessionOf(request);
+    const ids = await dispatcher.stopSignals(session, clientGone(reply));
+    if (ids.length === 0) return reply.code(204).send();
+    return { jobsToStop: ids };
+  });
+
+  app.post("/:endpointId/job-done/:workerId/:jobId", async (request) => {
+    const { session } = sessionOf(request);
+    const { id: jobId } = pathParam((request.params as WorkerJobParams).jobId);
+    dispatcher.done(session, jobId, parseWith(JobDoneBody, request.body ?? {}, "body"));
+    return {};
+  });
+
+  app.post("/:endpointId/job-stream/:workerId/:jobId", async (request) => {
+    const { session } = sessionOf(request);
+    const { id: jobId } = pathParam((request.params as WorkerJobParams).jobId);
+    const body = parseWith(JobStreamBody, request.body, "body");
+    dispatcher.stream(session, jobId, { output: body.output });
+    return {};
+  });
+
+  app.get("/:endpointId/ping/:workerId", async (request) => {
+    const { session } = sessionOf(request);
+    const query = parseWith(PingQuery, request.query, "query");
+    dispatcher.ping(session, {
+      jobIds: query.job_id ? query.job_id.split(",").filter(Boolean) : [],
+      version: query.runpod_version,
+      unhealthy: query.status === "unhealthy",
+    });
+    return {};
+  });
+}

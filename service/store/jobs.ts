@@ -1,0 +1,270 @@
+import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
+import type { JobPolicy, JobStatus, S3Config } from "../../sdk/schemas/job";
+import { expiresAt, type Job, type JobKind } from "../domain/jobs/model";
+import { type Migration, transaction } from "./db";
+
+/** The job plane's tables. Jobs are keyed by id (globally unique) and carry their account. */
+export const jobStoreMigrations: Migration[] = [
+  {
+    name: "jobs-001-jobs",
+    sql: `
+      CREATE TABLE jobs (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL,
+        endpoint_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL,
+        input TEXT NOT NULL,
+        webhook TEXT,
+        policy TEXT,
+        s3_config TEXT,
+        execution_timeout_ms INTEGER NOT NULL,
+        ttl_ms INTEGER NOT NULL,
+        low_priority INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        queued_at INTEGER NOT NULL,
+        started_at INTEGER,
+        completed_at INTEGER,
+        worker_id TEXT,
+        output TEXT,
+        error TEXT,
+        retries INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL
+      ) WITHOUT ROWID;
+      CREATE INDEX jobs_by_endpoint ON jobs (endpoint_id);
+      CREATE INDEX jobs_by_expiry ON jobs (expires_at);
+    `,
+  },
+];
+
+interface JobRow {
+  id: string;
+  account_id: string;
+  endpoint_id: string;
+  kind: string;
+  status: string;
+  input: string;
+  webhook: string | null;
+  policy: string | null;
+  s3_config: string | null;
+  execution_timeout_ms: number;
+  ttl_ms: number;
+  low_priority: number;
+  created_at: number;
+  queued_at: number;
+  started_at: number | null;
+  completed_at: number | null;
+  worker_id: string | null;
+  output: string | null;
+  error: string | null;
+  retries: number;
+}
+
+/** A row removed by expiry, enough to keep the health counters right. */
+export interface RemovedJob {
+  endpointId: string;
+  status: JobStatus;
+  retries: number;
+}
+
+/** Per endpoint and status: how many retained jobs, and their retries. */
+export interface StoredCounts {
+  endpointId: string;
+  status: JobStatus;
+  count: number;
+  retries: number;
+}
+
+const TERMINAL_SQL = "('COMPLETED','FAILED','CANCELLED','TIMED_OUT')";
+
+/**
+ * The durable copy of jobs. Writes are marked and flushed together once per event-loop turn in one
+ * transaction (a job changed several times in a turn is written once); `flushed()` lets a caller wait
+ * until its change is on disk, which /run does before answering. Reads of jobs changed but not yet
+ * flushed must come from memory: the job plane keeps such jobs in its index until the flush.
+ */
+export class JobStore {
+  readonly #db: DatabaseSync;
+  readonly #upsert: StatementSync;
+  readonly #delete: StatementSync;
+  readonly #get: StatementSync;
+  readonly #live: StatementSync;
+  readonly #expire: StatementSync;
+  readonly #counts: StatementSync;
+  readonly #byEndpoint: StatementSync;
+  readonly #dirty = new Map<string, Job>();
+  readonly #deleted = new Set<string>();
+  /** Inputs never change: serialise each once, however often its job is written. */
+  readonly #inputText = new WeakMap<Job, string>();
+  #scheduled: Promise<void> | null = null;
+
+  constructor(db: DatabaseSync) {
+    this.#db = db;
+    this.#upsert = db.prepare(`
+      INSERT INTO jobs (id, account_id, endpoint_id, kind, status, input, webhook, policy, s3_config,
+        execution_timeout_ms, ttl_ms, low_priority, created_at, queued_at, started_at, completed_at,
+        worker_id, output, error, retries, expires_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT (id) DO UPDATE SET status = excluded.status, ttl_ms = excluded.ttl_ms,
+        queued_at = excluded.queued_at, started_at = excluded.started_at,
+        completed_at = excluded.completed_at, worker_id = excluded.worker_id, output = excluded.output,
+        error = excluded.error, retries = excluded.retries, expires_at = excluded.expires_at`);
+    this.#delete = db.prepare("DELETE FROM jobs WHERE id = ?");
+    this.#get = db.prepare("SELECT * FROM jobs WHERE id = ?");
+    this.#live = db.prepare(
+      "SELECT * FROM jobs WHERE status IN ('IN_QUEUE', 'IN_PROGRESS') ORDER BY queued_at, created_at",
+    );
+    this.#expire = db.prepare(
+      `DELETE FROM jobs WHERE expires_at <= ? AND status IN ${TERMINAL_SQL}
+       RETURNING endpoint_id AS endpointId, status, retries`,
+    );
+    this.#counts = db.prepare(
+      `SELECT endpoint_id AS endpointId, status, COUNT(*) AS count, SUM(retries) AS retries
+       FROM jobs GROUP BY endpoint_id, status`,
+    );
+    this.#byEndpoint = db.prepare("DELETE FROM jobs WHERE endpoint_id = ?");
+  }
+
+  /** Marks the job's current state to be written at the next flush. */
+  save(job: Job): void {
+    this.#deleted.delete(job.id);
+    this.#dirty.set(job.id, job);
+    this.#schedule();
+  }
+
+  /** Marks the job to be deleted at the next flush. */
+  remove(id: string): void {
+    this.#dirty.delete(id);
+    this.#deleted.add(id);
+    this.#schedule();
+  }
+
+  /** Is a change of this job still waiting for the flush? */
+  isPending(id: string): boolean {
+    return this.#dirty.has(id) || this.#deleted.has(id);
+  }
+
+  /** Resolves once everything marked so far is written. */
+  flushed(): Promise<void> {
+    return this.#scheduled ?? Promise.resolve();
+  }
+
+  /** Writes everything marked, now. */
+  flush(): void {
+    if (this.#dirty.size === 0 && this.#deleted.size === 0) return;
+    transaction(this.#db, () => {
+      for (const id of this.#deleted) this.#delete.run(id);
+      for (const job of this.#dirty.values()) this.#upsert.run(...rowValues(job, this.#inputOf(job)));
+    });
+    this.#deleted.clear();
+    this.#dirty.clear();
+  }
+
+  get(id: string): Job | undefined {
+    const row = this.#get.get(id) as JobRow | undefined;
+    return row ? jobOf(row) : undefined;
+  }
+
+  /** Jobs queued or running when the store was last written, oldest first. */
+  loadLive(): Job[] {
+    return (this.#live.all() as unknown as JobRow[]).map(jobOf);
+  }
+
+  /** Deletes finished jobs whose results expired; returns what was removed. */
+  deleteExpired(now: number): RemovedJob[] {
+    this.flush();
+    return this.#expire.all(now) as unknown as RemovedJob[];
+  }
+
+  counts(): StoredCounts[] {
+    this.flush();
+    return this.#counts.all() as unknown as StoredCounts[];
+  }
+
+  deleteEndpoint(endpointId: string): void {
+    this.flush();
+    this.#byEndpoint.run(endpointId);
+  }
+
+  #inputOf(job: Job): string {
+    let text = this.#inputText.get(job);
+    if (text === undefined) {
+      text = JSON.stringify(job.input);
+      this.#inputText.set(job, text);
+    }
+    return text;
+  }
+
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = new Promise<void>((resolve, reject) => {
+      setImmediate(() => {
+        this.#scheduled = null;
+        try {
+          this.flush();
+          resolve();
+        } catch (error) {
+          reject(error);
+        }
+      });
+    });
+    // A failed flush is reported to whoever awaits it; never an unhandled rejection.
+    this.#scheduled.catch(() => {});
+  }
+}
+
+const json = (value: unknown): string | null => (value === undefined ? null : JSON.stringify(value));
+const parsed = <T>(text: string | null): T | undefined =>
+  text === null ? undefined : (JSON.parse(text) as T);
+
+function rowValues(job: Job, input: string): SQLInputValue[] {
+  return [
+    job.id,
+    job.accountId,
+    job.endpointId,
+    job.kind,
+    job.status,
+    input,
+    job.webhook ?? null,
+    json(job.policy),
+    json(job.s3Config),
+    job.executionTimeoutMs,
+    job.ttlMs,
+    job.lowPriority ? 1 : 0,
+    job.createdAt,
+    job.queuedAt,
+    job.startedAt,
+    job.completedAt,
+    job.workerId,
+    json(job.output),
+    job.error ?? null,
+    job.retries,
+    expiresAt(job),
+  ];
+}
+
+function jobOf(row: JobRow): Job {
+  return {
+    id: row.id,
+    accountId: row.account_id,
+    endpointId: row.endpoint_id,
+    kind: row.kind as JobKind,
+    status: row.status as JobStatus,
+    input: JSON.parse(row.input) as Record<string, unknown>,
+    webhook: row.webhook ?? undefined,
+    policy: parsed<JobPolicy>(row.policy),
+    s3Config: parsed<S3Config>(row.s3_config),
+    executionTimeoutMs: row.execution_timeout_ms,
+    ttlMs: row.ttl_ms,
+    lowPriority: row.low_priority === 1,
+    createdAt: row.created_at,
+    queuedAt: row.queued_at,
+    startedAt: row.started_at,
+    completedAt: row.completed_at,
+    workerId: row.worker_id,
+    output: parsed<unknown>(row.output),
+    error: row.error ?? undefined,
+    retries: row.retries,
+    stream: [],
+  };
+}

@@ -1,0 +1,124 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { extname, isAbsolute, join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { BUILTIN_HANDLERS, FALLBACK_IMAGE } from "./handlers";
+
+/**
+ * How a template's image runs here: a JS/TS handler module in the worker runtime, or a command line
+ * (for example a Python handler using the real runpod library). Both get the same worker-protocol
+ * environment, so the service treats them alike.
+ */
+export type LaunchSpec = { kind: "module"; module: string } | { kind: "command"; command: string };
+
+const MODULE_EXTENSIONS = new Set([".js", ".mjs", ".cjs", ".ts", ".mts", ".cts"]);
+
+/**
+ * Reads one handler target: `module:<path>` or `cmd:<command line>` explicitly; otherwise a single
+ * word ending in .js/.mjs/.cjs/.ts/.mts/.cts is a module and anything else a command line.
+ */
+export function launchSpecOf(target: string): LaunchSpec {
+  const value = target.trim();
+  if (value.startsWith("module:")) return { kind: "module", module: value.slice("module:".length).trim() };
+  if (value.startsWith("cmd:")) return { kind: "command", command: value.slice("cmd:".length).trim() };
+  if (!/\s/.test(value) && MODULE_EXTENSIONS.has(extname(value))) return { kind: "module", module: value };
+  return { kind: "command", command: value };
+}
+
+/** Parses the CLI flag value `<image>=<module-or-command>` (split at the first `=`). */
+export function parseHandlerFlag(flag: string): [image: string, target: string] {
+  const at = flag.indexOf("=");
+  if (at <= 0 || at === flag.length - 1) {
+    throw new Error(`--handler expects <image>=<module-or-command>, got "${flag}"`);
+  }
+  return [flag.slice(0, at).trim(), flag.slice(at + 1).trim()];
+}
+
+/** The image name without its tag or digest: `repo/name:1.0` and `repo/name@sha256:..` -> `repo/name`. */
+export function imageBase(imageName: string): string {
+  const noDigest = imageName.split("@")[0] ?? imageName;
+  const slash = noDigest.lastIndexOf("/");
+  const colon = noDigest.lastIndexOf(":");
+  return colon > slash ? noDigest.slice(0, colon) : noDigest;
+}
+
+export interface ResolvedLaunch {
+  spec: LaunchSpec;
+  /** True when the image was unknown and runs the echo handler instead. */
+  fallback: boolean;
+}
+
+/**
+ * Maps images to launch specs: the configured `handlers` first (exact name, then without tag), then
+ * the built-in `runpodkit/*` handlers; any other image runs the echo handler, with a warning once.
+ */
+export class Launcher {
+  readonly #handlers: Map<string, LaunchSpec>;
+  readonly #warned = new Set<string>();
+  readonly #warn: (message: string) => void;
+  readonly #baseDir: string;
+
+  constructor(
+    handlers: Readonly<Record<string, string>>,
+    warn: (message: string) => void,
+    baseDir = process.cwd(),
+  ) {
+    this.#warn = warn;
+    this.#baseDir = baseDir;
+    this.#handlers = new Map(
+      Object.entries(handlers).map(([image, target]) => [image, launchSpecOf(target)]),
+    );
+  }
+
+  resolve(imageName: string): ResolvedLaunch {
+    const configured = this.#handlers.get(imageName) ?? this.#handlers.get(imageBase(imageName));
+    if (configured) return { spec: this.#absolute(configured), fallback: false };
+    const builtin = BUILTIN_HANDLERS[imageBase(imageName)];
+    if (builtin) return { spec: { kind: "module", module: builtin }, fallback: false };
+    if (!this.#warned.has(imageName)) {
+      this.#warned.add(imageName);
+      this.#warn(
+        `no handler is configured for image "${imageName}": its workers run ${FALLBACK_IMAGE} (configure one with --handler ${imageName}=<module-or-command>)`,
+      );
+    }
+    return { spec: { kind: "module", module: BUILTIN_HANDLERS[FALLBACK_IMAGE] as string }, fallback: true };
+  }
+
+  /** Starts a worker process for the spec with the given environment, in its own directory. */
+  spawn(
+    spec: LaunchSpec,
+    env: Record<string, string>,
+    cwd: string,
+    output: "inherit" | "ignore",
+  ): ChildProcess {
+    const stdio = output === "inherit" ? "inherit" : "ignore";
+    if (spec.kind === "module") {
+      return spawn(process.execPath, [...loaderArgs(spec.module), RUNTIME_MAIN, spec.module], {
+        env,
+        cwd,
+        // The IPC channel lets the worker notice when the service dies, and exit.
+        stdio: [stdio, stdio, stdio, "ipc"],
+      });
+    }
+    // Its own process group, so that killing the worker also kills what the shell started.
+    return spawn(spec.command, { env, cwd, shell: true, detached: true, stdio: [stdio, stdio, stdio] });
+  }
+
+  #absolute(spec: LaunchSpec): LaunchSpec {
+    if (spec.kind !== "module" || isAbsolute(spec.module)) return spec;
+    return { kind: "module", module: resolve(this.#baseDir, spec.module) };
+  }
+}
+
+const RUNTIME_MAIN = join(__dirname, "runtime", `main${extname(__filename)}`);
+
+const TS_EXTENSIONS = new Set([".ts", ".mts", ".cts"]);
+
+/** TypeScript (the runtime from sources, or a user's .ts handler) loads through tsx when it is installed. */
+function loaderArgs(module: string): string[] {
+  if (!TS_EXTENSIONS.has(extname(__filename)) && !TS_EXTENSIONS.has(extname(module))) return [];
+  try {
+    return ["--import", pathToFileURL(require.resolve("tsx")).href];
+  } catch {
+    return []; // Node's own type stripping then has to do
+  }
+}

@@ -1,0 +1,50 @@
+import { isAbsolute, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { running, type StartOptions, start } from "./index";
+
+/**
+ * Entry of a worker process the service starts for a handler module: `main <module>`. The module
+ * either calls `serverless.start(...)` itself, or exports `handler` (or a default function) and
+ * optionally `config` (the other start options), and this starts it.
+ */
+async function main(): Promise<void> {
+  // Started by the service with an IPC channel: when the service goes, so does the worker.
+  process.once("disconnect", () => process.exit(0));
+  const target = process.argv[2];
+  if (!target) throw new Error("usage: main <handler module>");
+  const path = isAbsolute(target) ? target : resolve(target);
+  const mod = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
+  const started = running();
+  if (started) return started;
+  const exported =
+    handlerOf(mod) ?? handlerOf(mod.default) ?? handlerOf((mod.default as Record<string, unknown>)?.default);
+  if (typeof exported !== "function") {
+    throw new Error(`${target} neither starts a worker nor exports a handler function`);
+  }
+  const config = (mod.config ?? (mod.default as Record<string, unknown>)?.config ?? {}) as Omit<
+    StartOptions,
+    "handler"
+  >;
+  await start({ ...config, handler: exported as StartOptions["handler"] });
+}
+
+/** The worker finished (SIGTERM or refresh): let the process end. */
+function done(): void {
+  process.removeAllListeners("disconnect");
+  process.disconnect?.();
+}
+
+/** `handler`, or a default export that is a function (CommonJS interop nests it one level). */
+function handlerOf(value: unknown): unknown {
+  if (typeof value === "function") return value;
+  if (typeof value !== "object" || value === null) return undefined;
+  const record = value as Record<string, unknown>;
+  return typeof record.handler === "function" ? record.handler : undefined;
+}
+
+main().then(done, (error: unknown) => {
+  process.stderr.write(
+    `runpodkit worker: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  process.exit(1);
+});

@@ -1,0 +1,151 @@
+import { EventEmitter } from "node:events";
+import type { FastifyInstance } from "fastify";
+import { request } from "undici";
+import { Accounts, accountIdOf } from "../../../service/accounts";
+import { buildApp } from "../../../service/app";
+import { type Clock, ManualClock } from "../../../service/clock";
+import type { ServiceDeps, ServiceEventMap } from "../../../service/deps";
+import { createEndpoint, type EndpointChanges, type EndpointRecord } from "../../../service/domain/endpoint";
+import { createTemplate } from "../../../service/domain/template";
+import { createSequentialIds } from "../../../service/ids";
+import { DEFAULT_CONFIG } from "../../../service/index";
+import {
+  createJobPlane,
+  type JobPlaneConfig,
+  type JobPlaneParts,
+  jobMigrations,
+} from "../../../service/job-plane";
+import { openDatabase } from "../../../service/store/db";
+import { managementMigrations } from "../../../service/store/management-migrations";
+
+export const KEY = "rpk_jobs_alpha_0123456789";
+export const OTHER_KEY = "rpk_jobs_beta_9876543210";
+export const ACCOUNT = accountIdOf(KEY);
+export const OTHER_ACCOUNT = accountIdOf(OTHER_KEY);
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: unknown;
+  text: string;
+}
+
+export interface Harness {
+  app: FastifyInstance;
+  deps: ServiceDeps;
+  plane: JobPlaneParts;
+  clock: Clock;
+  /** http://127.0.0.1:P */
+  url: string;
+  logs: string[];
+  /** An endpoint of the first account (or `accountKey`'s) whose template runs `imageName`. */
+  endpoint(imageName: string, changes?: EndpointChanges, accountKey?: string): EndpointRecord;
+  /** Calls the service over HTTP with the first account's key unless `key` is given (null: none). */
+  call(
+    method: string,
+    path: string,
+    options?: { body?: unknown; key?: string | null; raw?: string },
+  ): Promise<Reply>;
+  close(): Promise<void>;
+}
+
+export interface HarnessOptions {
+  clock?: Clock;
+  config?: Partial<JobPlaneConfig>;
+  /** SQLite file to reopen a service on (restart tests). */
+  data?: string;
+}
+
+let templates = 0;
+
+/**
+ * The whole service in-process (management and job plane), listening on 127.0.0.1 so that worker
+ * processes can reach it, with a ManualClock by default and test-friendly job-plane settings.
+ */
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  const clock = options.clock ?? new ManualClock();
+  const db = openDatabase(options.data ?? ":memory:", [...managementMigrations, ...jobMigrations]);
+  const logs: string[] = [];
+  const baseDeps: Omit<ServiceDeps, "workers"> = {
+    db,
+    clock,
+    ids: createSequentialIds(Math.floor(Math.random() * 1e6)),
+    accounts: new Accounts([KEY, OTHER_KEY]),
+    events: new EventEmitter<ServiceEventMap>(),
+    config: { ...DEFAULT_CONFIG },
+  };
+  const plane = createJobPlane(baseDeps, {
+    config: {
+      coldStartMs: 0,
+      flashBootColdStartMs: 0,
+      workerOutput: "ignore",
+      pingIntervalMs: 1_000,
+      ...options.config,
+    },
+    log: (message) => logs.push(message),
+  });
+  const deps: ServiceDeps = { ...baseDeps, workers: plane.workers };
+  const app = buildApp(deps, plane);
+  await app.listen({ host: "127.0.0.1", port: 0 });
+  await plane.start();
+  const address = app.server.address();
+  const url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
+  return {
+    app,
+    deps,
+    plane,
+    clock,
+    url,
+    logs,
+    endpoint(imageName, changes = {}, accountKey = KEY) {
+      const accountId = accountIdOf(accountKey);
+      const template = createTemplate(deps, accountId, {
+        name: `t${++templates}`,
+        imageName,
+        isServerless: true,
+      });
+      return createEndpoint(deps, accountId, {
+        name: `e${templates}`,
+        templateId: template.id,
+        workersMin: 0,
+        workersMax: 1,
+        ...changes,
+      });
+    },
+    async call(method, path, callOptions = {}) {
+      const key = callOptions.key === undefined ? KEY : callOptions.key;
+      const headers: Record<string, string> = {};
+      if (key !== null) headers.authorization = key;
+      let body: string | undefined = callOptions.raw;
+      if (callOptions.body !== undefined) body = JSON.stringify(callOptions.body);
+      if (body !== undefined) headers["content-type"] = "application/json";
+      const reply = await request(`${url}${path}`, { method: method as "GET", headers, body });
+      const text = await reply.body.text();
+      let parsed: unknown = text;
+      try {
+        parsed = text ? JSON.parse(text) : undefined;
+      } catch {
+        // not JSON
+      }
+      return { status: reply.statusCode, headers: reply.headers, body: parsed, text };
+    },
+    async close() {
+      await app.close();
+      db.close();
+    },
+  };
+}
+
+/** Polls `check` (real time, for worker processes) until it returns a value or the budget runs out. */
+export async function eventually<T>(
+  check: () => T | undefined | Promise<T | undefined>,
+  budgetMs = 15_000,
+): Promise<T> {
+  const until = Date.now() + budgetMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
