@@ -125,8 +125,12 @@ export function implement<R>(definition: ResourceDefinition<R>, context: Provide
         if (record === null) return { id: "", props: {} };
         const outs = assemble(record, props, call.settings);
         const inputs: Props = normalizeInputs(spec, outs);
-        for (const key of [ADOPT_ID, LOGICAL_NAME, AUTO_NAMED])
+        for (const key of [ADOPT_ID, LOGICAL_NAME, AUTO_NAMED]) {
           if (outs[key] !== null) inputs[key] = outs[key];
+        }
+        // A generated name is the program's input, not the service's: a rename made elsewhere stays
+        // visible as drift (outputs) and the next up puts the generated name back.
+        if (props[AUTO_NAMED] === true && typeof props.name === "string") inputs.name = props.name;
         return { id, props: outs, inputs: plainJson(inputs) as Props };
       }),
 

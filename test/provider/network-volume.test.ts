@@ -116,9 +116,19 @@ describe("NetworkVolume lifecycle", () => {
     const read = await provider.read(created.id, created.outs);
     expect(read.id).toBe(created.id);
     expect(read.props).toMatchObject({ name: "renamed-elsewhere", size: 40 });
-    expect(read.inputs).toMatchObject({ name: "renamed-elsewhere", size: 40 });
-    const diff = await provider.diff(created.id, read.props, created.inputs);
-    expect(diff.changes).toBe(true);
+    // The refreshed inputs keep the generated name, so the next up renames it back.
+    expect(read.inputs).toMatchObject({ name: "vol-sfx0001", size: 40, __autoNamed: true });
+    const next = await provider.check(read.inputs ?? {}, {
+      __logicalName: "vol",
+      size: 40,
+      dataCenterId: "EU-RO-1",
+    });
+    expect(await provider.diff(created.id, read.props, next.inputs)).toMatchObject({
+      changes: true,
+      replaces: [],
+    });
+    const restored = await provider.update(created.id, read.props, next.inputs);
+    expect(restored.outs).toMatchObject({ name: "vol-sfx0001", size: 40 });
 
     await h.rest.networkVolumes.delete(created.id);
     expect(await provider.read(created.id, read.props)).toEqual({ id: "", props: {} });
