@@ -28,7 +28,8 @@ function isGraphql(url: string): boolean {
 function errorBody(url: string, message: string, code: string, field?: string) {
   if (isGraphql(url))
     return { errors: [{ message, extensions: { code, ...(field ? { field } : {}) } }], data: null };
-  return { message };
+  // `code` is an addition to the real service's {"message"}: clients branch on it, never on the text.
+  return { message, code, ...(field ? { field } : {}) };
 }
 
 function fastifyCode(error: FastifyError): string {
