@@ -3,11 +3,38 @@
  * travel as variables: nothing a caller passes is ever interpolated into a document.
  */
 
-/** Endpoint fields read back (GqlEndpoint). Only fields the real service's Endpoint type has. */
-const ENDPOINT_FIELDS = `
+/** Endpoint fields every version of the real service's Endpoint type has. */
+const PORTABLE_ENDPOINT_FIELDS = `
   id name userId templateId gpuIds idleTimeout locations flashBootType scalerType scalerValue
   workersMin workersMax workersStandby networkVolumeId type computeType gpuCount executionTimeoutMs
   env { key value } allowedCudaVersions instanceIds version createdAt pods { id desiredStatus }`;
+
+/** Plus the deployment source (hub release, cached model), which a service may not expose. */
+const EXTENDED_ENDPOINT_FIELDS = `${PORTABLE_ENDPOINT_FIELDS} hubReleaseId modelName`;
+
+function endpointDocuments(fields: string) {
+  return {
+    save: `mutation saveEndpoint($input: EndpointInput!) {
+  saveEndpoint(input: $input) { ${fields} }
+}`,
+    get: `query getEndpoint($id: String!) {
+  myself { endpoint(id: $id) { ${fields} } }
+}`,
+    list: `query listEndpoints {
+  myself { endpoints { ${fields} } }
+}`,
+  };
+}
+export type EndpointDocuments = ReturnType<typeof endpointDocuments>;
+
+/**
+ * The endpoint documents in two selections: the client starts with "extended" and falls back to
+ * "portable" when the service's schema refuses the extra fields (a validation error, nothing ran).
+ */
+export const ENDPOINT_DOCUMENTS = {
+  extended: endpointDocuments(EXTENDED_ENDPOINT_FIELDS),
+  portable: endpointDocuments(PORTABLE_ENDPOINT_FIELDS),
+} as const;
 
 const TEMPLATE_FIELDS = `
   id name imageName category isServerless isPublic containerDiskInGb volumeInGb volumeMountPath
@@ -15,18 +42,6 @@ const TEMPLATE_FIELDS = `
 
 const VOLUME_FIELDS = "id name size dataCenterId";
 const REGISTRY_AUTH_FIELDS = "id name";
-
-export const SAVE_ENDPOINT = `mutation saveEndpoint($input: EndpointInput!) {
-  saveEndpoint(input: $input) { ${ENDPOINT_FIELDS} }
-}`;
-
-export const GET_ENDPOINT = `query getEndpoint($id: String!) {
-  myself { endpoint(id: $id) { ${ENDPOINT_FIELDS} } }
-}`;
-
-export const LIST_ENDPOINTS = `query listEndpoints {
-  myself { endpoints { ${ENDPOINT_FIELDS} } }
-}`;
 
 export const DELETE_ENDPOINT = `mutation deleteEndpoint($id: String!) {
   deleteEndpoint(id: $id)

@@ -1,16 +1,9 @@
-import { ClientError, GraphQLClient as GraphQLRequestClient } from "graphql-request";
+import { GraphQLClient as GraphQLRequestClient } from "graphql-request";
 import { z } from "zod";
-import {
-  errorForServiceCode,
-  errorForStatus,
-  GraphQLError,
-  type GraphQLErrorItem,
-  NotFoundError,
-  ProtocolError,
-  RunpodkitError,
-  ValidationError,
-} from "./errors";
+import { NotFoundError, ValidationError } from "./errors";
 import * as documents from "./graphql-documents";
+import { ENDPOINT_DOCUMENTS, type EndpointDocuments } from "./graphql-documents";
+import { graphqlErrorOf } from "./graphql-errors";
 import { type CallOptions, HttpClient, type RetryMode, type RetryPolicy } from "./http";
 import {
   ContainerRegistryAuth,
@@ -79,6 +72,8 @@ export class GraphQLClient {
   readonly #http: HttpClient;
   readonly #apiKey: string;
   readonly #url: string;
+  /** Which endpoint selection this service accepts; see ENDPOINT_DOCUMENTS. */
+  #endpointDocs: EndpointDocuments = ENDPOINT_DOCUMENTS.extended;
 
   constructor(options: GraphQLClientOptions) {
     if (typeof options.apiKey !== "string" || options.apiKey.trim() === "") {
@@ -113,13 +108,15 @@ export class GraphQLClient {
   ): Promise<GqlEndpoint> {
     const operation = "graphql.saveEndpoint";
     const valid = validateInput(GqlEndpointInput, input, operation);
-    const data = await this.#mutate({
-      ...options,
-      operation,
-      document: documents.SAVE_ENDPOINT,
-      variables: { input: valid },
-      reply: Reply.saveEndpoint,
-    });
+    const data = await this.#endpointCall("save", (document) =>
+      this.#mutate({
+        ...options,
+        operation,
+        document,
+        variables: { input: valid },
+        reply: Reply.saveEndpoint,
+      }),
+    );
     return data.saveEndpoint;
   }
 
@@ -128,13 +125,9 @@ export class GraphQLClient {
     const operation = "graphql.getEndpoint";
     const valid = validateInput(NonEmptyId, id, operation);
     try {
-      const data = await this.#query({
-        ...options,
-        operation,
-        document: documents.GET_ENDPOINT,
-        variables: { id: valid },
-        reply: Reply.getEndpoint,
-      });
+      const data = await this.#endpointCall("get", (document) =>
+        this.#query({ ...options, operation, document, variables: { id: valid }, reply: Reply.getEndpoint }),
+      );
       return data.myself.endpoint ?? null;
     } catch (error) {
       if (error instanceof NotFoundError) return null;
@@ -143,12 +136,9 @@ export class GraphQLClient {
   }
 
   async listEndpoints(options: CallOptions = {}): Promise<GqlEndpoint[]> {
-    const data = await this.#query({
-      ...options,
-      operation: "graphql.listEndpoints",
-      document: documents.LIST_ENDPOINTS,
-      reply: Reply.listEndpoints,
-    });
+    const data = await this.#endpointCall("list", (document) =>
+      this.#query({ ...options, operation: "graphql.listEndpoints", document, reply: Reply.listEndpoints }),
+    );
     return data.myself.endpoints;
   }
 
@@ -331,6 +321,26 @@ export class GraphQLClient {
     return this.#http.close();
   }
 
+  /**
+   * Sends an endpoint document with the extended selection; if the service's schema refuses it (a
+   * validation error: nothing was executed, so resending is safe), sends the portable one and keeps
+   * using it when that works.
+   */
+  async #endpointCall<T>(which: keyof EndpointDocuments, send: (document: string) => Promise<T>): Promise<T> {
+    const docs = this.#endpointDocs;
+    try {
+      return await send(docs[which]);
+    } catch (error) {
+      const refused =
+        error instanceof ValidationError &&
+        (error.serviceCode === "GRAPHQL_VALIDATION" || error.serviceCode === "GRAPHQL_VALIDATION_FAILED");
+      if (!refused || docs === ENDPOINT_DOCUMENTS.portable) throw error;
+      const result = await send(ENDPOINT_DOCUMENTS.portable[which]);
+      this.#endpointDocs = ENDPOINT_DOCUMENTS.portable;
+      return result;
+    }
+  }
+
   #query<S extends z.ZodType>(call: Call<S>): Promise<z.output<S>> {
     return this.#send(call, "idempotent");
   }
@@ -363,54 +373,8 @@ export class GraphQLClient {
     try {
       data = await client.request<unknown>({ document: call.document, variables: call.variables });
     } catch (error) {
-      throw this.#errorOf(call, error);
+      throw graphqlErrorOf(call.operation, error, [this.#apiKey, ...(call.secrets ?? [])]);
     }
     return parseReply(call.reply, data, call.operation);
   }
-
-  /** A typed, redacted error: graphql-request's own error holds the URL (with the key) and variables. */
-  #errorOf(call: Call<z.ZodType>, error: unknown): RunpodkitError {
-    if (error instanceof RunpodkitError) return error;
-    const secrets = [this.#apiKey, ...(call.secrets ?? [])];
-    if (!(error instanceof ClientError)) {
-      return new ProtocolError({
-        operation: call.operation,
-        message: `${call.operation}: ${error instanceof Error ? error.message : String(error)}`,
-        secrets,
-      });
-    }
-    const items: GraphQLErrorItem[] = (error.response.errors ?? []).map((e) => ({
-      message: e.message,
-      ...(e.path ? { path: e.path } : {}),
-      ...(e.extensions ? { extensions: e.extensions } : {}),
-    }));
-    const status = error.response.status;
-    const first = items[0];
-    const serviceCode = typeof first?.extensions?.code === "string" ? first.extensions.code : undefined;
-    const field = typeof first?.extensions?.field === "string" ? first.extensions.field : undefined;
-    const text = items.length > 0 ? items.map((e) => e.message).join("; ") : bodyMessage(error.response.body);
-    const details = {
-      operation: call.operation,
-      message: `${call.operation}: ${text}${status >= 400 ? ` (HTTP ${status})` : ""}`,
-      field,
-      secrets,
-    };
-    if (serviceCode) {
-      const byCode = errorForServiceCode(serviceCode, { ...details, status });
-      if (byCode) return byCode;
-    }
-    if (status >= 400) return errorForStatus(status, { ...details, serviceCode });
-    return new GraphQLError({ ...details, status, serviceCode, graphqlErrors: items });
-  }
-}
-
-function bodyMessage(body: unknown): string {
-  if (typeof body !== "string" || body === "") return "no message";
-  try {
-    const parsed = JSON.parse(body) as { message?: unknown };
-    if (typeof parsed.message === "string") return parsed.message;
-  } catch {
-    // not JSON: the text itself
-  }
-  return body.slice(0, 300);
 }

@@ -128,6 +128,49 @@ describe("GraphQL transport", () => {
     expect(error).toBeInstanceOf(TimeoutError);
   });
 
+  it("falls back to the portable endpoint selection when the schema refuses the extended one", async () => {
+    const endpoint = {
+      id: "ep1",
+      name: "n",
+      userId: "u",
+      templateId: "t",
+      gpuIds: "AMPERE_16",
+      idleTimeout: 5,
+      locations: null,
+      flashBootType: "OFF",
+      scalerType: "QUEUE_DELAY",
+      scalerValue: 4,
+      workersMin: 0,
+      workersMax: 1,
+      workersStandby: 1,
+      networkVolumeId: null,
+      type: "QB",
+      computeType: "GPU",
+      gpuCount: 1,
+      executionTimeoutMs: 600000,
+      env: [],
+      allowedCudaVersions: null,
+      instanceIds: [],
+      version: 0,
+      createdAt: "2026-01-01T00:00:00.000Z",
+      pods: [],
+    };
+    const { server, client } = await setup((hit, res) => {
+      const { query } = JSON.parse(hit.body) as { query: string };
+      if (query.includes("modelName")) {
+        return json(res, 200, {
+          errors: [{ message: "Cannot query field", extensions: { code: "GRAPHQL_VALIDATION_FAILED" } }],
+        });
+      }
+      return json(res, 200, { data: { myself: { endpoint, endpoints: [endpoint] } } });
+    });
+    expect(await client.getEndpoint("ep1")).toEqual(endpoint);
+    expect(server.hits).toHaveLength(2);
+    // remembered: the next read goes straight to the portable selection
+    expect(await client.listEndpoints()).toEqual([endpoint]);
+    expect(server.hits).toHaveLength(3);
+  });
+
   it("never leaks the key or a registry password, even when the reply echoes them", async () => {
     const { client } = await setup((hit, res) =>
       json(res, 200, { errors: [{ message: `refused ${hit.url} ${hit.body}` }], data: null }),

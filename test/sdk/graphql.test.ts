@@ -53,6 +53,7 @@ describe("GraphQLClient endpoints", () => {
       workersMax: 2,
       locations: "US",
       env: [{ key: "MODE", value: "fast" }],
+      modelName: "https://huggingface.co/org/model",
     });
     expect(created).toMatchObject({
       templateId: template.id,
@@ -64,6 +65,7 @@ describe("GraphQLClient endpoints", () => {
       env: [{ key: "MODE", value: "fast" }],
     });
     expect(await gql.getEndpoint(created.id)).toEqual(created);
+    expect(created).toMatchObject({ hubReleaseId: null, modelName: "https://huggingface.co/org/model" });
     expect((await gql.listEndpoints()).map((e) => e.id)).toContain(created.id);
 
     // Full replace: what is left out goes back to the default.
