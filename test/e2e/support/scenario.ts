@@ -1,0 +1,82 @@
+/**
+ * Runs one scenario (an ordered list of steps on one stack) against one example program: the package
+ * packed and installed into a copy of the program once per file, the local service started in-process,
+ * and the stack driven through the Automation API when the CLI exists, else through the test engine.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, test } from "vitest";
+import type { ConfigMap, OutputMap } from "../../helpers/engine/engine";
+import { installProgram, PROJECT_ROOT, packProject } from "../../helpers/engine/package";
+import { automationSkipReason, createDriver, type DriverKind, type StackDriver } from "./drivers";
+import { type ServiceFixture, startServiceFixture } from "./service";
+
+export interface ScenarioContext {
+  driver: StackDriver;
+  svc: ServiceFixture;
+  /** Outputs of the latest up. */
+  outputs: OutputMap;
+  /** Values a step hands to later steps (ids before a replacement, ...). */
+  memo: Record<string, string>;
+}
+
+export interface ScenarioStep {
+  name: string;
+  run(ctx: ScenarioContext): Promise<void>;
+}
+
+export interface Scenario {
+  /** Folder name under examples/. */
+  example: string;
+  /** Stack config beside the runpodkit:* keys that point at the service. */
+  config(svc: ServiceFixture): ConfigMap;
+  steps: ScenarioStep[];
+}
+
+export const DRIVER_KINDS: DriverKind[] = ["automation", "engine"];
+/** One step runs a program once or twice; each run type-checks the program with ts-node. */
+const STEP_TIMEOUT = 180_000;
+const SETUP_TIMEOUT = 300_000;
+
+export function describeScenario(kind: DriverKind, scenario: Scenario): void {
+  const skipReason = kind === "automation" ? automationSkipReason() : undefined;
+  const title = `${scenario.example} via the ${kind === "engine" ? "test engine" : "Automation API"}`;
+  describe.skipIf(skipReason !== undefined)(skipReason ? `${title} (skipped: ${skipReason})` : title, () => {
+    const ctx = {} as ScenarioContext;
+    let workDir = "";
+
+    beforeAll(async () => {
+      const pkg = await packProject();
+      const program = await installProgram(join(PROJECT_ROOT, "examples", scenario.example), pkg);
+      workDir = await mkdtemp(join(tmpdir(), `runpodkit-${scenario.example}-`));
+      ctx.svc = await startServiceFixture();
+      ctx.driver = await createDriver(kind, {
+        programDir: program.dir,
+        stackName: "dev",
+        workDir,
+        passphrase: randomBytes(12).toString("hex"),
+      });
+      ctx.outputs = {};
+      ctx.memo = {};
+      await ctx.driver.setAllConfig({ ...ctx.svc.stackConfig(), ...scenario.config(ctx.svc) });
+    }, SETUP_TIMEOUT);
+
+    afterAll(async () => {
+      await ctx.svc?.close();
+      if (workDir) await rm(workDir, { recursive: true, force: true });
+    });
+
+    for (const step of scenario.steps) {
+      test(step.name, () => step.run(ctx), STEP_TIMEOUT);
+    }
+  });
+}
+
+/** The string value of an output; fails loudly when it is missing. */
+export function outputString(outputs: OutputMap, key: string): string {
+  const value = outputs[key]?.value;
+  if (typeof value !== "string" || value === "") throw new Error(`stack output ${key} is missing`);
+  return value;
+}

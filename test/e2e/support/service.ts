@@ -1,0 +1,78 @@
+/**
+ * The local service for an e2e scenario, started in-process with a freshly generated key, plus what
+ * the scenario needs to assert on the SERVICE's state: the SDK's REST client, direct reads of the
+ * endpoint records, and a log of endpoint saves (with the worker counts at that moment) and deletes.
+ */
+import { randomBytes } from "node:crypto";
+import { RestClient } from "../../../sdk/rest";
+import { accountIdOf } from "../../../service/accounts";
+import { getEndpoint } from "../../../service/domain/endpoint";
+import type { EndpointRecord } from "../../../service/domain/records";
+import { type RunningService, startService } from "../../../service/index";
+import type { ConfigMap } from "../../helpers/engine/engine";
+
+export interface EndpointEvent {
+  kind: "saved" | "deleted";
+  endpointId: string;
+  workersMin?: number;
+  workersMax?: number;
+}
+
+export interface ServiceFixture {
+  service: RunningService;
+  apiKey: string;
+  rest: RestClient;
+  events: EndpointEvent[];
+  /** The endpoint as the service stores it, or undefined when it does not exist. */
+  endpoint(id: string): EndpointRecord | undefined;
+  /** The `runpodkit:*` stack config that points a program at this service. */
+  stackConfig(): ConfigMap;
+  close(): Promise<void>;
+}
+
+export async function startServiceFixture(): Promise<ServiceFixture> {
+  const apiKey = `rpk_e2e_${randomBytes(16).toString("hex")}`;
+  const accountId = accountIdOf(apiKey);
+  const service = await startService({ apiKeys: [apiKey], port: 0 });
+  const rest = new RestClient({ apiKey, baseUrl: service.restUrl });
+  const endpoint = (id: string): EndpointRecord | undefined => {
+    try {
+      return getEndpoint(service.deps, accountId, id);
+    } catch {
+      return undefined;
+    }
+  };
+  const events: EndpointEvent[] = [];
+  service.deps.events.on("endpoint.saved", (account, endpointId) => {
+    if (account !== accountId) return;
+    const record = endpoint(endpointId);
+    events.push({
+      kind: "saved",
+      endpointId,
+      workersMin: record?.workersMin,
+      workersMax: record?.workersMax,
+    });
+  });
+  service.deps.events.on("endpoint.deleted", (account, endpointId) => {
+    if (account === accountId) events.push({ kind: "deleted", endpointId });
+  });
+  return {
+    service,
+    apiKey,
+    rest,
+    events,
+    endpoint,
+    stackConfig: () => ({
+      "runpodkit:apiKey": { value: apiKey, secret: true },
+      "runpodkit:restUrl": { value: service.restUrl },
+      "runpodkit:graphqlUrl": { value: service.graphqlUrl },
+      "runpodkit:queueUrl": { value: service.queueUrl },
+      // Bounds a delete that keeps being refused, so a broken delete fails the test instead of hanging.
+      "runpodkit:deleteTimeout": { value: "60" },
+    }),
+    close: async () => {
+      await rest.close();
+      await service.close();
+    },
+  };
+}

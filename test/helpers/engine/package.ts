@@ -1,0 +1,192 @@
+/**
+ * The package as users get it: built with the project's build script, packed with `npm pack`, and
+ * installed from the tarball into a copy of an example program outside the project tree (so nothing
+ * can resolve from the project's own node_modules). Pulumi serializes a `require` of an installed
+ * package differently from a local file, so only this form proves what users get.
+ *
+ * Both steps are cached under the system temp dir, keyed by a hash of what they are made from, and
+ * published with an atomic rename: concurrent test files and later runs reuse them.
+ */
+import { execFile } from "node:child_process";
+import { createHash, randomUUID } from "node:crypto";
+import { cp, mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { basename, join, relative } from "node:path";
+import { promisify } from "node:util";
+import { z } from "zod";
+import { EngineError } from "./errors";
+
+const run = promisify(execFile);
+
+/** The project's root: the folder of the package.json named runpodkit above this file. */
+export const PROJECT_ROOT = join(__dirname, "..", "..", "..");
+export const CACHE_ROOT = join(tmpdir(), "runpodkit-e2e");
+
+/** What the build reads (tsconfig.build.json's include) besides the package.json `files`. */
+const BUILD_INPUTS = [
+  "index.ts",
+  "sdk",
+  "service",
+  "provider",
+  "package.json",
+  "tsconfig.json",
+  "tsconfig.build.json",
+];
+const SKIPPED = new Set(["node_modules", "dist", ".data", "package-lock.json"]);
+
+const manifestSchema = z.looseObject({
+  name: z.string(),
+  version: z.string(),
+  files: z.array(z.string()).default([]),
+});
+const programManifest = z
+  .record(z.string(), z.unknown())
+  .and(z.object({ dependencies: z.record(z.string(), z.string()).optional() }));
+const packOutput = z.array(z.object({ filename: z.string() })).min(1);
+
+export interface PackedPackage {
+  tarball: string;
+  name: string;
+  version: string;
+}
+
+/** Builds (`npm run build`, into a staging dir) and packs (`npm pack`) the project, once per content. */
+export async function packProject(root: string = PROJECT_ROOT): Promise<PackedPackage> {
+  const manifest = manifestSchema.parse(JSON.parse(await readFile(join(root, "package.json"), "utf8")));
+  const inputs = [...new Set([...BUILD_INPUTS, ...manifest.files.filter((f) => f !== "dist")])];
+  const key = await hashPaths(root, inputs);
+  const dir = join(CACHE_ROOT, "pack", key);
+  const tarballName = `${manifest.name}-${manifest.version}.tgz`;
+  const published = await publishOnce(dir, async (stage) => {
+    const pkg = join(stage, "package");
+    await mkdir(pkg, { recursive: true });
+    // The project's own build script, with the output redirected so the shared dist/ is never touched.
+    await npm(root, ["run", "build", "--", "--outDir", join(pkg, "dist")], "build");
+    await cp(join(root, "package.json"), join(pkg, "package.json"));
+    for (const entry of manifest.files.filter((f) => f !== "dist")) {
+      if (await exists(join(root, entry))) await cp(join(root, entry), join(pkg, entry), { recursive: true });
+    }
+    const out = await npm(pkg, ["pack", "--json", "--pack-destination", stage], "pack");
+    const [packed] = packOutput.parse(JSON.parse(out));
+    if (packed?.filename !== tarballName) {
+      throw new EngineError(
+        "PACK_FAILED",
+        "package.pack",
+        `expected ${tarballName}, npm packed ${packed?.filename}`,
+      );
+    }
+    await rm(pkg, { recursive: true });
+  });
+  return { tarball: join(published, tarballName), name: manifest.name, version: manifest.version };
+}
+
+export interface InstalledProgram {
+  /** The program folder, with node_modules installed from the tarball. */
+  dir: string;
+}
+
+/**
+ * Copies an example program outside the project and installs its dependencies, the package itself
+ * from the tarball (its dependency rewritten to `file:<tarball>`, as `npm install <tarball>` records it),
+ * everything else from the npm cache first (--prefer-offline).
+ */
+export async function installProgram(exampleDir: string, pkg: PackedPackage): Promise<InstalledProgram> {
+  const tarballHash = createHash("sha256")
+    .update(await readFile(pkg.tarball))
+    .digest("hex");
+  const key = createHash("sha256")
+    .update(tarballHash)
+    .update(await hashPaths(exampleDir, await readdir(exampleDir)))
+    .digest("hex")
+    .slice(0, 16);
+  const dir = join(CACHE_ROOT, "programs", `${basename(exampleDir)}-${key}`);
+  await publishOnce(dir, async (stage) => {
+    await cp(exampleDir, stage, {
+      recursive: true,
+      filter: (src) => !SKIPPED.has(basename(src)),
+    });
+    const manifestPath = join(stage, "package.json");
+    const manifest = programManifest.parse(JSON.parse(await readFile(manifestPath, "utf8")));
+    manifest.dependencies = { ...manifest.dependencies, [pkg.name]: `file:${pkg.tarball}` };
+    await writeFile(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
+    await npm(
+      stage,
+      ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"],
+      "install",
+    );
+  });
+  return { dir };
+}
+
+/**
+ * Runs `build` in a fresh staging folder and renames it to `dir`; when `dir` already exists (cached, or
+ * a concurrent process won the race) the staging folder is discarded and the existing one used.
+ */
+async function publishOnce(dir: string, build: (stage: string) => Promise<void>): Promise<string> {
+  if (await exists(dir)) return dir;
+  const stage = `${dir}.${process.pid}.${randomUUID().slice(0, 8)}.tmp`;
+  await mkdir(stage, { recursive: true });
+  try {
+    await build(stage);
+    await rename(stage, dir).catch(async (error: NodeJS.ErrnoException) => {
+      if (!(await exists(dir))) throw error;
+    });
+  } finally {
+    await rm(stage, { recursive: true, force: true });
+  }
+  return dir;
+}
+
+async function npm(cwd: string, args: string[], step: string): Promise<string> {
+  try {
+    const { stdout } = await run("npm", args, { cwd, maxBuffer: 64 * 1024 * 1024, env: process.env });
+    return stdout;
+  } catch (error) {
+    const { stdout = "", stderr = "" } = error as { stdout?: string; stderr?: string };
+    throw new EngineError(
+      `NPM_${step.toUpperCase()}_FAILED`,
+      `package.${step}`,
+      `npm ${args.join(" ")} failed in ${cwd}:\n${stdout}\n${stderr}`.slice(0, 8000),
+    );
+  }
+}
+
+/** sha256 over the relative paths and contents of every file under the given entries. */
+async function hashPaths(root: string, entries: string[]): Promise<string> {
+  const hash = createHash("sha256");
+  const files: string[] = [];
+  for (const entry of [...entries].sort()) {
+    const path = join(root, entry);
+    if (!(await exists(path))) continue;
+    if ((await stat(path)).isDirectory()) {
+      const listed = await readdir(path, { recursive: true, withFileTypes: true });
+      for (const d of listed) {
+        const full = join(d.parentPath, d.name);
+        if (
+          d.isFile() &&
+          !relative(root, full)
+            .split("/")
+            .some((part) => SKIPPED.has(part))
+        )
+          files.push(full);
+      }
+    } else if (!SKIPPED.has(entry)) {
+      files.push(path);
+    }
+  }
+  for (const file of files.sort()) {
+    hash
+      .update(relative(root, file))
+      .update("\0")
+      .update(await readFile(file))
+      .update("\0");
+  }
+  return hash.digest("hex").slice(0, 16);
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}
