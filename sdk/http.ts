@@ -177,11 +177,6 @@ export class HttpClient {
     this.#retrying = this.#pool.compose(interceptors.retry({ throwOnError: false }));
   }
 
-  /** Secrets this client redacts (for callers that build their own errors). */
-  get secrets(): readonly string[] {
-    return this.#secrets;
-  }
-
   /** One HTTP exchange (with its retries). Throws only transport errors: timeout, abort, connection. */
   async exchange(call: HttpCall): Promise<HttpReply> {
     const caller = call.signal;
