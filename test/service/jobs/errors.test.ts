@@ -1,0 +1,222 @@
+import { EventEmitter } from "node:events";
+import Fastify from "fastify";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Accounts } from "../../../service/accounts";
+import { ManualClock } from "../../../service/clock";
+import type { ServiceEventMap } from "../../../service/deps";
+import type { EndpointRecord } from "../../../service/domain/endpoint";
+import { deleteEndpoint } from "../../../service/domain/endpoint";
+import { createSequentialIds } from "../../../service/ids";
+import { DEFAULT_CONFIG } from "../../../service/index";
+import { createJobPlane, jobMigrations } from "../../../service/job-plane";
+import { openDatabase } from "../../../service/store/db";
+import { ACCOUNT, type Harness, KEY, OTHER_KEY, startHarness } from "./harness";
+import { ProtocolWorker } from "./protocol-worker";
+
+/** The spec's Errors table and "other conditions", over HTTP. */
+describe("job API errors", () => {
+  let h: Harness;
+  let ep: EndpointRecord;
+
+  beforeEach(async () => {
+    h = await startHarness();
+    ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+  });
+  afterEach(async () => h.close());
+
+  const run = (body: unknown, key?: string | null) => h.call("POST", `/v2/${ep.id}/run`, { body, key });
+
+  describe("400: bad request, naming the field", () => {
+    it.each([
+      ["input missing", {}, "input"],
+      ["input not an object", { input: "text" }, "input"],
+      [
+        "executionTimeout below 5 s",
+        { input: {}, policy: { executionTimeout: 4_999 } },
+        "policy.executionTimeout",
+      ],
+      [
+        "executionTimeout above 7 days",
+        { input: {}, policy: { executionTimeout: 7 * 86_400_000 + 1 } },
+        "policy.executionTimeout",
+      ],
+      ["ttl below 10 s", { input: {}, policy: { ttl: 9_999 } }, "policy.ttl"],
+      ["ttl above 7 days", { input: {}, policy: { ttl: 7 * 86_400_000 + 1 } }, "policy.ttl"],
+      ["lowPriority not boolean", { input: {}, policy: { lowPriority: "yes" } }, "policy.lowPriority"],
+      ["webhook not a URL", { input: {}, webhook: "not a url" }, "webhook"],
+      ["s3Config incomplete", { input: {}, s3Config: { accessId: "a" } }, "s3Config.accessSecret"],
+    ])("%s", async (_name, body, field) => {
+      const reply = await run(body);
+      expect(reply.status).toBe(400);
+      expect(reply.body).toMatchObject({ code: "VALIDATION", field, error: expect.stringContaining(field) });
+    });
+
+    it("wait outside 1000..300000 on /runsync", async () => {
+      for (const wait of [999, 300_001, "soon"]) {
+        const reply = await h.call("POST", `/v2/${ep.id}/runsync?wait=${wait}`, { body: { input: {} } });
+        expect(reply.status).toBe(400);
+        expect(reply.body).toMatchObject({ code: "VALIDATION", field: "wait" });
+      }
+    });
+
+    it("ttl outside 10 s..7 days on /status", async () => {
+      const id = ((await run({ input: {} })).body as { id: string }).id;
+      const reply = await h.call("GET", `/v2/${ep.id}/status/${id}?ttl=5`);
+      expect(reply.status).toBe(400);
+      expect(reply.body).toMatchObject({ field: "ttl" });
+    });
+
+    it("malformed JSON", async () => {
+      const reply = await h.call("POST", `/v2/${ep.id}/run`, { raw: '{"input": ' });
+      expect(reply.status).toBe(400);
+      expect(reply.body).toMatchObject({ code: "VALIDATION" });
+    });
+  });
+
+  describe("401: a missing or wrong key", () => {
+    it("the key works with and without `Bearer `", async () => {
+      expect((await run({ input: {} }, KEY)).status).toBe(200);
+      expect((await run({ input: {} }, `Bearer ${KEY}`)).status).toBe(200);
+    });
+
+    it("a wrong or missing key is 401 on every operation, and the key is never echoed", async () => {
+      const wrong = "rpk_wrong_key_abcdef";
+      for (const [method, path] of [
+        ["POST", "run"],
+        ["POST", "runsync"],
+        ["GET", "status/x"],
+        ["GET", "stream/x"],
+        ["POST", "cancel/x"],
+        ["POST", "retry/x"],
+        ["POST", "purge-queue"],
+        ["GET", "health"],
+      ] as const) {
+        for (const key of [wrong, null]) {
+          const reply = await h.call(method, `/v2/${ep.id}/${path}`, { key, body: { input: {} } });
+          expect(reply.status).toBe(401);
+          expect(reply.body).toMatchObject({ code: "UNAUTHORIZED" });
+          expect(reply.text).not.toContain(wrong);
+        }
+      }
+    });
+  });
+
+  describe("404: not found", () => {
+    it("a wrong endpoint id", async () => {
+      const reply = await h.call("POST", "/v2/nosuchendpoint1/run", { body: { input: {} } });
+      expect(reply.status).toBe(404);
+      expect(reply.body).toMatchObject({ code: "NOT_FOUND" });
+    });
+
+    it("another account's endpoint, and another account's job on it", async () => {
+      const id = ((await run({ input: {} })).body as { id: string }).id;
+      expect((await h.call("POST", `/v2/${ep.id}/run`, { body: { input: {} }, key: OTHER_KEY })).status).toBe(
+        404,
+      );
+      expect((await h.call("GET", `/v2/${ep.id}/status/${id}`, { key: OTHER_KEY })).status).toBe(404);
+      const theirs = h.endpoint("runpodkit/echo", { workersMax: 0 }, OTHER_KEY);
+      // Their endpoint, our job id: still not found.
+      expect((await h.call("GET", `/v2/${theirs.id}/status/${id}`, { key: OTHER_KEY })).status).toBe(404);
+    });
+
+    it("an unknown job, and a job of another endpoint of the same account", async () => {
+      expect(
+        (await h.call("GET", `/v2/${ep.id}/status/00000000-0000-0000-0000-000000000000-u1`)).status,
+      ).toBe(404);
+      const other = h.endpoint("runpodkit/echo", { workersMax: 0 });
+      const id = ((await run({ input: {} })).body as { id: string }).id;
+      expect((await h.call("GET", `/v2/${other.id}/status/${id}`)).status).toBe(404);
+    });
+
+    it("an unknown route under /v2 answers JSON", async () => {
+      const reply = await h.call("GET", `/v2/${ep.id}/nope`);
+      expect(reply.status).toBe(404);
+      expect(reply.body).toMatchObject({ code: "NOT_FOUND" });
+    });
+  });
+
+  it("load-balancing endpoints answer every queue operation with 400 UNSUPPORTED", async () => {
+    const lb = h.endpoint("runpodkit/echo", { type: "LB", workersMax: 0 });
+    for (const [method, path] of [
+      ["POST", "run"],
+      ["POST", "runsync"],
+      ["GET", "status/x"],
+      ["GET", "stream/x"],
+      ["POST", "cancel/x"],
+      ["POST", "retry/x"],
+      ["POST", "purge-queue"],
+      ["GET", "health"],
+    ] as const) {
+      const reply = await h.call(method, `/v2/${lb.id}/${path}`, { body: { input: {} } });
+      expect(reply.status).toBe(400);
+      expect(reply.body).toMatchObject({
+        code: "UNSUPPORTED",
+        error: expect.stringContaining("load-balancing"),
+      });
+    }
+  });
+
+  it("no worker available (max workers 0): the job stays IN_QUEUE", async () => {
+    const id = ((await run({ input: {} })).body as { id: string }).id;
+    await (h.clock as ManualClock).advance(60 * 60_000);
+    expect((await h.call("GET", `/v2/${ep.id}/status/${id}`)).body).toEqual({ id, status: "IN_QUEUE" });
+  });
+
+  it("worker error or invalid input: the job ends FAILED with the worker's error verbatim", async () => {
+    const worker = new ProtocolWorker(h, ep.id, "w-err");
+    const id = ((await run({ input: {} })).body as { id: string }).id;
+    await worker.take();
+    const error = JSON.stringify({ error_type: "<class 'ValueError'>", error_message: "bad input" });
+    await worker.done(id, { error });
+    expect((await h.call("GET", `/v2/${ep.id}/status/${id}`)).body).toMatchObject({
+      status: "FAILED",
+      error,
+    });
+  });
+
+  it("a deleted endpoint takes its jobs with it", async () => {
+    const gone = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const id = ((await h.call("POST", `/v2/${gone.id}/run`, { body: { input: {} } })).body as { id: string })
+      .id;
+    deleteEndpoint(h.deps, ACCOUNT, gone.id);
+    expect((await h.call("GET", `/v2/${gone.id}/status/${id}`)).status).toBe(404);
+    expect(h.plane.store.get(id)).toBeUndefined();
+  });
+});
+
+describe("500: an unexpected failure", () => {
+  it("answers a JSON body without internals", async () => {
+    const db = openDatabase(":memory:", jobMigrations);
+    const plane = createJobPlane(
+      {
+        db,
+        clock: new ManualClock(),
+        ids: createSequentialIds(),
+        accounts: new Accounts([KEY]),
+        events: new EventEmitter<ServiceEventMap>(),
+        config: DEFAULT_CONFIG,
+      },
+      {
+        endpoints: {
+          get: () => {
+            throw new Error("disk on fire at /secret/path");
+          },
+          listAll: () => [],
+        },
+        log: () => {},
+      },
+    );
+    const app = Fastify({ logger: false });
+    await app.register(plane.routes, { prefix: "/v2" });
+    const reply = await app.inject({ method: "GET", url: "/v2/ep/health", headers: { authorization: KEY } });
+    expect(reply.statusCode).toBe(500);
+    expect(reply.json()).toEqual({
+      error: "Internal server error",
+      message: "Internal server error",
+      code: "INTERNAL",
+    });
+    await app.close();
+    await plane.stop();
+    db.close();
+  });
+});
