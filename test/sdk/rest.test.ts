@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { NotFoundError, RunpodkitError, UnauthorizedError, ValidationError } from "../../sdk/errors";
+import {
+  ConflictError,
+  NotFoundError,
+  RunpodkitError,
+  UnauthorizedError,
+  ValidationError,
+} from "../../sdk/errors";
 import { RestClient } from "../../sdk/rest";
 import { type TestService, withService } from "../helpers/service";
 import { everyStringOf } from "./scripted-server";
@@ -60,14 +66,15 @@ describe("RestClient templates", () => {
     expect(gone.operation).toBe("rest.templates.get");
   });
 
-  it("reports a duplicate name as a 400, CONFLICT when the body carries the service's code", async () => {
+  it("reports a duplicate name as CONFLICT naming the field", async () => {
     const input = { name: name("dup"), imageName: "alpine:3" };
     await rest.templates.create(input);
     const error = await failure(rest.templates.create(input));
     expect(error.status).toBe(400);
     expect(error.message).toContain("already exists");
-    // REST bodies are {message} like the real service's; a `code` in them is honoured when present
-    expect(error.code).toBe(error.serviceCode ? "CONFLICT" : "VALIDATION");
+    expect(error).toBeInstanceOf(ConflictError);
+    expect(error.code).toBe("CONFLICT");
+    expect(error.field).toBe("name");
   });
 
   it("refuses invalid input before sending, naming the field", async () => {
@@ -113,7 +120,8 @@ describe("RestClient endpoints", () => {
     const inUse = await failure(rest.templates.delete(template.id));
     expect(inUse.status).toBe(400);
     expect(inUse.message).toContain(created.id);
-    expect(inUse.code).toBe(inUse.serviceCode ? "CONFLICT" : "VALIDATION");
+    expect(inUse).toBeInstanceOf(ConflictError);
+    expect(inUse.serviceCode).toBe("IN_USE");
 
     await rest.endpoints.delete(created.id);
     expect((await failure(rest.endpoints.get(created.id))).code).toBe("NOT_FOUND");
@@ -180,7 +188,7 @@ describe("RestClient pods and billing", () => {
       rest.billing.pods({ startTime: "2026-01-02T00:00:00Z", endTime: "2026-01-01T00:00:00Z" }),
     );
     expect(error).toBeInstanceOf(ValidationError);
-    expect(error.message).toContain("startTime");
+    expect(error.field).toBe("startTime");
     expect(error.status).toBe(400);
   });
 });
