@@ -4,6 +4,7 @@
  * endpoint (scaled to zero first).
  */
 import { expect } from "vitest";
+import { PROJECT_ROOT } from "../../helpers/engine/package";
 import { outputString, type Scenario } from "./scenario";
 
 const IMAGE = "ghcr.io/runpodkit/echo-worker:1.0";
@@ -130,6 +131,15 @@ export const quickstartScenario: Scenario = {
         expect(driver.logText().includes(svc.apiKey)).toBe(false);
         expect(state.includes('"ciphertext"')).toBe(true);
         expect(state.includes("LOG_LEVEL")).toBe(false);
+      },
+    },
+    {
+      name: "the provider code in the state loads the installed package by package path, not by a local path",
+      async run({ driver }) {
+        const state = await driver.exportState();
+        expect(state).toContain("runpodkit/dist/provider/endpoint-provider");
+        expect(state).toContain("runpodkit/dist/provider/template-provider");
+        expect(state.includes(PROJECT_ROOT)).toBe(false);
       },
     },
     {
