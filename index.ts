@@ -6,3 +6,5 @@ export { ContainerRegistryAuth, type ContainerRegistryAuthArgs } from "./provide
 export { Endpoint, type EndpointArgs } from "./provider/endpoint";
 export { NetworkVolume, type NetworkVolumeArgs } from "./provider/network-volume";
 export { Template, type TemplateArgs } from "./provider/template";
+/** The typed SDK, also importable alone as "runpodkit/sdk" (without Pulumi). */
+export * as sdk from "./sdk";

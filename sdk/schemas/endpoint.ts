@@ -142,7 +142,8 @@ export const Endpoint = z.object({
   dataCenterIds: z.array(z.string()),
   networkVolumeId: z.string().nullish(),
   networkVolumeIds: z.array(z.string()).optional(),
-  flashboot: z.boolean(),
+  // Not in the real service's record schema: optional so its replies parse.
+  flashboot: z.boolean().optional(),
   executionTimeoutMs: z.number().int(),
   env: z.record(z.string(), z.string()),
   allowedCudaVersions: z.array(z.string()),
