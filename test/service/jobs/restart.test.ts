@@ -1,0 +1,106 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { afterEach, describe, expect, it } from "vitest";
+import { ManualClock } from "../../../service/clock";
+import { type Harness, startHarness } from "./harness";
+import { ProtocolWorker } from "./protocol-worker";
+
+describe("restart recovery", () => {
+  let dir: string;
+  const running: Harness[] = [];
+  afterEach(async () => {
+    for (const h of running.splice(0)) await h.close().catch(() => {});
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const start = async (data: string, clock: ManualClock) => {
+    const h = await startHarness({ data, clock });
+    running.push(h);
+    return h;
+  };
+
+  it("loses no queued job and no kept result; running jobs are requeued, counting as retried", async () => {
+    dir = mkdtempSync(join(tmpdir(), "runpodkit-restart-"));
+    const data = join(dir, "service.sqlite");
+    const clock = new ManualClock();
+    const first = await start(data, clock);
+    const ep = first.endpoint("runpodkit/echo", { workersMax: 0 });
+    const worker = new ProtocolWorker(first, ep.id, "w-before");
+    const submit = async (input: object) =>
+      ((await first.call("POST", `/v2/${ep.id}/run`, { body: { input } })).body as { id: string }).id;
+    const completed = await submit({ n: "completed" });
+    const failed = await submit({ n: "failed" });
+    const runningJob = await submit({ n: "running" });
+    const queued = await submit({ n: "queued" });
+    await worker.take();
+    await worker.done(completed, { output: { kept: true } });
+    await worker.take();
+    await worker.done(failed, { error: "broke" });
+    await worker.take();
+    await first.close();
+    running.pop();
+
+    const second = await start(data, new ManualClock(clock.now()));
+    const status = async (id: string) => (await second.call("GET", `/v2/${ep.id}/status/${id}`)).body;
+    expect(await status(completed)).toMatchObject({ status: "COMPLETED", output: { kept: true } });
+    expect(await status(failed)).toMatchObject({ status: "FAILED", error: "broke" });
+    expect(await status(runningJob)).toEqual({ id: runningJob, status: "IN_QUEUE" });
+    expect(await status(queued)).toEqual({ id: queued, status: "IN_QUEUE" });
+    expect((await second.call("GET", `/v2/${ep.id}/health`)).body).toMatchObject({
+      jobs: { completed: 1, failed: 1, inQueue: 2, inProgress: 0, retried: 1 },
+    });
+    // The interrupted job goes first, then the one that was waiting; inputs intact.
+    const after = new ProtocolWorker(second, ep.id, "w-after");
+    expect((await after.take()).body).toMatchObject({ id: runningJob, input: { n: "running" } });
+    expect((await after.take(true)).body).toMatchObject({ id: queued, input: { n: "queued" } });
+    // A kept failure can still be retried after the restart.
+    expect((await second.call("POST", `/v2/${ep.id}/retry/${failed}`)).body).toEqual({
+      id: failed,
+      status: "IN_QUEUE",
+    });
+  });
+
+  it("a job /run accepted is already on disk when the reply arrives (no graceful stop needed)", async () => {
+    dir = mkdtempSync(join(tmpdir(), "runpodkit-durable-"));
+    const data = join(dir, "service.sqlite");
+    const h = await start(data, new ManualClock());
+    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) {
+      ids.push(
+        ((await h.call("POST", `/v2/${ep.id}/run`, { body: { input: { i } } })).body as { id: string }).id,
+      );
+    }
+    const reader = new DatabaseSync(data, { readOnly: true });
+    const rows = reader.prepare("SELECT id, status, input FROM jobs ORDER BY created_at").all() as {
+      id: string;
+      status: string;
+      input: string;
+    }[];
+    reader.close();
+    expect(rows.map((r) => r.id).sort()).toEqual([...ids].sort());
+    expect(rows.every((r) => r.status === "IN_QUEUE")).toBe(true);
+  });
+
+  it("a job retried too often while its worker kept dying ends FAILED at restart", async () => {
+    dir = mkdtempSync(join(tmpdir(), "runpodkit-maxretry-"));
+    const data = join(dir, "service.sqlite");
+    const clock = new ManualClock();
+    let h = await start(data, clock);
+    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const id = ((await h.call("POST", `/v2/${ep.id}/run`, { body: { input: {} } })).body as { id: string })
+      .id;
+    for (let round = 0; round <= h.plane.config.maxRetries; round++) {
+      await new ProtocolWorker(h, ep.id, `w-${round}`).take();
+      await h.close();
+      running.pop();
+      h = await start(data, new ManualClock(clock.now()));
+    }
+    expect((await h.call("GET", `/v2/${ep.id}/status/${id}`)).body).toMatchObject({
+      status: "FAILED",
+      error: "the service stopped while the job was running",
+    });
+  });
+});

@@ -1,0 +1,154 @@
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { ManualClock } from "../../../service/clock";
+import type { EndpointRecord } from "../../../service/domain/endpoint";
+import { eventually, type Harness, startHarness } from "./harness";
+import { ProtocolWorker } from "./protocol-worker";
+
+interface Received {
+  method: string;
+  contentType: string | undefined;
+  body: Record<string, unknown>;
+}
+
+/** A webhook receiver answering each call with the next scripted status (then 200). */
+async function receiver(statuses: number[]): Promise<{ url: string; received: Received[]; server: Server }> {
+  const received: Received[] = [];
+  const server = createServer((req, res) => {
+    let text = "";
+    req.on("data", (chunk) => {
+      text += chunk;
+    });
+    req.on("end", () => {
+      received.push({
+        method: req.method ?? "",
+        contentType: req.headers["content-type"],
+        body: JSON.parse(text),
+      });
+      res.statusCode = statuses.shift() ?? 200;
+      res.end("ok");
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/hook`, received, server };
+}
+
+describe("webhooks", () => {
+  let h: Harness;
+  let clock: ManualClock;
+  let ep: EndpointRecord;
+  let worker: ProtocolWorker;
+  let server: Server | null = null;
+
+  beforeEach(async () => {
+    h = await startHarness();
+    clock = h.clock as ManualClock;
+    ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    worker = new ProtocolWorker(h, ep.id, "w-hook");
+  });
+  afterEach(async () => {
+    await h.close();
+    server?.close();
+  });
+
+  const runAndTake = async (webhook: string, body: object = {}) => {
+    const reply = await h.call("POST", `/v2/${ep.id}/run`, { body: { input: { a: 1 }, webhook, ...body } });
+    const id = (reply.body as { id: string }).id;
+    await worker.take();
+    return id;
+  };
+  const count = (list: unknown[], n: number) => eventually(() => (list.length >= n ? true : undefined));
+
+  it("POSTs the final status envelope with input and webhook when a job completes", async () => {
+    const hook = await receiver([]);
+    server = hook.server;
+    const id = await runAndTake(hook.url);
+    await clock.advance(700);
+    await worker.done(id, { output: { ok: true } });
+    await count(hook.received, 1);
+    expect(hook.received[0]).toEqual({
+      method: "POST",
+      contentType: "application/json",
+      body: {
+        id,
+        status: "COMPLETED",
+        delayTime: 0,
+        executionTime: 700,
+        output: { ok: true },
+        workerId: worker.id,
+        input: { a: 1 },
+        webhook: hook.url,
+      },
+    });
+  });
+
+  it("is sent for failures (with the error) and timeouts, not for cancellations", async () => {
+    const hook = await receiver([]);
+    server = hook.server;
+    const failed = await runAndTake(hook.url);
+    await worker.done(failed, { error: "nope" });
+    await count(hook.received, 1);
+    expect(hook.received[0]?.body).toMatchObject({ id: failed, status: "FAILED", error: "nope" });
+
+    const timedOut = await runAndTake(hook.url, { policy: { executionTimeout: 5_000 } });
+    await clock.advance(5_000);
+    await count(hook.received, 2);
+    expect(hook.received[1]?.body).toMatchObject({ id: timedOut, status: "TIMED_OUT" });
+
+    const cancelled = await runAndTake(hook.url);
+    await h.call("POST", `/v2/${ep.id}/cancel/${cancelled}`);
+    const completed = await runAndTake(hook.url);
+    await worker.done(completed, { output: 1 });
+    await count(hook.received, 3);
+    expect(hook.received.map((r) => r.body.id)).toEqual([failed, timedOut, completed]);
+  });
+
+  it("a reply other than 200 is retried 2 more times, 10 s apart", async () => {
+    const hook = await receiver([500, 201, 500, 500]);
+    server = hook.server;
+    const id = await runAndTake(hook.url);
+    await worker.done(id, { output: 1 });
+    await count(hook.received, 1);
+    await clock.advance(9_999);
+    expect(hook.received.length).toBe(1);
+    await clock.advance(1);
+    await count(hook.received, 2);
+    await clock.advance(10_000);
+    await count(hook.received, 3);
+    await clock.advance(60_000);
+    expect(hook.received.length).toBe(3);
+    await h.plane.webhooks.idle();
+    // A webhook failure never changes the job.
+    expect((await h.call("GET", `/v2/${ep.id}/status/${id}`)).body).toMatchObject({
+      status: "COMPLETED",
+      output: 1,
+    });
+  });
+
+  it("stops retrying after a 200", async () => {
+    const hook = await receiver([503]);
+    server = hook.server;
+    const id = await runAndTake(hook.url);
+    await worker.done(id, { output: 1 });
+    await count(hook.received, 1);
+    await clock.advance(10_000);
+    await count(hook.received, 2);
+    await clock.advance(60_000);
+    await h.plane.webhooks.idle();
+    expect(hook.received.length).toBe(2);
+  });
+
+  it("an unreachable receiver changes nothing", async () => {
+    const hook = await receiver([]);
+    hook.server.close();
+    const id = await runAndTake(hook.url);
+    await worker.done(id, { output: "fine" });
+    await clock.advance(30_000);
+    expect((await h.call("GET", `/v2/${ep.id}/status/${id}`)).body).toMatchObject({
+      status: "COMPLETED",
+      output: "fine",
+    });
+  });
+});
