@@ -1,5 +1,6 @@
 /**
- * Quickstart: a serverless endpoint running a public container image.
+ * Quickstart: a serverless endpoint running a public container image (runpodkit/echo is built into
+ * the local service: its workers answer each job with its input).
  * A Template names the image; an Endpoint runs workers from it and scales them on the job queue.
  */
 import * as pulumi from "@pulumi/pulumi";
@@ -8,7 +9,7 @@ import { Endpoint, Template } from "runpodkit";
 const config = new pulumi.Config();
 
 const template = new Template("echo-worker", {
-  imageName: config.get("imageName") ?? "ghcr.io/runpodkit/echo-worker:1.0",
+  imageName: config.get("imageName") ?? "runpodkit/echo:1.0",
   isServerless: true,
   // Changing the category replaces the template (the service cannot change it in place).
   category: config.get<"NVIDIA" | "AMD" | "CPU">("category") ?? "NVIDIA",

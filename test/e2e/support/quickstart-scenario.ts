@@ -7,7 +7,7 @@ import { expect } from "vitest";
 import { PROJECT_ROOT } from "../../helpers/engine/package";
 import { outputString, type Scenario } from "./scenario";
 
-const IMAGE = "ghcr.io/runpodkit/echo-worker:1.0";
+const IMAGE = "runpodkit/echo:1.0";
 
 export const quickstartScenario: Scenario = {
   example: "quickstart",
