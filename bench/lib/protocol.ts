@@ -1,0 +1,86 @@
+/** What the bench's child processes are given and answer, validated at the IPC boundary. */
+import { z } from "zod";
+
+export const ServerOptions = z.object({
+  data: z.string().min(1),
+  /** Image name -> handler module (the job plane's `handlers`). */
+  handlers: z.record(z.string(), z.string()).default({}),
+  /** The spec's per-endpoint rate limits; off to measure capacity rather than the policy. */
+  rateLimits: z.boolean().default(false),
+  countCalls: z.boolean().default(false),
+});
+export type ServerOptions = z.input<typeof ServerOptions>;
+
+export const ServerReady = z.object({
+  restUrl: z.string(),
+  graphqlUrl: z.string(),
+  queueUrl: z.string(),
+  /** Time startService took in this process (store open, restore, listen), ms. */
+  startMs: z.number(),
+  pid: z.number(),
+});
+export type ServerReady = z.infer<typeof ServerReady>;
+
+export const CallCount = z.object({ key: z.string(), kind: z.enum(["read", "write"]), count: z.number() });
+export type CallCount = z.infer<typeof CallCount>;
+
+export const ServerStats = z.object({ rss: z.number(), heapUsed: z.number(), calls: z.array(CallCount) });
+export type ServerStats = z.infer<typeof ServerStats>;
+
+export const Empty = z.object({});
+
+export const BareReady = z.object({ url: z.string(), pid: z.number() });
+export type BareReady = z.infer<typeof BareReady>;
+
+/** A client process's measured loop: wall time and its own CPU (user + system), microseconds. */
+export const LoopResult = z.object({
+  calls: z.number(),
+  elapsedMs: z.number(),
+  cpuUserUs: z.number(),
+  cpuSystemUs: z.number(),
+  errors: z.number(),
+  firstError: z.string().optional(),
+});
+export type LoopResult = z.infer<typeof LoopResult>;
+
+export const ClientReady = z.object({ pid: z.number() });
+
+export const E2eArgs = z.object({
+  queueUrl: z.string(),
+  endpointId: z.string(),
+  jobs: z.number().int().positive(),
+  concurrency: z.number().int().positive(),
+  /** Jobs of this endpoint already completed before this run (health counts are cumulative). */
+  completedBefore: z.number().int().nonnegative(),
+  sample: z.number().int().nonnegative(),
+});
+export type E2eArgs = z.infer<typeof E2eArgs>;
+
+export const E2eResult = z.object({
+  jobs: z.number(),
+  elapsedMs: z.number(),
+  submittedMs: z.number(),
+  failed: z.number(),
+  submitErrors: z.number(),
+  firstError: z.string().optional(),
+  sampleWrong: z.number(),
+});
+export type E2eResult = z.infer<typeof E2eResult>;
+
+export const LatencyArgs = z.object({
+  queueUrl: z.string(),
+  endpointId: z.string(),
+  warmup: z.number().int().nonnegative(),
+  requests: z.number().int().positive(),
+});
+export type LatencyArgs = z.infer<typeof LatencyArgs>;
+
+export const LatencyResult = z.object({
+  p50Ms: z.number(),
+  p99Ms: z.number(),
+  directP50Ms: z.number(),
+  directP99Ms: z.number(),
+  /** Replies that were not 200 COMPLETED with the input echoed. */
+  wrong: z.number(),
+});
+export type LatencyResult = z.infer<typeof LatencyResult>;

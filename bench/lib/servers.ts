@@ -1,0 +1,119 @@
+/**
+ * Starting what is measured: the service (compiled, persistence in a temp SQLite file) and the bare
+ * ceiling server, each in its own process; and the queue endpoints the runs submit to.
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+import { JobClient } from "../../sdk/jobs";
+import { RestClient } from "../../sdk/rest";
+import { built } from "./build";
+import { Child } from "./ipc";
+import { BareReady, Empty, type ServerOptions, ServerReady, ServerStats } from "./protocol";
+
+/** One key per bench run; it never appears in output (children get it through the environment). */
+export const BENCH_API_KEY = `rpk_bench_${randomBytes(16).toString("hex")}`;
+
+export interface BenchService {
+  child: Child;
+  ready: ServerReady;
+  rest: RestClient;
+  stats(): Promise<ServerStats>;
+  resetCalls(): Promise<void>;
+  /** Graceful close (store flushed, workers stopped), then the process ends. */
+  close(): Promise<void>;
+}
+
+export async function startService(
+  options: ServerOptions,
+  childOptions: { execArgv?: string[] } = {},
+): Promise<BenchService> {
+  const child = new Child(built("bench/server"), [], {
+    env: { BENCH_SERVER: JSON.stringify(options), BENCH_API_KEY },
+    execArgv: childOptions.execArgv,
+  });
+  const ready = await child.ready(ServerReady);
+  const rest = new RestClient({ apiKey: BENCH_API_KEY, baseUrl: ready.restUrl });
+  return {
+    child,
+    ready,
+    rest,
+    stats: () => child.call("stats", {}, ServerStats),
+    resetCalls: async () => {
+      await child.call("resetCalls", {}, Empty);
+    },
+    close: async () => {
+      await rest.close();
+      await child.call("close", {}, Empty).catch(() => undefined);
+      await child.stop();
+    },
+  };
+}
+
+export interface BareServer {
+  child: Child;
+  url: string;
+  close(): Promise<void>;
+}
+
+export async function startBare(): Promise<BareServer> {
+  const child = new Child(built("bench/bare-server"), []);
+  const ready = await child.ready(BareReady);
+  return { child, url: ready.url, close: () => child.stop() };
+}
+
+/** A fresh temp dir for one run's SQLite file; removed by the returned function. */
+export async function tempDataDir(): Promise<{ file: string; remove: () => Promise<void> }> {
+  const dir = await mkdtemp(join(tmpdir(), "runpodkit-bench-"));
+  return { file: join(dir, "runpodkit.sqlite"), remove: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/** A queue endpoint running `image` with exactly `workers` workers (0: jobs only queue). */
+export async function createQueueEndpoint(
+  service: BenchService,
+  name: string,
+  image: string,
+  workers: number,
+): Promise<string> {
+  const template = await service.rest.templates.create({
+    name: `${name}-template`,
+    imageName: image,
+    isServerless: true,
+  });
+  const endpoint = await service.rest.endpoints.create({
+    name,
+    templateId: template.id,
+    workersMin: workers,
+    workersMax: workers,
+    flashboot: true,
+    idleTimeout: 3600,
+  });
+  return endpoint.id;
+}
+
+/** Waits until the endpoint reports `count` idle workers (started, polling for jobs). */
+export async function waitForIdleWorkers(
+  service: BenchService,
+  endpointId: string,
+  count: number,
+  timeoutMs = 60_000,
+): Promise<void> {
+  const jobs = new JobClient({ apiKey: BENCH_API_KEY, endpointId, baseUrl: `${service.ready.queueUrl}/v2` });
+  const deadline = Date.now() + timeoutMs;
+  try {
+    for (;;) {
+      const health = await jobs.health();
+      if (health.workers.idle >= count) return;
+      if (Date.now() > deadline) {
+        throw new Error(
+          `endpoint ${endpointId}: ${health.workers.idle}/${count} workers idle after ${timeoutMs} ms`,
+        );
+      }
+      await sleep(100);
+    }
+  } finally {
+    await jobs.close();
+  }
+}

@@ -1,0 +1,157 @@
+/**
+ * 1c. /runsync latency (p50, p99) of the no-op handler with one worker, beside a direct call.
+ * 1d. Resident memory of the service holding 100,000 queued jobs, and the time to restart with them
+ * in the store (graceful stop, then a new process on the same SQLite file until it listens).
+ */
+import { performance } from "node:perf_hooks";
+import { JobClient } from "../../sdk/jobs";
+import { built } from "../lib/build";
+import { type Figure, figure } from "../lib/figures";
+import { Child } from "../lib/ipc";
+import { load } from "../lib/load";
+import { ClientReady, LatencyResult } from "../lib/protocol";
+import {
+  BENCH_API_KEY,
+  type BenchService,
+  createQueueEndpoint,
+  startService,
+  tempDataDir,
+  waitForIdleWorkers,
+} from "../lib/servers";
+
+export interface RunSyncLatency {
+  requestsPerRun: number;
+  p50Ms: Figure;
+  p99Ms: Figure;
+  directCallP50Ms: Figure;
+  /** runsync p50 minus the direct call's p50. */
+  overheadP50Ms: Figure;
+  wrong: number;
+}
+
+export async function runSyncLatency(options: {
+  runs: number;
+  requests: number;
+  log: (line: string) => void;
+}): Promise<RunSyncLatency> {
+  const data = await tempDataDir();
+  const svc = await startService({ data: data.file });
+  const client = new Child(built("bench/clients/runsync"), [], { env: { BENCH_API_KEY } });
+  try {
+    await client.ready(ClientReady);
+    const endpointId = await createQueueEndpoint(svc, "runsync", "runpodkit/echo", 1);
+    await waitForIdleWorkers(svc, endpointId, 1);
+    const results: LatencyResult[] = [];
+    for (let run = 0; run < options.runs; run++) {
+      const args = { queueUrl: svc.ready.queueUrl, endpointId, warmup: 200, requests: options.requests };
+      const result = await client.call("run", args, LatencyResult);
+      results.push(result);
+      options.log(`  /runsync p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms`);
+    }
+    return {
+      requestsPerRun: options.requests,
+      p50Ms: figure(
+        results.map((r) => r.p50Ms),
+        "ms",
+        3,
+      ),
+      p99Ms: figure(
+        results.map((r) => r.p99Ms),
+        "ms",
+        3,
+      ),
+      directCallP50Ms: figure(
+        results.map((r) => r.directP50Ms),
+        "ms",
+        5,
+      ),
+      overheadP50Ms: figure(
+        results.map((r) => r.p50Ms - r.directP50Ms),
+        "ms",
+        3,
+      ),
+      wrong: results.reduce((n, r) => n + r.wrong, 0),
+    };
+  } finally {
+    await client.stop();
+    await svc.close();
+    await data.remove();
+  }
+}
+
+export interface QueuedMemory {
+  jobs: number;
+  /** Service RSS once all jobs were accepted (load just ended), MB. */
+  rssAfterSubmitMb: Figure;
+  /** Service RSS after the restart, the same jobs restored from the store, MB. */
+  rssAfterRestartMb: Figure;
+  /** From spawning the new process to its ready message (listening, jobs restored), ms. */
+  restartMs: Figure;
+  /** Of which startService itself (store open, restore, listen), ms. */
+  startServiceMs: Figure;
+  /** Jobs in the queue after the restart, per run (must equal `jobs`). */
+  restoredJobs: number[];
+}
+
+const MB = 1024 * 1024;
+
+async function inQueue(svc: BenchService, endpointId: string): Promise<number> {
+  const jobs = new JobClient({ apiKey: BENCH_API_KEY, endpointId, baseUrl: `${svc.ready.queueUrl}/v2` });
+  try {
+    return (await jobs.health()).jobs.inQueue;
+  } finally {
+    await jobs.close();
+  }
+}
+
+export async function queuedMemory(options: {
+  runs: number;
+  jobs: number;
+  log: (line: string) => void;
+}): Promise<QueuedMemory> {
+  const afterSubmit: number[] = [];
+  const afterRestart: number[] = [];
+  const restart: number[] = [];
+  const startMs: number[] = [];
+  const restored: number[] = [];
+  for (let run = 0; run < options.runs; run++) {
+    const data = await tempDataDir();
+    let svc = await startService({ data: data.file });
+    try {
+      const endpointId = await createQueueEndpoint(svc, "queued", "runpodkit/echo", 0);
+      const filled = await load({
+        url: `${svc.ready.queueUrl}/v2/${endpointId}/run`,
+        connections: 64,
+        amount: options.jobs,
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${BENCH_API_KEY}` },
+        body: JSON.stringify({ input: { prompt: "hello", max_tokens: 16 } }),
+      });
+      if (filled.total2xx !== options.jobs) {
+        throw new Error(`queued: ${filled.total2xx}/${options.jobs} accepted (${filled.non2xx} non-2xx)`);
+      }
+      afterSubmit.push((await svc.stats()).rss / MB);
+      await svc.close();
+      const spawned = performance.now();
+      svc = await startService({ data: data.file });
+      restart.push(performance.now() - spawned);
+      startMs.push(svc.ready.startMs);
+      restored.push(await inQueue(svc, endpointId));
+      afterRestart.push((await svc.stats()).rss / MB);
+      options.log(
+        `  ${options.jobs} queued: RSS ${afterSubmit.at(-1)?.toFixed(0)} MB, restart ${restart.at(-1)?.toFixed(0)} ms (startService ${svc.ready.startMs.toFixed(0)} ms), RSS after ${afterRestart.at(-1)?.toFixed(0)} MB, restored ${restored.at(-1)}`,
+      );
+    } finally {
+      await svc.close();
+      await data.remove();
+    }
+  }
+  return {
+    jobs: options.jobs,
+    rssAfterSubmitMb: figure(afterSubmit, "MB", 1),
+    rssAfterRestartMb: figure(afterRestart, "MB", 1),
+    restartMs: figure(restart, "ms", 0),
+    startServiceMs: figure(startMs, "ms", 0),
+    restoredJobs: restored,
+  };
+}

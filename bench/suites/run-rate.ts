@@ -1,0 +1,94 @@
+/**
+ * 1a. /run accepted per second from 64 connections, against the bare-HTTP ceiling answering the same
+ * JSON, side by side in the same run. The endpoint has no workers, so every accepted job queues (and
+ * is written to the SQLite store before /run answers, as the service does).
+ */
+import { type Figure, figure, ratioFigure } from "../lib/figures";
+import { load } from "../lib/load";
+import { BENCH_API_KEY, createQueueEndpoint, startBare, startService, tempDataDir } from "../lib/servers";
+
+export interface RunRateResult {
+  connections: number;
+  durationSec: number;
+  service: Figure;
+  ceiling: Figure;
+  /** service / ceiling, per side-by-side pair. */
+  ratio: Figure;
+  serviceP99Ms: Figure;
+  ceilingP99Ms: Figure;
+  /** Non-2xx or errors seen in any measured run (must be 0 for the figure to mean "accepted"). */
+  rejected: number;
+}
+
+export interface RunRateOptions {
+  runs: number;
+  durationSec: number;
+  warmupSec: number;
+  connections: number;
+  log: (line: string) => void;
+}
+
+const BODY = JSON.stringify({ input: { prompt: "hello", max_tokens: 16 } });
+
+export async function runRate(options: RunRateOptions): Promise<RunRateResult> {
+  const service: number[] = [];
+  const ceiling: number[] = [];
+  const serviceP99: number[] = [];
+  const ceilingP99: number[] = [];
+  let rejected = 0;
+  const headers = { "content-type": "application/json", authorization: `Bearer ${BENCH_API_KEY}` };
+
+  const measureService = async () => {
+    const data = await tempDataDir();
+    const svc = await startService({ data: data.file });
+    try {
+      const endpointId = await createQueueEndpoint(svc, "run-rate", "runpodkit/echo", 0);
+      const url = `${svc.ready.queueUrl}/v2/${endpointId}/run`;
+      const common = { url, connections: options.connections, method: "POST" as const, headers, body: BODY };
+      await load({ ...common, durationSec: options.warmupSec });
+      const result = await load({ ...common, durationSec: options.durationSec });
+      rejected += result.non2xx + result.errors;
+      service.push(result.acceptedPerSec);
+      serviceP99.push(result.latencyP99Ms);
+      options.log(`  service /run: ${result.acceptedPerSec.toFixed(0)}/s (non-2xx ${result.non2xx})`);
+    } finally {
+      await svc.close();
+      await data.remove();
+    }
+  };
+  const measureCeiling = async () => {
+    const bare = await startBare();
+    try {
+      const url = `${bare.url}/v2/bareendpoint00/run`;
+      const common = { url, connections: options.connections, method: "POST" as const, headers, body: BODY };
+      await load({ ...common, durationSec: options.warmupSec });
+      const result = await load({ ...common, durationSec: options.durationSec });
+      ceiling.push(result.acceptedPerSec);
+      ceilingP99.push(result.latencyP99Ms);
+      options.log(`  bare ceiling /run: ${result.acceptedPerSec.toFixed(0)}/s`);
+    } finally {
+      await bare.close();
+    }
+  };
+
+  for (let i = 0; i < options.runs; i++) {
+    // Alternate which side goes first, so a drift in machine load biases neither.
+    if (i % 2 === 0) {
+      await measureCeiling();
+      await measureService();
+    } else {
+      await measureService();
+      await measureCeiling();
+    }
+  }
+  return {
+    connections: options.connections,
+    durationSec: options.durationSec,
+    service: figure(service, "accepted/s", 0),
+    ceiling: figure(ceiling, "req/s", 0),
+    ratio: ratioFigure(service, ceiling),
+    serviceP99Ms: figure(serviceP99, "ms"),
+    ceilingP99Ms: figure(ceilingP99, "ms"),
+    rejected,
+  };
+}
