@@ -217,9 +217,13 @@ export function createJobPlane(
     book.sweep();
     sweepTimer = clock.setTimer(config.sweepIntervalMs, sweep);
   };
+  // Before the server closes: answer every long-poll and end the workers, so that closing never
+  // waits on a held request or a worker's open connection.
   const releaseHolds = () => {
+    scaler.stop();
     dispatcher.stop();
     book.watchers.releaseAll();
+    workerPool.stopAll().catch((error: unknown) => log(`stopping workers: ${String(error)}`));
   };
 
   return {

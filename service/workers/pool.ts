@@ -144,11 +144,14 @@ export class WorkerPool implements WorkerRegistry {
   /** Stops a worker: no new jobs; it exits once its jobs are done (see reapDrained). */
   stop(workerId: string, reason: StopReason): void {
     const worker = this.#workers.get(workerId);
-    if (!worker || worker.stopping) return;
+    if (!worker) return;
+    const hard = reason === "deleted" || reason === "shutdown";
+    // A worker already going gently may still be made to go now; nothing else changes its course.
+    if (worker.stopping && !hard) return;
     worker.stopping = reason;
     this.#dispatcher.drain(worker.session);
     // Shutdown and endpoint deletion do not wait: jobs in hand are requeued at restart, or deleted.
-    if (reason === "deleted" || reason === "shutdown") this.#terminate(worker, "SIGKILL");
+    if (hard) this.#terminate(worker, "SIGKILL");
     else if (worker.session.held.size === 0) this.#terminate(worker, "SIGTERM");
   }
 

@@ -17,6 +17,8 @@ export interface WorkerSession {
   readonly key: string | null;
   /** Jobs handed to the worker and not yet finished by it, with when they were handed over. */
   readonly held: Map<string, number>;
+  /** Stopped jobs it still holds: how many pings in a row have not listed them. */
+  readonly unlisted: Map<string, number>;
   /** Job ids the worker must stop; sent on its next job-stop poll. */
   stopQueue: string[];
   take: PendingPoll<Job[]> | null;
@@ -93,6 +95,7 @@ export class Dispatcher {
     const session: WorkerSession = {
       ...spec,
       held: new Map(),
+      unlisted: new Map(),
       stopQueue: [],
       take: null,
       inLine: false,
@@ -254,13 +257,19 @@ export class Dispatcher {
     this.#seen(session, this.#clock.now());
     if (report.version) session.sdkVersion = report.version;
     if (report.unhealthy) session.unhealthy = true;
-    // A job it was told to stop and no longer lists has been stopped.
+    // A job it was told to stop (or that ended) and that two pings in a row no longer list has been
+    // dropped by the worker. One ping is not enough: it may have been sent before the job arrived.
     const listed = new Set(report.jobIds);
     for (const jobId of [...session.held.keys()]) {
       const job = this.#book.find(jobId);
-      if (!listed.has(jobId) && (!job || job.workerId !== session.id || job.status !== "IN_PROGRESS")) {
-        this.#release(session, jobId);
+      const stillRuns = job?.workerId === session.id && job.status === "IN_PROGRESS";
+      if (listed.has(jobId) || stillRuns) {
+        session.unlisted.delete(jobId);
+        continue;
       }
+      const missed = (session.unlisted.get(jobId) ?? 0) + 1;
+      session.unlisted.set(jobId, missed);
+      if (missed >= 2) this.#release(session, jobId);
     }
   }
 
@@ -297,6 +306,7 @@ export class Dispatcher {
   }
 
   #release(session: WorkerSession, jobId: string): void {
+    session.unlisted.delete(jobId);
     if (session.held.delete(jobId) && session.held.size === 0) session.idleSince = this.#clock.now();
     session.stopQueue = session.stopQueue.filter((id) => id !== jobId);
   }
