@@ -1,5 +1,6 @@
 /** The engine's pure parts: URNs, secret marking, sealing secrets for disk, and deletion order. */
 import { describe, expect, test } from "vitest";
+import { deleteResource } from "../helpers/engine/deployment";
 import { isSealed, SecretBox } from "../helpers/engine/secret-box";
 import { dependencyOrder, type ResourceState } from "../helpers/engine/state";
 import { makeUrn, nameOf, typeOf } from "../helpers/engine/urn";
@@ -61,6 +62,25 @@ describe("secret values", () => {
     expect(() => SecretBox.create("other", box.salt).verify(box.checkValue())).toThrow(
       expect.objectContaining({ code: "PASSPHRASE_MISMATCH" }),
     );
+  });
+});
+
+describe("deleting", () => {
+  test("a protected resource is refused before any provider call", async () => {
+    let hostStarted = false;
+    const provider = async () => {
+      hostStarted = true;
+      throw new Error("no provider in this test");
+    };
+    await expect(deleteResource({ ...resource("p"), protect: true }, provider)).rejects.toMatchObject({
+      code: "PROTECTED",
+      urn: "p",
+    });
+    // Components, external reads and retained resources never reach the provider either.
+    await deleteResource({ ...resource("c"), custom: false }, provider);
+    await deleteResource({ ...resource("e"), external: true }, provider);
+    await deleteResource({ ...resource("r"), retainOnDelete: true }, provider);
+    expect(hostStarted).toBe(false);
   });
 });
 

@@ -32,6 +32,7 @@ const BUILD_INPUTS = [
   "tsconfig.json",
   "tsconfig.build.json",
 ];
+const STALE_AFTER_MS = 60 * 60 * 1000;
 const SKIPPED = new Set(["node_modules", "dist", ".data", "package-lock.json"]);
 
 const manifestSchema = z.looseObject({
@@ -77,6 +78,7 @@ export async function packProject(root: string = PROJECT_ROOT): Promise<PackedPa
     }
     await rm(pkg, { recursive: true });
   });
+  await pruneStale(join(CACHE_ROOT, "pack"), "", published);
   return { tarball: join(published, tarballName), name: manifest.name, version: manifest.version };
 }
 
@@ -135,6 +137,18 @@ async function publishOnce(dir: string, build: (stage: string) => Promise<void>)
     await rm(stage, { recursive: true, force: true });
   }
   return dir;
+}
+
+/** Installs weigh ~150 MB: drop earlier versions nobody has touched for an hour (best effort). */
+async function pruneStale(parent: string, prefix: string, keep: string): Promise<void> {
+  const cutoff = Date.now() - STALE_AFTER_MS;
+  for (const name of await readdir(parent).catch(() => [] as string[])) {
+    const path = join(parent, name);
+    if (path === keep || !name.startsWith(prefix) || name.endsWith(".tmp")) continue;
+    const info = await stat(path).catch(() => undefined);
+    if (info && info.mtimeMs < cutoff)
+      await rm(path, { recursive: true, force: true }).catch(() => undefined);
+  }
 }
 
 async function npm(cwd: string, args: string[], step: string): Promise<string> {
