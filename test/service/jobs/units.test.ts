@@ -1,0 +1,113 @@
+import { describe, expect, it } from "vitest";
+import { ManualClock } from "../../../service/clock";
+import { splitChunk } from "../../../service/domain/jobs/chunks";
+import { DeadlineQueue, Deque } from "../../../service/domain/jobs/collections";
+import { createJob } from "../../../service/domain/jobs/model";
+import { Watchers } from "../../../service/domain/jobs/watchers";
+import { openDatabase } from "../../../service/store/db";
+import { JobStore, jobStoreMigrations } from "../../../service/store/jobs";
+
+describe("Deque", () => {
+  it("is FIFO at both ends across growth", () => {
+    const d = new Deque<number>();
+    for (let i = 0; i < 40; i++) d.push(i);
+    d.unshift(-1);
+    expect(d.shift()).toBe(-1);
+    expect(d.shift()).toBe(0);
+    expect([...d]).toEqual(Array.from({ length: 39 }, (_, i) => i + 1));
+    expect(d.size).toBe(39);
+  });
+});
+
+describe("DeadlineQueue", () => {
+  it("fires entries in time order on the clock with a single timer", async () => {
+    const clock = new ManualClock(0);
+    const fired: string[] = [];
+    const q = new DeadlineQueue<string>(clock, (item, at) => fired.push(`${item}@${at}/${clock.now()}`));
+    q.add(300, "c");
+    q.add(100, "a");
+    q.add(200, "b");
+    expect(clock.pending).toBe(1);
+    await clock.advance(250);
+    expect(fired).toEqual(["a@100/100", "b@200/200"]);
+    q.add(260, "d");
+    await clock.advance(100);
+    expect(fired).toEqual(["a@100/100", "b@200/200", "d@260/260", "c@300/300"]);
+  });
+});
+
+describe("Watchers", () => {
+  it("wakes a waiter when its condition holds, times out on the clock, and stops on abort", async () => {
+    const clock = new ManualClock(0);
+    const w = new Watchers(clock);
+    let ready = false;
+    const woken = w.waitUntil("j", 1_000, () => ready);
+    ready = true;
+    w.notify("j");
+    expect(await woken).toBe(true);
+    const timedOut = w.waitUntil("j", 1_000, () => false);
+    await clock.advance(1_000);
+    expect(await timedOut).toBe(false);
+    const abort = new AbortController();
+    const aborted = w.waitUntil("j", 1_000, () => false, abort.signal);
+    abort.abort();
+    expect(await aborted).toBe(false);
+    expect(w.waiting).toBe(0);
+  });
+});
+
+describe("splitChunk", () => {
+  it("passes small outputs through, splits strings and arrays to the byte limit", () => {
+    expect(splitChunk({ output: { a: 1 } }, 100)).toEqual([{ output: { a: 1 } }]);
+    const parts = splitChunk({ output: "ab€".repeat(50) }, 40);
+    expect(parts.map((p) => p.output).join("")).toBe("ab€".repeat(50));
+    for (const p of parts) expect(Buffer.byteLength(JSON.stringify(p.output))).toBeLessThanOrEqual(40);
+    const arrays = splitChunk({ output: Array.from({ length: 30 }, (_, i) => i) }, 20);
+    expect(arrays.flatMap((p) => p.output as number[])).toEqual(Array.from({ length: 30 }, (_, i) => i));
+    for (const p of arrays) expect(JSON.stringify(p.output).length).toBeLessThanOrEqual(20);
+    const object = splitChunk({ output: { text: "x".repeat(100) } }, 30);
+    expect(object.map((p) => p.output).join("")).toBe(JSON.stringify({ text: "x".repeat(100) }));
+  });
+});
+
+describe("JobStore", () => {
+  const job = (id: string, now: number) =>
+    createJob({ id, accountId: "acc", endpointId: "ep", kind: "async", input: { id }, now });
+
+  it("writes marked changes once per turn in one transaction, readable after flushed()", async () => {
+    const store = new JobStore(openDatabase(":memory:", jobStoreMigrations));
+    const a = job("a", 1);
+    store.save(a);
+    a.status = "IN_PROGRESS";
+    a.startedAt = 5;
+    store.save(a);
+    expect(store.isPending("a")).toBe(true);
+    expect(store.get("a")).toBeUndefined();
+    await store.flushed();
+    expect(store.isPending("a")).toBe(false);
+    expect(store.get("a")).toMatchObject({
+      id: "a",
+      status: "IN_PROGRESS",
+      startedAt: 5,
+      input: { id: "a" },
+    });
+    store.remove("a");
+    await store.flushed();
+    expect(store.get("a")).toBeUndefined();
+  });
+
+  it("loads live jobs in queue order and deletes only expired finished ones", async () => {
+    const store = new JobStore(openDatabase(":memory:", jobStoreMigrations));
+    const late = job("late", 20);
+    const early = job("early", 10);
+    const done = job("done", 0);
+    done.status = "COMPLETED";
+    done.completedAt = 0;
+    for (const j of [late, early, done]) store.save(j);
+    store.flush();
+    expect(store.loadLive().map((j) => j.id)).toEqual(["early", "late"]);
+    expect(store.deleteExpired(30 * 60_000 - 1)).toEqual([]);
+    expect(store.deleteExpired(30 * 60_000)).toEqual([{ endpointId: "ep", status: "COMPLETED", retries: 0 }]);
+    expect(store.loadLive()).toHaveLength(2);
+  });
+});

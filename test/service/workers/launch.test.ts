@@ -1,0 +1,86 @@
+import { describe, expect, it } from "vitest";
+import { BUILTIN_HANDLERS } from "../../../service/workers/handlers";
+import { imageBase, Launcher, launchSpecOf, parseHandlerFlag } from "../../../service/workers/launch";
+import { exceptionBody, isStream, resultBody, serialise } from "../../../service/workers/runtime/result";
+
+describe("handler configuration", () => {
+  it("reads a target as a module (one path with a JS/TS extension) or a command line", () => {
+    expect(launchSpecOf("./handlers/echo.ts")).toEqual({ kind: "module", module: "./handlers/echo.ts" });
+    expect(launchSpecOf("/abs/worker.mjs")).toEqual({ kind: "module", module: "/abs/worker.mjs" });
+    expect(launchSpecOf("python3 -u handler.py")).toEqual({
+      kind: "command",
+      command: "python3 -u handler.py",
+    });
+    expect(launchSpecOf("./start.sh")).toEqual({ kind: "command", command: "./start.sh" });
+    expect(launchSpecOf("module:./odd name.js")).toEqual({ kind: "module", module: "./odd name.js" });
+    expect(launchSpecOf("cmd:node worker.js")).toEqual({ kind: "command", command: "node worker.js" });
+  });
+
+  it("parses --handler <image>=<module-or-command> at the first =", () => {
+    expect(parseHandlerFlag("acme/sd:1.0=python3 h.py --x=1")).toEqual(["acme/sd:1.0", "python3 h.py --x=1"]);
+    expect(() => parseHandlerFlag("no-equals")).toThrow(/<image>=<module-or-command>/);
+    expect(() => parseHandlerFlag("=x")).toThrow();
+  });
+
+  it("strips tags and digests from image names, not registry ports", () => {
+    expect(imageBase("acme/sd:1.0")).toBe("acme/sd");
+    expect(imageBase("registry.local:5000/acme/sd")).toBe("registry.local:5000/acme/sd");
+    expect(imageBase("registry.local:5000/acme/sd:2@sha256:abc")).toBe("registry.local:5000/acme/sd");
+  });
+
+  it("resolves configured images first (exact, then without tag), then built-ins, else echo with one warning", () => {
+    const warnings: string[] = [];
+    const launcher = new Launcher(
+      { "acme/sd": "python3 h.py", "acme/sd:beta": "./beta.ts" },
+      (m) => warnings.push(m),
+      "/base",
+    );
+    expect(launcher.resolve("acme/sd:1.0").spec).toEqual({ kind: "command", command: "python3 h.py" });
+    expect(launcher.resolve("acme/sd:beta").spec).toEqual({ kind: "module", module: "/base/beta.ts" });
+    expect(launcher.resolve("runpodkit/stream:latest").spec).toEqual({
+      kind: "module",
+      module: BUILTIN_HANDLERS["runpodkit/stream"],
+    });
+    const unknown = launcher.resolve("other/thing");
+    expect(unknown).toEqual({
+      spec: { kind: "module", module: BUILTIN_HANDLERS["runpodkit/echo"] },
+      fallback: true,
+    });
+    launcher.resolve("other/thing");
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain("--handler other/thing=");
+  });
+});
+
+describe("worker runtime result mapping (as the real worker library)", () => {
+  it("wraps values; keeps dicts under output; error and refresh_worker are lifted out", () => {
+    expect(resultBody("text")).toEqual({ output: "text" });
+    expect(resultBody(null)).toEqual({ output: null });
+    expect(resultBody([1])).toEqual({ output: [1] });
+    expect(resultBody({ output: 1 })).toEqual({ output: { output: 1 } });
+    expect(resultBody({})).toEqual({});
+    expect(resultBody({ error: "bad", partial: 1 })).toEqual({ error: "bad", output: { partial: 1 } });
+    expect(resultBody({ refresh_worker: true, x: 1 })).toEqual({ output: { x: 1 }, stopPod: true });
+    expect(resultBody({ error: "", x: 1 })).toEqual({ output: { x: 1 } });
+  });
+
+  it("an exception becomes a JSON string with the library's fields", () => {
+    const body = exceptionBody(new TypeError("nope"), "w1");
+    expect(JSON.parse(body.error as string)).toMatchObject({
+      error_type: "<class 'TypeError'>",
+      error_message: "nope",
+      worker_id: "w1",
+      runpod_version: expect.any(String),
+    });
+  });
+
+  it("tells streams from values, and turns an unserialisable output into an error", () => {
+    expect(isStream((function* () {})())).toBe(true);
+    expect(isStream((async function* () {})())).toBe(true);
+    expect(isStream([1, 2])).toBe(false);
+    expect(isStream("abc")).toBe(false);
+    expect(JSON.parse(serialise({ output: { n: 1n } }))).toEqual({
+      error: expect.stringContaining("not JSON-serialisable"),
+    });
+  });
+});
