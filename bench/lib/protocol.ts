@@ -84,3 +84,31 @@ export const LatencyResult = z.object({
   wrong: z.number(),
 });
 export type LatencyResult = z.infer<typeof LatencyResult>;
+
+export const CyclesArgs = z.object({
+  client: z.enum(["ours", "official"]),
+  /** The job API's base, ending in /v2. */
+  baseUrl: z.string(),
+  endpointId: z.string(),
+  cycles: z.number().int().positive(),
+  warmup: z.number().int().nonnegative(),
+  concurrency: z.number().int().positive(),
+});
+export type CyclesArgs = z.infer<typeof CyclesArgs>;
+
+export const StreamArgs = z.object({
+  queueUrl: z.string(),
+  endpointId: z.string(),
+  chunks: z.number().int().positive(),
+  chunkBytes: z.number().int().positive(),
+});
+export type StreamArgs = z.infer<typeof StreamArgs>;
+
+export const StreamResult = z.object({
+  bytes: z.number(),
+  chunks: z.number(),
+  /** From /run to the end of the stream, ms. */
+  elapsedMs: z.number(),
+  status: z.string(),
+});
+export type StreamResult = z.infer<typeof StreamResult>;
