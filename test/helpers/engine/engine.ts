@@ -4,7 +4,7 @@
  * state in a JSON file with secrets encrypted. Its surface mirrors the Automation API's Stack
  * (setAllConfig, preview, up, refresh, destroy, outputs, exportStack) so one scenario drives both.
  */
-import { mkdir } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { countSteps, Deployment, deleteResource, type OpCounts, type Step } from "./deployment";
 import { EngineError } from "./errors";
@@ -175,10 +175,12 @@ export class LocalStack {
     return (await this.loadState()).state;
   }
 
-  /** The raw state file, as it is on disk (secrets sealed); "" before the first update. */
+  /** The state file's text, exactly as on disk (secrets sealed); "" before the first update. */
   async exportState(): Promise<string> {
-    const file = await readStateFile(this.statePath);
-    return file ? JSON.stringify(file, null, 2) : "";
+    return readFile(this.statePath, "utf8").catch((error: NodeJS.ErrnoException) => {
+      if (error.code === "ENOENT") return "";
+      throw error;
+    });
   }
 
   logText(): string {
