@@ -4,7 +4,7 @@
  * Both expose the same operations and the same shapes (OpMap-like counts, OutputMap).
  */
 import { spawnSync } from "node:child_process";
-import { mkdir } from "node:fs/promises";
+import { cp, mkdir, symlink } from "node:fs/promises";
 import { join } from "node:path";
 import { LocalWorkspace } from "@pulumi/pulumi/automation";
 import {
@@ -89,9 +89,16 @@ async function automationDriver(options: DriverOptions): Promise<StackDriver> {
   const home = join(options.workDir, "pulumi-home");
   await mkdir(backend, { recursive: true });
   await mkdir(home, { recursive: true });
+  // The CLI writes Pulumi.<stack>.yaml (config, encryption salt) beside the program: give it a private
+  // copy of the shared install, its node_modules linked (they hold @pulumi/pulumi's provider host, #5578).
+  const workDir = join(options.workDir, "program");
+  await cp(options.programDir, workDir, {
+    recursive: true,
+    filter: (src) => src !== join(options.programDir, "node_modules"),
+  });
+  await symlink(join(options.programDir, "node_modules"), join(workDir, "node_modules"), "dir");
   const stack = await LocalWorkspace.createOrSelectStack(
-    // workDir holds the program and its node_modules (with @pulumi/pulumi), so the CLI finds the provider host.
-    { stackName: options.stackName, workDir: options.programDir },
+    { stackName: options.stackName, workDir },
     {
       pulumiHome: home,
       envVars: {
