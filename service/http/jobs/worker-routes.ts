@@ -50,10 +50,8 @@ export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps
     const existing = dispatcher.session(workerId);
     if (existing) {
       if (existing.endpointId !== params.endpointId) throw notFound("worker", workerId);
-      const owner = deps.accounts.resolve(credential);
-      if ((existing.key !== null && credential === existing.key) || owner === existing.accountId) {
-        return { session: existing, extra };
-      }
+      if (existing.key !== null && credential === existing.key) return { session: existing, extra };
+      if (deps.accounts.resolve(credential) === existing.accountId) return { session: existing, extra };
       throw new ServiceError("UNAUTHORIZED", "Unauthorized: not this worker's key");
     }
     const accountId = deps.accounts.resolve(credential);

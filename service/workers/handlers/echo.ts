@@ -4,3 +4,6 @@ import type { WorkerJob } from "../runtime/types";
 export async function handler(job: WorkerJob): Promise<unknown> {
   return job.input;
 }
+
+/** Echo is safe to run concurrently: a worker holds several jobs at once (batch takes). */
+export const config = { concurrency: 8 };

@@ -1,5 +1,6 @@
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { Worker } from "node:worker_threads";
 import { running, type StartOptions, start } from "./index";
 
 /**
@@ -9,7 +10,10 @@ import { running, type StartOptions, start } from "./index";
  */
 async function main(): Promise<void> {
   // Started by the service with an IPC channel: when the service goes, so does the worker.
-  process.once("disconnect", () => process.exit(0));
+  if (process.send) {
+    process.once("disconnect", () => process.exit(0));
+    watchParent();
+  }
   const target = process.argv[2];
   if (!target) throw new Error("usage: main <handler module>");
   const path = isAbsolute(target) ? target : resolve(target);
@@ -26,6 +30,20 @@ async function main(): Promise<void> {
     "handler"
   >;
   await start({ ...config, handler: exported as StartOptions["handler"] });
+}
+
+/**
+ * A handler that loops on the CPU blocks this process's event loop, so "disconnect" is never seen if
+ * the service dies. A watchdog thread, which such a loop cannot block, ends the process once its
+ * parent is gone.
+ */
+function watchParent(): void {
+  const watchdog = new Worker(
+    `const parent = process.ppid;
+     setInterval(() => { if (process.ppid !== parent) process.kill(process.pid, "SIGKILL"); }, 1000);`,
+    { eval: true },
+  );
+  watchdog.unref();
 }
 
 /** The worker finished (SIGTERM or refresh): let the process end. */

@@ -49,6 +49,12 @@ export class QueueWorker {
   readonly #env: WorkerEnv;
   readonly #options: StartOptions;
   readonly #running = new Map<string, Running>();
+  /**
+   * Jobs whose handler is done and whose result is being posted. They no longer take a slot (the
+   * next job-take goes out in parallel with the result) but the worker still holds them: they count
+   * for job_in_progress and are listed in pings until the post ends.
+   */
+  readonly #posting = new Set<string>();
   readonly #http: Dispatcher;
   /** Stops taking jobs. */
   readonly #shutdown = new AbortController();
@@ -77,7 +83,7 @@ export class QueueWorker {
   async run(): Promise<void> {
     const loops = [this.#takeLoop(), this.#stopLoop(), this.#pingLoop()];
     await loops[0];
-    while (this.#running.size > 0) await this.#nextSlot();
+    while (this.#running.size > 0 || this.#posting.size > 0) await this.#nextSlot();
     this.#closing.abort();
     await Promise.allSettled(loops);
     await this.#http.close();
@@ -102,7 +108,7 @@ export class QueueWorker {
         await this.#nextSlot();
         continue;
       }
-      const inProgress = this.#running.size > 0 ? "1" : "0";
+      const inProgress = this.#running.size > 0 || this.#posting.size > 0 ? "1" : "0";
       const url =
         needed === 1
           ? withParams(this.#env.takeUrl, { job_in_progress: inProgress })
@@ -161,7 +167,8 @@ export class QueueWorker {
     const signal = this.#closing.signal;
     while (!signal.aborted) {
       const params: Record<string, string> = { runpod_version: RUNTIME_VERSION };
-      if (this.#running.size > 0) params.job_id = [...this.#running.keys()].join(",");
+      const held = [...this.#running.keys(), ...this.#posting];
+      if (held.length > 0) params.job_id = held.join(",");
       try {
         const reply = await request(withParams(pingUrl, params), {
           method: "GET",
@@ -183,9 +190,17 @@ export class QueueWorker {
     this.#running.set(job.id, running);
     void this.#runJob(job, running).finally(() => {
       this.#running.delete(job.id);
+      this.#posting.delete(job.id);
       this.#slotFreed?.();
       if (this.#options.refreshWorker) this.shutdown();
     });
+  }
+
+  /** The handler is done: its slot frees now while the result is posted. */
+  #handOver(jobId: string): void {
+    if (!this.#running.delete(jobId)) return;
+    this.#posting.add(jobId);
+    this.#slotFreed?.();
   }
 
   /** A stopped job posts nothing; the handler sees its signal aborted. */
@@ -219,6 +234,7 @@ export class QueueWorker {
     }
     if (signal.aborted) return;
     if (this.#options.refreshWorker) body.stopPod = true;
+    else this.#handOver(job.id);
     await this.#post(this.#doneUrl(job.id, streamed), body);
   }
 

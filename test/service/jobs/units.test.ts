@@ -107,7 +107,9 @@ describe("JobStore", () => {
     store.flush();
     expect(store.loadLive().map((j) => j.id)).toEqual(["early", "late"]);
     expect(store.deleteExpired(30 * 60_000 - 1)).toEqual([]);
-    expect(store.deleteExpired(30 * 60_000)).toEqual([{ endpointId: "ep", status: "COMPLETED", retries: 0 }]);
+    expect(store.deleteExpired(30 * 60_000)).toEqual([
+      { id: "done", endpointId: "ep", status: "COMPLETED", retries: 0 },
+    ]);
     expect(store.loadLive()).toHaveLength(2);
   });
 });
