@@ -81,6 +81,8 @@ export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps
       await deps.store.flushed();
       const ended = await jobs.waitForEnd(job, wait ?? JOB_LIMITS.runsyncWait.default, clientGone(reply));
       if (!jobs.exists(job)) throw notFound("job", job.id);
+      // A result the client sees is one a restart keeps.
+      await deps.store.flushed();
       return ended ? jobs.envelope(job) : { id: job.id, status: job.status };
     } finally {
       release();

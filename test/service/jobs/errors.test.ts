@@ -156,6 +156,21 @@ describe("job API errors", () => {
     }
   });
 
+  it("/requests and /openai/* (in the rate table, shapes not shown) answer 501 by name, after their limits", async () => {
+    for (let i = 0; i < 10; i++) {
+      const reply = await h.call("GET", `/v2/${ep.id}/requests`);
+      expect(reply.status).toBe(501);
+      expect(reply.body).toMatchObject({
+        code: "NOT_IMPLEMENTED",
+        error: expect.stringContaining("/requests"),
+      });
+    }
+    expect((await h.call("GET", `/v2/${ep.id}/requests`)).status).toBe(429);
+    const openai = await h.call("POST", `/v2/${ep.id}/openai/v1/chat/completions`, { body: {} });
+    expect(openai.status).toBe(501);
+    expect(openai.body).toMatchObject({ error: expect.stringContaining("/openai/") });
+  });
+
   it("no worker available (max workers 0): the job stays IN_QUEUE", async () => {
     const id = ((await run({ input: {} })).body as { id: string }).id;
     await (h.clock as ManualClock).advance(60 * 60_000);
