@@ -173,7 +173,11 @@ export function createJobPlane(
     dispatcher,
     book,
     endpoints,
-    options: { intervalMs: config.scalerIntervalMs, externalWorkerTimeoutMs: config.externalWorkerTimeoutMs },
+    options: {
+      intervalMs: config.scalerIntervalMs,
+      externalWorkerTimeoutMs: config.externalWorkerTimeoutMs,
+      resyncMs: 60_000,
+    },
   });
   const scaler = supervisor;
   const webhooks = new Webhooks(clock, config.webhooks);

@@ -10,6 +10,8 @@ export interface SupervisorOptions {
   intervalMs: number;
   /** A hand-run worker silent this long is considered gone and its jobs recovered, ms. */
   externalWorkerTimeoutMs: number;
+  /** Endpoints are followed through events; every this often they are also all re-read, ms. */
+  resyncMs: number;
 }
 
 /**
@@ -27,6 +29,7 @@ export class Supervisor {
   readonly #known = new Map<string, EndpointSettings>();
   readonly #dirty = new Set<string>();
   #timer: Timer | null = null;
+  #lastResync = Number.NEGATIVE_INFINITY;
   #scheduled = false;
   #running = false;
 
@@ -98,10 +101,13 @@ export class Supervisor {
 
   #tick(): void {
     if (!this.#running) return;
-    const fresh = this.#endpoints.listAll();
-    this.#known.clear();
-    for (const settings of fresh) this.#known.set(settings.id, settings);
-    for (const settings of fresh) this.#evaluate(settings);
+    const now = this.#clock.now();
+    if (now - this.#lastResync >= this.#options.resyncMs) {
+      this.#lastResync = now;
+      this.#known.clear();
+      for (const settings of this.#endpoints.listAll()) this.#known.set(settings.id, settings);
+    }
+    for (const settings of [...this.#known.values()]) this.#evaluate(settings);
     this.#forgetSilentWorkers();
     this.#timer = this.#clock.setTimer(this.#options.intervalMs, () => this.#tick());
   }

@@ -84,7 +84,8 @@ export class DeadlineQueue<T> {
 
   add(at: number, item: T): void {
     const heap = this.#heap;
-    heap.push({ at, item });
+    const entry: Entry<T> = { at, item };
+    heap.push(entry);
     let i = heap.length - 1;
     while (i > 0) {
       const parent = (i - 1) >> 1;
@@ -92,7 +93,7 @@ export class DeadlineQueue<T> {
       heap[i] = heap[parent] as Entry<T>;
       i = parent;
     }
-    heap[i] = { at, item };
+    heap[i] = entry;
     if (at < this.#armedAt) this.#arm();
   }
 

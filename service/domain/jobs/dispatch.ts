@@ -115,6 +115,8 @@ export class Dispatcher {
   drain(session: WorkerSession): void {
     session.draining = true;
     this.#answerTake(session, []);
+    // A worker shutting down exits once its polls return: nothing left to stop, so answer now.
+    if (session.held.size === 0) this.#answerStop(session, []);
   }
 
   /** The worker is gone (process exit, killed, silent): its jobs are recovered. */

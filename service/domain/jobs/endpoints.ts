@@ -32,6 +32,8 @@ export interface EndpointDirectory {
   listAll(): EndpointSettings[];
 }
 
+const MAX_ENTRIES = 10_000;
+
 /**
  * Reads through to a directory and keeps what it read until told that the endpoint changed (the
  * management plane's endpoint.saved / endpoint.deleted events), so /run does not query per request.
@@ -48,9 +50,11 @@ export class CachedEndpoints implements EndpointDirectory {
     const key = `${accountId}/${endpointId}`;
     let entry = this.#cache.get(key);
     if (entry === undefined) {
+      // Misses are kept too (requests to a wrong id cost no query): creating the endpoint later
+      // emits endpoint.saved, which invalidates the entry.
       entry = this.#source.get(accountId, endpointId) ?? null;
-      // Misses are not cached: an endpoint created a moment later must be found.
-      if (entry) this.#cache.set(key, entry);
+      if (this.#cache.size >= MAX_ENTRIES) this.#cache.clear();
+      this.#cache.set(key, entry);
     }
     return entry ?? undefined;
   }
