@@ -3,6 +3,7 @@ import type { DatabaseSync } from "node:sqlite";
 import type { Accounts } from "./accounts";
 import type { Clock } from "./clock";
 import type { Ids } from "./ids";
+import type { JobPlaneConfig } from "./job-plane";
 
 /** A serverless worker as it appears among the account's pods. */
 export interface WorkerPod {
@@ -40,6 +41,8 @@ export type ServiceEvents = EventEmitter<ServiceEventMap>;
 export interface ServiceConfig {
   /** Max JSON body of the management APIs, in bytes. */
   managementBodyLimit: number;
+  /** Job-plane tunables (handlers by image, cold starts, long-poll holds, rate limits, ...). */
+  jobs?: Partial<JobPlaneConfig>;
 }
 
 /** Everything the app is built from: no module-level state anywhere in the service. */

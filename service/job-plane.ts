@@ -2,7 +2,7 @@ import type { Server } from "node:http";
 import type { FastifyPluginAsync } from "fastify";
 import { JOB_LIMITS } from "../sdk/schemas/job";
 import type { Timer } from "./clock";
-import type { ServiceConfig, ServiceDeps, WorkerRegistry } from "./deps";
+import type { ServiceDeps, WorkerRegistry } from "./deps";
 import { JobBook } from "./domain/jobs/book";
 import { Dispatcher } from "./domain/jobs/dispatch";
 import { CachedEndpoints, type EndpointDirectory } from "./domain/jobs/endpoints";
@@ -111,16 +111,13 @@ export interface JobPlaneParts extends JobPlane {
   webhooks: Webhooks;
 }
 
-/** Job-plane settings may also come in the service config, under `jobs`. */
-type WithJobs = ServiceConfig & { jobs?: Partial<JobPlaneConfig> };
-
 export function createJobPlane(
   deps: Omit<ServiceDeps, "workers">,
   options: JobPlaneOptions = {},
 ): JobPlaneParts {
   const config: JobPlaneConfig = {
     ...DEFAULT_JOB_PLANE_CONFIG,
-    ...(deps.config as WithJobs).jobs,
+    ...deps.config.jobs,
     ...options.config,
   };
   const log = options.log ?? ((message: string) => process.stderr.write(`runpodkit jobs: ${message}\n`));

@@ -2,8 +2,10 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { startService } from "./index";
+import { parseHandlerFlag } from "./workers/launch";
 
-const USAGE = "usage: runpodkit --port <p> --api-key <k> [--api-key <k2> ...] [--data <file>|:memory:]";
+const USAGE =
+  "usage: runpodkit --port <p> --api-key <k> [--api-key <k2> ...] [--data <file>|:memory:] [--handler <image>=<module-or-command> ...]";
 const DEFAULT_DATA = join(process.cwd(), ".data", "runpodkit.sqlite");
 
 /** The CLI: `npm run serve -- --port 8080 --api-key k1 --api-key k2 [--data file]`. Foreground. */
@@ -13,6 +15,7 @@ async function main(): Promise<void> {
       port: { type: "string", default: "0" },
       "api-key": { type: "string", multiple: true },
       data: { type: "string", default: DEFAULT_DATA },
+      handler: { type: "string", multiple: true },
       help: { type: "boolean", short: "h" },
     },
     strict: true,
@@ -27,7 +30,9 @@ async function main(): Promise<void> {
     throw new Error(`--port: not a port number\n${USAGE}`);
   if (apiKeys.length === 0) throw new Error(`--api-key: at least one is required\n${USAGE}`);
 
-  const service = await startService({ apiKeys, port, data: values.data });
+  // Which workers a template's imageName starts: a handler module or a command line, per image.
+  const handlers = Object.fromEntries((values.handler ?? []).map(parseHandlerFlag));
+  const service = await startService({ apiKeys, port, data: values.data, config: { jobs: { handlers } } });
   // One line, so scripts can read the three base URLs.
   console.log(
     `runpodkit service ready: rest=${service.restUrl} graphql=${service.graphqlUrl} queue=${service.queueUrl}`,

@@ -117,3 +117,61 @@ describe("CLI", () => {
     }
   });
 });
+
+describe("CLI --handler", () => {
+  const startCli = (...extra: string[]) =>
+    spawn(
+      process.execPath,
+      [
+        "--import",
+        "tsx",
+        "service/main.ts",
+        "--port",
+        "0",
+        "--api-key",
+        "k-handler",
+        "--data",
+        ":memory:",
+        ...extra,
+      ],
+      { cwd: process.cwd(), stdio: ["ignore", "pipe", "pipe"] },
+    );
+
+  it("runs a template's image with the handler module the flag maps it to", async () => {
+    const child = startCli("--handler", "acme/upper=examples/handlers/uppercase.ts");
+    try {
+      const line = await waitForLine(child);
+      const [, restUrl, , queueUrl] = line.match(/rest=(\S+) graphql=(\S+) queue=(\S+)/) ?? [];
+      const headers = { authorization: "Bearer k-handler", "content-type": "application/json" };
+      const post = async (url: string, body: unknown) =>
+        (await fetch(url, { method: "POST", headers, body: JSON.stringify(body) })).json();
+      const template = (await post(`${restUrl}/templates`, {
+        name: "upper",
+        imageName: "acme/upper:1.0",
+        isServerless: true,
+      })) as { id: string };
+      const endpoint = (await post(`${restUrl}/endpoints`, {
+        templateId: template.id,
+        workersMin: 1,
+        workersMax: 1,
+      })) as { id: string };
+      const result = await post(`${queueUrl}/v2/${endpoint.id}/runsync?wait=60000`, {
+        input: { text: "hi" },
+      });
+      expect(result).toMatchObject({ status: "COMPLETED", output: { text: "HI" } });
+    } finally {
+      child.kill("SIGKILL");
+    }
+  }, 90_000);
+
+  it("refuses a malformed mapping, naming the flag", async () => {
+    const child = startCli("--handler", "no-equals-sign");
+    let stderr = "";
+    child.stderr?.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    expect(code).toBe(1);
+    expect(stderr).toContain("--handler expects <image>=<module-or-command>");
+  });
+});
