@@ -146,7 +146,8 @@ export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps
   app.post("/:endpointId/retry/:jobId", async (request) => {
     const { accountId } = admit(request, null);
     const job = jobs.retry(jobOf(request, accountId));
-    return { id: job.id, status: job.status };
+    // As /run: a waiting worker may already hold it; the reply reports the state retry put it in.
+    return { id: job.id, status: "IN_QUEUE" };
   });
 
   app.post("/:endpointId/purge-queue", async (request) => {
