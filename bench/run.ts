@@ -23,6 +23,8 @@ async function main(): Promise<void> {
     options: {
       only: { type: "string", multiple: true },
       runs: { type: "string", default: "3" },
+      /** Worker counts of the end-to-end suite (default 1, 4, 16). */
+      workers: { type: "string", multiple: true },
       out: { type: "string", default: join(BENCH_DIR, "results.json") },
     },
   });
@@ -49,7 +51,7 @@ async function main(): Promise<void> {
     log("service: end-to-end jobs per second with 1, 4 and 16 workers");
     r.endToEnd = await endToEnd({
       runs,
-      workerCounts: [1, 4, 16],
+      workerCounts: values.workers?.map(Number) ?? [1, 4, 16],
       jobsFor: (workers) => (workers === 1 ? 2_000 : 5_000),
       concurrency: 64,
       log,

@@ -86,7 +86,13 @@ async function main(): Promise<void> {
     {
       stats: (): ServerStats => {
         const memory = process.memoryUsage();
-        return { rss: memory.rss, heapUsed: memory.heapUsed, calls: [...calls.values()] };
+        return {
+          rss: memory.rss,
+          heapUsed: memory.heapUsed,
+          heapTotal: memory.heapTotal,
+          external: memory.external,
+          calls: [...calls.values()],
+        };
       },
       resetCalls: () => {
         calls.clear();

@@ -24,6 +24,7 @@ async function runE2e(raw: unknown): Promise<E2eResult> {
     connections: args.concurrency + 2,
   });
   const ids: string[] = new Array(args.jobs);
+  const cpu = process.cpuUsage();
   const started = performance.now();
   const submitting = inParallel(args.jobs, args.concurrency, async (i) => {
     ids[i] = (await client.run({ input: { n: i } })).id;
@@ -46,6 +47,7 @@ async function runE2e(raw: unknown): Promise<E2eResult> {
   }
   const elapsedMs = performance.now() - started;
   const submit = await submitting;
+  const used = process.cpuUsage(cpu);
   let wrong = 0;
   const step = Math.max(1, Math.floor(args.jobs / Math.max(1, args.sample)));
   for (let i = 0; i < args.jobs && args.sample > 0; i += step) {
@@ -62,6 +64,7 @@ async function runE2e(raw: unknown): Promise<E2eResult> {
     submitErrors: submit.errors,
     ...(submit.firstError ? { firstError: submit.firstError } : {}),
     sampleWrong: wrong,
+    cpuUs: used.user + used.system,
   };
 }
 

@@ -24,7 +24,13 @@ export type ServerReady = z.infer<typeof ServerReady>;
 export const CallCount = z.object({ key: z.string(), kind: z.enum(["read", "write"]), count: z.number() });
 export type CallCount = z.infer<typeof CallCount>;
 
-export const ServerStats = z.object({ rss: z.number(), heapUsed: z.number(), calls: z.array(CallCount) });
+export const ServerStats = z.object({
+  rss: z.number(),
+  heapUsed: z.number(),
+  heapTotal: z.number(),
+  external: z.number(),
+  calls: z.array(CallCount),
+});
 export type ServerStats = z.infer<typeof ServerStats>;
 
 export const Empty = z.object({});
@@ -64,6 +70,8 @@ export const E2eResult = z.object({
   submitErrors: z.number(),
   firstError: z.string().optional(),
   sampleWrong: z.number(),
+  /** This client process's CPU during the run (user + system), microseconds. */
+  cpuUs: z.number(),
 });
 export type E2eResult = z.infer<typeof E2eResult>;
 
@@ -86,7 +94,7 @@ export const LatencyResult = z.object({
 export type LatencyResult = z.infer<typeof LatencyResult>;
 
 export const CyclesArgs = z.object({
-  client: z.enum(["ours", "official"]),
+  client: z.enum(["ours", "official", "undici"]),
   /** The job API's base, ending in /v2. */
   baseUrl: z.string(),
   endpointId: z.string(),

@@ -13,6 +13,16 @@ import { built } from "./build";
 import { Child } from "./ipc";
 import { BareReady, Empty, type ServerOptions, ServerReady, ServerStats } from "./protocol";
 
+/**
+ * With BENCH_PROFILE=<dir>, the service (and clients that ask) run under --cpu-prof, writing
+ * .cpuprofile files there (read them with bench/tools/cpuprofile-top.ts). For finding causes only:
+ * figures measured this way are not the service as shipped.
+ */
+export function profileArgs(name: string): string[] | undefined {
+  const dir = process.env.BENCH_PROFILE;
+  return dir ? ["--cpu-prof", `--cpu-prof-dir=${join(dir, name)}`] : undefined;
+}
+
 /** One key per bench run; it never appears in output (children get it through the environment). */
 export const BENCH_API_KEY = `rpk_bench_${randomBytes(16).toString("hex")}`;
 
@@ -32,7 +42,7 @@ export async function startService(
 ): Promise<BenchService> {
   const child = new Child(built("bench/server"), [], {
     env: { BENCH_SERVER: JSON.stringify(options), BENCH_API_KEY },
-    execArgv: childOptions.execArgv,
+    execArgv: childOptions.execArgv ?? profileArgs("service"),
   });
   const ready = await child.ready(ServerReady);
   const rest = new RestClient({ apiKey: BENCH_API_KEY, baseUrl: ready.restUrl });

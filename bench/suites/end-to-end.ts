@@ -4,10 +4,12 @@
  * by the client. One service and endpoint per worker count; a warm-up run, then the measured runs.
  */
 
+import { cpus } from "node:os";
 import { JobClient } from "../../sdk/jobs";
 import { built } from "../lib/build";
 import { type Figure, figure } from "../lib/figures";
 import { Child } from "../lib/ipc";
+import { treeCpu } from "../lib/proc-cpu";
 import { ClientReady, E2eResult } from "../lib/protocol";
 import {
   BENCH_API_KEY,
@@ -25,6 +27,13 @@ export interface EndToEndRow {
   submitPerSec: Figure;
   failed: number;
   sampleWrong: number;
+  /**
+   * CPU spent per job (user + system, microseconds) by the service process, by its worker processes
+   * together, and by the client; with the rate 2 fully available cores would allow at that cost.
+   * Unlike jobs/s these hardly depend on what else the machine runs.
+   */
+  cpuPerJobUs: { service: Figure; workers: Figure; client: Figure } | null;
+  cpuBoundJobsPerSec: Figure | null;
 }
 
 export interface EndToEndOptions {
@@ -35,6 +44,8 @@ export interface EndToEndOptions {
   concurrency: number;
   log: (line: string) => void;
 }
+
+const cores = () => cpus().length;
 
 export async function endToEnd(options: EndToEndOptions): Promise<EndToEndRow[]> {
   const rows: EndToEndRow[] = [];
@@ -51,6 +62,7 @@ export async function endToEnd(options: EndToEndOptions): Promise<EndToEndRow[]>
       const jobs = options.jobsFor(workers);
       const rates: number[] = [];
       const submits: number[] = [];
+      const cpu = { service: [] as number[], workers: [] as number[], client: [] as number[] };
       let failed = 0;
       let sampleWrong = 0;
       for (let run = 0; run <= options.runs; run++) {
@@ -58,6 +70,7 @@ export async function endToEnd(options: EndToEndOptions): Promise<EndToEndRow[]>
         const before = (await reader.health()).jobs.completed;
         await reader.close();
         const size = run === 0 ? Math.ceil(jobs / 4) : jobs;
+        const cpuBefore = treeCpu(svc.ready.pid);
         const result = await client.call(
           "run",
           {
@@ -73,13 +86,19 @@ export async function endToEnd(options: EndToEndOptions): Promise<EndToEndRow[]>
         if (result.submitErrors > 0)
           throw new Error(`e2e: ${result.submitErrors} /run failed: ${result.firstError}`);
         if (run === 0) continue; // warm-up
+        const cpuAfter = treeCpu(svc.ready.pid);
+        if (cpuBefore && cpuAfter) {
+          cpu.service.push(((cpuAfter.selfMs - cpuBefore.selfMs) * 1000) / result.jobs);
+          cpu.workers.push(((cpuAfter.childrenMs - cpuBefore.childrenMs) * 1000) / result.jobs);
+          cpu.client.push(result.cpuUs / result.jobs);
+        }
         const rate = (result.jobs / result.elapsedMs) * 1000;
         rates.push(rate);
         submits.push((result.jobs / result.submittedMs) * 1000);
         failed += result.failed;
         sampleWrong += result.sampleWrong;
         options.log(
-          `  ${workers} worker(s): ${rate.toFixed(0)} jobs/s (${result.jobs} jobs in ${result.elapsedMs.toFixed(0)} ms)`,
+          `  ${workers} worker(s): ${rate.toFixed(0)} jobs/s (${result.jobs} jobs in ${result.elapsedMs.toFixed(0)} ms); CPU/job: service ${cpu.service.at(-1)?.toFixed(0)} us, workers ${cpu.workers.at(-1)?.toFixed(0)} us, client ${cpu.client.at(-1)?.toFixed(0)} us`,
         );
       }
       rows.push({
@@ -89,6 +108,24 @@ export async function endToEnd(options: EndToEndOptions): Promise<EndToEndRow[]>
         submitPerSec: figure(submits, "/run per s", 0),
         failed,
         sampleWrong,
+        cpuPerJobUs:
+          cpu.service.length > 0
+            ? {
+                service: figure(cpu.service, "us/job", 0),
+                workers: figure(cpu.workers, "us/job", 0),
+                client: figure(cpu.client, "us/job", 0),
+              }
+            : null,
+        cpuBoundJobsPerSec:
+          cpu.service.length > 0
+            ? figure(
+                cpu.service.map(
+                  (s, i) => (cores() * 1e6) / (s + (cpu.workers[i] ?? 0) + (cpu.client[i] ?? 0)),
+                ),
+                "jobs/s",
+                0,
+              )
+            : null,
       });
     } finally {
       await client.stop();

@@ -85,6 +85,11 @@ export interface QueuedMemory {
   rssAfterSubmitMb: Figure;
   /** Service RSS after the restart, the same jobs restored from the store, MB. */
   rssAfterRestartMb: Figure;
+  /** RSS of the same service with its endpoint and no job, MB (what the jobs add is the difference). */
+  rssEmptyMb: Figure;
+  /** V8 heap in use after submit and after restart, MB (the part of RSS that is live JS objects). */
+  heapAfterSubmitMb: Figure;
+  heapAfterRestartMb: Figure;
   /** From spawning the new process to its ready message (listening, jobs restored), ms. */
   restartMs: Figure;
   /** Of which startService itself (store open, restore, listen), ms. */
@@ -111,6 +116,9 @@ export async function queuedMemory(options: {
 }): Promise<QueuedMemory> {
   const afterSubmit: number[] = [];
   const afterRestart: number[] = [];
+  const empty: number[] = [];
+  const heapSubmit: number[] = [];
+  const heapRestart: number[] = [];
   const restart: number[] = [];
   const startMs: number[] = [];
   const restored: number[] = [];
@@ -119,6 +127,7 @@ export async function queuedMemory(options: {
     let svc = await startService({ data: data.file });
     try {
       const endpointId = await createQueueEndpoint(svc, "queued", "runpodkit/echo", 0);
+      empty.push((await svc.stats()).rss / MB);
       const filled = await load({
         url: `${svc.ready.queueUrl}/v2/${endpointId}/run`,
         connections: 64,
@@ -130,16 +139,20 @@ export async function queuedMemory(options: {
       if (filled.total2xx !== options.jobs) {
         throw new Error(`queued: ${filled.total2xx}/${options.jobs} accepted (${filled.non2xx} non-2xx)`);
       }
-      afterSubmit.push((await svc.stats()).rss / MB);
+      const submitted = await svc.stats();
+      afterSubmit.push(submitted.rss / MB);
+      heapSubmit.push(submitted.heapUsed / MB);
       await svc.close();
       const spawned = performance.now();
       svc = await startService({ data: data.file });
       restart.push(performance.now() - spawned);
       startMs.push(svc.ready.startMs);
       restored.push(await inQueue(svc, endpointId));
-      afterRestart.push((await svc.stats()).rss / MB);
+      const restarted = await svc.stats();
+      afterRestart.push(restarted.rss / MB);
+      heapRestart.push(restarted.heapUsed / MB);
       options.log(
-        `  ${options.jobs} queued: RSS ${afterSubmit.at(-1)?.toFixed(0)} MB, restart ${restart.at(-1)?.toFixed(0)} ms (startService ${svc.ready.startMs.toFixed(0)} ms), RSS after ${afterRestart.at(-1)?.toFixed(0)} MB, restored ${restored.at(-1)}`,
+        `  ${options.jobs} queued: RSS ${afterSubmit.at(-1)?.toFixed(0)} MB (empty ${empty.at(-1)?.toFixed(0)}, heap ${heapSubmit.at(-1)?.toFixed(0)}), restart ${restart.at(-1)?.toFixed(0)} ms (startService ${svc.ready.startMs.toFixed(0)} ms), RSS after ${afterRestart.at(-1)?.toFixed(0)} MB (heap ${heapRestart.at(-1)?.toFixed(0)} of ${(restarted.heapTotal / MB).toFixed(0)}, external ${(restarted.external / MB).toFixed(0)}), restored ${restored.at(-1)}`,
       );
     } finally {
       await svc.close();
@@ -150,6 +163,9 @@ export async function queuedMemory(options: {
     jobs: options.jobs,
     rssAfterSubmitMb: figure(afterSubmit, "MB", 1),
     rssAfterRestartMb: figure(afterRestart, "MB", 1),
+    rssEmptyMb: figure(empty, "MB", 1),
+    heapAfterSubmitMb: figure(heapSubmit, "MB", 1),
+    heapAfterRestartMb: figure(heapRestart, "MB", 1),
     restartMs: figure(restart, "ms", 0),
     startServiceMs: figure(startMs, "ms", 0),
     restoredJobs: restored,

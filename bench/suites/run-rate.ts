@@ -4,7 +4,8 @@
  * is written to the SQLite store before /run answers, as the service does).
  */
 import { type Figure, figure, ratioFigure } from "../lib/figures";
-import { load } from "../lib/load";
+import { type LoadOptions, load } from "../lib/load";
+import { treeCpu } from "../lib/proc-cpu";
 import { BENCH_API_KEY, createQueueEndpoint, startBare, startService, tempDataDir } from "../lib/servers";
 
 export interface RunRateResult {
@@ -16,6 +17,14 @@ export interface RunRateResult {
   ratio: Figure;
   serviceP99Ms: Figure;
   ceilingP99Ms: Figure;
+  /**
+   * Server CPU per answered request (user + system, microseconds), service and ceiling, and
+   * ceiling / service: the share of the ceiling the service would reach on equal CPU. Unlike the
+   * rates these hardly move with other load on the machine.
+   */
+  serviceCpuPerRequestUs: Figure | null;
+  ceilingCpuPerRequestUs: Figure | null;
+  cpuRatio: Figure | null;
   /** Non-2xx or errors seen in any measured run (must be 0 for the figure to mean "accepted"). */
   rejected: number;
 }
@@ -35,6 +44,19 @@ export async function runRate(options: RunRateOptions): Promise<RunRateResult> {
   const ceiling: number[] = [];
   const serviceP99: number[] = [];
   const ceilingP99: number[] = [];
+  const serviceCpu: number[] = [];
+  const ceilingCpu: number[] = [];
+  /** Runs the measured load and the server's CPU over it (null without /proc). */
+  const measured = async (pid: number, common: Omit<LoadOptions, "durationSec">) => {
+    const before = treeCpu(pid);
+    const result = await load({ ...common, durationSec: options.durationSec });
+    const after = treeCpu(pid);
+    const cpuUs =
+      before && after && result.total2xx > 0
+        ? ((after.selfMs - before.selfMs) * 1000) / result.total2xx
+        : null;
+    return { result, cpuUs };
+  };
   let rejected = 0;
   const headers = { "content-type": "application/json", authorization: `Bearer ${BENCH_API_KEY}` };
 
@@ -46,11 +68,14 @@ export async function runRate(options: RunRateOptions): Promise<RunRateResult> {
       const url = `${svc.ready.queueUrl}/v2/${endpointId}/run`;
       const common = { url, connections: options.connections, method: "POST" as const, headers, body: BODY };
       await load({ ...common, durationSec: options.warmupSec });
-      const result = await load({ ...common, durationSec: options.durationSec });
+      const { result, cpuUs } = await measured(svc.ready.pid, common);
+      if (cpuUs !== null) serviceCpu.push(cpuUs);
       rejected += result.non2xx + result.errors;
       service.push(result.acceptedPerSec);
       serviceP99.push(result.latencyP99Ms);
-      options.log(`  service /run: ${result.acceptedPerSec.toFixed(0)}/s (non-2xx ${result.non2xx})`);
+      options.log(
+        `  service /run: ${result.acceptedPerSec.toFixed(0)}/s (non-2xx ${result.non2xx}), ${cpuUs?.toFixed(1)} us CPU/request`,
+      );
     } finally {
       await svc.close();
       await data.remove();
@@ -62,10 +87,13 @@ export async function runRate(options: RunRateOptions): Promise<RunRateResult> {
       const url = `${bare.url}/v2/bareendpoint00/run`;
       const common = { url, connections: options.connections, method: "POST" as const, headers, body: BODY };
       await load({ ...common, durationSec: options.warmupSec });
-      const result = await load({ ...common, durationSec: options.durationSec });
+      const { result, cpuUs } = await measured(bare.child.pid, common);
+      if (cpuUs !== null) ceilingCpu.push(cpuUs);
       ceiling.push(result.acceptedPerSec);
       ceilingP99.push(result.latencyP99Ms);
-      options.log(`  bare ceiling /run: ${result.acceptedPerSec.toFixed(0)}/s`);
+      options.log(
+        `  bare ceiling /run: ${result.acceptedPerSec.toFixed(0)}/s, ${cpuUs?.toFixed(1)} us CPU/request`,
+      );
     } finally {
       await bare.close();
     }
@@ -89,6 +117,9 @@ export async function runRate(options: RunRateOptions): Promise<RunRateResult> {
     ratio: ratioFigure(service, ceiling),
     serviceP99Ms: figure(serviceP99, "ms"),
     ceilingP99Ms: figure(ceilingP99, "ms"),
+    serviceCpuPerRequestUs: serviceCpu.length > 0 ? figure(serviceCpu, "us/request", 1) : null,
+    ceilingCpuPerRequestUs: ceilingCpu.length > 0 ? figure(ceilingCpu, "us/request", 1) : null,
+    cpuRatio: serviceCpu.length > 0 && ceilingCpu.length > 0 ? ratioFigure(ceilingCpu, serviceCpu) : null,
     rejected,
   };
 }

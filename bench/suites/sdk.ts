@@ -10,6 +10,7 @@ import { ClientReady, type CyclesArgs, LoopResult, StreamResult } from "../lib/p
 import {
   BENCH_API_KEY,
   createQueueEndpoint,
+  profileArgs,
   startBare,
   startService,
   tempDataDir,
@@ -26,6 +27,8 @@ export interface ClientSide {
 export interface SdkAgainst {
   ours: ClientSide;
   official: ClientSide;
+  /** A bare undici Pool doing the same cycles: the floor of any Node client (reference only). */
+  undici: ClientSide;
   /** ours / official cycle rate, per side-by-side pair. */
   ratio: Figure;
 }
@@ -37,10 +40,13 @@ export interface SdkResult {
   service: SdkAgainst;
 }
 
-type Side = "ours" | "official";
+type Side = "ours" | "official" | "undici";
 
 async function measure(args: CyclesArgs): Promise<LoopResult> {
-  const child = new Child(built("bench/clients/cycles"), [], { env: { BENCH_API_KEY } });
+  const child = new Child(built("bench/clients/cycles"), [], {
+    env: { BENCH_API_KEY },
+    execArgv: profileArgs(`client-${args.client}`),
+  });
   try {
     await child.ready(ClientReady);
     const result = await child.call("run", args, LoopResult);
@@ -72,7 +78,7 @@ async function against(
   target: "bare" | "service",
   options: { runs: number; cycles: number; concurrency: number; log: (line: string) => void },
 ): Promise<SdkAgainst> {
-  const results: Record<Side, LoopResult[]> = { ours: [], official: [] };
+  const results: Record<Side, LoopResult[]> = { ours: [], official: [], undici: [] };
   for (let run = 0; run < options.runs; run++) {
     const data = target === "service" ? await tempDataDir() : null;
     const bare = target === "bare" ? await startBare() : null;
@@ -80,7 +86,7 @@ async function against(
     try {
       const baseUrl = bare ? `${bare.url}/v2` : `${svc?.ready.queueUrl}/v2`;
       const endpointId = svc ? await createQueueEndpoint(svc, "sdk", "runpodkit/echo", 0) : "bareendpoint00";
-      const order: Side[] = run % 2 === 0 ? ["ours", "official"] : ["official", "ours"];
+      const order: Side[] = run % 2 === 0 ? ["ours", "official", "undici"] : ["official", "ours", "undici"];
       for (const client of order) {
         const result = await measure({
           client,
@@ -105,6 +111,7 @@ async function against(
   return {
     ours: side(results.ours),
     official: side(results.official),
+    undici: side(results.undici),
     ratio: ratioFigure(results.ours.map(rate), results.official.map(rate)),
   };
 }
