@@ -26,6 +26,8 @@ async function main(): Promise<void> {
       /** Worker counts of the end-to-end suite (default 1, 4, 16). */
       workers: { type: "string", multiple: true },
       out: { type: "string", default: join(BENCH_DIR, "results.json") },
+      /** Reuse bench/.tmp/build as it is (for experiments on the compiled output). */
+      "skip-build": { type: "boolean", default: false },
     },
   });
   const unknown = (values.only ?? []).filter((s) => !SUITES.includes(s as Suite));

@@ -152,7 +152,7 @@ export async function queuedMemory(options: {
       afterRestart.push(restarted.rss / MB);
       heapRestart.push(restarted.heapUsed / MB);
       options.log(
-        `  ${options.jobs} queued: RSS ${afterSubmit.at(-1)?.toFixed(0)} MB (empty ${empty.at(-1)?.toFixed(0)}, heap ${heapSubmit.at(-1)?.toFixed(0)}), restart ${restart.at(-1)?.toFixed(0)} ms (startService ${svc.ready.startMs.toFixed(0)} ms), RSS after ${afterRestart.at(-1)?.toFixed(0)} MB (heap ${heapRestart.at(-1)?.toFixed(0)} of ${(restarted.heapTotal / MB).toFixed(0)}, external ${(restarted.external / MB).toFixed(0)}), restored ${restored.at(-1)}`,
+        `  ${options.jobs} queued: RSS ${afterSubmit.at(-1)?.toFixed(0)} MB (empty ${empty.at(-1)?.toFixed(0)}, heap ${heapSubmit.at(-1)?.toFixed(0)} of ${(submitted.heapTotal / MB).toFixed(0)}), restart ${restart.at(-1)?.toFixed(0)} ms (startService ${svc.ready.startMs.toFixed(0)} ms), RSS after ${afterRestart.at(-1)?.toFixed(0)} MB (heap ${heapRestart.at(-1)?.toFixed(0)} of ${(restarted.heapTotal / MB).toFixed(0)}, external ${(restarted.external / MB).toFixed(0)}), restored ${restored.at(-1)}`,
       );
     } finally {
       await svc.close();

@@ -34,6 +34,8 @@ export interface OperationResult {
   perResource: Record<ResourceKind, PerResource>;
   /** Every route the operation called, with its count (last cycle). */
   calls: CallCount[];
+  /** Total API calls of the operation in each cycle (the same in every cycle when deterministic). */
+  totalCallsPerCycle: number[];
 }
 
 export interface ProviderResult {
@@ -86,6 +88,13 @@ export async function providerEconomy(options: {
     delete: [],
   };
   const last = {} as Record<Operation, { steps: OpCounts; calls: CallCount[] }>;
+  const totals: Record<Operation, number[]> = {
+    create: [],
+    noopUpdate: [],
+    update: [],
+    refresh: [],
+    delete: [],
+  };
   for (let cycle = 0; cycle < options.cycles; cycle++) {
     const data = await tempDataDir();
     const workDir = await mkdtemp(join(tmpdir(), "runpodkit-bench-stack-"));
@@ -114,6 +123,7 @@ export async function providerEconomy(options: {
         wall[operation].push(ms);
         last[operation] = { steps: changes, calls: calls.sort((a, b) => a.key.localeCompare(b.key)) };
         const total = calls.reduce((n, c) => n + c.count, 0);
+        totals[operation].push(total);
         options.log(
           `  ${operation}: ${ms.toFixed(0)} ms, ${total} API calls, steps ${JSON.stringify(changes)}`,
         );
@@ -137,6 +147,7 @@ export async function providerEconomy(options: {
       steps: last[operation].steps,
       perResource: perResource(last[operation].calls, options.count),
       calls: last[operation].calls,
+      totalCallsPerCycle: totals[operation],
     };
   }
   return {
