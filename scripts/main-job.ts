@@ -2,7 +2,8 @@
  * The main job (`npm start`): starts the local service embedded, deploys the quickstart example to it
  * through the test engine — the package packed and installed as a user's repository would have it, the
  * same path the e2e tests take — prints the stack outputs and the endpoint as the service sees it,
- * sends one job, then destroys the stack and exits 0.
+ * sends jobs (for the quickstart: the jobs example's run, stream and cancel, through the installed
+ * SDK; for other examples one job), then destroys the stack and exits 0.
  *
  * Works on a fresh clone after `npm ci`: the package is built from the sources into a cache (never
  * from a possibly stale dist/), and the example's dependencies come from the npm cache first.
@@ -16,7 +17,20 @@ import { JobClient } from "../sdk/jobs";
 import { RestClient } from "../sdk/rest";
 import { startService } from "../service/index";
 import { LocalStack, type Step } from "../test/helpers/engine/engine";
-import { installProgram, PROJECT_ROOT, packProject } from "../test/helpers/engine/package";
+import {
+  installProgram,
+  type PackedPackage,
+  PROJECT_ROOT,
+  packProject,
+} from "../test/helpers/engine/package";
+
+type SendJobsModule = typeof import("../examples/jobs/send-jobs");
+
+/** The quickstart runs the image the jobs example is written for, with one worker kept warm. */
+const JOBS_EXAMPLE_CONFIG = {
+  imageName: { value: "runpodkit/stream:1.0" },
+  workersMin: { value: "1" },
+};
 
 const { values: flags } = parseArgs({
   options: {
@@ -61,6 +75,7 @@ async function main(): Promise<void> {
       "runpodkit:restUrl": { value: service.restUrl },
       "runpodkit:graphqlUrl": { value: service.graphqlUrl },
       "runpodkit:queueUrl": { value: service.queueUrl },
+      ...(flags.example === "quickstart" ? JOBS_EXAMPLE_CONFIG : {}),
     });
 
     print(`\npulumi up  examples/${flags.example} (stack main)`);
@@ -75,7 +90,11 @@ async function main(): Promise<void> {
     if (typeof endpointId === "string") {
       print("\nendpoint as the service sees it (GET /v1/endpoints/{id})");
       print(JSON.stringify(await rest.endpoints.get(endpointId), null, 2));
-      await sendOneJob(apiKey, `${service.queueUrl}/v2`, endpointId);
+      if (flags.example === "quickstart") {
+        await sendExampleJobs(pkg, { apiKey, endpointId, baseUrl: `${service.queueUrl}/v2` });
+      } else {
+        await sendOneJob(apiKey, `${service.queueUrl}/v2`, endpointId);
+      }
     }
 
     print("\npulumi destroy");
@@ -86,6 +105,24 @@ async function main(): Promise<void> {
     await rest.close();
     await service.close();
     await rm(workDir, { recursive: true, force: true });
+  }
+}
+
+/** examples/jobs, installed from the same tarball as the program: run, stream and cancel, printed. */
+async function sendExampleJobs(
+  pkg: PackedPackage,
+  target: { apiKey: string; endpointId: string; baseUrl: string },
+): Promise<void> {
+  const example = await installProgram(join(PROJECT_ROOT, "examples", "jobs"), pkg);
+  const { sendJobs } = (await import(join(example.dir, "send-jobs.ts"))) as SendJobsModule;
+  print(`\njobs  examples/jobs sendJobs() on ${target.endpointId} (installed into ${example.dir})`);
+  try {
+    await sendJobs({ ...target, log: (line) => print(`  ${line}`) });
+  } catch (error) {
+    // Still destroy the stack, then exit non-zero: the example is part of what the main job shows.
+    const code = (error as { code?: unknown }).code;
+    print(`  jobs failed: ${typeof code === "string" ? `${code} ` : ""}${(error as Error).message}`);
+    process.exitCode = 1;
   }
 }
 
@@ -106,7 +143,7 @@ async function sendOneJob(apiKey: string, baseUrl: string, endpointId: string): 
 }
 
 main().then(
-  () => process.exit(0),
+  () => process.exit(process.exitCode ?? 0),
   (error: unknown) => {
     const code = (error as { code?: unknown }).code;
     process.stderr.write(
