@@ -7,7 +7,13 @@ import { UNKNOWN } from "../../provider/unknowns";
 import { GraphQLClient } from "../../sdk/graphql";
 import { RestClient } from "../../sdk/rest";
 import { ManualClock } from "../../service/clock";
-import { dynamicUrn, type Props, PulumiProviderHost, serializeProvider } from "../helpers/pulumi-host";
+import {
+  type DynamicProviderHost,
+  dynamicUrn,
+  type Props,
+  serializeProvider,
+  startCheckoutHost,
+} from "../helpers/pulumi-host";
 import { type TestService, withService } from "../helpers/service";
 
 /**
@@ -18,7 +24,7 @@ import { type TestService, withService } from "../helpers/service";
  */
 
 let service: TestService;
-let host: PulumiProviderHost;
+let host: DynamicProviderHost;
 let rest: RestClient;
 let graphql: GraphQLClient;
 const text: Record<string, string> = {};
@@ -32,7 +38,7 @@ beforeAll(async () => {
   text.NetworkVolume = await serializeProvider(networkVolumeForwarder);
   text.ContainerRegistryAuth = await serializeProvider(containerRegistryAuthForwarder);
   // The host gets a clean environment: the key can only come from Configure.
-  host = await PulumiProviderHost.start();
+  host = await startCheckoutHost();
   await host.configure({
     "runpodkit:apiKey": service.apiKey,
     "runpodkit:restUrl": service.restUrl,
@@ -44,7 +50,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await host?.stop();
+  await host?.close();
   await Promise.all([rest?.close(), graphql?.close()]);
   await service?.close();
 });

@@ -119,7 +119,7 @@ export class Deployment {
       if (result.id === "") {
         throw new EngineError("NOT_FOUND", "read", `resource ${req.id} does not exist`, urn, "id");
       }
-      const outputs = markSecret(result.outputs, [
+      const outputs = markSecret(result.properties, [
         ...secretKeys(req.properties),
         ...req.additionalSecretOutputs,
       ]);
@@ -212,7 +212,8 @@ export class Deployment {
     const check = async (olds: PropertyMap) => {
       const result = await host.check(urn, olds, reveal(goal));
       if (result.failures.length > 0) {
-        throw new EngineError("CHECK_FAILED", "check", result.failures.join("; "), urn);
+        const failures = result.failures.map((f) => `${f.property}: ${f.reason}`);
+        throw new EngineError("CHECK_FAILED", "check", failures.join("; "), urn);
       }
       return markSecret(result.inputs, secretInputs);
     };
@@ -257,7 +258,7 @@ export class Deployment {
     }
     if (op === "update" && old) {
       const res = await host.update(urn, old.id, reveal(old.outputs), reveal(inputs), reveal(old.inputs));
-      return { ...entry, id: old.id, outputs: markSecret(res.outputs, secretOutputs) };
+      return { ...entry, id: old.id, outputs: markSecret(res.properties, secretOutputs) };
     }
     if (op === "replace" && old && deleteBeforeReplace) {
       await deleteResource(old, this.ctx.provider);
@@ -270,7 +271,7 @@ export class Deployment {
     // Create-before-delete: the old half is deleted once the whole program has run.
     if (op === "replace" && old && !deleteBeforeReplace)
       this.pendingDeletes.push({ ...old, pendingDelete: true });
-    return { ...entry, id: created.id, outputs: markSecret(created.outputs, secretOutputs) };
+    return { ...entry, id: created.id, outputs: markSecret(created.properties, secretOutputs) };
   }
 
   private requireDynamic(type: string, urn: string): void {

@@ -135,7 +135,7 @@ export class LocalStack {
           steps.push({ op: "delete", urn: r.urn, keys: [] });
           continue;
         }
-        const outputs = markSecret(read.outputs, [...secretKeys(r.outputs), ...r.additionalSecretOutputs]);
+        const outputs = markSecret(read.properties, [...secretKeys(r.outputs), ...r.additionalSecretOutputs]);
         const inputs = read.inputs ? markSecret(read.inputs, secretKeys(r.inputs)) : r.inputs;
         const keys = Object.keys({ ...r.outputs, ...outputs })
           .filter((k) => !sameValues(revealValue(r.outputs[k] ?? null), revealValue(outputs[k] ?? null)))
@@ -268,10 +268,10 @@ export class LocalStack {
   private lazyHost(log: LogSink): { get: () => Promise<DynamicProviderHost>; close: () => Promise<void> } {
     let started: Promise<DynamicProviderHost> | undefined;
     const get = () => {
+      // From the program's directory: the providers' `require`s resolve against the installed package.
       started ??= DynamicProviderHost.start({
-        programDir: this.options.programDir,
-        project: this.project.name,
-        stack: this.stackName,
+        pulumiFrom: this.options.programDir,
+        cwd: this.options.programDir,
         env: {
           ...this.baseEnv(),
           PULUMI_NODEJS_PROJECT: this.project.name,

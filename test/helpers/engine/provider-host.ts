@@ -1,7 +1,10 @@
 /**
- * The dynamic provider host a real engine starts for `pulumi-nodejs:dynamic:*` resources: @pulumi/pulumi's
- * cmd/dynamic-provider, spawned from the PROGRAM's directory so the serialized providers' `require`s
- * resolve against the program's node_modules (the installed package), exactly as under the Pulumi CLI.
+ * A client of Pulumi's own dynamic-provider host, the process a real engine starts for
+ * `pulumi-nodejs:dynamic:*` resources (@pulumi/pulumi's cmd/dynamic-provider): spawn it, then
+ * Configure/Check/Diff/Create/Read/Update/Delete over gRPC with the requests the engine sends, the
+ * serialized provider under `__provider`. The test engine starts it from the PROGRAM's directory so the
+ * providers' `require`s resolve against the installed package, as under the Pulumi CLI; the provider
+ * tests start it from the checkout (test/helpers/pulumi-host.ts).
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { createRequire } from "node:module";
@@ -14,12 +17,20 @@ import { type Empty, grpcOptions, providerGrpc, providerPb, Struct } from "./pro
 import { nameOf, typeOf } from "./urn";
 import type { PropertyMap } from "./values";
 
+/** What a call sends: a plain JSON record (the engine's PropertyMap or a test's literal). */
+export type Props = Readonly<Record<string, unknown>>;
+
 export type ProviderOperation = "configure" | "check" | "diff" | "create" | "read" | "update" | "delete";
 
 /** One provider RPC, recorded so tests can assert which calls a deployment made. */
 export interface ProviderCall {
   op: ProviderOperation;
   urn: string;
+}
+
+export interface CheckResult {
+  inputs: PropertyMap;
+  failures: { property: string; reason: string }[];
 }
 
 export interface DiffResult {
@@ -29,16 +40,29 @@ export interface DiffResult {
 }
 
 export interface HostOptions {
-  programDir: string;
-  project: string;
-  stack: string;
-  /** Environment of the host process (the engine passes a controlled one, never the test's whole env). */
+  /** The folder whose installed @pulumi/pulumi provides the host script. */
+  pulumiFrom: string;
+  /** Working directory of the host; resolution of the providers' `require`s starts here. */
+  cwd: string;
+  /** The whole environment of the host process (never the test's own env). */
   env: Record<string, string>;
-  log: LogSink;
-  /** Upper bound for one provider call; a safety net, not a behaviour under test. */
-  callTimeoutMs: number;
+  /** The node binary (default: the one running this process). */
+  node?: string;
+  /** Node flags before the host script (e.g. `--import tsx`). */
+  nodeArgs?: string[];
+  /** Receives each line the host prints after its port (stdout) and on stderr. */
+  log?: LogSink;
+  /** Upper bound for one provider call; a safety net, not a behaviour under test (default: none). */
+  callTimeoutMs?: number;
   /** Also records every call here (the caller's journal across hosts). */
   journal?: ProviderCall[];
+  /** Runs once the host has exited on close(), e.g. to remove files made for it. */
+  onClose?: () => void;
+}
+
+/** Where a folder's installed @pulumi/pulumi keeps the dynamic-provider host. */
+export function hostScriptFrom(dir: string): string {
+  return createRequire(join(dir, "package.json")).resolve("@pulumi/pulumi/cmd/dynamic-provider/index.js");
 }
 
 export class DynamicProviderHost {
@@ -48,27 +72,39 @@ export class DynamicProviderHost {
     private readonly child: ChildProcess,
     private readonly client: providerGrpc.ResourceProviderClient,
     private readonly options: HostOptions,
+    private readonly output: { stderr: string },
   ) {}
 
+  /** Everything the host wrote to stderr so far (tests assert it holds no credential). */
+  get stderr(): string {
+    return this.output.stderr;
+  }
+
   static async start(options: HostOptions): Promise<DynamicProviderHost> {
-    const fromProgram = createRequire(join(options.programDir, "package.json"));
-    const entry = fromProgram.resolve("@pulumi/pulumi/cmd/dynamic-provider/index.js");
     // The host's only argument is the engine address; the dynamic provider does not call it back.
-    const child = spawn(process.execPath, [entry, "127.0.0.1:0"], {
-      cwd: options.programDir,
+    const args = [...(options.nodeArgs ?? []), hostScriptFrom(options.pulumiFrom), "127.0.0.1:0"];
+    const child = spawn(options.node ?? process.execPath, args, {
+      cwd: options.cwd,
       env: options.env,
       stdio: ["ignore", "pipe", "pipe"],
     });
-    createInterface({ input: child.stderr! }).on("line", (line) =>
-      options.log({ source: "provider", severity: "info", message: line }),
-    );
-    const port = await readPort(child, options.log);
+    const output = { stderr: "" };
+    child.stderr?.on("data", (chunk: Buffer) => {
+      output.stderr += chunk.toString("utf8");
+    });
+    const log = options.log;
+    if (log) {
+      createInterface({ input: child.stderr! }).on("line", (line) =>
+        log({ source: "provider", severity: "info", message: line }),
+      );
+    }
+    const port = await readPort(child, () => output.stderr, log);
     const client = new providerGrpc.ResourceProviderClient(
       `127.0.0.1:${port}`,
       grpc.credentials.createInsecure(),
       grpcOptions,
     );
-    return new DynamicProviderHost(child, client, options);
+    return new DynamicProviderHost(child, client, options, output);
   }
 
   /** Sends the stack's whole config (namespaced keys, secrets decrypted), as the engine does since 3.139. */
@@ -85,41 +121,31 @@ export class DynamicProviderHost {
     );
   }
 
-  async check(
-    urn: string,
-    olds: PropertyMap,
-    news: PropertyMap,
-  ): Promise<{ inputs: PropertyMap; failures: string[] }> {
+  async check(urn: string, olds: Props, news: Props): Promise<CheckResult> {
     const req = new providerPb.CheckRequest();
     req.setUrn(urn);
     req.setName(nameOf(urn));
     req.setType(typeOf(urn));
-    req.setOlds(Struct.fromJavaScript(olds));
-    req.setNews(Struct.fromJavaScript(news));
+    req.setOlds(toStruct(olds));
+    req.setNews(toStruct(news));
     const res = await this.rpc<providerPb.CheckResponse>("check", urn, (cb) =>
       this.client.check(req, ...this.callArgs(cb)),
     );
     return {
-      inputs: (res.getInputs()?.toJavaScript() ?? {}) as PropertyMap,
-      failures: res.getFailuresList().map((f) => `${f.getProperty()}: ${f.getReason()}`),
+      inputs: fromStruct(res.getInputs()),
+      failures: res.getFailuresList().map((f) => ({ property: f.getProperty(), reason: f.getReason() })),
     };
   }
 
-  async diff(
-    urn: string,
-    id: string,
-    olds: PropertyMap,
-    news: PropertyMap,
-    oldInputs: PropertyMap,
-  ): Promise<DiffResult> {
+  async diff(urn: string, id: string, olds: Props, news: Props, oldInputs: Props = {}): Promise<DiffResult> {
     const req = new providerPb.DiffRequest();
     req.setUrn(urn);
     req.setId(id);
     req.setName(nameOf(urn));
     req.setType(typeOf(urn));
-    req.setOlds(Struct.fromJavaScript(olds));
-    req.setNews(Struct.fromJavaScript(news));
-    req.setOldInputs(Struct.fromJavaScript(oldInputs));
+    req.setOlds(toStruct(olds));
+    req.setNews(toStruct(news));
+    req.setOldInputs(toStruct(oldInputs));
     const res = await this.rpc<providerPb.DiffResponse>("diff", urn, (cb) =>
       this.client.diff(req, ...this.callArgs(cb)),
     );
@@ -132,38 +158,39 @@ export class DynamicProviderHost {
     };
   }
 
-  async create(urn: string, inputs: PropertyMap): Promise<{ id: string; outputs: PropertyMap }> {
+  async create(urn: string, inputs: Props): Promise<{ id: string; properties: PropertyMap }> {
     const req = new providerPb.CreateRequest();
     req.setUrn(urn);
     req.setName(nameOf(urn));
     req.setType(typeOf(urn));
-    req.setProperties(Struct.fromJavaScript(inputs));
+    req.setProperties(toStruct(inputs));
     const res = await this.rpc<providerPb.CreateResponse>("create", urn, (cb) =>
       this.client.create(req, ...this.callArgs(cb)),
     );
-    return { id: res.getId(), outputs: (res.getProperties()?.toJavaScript() ?? {}) as PropertyMap };
+    return { id: res.getId(), properties: fromStruct(res.getProperties()) };
   }
 
+  /** Refresh passes the old outputs as `properties`; `Resource.get` passes only `inputs`. */
   async read(
     urn: string,
     id: string,
-    props: PropertyMap,
-    inputs: PropertyMap,
-  ): Promise<{ id: string; outputs: PropertyMap; inputs?: PropertyMap }> {
+    properties: Props,
+    inputs: Props = {},
+  ): Promise<{ id: string; properties: PropertyMap; inputs?: PropertyMap }> {
     const req = new providerPb.ReadRequest();
     req.setUrn(urn);
     req.setId(id);
     req.setName(nameOf(urn));
     req.setType(typeOf(urn));
-    req.setProperties(Struct.fromJavaScript(props));
-    req.setInputs(Struct.fromJavaScript(inputs));
+    req.setProperties(toStruct(properties));
+    req.setInputs(toStruct(inputs));
     const res = await this.rpc<providerPb.ReadResponse>("read", urn, (cb) =>
       this.client.read(req, ...this.callArgs(cb)),
     );
     const returnedInputs = res.getInputs()?.toJavaScript() as PropertyMap | undefined;
     return {
       id: res.getId(),
-      outputs: (res.getProperties()?.toJavaScript() ?? {}) as PropertyMap,
+      properties: fromStruct(res.getProperties()),
       ...(returnedInputs && Object.keys(returnedInputs).length > 0 ? { inputs: returnedInputs } : {}),
     };
   }
@@ -171,47 +198,50 @@ export class DynamicProviderHost {
   async update(
     urn: string,
     id: string,
-    olds: PropertyMap,
-    news: PropertyMap,
-    oldInputs: PropertyMap,
-  ): Promise<{ outputs: PropertyMap }> {
+    olds: Props,
+    news: Props,
+    oldInputs: Props = {},
+  ): Promise<{ properties: PropertyMap }> {
     const req = new providerPb.UpdateRequest();
     req.setUrn(urn);
     req.setId(id);
     req.setName(nameOf(urn));
     req.setType(typeOf(urn));
-    req.setOlds(Struct.fromJavaScript(olds));
-    req.setNews(Struct.fromJavaScript(news));
-    req.setOldInputs(Struct.fromJavaScript(oldInputs));
+    req.setOlds(toStruct(olds));
+    req.setNews(toStruct(news));
+    req.setOldInputs(toStruct(oldInputs));
     const res = await this.rpc<providerPb.UpdateResponse>("update", urn, (cb) =>
       this.client.update(req, ...this.callArgs(cb)),
     );
-    return { outputs: (res.getProperties()?.toJavaScript() ?? {}) as PropertyMap };
+    return { properties: fromStruct(res.getProperties()) };
   }
 
-  async delete(urn: string, id: string, outputs: PropertyMap, inputs: PropertyMap): Promise<void> {
+  async delete(urn: string, id: string, properties: Props, oldInputs: Props = {}): Promise<void> {
     const req = new providerPb.DeleteRequest();
     req.setUrn(urn);
     req.setId(id);
     req.setName(nameOf(urn));
     req.setType(typeOf(urn));
-    req.setProperties(Struct.fromJavaScript(outputs));
-    req.setOldInputs(Struct.fromJavaScript(inputs));
+    req.setProperties(toStruct(properties));
+    req.setOldInputs(toStruct(oldInputs));
     await this.rpc<Empty>("delete", urn, (cb) => this.client.delete(req, ...this.callArgs(cb)));
   }
 
   async close(): Promise<void> {
     this.client.close();
-    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    const exited = new Promise<void>((resolve) => this.child.once("exit", () => resolve()));
-    this.child.kill();
-    await exited;
+    if (this.child.exitCode === null && this.child.signalCode === null) {
+      const exited = new Promise<void>((resolve) => this.child.once("exit", () => resolve()));
+      this.child.kill();
+      await exited;
+    }
+    this.options.onClose?.();
   }
 
   private callArgs<Res>(
     callback: (err: grpc.ServiceError | null, res: Res) => void,
   ): [grpc.Metadata, Partial<grpc.CallOptions>, (err: grpc.ServiceError | null, res: Res) => void] {
-    return [new grpc.Metadata(), { deadline: Date.now() + this.options.callTimeoutMs }, callback];
+    const timeout = this.options.callTimeoutMs;
+    return [new grpc.Metadata(), timeout === undefined ? {} : { deadline: Date.now() + timeout }, callback];
   }
 
   private rpc<Res>(
@@ -233,8 +263,16 @@ export class DynamicProviderHost {
   }
 }
 
+function toStruct(props: Props): Struct {
+  return Struct.fromJavaScript(props as Parameters<typeof Struct.fromJavaScript>[0]);
+}
+
+function fromStruct(struct: Struct | undefined): PropertyMap {
+  return (struct?.toJavaScript() ?? {}) as PropertyMap;
+}
+
 /** The host prints its port on the first stdout line; anything after is the providers' own output. */
-function readPort(child: ChildProcess, log: LogSink): Promise<number> {
+function readPort(child: ChildProcess, stderr: () => string, log: LogSink | undefined): Promise<number> {
   return new Promise<number>((resolve, reject) => {
     let port: number | undefined;
     const lines = createInterface({ input: child.stdout! });
@@ -245,14 +283,18 @@ function readPort(child: ChildProcess, log: LogSink): Promise<number> {
         else reject(new EngineError("HOST_START_FAILED", "provider.start", `unexpected first line: ${line}`));
         return;
       }
-      log({ source: "provider", severity: "info", message: line });
+      log?.({ source: "provider", severity: "info", message: line });
     });
     child.once("error", (error) =>
       reject(new EngineError("HOST_START_FAILED", "provider.start", error.message)),
     );
     child.once("exit", (code) => {
       if (port === undefined) {
-        reject(new EngineError("HOST_START_FAILED", "provider.start", `host exited with code ${code}`));
+        const output = stderr();
+        const detail = output ? `: ${output}` : "";
+        reject(
+          new EngineError("HOST_START_FAILED", "provider.start", `host exited with code ${code}${detail}`),
+        );
       }
     });
   });
