@@ -1,14 +1,14 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   ConflictError,
   GraphQLError,
-  RunpodkitError,
   TimeoutError,
   UnauthorizedError,
   ValidationError,
 } from "../../sdk/errors";
 import { GraphQLClient } from "../../sdk/graphql";
 import { everyStringOf, json, type Script, startScriptedServer } from "./scripted-server";
+import { closeAfterEach, failure } from "./support";
 
 /**
  * The GraphQL client's own layer (transport, variables, error mapping, redaction) against scripted
@@ -19,11 +19,7 @@ import { everyStringOf, json, type Script, startScriptedServer } from "./scripte
 const KEY = "rpa_GRAPHQLKEY_0123456789";
 const PASSWORD = "registry-password-42";
 
-let cleanup: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const fn of cleanup.reverse()) await fn();
-  cleanup = [];
-});
+const cleanup = closeAfterEach();
 
 async function setup(script: Script) {
   const server = await startScriptedServer(script);
@@ -37,15 +33,6 @@ async function setup(script: Script) {
     () => client.close(),
   );
   return { server, client };
-}
-
-async function failure(promise: Promise<unknown>): Promise<RunpodkitError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(RunpodkitError);
-  return error as RunpodkitError;
 }
 
 const endpointInput = {

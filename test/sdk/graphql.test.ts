@@ -1,14 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  ConflictError,
-  NotFoundError,
-  RunpodkitError,
-  UnauthorizedError,
-  ValidationError,
-} from "../../sdk/errors";
+import { ConflictError, NotFoundError, UnauthorizedError, ValidationError } from "../../sdk/errors";
 import { GraphQLClient } from "../../sdk/graphql";
 import { type TestService, withService } from "../helpers/service";
 import { everyStringOf } from "./scripted-server";
+import { failure } from "./support";
 
 /** The GraphQL client against the local service's real schema (graphql-js), started in-process. */
 
@@ -23,15 +18,6 @@ afterAll(async () => {
   await gql?.close();
   await service?.close();
 });
-
-async function failure(promise: Promise<unknown>): Promise<RunpodkitError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(RunpodkitError);
-  return error as RunpodkitError;
-}
 
 let unique = 0;
 const name = (prefix: string) => `${prefix}-gql-${++unique}`;

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import {
   AbortedError,
   ConflictError,
@@ -7,7 +7,6 @@ import {
   PayloadTooLargeError,
   ProtocolError,
   RateLimitedError,
-  RunpodkitError,
   ServerError,
   TimeoutError,
   UnauthorizedError,
@@ -15,14 +14,11 @@ import {
 } from "../../sdk/errors";
 import { HttpClient, type HttpClientOptions } from "../../sdk/http";
 import { everyStringOf, json, type Script, startScriptedServer } from "./scripted-server";
+import { closeAfterEach, failure } from "./support";
 
 const KEY = "rpa_TESTKEY0123456789abcdef";
 
-let cleanup: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const fn of cleanup.reverse()) await fn();
-  cleanup = [];
-});
+const cleanup = closeAfterEach();
 
 /** A client whose backoff runs at once and records each delay it was asked to wait. */
 async function setup(script: Script, options: Partial<HttpClientOptions> = {}) {
@@ -47,15 +43,6 @@ async function setup(script: Script, options: Partial<HttpClientOptions> = {}) {
     () => client.close(),
   );
   return { server, client, delays };
-}
-
-async function failure(promise: Promise<unknown>): Promise<RunpodkitError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(RunpodkitError);
-  return error as RunpodkitError;
 }
 
 const get = { operation: "test.get", method: "GET", path: "/things" } as const;

@@ -4,7 +4,6 @@ import {
   JobFailedError,
   NotFoundError,
   RateLimitedError,
-  RunpodkitError,
   TimeoutError,
   UnauthorizedError,
   ValidationError,
@@ -14,6 +13,7 @@ import { RestClient } from "../../sdk/rest";
 import type { StreamChunk } from "../../sdk/schemas/job";
 import { type TestService, withService } from "../helpers/service";
 import { everyStringOf } from "./scripted-server";
+import { failure } from "./support";
 
 /** The job client against the local service's job plane (real queue, real worker processes). */
 
@@ -51,15 +51,6 @@ async function endpointFor(image: string, workersMax = 1, options: Partial<JobCl
   });
   clients.push(client);
   return client;
-}
-
-async function failure(promise: Promise<unknown>): Promise<RunpodkitError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(RunpodkitError);
-  return error as RunpodkitError;
 }
 
 async function collect(stream: AsyncIterable<StreamChunk>): Promise<unknown[]> {
