@@ -123,9 +123,7 @@ export class DynamicProviderHost {
 
   async check(urn: string, olds: Props, news: Props): Promise<CheckResult> {
     const req = new providerPb.CheckRequest();
-    req.setUrn(urn);
-    req.setName(nameOf(urn));
-    req.setType(typeOf(urn));
+    address(req, urn);
     req.setOlds(toStruct(olds));
     req.setNews(toStruct(news));
     const res = await this.rpc<providerPb.CheckResponse>("check", urn, (cb) =>
@@ -139,10 +137,8 @@ export class DynamicProviderHost {
 
   async diff(urn: string, id: string, olds: Props, news: Props, oldInputs: Props = {}): Promise<DiffResult> {
     const req = new providerPb.DiffRequest();
-    req.setUrn(urn);
+    address(req, urn);
     req.setId(id);
-    req.setName(nameOf(urn));
-    req.setType(typeOf(urn));
     req.setOlds(toStruct(olds));
     req.setNews(toStruct(news));
     req.setOldInputs(toStruct(oldInputs));
@@ -160,9 +156,7 @@ export class DynamicProviderHost {
 
   async create(urn: string, inputs: Props): Promise<{ id: string; properties: PropertyMap }> {
     const req = new providerPb.CreateRequest();
-    req.setUrn(urn);
-    req.setName(nameOf(urn));
-    req.setType(typeOf(urn));
+    address(req, urn);
     req.setProperties(toStruct(inputs));
     const res = await this.rpc<providerPb.CreateResponse>("create", urn, (cb) =>
       this.client.create(req, ...this.callArgs(cb)),
@@ -178,10 +172,8 @@ export class DynamicProviderHost {
     inputs: Props = {},
   ): Promise<{ id: string; properties: PropertyMap; inputs?: PropertyMap }> {
     const req = new providerPb.ReadRequest();
-    req.setUrn(urn);
+    address(req, urn);
     req.setId(id);
-    req.setName(nameOf(urn));
-    req.setType(typeOf(urn));
     req.setProperties(toStruct(properties));
     req.setInputs(toStruct(inputs));
     const res = await this.rpc<providerPb.ReadResponse>("read", urn, (cb) =>
@@ -203,10 +195,8 @@ export class DynamicProviderHost {
     oldInputs: Props = {},
   ): Promise<{ properties: PropertyMap }> {
     const req = new providerPb.UpdateRequest();
-    req.setUrn(urn);
+    address(req, urn);
     req.setId(id);
-    req.setName(nameOf(urn));
-    req.setType(typeOf(urn));
     req.setOlds(toStruct(olds));
     req.setNews(toStruct(news));
     req.setOldInputs(toStruct(oldInputs));
@@ -218,10 +208,8 @@ export class DynamicProviderHost {
 
   async delete(urn: string, id: string, properties: Props, oldInputs: Props = {}): Promise<void> {
     const req = new providerPb.DeleteRequest();
-    req.setUrn(urn);
+    address(req, urn);
     req.setId(id);
-    req.setName(nameOf(urn));
-    req.setType(typeOf(urn));
     req.setProperties(toStruct(properties));
     req.setOldInputs(toStruct(oldInputs));
     await this.rpc<Empty>("delete", urn, (cb) => this.client.delete(req, ...this.callArgs(cb)));
@@ -261,6 +249,16 @@ export class DynamicProviderHost {
       });
     });
   }
+}
+
+/** Every resource request names its resource the same three ways. */
+function address(
+  req: { setUrn(urn: string): unknown; setName(name: string): unknown; setType(type: string): unknown },
+  urn: string,
+): void {
+  req.setUrn(urn);
+  req.setName(nameOf(urn));
+  req.setType(typeOf(urn));
 }
 
 function toStruct(props: Props): Struct {
