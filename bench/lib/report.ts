@@ -24,9 +24,19 @@ export function table(r: Results): string[] {
     rows.push(["/run accepted, service (64 conn)", f(r.runRate.service)]);
     rows.push(["/run, bare-HTTP ceiling (64 conn)", f(r.runRate.ceiling)]);
     rows.push(["/run service / ceiling", f(r.runRate.ratio)]);
+    rows.push(["/run server CPU per request, service", f(r.runRate.serviceCpuPerRequestUs ?? undefined)]);
+    rows.push(["/run server CPU per request, ceiling", f(r.runRate.ceilingCpuPerRequestUs ?? undefined)]);
+    rows.push(["/run ceiling CPU / service CPU", f(r.runRate.cpuRatio ?? undefined)]);
   }
   for (const row of r.endToEnd ?? []) {
     rows.push([`end-to-end, ${row.workers} worker(s)`, f(row.jobsPerSec)]);
+    const cpu = row.cpuPerJobUs;
+    if (cpu) {
+      rows.push([
+        `  CPU/job service+workers+client`,
+        `${cpu.service.median}+${cpu.workers.median}+${cpu.client.median} us; 2-core bound ${row.cpuBoundJobsPerSec?.median} jobs/s`,
+      ]);
+    }
   }
   if (r.runSync) {
     rows.push(["/runsync no-op p50", f(r.runSync.p50Ms)]);
@@ -48,6 +58,10 @@ export function table(r: Results): string[] {
       rows.push([`SDK cycles vs ${target}: ours / official`, f(s.ratio)]);
       rows.push([`client CPU vs ${target}: ours`, f(s.ours.cpuPerCallUs)]);
       rows.push([`client CPU vs ${target}: runpod-sdk`, f(s.official.cpuPerCallUs)]);
+      rows.push([
+        `floor vs ${target}: bare undici Pool`,
+        `${f(s.undici.cyclesPerSec)}; ${s.undici.cpuPerCallUs.median} us/call`,
+      ]);
     }
   }
   if (r.stream) rows.push([`stream() of ${(r.stream.bytes / 2 ** 20).toFixed(0)} MiB`, f(r.stream.mbPerSec)]);
