@@ -2,9 +2,15 @@ import { z } from "zod";
 import { type ContainerRegistryAuth, ContainerRegistryAuthCreateInput } from "../sdk/schemas";
 import type { InputSpec } from "./check";
 import { hostContext, type ProviderContext } from "./context";
-import { isDeleteRefusal, ProviderError } from "./errors";
-import { ADOPT_ID, implement, orNull, type ResourceDefinition } from "./implement";
-import { retryWithin } from "./retry";
+import { ProviderError } from "./errors";
+import {
+  ADOPT_ID,
+  adoptIdInput,
+  deleteWithin,
+  implement,
+  orNull,
+  type ResourceDefinition,
+} from "./implement";
 
 const fields = ContainerRegistryAuthCreateInput.shape;
 
@@ -22,13 +28,9 @@ export const ContainerRegistryAuthInputs = z.strictObject({
     ),
   username: fields.username.describe("Registry user name."),
   password: fields.password.describe("Registry password or token. Stored only as a secret."),
-  adoptId: z
-    .string()
-    .min(1)
-    .optional()
-    .describe(
-      "Id of existing registry credentials to take over; their username and password are set to these.",
-    ),
+  adoptId: adoptIdInput(
+    "Id of existing registry credentials to take over; their username and password are set to these.",
+  ),
 });
 export type ContainerRegistryAuthInputs = z.input<typeof ContainerRegistryAuthInputs>;
 
@@ -68,13 +70,7 @@ export function containerRegistryAuthDefinition(): ResourceDefinition<ContainerR
       });
       return current;
     },
-    remove: (call, id) =>
-      retryWithin(() => call.api.registryAuths.delete(id), {
-        operation: call.operation,
-        boundMs: call.settings.deleteTimeoutMs,
-        retryable: isDeleteRefusal,
-        pause: call.context.pause,
-      }),
+    remove: (call, id) => deleteWithin(call, () => call.api.registryAuths.delete(id)),
     idOf: (record) => record.id,
     nameOf: (record) => record.name,
     // username and password are write-only on the service: the last applied values are kept.

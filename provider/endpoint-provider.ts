@@ -3,9 +3,14 @@ import { ENDPOINT_DEFAULTS, type GqlEndpoint, GqlEndpointInput } from "../sdk/sc
 import type { CheckFailure, InputSpec, Props } from "./check";
 import type { ProviderSettings } from "./config";
 import { hostContext, type ProviderContext } from "./context";
-import { isDeleteRefusal } from "./errors";
-import { ADOPT_ID, type Call, implement, type ResourceDefinition } from "./implement";
-import { retryWithin } from "./retry";
+import {
+  ADOPT_ID,
+  adoptIdInput,
+  type Call,
+  deleteWithin,
+  implement,
+  type ResourceDefinition,
+} from "./implement";
 import { isUnknown, pathHitsUnknown } from "./unknowns";
 
 const fields = GqlEndpointInput.shape;
@@ -76,11 +81,7 @@ export const EndpointInputs = z.strictObject({
     .describe('CUDA versions, e.g. "12.4,12.5"; null for any.'),
   networkVolumeId: z.string().min(1).nullable().optional().describe("Network volume mounted on the workers."),
   env: z.record(z.string().min(1), z.string()).optional().describe("Worker environment. Stored as a secret."),
-  adoptId: z
-    .string()
-    .min(1)
-    .optional()
-    .describe("Id of an existing endpoint to take over instead of creating one."),
+  adoptId: adoptIdInput("Id of an existing endpoint to take over instead of creating one."),
 });
 export type EndpointInputs = z.input<typeof EndpointInputs>;
 
@@ -221,12 +222,7 @@ async function removeEndpoint(call: Call, id: string, previous: Props): Promise<
     const config = endpointOutputs(current, previous, call.settings);
     await call.api.endpoints.save(toSaveInput({ ...config, workersMin: 0, workersMax: 0 }, id));
   }
-  await retryWithin(() => call.api.endpoints.delete(id), {
-    operation: call.operation,
-    boundMs: call.settings.deleteTimeoutMs,
-    retryable: isDeleteRefusal,
-    pause: call.context.pause,
-  });
+  await deleteWithin(call, () => call.api.endpoints.delete(id));
 }
 
 export function endpointDefinition(): ResourceDefinition<GqlEndpoint> {

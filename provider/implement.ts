@@ -1,13 +1,20 @@
 import type * as pulumi from "@pulumi/pulumi";
+import { z } from "zod";
 import { checkInputs, type InputSpec, inputFields, normalizeInputs, type Props } from "./check";
 import { configureFromHost, type ProviderSettings } from "./config";
 import type { ManagementApi, ProviderContext } from "./context";
 import { diffFields } from "./diff";
-import { codeOf, ProviderError, toProviderError } from "./errors";
+import { codeOf, isDeleteRefusal, ProviderError, toProviderError } from "./errors";
 import { AUTO_NAMED, LOGICAL_NAME } from "./naming";
+import { retryWithin } from "./retry";
 
 /** The input naming an existing resource to take over instead of creating one. */
 export const ADOPT_ID = "adoptId";
+
+/** The schema of the adoptId input (every resource has one; `description` says what adopting does). */
+export function adoptIdInput(description: string) {
+  return z.string().min(1).optional().describe(description);
+}
 
 /** What a call of one resource's definition receives. */
 export interface Call {
@@ -176,6 +183,19 @@ export function plainJson(value: unknown): unknown {
   if (typeof value === "bigint") return Number(value);
   if (typeof value === "function") return null;
   return value;
+}
+
+/**
+ * Runs a delete, waiting out the service's refusals while something still uses the resource (often a
+ * resource deleted in the same run) until runpodkit:deleteTimeout runs out.
+ */
+export function deleteWithin<T>(call: Call, attempt: () => Promise<T>): Promise<T> {
+  return retryWithin(attempt, {
+    operation: call.operation,
+    boundMs: call.settings.deleteTimeoutMs,
+    retryable: isDeleteRefusal,
+    pause: call.context.pause,
+  });
 }
 
 /** Runs `call` and turns a NOT_FOUND into null (a fetch that may find nothing). */

@@ -2,9 +2,15 @@ import { z } from "zod";
 import { type NetworkVolume, NetworkVolumeCreateInput, type NetworkVolumeUpdateInput } from "../sdk/schemas";
 import type { CheckFailure, InputSpec } from "./check";
 import { hostContext, type ProviderContext } from "./context";
-import { isDeleteRefusal, ProviderError } from "./errors";
-import { ADOPT_ID, implement, orNull, type ResourceDefinition } from "./implement";
-import { retryWithin } from "./retry";
+import { ProviderError } from "./errors";
+import {
+  ADOPT_ID,
+  adoptIdInput,
+  deleteWithin,
+  implement,
+  orNull,
+  type ResourceDefinition,
+} from "./implement";
 import { isUnknown } from "./unknowns";
 
 const fields = NetworkVolumeCreateInput.shape;
@@ -18,13 +24,9 @@ export const NetworkVolumeInputs = z.strictObject({
   dataCenterId: fields.dataCenterId.describe(
     "Data center holding the volume. Changing it replaces the volume.",
   ),
-  adoptId: z
-    .string()
-    .min(1)
-    .optional()
-    .describe(
-      "Id of an existing volume to take over instead of creating one (`pulumi import` does not work for dynamic resources).",
-    ),
+  adoptId: adoptIdInput(
+    "Id of an existing volume to take over instead of creating one (`pulumi import` does not work for dynamic resources).",
+  ),
 });
 export type NetworkVolumeInputs = z.input<typeof NetworkVolumeInputs>;
 
@@ -75,14 +77,8 @@ export function networkVolumeDefinition(): ResourceDefinition<NetworkVolume> {
       if (Object.keys(patch).length === 0) return current;
       return call.api.networkVolumes.update(id, patch);
     },
-    remove: (call, id) =>
-      retryWithin(() => call.api.networkVolumes.delete(id), {
-        operation: call.operation,
-        boundMs: call.settings.deleteTimeoutMs,
-        // Attached to an endpoint or pod: wait for it to be detached (e.g. by a delete in the same run).
-        retryable: isDeleteRefusal,
-        pause: call.context.pause,
-      }),
+    // Attached to an endpoint or pod: wait for it to be detached (e.g. by a delete in the same run).
+    remove: (call, id) => deleteWithin(call, () => call.api.networkVolumes.delete(id)),
     idOf: (record) => record.id,
     nameOf: (record) => record.name,
     outputs: (record) => ({ name: record.name, size: record.size, dataCenterId: record.dataCenterId }),

@@ -7,9 +7,14 @@ import {
 } from "../sdk/schemas";
 import type { InputSpec, Props } from "./check";
 import { hostContext, type ProviderContext } from "./context";
-import { isDeleteRefusal } from "./errors";
-import { ADOPT_ID, implement, orNull, type ResourceDefinition } from "./implement";
-import { retryWithin } from "./retry";
+import {
+  ADOPT_ID,
+  adoptIdInput,
+  deleteWithin,
+  implement,
+  orNull,
+  type ResourceDefinition,
+} from "./implement";
 
 const fields = TemplateCreateInput.shape;
 
@@ -37,11 +42,7 @@ export const TemplateInputs = z.strictObject({
   containerRegistryAuthId: fields.containerRegistryAuthId
     .nullable()
     .describe("Id of the registry credentials used to pull a private image (default none)."),
-  adoptId: z
-    .string()
-    .min(1)
-    .optional()
-    .describe("Id of an existing template to take over instead of creating one."),
+  adoptId: adoptIdInput("Id of an existing template to take over instead of creating one."),
 });
 export type TemplateInputs = z.input<typeof TemplateInputs>;
 
@@ -91,14 +92,8 @@ export function templateDefinition(): ResourceDefinition<Template> {
     },
     // The whole desired configuration every time, so drift in any field is put right.
     apply: (call, id, _current, inputs) => call.api.templates.update(id, updatable(inputs)),
-    remove: (call, id) =>
-      retryWithin(() => call.api.templates.delete(id), {
-        operation: call.operation,
-        boundMs: call.settings.deleteTimeoutMs,
-        // Still used by an endpoint (often one being deleted in the same run): wait for it to go.
-        retryable: isDeleteRefusal,
-        pause: call.context.pause,
-      }),
+    // Still used by an endpoint (often one being deleted in the same run): wait for it to go.
+    remove: (call, id) => deleteWithin(call, () => call.api.templates.delete(id)),
     idOf: (record) => record.id,
     nameOf: (record) => record.name,
     outputs: (record) => ({
