@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { createContainerRegistryAuthProvider } from "../../provider/container-registry-auth-provider";
 import { accountIdOf } from "../../service/accounts";
 import { getRegistryAuth } from "../../service/domain/container-registry-auth";
-import { expectPlainJson, type Harness, startHarness } from "./support";
+import { checkAndCreate, expectPlainJson, type Harness, startHarness } from "./support";
 
 let h: Harness;
 let provider: ReturnType<typeof createContainerRegistryAuthProvider>;
@@ -15,11 +15,7 @@ afterEach(async () => {
   await h.close();
 });
 
-async function up(news: Record<string, unknown>) {
-  const checked = await provider.check({}, { __logicalName: "creds", ...news });
-  expect(checked.failures).toEqual([]);
-  return { inputs: checked.inputs, ...(await provider.create(checked.inputs)) };
-}
+const up = (news: Record<string, unknown>) => checkAndCreate(provider, "creds", news);
 
 /** What the service stored (credentials are never readable through its APIs). */
 const stored = (id: string) => getRegistryAuth(h.service.deps, accountIdOf(h.service.apiKey), id);

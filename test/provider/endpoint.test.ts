@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { inputFields } from "../../provider/check";
 import { createEndpointProvider, endpointSpec } from "../../provider/endpoint-provider";
 import { UNKNOWN } from "../../provider/unknowns";
-import { expectPlainJson, type Harness, inputsOf, startHarness } from "./support";
+import { checkAndCreate, expectPlainJson, type Harness, inputsOf, startHarness } from "./support";
 
 let h: Harness;
 let provider: ReturnType<typeof createEndpointProvider>;
@@ -25,11 +25,7 @@ async function deleteElsewhere(id: string) {
   await h.graphql.deleteEndpoint(id);
 }
 
-async function up(news: Record<string, unknown>) {
-  const checked = await provider.check({}, { __logicalName: "api", ...news });
-  expect(checked.failures).toEqual([]);
-  return { inputs: checked.inputs, ...(await provider.create(checked.inputs)) };
-}
+const up = (news: Record<string, unknown>) => checkAndCreate(provider, "api", news);
 
 describe("Endpoint check", () => {
   test("fills defaults and auto-names; failures name each property; no call is made", async () => {

@@ -5,23 +5,10 @@ import { packageSpecifier } from "../../provider/dynamic";
 import { ProviderError, redact, toProviderError } from "../../provider/errors";
 import { plainJson } from "../../provider/implement";
 import { resolveName } from "../../provider/naming";
-import { type Pause, retryWithin } from "../../provider/retry";
+import { retryWithin } from "../../provider/retry";
 import { containsUnknown, pathHitsUnknown, UNKNOWN } from "../../provider/unknowns";
 import { NotFoundError } from "../../sdk/errors";
-
-/** Time that passes only when someone sleeps: retries are tested without waiting. */
-function virtualPause(): Pause & { slept: number[] } {
-  let now = 0;
-  const slept: number[] = [];
-  return {
-    slept,
-    now: () => now,
-    sleep: async (ms) => {
-      slept.push(ms);
-      now += ms;
-    },
-  };
-}
+import { virtualPause } from "./support";
 
 describe("naming", () => {
   const suffix = () => "abc1234";

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { inputFields } from "../../provider/check";
 import { createNetworkVolumeProvider, networkVolumeSpec } from "../../provider/network-volume-provider";
 import { UNKNOWN } from "../../provider/unknowns";
-import { expectPlainJson, type Harness, inputsOf, startHarness } from "./support";
+import { checkAndCreate, expectPlainJson, type Harness, inputsOf, startHarness } from "./support";
 
 let h: Harness;
 let provider: ReturnType<typeof createNetworkVolumeProvider>;
@@ -17,12 +17,7 @@ afterEach(async () => {
 
 const fields = inputFields(networkVolumeSpec);
 
-/** check then create, as the engine does for a new resource. */
-async function up(news: Record<string, unknown>) {
-  const checked = await provider.check({}, { __logicalName: "vol", ...news });
-  expect(checked.failures).toEqual([]);
-  return { inputs: checked.inputs, ...(await provider.create(checked.inputs)) };
-}
+const up = (news: Record<string, unknown>) => checkAndCreate(provider, "vol", news);
 
 describe("NetworkVolume check", () => {
   test("auto-names and keeps the generated name on later checks", async () => {

@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import type { Props } from "../../provider/check";
+import type { CheckFailure, Props } from "../../provider/check";
 import { createManagementApi } from "../../provider/clients";
 import type { ProviderSettings } from "../../provider/config";
 import type { ManagementApi, ProviderContext } from "../../provider/context";
@@ -90,6 +90,19 @@ export async function startHarness(options: { deleteTimeoutMs?: number } = {}): 
       await service.close();
     },
   };
+}
+
+/** The part of a provider that creates a resource. */
+interface Creating {
+  check(olds: Props, news: Props): Promise<{ inputs: Props; failures: CheckFailure[] }>;
+  create(inputs: Props): Promise<{ id: string; outs: Props }>;
+}
+
+/** check then create, as the engine does for a new resource; the check must pass. */
+export async function checkAndCreate(provider: Creating, logicalName: string, news: Props) {
+  const checked = await provider.check({}, { __logicalName: logicalName, ...news });
+  expect(checked.failures).toEqual([]);
+  return { inputs: checked.inputs, ...(await provider.create(checked.inputs)) };
 }
 
 /** Asserts a value is plain JSON all the way down: no undefined, function, Date or class instance. */

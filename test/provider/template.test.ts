@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { inputFields } from "../../provider/check";
 import { createTemplateProvider, templateSpec } from "../../provider/template-provider";
 import { UNKNOWN } from "../../provider/unknowns";
-import { expectPlainJson, type Harness, inputsOf, startHarness } from "./support";
+import { checkAndCreate, expectPlainJson, type Harness, inputsOf, startHarness } from "./support";
 
 let h: Harness;
 let provider: ReturnType<typeof createTemplateProvider>;
@@ -17,11 +17,7 @@ afterEach(async () => {
 
 const fields = inputFields(templateSpec);
 
-async function up(news: Record<string, unknown>) {
-  const checked = await provider.check({}, { __logicalName: "tpl", ...news });
-  expect(checked.failures).toEqual([]);
-  return { inputs: checked.inputs, ...(await provider.create(checked.inputs)) };
-}
+const up = (news: Record<string, unknown>) => checkAndCreate(provider, "tpl", news);
 
 describe("Template check", () => {
   test("fills the service's defaults, so omitted and default-valued fields are the same", async () => {
