@@ -105,11 +105,11 @@ describe("JobStore", () => {
     done.completedAt = 0;
     for (const j of [late, early, done]) store.save(j);
     store.flush();
-    expect(store.loadLive().map((j) => j.id)).toEqual(["early", "late"]);
+    expect([...store.loadLive()].map((j) => j.id)).toEqual(["early", "late"]);
     expect(store.deleteExpired(30 * 60_000 - 1)).toEqual([]);
     expect(store.deleteExpired(30 * 60_000)).toEqual([
       { id: "done", endpointId: "ep", status: "COMPLETED", retries: 0 },
     ]);
-    expect(store.loadLive()).toHaveLength(2);
+    expect([...store.loadLive()]).toHaveLength(2);
   });
 });
