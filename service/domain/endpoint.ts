@@ -141,6 +141,24 @@ export function createEndpoint(
   return record;
 }
 
+/** Lays a change over the settings `start` derives from the existing endpoint, and stores the result. */
+function changeEndpoint(
+  deps: ServiceDeps,
+  accountId: string,
+  endpointId: string,
+  changes: EndpointChanges,
+  start: (existing: EndpointRecord) => EndpointSettings,
+): EndpointRecord {
+  const record = inTransaction(deps, () => {
+    const existing = getEndpoint(deps, accountId, endpointId);
+    const given = definedOnly(changes);
+    refuseComputeTypeChange(existing, given);
+    return store(deps, existing, withGpuChoice({ ...start(existing), ...given }, given));
+  });
+  deps.events.emit("endpoint.saved", accountId, record.id);
+  return record;
+}
+
 /** REST PATCH: absent fields are unchanged; 0, false and null are values. */
 export function updateEndpoint(
   deps: ServiceDeps,
@@ -148,15 +166,10 @@ export function updateEndpoint(
   endpointId: string,
   changes: EndpointChanges,
 ): EndpointRecord {
-  const record = inTransaction(deps, () => {
-    const existing = getEndpoint(deps, accountId, endpointId);
-    const given = definedOnly(changes);
-    refuseComputeTypeChange(existing, given);
+  return changeEndpoint(deps, accountId, endpointId, changes, (existing) => {
     const { id: _id, accountId: _a, version: _v, createdAt: _c, ...current } = existing;
-    return store(deps, existing, withGpuChoice({ ...current, ...given }, given));
+    return current;
   });
-  deps.events.emit("endpoint.saved", accountId, record.id);
-  return record;
 }
 
 /**
@@ -170,16 +183,11 @@ export function replaceEndpoint(
   endpointId: string,
   changes: EndpointChanges,
 ): EndpointRecord {
-  const record = inTransaction(deps, () => {
-    const existing = getEndpoint(deps, accountId, endpointId);
-    const given = definedOnly(changes);
-    refuseComputeTypeChange(existing, given);
+  return changeEndpoint(deps, accountId, endpointId, changes, (existing) => {
     const base = defaultSettings(existing.computeType);
     for (const field of REST_ONLY_FIELDS) Object.assign(base, { [field]: existing[field] });
-    return store(deps, existing, withGpuChoice({ ...base, name: existing.name, ...given }, given));
+    return { ...base, name: existing.name };
   });
-  deps.events.emit("endpoint.saved", accountId, record.id);
-  return record;
 }
 
 /** Refused unless workersMin and workersMax are both 0, so no running worker is cut off by accident. */

@@ -120,8 +120,21 @@ function save(deps: ServiceDeps, existing: TemplateRecord, settings: TemplateSet
   return { record, released };
 }
 
-function announce(deps: ServiceDeps, { record, released }: Saved): TemplateRecord {
-  for (const endpointId of released) deps.events.emit("endpoint.saved", record.accountId, endpointId);
+/** Lays a change over the settings `start` derives from the existing template, and saves the result. */
+function changeTemplate(
+  deps: ServiceDeps,
+  accountId: string,
+  templateId: string,
+  changes: TemplateChanges,
+  start: (existing: TemplateRecord) => TemplateSettings,
+): TemplateRecord {
+  const { record, released } = inTransaction(deps, () => {
+    const existing = getTemplate(deps, accountId, templateId);
+    const given = definedOnly(changes);
+    refuseFixedChanges(existing, given);
+    return save(deps, existing, { ...start(existing), ...given });
+  });
+  for (const endpointId of released) deps.events.emit("endpoint.saved", accountId, endpointId);
   return record;
 }
 
@@ -132,14 +145,10 @@ export function updateTemplate(
   templateId: string,
   changes: TemplateChanges,
 ): TemplateRecord {
-  const saved = inTransaction(deps, () => {
-    const existing = getTemplate(deps, accountId, templateId);
-    const given = definedOnly(changes);
-    refuseFixedChanges(existing, given);
+  return changeTemplate(deps, accountId, templateId, changes, (existing) => {
     const { id: _i, accountId: _a, createdAt: _c, ...current } = existing;
-    return save(deps, existing, { ...current, ...given });
+    return current;
   });
-  return announce(deps, saved);
 }
 
 /** GraphQL saveTemplate with an id: a full replace; category and isServerless are kept when omitted. */
@@ -149,14 +158,11 @@ export function replaceTemplate(
   templateId: string,
   changes: TemplateChanges,
 ): TemplateRecord {
-  const saved = inTransaction(deps, () => {
-    const existing = getTemplate(deps, accountId, templateId);
-    const given = definedOnly(changes);
-    refuseFixedChanges(existing, given);
-    const base = { ...defaultSettings(), category: existing.category, isServerless: existing.isServerless };
-    return save(deps, existing, { ...base, ...given });
-  });
-  return announce(deps, saved);
+  return changeTemplate(deps, accountId, templateId, changes, (existing) => ({
+    ...defaultSettings(),
+    category: existing.category,
+    isServerless: existing.isServerless,
+  }));
 }
 
 /** Refused while an endpoint uses the template. */
