@@ -69,6 +69,29 @@ function toWireQuery(query: object | undefined): Record<string, unknown> | undef
   return out;
 }
 
+interface QueriedGet<R extends z.ZodType> extends CallOptions {
+  operation: string;
+  path: string;
+  /** What the query may hold; it is validated before anything is sent. */
+  querySchema: z.ZodType;
+  query: unknown;
+  reply: R;
+}
+
+/** A GET with a validated query, its reply parsed with `reply`. */
+async function queriedGet<R extends z.ZodType>(http: HttpClient, call: QueriedGet<R>): Promise<z.output<R>> {
+  const { operation, path, querySchema, query, reply: replySchema, ...options } = call;
+  const wireQuery = validateInput(querySchema, query, operation);
+  const reply = await http.request({
+    ...options,
+    operation,
+    method: "GET",
+    path,
+    query: wireQuery as Record<string, QueryValue>,
+  });
+  return parseReply(replySchema, reply, operation);
+}
+
 interface ResourceSchemas {
   record: z.ZodType;
   list: z.ZodType;
@@ -110,30 +133,26 @@ export class RestResource<Rec, CreateIn, UpdateIn, Query extends object> {
   }
 
   async list(query?: Query, options: CallOptions = {}): Promise<Rec[]> {
-    const operation = `rest.${this.#name}.list`;
-    const wireQuery = validateInput(this.#schemas.query, toWireQuery(query) ?? {}, operation);
-    const reply = await this.#http.request({
+    return (await queriedGet(this.#http, {
       ...options,
-      operation,
-      method: "GET",
+      operation: `rest.${this.#name}.list`,
       path: this.#path,
-      query: wireQuery as Record<string, QueryValue>,
-    });
-    return parseReply(this.#schemas.list, reply, operation) as Rec[];
+      querySchema: this.#schemas.query,
+      query: toWireQuery(query) ?? {},
+      reply: this.#schemas.list,
+    })) as Rec[];
   }
 
   async get(id: string, query?: Query, options: CallOptions = {}): Promise<Rec> {
     const operation = `rest.${this.#name}.get`;
-    const path = this.#path + idSegment(id, operation);
-    const wireQuery = validateInput(this.#schemas.query, toWireQuery(query) ?? {}, operation);
-    const reply = await this.#http.request({
+    return (await queriedGet(this.#http, {
       ...options,
       operation,
-      method: "GET",
-      path,
-      query: wireQuery as Record<string, QueryValue>,
-    });
-    return parseReply(this.#schemas.record, reply, operation) as Rec;
+      path: this.#path + idSegment(id, operation),
+      querySchema: this.#schemas.query,
+      query: toWireQuery(query) ?? {},
+      reply: this.#schemas.record,
+    })) as Rec;
   }
 
   async update(id: string, input: UpdateIn, options: CallOptions = {}): Promise<Rec> {
@@ -174,30 +193,26 @@ export class PodsResource {
 
   /** Serverless workers are pods too; the service lists them only with `includeWorkers: true`. */
   async list(query?: QueryInput<typeof PodListQuery>, options: CallOptions = {}): Promise<Pod[]> {
-    const operation = "rest.pods.list";
-    const wireQuery = validateInput(PodListQuery, toWireQuery(query) ?? {}, operation);
-    const reply = await this.#http.request({
+    return queriedGet(this.#http, {
       ...options,
-      operation,
-      method: "GET",
+      operation: "rest.pods.list",
       path: "/pods",
-      query: wireQuery as Record<string, QueryValue>,
+      querySchema: PodListQuery,
+      query: toWireQuery(query) ?? {},
+      reply: PodList,
     });
-    return parseReply(PodList, reply, operation);
   }
 
   async get(id: string, query?: QueryInput<typeof PodGetQuery>, options: CallOptions = {}): Promise<Pod> {
     const operation = "rest.pods.get";
-    const path = `/pods${idSegment(id, operation)}`;
-    const wireQuery = validateInput(PodGetQuery, toWireQuery(query) ?? {}, operation);
-    const reply = await this.#http.request({
+    return queriedGet(this.#http, {
       ...options,
       operation,
-      method: "GET",
-      path,
-      query: wireQuery as Record<string, QueryValue>,
+      path: `/pods${idSegment(id, operation)}`,
+      querySchema: PodGetQuery,
+      query: toWireQuery(query) ?? {},
+      reply: Pod,
     });
-    return parseReply(Pod, reply, operation);
   }
 }
 
@@ -227,24 +242,22 @@ export class BillingResource {
     );
   }
 
-  async #get<Q extends z.ZodType, R extends z.ZodType>(
+  #get<R extends z.ZodType>(
     name: string,
     path: string,
-    querySchema: Q,
-    replySchema: R,
+    querySchema: z.ZodType,
+    reply: R,
     query: unknown,
     options: CallOptions,
   ): Promise<z.output<R>> {
-    const operation = `rest.billing.${name}`;
-    const wireQuery = validateInput(querySchema, query, operation);
-    const reply = await this.#http.request({
+    return queriedGet(this.#http, {
       ...options,
-      operation,
-      method: "GET",
+      operation: `rest.billing.${name}`,
       path,
-      query: wireQuery as Record<string, QueryValue>,
+      querySchema,
+      query,
+      reply,
     });
-    return parseReply(replySchema, reply, operation);
   }
 }
 
