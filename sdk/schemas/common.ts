@@ -185,6 +185,11 @@ export const LocationsList = z
 export const ErrorBody = z.object({ message: z.string() });
 export type ErrorBody = z.infer<typeof ErrorBody>;
 
+/** Every field of a shape made optional, in the same order (the fields of a partial update). */
+export function optionalFields<T extends z.ZodRawShape>(shape: T) {
+  return z.object(shape).partial().shape;
+}
+
 /** Formats a zod error as "field: problem; field: problem", naming every field that failed. */
 export function describeIssues(error: z.ZodError): string {
   return error.issues

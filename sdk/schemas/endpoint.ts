@@ -10,6 +10,7 @@ import {
   GpuIdsList,
   GpuTypeId,
   LocationsList,
+  optionalFields,
   PodStatus,
   ScalerType,
 } from "./common";
@@ -47,8 +48,8 @@ const ExecutionTimeoutMs = z
 const Name = z.string().min(1).max(191);
 
 const restEndpointFields = {
-  name: Name,
   templateId: z.string().min(1),
+  name: Name,
   gpuTypeIds: z.array(GpuTypeId),
   gpuCount: GpuCount,
   idleTimeout: IdleTimeout,
@@ -67,27 +68,15 @@ const restEndpointFields = {
   vcpuCount: z.int().min(1),
 };
 
+const optionalEndpointFields = optionalFields(restEndpointFields);
+const { templateId: _templateId, name: optionalName, ...otherEndpointFields } = optionalEndpointFields;
+
 /** POST /endpoints. Only templateId is required; see ENDPOINT_DEFAULTS for the rest. */
 export const EndpointCreateInput = z.strictObject({
   templateId: restEndpointFields.templateId,
-  name: restEndpointFields.name.optional(),
+  name: optionalName,
   computeType: ComputeType.optional(),
-  gpuTypeIds: restEndpointFields.gpuTypeIds.optional(),
-  gpuCount: restEndpointFields.gpuCount.optional(),
-  idleTimeout: restEndpointFields.idleTimeout.optional(),
-  scalerType: restEndpointFields.scalerType.optional(),
-  scalerValue: restEndpointFields.scalerValue.optional(),
-  workersMin: restEndpointFields.workersMin.optional(),
-  workersMax: restEndpointFields.workersMax.optional(),
-  dataCenterIds: restEndpointFields.dataCenterIds.optional(),
-  networkVolumeId: restEndpointFields.networkVolumeId.optional(),
-  networkVolumeIds: restEndpointFields.networkVolumeIds.optional(),
-  flashboot: restEndpointFields.flashboot.optional(),
-  executionTimeoutMs: restEndpointFields.executionTimeoutMs.optional(),
-  allowedCudaVersions: restEndpointFields.allowedCudaVersions.optional(),
-  minCudaVersion: restEndpointFields.minCudaVersion.optional(),
-  cpuFlavorIds: restEndpointFields.cpuFlavorIds.optional(),
-  vcpuCount: restEndpointFields.vcpuCount.optional(),
+  ...otherEndpointFields,
 });
 export type EndpointCreateInput = z.infer<typeof EndpointCreateInput>;
 
@@ -96,24 +85,9 @@ export type EndpointCreateInput = z.infer<typeof EndpointCreateInput>;
  * `0` and `false` are values. `networkVolumeId: null` detaches the volume. computeType is fixed.
  */
 export const EndpointUpdateInput = z.strictObject({
-  templateId: restEndpointFields.templateId.optional(),
-  name: restEndpointFields.name.optional(),
-  gpuTypeIds: restEndpointFields.gpuTypeIds.optional(),
-  gpuCount: restEndpointFields.gpuCount.optional(),
-  idleTimeout: restEndpointFields.idleTimeout.optional(),
-  scalerType: restEndpointFields.scalerType.optional(),
-  scalerValue: restEndpointFields.scalerValue.optional(),
-  workersMin: restEndpointFields.workersMin.optional(),
-  workersMax: restEndpointFields.workersMax.optional(),
-  dataCenterIds: restEndpointFields.dataCenterIds.optional(),
+  ...optionalEndpointFields,
   networkVolumeId: restEndpointFields.networkVolumeId.nullable().optional(),
-  networkVolumeIds: restEndpointFields.networkVolumeIds.optional(),
-  flashboot: restEndpointFields.flashboot.optional(),
-  executionTimeoutMs: restEndpointFields.executionTimeoutMs.optional(),
-  allowedCudaVersions: restEndpointFields.allowedCudaVersions.optional(),
   minCudaVersion: restEndpointFields.minCudaVersion.nullable().optional(),
-  cpuFlavorIds: restEndpointFields.cpuFlavorIds.optional(),
-  vcpuCount: restEndpointFields.vcpuCount.optional(),
   computeType: z.never({ error: "is not updatable; create a new endpoint instead" }).optional(),
 });
 export type EndpointUpdateInput = z.infer<typeof EndpointUpdateInput>;

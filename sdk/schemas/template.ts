@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { TemplateCategory } from "./common";
+import { optionalFields, TemplateCategory } from "./common";
 
 /** GraphQL env entries: [{key, value}]. REST uses an object map instead. */
 export const KeyValue = z.strictObject({ key: z.string().min(1), value: z.string() });
@@ -66,38 +66,21 @@ const templateFields = {
   containerRegistryAuthId: z.string().min(1),
 };
 
+const { name: _name, imageName: _imageName, ...optionalTemplateFields } = optionalFields(templateFields);
+
 /** POST /templates: `name` (unique per account) and `imageName` are required. */
 export const TemplateCreateInput = z.strictObject({
   name: templateFields.name,
   imageName: templateFields.imageName,
   category: TemplateCategory.optional(),
   isServerless: z.boolean().optional(),
-  containerDiskInGb: templateFields.containerDiskInGb.optional(),
-  volumeInGb: templateFields.volumeInGb.optional(),
-  volumeMountPath: templateFields.volumeMountPath.optional(),
-  dockerEntrypoint: templateFields.dockerEntrypoint.optional(),
-  dockerStartCmd: templateFields.dockerStartCmd.optional(),
-  env: templateFields.env.optional(),
-  ports: templateFields.ports.optional(),
-  readme: templateFields.readme.optional(),
-  isPublic: templateFields.isPublic.optional(),
-  containerRegistryAuthId: templateFields.containerRegistryAuthId.optional(),
+  ...optionalTemplateFields,
 });
 export type TemplateCreateInput = z.infer<typeof TemplateCreateInput>;
 
 /** PATCH /templates/{id} and POST .../update: absent = unchanged; category and isServerless are fixed. */
 export const TemplateUpdateInput = z.strictObject({
-  name: templateFields.name.optional(),
-  imageName: templateFields.imageName.optional(),
-  containerDiskInGb: templateFields.containerDiskInGb.optional(),
-  volumeInGb: templateFields.volumeInGb.optional(),
-  volumeMountPath: templateFields.volumeMountPath.optional(),
-  dockerEntrypoint: templateFields.dockerEntrypoint.optional(),
-  dockerStartCmd: templateFields.dockerStartCmd.optional(),
-  env: templateFields.env.optional(),
-  ports: templateFields.ports.optional(),
-  readme: templateFields.readme.optional(),
-  isPublic: templateFields.isPublic.optional(),
+  ...optionalFields(templateFields),
   containerRegistryAuthId: templateFields.containerRegistryAuthId.nullable().optional(),
   category: notUpdatable(),
   isServerless: notUpdatable(),
