@@ -8,11 +8,16 @@ const Time = z.iso.datetime({ offset: true });
 /** Repeated query parameters arrive as a string or an array of strings. */
 const many = <T extends z.ZodType>(item: T) => z.union([item, z.array(item)]);
 
-/** GET /billing/pods query. */
-export const PodBillingQuery = z.strictObject({
+/** The buckets and time window every billing query takes. */
+const billingWindow = {
   bucketSize: BucketSize.optional(),
   startTime: Time.optional(),
   endTime: Time.optional(),
+};
+
+/** GET /billing/pods query. */
+export const PodBillingQuery = z.strictObject({
+  ...billingWindow,
   gpuTypeId: GpuTypeId.optional(),
   grouping: z.enum(["podId", "gpuTypeId"]).optional(),
   podId: z.string().optional(),
@@ -21,9 +26,7 @@ export type PodBillingQuery = z.infer<typeof PodBillingQuery>;
 
 /** GET /billing/endpoints query. */
 export const EndpointBillingQuery = z.strictObject({
-  bucketSize: BucketSize.optional(),
-  startTime: Time.optional(),
-  endTime: Time.optional(),
+  ...billingWindow,
   dataCenterId: many(DataCenterId).optional(),
   endpointId: z.string().optional(),
   gpuTypeId: many(GpuTypeId).optional(),
@@ -34,11 +37,7 @@ export const EndpointBillingQuery = z.strictObject({
 export type EndpointBillingQuery = z.infer<typeof EndpointBillingQuery>;
 
 /** GET /billing/networkvolumes query. */
-export const NetworkVolumeBillingQuery = z.strictObject({
-  bucketSize: BucketSize.optional(),
-  startTime: Time.optional(),
-  endTime: Time.optional(),
-});
+export const NetworkVolumeBillingQuery = z.strictObject(billingWindow);
 export type NetworkVolumeBillingQuery = z.infer<typeof NetworkVolumeBillingQuery>;
 
 /** A record of /billing/pods and /billing/endpoints: one per bucket and group. */
