@@ -17,7 +17,7 @@ import {
 } from "../../domain/endpoint";
 import { listPods } from "../../domain/pod";
 import { getTemplate } from "../../domain/template";
-import { type RestRoute, route } from "./route";
+import { type RestRoute, route, updateRoutes } from "./route";
 import { restEndpoint } from "./shape";
 
 const TAG = "endpoints";
@@ -40,21 +40,6 @@ function reply(deps: ServiceDeps, record: EndpointRecord, query: EndpointGetQuer
       : undefined,
   });
 }
-
-const updateSpec = {
-  body: EndpointUpdateInput,
-  response: Endpoint,
-  tag: TAG,
-  summary: "Update an endpoint (partial: absent fields are unchanged)",
-  operationId: "UpdateEndpoint",
-} as const;
-
-const update = route({ ...updateSpec, method: "PATCH", url: "/endpoints/:endpointId" }, (c) =>
-  reply(c.deps, updateEndpoint(c.deps, c.accountId, c.params.endpointId ?? "", changesOf(c.body))),
-);
-const updateByPost = route({ ...updateSpec, method: "POST", url: "/endpoints/:endpointId/update" }, (c) =>
-  reply(c.deps, updateEndpoint(c.deps, c.accountId, c.params.endpointId ?? "", changesOf(c.body))),
-);
 
 export const endpointRoutes: RestRoute[] = [
   route(
@@ -93,8 +78,17 @@ export const endpointRoutes: RestRoute[] = [
     },
     (c) => reply(c.deps, getEndpoint(c.deps, c.accountId, c.params.endpointId ?? ""), c.query),
   ),
-  update,
-  updateByPost,
+  ...updateRoutes(
+    "/endpoints/:endpointId",
+    {
+      body: EndpointUpdateInput,
+      response: Endpoint,
+      tag: TAG,
+      summary: "Update an endpoint (partial: absent fields are unchanged)",
+      operationId: "UpdateEndpoint",
+    },
+    (c) => reply(c.deps, updateEndpoint(c.deps, c.accountId, c.params.endpointId ?? "", changesOf(c.body))),
+  ),
   route(
     {
       method: "DELETE",

@@ -11,18 +11,10 @@ import {
   listNetworkVolumes,
   updateNetworkVolume,
 } from "../../domain/network-volume";
-import { type RestRoute, route } from "./route";
+import { type RestRoute, route, updateRoutes } from "./route";
 import { restNetworkVolume } from "./shape";
 
 const TAG = "network volumes";
-
-const updateSpec = {
-  body: NetworkVolumeUpdateInput,
-  response: NetworkVolume,
-  tag: TAG,
-  summary: "Rename or grow a network volume (size may only increase)",
-  operationId: "UpdateNetworkVolume",
-} as const;
 
 export const networkVolumeRoutes: RestRoute[] = [
   route(
@@ -59,11 +51,17 @@ export const networkVolumeRoutes: RestRoute[] = [
     },
     (c) => restNetworkVolume(getNetworkVolume(c.deps, c.accountId, c.params.networkVolumeId ?? "")),
   ),
-  route({ ...updateSpec, method: "PATCH", url: "/networkvolumes/:networkVolumeId" }, (c) =>
-    restNetworkVolume(updateNetworkVolume(c.deps, c.accountId, c.params.networkVolumeId ?? "", c.body)),
-  ),
-  route({ ...updateSpec, method: "POST", url: "/networkvolumes/:networkVolumeId/update" }, (c) =>
-    restNetworkVolume(updateNetworkVolume(c.deps, c.accountId, c.params.networkVolumeId ?? "", c.body)),
+  ...updateRoutes(
+    "/networkvolumes/:networkVolumeId",
+    {
+      body: NetworkVolumeUpdateInput,
+      response: NetworkVolume,
+      tag: TAG,
+      summary: "Rename or grow a network volume (size may only increase)",
+      operationId: "UpdateNetworkVolume",
+    },
+    (c) =>
+      restNetworkVolume(updateNetworkVolume(c.deps, c.accountId, c.params.networkVolumeId ?? "", c.body)),
   ),
   route(
     {

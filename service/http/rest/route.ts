@@ -71,3 +71,15 @@ export function route<const S extends RouteSpec>(
     },
   };
 }
+
+/** An update, as the real service takes it: PATCH <url> and POST <url>/update, same body and reply. */
+export function updateRoutes<const S extends Omit<RouteSpec, "method" | "url">>(
+  url: string,
+  spec: S,
+  handle: (ctx: RouteContext<Parsed<S["body"]>, Parsed<S["query"]>>) => unknown,
+): RestRoute[] {
+  return [
+    route({ ...spec, method: "PATCH", url }, handle),
+    route({ ...spec, method: "POST", url: `${url}/update` }, handle),
+  ];
+}

@@ -12,18 +12,10 @@ import {
   listTemplates,
   updateTemplate,
 } from "../../domain/template";
-import { type RestRoute, route } from "./route";
+import { type RestRoute, route, updateRoutes } from "./route";
 import { restTemplate } from "./shape";
 
 const TAG = "templates";
-
-const updateSpec = {
-  body: TemplateUpdateInput,
-  response: Template,
-  tag: TAG,
-  summary: "Update a template (partial); endpoints using it get a new version",
-  operationId: "UpdateTemplate",
-} as const;
 
 export const templateRoutes: RestRoute[] = [
   route(
@@ -62,11 +54,16 @@ export const templateRoutes: RestRoute[] = [
     },
     (c) => restTemplate(getTemplate(c.deps, c.accountId, c.params.templateId ?? "")),
   ),
-  route({ ...updateSpec, method: "PATCH", url: "/templates/:templateId" }, (c) =>
-    restTemplate(updateTemplate(c.deps, c.accountId, c.params.templateId ?? "", c.body)),
-  ),
-  route({ ...updateSpec, method: "POST", url: "/templates/:templateId/update" }, (c) =>
-    restTemplate(updateTemplate(c.deps, c.accountId, c.params.templateId ?? "", c.body)),
+  ...updateRoutes(
+    "/templates/:templateId",
+    {
+      body: TemplateUpdateInput,
+      response: Template,
+      tag: TAG,
+      summary: "Update a template (partial); endpoints using it get a new version",
+      operationId: "UpdateTemplate",
+    },
+    (c) => restTemplate(updateTemplate(c.deps, c.accountId, c.params.templateId ?? "", c.body)),
   ),
   route(
     {
