@@ -1,6 +1,6 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
 import type { JobPolicy, JobStatus, S3Config } from "../../sdk/schemas/job";
-import { expiresAt, type Job, type JobKind } from "../domain/jobs/model";
+import { expiresAt, type Job, type JobKind, jobFrom } from "../domain/jobs/model";
 import { type Migration, transaction } from "./db";
 
 /**
@@ -106,8 +106,6 @@ export class JobStore {
   #nextSeq: number;
   readonly #dirty = new Map<string, Job>();
   readonly #deleted = new Set<string>();
-  /** Inputs never change: serialise each once, however often its job is written. */
-  readonly #inputText = new WeakMap<Job, string>();
   #scheduled: Promise<void> | null = null;
 
   constructor(db: DatabaseSync) {
@@ -187,7 +185,7 @@ export class JobStore {
           seq = this.#nextSeq++;
           this.#seqById.set(job.id, seq);
         }
-        this.#upsert.run(seq, ...rowValues(job, this.#inputOf(job)));
+        this.#upsert.run(seq, ...rowValues(job));
       }
     });
     this.#deleted.clear();
@@ -224,15 +222,6 @@ export class JobStore {
     for (const row of this.#byEndpoint.all(endpointId) as { id: string }[]) this.#seqById.delete(row.id);
   }
 
-  #inputOf(job: Job): string {
-    let text = this.#inputText.get(job);
-    if (text === undefined) {
-      text = JSON.stringify(job.input);
-      this.#inputText.set(job, text);
-    }
-    return text;
-  }
-
   #schedule(): void {
     if (this.#scheduled) return;
     this.#scheduled = new Promise<void>((resolve, reject) => {
@@ -255,14 +244,14 @@ const json = (value: unknown): string | null => (value === undefined ? null : JS
 const parsed = <T>(text: string | null): T | undefined =>
   text === null ? undefined : (JSON.parse(text) as T);
 
-function rowValues(job: Job, input: string): SQLInputValue[] {
+function rowValues(job: Job): SQLInputValue[] {
   return [
     job.id,
     job.accountId,
     job.endpointId,
     job.kind,
     job.status,
-    input,
+    job.inputText,
     job.webhook ?? null,
     json(job.policy),
     json(job.s3Config),
@@ -282,13 +271,13 @@ function rowValues(job: Job, input: string): SQLInputValue[] {
 }
 
 function jobOf(row: JobRow): Job {
-  return {
+  return jobFrom({
     id: row.id,
     accountId: row.account_id,
     endpointId: row.endpoint_id,
     kind: row.kind as JobKind,
     status: row.status as JobStatus,
-    input: JSON.parse(row.input) as Record<string, unknown>,
+    inputText: row.input,
     webhook: row.webhook ?? undefined,
     policy: parsed<JobPolicy>(row.policy),
     s3Config: parsed<S3Config>(row.s3_config),
@@ -303,6 +292,6 @@ function jobOf(row: JobRow): Job {
     output: parsed<unknown>(row.output),
     error: row.error ?? undefined,
     retries: row.retries,
-    stream: [],
-  };
+    stream: null,
+  });
 }

@@ -150,14 +150,15 @@ export class JobBook {
   /** Stream chunks from the worker; ignored once the job is no longer running. */
   appendChunks(job: Job, chunks: StreamChunk[]): void {
     if (job.status !== "IN_PROGRESS" || this.#live.get(job.id) !== job) return;
+    if (job.stream === null) job.stream = [];
     for (const chunk of chunks) job.stream.push(chunk);
     this.watchers.notify(job.id);
   }
 
   /** Drains the chunks buffered since the last call. */
   drainChunks(job: Job): StreamChunk[] {
-    const chunks = job.stream;
-    job.stream = [];
+    const chunks = job.stream ?? [];
+    job.stream = null;
     return chunks;
   }
 
@@ -257,7 +258,7 @@ export class JobBook {
     job.workerId = null;
     job.output = undefined;
     job.error = undefined;
-    job.stream = [];
+    job.stream = null;
     this.#enqueue(job, atHead);
   }
 

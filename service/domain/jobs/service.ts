@@ -59,8 +59,9 @@ export class JobService {
     const endpoint = this.queueEndpoint(accountId, endpointId);
     const job = createJob({
       id: this.#ids.job(kind),
-      accountId,
-      endpointId,
+      // The cached endpoint's strings: shared by all its jobs, not a copy cut from each request's URL.
+      accountId: endpoint.accountId,
+      endpointId: endpoint.id,
       kind,
       input: body.input,
       webhook: body.webhook,
@@ -104,7 +105,7 @@ export class JobService {
     await this.#book.watchers.waitUntil(
       job.id,
       holdMs,
-      () => job.stream.length > 0 || this.#endedOrGone(job),
+      () => (job.stream?.length ?? 0) > 0 || this.#endedOrGone(job),
       signal,
     );
     return { job, chunks: this.#book.drainChunks(job) };
