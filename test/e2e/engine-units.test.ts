@@ -1,29 +1,13 @@
 /** The engine's pure parts: URNs, secret marking, sealing secrets for disk, and deletion order. */
 import { describe, expect, test } from "vitest";
-import { deleteResource } from "../helpers/engine/deployment";
+import { baseEntry, deleteResource } from "../helpers/engine/deployment";
 import { isSealed, SecretBox } from "../helpers/engine/secret-box";
 import { dependencyOrder, type ResourceState } from "../helpers/engine/state";
 import { makeUrn, nameOf, typeOf } from "../helpers/engine/urn";
 import { makeSecret, markSecret, reveal, SECRET_SIG, SIG_KEY, secretKeys } from "../helpers/engine/values";
 
 function resource(urn: string, deps: string[] = [], parent = ""): ResourceState {
-  return {
-    urn,
-    type: "t",
-    custom: true,
-    id: urn,
-    parent,
-    inputs: {},
-    outputs: {},
-    dependencies: deps,
-    propertyDependencies: {},
-    additionalSecretOutputs: [],
-    deleteBeforeReplace: false,
-    protect: false,
-    retainOnDelete: false,
-    external: false,
-    pendingDelete: false,
-  };
+  return { ...baseEntry(urn, "t", parent), custom: true, id: urn, dependencies: deps };
 }
 
 describe("URNs", () => {

@@ -319,7 +319,8 @@ export function countSteps(steps: readonly Step[]): OpCounts {
   return counts;
 }
 
-function baseEntry(urn: string, type: string, parent: string): ResourceState {
+/** A state entry with every flag off and nothing recorded yet. */
+export function baseEntry(urn: string, type: string, parent: string): ResourceState {
   return {
     urn,
     type,
