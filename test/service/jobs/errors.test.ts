@@ -13,6 +13,18 @@ import { openDatabase } from "../../../service/store/db";
 import { ACCOUNT, type Harness, KEY, OTHER_KEY, startHarness } from "./harness";
 import { ProtocolWorker } from "./protocol-worker";
 
+/** Every operation of the queue API, with a placeholder job id where it takes one. */
+const QUEUE_OPERATIONS = [
+  ["POST", "run"],
+  ["POST", "runsync"],
+  ["GET", "status/x"],
+  ["GET", "stream/x"],
+  ["POST", "cancel/x"],
+  ["POST", "retry/x"],
+  ["POST", "purge-queue"],
+  ["GET", "health"],
+] as const;
+
 /** The spec's Errors table and "other conditions", over HTTP. */
 describe("job API errors", () => {
   let h: Harness;
@@ -81,16 +93,7 @@ describe("job API errors", () => {
 
     it("a wrong or missing key is 401 on every operation, and the key is never echoed", async () => {
       const wrong = "rpk_wrong_key_abcdef";
-      for (const [method, path] of [
-        ["POST", "run"],
-        ["POST", "runsync"],
-        ["GET", "status/x"],
-        ["GET", "stream/x"],
-        ["POST", "cancel/x"],
-        ["POST", "retry/x"],
-        ["POST", "purge-queue"],
-        ["GET", "health"],
-      ] as const) {
+      for (const [method, path] of QUEUE_OPERATIONS) {
         for (const key of [wrong, null]) {
           const reply = await h.call(method, `/v2/${ep.id}/${path}`, { key, body: { input: {} } });
           expect(reply.status).toBe(401);
@@ -137,16 +140,7 @@ describe("job API errors", () => {
 
   it("load-balancing endpoints answer every queue operation with 400 UNSUPPORTED", async () => {
     const lb = h.endpoint("runpodkit/echo", { type: "LB", workersMax: 0 });
-    for (const [method, path] of [
-      ["POST", "run"],
-      ["POST", "runsync"],
-      ["GET", "status/x"],
-      ["GET", "stream/x"],
-      ["POST", "cancel/x"],
-      ["POST", "retry/x"],
-      ["POST", "purge-queue"],
-      ["GET", "health"],
-    ] as const) {
+    for (const [method, path] of QUEUE_OPERATIONS) {
       const reply = await h.call(method, `/v2/${lb.id}/${path}`, { body: { input: {} } });
       expect(reply.status).toBe(400);
       expect(reply.body).toMatchObject({
