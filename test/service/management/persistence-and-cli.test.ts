@@ -64,27 +64,20 @@ function waitForLine(child: ChildProcess): Promise<string> {
   });
 }
 
+/** The CLI as `npm run serve` runs it (tsx), in this very Node, so a signal reaches main.ts itself. */
+function startCli(keys: string[], ...extra: string[]): ChildProcess {
+  const keyFlags = keys.flatMap((key) => ["--api-key", key]);
+  return spawn(
+    process.execPath,
+    ["--import", "tsx", "service/main.ts", "--port", "0", ...keyFlags, "--data", ":memory:", ...extra],
+    { cwd: process.cwd(), stdio: ["ignore", "pipe", "pipe"] },
+  );
+}
+
 describe("CLI", () => {
   it("prints one line with the three base URLs, serves them, and closes on SIGTERM", async () => {
     const key = "cli-test-key-42";
-    // The CLI as `npm run serve` runs it (tsx), in this very Node, so the signal reaches main.ts itself.
-    const child = spawn(
-      process.execPath,
-      [
-        "--import",
-        "tsx",
-        "service/main.ts",
-        "--port",
-        "0",
-        "--api-key",
-        key,
-        "--api-key",
-        "cli-key-2",
-        "--data",
-        ":memory:",
-      ],
-      { cwd: process.cwd(), stdio: ["ignore", "pipe", "pipe"] },
-    );
+    const child = startCli([key, "cli-key-2"]);
     const stdout: string[] = [];
     child.stdout?.on("data", (chunk: Buffer) => stdout.push(chunk.toString()));
     try {
@@ -119,26 +112,8 @@ describe("CLI", () => {
 });
 
 describe("CLI --handler", () => {
-  const startCli = (...extra: string[]) =>
-    spawn(
-      process.execPath,
-      [
-        "--import",
-        "tsx",
-        "service/main.ts",
-        "--port",
-        "0",
-        "--api-key",
-        "k-handler",
-        "--data",
-        ":memory:",
-        ...extra,
-      ],
-      { cwd: process.cwd(), stdio: ["ignore", "pipe", "pipe"] },
-    );
-
   it("runs a template's image with the handler module the flag maps it to", async () => {
-    const child = startCli("--handler", "acme/upper=examples/handlers/uppercase.ts");
+    const child = startCli(["k-handler"], "--handler", "acme/upper=examples/handlers/uppercase.ts");
     try {
       const line = await waitForLine(child);
       const [, restUrl, , queueUrl] = line.match(/rest=(\S+) graphql=(\S+) queue=(\S+)/) ?? [];
@@ -165,7 +140,7 @@ describe("CLI --handler", () => {
   }, 90_000);
 
   it("refuses a malformed mapping, naming the flag", async () => {
-    const child = startCli("--handler", "no-equals-sign");
+    const child = startCli(["k-handler"], "--handler", "no-equals-sign");
     let stderr = "";
     child.stderr?.on("data", (chunk: Buffer) => {
       stderr += chunk.toString();
