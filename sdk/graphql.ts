@@ -1,10 +1,11 @@
 import { GraphQLClient as GraphQLRequestClient } from "graphql-request";
 import { z } from "zod";
+import { type ClientOptions, clientHttp, requireApiKey } from "./client-options";
 import { NotFoundError, ValidationError } from "./errors";
 import * as documents from "./graphql-documents";
 import { ENDPOINT_DOCUMENTS, type EndpointDocuments } from "./graphql-documents";
 import { graphqlErrorOf } from "./graphql-errors";
-import { type CallOptions, HttpClient, type RetryMode, type RetryPolicy } from "./http";
+import type { CallOptions, HttpClient, RetryMode } from "./http";
 import {
   ContainerRegistryAuth,
   ContainerRegistryAuthCreateInput,
@@ -22,16 +23,11 @@ import { parseReply, validateInput } from "./validate";
 
 export const DEFAULT_GRAPHQL_URL = "https://api.runpod.io/graphql";
 
-export interface GraphQLClientOptions {
-  apiKey: string;
+export interface GraphQLClientOptions extends ClientOptions {
   /** Default https://api.runpod.io/graphql. The key is added as `?api_key=` (the real service's way). */
   baseUrl?: string;
-  /** Client-side budget of one call, retries included (default 30 s). */
-  timeoutMs?: number;
   /** Retries of queries (default 3); mutations are never retried. */
   retries?: number;
-  retry?: Omit<RetryPolicy, "retries">;
-  connections?: number;
 }
 
 interface Call<S extends z.ZodType> extends CallOptions {
@@ -76,24 +72,12 @@ export class GraphQLClient {
   #endpointDocs: EndpointDocuments = ENDPOINT_DOCUMENTS.extended;
 
   constructor(options: GraphQLClientOptions) {
-    if (typeof options.apiKey !== "string" || options.apiKey.trim() === "") {
-      throw new ValidationError({
-        operation: "graphql",
-        field: "apiKey",
-        message: "graphql: apiKey is required",
-      });
-    }
+    requireApiKey(options.apiKey, "graphql");
     this.#apiKey = options.apiKey;
     const url = new URL(options.baseUrl ?? DEFAULT_GRAPHQL_URL);
     url.searchParams.set("api_key", options.apiKey);
     this.#url = url.toString();
-    this.#http = new HttpClient({
-      baseUrl: this.#url,
-      secrets: [options.apiKey],
-      timeoutMs: options.timeoutMs,
-      retry: { ...options.retry, retries: options.retries },
-      connections: options.connections,
-    });
+    this.#http = clientHttp(options, this.#url);
   }
 
   /**

@@ -1,4 +1,5 @@
 /** The public SDK: typed clients of the REST v1, GraphQL and job (/v2) APIs, their errors and schemas. */
+export type { ClientOptions } from "./client-options";
 export * from "./errors";
 export { DEFAULT_GRAPHQL_URL, GraphQLClient, type GraphQLClientOptions } from "./graphql";
 export {

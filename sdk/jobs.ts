@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import { type ClientOptions, clientHttp, requireApiKey } from "./client-options";
 import { AbortedError, JobFailedError, RunpodkitError, TimeoutError, ValidationError } from "./errors";
-import { type CallOptions, HttpClient, type RetryPolicy } from "./http";
+import type { CallOptions, HttpClient } from "./http";
 import {
   HealthReply,
   isTerminalJobStatus,
@@ -17,8 +18,7 @@ import { idSegment, parseReply, validateInput } from "./validate";
 
 export const DEFAULT_JOBS_URL = "https://api.runpod.ai/v2";
 
-export interface JobClientOptions {
-  apiKey: string;
+export interface JobClientOptions extends ClientOptions {
   endpointId: string;
   /** Default https://api.runpod.ai/v2; the endpoint id is appended. */
   baseUrl?: string;
@@ -29,8 +29,6 @@ export interface JobClientOptions {
   timeoutMs?: number;
   /** Retries of idempotent calls and of 429 on submissions (default 3). */
   retries?: number;
-  retry?: Omit<RetryPolicy, "retries">;
-  connections?: number;
 }
 
 export type JobInput = Parameters<typeof JobSubmission.parse>[0];
@@ -72,20 +70,15 @@ export class JobClient {
   readonly #timeoutMs: number;
 
   constructor(options: JobClientOptions) {
-    if (typeof options.apiKey !== "string" || options.apiKey.trim() === "") {
-      throw new ValidationError({ operation: "jobs", field: "apiKey", message: "jobs: apiKey is required" });
-    }
+    requireApiKey(options.apiKey, "jobs");
     const base = (options.baseUrl ?? DEFAULT_JOBS_URL).replace(/\/+$/, "");
     this.endpointId = options.endpointId;
     this.#timeoutMs = options.timeoutMs ?? 30_000;
-    this.#http = new HttpClient({
-      baseUrl: base + idSegment(options.endpointId, "jobs", "endpointId"),
-      headers: { authorization: `Bearer ${options.apiKey}` },
-      secrets: [options.apiKey],
-      timeoutMs: this.#timeoutMs,
-      retry: { ...options.retry, retries: options.retries },
-      connections: options.connections,
-    });
+    this.#http = clientHttp(
+      { ...options, timeoutMs: this.#timeoutMs },
+      base + idSegment(options.endpointId, "jobs", "endpointId"),
+      { authorization: `Bearer ${options.apiKey}` },
+    );
   }
 
   /** Submits a job (POST /run); answers at once with its id and IN_QUEUE. Retried only on 429. */

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { ValidationError } from "./errors";
-import { type CallOptions, HttpClient, type QueryValue, type RetryPolicy } from "./http";
+import { type ClientOptions, clientHttp, requireApiKey } from "./client-options";
+import type { CallOptions, HttpClient, QueryValue } from "./http";
 import {
   BillingRecords,
   EndpointBillingQuery,
@@ -41,18 +41,11 @@ export const DEFAULT_REST_URL = "https://rest.runpod.io/v1";
 /** For collections without query parameters: any parameter is refused before sending. */
 const NoQuery = z.strictObject({});
 
-export interface RestClientOptions {
-  apiKey: string;
+export interface RestClientOptions extends ClientOptions {
   /** Default https://rest.runpod.io/v1; the local service serves the same paths under /v1. */
   baseUrl?: string;
-  /** Client-side budget of one call, retries included (default 30 s). */
-  timeoutMs?: number;
   /** Retries of idempotent calls (default 3). */
   retries?: number;
-  /** Backoff tuning beyond `retries`. */
-  retry?: Omit<RetryPolicy, "retries">;
-  /** Max sockets to the service (default 64). */
-  connections?: number;
 }
 
 /** Query flags of the wire are "true"/"false" strings; callers may pass booleans. */
@@ -287,16 +280,9 @@ export class RestClient {
   readonly #http: HttpClient;
 
   constructor(options: RestClientOptions) {
-    if (typeof options.apiKey !== "string" || options.apiKey.trim() === "") {
-      throw new ValidationError({ operation: "rest", field: "apiKey", message: "rest: apiKey is required" });
-    }
-    this.#http = new HttpClient({
-      baseUrl: options.baseUrl ?? DEFAULT_REST_URL,
-      headers: { authorization: `Bearer ${options.apiKey}` },
-      secrets: [options.apiKey],
-      timeoutMs: options.timeoutMs,
-      retry: { ...options.retry, retries: options.retries },
-      connections: options.connections,
+    requireApiKey(options.apiKey, "rest");
+    this.#http = clientHttp(options, options.baseUrl ?? DEFAULT_REST_URL, {
+      authorization: `Bearer ${options.apiKey}`,
     });
     const none = NoQuery;
     this.endpoints = new RestResource(this.#http, "endpoints", "/endpoints", {

@@ -1,0 +1,38 @@
+import { ValidationError } from "./errors";
+import { HttpClient, type RetryPolicy } from "./http";
+
+/** What every client of the service takes besides its address. */
+export interface ClientOptions {
+  apiKey: string;
+  /** Client-side budget of one call, retries included (default 30 s). */
+  timeoutMs?: number;
+  /** Retries of calls that are safe to repeat (default 3). */
+  retries?: number;
+  /** Backoff tuning beyond `retries`. */
+  retry?: Omit<RetryPolicy, "retries">;
+  /** Max sockets to the service (default 64). */
+  connections?: number;
+}
+
+/** Refuses a missing or blank key before anything else (a ValidationError naming apiKey). */
+export function requireApiKey(apiKey: unknown, operation: string): void {
+  if (typeof apiKey !== "string" || apiKey.trim() === "") {
+    throw new ValidationError({ operation, field: "apiKey", message: `${operation}: apiKey is required` });
+  }
+}
+
+/** The HTTP layer of one client, the key kept out of every error. */
+export function clientHttp(
+  options: ClientOptions,
+  baseUrl: string,
+  headers?: Record<string, string>,
+): HttpClient {
+  return new HttpClient({
+    baseUrl,
+    headers,
+    secrets: [options.apiKey],
+    timeoutMs: options.timeoutMs,
+    retry: { ...options.retry, retries: options.retries },
+    connections: options.connections,
+  });
+}
