@@ -104,6 +104,8 @@ export class JobStore {
   /** Row of every stored job, by job id. */
   readonly #seqById = new Map<string, number>();
   #nextSeq: number;
+  /** One copy of each account and endpoint id for all the jobs read back (rows give fresh strings). */
+  readonly #shared = new Map<string, string>();
   readonly #dirty = new Map<string, Job>();
   readonly #deleted = new Set<string>();
   #scheduled: Promise<void> | null = null;
@@ -134,15 +136,13 @@ export class JobStore {
     );
     this.#byEndpoint = db.prepare("DELETE FROM jobs WHERE endpoint_id = ? RETURNING id");
     // Iterated, not .all(): a 100,000-row array would grow V8's heap for good (~200 MB RSS).
-    let last = 0;
-    for (const row of db.prepare("SELECT seq, id FROM jobs").iterate() as Iterable<{
-      seq: number;
-      id: string;
-    }>) {
+    // Live jobs are indexed by loadLive() instead, keyed by their Job's own id string (one copy).
+    const finished = db.prepare(`SELECT seq, id FROM jobs WHERE status IN ${TERMINAL_SQL}`);
+    for (const row of finished.iterate() as Iterable<{ seq: number; id: string }>) {
       this.#seqById.set(row.id, row.seq);
-      if (row.seq > last) last = row.seq;
     }
-    this.#nextSeq = last + 1;
+    const max = db.prepare("SELECT MAX(seq) AS last FROM jobs").get() as { last: number | null };
+    this.#nextSeq = (max.last ?? 0) + 1;
   }
 
   /** Marks the job's current state to be written at the next flush. */
@@ -196,12 +196,19 @@ export class JobStore {
     const seq = this.#seqById.get(id);
     if (seq === undefined) return undefined;
     const row = this.#get.get(seq) as JobRow | undefined;
-    return row ? jobOf(row) : undefined;
+    return row ? jobOf(row, this.#shared) : undefined;
   }
 
-  /** Jobs queued or running when the store was last written, oldest first; one row at a time. */
+  /**
+   * Jobs queued or running when the store was last written, oldest first; one row at a time. Called
+   * once at start (JobBook.restore): it also indexes them, so `get` finds them only after it ran.
+   */
   *loadLive(): Generator<Job> {
-    for (const row of this.#live.iterate() as Iterable<JobRow>) yield jobOf(row);
+    for (const row of this.#live.iterate() as Iterable<JobRow>) {
+      const job = jobOf(row, this.#shared);
+      this.#seqById.set(job.id, row.seq);
+      yield job;
+    }
   }
 
   /** Deletes finished jobs whose results expired; returns what was removed. */
@@ -270,13 +277,31 @@ function rowValues(job: Job): SQLInputValue[] {
   ];
 }
 
-function jobOf(row: JobRow): Job {
+function shared(strings: Map<string, string>, text: string): string {
+  const known = strings.get(text);
+  if (known !== undefined) return known;
+  strings.set(text, text);
+  return text;
+}
+
+/** The literal for a stored enum value, so 100,000 jobs do not each hold a copy of "IN_QUEUE". */
+const KINDS: Record<string, JobKind> = { async: "async", sync: "sync" };
+const STATUSES: Record<string, JobStatus> = {
+  IN_QUEUE: "IN_QUEUE",
+  IN_PROGRESS: "IN_PROGRESS",
+  COMPLETED: "COMPLETED",
+  FAILED: "FAILED",
+  CANCELLED: "CANCELLED",
+  TIMED_OUT: "TIMED_OUT",
+};
+
+function jobOf(row: JobRow, strings: Map<string, string>): Job {
   return jobFrom({
     id: row.id,
-    accountId: row.account_id,
-    endpointId: row.endpoint_id,
-    kind: row.kind as JobKind,
-    status: row.status as JobStatus,
+    accountId: shared(strings, row.account_id),
+    endpointId: shared(strings, row.endpoint_id),
+    kind: KINDS[row.kind] ?? (row.kind as JobKind),
+    status: STATUSES[row.status] ?? (row.status as JobStatus),
     inputText: row.input,
     webhook: row.webhook ?? undefined,
     policy: parsed<JobPolicy>(row.policy),
