@@ -1,6 +1,6 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
 import type { JobPolicy, JobStatus, S3Config } from "../../sdk/schemas/job";
-import { expiresAt, type Job, type JobKind, jobFrom } from "../domain/jobs/model";
+import { expiresAt, isTerminal, type Job, type JobKind, jobFrom } from "../domain/jobs/model";
 import { type Migration, transaction } from "./db";
 
 /**
@@ -101,13 +101,16 @@ export class JobStore {
   readonly #expire: StatementSync;
   readonly #counts: StatementSync;
   readonly #byEndpoint: StatementSync;
-  /** Row of every stored job, by job id. */
+  /**
+   * Row of every stored finished job, by job id (reads of jobs no longer in memory). Queued and
+   * running jobs carry their row themselves (`storeRow`): no map entry for each of 100,000 queued.
+   */
   readonly #seqById = new Map<string, number>();
   #nextSeq: number;
   /** One copy of each account and endpoint id for all the jobs read back (rows give fresh strings). */
   readonly #shared = new Map<string, string>();
   readonly #dirty = new Map<string, Job>();
-  readonly #deleted = new Set<string>();
+  readonly #deleted = new Map<string, Job>();
   #scheduled: Promise<void> | null = null;
 
   constructor(db: DatabaseSync) {
@@ -136,7 +139,7 @@ export class JobStore {
     );
     this.#byEndpoint = db.prepare("DELETE FROM jobs WHERE endpoint_id = ? RETURNING id");
     // Iterated, not .all(): a 100,000-row array would grow V8's heap for good (~200 MB RSS).
-    // Live jobs are indexed by loadLive() instead, keyed by their Job's own id string (one copy).
+    // Live jobs are not indexed: they carry their row (see #seqById).
     const finished = db.prepare(`SELECT seq, id FROM jobs WHERE status IN ${TERMINAL_SQL}`);
     for (const row of finished.iterate() as Iterable<{ seq: number; id: string }>) {
       this.#seqById.set(row.id, row.seq);
@@ -153,9 +156,9 @@ export class JobStore {
   }
 
   /** Marks the job to be deleted at the next flush. */
-  remove(id: string): void {
-    this.#dirty.delete(id);
-    this.#deleted.add(id);
+  remove(job: Job): void {
+    this.#dirty.delete(job.id);
+    this.#deleted.set(job.id, job);
     this.#schedule();
   }
 
@@ -173,19 +176,15 @@ export class JobStore {
   flush(): void {
     if (this.#dirty.size === 0 && this.#deleted.size === 0) return;
     transaction(this.#db, () => {
-      for (const id of this.#deleted) {
-        const seq = this.#seqById.get(id);
-        if (seq === undefined) continue;
-        this.#delete.run(seq);
+      for (const [id, job] of this.#deleted) {
+        const seq = job.storeRow || this.#seqById.get(id);
         this.#seqById.delete(id);
+        if (seq) this.#delete.run(seq);
       }
       for (const job of this.#dirty.values()) {
-        let seq = this.#seqById.get(job.id);
-        if (seq === undefined) {
-          seq = this.#nextSeq++;
-          this.#seqById.set(job.id, seq);
-        }
-        this.#upsert.run(seq, ...rowValues(job));
+        if (job.storeRow === 0) job.storeRow = this.#nextSeq++;
+        this.#upsert.run(job.storeRow, ...rowValues(job));
+        if (isTerminal(job)) this.#seqById.set(job.id, job.storeRow);
       }
     });
     this.#deleted.clear();
@@ -200,15 +199,11 @@ export class JobStore {
   }
 
   /**
-   * Jobs queued or running when the store was last written, oldest first; one row at a time. Called
-   * once at start (JobBook.restore): it also indexes them, so `get` finds them only after it ran.
+   * Jobs queued or running when the store was last written, oldest first; one row at a time (each
+   * carries its row, so they need no index entry).
    */
   *loadLive(): Generator<Job> {
-    for (const row of this.#live.iterate() as Iterable<JobRow>) {
-      const job = jobOf(row, this.#shared);
-      this.#seqById.set(job.id, row.seq);
-      yield job;
-    }
+    for (const row of this.#live.iterate() as Iterable<JobRow>) yield jobOf(row, this.#shared);
   }
 
   /** Deletes finished jobs whose results expired; returns what was removed. */
@@ -318,5 +313,6 @@ function jobOf(row: JobRow, strings: Map<string, string>): Job {
     error: row.error ?? undefined,
     retries: row.retries,
     stream: null,
+    storeRow: row.seq,
   });
 }

@@ -203,7 +203,7 @@ export class JobBook {
     this.#endpoint(job.endpointId).retried -= job.retries;
     this.#live.delete(job.id);
     this.#recent.delete(job.id);
-    this.#store.remove(job.id);
+    this.#store.remove(job);
     this.watchers.notify(job.id);
   }
 

@@ -47,6 +47,8 @@ export interface Job {
   retries: number;
   /** Stream chunks not yet drained by /stream (memory only); null until the first chunk. */
   stream: StreamChunk[] | null;
+  /** The store's row of this job, 0 until first written; set by the store only (store/jobs.ts). */
+  storeRow: number;
 }
 
 /** Every field of a job but the parsed input. */
@@ -87,6 +89,7 @@ class JobRecord implements Job {
   readonly createdAt: number;
   queuedAt: number;
   retries: number;
+  storeRow: number;
   readonly #extras: Extras | null;
   #run: RunState | null = null;
 
@@ -103,6 +106,7 @@ class JobRecord implements Job {
     this.createdAt = f.createdAt;
     this.queuedAt = f.queuedAt;
     this.retries = f.retries;
+    this.storeRow = f.storeRow;
     const given = f.webhook !== undefined || f.policy !== undefined || f.s3Config !== undefined;
     this.#extras = given ? { webhook: f.webhook, policy: f.policy, s3Config: f.s3Config } : null;
     this.startedAt = f.startedAt;
@@ -219,6 +223,7 @@ export function createJob(spec: NewJob): Job {
     error: undefined,
     retries: 0,
     stream: null,
+    storeRow: 0,
   });
 }
 

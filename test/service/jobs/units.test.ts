@@ -78,8 +78,9 @@ describe("JobStore", () => {
     const store = new JobStore(openDatabase(":memory:", jobStoreMigrations));
     const a = job("a", 1);
     store.save(a);
-    a.status = "IN_PROGRESS";
+    a.status = "COMPLETED";
     a.startedAt = 5;
+    a.completedAt = 6;
     store.save(a);
     expect(store.isPending("a")).toBe(true);
     expect(store.get("a")).toBeUndefined();
@@ -87,11 +88,11 @@ describe("JobStore", () => {
     expect(store.isPending("a")).toBe(false);
     expect(store.get("a")).toMatchObject({
       id: "a",
-      status: "IN_PROGRESS",
+      status: "COMPLETED",
       startedAt: 5,
       input: { id: "a" },
     });
-    store.remove("a");
+    store.remove(a);
     await store.flushed();
     expect(store.get("a")).toBeUndefined();
   });
