@@ -113,4 +113,29 @@ describe("JobStore", () => {
     ]);
     expect([...store.loadLive()]).toHaveLength(2);
   });
+
+  it("restored live jobs keep their rows: a finished one is updated in place, a removed one is gone", () => {
+    const db = openDatabase(":memory:", jobStoreMigrations);
+    const first = new JobStore(db);
+    for (const j of [job("q1", 1), job("q2", 2)]) first.save(j);
+    first.flush();
+    const store = new JobStore(db);
+    const [q1, q2] = [...store.loadLive()];
+    if (!q1 || !q2) throw new Error("two live jobs expected");
+    expect(q1.storeRow).toBeGreaterThan(0);
+    expect(q1.inputText).toBe('{"id":"q1"}');
+    q1.status = "COMPLETED";
+    q1.completedAt = 3;
+    store.save(q1);
+    store.remove(q2);
+    store.flush();
+    expect(store.get("q1")).toMatchObject({ id: "q1", status: "COMPLETED", input: { id: "q1" } });
+    expect(store.get("q2")).toBeUndefined();
+    expect(store.counts()).toEqual([{ endpointId: "ep", status: "COMPLETED", count: 1, retries: 0 }]);
+    // A later job gets a new row, not one in use.
+    const next = job("q3", 4);
+    store.save(next);
+    store.flush();
+    expect(next.storeRow).toBeGreaterThan(q2.storeRow);
+  });
 });
