@@ -97,9 +97,10 @@ const CONNECTION_CODES = new Set([
   "UND_ERR_SOCKET",
   "UND_ERR_CLOSED",
   "UND_ERR_CONNECT_TIMEOUT",
-  "UND_ERR_HEADERS_TIMEOUT",
-  "UND_ERR_BODY_TIMEOUT",
 ]);
+
+/** undici's own timers carry the call's budget: these codes mean the budget ran out. */
+const TIMEOUT_CODES = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE"]);
 
@@ -120,14 +121,17 @@ function isRetryable(mode: RetryMode, error: RetryErrorShape): boolean {
 
 /** The decision undici's RetryHandler asks for after each failed attempt. */
 function retryDecider(mode: RetryMode, policy: Required<RetryPolicy>): RetryHandler.RetryCallback {
-  return (error, { state }, done) => {
+  return (error, { state, opts }, done) => {
     const shape = error as RetryErrorShape;
     if (!isRetryable(mode, shape) || state.counter > policy.retries) return done(error);
+    const { deadline } = opts as unknown as { deadline: number };
     const retryAfter = parseRetryAfter(shape.headers?.["retry-after"]);
     if (retryAfter !== undefined && retryAfter > policy.maxRetryAfterMs) return done(error);
     const step = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (state.counter - 1));
     // Equal jitter: never zero, never in lockstep with other clients.
     const delay = retryAfter ?? step / 2 + (policy.random() * step) / 2;
+    // The budget covers the retries: one that would start past the deadline is not made.
+    if (Date.now() + delay >= deadline) return done(error);
     // undici clears the returned timer when the caller aborts during the backoff.
     return policy.schedule(() => done(null), delay) as undefined;
   };
@@ -144,7 +148,11 @@ function defaultPolicy(policy: RetryPolicy = {}): Required<RetryPolicy> {
   };
 }
 
-type RetryingRequest = Dispatcher.RequestOptions & { retryOptions: RetryHandler.RetryOptions };
+type RetryingRequest = Dispatcher.RequestOptions & {
+  retryOptions: RetryHandler.RetryOptions;
+  /** Epoch ms the call's budget ends; read back by the retry decider. */
+  deadline: number;
+};
 
 export class HttpClient {
   readonly #pool: Pool;
@@ -179,26 +187,21 @@ export class HttpClient {
 
   /** One HTTP exchange (with its retries). Throws only transport errors: timeout, abort, connection. */
   async exchange(call: HttpCall): Promise<HttpReply> {
-    const caller = call.signal;
-    if (caller?.aborted) throw this.#aborted(call);
-    const controller = new AbortController();
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, call.timeoutMs ?? this.#timeoutMs);
-    const onCallerAbort = () => controller.abort();
-    caller?.addEventListener("abort", onCallerAbort, { once: true });
+    if (call.signal?.aborted) throw this.#aborted(call);
+    // No per-call timer or AbortController: undici's headers/body timeouts carry the budget and the
+    // caller's signal goes to undici as is.
+    const budgetMs = call.timeoutMs ?? this.#timeoutMs;
     try {
-      const reply = await this.#dispatch(call, controller.signal);
+      const reply = await this.#dispatch(call, budgetMs);
       const text = await reply.body.text();
       return { status: reply.statusCode, headers: reply.headers, text };
     } catch (error) {
-      if (caller?.aborted) throw this.#aborted(call, error);
-      if (timedOut) {
+      if (call.signal?.aborted) throw this.#aborted(call, error);
+      const code = (error as { code?: unknown } | null)?.code;
+      if (typeof code === "string" && TIMEOUT_CODES.has(code)) {
         throw new TimeoutError({
           operation: call.operation,
-          message: `${call.operation}: no reply within ${call.timeoutMs ?? this.#timeoutMs} ms`,
+          message: `${call.operation}: no reply within ${budgetMs} ms`,
           secrets: this.#secrets,
         });
       }
@@ -208,9 +211,6 @@ export class HttpClient {
         cause: error,
         secrets: this.#secrets,
       });
-    } finally {
-      clearTimeout(timer);
-      caller?.removeEventListener("abort", onCallerAbort);
     }
   }
 
@@ -261,7 +261,7 @@ export class HttpClient {
     await this.#pool.close();
   }
 
-  #dispatch(call: HttpCall, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+  #dispatch(call: HttpCall, budgetMs: number): Promise<Dispatcher.ResponseData> {
     const hasBody = call.body !== undefined || call.rawBody !== undefined;
     const options: Dispatcher.RequestOptions = {
       origin: this.#origin,
@@ -269,11 +269,17 @@ export class HttpClient {
       path: this.#pathOf(call),
       headers: hasBody ? this.#jsonHeaders : this.#headers,
       body: call.rawBody ?? (call.body === undefined ? undefined : JSON.stringify(call.body)),
-      signal,
+      signal: call.signal,
+      headersTimeout: budgetMs,
+      bodyTimeout: budgetMs,
     };
     const mode = call.retry ?? (SAFE_METHODS.has(call.method) ? "idempotent" : "never");
     if (mode === "never") return this.#pool.request(options);
-    const retrying: RetryingRequest = { ...options, retryOptions: this.#retryOptions[mode] };
+    const retrying: RetryingRequest = {
+      ...options,
+      retryOptions: this.#retryOptions[mode],
+      deadline: Date.now() + budgetMs,
+    };
     return this.#retrying.request(retrying);
   }
 
