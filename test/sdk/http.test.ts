@@ -145,6 +145,16 @@ describe("HttpClient retries", () => {
     expect(delays[0]).toBeLessThanOrEqual(60_000);
   });
 
+  it("refuses a retry whose wait would pass the call's budget: the 429 comes back at once", async () => {
+    const { server, client, delays } = await setup((_hit, res) =>
+      json(res, 429, { message: "rate" }, { "retry-after": "20" }),
+    );
+    const error = await failure(client.request({ ...get, timeoutMs: 10_000 }));
+    expect(error).toBeInstanceOf(RateLimitedError);
+    expect(server.hits).toHaveLength(1);
+    expect(delays).toEqual([]);
+  });
+
   it("backs off exponentially on 503 for an idempotent call", async () => {
     const { server, client, delays } = await setup((_hit, res, i) =>
       i < 3 ? json(res, 503, { message: "busy" }) : json(res, 200, { ok: 1 }),
