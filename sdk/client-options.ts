@@ -4,7 +4,10 @@ import { HttpClient, type RetryPolicy } from "./http";
 /** What every client of the service takes besides its address. */
 export interface ClientOptions {
   apiKey: string;
-  /** Client-side budget of one call, retries included (default 30 s). */
+  /**
+   * Client-side budget of one call (default 30 s): each attempt waits at most this long for the reply's
+   * headers and between body chunks, and no retry is started whose backoff would end past it.
+   */
   timeoutMs?: number;
   /** Retries of calls that are safe to repeat (default 3). */
   retries?: number;

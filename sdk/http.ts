@@ -43,7 +43,10 @@ export interface HttpClientOptions {
   baseUrl: string;
   /** Sent with every call (auth). Built once. */
   headers?: Record<string, string>;
-  /** Client-side time budget of one call including its retries (default 30 s). */
+  /**
+   * Client-side budget of one call (default 30 s): bounds each attempt's wait for headers and between
+   * body chunks; no retry starts whose backoff would end past it.
+   */
   timeoutMs?: number;
   retry?: RetryPolicy;
   /** Removed from every error text. */
