@@ -13,16 +13,11 @@ import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, relative } from "node:path";
 import { parseArgs } from "node:util";
+import { LocalStack, type Step } from "../engine/engine";
+import { installProgram, type PackedPackage, PROJECT_ROOT, packProject } from "../engine/package";
 import { JobClient } from "../sdk/jobs";
 import { RestClient } from "../sdk/rest";
 import { startService } from "../service/index";
-import { LocalStack, type Step } from "../test/helpers/engine/engine";
-import {
-  installProgram,
-  type PackedPackage,
-  PROJECT_ROOT,
-  packProject,
-} from "../test/helpers/engine/package";
 
 type SendJobsModule = typeof import("../examples/jobs/send-jobs");
 

@@ -1,10 +1,10 @@
 /** The engine's pure parts: URNs, secret marking, sealing secrets for disk, and deletion order. */
 import { describe, expect, test } from "vitest";
-import { baseEntry, deleteResource } from "../helpers/engine/deployment";
-import { isSealed, SecretBox } from "../helpers/engine/secret-box";
-import { dependencyOrder, type ResourceState } from "../helpers/engine/state";
-import { makeUrn, nameOf, typeOf } from "../helpers/engine/urn";
-import { makeSecret, markSecret, reveal, SECRET_SIG, SIG_KEY, secretKeys } from "../helpers/engine/values";
+import { baseEntry, deleteResource } from "../../engine/deployment";
+import { isSealed, SecretBox } from "../../engine/secret-box";
+import { dependencyOrder, type ResourceState } from "../../engine/state";
+import { makeUrn, nameOf, typeOf } from "../../engine/urn";
+import { makeSecret, markSecret, reveal, SECRET_SIG, SIG_KEY, secretKeys } from "../../engine/values";
 
 function resource(urn: string, deps: string[] = [], parent = ""): ResourceState {
   return { ...baseEntry(urn, "t", parent), custom: true, id: urn, dependencies: deps };

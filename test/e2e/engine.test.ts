@@ -16,11 +16,11 @@ import {
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { LocalStack } from "../helpers/engine/engine";
-import { EngineError } from "../helpers/engine/errors";
-import { isSealed } from "../helpers/engine/secret-box";
-import type { ResourceState } from "../helpers/engine/state";
-import { isSecret } from "../helpers/engine/values";
+import { LocalStack } from "../../engine/engine";
+import { EngineError } from "../../engine/errors";
+import { isSealed } from "../../engine/secret-box";
+import type { ResourceState } from "../../engine/state";
+import { isSecret } from "../../engine/values";
 
 const FIXTURE = join(__dirname, "fixtures", "notes");
 const RUN_TIMEOUT = 90_000;

@@ -7,7 +7,7 @@ import { execFile } from "node:child_process";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { describe, expect } from "vitest";
-import { installProgram, PROJECT_ROOT, packProject } from "../helpers/engine/package";
+import { installProgram, PROJECT_ROOT, packProject } from "../../engine/package";
 import { describeScenario, outputString, type Scenario } from "./support/scenario";
 
 type SendJobsModule = typeof import("../../examples/jobs/send-jobs");

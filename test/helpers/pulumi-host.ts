@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { DynamicProviderHost } from "./engine/provider-host";
+import { DynamicProviderHost } from "../../engine/provider-host";
 
 /**
  * Pulumi's own dynamic-provider host (the process the Pulumi CLI starts for dynamic resources), started
@@ -19,7 +19,7 @@ import { DynamicProviderHost } from "./engine/provider-host";
 export const PROJECT_ROOT = resolve(__dirname, "../..");
 const NODE_BINARY = join(PROJECT_ROOT, "node_modules/.bin/node");
 
-export type { DynamicProviderHost, Props } from "./engine/provider-host";
+export type { DynamicProviderHost, Props } from "../../engine/provider-host";
 
 export interface CheckoutHostOptions {
   /** Working directory of the host; resolution of the provider's `require`s starts here. */

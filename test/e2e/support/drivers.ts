@@ -13,7 +13,7 @@ import {
   LocalStack,
   type OpCounts,
   type OutputMap,
-} from "../../helpers/engine/engine";
+} from "../../../engine/engine";
 
 export type DriverKind = "engine" | "automation";
 

@@ -4,7 +4,7 @@
  * endpoint (scaled to zero first).
  */
 import { expect } from "vitest";
-import { PROJECT_ROOT } from "../../helpers/engine/package";
+import { PROJECT_ROOT } from "../../../engine/package";
 import { outputString, type Scenario } from "./scenario";
 
 const IMAGE = "runpodkit/echo:1.0";

@@ -8,8 +8,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, test } from "vitest";
-import type { ConfigMap, OutputMap } from "../../helpers/engine/engine";
-import { installProgram, PROJECT_ROOT, packProject } from "../../helpers/engine/package";
+import type { ConfigMap, OutputMap } from "../../../engine/engine";
+import { installProgram, PROJECT_ROOT, packProject } from "../../../engine/package";
 import { automationSkipReason, createDriver, type DriverKind, type StackDriver } from "./drivers";
 import { type ServiceFixture, startServiceFixture } from "./service";
 

@@ -4,12 +4,12 @@
  * endpoint records, and a log of endpoint saves (with the worker counts at that moment) and deletes.
  */
 import { randomBytes } from "node:crypto";
+import type { ConfigMap } from "../../../engine/engine";
 import { RestClient } from "../../../sdk/rest";
 import { accountIdOf } from "../../../service/accounts";
 import { getEndpoint } from "../../../service/domain/endpoint";
 import type { EndpointRecord } from "../../../service/domain/records";
 import { type RunningService, startService } from "../../../service/index";
-import type { ConfigMap } from "../../helpers/engine/engine";
 
 export interface EndpointEvent {
   kind: "saved" | "deleted";

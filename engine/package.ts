@@ -19,7 +19,7 @@ import { EngineError } from "./errors";
 const run = promisify(execFile);
 
 /** The project's root: the folder of the package.json named runpodkit above this file. */
-export const PROJECT_ROOT = join(__dirname, "..", "..", "..");
+export const PROJECT_ROOT = join(__dirname, "..");
 export const CACHE_ROOT = join(tmpdir(), "runpodkit-e2e");
 
 /** What the build reads (tsconfig.build.json's include) besides the package.json `files`. */
