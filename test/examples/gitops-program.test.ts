@@ -211,7 +211,9 @@ describe("examples/gitops CI workflow", () => {
   test("previews on pull requests to main and runs up on pushes to main, in the example's folder", () => {
     expect(workflow.on.pull_request.branches).toEqual(["main"]);
     expect(workflow.on.push.branches).toEqual(["main"]);
-    expect(deploy?.with?.command).toBe(expression("github.event_name == 'pull_request' && 'preview' || 'up'"));
+    expect(deploy?.with?.command).toBe(
+      expression("github.event_name == 'pull_request' && 'preview' || 'up'"),
+    );
     expect(deploy?.with?.["work-dir"]).toBe(expression("env.WORK_DIR"));
     expect(workflow.env.WORK_DIR).toBe("examples/gitops");
   });
