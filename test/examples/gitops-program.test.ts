@@ -11,7 +11,11 @@ import * as pulumi from "@pulumi/pulumi";
 import { beforeEach, describe, expect, test, vi } from "vitest";
 import { z } from "zod";
 
-vi.mock("runpodkit", () => import("../../index"));
+// The package as the checkout's source (the program imports it by name, as users do).
+vi.mock("runpodkit", () => vi.importActual("../../index"));
+
+/** A variable, so that the program is loaded anew (after vi.resetModules) on each run. */
+const PROGRAM = "../../examples/gitops/index";
 
 const PROJECT = "runpodkit-gitops";
 const REPOSITORY = "ghcr.io/acme/worker";
@@ -69,7 +73,7 @@ async function runProgram(config: Record<string, string>, buildStdout = (image: 
   if (all["runpodkit:apiKey"]) secrets.push("runpodkit:apiKey");
   pulumi.runtime.setAllConfig(all, secrets);
   vi.resetModules();
-  const program = (await import("../../examples/gitops/index")) as GitopsProgram;
+  const program = (await import(PROGRAM)) as GitopsProgram;
   await resolved(program.smokeTestResult);
   /** The resource of this name (and type suffix, where two resources share a name). */
   const find = (name: string, type = "") => {
