@@ -6,7 +6,9 @@
  * SDK; for other examples one job), then destroys the stack and exits 0.
  *
  * Works on a fresh clone after `npm ci`: the package is built from the sources into a cache (never
- * from a possibly stale dist/), and the example's dependencies come from the npm cache first.
+ * from a possibly stale dist/), and the example's dependencies come from the npm cache first. Each long
+ * step (build + pack, install, deploy, jobs, destroy) prints its start, its end with its duration and,
+ * while it runs, that it is alive (scripts/progress.ts); the account ends with where to look next.
  */
 import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, rm } from "node:fs/promises";
@@ -17,7 +19,10 @@ import { LocalStack, type Step } from "../engine/engine";
 import { installProgram, type PackedPackage, PROJECT_ROOT, packProject } from "../engine/package";
 import { JobClient } from "../sdk/jobs";
 import { RestClient } from "../sdk/rest";
+import { SystemClock } from "../service/clock";
 import { startService } from "../service/index";
+import { nextSteps } from "./next-steps";
+import { formatDuration, formatNextSteps, Progress } from "./progress";
 
 type SendJobsModule = typeof import("../examples/jobs/send-jobs");
 
@@ -34,8 +39,14 @@ const { values: flags } = parseArgs({
   },
 });
 
+const progress = new Progress({
+  write: (text) => process.stdout.write(text),
+  clock: new SystemClock(),
+  live: process.stdout.isTTY === true && !process.env.CI,
+});
+
 function print(line = ""): void {
-  process.stdout.write(`${line}\n`);
+  progress.line(line);
 }
 
 function printSteps(steps: readonly Step[]): void {
@@ -54,9 +65,14 @@ async function main(): Promise<void> {
     print(`service  REST ${service.restUrl}  GraphQL ${service.graphqlUrl}  jobs ${service.queueUrl}/v2`);
     print(`         store ${data === ":memory:" ? data : relative(process.cwd(), data)} (a fresh account)`);
 
-    const pkg = await packProject();
+    print();
+    const pkg = await progress.step("build + pack", () => packProject(), {
+      note: "npm run build, npm pack (reused while the sources are unchanged)",
+    });
     const example = join(PROJECT_ROOT, "examples", flags.example ?? "quickstart");
-    const program = await installProgram(example, pkg);
+    const program = await progress.step("install", () => installProgram(example, pkg), {
+      note: `examples/${flags.example}, with the packed package, into a copy outside the repository`,
+    });
     print(`package  ${basename(pkg.tarball)} (npm pack of this checkout) installed into ${program.dir}`);
 
     const stack = await LocalStack.open({
@@ -73,8 +89,12 @@ async function main(): Promise<void> {
       ...(flags.example === "quickstart" ? JOBS_EXAMPLE_CONFIG : {}),
     });
 
-    print(`\npulumi up  examples/${flags.example} (stack main)`);
-    const up = await stack.up();
+    const providerCalls = () => `${stack.providerCalls.length} provider calls`;
+    print();
+    const up = await progress.step("deploy", () => stack.up(), {
+      note: `pulumi up examples/${flags.example} (stack main)`,
+      detail: providerCalls,
+    });
     printSteps(up.steps);
     print("\nstack outputs");
     for (const [key, { value, secret }] of Object.entries(up.outputs)) {
@@ -92,10 +112,15 @@ async function main(): Promise<void> {
       }
     }
 
-    print("\npulumi destroy");
-    const destroy = await stack.destroy();
+    print();
+    const destroy = await progress.step("destroy", () => stack.destroy(), {
+      note: "pulumi destroy",
+      detail: providerCalls,
+    });
     printSteps(destroy.steps);
-    print(`\ndone: ${(await rest.endpoints.list()).length} endpoints left on the service`);
+    const left = (await rest.endpoints.list()).length;
+    print(`\ndone in ${formatDuration(progress.elapsedMs)}: ${left} endpoints left on the service\n`);
+    for (const line of formatNextSteps(nextSteps(service))) print(line);
   } finally {
     await rest.close();
     await service.close();
@@ -108,11 +133,17 @@ async function sendExampleJobs(
   pkg: PackedPackage,
   target: { apiKey: string; endpointId: string; baseUrl: string },
 ): Promise<void> {
-  const example = await installProgram(join(PROJECT_ROOT, "examples", "jobs"), pkg);
+  print();
+  const example = await progress.step(
+    "install",
+    () => installProgram(join(PROJECT_ROOT, "examples", "jobs"), pkg),
+    { note: "examples/jobs, with the packed package" },
+  );
   const { sendJobs } = (await import(join(example.dir, "send-jobs.ts"))) as SendJobsModule;
-  print(`\njobs  examples/jobs sendJobs() on ${target.endpointId} (installed into ${example.dir})`);
   try {
-    await sendJobs({ ...target, log: (line) => print(`  ${line}`) });
+    await progress.step("jobs", () => sendJobs({ ...target, log: (line) => print(`  ${line}`) }), {
+      note: `examples/jobs sendJobs() on ${target.endpointId}: run, stream, cancel`,
+    });
   } catch (error) {
     // Still destroy the stack, then exit non-zero: the example is part of what the main job shows.
     const code = (error as { code?: unknown }).code;
@@ -125,9 +156,11 @@ async function sendExampleJobs(
 async function sendOneJob(apiKey: string, baseUrl: string, endpointId: string): Promise<void> {
   const jobs = new JobClient({ apiKey, endpointId, baseUrl });
   const input = { prompt: "hello from the main job" };
-  print(`\njob  POST /v2/${endpointId}/runsync ${JSON.stringify({ input })}`);
+  print();
   try {
-    const result = await jobs.runSync({ input }, { wait: 60_000 });
+    const result = await progress.step("job", () => jobs.runSync({ input }, { wait: 60_000 }), {
+      note: `POST /v2/${endpointId}/runsync ${JSON.stringify({ input })}`,
+    });
     print(JSON.stringify(result, null, 2));
   } catch (error) {
     const code = (error as { code?: unknown }).code;

@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import * as pulumi from "@pulumi/pulumi";
 import { DynamicProviderHost } from "../../engine/provider-host";
 
@@ -9,10 +10,12 @@ import { DynamicProviderHost } from "../../engine/provider-host";
  * from this checkout for the provider tests; the client is the test engine's (engine/provider-host.ts).
  *
  * Running from this checkout: the serialized provider `require`s its implementation as
- * `runpodkit/provider/<file>`. The host resolves that from its cwd's node_modules, where this package
- * is not installed, so the host gets a temporary folder on NODE_PATH holding a stand-in `runpodkit`
- * package (a bare package.json, so no "exports" map can hide a path, and symlinks to the checkout's
- * provider/ and dist/), and loads tsx so the TypeScript sources run. Nothing in the checkout changes.
+ * `runpodkit/provider/<file>`. The host resolves that from its cwd's node_modules first, and the
+ * checkout's node_modules/runpodkit (the package linked to itself, for the root program) has an
+ * "exports" map that hides provider/. So the host runs in a temporary folder, with that folder on
+ * NODE_PATH holding a stand-in `runpodkit` package (a bare package.json, so no "exports" map can hide a
+ * path, and symlinks to the checkout's provider/ and dist/), and loads tsx so the TypeScript sources
+ * run. Nothing in the checkout changes.
  * Installed from npm the specifier is `runpodkit/dist/provider/<file>` and needs neither.
  */
 
@@ -47,14 +50,15 @@ export function startCheckoutHost(options: CheckoutHostOptions = {}): Promise<Dy
     for (const folder of ["provider", "dist"])
       symlinkSync(join(PROJECT_ROOT, folder), join(standIn, folder), "dir");
     env.NODE_PATH = tempDir;
-    nodeArgs.push("--import", "tsx");
+    // By URL: the host's cwd is the temporary folder, where a bare "tsx" would not resolve.
+    nodeArgs.push("--import", pathToFileURL(require.resolve("tsx")).href);
   }
   const removeStandIn = () => {
     if (tempDir) rmSync(tempDir, { recursive: true, force: true });
   };
   return DynamicProviderHost.start({
     pulumiFrom: PROJECT_ROOT,
-    cwd: options.cwd ?? PROJECT_ROOT,
+    cwd: options.cwd ?? tempDir ?? PROJECT_ROOT,
     env,
     node: NODE_BINARY,
     nodeArgs,
