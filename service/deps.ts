@@ -1,7 +1,7 @@
 import type { EventEmitter } from "node:events";
 import type { DatabaseSync } from "node:sqlite";
-import type { Accounts } from "./accounts";
 import type { Clock } from "./clock";
+import type { Accounts } from "./edge/auth";
 import type { Ids } from "./ids";
 import type { JobPlaneConfig } from "./job-plane";
 

@@ -1,9 +1,9 @@
 import { EventEmitter } from "node:events";
 import type { AddressInfo } from "node:net";
-import { Accounts } from "./accounts";
 import { buildApp } from "./app";
 import { type Clock, SystemClock } from "./clock";
 import type { ServiceConfig, ServiceDeps, ServiceEventMap } from "./deps";
+import { Accounts } from "./edge/auth";
 import { createIds, type Ids } from "./ids";
 import { createJobPlane, jobMigrations } from "./job-plane";
 import { openDatabase } from "./store/db";

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { createContainerRegistryAuthProvider } from "../../provider/container-registry-auth-provider";
-import { accountIdOf } from "../../service/accounts";
 import { getRegistryAuth } from "../../service/domain/container-registry-auth";
+import { accountIdOf } from "../../service/edge/auth";
 import { checkAndCreate, expectPlainJson, type Harness, startHarness } from "./support";
 
 let h: Harness;

@@ -1,17 +1,15 @@
-import type { FastifyBaseLogger, FastifyPluginAsync } from "fastify";
+import type { FastifyPluginAsync } from "fastify";
 import {
   buildSchema,
   defaultFieldResolver,
   type ExecutionResult,
-  GraphQLError,
   type GraphQLFieldResolver,
   graphql,
 } from "graphql";
 import { z } from "zod";
 import type { ServiceDeps } from "../../deps";
-import { ServiceError } from "../../domain/errors";
-import { graphqlAccountOf } from "../auth";
-import { parseInput } from "../rest/parse";
+import { graphqlErrorBody } from "../../edge/errors";
+import { parseInput } from "../../edge/parse";
 import { type GraphqlContext, resolvers } from "./resolvers";
 import { typeDefs } from "./schema";
 
@@ -22,36 +20,6 @@ const GraphqlRequest = z.object({
 });
 
 const GraphqlQuery = z.object({ api_key: z.string().optional() });
-
-export interface GraphqlErrorBody {
-  message: string;
-  path?: readonly (string | number)[];
-  extensions: { code: string; field?: string };
-}
-
-/**
- * Errors keep their stable code in `extensions.code` (the domain's ErrorCode, or GRAPHQL_VALIDATION
- * for documents graphql-js refuses) so clients branch on codes, never on message text.
- */
-function formatError(error: GraphQLError, log: FastifyBaseLogger): GraphqlErrorBody {
-  const original = error.originalError;
-  const path = error.path ? { path: error.path } : {};
-  if (original instanceof ServiceError) {
-    return {
-      message: original.message,
-      ...path,
-      extensions: { code: original.code, ...(original.field ? { field: original.field } : {}) },
-    };
-  }
-  if (original && !(original instanceof GraphQLError)) {
-    log.error(
-      { err: { message: original.message, stack: original.stack } },
-      "unexpected error in a GraphQL resolver",
-    );
-    return { message: "Internal server error", ...path, extensions: { code: "INTERNAL" } };
-  }
-  return { message: error.message, ...path, extensions: { code: "GRAPHQL_VALIDATION" } };
-}
 
 type ResolverMap = Record<string, Record<string, GraphQLFieldResolver<unknown, GraphqlContext>>>;
 
@@ -71,7 +39,7 @@ export function graphqlPlugin(deps: ServiceDeps): FastifyPluginAsync {
   return async (app) => {
     app.post("/graphql", { bodyLimit: deps.config.managementBodyLimit }, async (request, reply) => {
       const { api_key: apiKey } = parseInput(GraphqlQuery, request.query, "query");
-      const accountId = graphqlAccountOf(deps, apiKey, request.headers.authorization);
+      const accountId = deps.accounts.authenticate(apiKey ?? request.headers.authorization);
       const body = parseInput(GraphqlRequest, request.body, "body");
       const contextValue: GraphqlContext = { deps, accountId };
       const result: ExecutionResult = await graphql({
@@ -83,7 +51,7 @@ export function graphqlPlugin(deps: ServiceDeps): FastifyPluginAsync {
         fieldResolver,
       });
       return reply.code(200).send({
-        ...(result.errors ? { errors: result.errors.map((e) => formatError(e, request.log)) } : {}),
+        ...(result.errors ? { errors: result.errors.map((e) => graphqlErrorBody(e, request.log)) } : {}),
         data: result.data ?? null,
       });
     });

@@ -42,7 +42,7 @@ import {
   replaceTemplate,
   type TemplateChanges,
 } from "../../domain/template";
-import { parseInput } from "../rest/parse";
+import { parseInput } from "../../edge/parse";
 
 export interface GraphqlContext {
   deps: ServiceDeps;

@@ -7,12 +7,13 @@ import {
   StatusQuery,
   StatusSyncQuery,
 } from "../../../sdk/schemas/job";
-import type { Accounts } from "../../accounts";
 import { notFound, ServiceError } from "../../domain/errors";
 import type { RateLimiter } from "../../domain/jobs/rate-limit";
 import type { JobService } from "../../domain/jobs/service";
+import type { Accounts } from "../../edge/auth";
+import { parseInput } from "../../edge/parse";
 import type { JobStore } from "../../store/jobs";
-import { clientGone, parseWith } from "./wire";
+import { clientGone } from "./wire";
 
 export interface ClientRouteDeps {
   accounts: Accounts;
@@ -39,15 +40,7 @@ export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps
 
   /** The caller's account (401 otherwise), its queue endpoint (404/400), then the rate limit (429). */
   const admit = (request: FastifyRequest, operation: RateLimitedOperation | null) => {
-    const accountId = deps.accounts.resolve(request.headers.authorization);
-    if (!accountId) {
-      throw new ServiceError(
-        "UNAUTHORIZED",
-        request.headers.authorization
-          ? "Unauthorized: the API key is not valid"
-          : "Unauthorized: an API key is required",
-      );
-    }
+    const accountId = deps.accounts.authenticate(request.headers.authorization);
     const { endpointId } = request.params as EndpointParams;
     jobs.queueEndpoint(accountId, endpointId);
     const release = operation ? limiter.admit(endpointId, operation) : () => {};
@@ -62,7 +55,7 @@ export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps
   app.post("/:endpointId/run", { bodyLimit: JOB_LIMITS.runBodyBytes }, async (request) => {
     const { accountId, endpointId, release } = admit(request, "run");
     try {
-      const body = parseWith(JobSubmission, request.body, "body");
+      const body = parseInput(JobSubmission, request.body, "body");
       const job = jobs.submit(accountId, endpointId, body, "async");
       await deps.store.flushed();
       // The job may already be on a worker; /run always reports the state it was accepted in.
@@ -75,8 +68,8 @@ export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps
   app.post("/:endpointId/runsync", { bodyLimit: JOB_LIMITS.runsyncBodyBytes }, async (request, reply) => {
     const { accountId, endpointId, release } = admit(request, "runsync");
     try {
-      const { wait } = parseWith(RunSyncQuery, request.query, "wait");
-      const body = parseWith(JobSubmission, request.body, "body");
+      const { wait } = parseInput(RunSyncQuery, request.query, "wait");
+      const body = parseInput(JobSubmission, request.body, "body");
       const job = jobs.submit(accountId, endpointId, body, "sync");
       await deps.store.flushed();
       const ended = await jobs.waitForEnd(job, wait ?? JOB_LIMITS.runsyncWait.default, clientGone(reply));
@@ -92,7 +85,7 @@ export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps
   const status = async (request: FastifyRequest) => {
     const { accountId, release } = admit(request, "status");
     try {
-      const { ttl } = parseWith(StatusQuery, request.query, "ttl");
+      const { ttl } = parseInput(StatusQuery, request.query, "ttl");
       return jobs.envelope(jobOf(request, accountId, ttl));
     } finally {
       release();
@@ -105,7 +98,7 @@ export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps
   const statusSync = async (request: FastifyRequest, reply: FastifyReply) => {
     const { accountId, release } = admit(request, "status");
     try {
-      const { wait, ttl } = parseWith(StatusSyncQuery, request.query, "wait");
+      const { wait, ttl } = parseInput(StatusSyncQuery, request.query, "wait");
       const job = jobOf(request, accountId, ttl);
       await jobs.waitForEnd(job, wait ?? JOB_LIMITS.runsyncWait.default, clientGone(reply));
       if (!jobs.exists(job)) throw notFound("job", job.id);

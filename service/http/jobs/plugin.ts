@@ -1,7 +1,7 @@
 import type { Server } from "node:http";
 import type { FastifyPluginAsync } from "fastify";
+import { acceptEmptyJson } from "../../edge/body";
 import { type ClientRouteDeps, registerClientRoutes } from "./client-routes";
-import { installErrorHandling } from "./wire";
 import { registerWorkerRoutes, type WorkerRouteDeps } from "./worker-routes";
 
 export interface JobRoutesDeps {
@@ -18,15 +18,8 @@ export function jobRoutes(deps: JobRoutesDeps): FastifyPluginAsync {
   return async (app) => {
     deps.onServer(app.server);
     app.addHook("preClose", async () => deps.onClosing());
-    installErrorHandling(app);
     // Bodyless POSTs that still say application/json (cancel, retry, purge) are fine.
-    const defaultJson = app.getDefaultJsonParser("error", "ignore");
-    app.removeContentTypeParser("application/json");
-    app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
-      const text = typeof body === "string" ? body : body.toString("utf8");
-      if (text === "") done(null, undefined);
-      else defaultJson(request, text, done);
-    });
+    acceptEmptyJson(app);
     registerClientRoutes(app, deps.client);
     await app.register(async (workerScope) => registerWorkerRoutes(workerScope, deps.worker));
   };

@@ -1,11 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { JobDoneBody, JobStreamBody, JobTakeQuery, PingQuery } from "../../../sdk/schemas/job";
-import type { Accounts } from "../../accounts";
 import { notFound, ServiceError } from "../../domain/errors";
 import type { Dispatcher, WorkerSession } from "../../domain/jobs/dispatch";
 import type { EndpointDirectory } from "../../domain/jobs/endpoints";
 import { type Job, workerJobOf } from "../../domain/jobs/model";
-import { clientGone, parseWith, parseWorkerJson, pathParam } from "./wire";
+import { type Accounts, bareKey } from "../../edge/auth";
+import { parseAnyBodyAsJson } from "../../edge/body";
+import { parseInput } from "../../edge/parse";
+import { clientGone, pathParam } from "./wire";
 
 export interface WorkerRouteDeps {
   accounts: Accounts;
@@ -32,21 +34,13 @@ interface WorkerJobParams extends WorkerParams {
  */
 export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps): void {
   const { dispatcher } = deps;
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser("*", { parseAs: "string", bodyLimit: deps.bodyLimit }, (_request, body, done) => {
-    try {
-      done(null, parseWorkerJson(String(body)));
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      done(new ServiceError("VALIDATION", `body: not JSON: ${reason}`, { field: "body" }), undefined);
-    }
-  });
+  parseAnyBodyAsJson(app, deps.bodyLimit);
 
   /** The worker's session: its own key (managed workers) or its account's key (hand-run workers). */
   const sessionOf = (request: FastifyRequest): { session: WorkerSession; extra: URLSearchParams } => {
     const params = request.params as WorkerParams;
     const { id: workerId, extra } = pathParam(params.workerId);
-    const credential = (request.headers.authorization ?? "").replace(/^Bearer\s+/i, "").trim();
+    const credential = bareKey(request.headers.authorization ?? "");
     const existing = dispatcher.session(workerId);
     if (existing) {
       if (existing.endpointId !== params.endpointId) throw notFound("worker", workerId);
@@ -70,7 +64,7 @@ export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps
 
   const take = (batch: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
     const { session, extra } = sessionOf(request);
-    const query = parseWith(
+    const query = parseInput(
       JobTakeQuery,
       { ...Object.fromEntries(extra), ...(request.query as object) },
       "query",
@@ -104,21 +98,21 @@ export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps
   app.post("/:endpointId/job-done/:workerId/:jobId", async (request) => {
     const { session } = sessionOf(request);
     const { id: jobId } = pathParam((request.params as WorkerJobParams).jobId);
-    dispatcher.done(session, jobId, parseWith(JobDoneBody, request.body ?? {}, "body"));
+    dispatcher.done(session, jobId, parseInput(JobDoneBody, request.body ?? {}, "body"));
     return {};
   });
 
   app.post("/:endpointId/job-stream/:workerId/:jobId", async (request) => {
     const { session } = sessionOf(request);
     const { id: jobId } = pathParam((request.params as WorkerJobParams).jobId);
-    const body = parseWith(JobStreamBody, request.body, "body");
+    const body = parseInput(JobStreamBody, request.body, "body");
     dispatcher.stream(session, jobId, { output: body.output });
     return {};
   });
 
   app.get("/:endpointId/ping/:workerId", async (request) => {
     const { session } = sessionOf(request);
-    const query = parseWith(PingQuery, request.query, "query");
+    const query = parseInput(PingQuery, request.query, "query");
     dispatcher.ping(session, {
       jobIds: query.job_id ? query.job_id.split(",").filter(Boolean) : [],
       version: query.runpod_version,

@@ -1,8 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
 import type { ServiceDeps } from "../../deps";
-import { restAccountOf } from "../auth";
-import { parseInput } from "./parse";
+import { parseInput } from "../../edge/parse";
 
 type Method = "GET" | "POST" | "PATCH" | "DELETE";
 type Parsed<S> = S extends z.ZodType ? z.infer<S> : undefined;
@@ -53,7 +52,7 @@ export function route<const S extends RouteSpec>(
         url: spec.url,
         bodyLimit: deps.config.managementBodyLimit,
         handler: async (request, reply) => {
-          const accountId = spec.public ? "" : restAccountOf(deps, request.headers.authorization);
+          const accountId = spec.public ? "" : deps.accounts.authenticate(request.headers.authorization);
           const ctx = {
             deps,
             accountId,

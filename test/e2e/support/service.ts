@@ -6,9 +6,9 @@
 import { randomBytes } from "node:crypto";
 import type { ConfigMap } from "../../../engine/engine";
 import { RestClient } from "../../../sdk/rest";
-import { accountIdOf } from "../../../service/accounts";
 import { getEndpoint } from "../../../service/domain/endpoint";
 import type { EndpointRecord } from "../../../service/domain/records";
+import { accountIdOf } from "../../../service/edge/auth";
 import { type RunningService, startService } from "../../../service/index";
 
 export interface EndpointEvent {

@@ -1,11 +1,12 @@
 import { EventEmitter } from "node:events";
 import Fastify from "fastify";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Accounts } from "../../../service/accounts";
 import { ManualClock } from "../../../service/clock";
 import type { ServiceEventMap } from "../../../service/deps";
 import type { EndpointRecord } from "../../../service/domain/endpoint";
 import { deleteEndpoint } from "../../../service/domain/endpoint";
+import { Accounts } from "../../../service/edge/auth";
+import { installErrorHandling } from "../../../service/edge/errors";
 import { createSequentialIds } from "../../../service/ids";
 import { DEFAULT_CONFIG } from "../../../service/index";
 import { createJobPlane, jobMigrations } from "../../../service/job-plane";
@@ -216,6 +217,7 @@ describe("500: an unexpected failure", () => {
       },
     );
     const app = Fastify({ logger: false });
+    installErrorHandling(app);
     await app.register(plane.routes, { prefix: "/v2" });
     const reply = await app.inject({ method: "GET", url: "/v2/ep/health", headers: { authorization: KEY } });
     expect(reply.statusCode).toBe(500);

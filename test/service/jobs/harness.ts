@@ -1,12 +1,12 @@
 import { EventEmitter } from "node:events";
 import type { FastifyInstance } from "fastify";
 import { request } from "undici";
-import { Accounts, accountIdOf } from "../../../service/accounts";
 import { buildApp } from "../../../service/app";
 import { type Clock, ManualClock } from "../../../service/clock";
 import type { ServiceDeps, ServiceEventMap } from "../../../service/deps";
 import { createEndpoint, type EndpointChanges, type EndpointRecord } from "../../../service/domain/endpoint";
 import { createTemplate } from "../../../service/domain/template";
+import { Accounts, accountIdOf } from "../../../service/edge/auth";
 import { createSequentialIds } from "../../../service/ids";
 import { DEFAULT_CONFIG } from "../../../service/index";
 import {

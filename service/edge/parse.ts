@@ -1,8 +1,12 @@
 import type { z } from "zod";
-import { describeIssues } from "../../../sdk/schemas/common";
-import { ServiceError } from "../../domain/errors";
+import { describeIssues } from "../../sdk/schemas/common";
+import { ServiceError } from "../domain/errors";
 
-/** Turns a zod failure into a 400 that names every failing field ("where" names the input when the whole value is wrong). */
+/**
+ * Validates a value that crossed the edge (a body, a query, a GraphQL input) with its wire schema.
+ * A failure is a VALIDATION error naming the first failing field (`where` names the input when the
+ * whole value is wrong) and every issue in the message.
+ */
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, where: string): z.infer<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
