@@ -9,7 +9,7 @@ import { subscribe } from "node:diagnostics_channel";
 import { performance } from "node:perf_hooks";
 import type { FastifyInstance } from "fastify";
 import { Kind, parse } from "graphql";
-import type { ServiceConfig } from "../service/deps";
+import type { ServiceConfig } from "../service/config";
 import { startService } from "../service/index";
 import type { JobPlaneConfig } from "../service/job-plane";
 import { serveIpc } from "./lib/ipc";

@@ -1,22 +1,40 @@
-import type { FastifyInstance } from "fastify";
-import type { ServiceDeps } from "./deps";
+import type { FastifyInstance, FastifyPluginAsync } from "fastify";
+import type { Accounts } from "./edge/auth";
 import { edgeServer } from "./edge/server";
-import { graphqlPlugin } from "./http/graphql/index";
-import { restPlugin } from "./http/rest/index";
-import type { JobPlane } from "./job-plane";
+import type { Management } from "./management";
+import { graphqlPlugin } from "./management/graphql/index";
+import { restPlugin } from "./management/rest/index";
+
+/** The job plane as the app serves it: its routes and its lifecycle. */
+export interface JobRoutes {
+  /** Registered under /v2. */
+  routes: FastifyPluginAsync;
+  /** Before the server closes: answer every held request (long-polls) so closing does not wait on them. */
+  release(): void;
+  /** Once the server has closed: stop workers and timers. */
+  stop(): Promise<void>;
+}
+
+export interface AppParts {
+  accounts: Accounts;
+  management: Management;
+  jobs: JobRoutes;
+  /** Max JSON body of the management APIs, bytes. */
+  managementBodyLimit: number;
+}
 
 /**
- * Builds the whole service as a Fastify app: the edge (body limits, logs, one error handler), REST v1
- * under /v1, GraphQL at /graphql, the job plane under /v2. Never listens (tests may use inject());
- * see service/index.ts for that.
+ * Builds the whole service as a Fastify app: the edge (body limits, logs, one error handler), the
+ * management plane's REST v1 under /v1 and GraphQL at /graphql, the job plane under /v2. Never
+ * listens (tests may use inject()); see service/index.ts for that.
  */
-export function buildApp(deps: ServiceDeps, jobPlane: JobPlane): FastifyInstance {
+export function buildApp({ accounts, management, jobs, managementBodyLimit }: AppParts): FastifyInstance {
   const app = edgeServer();
-  app.register(restPlugin(deps), { prefix: "/v1" });
-  app.register(graphqlPlugin(deps));
-  app.register(jobPlane.routes, { prefix: "/v2" });
-  app.addHook("onClose", async () => {
-    await jobPlane.stop();
-  });
+  const wire = { accounts, management, bodyLimit: managementBodyLimit };
+  app.register(restPlugin(wire), { prefix: "/v1" });
+  app.register(graphqlPlugin(wire));
+  app.register(jobs.routes, { prefix: "/v2" });
+  app.addHook("preClose", async () => jobs.release());
+  app.addHook("onClose", async () => jobs.stop());
   return app;
 }

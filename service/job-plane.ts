@@ -1,17 +1,19 @@
 import type { Server } from "node:http";
+import type { DatabaseSync } from "node:sqlite";
 import type { FastifyPluginAsync } from "fastify";
 import { JOB_LIMITS } from "../sdk/schemas/job";
-import type { Timer } from "./clock";
-import type { ServiceDeps, WorkerRegistry } from "./deps";
+import type { Clock, Timer } from "./clock";
+import type { Migration } from "./db";
 import { JobBook } from "./domain/jobs/book";
 import { Dispatcher } from "./domain/jobs/dispatch";
-import { CachedEndpoints, type EndpointDirectory } from "./domain/jobs/endpoints";
-import { managementEndpoints } from "./domain/jobs/management-endpoints";
+import { CachedEndpoints } from "./domain/jobs/endpoints";
 import { DEFAULT_RATE_LIMIT_OPTIONS, RateLimiter, type RateLimitOptions } from "./domain/jobs/rate-limit";
 import { JobService } from "./domain/jobs/service";
 import { DEFAULT_WEBHOOK_OPTIONS, type WebhookOptions, Webhooks } from "./domain/jobs/webhooks";
+import type { Accounts } from "./edge/auth";
 import { jobRoutes } from "./http/jobs/plugin";
-import type { Migration } from "./store/db";
+import type { Ids } from "./ids";
+import type { EndpointDirectory, ServiceEventBus, WorkerRegistry } from "./planes";
 import { JobStore, jobStoreMigrations } from "./store/jobs";
 import { Launcher } from "./workers/launch";
 import { WorkerPool } from "./workers/pool";
@@ -23,6 +25,8 @@ import { Supervisor } from "./workers/supervisor";
  */
 export interface JobPlane {
   workers: WorkerRegistry;
+  /** Before the server closes: answer every long-poll and end the workers. */
+  release(): void;
   /** Registered by the app under the prefix /v2. */
   routes: FastifyPluginAsync;
   /** Starts background work (scaler, timers); called once the server listens. */
@@ -93,10 +97,15 @@ export const DEFAULT_JOB_PLANE_CONFIG: JobPlaneConfig = {
 
 export const jobMigrations: Migration[] = jobStoreMigrations;
 
-export interface JobPlaneOptions {
-  config?: Partial<JobPlaneConfig>;
-  /** Where endpoints and templates are read; default: the management plane's records. */
-  endpoints?: EndpointDirectory;
+export interface JobPlaneDeps {
+  db: DatabaseSync;
+  clock: Clock;
+  ids: Ids;
+  accounts: Accounts;
+  events: ServiceEventBus;
+  /** Where endpoints and templates are read: the management plane's records. */
+  endpoints: EndpointDirectory;
+  config?: Partial<JobPlaneConfig> | undefined;
   log?: (message: string) => void;
 }
 
@@ -111,23 +120,13 @@ export interface JobPlaneParts extends JobPlane {
   webhooks: Webhooks;
 }
 
-export function createJobPlane(
-  deps: Omit<ServiceDeps, "workers">,
-  options: JobPlaneOptions = {},
-): JobPlaneParts {
-  const config: JobPlaneConfig = {
-    ...DEFAULT_JOB_PLANE_CONFIG,
-    ...deps.config.jobs,
-    ...options.config,
-  };
-  const log = options.log ?? ((message: string) => process.stderr.write(`runpodkit jobs: ${message}\n`));
+export function createJobPlane(deps: JobPlaneDeps): JobPlaneParts {
+  const config: JobPlaneConfig = { ...DEFAULT_JOB_PLANE_CONFIG, ...deps.config };
+  const log = deps.log ?? ((message: string) => process.stderr.write(`runpodkit jobs: ${message}\n`));
   const { clock } = deps;
   const store = new JobStore(deps.db);
   const book = new JobBook(store, clock, { recentCacheSize: config.recentCacheSize });
-  // The registry is only read by the management plane, so the full deps can be built before the pool.
-  let registry: WorkerRegistry = { list: () => [] };
-  const fullDeps: ServiceDeps = { ...deps, workers: { list: (a, e) => registry.list(a, e) } };
-  const endpoints = new CachedEndpoints(options.endpoints ?? managementEndpoints(fullDeps));
+  const endpoints = new CachedEndpoints(deps.endpoints);
   let supervisor: Supervisor | null = null;
   let pool: WorkerPool | null = null;
   const dispatcher = new Dispatcher(
@@ -163,7 +162,6 @@ export function createJobPlane(
     onChange: (endpointId) => supervisor?.nudge(endpointId),
   });
   const workerPool = pool;
-  registry = workerPool;
   supervisor = new Supervisor({
     clock,
     pool: workerPool,
@@ -212,6 +210,7 @@ export function createJobPlane(
       .catch((error: unknown) => log(`endpoint delete: ${String(error)}`));
   };
   let server: Server | null = null;
+  const subscriptions: (() => void)[] = [];
   let sweepTimer: Timer | null = null;
   let stopped: Promise<void> | null = null;
   const sweep = () => {
@@ -248,21 +247,22 @@ export function createJobPlane(
       onServer: (s) => {
         server = s;
       },
-      onClosing: releaseHolds,
     }),
+    release: releaseHolds,
     async start() {
       const baseUrl = config.workerBaseUrl ?? listeningUrl(server);
       if (baseUrl) workerPool.setBaseUrl(baseUrl);
       else log("the job plane's routes are not served over HTTP: no workers will be started");
-      deps.events.on("endpoint.saved", onSaved);
-      deps.events.on("endpoint.deleted", onDeleted);
+      subscriptions.push(
+        deps.events.on("endpoint.saved", onSaved),
+        deps.events.on("endpoint.deleted", onDeleted),
+      );
       scaler.start();
       sweepTimer = clock.setTimer(config.sweepIntervalMs, sweep);
     },
     stop() {
       stopped ??= (async () => {
-        deps.events.off("endpoint.saved", onSaved);
-        deps.events.off("endpoint.deleted", onDeleted);
+        for (const unsubscribe of subscriptions.splice(0)) unsubscribe();
         scaler.stop();
         sweepTimer?.cancel();
         releaseHolds();

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { ServiceError } from "../domain/errors";
+import { ServiceError } from "../errors";
 
 /**
  * The one place a credential becomes an account. Each API key is an account; the account id is

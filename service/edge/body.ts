@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import JSON5 from "json5";
-import { ServiceError } from "../domain/errors";
+import { ServiceError } from "../errors";
 
 /*
  * How request bodies are read, and how large they may be. Each route sets its own limit below the

@@ -3,7 +3,7 @@ import { GraphQLError } from "graphql";
 import { ZodError } from "zod";
 import { describeIssues } from "../../sdk/schemas/common";
 import type { JobErrorBody } from "../../sdk/schemas/job";
-import { type ErrorCode, ServiceError } from "../domain/errors";
+import { type ErrorCode, ServiceError } from "../errors";
 
 /*
  * The one error handler of the service. Rules throw coded ServiceErrors; here each code gets its HTTP

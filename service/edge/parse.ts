@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { describeIssues } from "../../sdk/schemas/common";
-import { ServiceError } from "../domain/errors";
+import { ServiceError } from "../errors";
 
 /**
  * Validates a value that crossed the edge (a body, a query, a GraphQL input) with its wire schema.

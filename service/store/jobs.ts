@@ -1,7 +1,7 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
 import type { JobPolicy, JobStatus, S3Config } from "../../sdk/schemas/job";
+import { type Migration, transaction } from "../db";
 import { expiresAt, isTerminal, type Job, type JobKind, jobFrom } from "../domain/jobs/model";
-import { type Migration, transaction } from "./db";
 
 /**
  * The job plane's table. Rows are keyed by a sequence number the store assigns in increasing order,

@@ -4,11 +4,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Clock, Timer } from "../clock";
-import type { WorkerPod, WorkerRegistry } from "../deps";
 import type { Dispatcher, WorkerSession } from "../domain/jobs/dispatch";
 import type { EndpointSettings } from "../domain/jobs/endpoints";
 import type { WorkerCounts } from "../domain/jobs/service";
 import type { Ids } from "../ids";
+import type { WorkerPod, WorkerRegistry } from "../planes";
 import type { Launcher } from "./launch";
 
 export type { ManagedWorker };

@@ -1,6 +1,6 @@
 import type { JobDoneBody, StreamChunk } from "../../../sdk/schemas/job";
 import type { Clock, Timer } from "../../clock";
-import { notFound } from "../errors";
+import { notFound } from "../../errors";
 import type { JobBook } from "./book";
 import { splitChunk } from "./chunks";
 import { Deque } from "./collections";

@@ -1,36 +1,6 @@
-/**
- * What the job plane needs to know about an endpoint and its template. The management plane owns
- * the records; the job plane reads them through an EndpointDirectory, so it never touches their tables.
- */
-export interface EndpointSettings {
-  id: string;
-  accountId: string;
-  /** QB: queue-based (the job API applies); LB: load balancing (it does not). */
-  type: "QB" | "LB";
-  workersMin: number;
-  workersMax: number;
-  /** Seconds an idle worker stays up (above workersMin). */
-  idleTimeout: number;
-  scalerType: "QUEUE_DELAY" | "REQUEST_COUNT";
-  scalerValue: number;
-  flashBootType: "OFF" | "FLASHBOOT";
-  /** Default execution timeout of its jobs, ms. */
-  executionTimeoutMs: number;
-  /** Set when the model is cached: faster cold starts. */
-  modelName: string | null;
-  gpuCount: number;
-  templateId: string;
-  imageName: string;
-  /** Template env, then endpoint env (the endpoint wins). */
-  env: Record<string, string>;
-  /** Changes when the template or env changes: running workers are then replaced. */
-  version: number;
-}
+import type { EndpointDirectory, EndpointSettings } from "../../planes";
 
-export interface EndpointDirectory {
-  get(accountId: string, endpointId: string): EndpointSettings | undefined;
-  listAll(): EndpointSettings[];
-}
+export type { EndpointDirectory, EndpointSettings } from "../../planes";
 
 const MAX_ENTRIES = 10_000;
 

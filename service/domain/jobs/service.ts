@@ -1,7 +1,7 @@
 import type { HealthReply, JobEnvelope, JobSubmission, StreamChunk } from "../../../sdk/schemas/job";
 import type { Clock } from "../../clock";
+import { notFound, ServiceError } from "../../errors";
 import type { Ids } from "../../ids";
-import { notFound, ServiceError } from "../errors";
 import type { JobBook } from "./book";
 import type { EndpointDirectory, EndpointSettings } from "./endpoints";
 import { createJob, envelopeOf, isTerminal, type Job, type JobKind } from "./model";

@@ -7,11 +7,11 @@ import {
   StatusQuery,
   StatusSyncQuery,
 } from "../../../sdk/schemas/job";
-import { notFound, ServiceError } from "../../domain/errors";
 import type { RateLimiter } from "../../domain/jobs/rate-limit";
 import type { JobService } from "../../domain/jobs/service";
 import type { Accounts } from "../../edge/auth";
 import { parseInput } from "../../edge/parse";
+import { notFound, ServiceError } from "../../errors";
 import type { JobStore } from "../../store/jobs";
 import { clientGone } from "./wire";
 

@@ -9,15 +9,12 @@ export interface JobRoutesDeps {
   worker: WorkerRouteDeps;
   /** The HTTP server the routes are served by (workers are told its address). */
   onServer(server: Server): void;
-  /** Before the server closes: end every long-poll so closing does not wait for them. */
-  onClosing(): void;
 }
 
 /** Everything under /v2: the client job API and, in its own body-parsing scope, the worker protocol. */
 export function jobRoutes(deps: JobRoutesDeps): FastifyPluginAsync {
   return async (app) => {
     deps.onServer(app.server);
-    app.addHook("preClose", async () => deps.onClosing());
     // Bodyless POSTs that still say application/json (cancel, retry, purge) are fine.
     acceptEmptyJson(app);
     registerClientRoutes(app, deps.client);

@@ -1,12 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { JobDoneBody, JobStreamBody, JobTakeQuery, PingQuery } from "../../../sdk/schemas/job";
-import { notFound, ServiceError } from "../../domain/errors";
 import type { Dispatcher, WorkerSession } from "../../domain/jobs/dispatch";
 import type { EndpointDirectory } from "../../domain/jobs/endpoints";
 import { type Job, workerJobOf } from "../../domain/jobs/model";
 import { type Accounts, bareKey } from "../../edge/auth";
 import { parseAnyBodyAsJson } from "../../edge/body";
 import { parseInput } from "../../edge/parse";
+import { notFound, ServiceError } from "../../errors";
 import { clientGone, pathParam } from "./wire";
 
 export interface WorkerRouteDeps {

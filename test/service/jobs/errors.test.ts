@@ -1,16 +1,14 @@
-import { EventEmitter } from "node:events";
 import Fastify from "fastify";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../../service/clock";
-import type { ServiceEventMap } from "../../../service/deps";
-import type { EndpointRecord } from "../../../service/domain/endpoint";
-import { deleteEndpoint } from "../../../service/domain/endpoint";
+import { openDatabase } from "../../../service/db";
 import { Accounts } from "../../../service/edge/auth";
 import { installErrorHandling } from "../../../service/edge/errors";
+import { EventBus } from "../../../service/event-bus";
 import { createSequentialIds } from "../../../service/ids";
-import { DEFAULT_CONFIG } from "../../../service/index";
 import { createJobPlane, jobMigrations } from "../../../service/job-plane";
-import { openDatabase } from "../../../service/store/db";
+import type { EndpointRecord } from "../../../service/management/model/endpoint";
+import type { ServiceEvents } from "../../../service/planes";
 import { ACCOUNT, type Harness, KEY, OTHER_KEY, startHarness } from "./harness";
 import { ProtocolWorker } from "./protocol-worker";
 
@@ -188,7 +186,7 @@ describe("job API errors", () => {
     const gone = h.endpoint("runpodkit/echo", { workersMax: 0 });
     const id = ((await h.call("POST", `/v2/${gone.id}/run`, { body: { input: {} } })).body as { id: string })
       .id;
-    deleteEndpoint(h.deps, ACCOUNT, gone.id);
+    h.management.endpoints.delete(ACCOUNT, gone.id);
     expect((await h.call("GET", `/v2/${gone.id}/status/${id}`)).status).toBe(404);
     expect(h.plane.store.get(id)).toBeUndefined();
   });
@@ -197,25 +195,20 @@ describe("job API errors", () => {
 describe("500: an unexpected failure", () => {
   it("answers a JSON body without internals", async () => {
     const db = openDatabase(":memory:", jobMigrations);
-    const plane = createJobPlane(
-      {
-        db,
-        clock: new ManualClock(),
-        ids: createSequentialIds(),
-        accounts: new Accounts([KEY]),
-        events: new EventEmitter<ServiceEventMap>(),
-        config: DEFAULT_CONFIG,
-      },
-      {
-        endpoints: {
-          get: () => {
-            throw new Error("disk on fire at /secret/path");
-          },
-          listAll: () => [],
+    const plane = createJobPlane({
+      db,
+      clock: new ManualClock(),
+      ids: createSequentialIds(),
+      accounts: new Accounts([KEY]),
+      events: new EventBus<ServiceEvents>(),
+      endpoints: {
+        get: () => {
+          throw new Error("disk on fire at /secret/path");
         },
-        log: () => {},
+        listAll: () => [],
       },
-    );
+      log: () => {},
+    });
     const app = Fastify({ logger: false });
     installErrorHandling(app);
     await app.register(plane.routes, { prefix: "/v2" });

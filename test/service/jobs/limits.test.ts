@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { JOB_LIMITS } from "../../../sdk/schemas/job";
 import type { ManualClock } from "../../../service/clock";
-import type { EndpointRecord } from "../../../service/domain/endpoint";
+import type { EndpointRecord } from "../../../service/management/model/endpoint";
 import { ACCOUNT, eventually, type Harness, startHarness } from "./harness";
 import { ProtocolWorker } from "./protocol-worker";
 
@@ -202,7 +202,7 @@ describe("job limits", () => {
 
   it("lowPriority: default false (a job starts a worker); a lowPriority job never does", async () => {
     const scaled = h.endpoint("runpodkit/echo", { workersMax: 2 });
-    const pods = () => h.deps.workers.list(ACCOUNT, scaled.id).filter((p) => p.desiredStatus === "RUNNING");
+    const pods = () => h.plane.workers.list(ACCOUNT, scaled.id).filter((p) => p.desiredStatus === "RUNNING");
     await h.call("POST", `/v2/${scaled.id}/run`, { body: { input: {}, policy: { lowPriority: true } } });
     await clock.advance(10 * MINUTE);
     expect(pods()).toEqual([]);

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../../service/clock";
+import { openDatabase } from "../../../service/db";
 import { splitChunk } from "../../../service/domain/jobs/chunks";
 import { DeadlineQueue, Deque } from "../../../service/domain/jobs/collections";
 import { createJob } from "../../../service/domain/jobs/model";
 import { Watchers } from "../../../service/domain/jobs/watchers";
-import { openDatabase } from "../../../service/store/db";
 import { JobStore, jobStoreMigrations } from "../../../service/store/jobs";
 
 describe("Deque", () => {

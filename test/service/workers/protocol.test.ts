@@ -1,7 +1,7 @@
 import { request } from "undici";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ManualClock } from "../../../service/clock";
-import type { EndpointRecord } from "../../../service/domain/endpoint";
+import type { EndpointRecord } from "../../../service/management/model/endpoint";
 import { eventually, type Harness, KEY, OTHER_KEY, startHarness } from "../jobs/harness";
 import { ProtocolWorker } from "../jobs/protocol-worker";
 

@@ -5,7 +5,6 @@ import {
   NetworkVolumeBillingRecords,
   PodBillingQuery,
 } from "../../../sdk/schemas/billing";
-import { computeBilling, storageBilling } from "../../domain/billing";
 import { type RestRoute, route } from "./route";
 
 const TAG = "billing";
@@ -26,7 +25,7 @@ export const billingRoutes: RestRoute[] = [
     },
     (c) => {
       const { gpuTypeId, grouping, ...rest } = c.query;
-      return computeBilling(c.deps, c.accountId, {
+      return c.management.billing.compute(c.accountId, {
         ...rest,
         grouping: grouping ?? "gpuTypeId",
         gpuTypeIds: list(gpuTypeId),
@@ -45,7 +44,7 @@ export const billingRoutes: RestRoute[] = [
     },
     (c) => {
       const { gpuTypeId, dataCenterId, grouping, ...rest } = c.query;
-      return computeBilling(c.deps, c.accountId, {
+      return c.management.billing.compute(c.accountId, {
         ...rest,
         grouping: grouping ?? "endpointId",
         gpuTypeIds: list(gpuTypeId),
@@ -63,6 +62,6 @@ export const billingRoutes: RestRoute[] = [
       query: NetworkVolumeBillingQuery,
       response: NetworkVolumeBillingRecords,
     },
-    (c) => storageBilling(c.deps, c.accountId, c.query),
+    (c) => c.management.billing.storage(c.accountId, c.query),
   ),
 ];

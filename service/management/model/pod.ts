@@ -1,6 +1,6 @@
-import type { ServiceDeps, WorkerPod } from "../deps";
-import { storeOf } from "./common";
-import { notFound, ServiceError } from "./errors";
+import { notFound, ServiceError } from "../../errors";
+import type { WorkerPod, WorkerRegistry } from "../../planes";
+import type { ManagementStore } from "../store/store";
 import type { EndpointRecord, TemplateRecord } from "./records";
 
 /** A pod with what it belongs to. On this service every pod is a serverless worker of an endpoint. */
@@ -23,15 +23,6 @@ export interface PodFilter {
   includeWorkers?: boolean | undefined;
 }
 
-function view(deps: ServiceDeps, accountId: string, worker: WorkerPod): PodView {
-  const store = storeOf(deps);
-  return {
-    worker,
-    endpoint: store.endpoints.get(accountId, worker.endpointId),
-    template: store.templates.get(accountId, worker.templateId),
-  };
-}
-
 export function podName(pod: PodView): string {
   return pod.endpoint ? `${pod.endpoint.name}-${pod.worker.id}` : pod.worker.id;
 }
@@ -50,25 +41,43 @@ function matches(pod: PodView, filter: PodFilter): boolean {
   return true;
 }
 
-/** The account's pods, read from the job plane's worker registry. */
-export function listPods(deps: ServiceDeps, accountId: string, filter: PodFilter = {}): PodView[] {
-  if (!filter.includeWorkers) return [];
-  return deps.workers
-    .list(accountId)
-    .map((worker) => view(deps, accountId, worker))
-    .filter((pod) => matches(pod, filter));
-}
+/** The account's pods: the job plane's workers, with their endpoint and template. */
+export class PodService {
+  readonly #store: ManagementStore;
+  readonly #workers: WorkerRegistry;
 
-export function getPod(deps: ServiceDeps, accountId: string, podId: string): PodView {
-  const worker = deps.workers.list(accountId).find((w) => w.id === podId);
-  if (!worker) throw notFound("pod", podId);
-  return view(deps, accountId, worker);
-}
+  constructor(deps: { store: ManagementStore; workers: WorkerRegistry }) {
+    this.#store = deps.store;
+    this.#workers = deps.workers;
+  }
 
-/** Pods other than serverless workers do not exist here: say so instead of pretending. */
-export function podOperationNotImplemented(operation: string): never {
-  throw new ServiceError(
-    "NOT_IMPLEMENTED",
-    `${operation} is not implemented by this local service (only serverless workers exist as pods)`,
-  );
+  list(accountId: string, filter: PodFilter = {}): PodView[] {
+    if (!filter.includeWorkers) return [];
+    return this.#workers
+      .list(accountId)
+      .map((worker) => this.#view(accountId, worker))
+      .filter((pod) => matches(pod, filter));
+  }
+
+  get(accountId: string, podId: string): PodView {
+    const worker = this.#workers.list(accountId).find((w) => w.id === podId);
+    if (!worker) throw notFound("pod", podId);
+    return this.#view(accountId, worker);
+  }
+
+  /** Pods other than serverless workers do not exist here: say so instead of pretending. */
+  notImplemented(operation: string): never {
+    throw new ServiceError(
+      "NOT_IMPLEMENTED",
+      `${operation} is not implemented by this local service (only serverless workers exist as pods)`,
+    );
+  }
+
+  #view(accountId: string, worker: WorkerPod): PodView {
+    return {
+      worker,
+      endpoint: this.#store.endpoints.get(accountId, worker.endpointId),
+      template: this.#store.templates.get(accountId, worker.templateId),
+    };
+  }
 }

@@ -1,15 +1,9 @@
-import type { ContainerRegistryAuth } from "../../../sdk/schemas/container-registry-auth";
 import type { Endpoint } from "../../../sdk/schemas/endpoint";
 import type { NetworkVolume } from "../../../sdk/schemas/network-volume";
 import type { Pod } from "../../../sdk/schemas/pod";
 import type { Template } from "../../../sdk/schemas/template";
-import { type PodView, podName } from "../../domain/pod";
-import type {
-  EndpointRecord,
-  NetworkVolumeRecord,
-  RegistryAuthRecord,
-  TemplateRecord,
-} from "../../domain/records";
+import { type PodView, podName } from "../model/pod";
+import type { EndpointRecord, NetworkVolumeRecord, TemplateRecord } from "../model/records";
 
 /** Records to REST v1 replies. Pure functions: what a domain record looks like on this wire. */
 
@@ -101,9 +95,4 @@ export function restEndpoint(e: EndpointRecord, extras: EndpointExtras = {}): En
 
 export function restNetworkVolume(v: NetworkVolumeRecord): NetworkVolume {
   return { id: v.id, name: v.name, size: v.size, dataCenterId: v.dataCenterId };
-}
-
-/** Only {id, name}: credentials never leave the store. */
-export function restRegistryAuth(a: RegistryAuthRecord): ContainerRegistryAuth {
-  return { id: a.id, name: a.name };
 }

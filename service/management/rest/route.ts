@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
-import type { ServiceDeps } from "../../deps";
 import { parseInput } from "../../edge/parse";
+import type { Management, ManagementWireDeps } from "../index";
 
 type Method = "GET" | "POST" | "PATCH" | "DELETE";
 type Parsed<S> = S extends z.ZodType ? z.infer<S> : undefined;
@@ -24,7 +24,7 @@ export interface RouteSpec {
 }
 
 export interface RouteContext<B, Q> {
-  deps: ServiceDeps;
+  management: Management;
   accountId: string;
   params: Record<string, string>;
   body: B;
@@ -33,7 +33,7 @@ export interface RouteContext<B, Q> {
 
 export interface RestRoute {
   spec: RouteSpec;
-  register(app: FastifyInstance, deps: ServiceDeps): void;
+  register(app: FastifyInstance, deps: ManagementWireDeps): void;
 }
 
 /**
@@ -50,11 +50,11 @@ export function route<const S extends RouteSpec>(
       app.route({
         method: spec.method,
         url: spec.url,
-        bodyLimit: deps.config.managementBodyLimit,
+        bodyLimit: deps.bodyLimit,
         handler: async (request, reply) => {
           const accountId = spec.public ? "" : deps.accounts.authenticate(request.headers.authorization);
           const ctx = {
-            deps,
+            management: deps.management,
             accountId,
             params: request.params as Record<string, string>,
             body: (spec.body ? parseInput(spec.body, request.body, "body") : undefined) as Parsed<S["body"]>,

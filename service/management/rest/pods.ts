@@ -1,5 +1,4 @@
 import { Pod, PodGetQuery, PodList, PodListQuery } from "../../../sdk/schemas/pod";
-import { getPod, listPods, podOperationNotImplemented } from "../../domain/pod";
 import { type RestRoute, type RouteSpec, route } from "./route";
 import { restPod } from "./shape";
 
@@ -28,7 +27,7 @@ export const podRoutes: RestRoute[] = [
       query: PodListQuery,
       response: PodList,
     },
-    (c) => listPods(c.deps, c.accountId, c.query).map((p) => restPod(p, c.query.includeTemplate)),
+    (c) => c.management.pods.list(c.accountId, c.query).map((p) => restPod(p, c.query.includeTemplate)),
   ),
   route(
     {
@@ -40,11 +39,13 @@ export const podRoutes: RestRoute[] = [
       query: PodGetQuery,
       response: Pod,
     },
-    (c) => restPod(getPod(c.deps, c.accountId, c.params.podId ?? ""), c.query.includeTemplate),
+    (c) => restPod(c.management.pods.get(c.accountId, c.params.podId ?? ""), c.query.includeTemplate),
   ),
   ...NOT_IMPLEMENTED.map((op) =>
-    route({ ...op, tag: TAG, summary: `${op.operationId}: not implemented here (501)` }, () =>
-      podOperationNotImplemented(`${op.operationId} (${op.method} ${op.url.replace(/:(\w+)/g, "{$1}")})`),
+    route({ ...op, tag: TAG, summary: `${op.operationId}: not implemented here (501)` }, (c) =>
+      c.management.pods.notImplemented(
+        `${op.operationId} (${op.method} ${op.url.replace(/:(\w+)/g, "{$1}")})`,
+      ),
     ),
   ),
 ];

@@ -7,9 +7,9 @@ import {
   graphql,
 } from "graphql";
 import { z } from "zod";
-import type { ServiceDeps } from "../../deps";
 import { graphqlErrorBody } from "../../edge/errors";
 import { parseInput } from "../../edge/parse";
+import type { ManagementWireDeps } from "../index";
 import { type GraphqlContext, resolvers } from "./resolvers";
 import { typeDefs } from "./schema";
 
@@ -34,14 +34,14 @@ const fieldResolver: GraphQLFieldResolver<unknown, GraphqlContext> = (source, ar
 };
 
 /** POST /graphql: the GraphQL management API, key in `?api_key=` or a Bearer header. */
-export function graphqlPlugin(deps: ServiceDeps): FastifyPluginAsync {
+export function graphqlPlugin(deps: ManagementWireDeps): FastifyPluginAsync {
   const schema = buildSchema(typeDefs);
   return async (app) => {
-    app.post("/graphql", { bodyLimit: deps.config.managementBodyLimit }, async (request, reply) => {
+    app.post("/graphql", { bodyLimit: deps.bodyLimit }, async (request, reply) => {
       const { api_key: apiKey } = parseInput(GraphqlQuery, request.query, "query");
       const accountId = deps.accounts.authenticate(apiKey ?? request.headers.authorization);
       const body = parseInput(GraphqlRequest, request.body, "body");
-      const contextValue: GraphqlContext = { deps, accountId };
+      const contextValue: GraphqlContext = { management: deps.management, accountId };
       const result: ExecutionResult = await graphql({
         schema,
         source: body.query,

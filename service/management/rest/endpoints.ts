@@ -5,18 +5,8 @@ import {
   EndpointList,
   EndpointUpdateInput,
 } from "../../../sdk/schemas/endpoint";
-import type { ServiceDeps } from "../../deps";
-import {
-  createEndpoint,
-  deleteEndpoint,
-  type EndpointChanges,
-  type EndpointRecord,
-  getEndpoint,
-  listEndpoints,
-  updateEndpoint,
-} from "../../domain/endpoint";
-import { listPods } from "../../domain/pod";
-import { getTemplate } from "../../domain/template";
+import type { Management } from "../index";
+import type { EndpointChanges, EndpointRecord } from "../model/endpoint";
 import { type RestRoute, route, updateRoutes } from "./route";
 import { restEndpoint } from "./shape";
 
@@ -32,11 +22,12 @@ function changesOf(body: EndpointCreateInput | EndpointUpdateInput): EndpointCha
   };
 }
 
-function reply(deps: ServiceDeps, record: EndpointRecord, query: EndpointGetQuery = {}) {
+function reply(management: Management, record: EndpointRecord, query: EndpointGetQuery = {}) {
+  const { accountId } = record;
   return restEndpoint(record, {
-    template: query.includeTemplate ? getTemplate(deps, record.accountId, record.templateId) : undefined,
+    template: query.includeTemplate ? management.templates.get(accountId, record.templateId) : undefined,
     workers: query.includeWorkers
-      ? listPods(deps, record.accountId, { endpointId: record.id, includeWorkers: true })
+      ? management.pods.list(accountId, { endpointId: record.id, includeWorkers: true })
       : undefined,
   });
 }
@@ -52,7 +43,7 @@ export const endpointRoutes: RestRoute[] = [
       body: EndpointCreateInput,
       response: Endpoint,
     },
-    (c) => reply(c.deps, createEndpoint(c.deps, c.accountId, changesOf(c.body))),
+    (c) => reply(c.management, c.management.endpoints.create(c.accountId, changesOf(c.body))),
   ),
   route(
     {
@@ -64,7 +55,7 @@ export const endpointRoutes: RestRoute[] = [
       query: EndpointGetQuery,
       response: EndpointList,
     },
-    (c) => listEndpoints(c.deps, c.accountId).map((e) => reply(c.deps, e, c.query)),
+    (c) => c.management.endpoints.list(c.accountId).map((e) => reply(c.management, e, c.query)),
   ),
   route(
     {
@@ -76,7 +67,7 @@ export const endpointRoutes: RestRoute[] = [
       query: EndpointGetQuery,
       response: Endpoint,
     },
-    (c) => reply(c.deps, getEndpoint(c.deps, c.accountId, c.params.endpointId ?? ""), c.query),
+    (c) => reply(c.management, c.management.endpoints.get(c.accountId, c.params.endpointId ?? ""), c.query),
   ),
   ...updateRoutes(
     "/endpoints/:endpointId",
@@ -87,7 +78,11 @@ export const endpointRoutes: RestRoute[] = [
       summary: "Update an endpoint (partial: absent fields are unchanged)",
       operationId: "UpdateEndpoint",
     },
-    (c) => reply(c.deps, updateEndpoint(c.deps, c.accountId, c.params.endpointId ?? "", changesOf(c.body))),
+    (c) =>
+      reply(
+        c.management,
+        c.management.endpoints.update(c.accountId, c.params.endpointId ?? "", changesOf(c.body)),
+      ),
   ),
   route(
     {
@@ -98,6 +93,6 @@ export const endpointRoutes: RestRoute[] = [
       summary: "Delete an endpoint (only when workersMin and workersMax are both 0)",
       status: 204,
     },
-    (c) => deleteEndpoint(c.deps, c.accountId, c.params.endpointId ?? ""),
+    (c) => c.management.endpoints.delete(c.accountId, c.params.endpointId ?? ""),
   ),
 ];

@@ -10,49 +10,22 @@ import {
   NetworkVolumeCreateInput,
 } from "../../../sdk/schemas/network-volume";
 import { GqlTemplateInput, type KeyValue, splitCommaList } from "../../../sdk/schemas/template";
-import type { ServiceDeps } from "../../deps";
-import {
-  createRegistryAuth,
-  deleteRegistryAuth,
-  listRegistryAuths,
-  updateRegistryAuth,
-} from "../../domain/container-registry-auth";
-import {
-  createEndpoint,
-  deleteEndpoint,
-  type EndpointChanges,
-  getEndpoint,
-  listEndpoints,
-  replaceEndpoint,
-} from "../../domain/endpoint";
-import { ServiceError } from "../../domain/errors";
-import {
-  createNetworkVolume,
-  deleteNetworkVolume,
-  listNetworkVolumes,
-  updateNetworkVolume,
-} from "../../domain/network-volume";
-import { listPods, podName } from "../../domain/pod";
-import type { EndpointRecord, TemplateRecord } from "../../domain/records";
-import {
-  createTemplate,
-  deleteTemplateByName,
-  getTemplate,
-  listTemplates,
-  replaceTemplate,
-  type TemplateChanges,
-} from "../../domain/template";
 import { parseInput } from "../../edge/parse";
+import { ServiceError } from "../../errors";
+import type { Management } from "../index";
+import { publicRegistryAuth } from "../model/container-registry-auth";
+import type { EndpointChanges } from "../model/endpoint";
+import type { EndpointRecord } from "../model/records";
+import type { TemplateChanges } from "../model/template";
+import { envList, gqlPod, gqlTemplate } from "./shape";
 
 export interface GraphqlContext {
-  deps: ServiceDeps;
+  management: Management;
   accountId: string;
 }
 
 type Args = Record<string, unknown>;
 
-const envList = (env: Record<string, string>): KeyValue[] =>
-  Object.entries(env).map(([key, value]) => ({ key, value }));
 const envMap = (env: readonly KeyValue[] | null | undefined) =>
   env ? Object.fromEntries(env.map(({ key, value }) => [key, value])) : undefined;
 /** GraphQL null means "not given": with full-replace semantics it resets the field to its default. */
@@ -106,10 +79,6 @@ function templateChanges(input: GqlTemplateInput): TemplateChanges {
   };
 }
 
-function gqlTemplate(t: TemplateRecord) {
-  return { ...t, dockerArgs: t.dockerStartCmd.join(" "), env: envList(t.env), ports: t.ports.join(",") };
-}
-
 const parse = <S extends z.ZodType>(schema: S, value: unknown) => parseInput(schema, value, "input");
 
 /** Resolvers: parse (zod), call one domain function, shape the reply. */
@@ -119,11 +88,11 @@ export const resolvers = {
   },
   User: {
     id: (_: unknown, __: Args, c: GraphqlContext) => c.accountId,
-    endpoints: (_: unknown, __: Args, c: GraphqlContext) => listEndpoints(c.deps, c.accountId),
+    endpoints: (_: unknown, __: Args, c: GraphqlContext) => c.management.endpoints.list(c.accountId),
     /** null when the account has no such endpoint (ids of other accounts read as missing). */
     endpoint: (_: unknown, args: Args, c: GraphqlContext) => {
       try {
-        return getEndpoint(c.deps, c.accountId, String(args.id));
+        return c.management.endpoints.get(c.accountId, String(args.id));
       } catch (error) {
         if (error instanceof ServiceError && error.code === "NOT_FOUND") return null;
         throw error;
@@ -131,10 +100,11 @@ export const resolvers = {
     },
     serverlessDiscount: () => null,
     podTemplates: (_: unknown, __: Args, c: GraphqlContext) =>
-      listTemplates(c.deps, c.accountId).map(gqlTemplate),
-    networkVolumes: (_: unknown, __: Args, c: GraphqlContext) => listNetworkVolumes(c.deps, c.accountId),
+      c.management.templates.list(c.accountId).map(gqlTemplate),
+    networkVolumes: (_: unknown, __: Args, c: GraphqlContext) =>
+      c.management.networkVolumes.list(c.accountId),
     containerRegistryCreds: (_: unknown, __: Args, c: GraphqlContext) =>
-      listRegistryAuths(c.deps, c.accountId).map(({ id, name }) => ({ id, name })),
+      c.management.registryAuths.list(c.accountId).map(publicRegistryAuth),
   },
   Endpoint: {
     userId: (e: EndpointRecord) => e.accountId,
@@ -142,72 +112,57 @@ export const resolvers = {
     allowedCudaVersions: (e: EndpointRecord) => e.allowedCudaVersions.join(","),
     createdAt: (e: EndpointRecord) => new Date(e.createdAt).toISOString(),
     template: (e: EndpointRecord, _: Args, c: GraphqlContext) =>
-      gqlTemplate(getTemplate(c.deps, c.accountId, e.templateId)),
+      gqlTemplate(c.management.templates.get(c.accountId, e.templateId)),
     pods: (e: EndpointRecord, _: Args, c: GraphqlContext) =>
-      listPods(c.deps, c.accountId, { endpointId: e.id, includeWorkers: true }).map((pod) => ({
-        id: pod.worker.id,
-        name: podName(pod),
-        desiredStatus: pod.worker.desiredStatus,
-        endpointId: pod.worker.endpointId,
-        imageName: pod.worker.imageName,
-        templateId: pod.worker.templateId,
-        gpuCount: pod.worker.gpuCount,
-        lastStartedAt:
-          pod.worker.lastStartedAt === null ? null : new Date(pod.worker.lastStartedAt).toISOString(),
-      })),
+      c.management.pods.list(c.accountId, { endpointId: e.id, includeWorkers: true }).map(gqlPod),
   },
   Mutation: {
     saveEndpoint: (_: unknown, args: Args, c: GraphqlContext) => {
       const input = parse(GqlEndpointInput, args.input);
       const changes = endpointChanges(input);
       return input.id
-        ? replaceEndpoint(c.deps, c.accountId, input.id, changes)
-        : createEndpoint(c.deps, c.accountId, changes);
+        ? c.management.endpoints.replace(c.accountId, input.id, changes)
+        : c.management.endpoints.create(c.accountId, changes);
     },
     deleteEndpoint: (_: unknown, args: Args, c: GraphqlContext) => {
-      deleteEndpoint(c.deps, c.accountId, String(args.id));
+      c.management.endpoints.delete(c.accountId, String(args.id));
       return null;
     },
     saveTemplate: (_: unknown, args: Args, c: GraphqlContext) => {
       const input = parse(GqlTemplateInput, args.input);
       const changes = templateChanges(input);
       const record = input.id
-        ? replaceTemplate(c.deps, c.accountId, input.id, changes)
-        : createTemplate(c.deps, c.accountId, changes);
+        ? c.management.templates.replace(c.accountId, input.id, changes)
+        : c.management.templates.create(c.accountId, changes);
       return gqlTemplate(record);
     },
     deleteTemplate: (_: unknown, args: Args, c: GraphqlContext) => {
-      deleteTemplateByName(c.deps, c.accountId, String(args.templateName));
+      c.management.templates.deleteByName(c.accountId, String(args.templateName));
       return null;
     },
     createNetworkVolume: (_: unknown, args: Args, c: GraphqlContext) =>
-      createNetworkVolume(c.deps, c.accountId, parse(NetworkVolumeCreateInput, args.input)),
+      c.management.networkVolumes.create(c.accountId, parse(NetworkVolumeCreateInput, args.input)),
     updateNetworkVolume: (_: unknown, args: Args, c: GraphqlContext) => {
       const input = parse(GqlNetworkVolumeUpdateInput, args.input);
-      return updateNetworkVolume(c.deps, c.accountId, input.id, {
+      return c.management.networkVolumes.update(c.accountId, input.id, {
         name: given(input.name),
         size: given(input.size),
       });
     },
     deleteNetworkVolume: (_: unknown, args: Args, c: GraphqlContext) => {
-      deleteNetworkVolume(c.deps, c.accountId, parse(GqlNetworkVolumeDeleteInput, args.input).id);
+      c.management.networkVolumes.delete(c.accountId, parse(GqlNetworkVolumeDeleteInput, args.input).id);
       return null;
     },
     saveRegistryAuth: (_: unknown, args: Args, c: GraphqlContext) => {
-      const { id, name } = createRegistryAuth(
-        c.deps,
-        c.accountId,
-        parse(ContainerRegistryAuthCreateInput, args.input),
-      );
-      return { id, name };
+      const input = parse(ContainerRegistryAuthCreateInput, args.input);
+      return publicRegistryAuth(c.management.registryAuths.create(c.accountId, input));
     },
     updateRegistryAuth: (_: unknown, args: Args, c: GraphqlContext) => {
       const { id: authId, ...credentials } = parse(GqlRegistryAuthUpdateInput, args.input);
-      const { id, name } = updateRegistryAuth(c.deps, c.accountId, authId, credentials);
-      return { id, name };
+      return publicRegistryAuth(c.management.registryAuths.update(c.accountId, authId, credentials));
     },
     deleteRegistryAuth: (_: unknown, args: Args, c: GraphqlContext) => {
-      deleteRegistryAuth(c.deps, c.accountId, String(args.registryAuthId));
+      c.management.registryAuths.delete(c.accountId, String(args.registryAuthId));
       return null;
     },
   },

@@ -1,18 +1,3 @@
-import type { ServiceDeps } from "../deps";
-import { transaction } from "../store/db";
-import { type ManagementStore, managementStore } from "../store/management-store";
-
-/** The management store of this service instance. */
-export function storeOf(deps: ServiceDeps): ManagementStore {
-  return managementStore(deps.db);
-}
-
-/** Runs `fn` in one transaction on the service's database: all of a change is written, or none. */
-export function inTransaction<T>(deps: ServiceDeps, fn: (store: ManagementStore) => T): T {
-  const store = storeOf(deps);
-  return transaction(deps.db, () => fn(store));
-}
-
 /** Drops keys whose value is undefined, so spreading a partial change never erases a field. */
 export function definedOnly<T extends object>(changes: T): Partial<T> {
   const out: Partial<T> = {};

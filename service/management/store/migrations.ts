@@ -1,4 +1,4 @@
-import type { Migration } from "./db";
+import type { Migration } from "../../db";
 
 /**
  * Tables of the management plane. Each resource is one JSON document (`data`) keyed by

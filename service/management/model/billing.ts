@@ -1,6 +1,7 @@
-import type { ServiceDeps, WorkerPod } from "../deps";
-import { storeOf } from "./common";
-import { invalid } from "./errors";
+import type { Clock } from "../../clock";
+import { invalid } from "../../errors";
+import type { WorkerPod, WorkerRegistry } from "../../planes";
+import type { ManagementStore } from "../store/store";
 import { GPU_POOLS } from "./gpu-pools";
 import type { EndpointRecord } from "./records";
 
@@ -154,73 +155,77 @@ function selected(q: ComputeBillingQuery, worker: WorkerPod, endpoint: EndpointR
   return true;
 }
 
-/** /billing/endpoints and /billing/pods: worker time per bucket and group. */
-export function computeBilling(
-  deps: ServiceDeps,
-  accountId: string,
-  q: ComputeBillingQuery,
-): ComputeBillingRecord[] {
-  const now = deps.clock.now();
-  const buckets = bucketsOf(q, now);
-  const grouping = q.grouping ?? "endpointId";
-  const store = storeOf(deps);
-  const totals = new Map<string, ComputeBillingRecord>();
-  for (const worker of deps.workers.list(accountId)) {
-    if (worker.desiredStatus !== "RUNNING") continue;
-    const endpoint = store.endpoints.get(accountId, worker.endpointId);
-    if (!selected(q, worker, endpoint)) continue;
-    const runningSince = worker.lastStartedAt ?? worker.createdAt;
-    const usdPerMs = (gpuHourPrice(endpoint) * Math.max(1, worker.gpuCount)) / HOUR;
-    const group =
-      grouping === "podId"
-        ? { podId: worker.id }
-        : grouping === "gpuTypeId"
-          ? { gpuTypeId: endpoint?.gpuTypeIds[0] ?? "unknown" }
-          : { endpointId: worker.endpointId };
-    for (const bucket of buckets) {
-      const ms = overlap(bucket, runningSince, now);
-      if (ms === 0) continue;
-      const key = `${bucket.label}|${Object.values(group)[0]}`;
-      const record = totals.get(key) ?? {
-        amount: 0,
-        timeBilledMs: 0,
-        time: new Date(bucket.label).toISOString(),
-        ...group,
-      };
-      record.timeBilledMs += ms;
-      record.amount = round(record.amount + ms * usdPerMs);
-      totals.set(key, record);
-    }
-  }
-  return [...totals.values()].sort((a, b) => a.time.localeCompare(b.time));
-}
+/** Compute and storage billing of an account, from the job plane's workers and the volumes' history. */
+export class BillingService {
+  readonly #store: ManagementStore;
+  readonly #clock: Clock;
+  readonly #workers: WorkerRegistry;
 
-/** /billing/networkvolumes: GB x time of every volume size the account held, per bucket. */
-export function storageBilling(
-  deps: ServiceDeps,
-  accountId: string,
-  range: BillingRange,
-): StorageBillingRecord[] {
-  const now = deps.clock.now();
-  const usage = storeOf(deps).volumeUsage(accountId);
-  const records: StorageBillingRecord[] = [];
-  for (const bucket of bucketsOf(range, now)) {
-    let amount = 0;
-    const gbByVolume = new Map<string, number>();
-    for (const row of usage) {
-      const ms = overlap(bucket, row.fromMs, row.untilMs ?? now);
-      if (ms === 0) continue;
-      amount += ms * row.sizeGb * VOLUME_USD_PER_GB_MS;
-      gbByVolume.set(row.volumeId, Math.max(gbByVolume.get(row.volumeId) ?? 0, row.sizeGb));
-    }
-    if (gbByVolume.size === 0) continue;
-    records.push({
-      amount: round(amount),
-      diskSpaceBilledGb: [...gbByVolume.values()].reduce((a, b) => a + b, 0),
-      highPerformanceStorageAmount: 0,
-      highPerformanceStorageDiskSpaceBilledGb: 0,
-      time: new Date(bucket.label).toISOString(),
-    });
+  constructor(deps: { store: ManagementStore; clock: Clock; workers: WorkerRegistry }) {
+    this.#store = deps.store;
+    this.#clock = deps.clock;
+    this.#workers = deps.workers;
   }
-  return records;
+
+  /** /billing/endpoints and /billing/pods: worker time per bucket and group. */
+  compute(accountId: string, q: ComputeBillingQuery): ComputeBillingRecord[] {
+    const now = this.#clock.now();
+    const buckets = bucketsOf(q, now);
+    const grouping = q.grouping ?? "endpointId";
+    const totals = new Map<string, ComputeBillingRecord>();
+    for (const worker of this.#workers.list(accountId)) {
+      if (worker.desiredStatus !== "RUNNING") continue;
+      const endpoint = this.#store.endpoints.get(accountId, worker.endpointId);
+      if (!selected(q, worker, endpoint)) continue;
+      const runningSince = worker.lastStartedAt ?? worker.createdAt;
+      const usdPerMs = (gpuHourPrice(endpoint) * Math.max(1, worker.gpuCount)) / HOUR;
+      const group =
+        grouping === "podId"
+          ? { podId: worker.id }
+          : grouping === "gpuTypeId"
+            ? { gpuTypeId: endpoint?.gpuTypeIds[0] ?? "unknown" }
+            : { endpointId: worker.endpointId };
+      for (const bucket of buckets) {
+        const ms = overlap(bucket, runningSince, now);
+        if (ms === 0) continue;
+        const key = `${bucket.label}|${Object.values(group)[0]}`;
+        const record = totals.get(key) ?? {
+          amount: 0,
+          timeBilledMs: 0,
+          time: new Date(bucket.label).toISOString(),
+          ...group,
+        };
+        record.timeBilledMs += ms;
+        record.amount = round(record.amount + ms * usdPerMs);
+        totals.set(key, record);
+      }
+    }
+    return [...totals.values()].sort((a, b) => a.time.localeCompare(b.time));
+  }
+
+  /** /billing/networkvolumes: GB x time of every volume size the account held, per bucket. */
+  storage(accountId: string, range: BillingRange): StorageBillingRecord[] {
+    const now = this.#clock.now();
+    const usage = this.#store.volumeUsage(accountId);
+    const records: StorageBillingRecord[] = [];
+    for (const bucket of bucketsOf(range, now)) {
+      let amount = 0;
+      const gbByVolume = new Map<string, number>();
+      for (const row of usage) {
+        const ms = overlap(bucket, row.fromMs, row.untilMs ?? now);
+        if (ms === 0) continue;
+        amount += ms * row.sizeGb * VOLUME_USD_PER_GB_MS;
+        gbByVolume.set(row.volumeId, Math.max(gbByVolume.get(row.volumeId) ?? 0, row.sizeGb));
+      }
+      if (gbByVolume.size === 0) continue;
+      records.push({
+        amount: round(amount),
+        diskSpaceBilledGb: [...gbByVolume.values()].reduce((a, b) => a + b, 0),
+        highPerformanceStorageAmount: 0,
+        highPerformanceStorageDiskSpaceBilledGb: 0,
+        time: new Date(bucket.label).toISOString(),
+      });
+    }
+    return records;
+  }
 }

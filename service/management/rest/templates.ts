@@ -5,13 +5,6 @@ import {
   TemplateListQuery,
   TemplateUpdateInput,
 } from "../../../sdk/schemas/template";
-import {
-  createTemplate,
-  deleteTemplate,
-  getTemplate,
-  listTemplates,
-  updateTemplate,
-} from "../../domain/template";
 import { type RestRoute, route, updateRoutes } from "./route";
 import { restTemplate } from "./shape";
 
@@ -28,7 +21,7 @@ export const templateRoutes: RestRoute[] = [
       body: TemplateCreateInput,
       response: Template,
     },
-    (c) => restTemplate(createTemplate(c.deps, c.accountId, c.body)),
+    (c) => restTemplate(c.management.templates.create(c.accountId, c.body)),
   ),
   route(
     {
@@ -40,7 +33,7 @@ export const templateRoutes: RestRoute[] = [
       query: TemplateListQuery,
       response: TemplateList,
     },
-    (c) => listTemplates(c.deps, c.accountId).map(restTemplate),
+    (c) => c.management.templates.list(c.accountId).map(restTemplate),
   ),
   route(
     {
@@ -52,7 +45,7 @@ export const templateRoutes: RestRoute[] = [
       query: TemplateListQuery,
       response: Template,
     },
-    (c) => restTemplate(getTemplate(c.deps, c.accountId, c.params.templateId ?? "")),
+    (c) => restTemplate(c.management.templates.get(c.accountId, c.params.templateId ?? "")),
   ),
   ...updateRoutes(
     "/templates/:templateId",
@@ -63,7 +56,7 @@ export const templateRoutes: RestRoute[] = [
       summary: "Update a template (partial); endpoints using it get a new version",
       operationId: "UpdateTemplate",
     },
-    (c) => restTemplate(updateTemplate(c.deps, c.accountId, c.params.templateId ?? "", c.body)),
+    (c) => restTemplate(c.management.templates.update(c.accountId, c.params.templateId ?? "", c.body)),
   ),
   route(
     {
@@ -74,6 +67,6 @@ export const templateRoutes: RestRoute[] = [
       summary: "Delete a template (refused while an endpoint uses it)",
       status: 204,
     },
-    (c) => deleteTemplate(c.deps, c.accountId, c.params.templateId ?? ""),
+    (c) => c.management.templates.delete(c.accountId, c.params.templateId ?? ""),
   ),
 ];

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import type { ComputeType, EndpointType, FlashBootType, ScalerType } from "../../sdk/schemas/common";
+import type { ComputeType, EndpointType, FlashBootType, ScalerType } from "../../../sdk/schemas/common";
 
 type Enum<T extends z.ZodType> = z.infer<T>;
 

@@ -4,13 +4,6 @@ import {
   NetworkVolumeList,
   NetworkVolumeUpdateInput,
 } from "../../../sdk/schemas/network-volume";
-import {
-  createNetworkVolume,
-  deleteNetworkVolume,
-  getNetworkVolume,
-  listNetworkVolumes,
-  updateNetworkVolume,
-} from "../../domain/network-volume";
 import { type RestRoute, route, updateRoutes } from "./route";
 import { restNetworkVolume } from "./shape";
 
@@ -27,7 +20,7 @@ export const networkVolumeRoutes: RestRoute[] = [
       body: NetworkVolumeCreateInput,
       response: NetworkVolume,
     },
-    (c) => restNetworkVolume(createNetworkVolume(c.deps, c.accountId, c.body)),
+    (c) => restNetworkVolume(c.management.networkVolumes.create(c.accountId, c.body)),
   ),
   route(
     {
@@ -38,7 +31,7 @@ export const networkVolumeRoutes: RestRoute[] = [
       summary: "List network volumes",
       response: NetworkVolumeList,
     },
-    (c) => listNetworkVolumes(c.deps, c.accountId).map(restNetworkVolume),
+    (c) => c.management.networkVolumes.list(c.accountId).map(restNetworkVolume),
   ),
   route(
     {
@@ -49,7 +42,7 @@ export const networkVolumeRoutes: RestRoute[] = [
       summary: "Find a network volume by id",
       response: NetworkVolume,
     },
-    (c) => restNetworkVolume(getNetworkVolume(c.deps, c.accountId, c.params.networkVolumeId ?? "")),
+    (c) => restNetworkVolume(c.management.networkVolumes.get(c.accountId, c.params.networkVolumeId ?? "")),
   ),
   ...updateRoutes(
     "/networkvolumes/:networkVolumeId",
@@ -61,7 +54,9 @@ export const networkVolumeRoutes: RestRoute[] = [
       operationId: "UpdateNetworkVolume",
     },
     (c) =>
-      restNetworkVolume(updateNetworkVolume(c.deps, c.accountId, c.params.networkVolumeId ?? "", c.body)),
+      restNetworkVolume(
+        c.management.networkVolumes.update(c.accountId, c.params.networkVolumeId ?? "", c.body),
+      ),
   ),
   route(
     {
@@ -72,6 +67,6 @@ export const networkVolumeRoutes: RestRoute[] = [
       summary: "Delete a network volume (refused while attached to an endpoint)",
       status: 204,
     },
-    (c) => deleteNetworkVolume(c.deps, c.accountId, c.params.networkVolumeId ?? ""),
+    (c) => c.management.networkVolumes.delete(c.accountId, c.params.networkVolumeId ?? ""),
   ),
 ];

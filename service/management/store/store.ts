@@ -1,11 +1,12 @@
 import type { DatabaseSync, StatementSync } from "node:sqlite";
+import { transaction } from "../../db";
 import type {
   EndpointRecord,
   NetworkVolumeRecord,
   RegistryAuthRecord,
   TemplateRecord,
   VolumeUsageRow,
-} from "../domain/records";
+} from "../model/records";
 
 interface DataRow {
   data: string;
@@ -44,11 +45,11 @@ class DocumentTable<T extends { id: string; accountId: string }> {
 }
 
 /**
- * All store access of the management plane. Statements are prepared once per database handle
- * (see managementStore) and every call takes the account id.
+ * All store access of the management plane. Opened once per service (its statements are prepared
+ * here); every call takes the account id.
  */
 export class ManagementStore {
-  readonly db: DatabaseSync;
+  readonly #db: DatabaseSync;
   readonly endpoints: DocumentTable<EndpointRecord>;
   readonly templates: DocumentTable<TemplateRecord>;
   readonly volumes: DocumentTable<NetworkVolumeRecord>;
@@ -69,7 +70,7 @@ export class ManagementStore {
   readonly #authByName: StatementSync;
 
   constructor(db: DatabaseSync) {
-    this.db = db;
+    this.#db = db;
     this.endpoints = new DocumentTable(db, "mgmt_endpoints");
     this.templates = new DocumentTable(db, "mgmt_templates");
     this.volumes = new DocumentTable(db, "mgmt_network_volumes");
@@ -118,6 +119,11 @@ export class ManagementStore {
        ON CONFLICT (account_id, id) DO UPDATE SET name = excluded.name, data = excluded.data`,
     );
     this.#authByName = db.prepare("SELECT data FROM mgmt_registry_auths WHERE account_id = ? AND name = ?");
+  }
+
+  /** Runs `fn` in one transaction: all of a change is written, or none. Nested calls join the outer one. */
+  transaction<T>(fn: () => T): T {
+    return transaction(this.#db, fn);
   }
 
   putEndpoint(record: EndpointRecord): void {
@@ -194,19 +200,4 @@ export class ManagementStore {
     const row = this.#authByName.get(accountId, name) as DataRow | undefined;
     return row ? (JSON.parse(row.data) as RegistryAuthRecord) : undefined;
   }
-}
-
-/**
- * One store per database handle. The WeakMap is a memo keyed by the handle, not shared state: two
- * services in one process have two handles and so two stores.
- */
-const stores = new WeakMap<DatabaseSync, ManagementStore>();
-
-export function managementStore(db: DatabaseSync): ManagementStore {
-  let store = stores.get(db);
-  if (!store) {
-    store = new ManagementStore(db);
-    stores.set(db, store);
-  }
-  return store;
 }

@@ -3,14 +3,8 @@ import {
   ContainerRegistryAuthCreateInput,
   ContainerRegistryAuthList,
 } from "../../../sdk/schemas/container-registry-auth";
-import {
-  createRegistryAuth,
-  deleteRegistryAuth,
-  getRegistryAuth,
-  listRegistryAuths,
-} from "../../domain/container-registry-auth";
+import { publicRegistryAuth } from "../model/container-registry-auth";
 import { type RestRoute, route } from "./route";
-import { restRegistryAuth } from "./shape";
 
 const TAG = "container registry auths";
 
@@ -26,7 +20,7 @@ export const registryAuthRoutes: RestRoute[] = [
       body: ContainerRegistryAuthCreateInput,
       response: ContainerRegistryAuth,
     },
-    (c) => restRegistryAuth(createRegistryAuth(c.deps, c.accountId, c.body)),
+    (c) => publicRegistryAuth(c.management.registryAuths.create(c.accountId, c.body)),
   ),
   route(
     {
@@ -37,7 +31,7 @@ export const registryAuthRoutes: RestRoute[] = [
       summary: "List container registry auths",
       response: ContainerRegistryAuthList,
     },
-    (c) => listRegistryAuths(c.deps, c.accountId).map(restRegistryAuth),
+    (c) => c.management.registryAuths.list(c.accountId).map(publicRegistryAuth),
   ),
   route(
     {
@@ -48,7 +42,8 @@ export const registryAuthRoutes: RestRoute[] = [
       summary: "Find a container registry auth by id",
       response: ContainerRegistryAuth,
     },
-    (c) => restRegistryAuth(getRegistryAuth(c.deps, c.accountId, c.params.containerRegistryAuthId ?? "")),
+    (c) =>
+      publicRegistryAuth(c.management.registryAuths.get(c.accountId, c.params.containerRegistryAuthId ?? "")),
   ),
   route(
     {
@@ -59,6 +54,6 @@ export const registryAuthRoutes: RestRoute[] = [
       summary: "Delete a container registry auth (refused while a template uses it)",
       status: 204,
     },
-    (c) => deleteRegistryAuth(c.deps, c.accountId, c.params.containerRegistryAuthId ?? ""),
+    (c) => c.management.registryAuths.delete(c.accountId, c.params.containerRegistryAuthId ?? ""),
   ),
 ];

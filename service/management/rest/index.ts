@@ -1,6 +1,6 @@
 import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
-import type { ServiceDeps } from "../../deps";
+import type { ManagementWireDeps } from "../index";
 import { billingRoutes } from "./billing";
 import { endpointRoutes } from "./endpoints";
 import { networkVolumeRoutes } from "./network-volumes";
@@ -36,7 +36,7 @@ function documentProvider(document: Record<string, unknown>): FastifyPluginAsync
 }
 
 /** REST v1, registered under /v1. Bearer auth on every route except the docs. */
-export function restPlugin(deps: ServiceDeps): FastifyPluginAsync {
+export function restPlugin(deps: ManagementWireDeps): FastifyPluginAsync {
   return async (app: FastifyInstance) => {
     for (const r of restRoutes) r.register(app, deps);
     const document = openApiDocument(restRoutes);
