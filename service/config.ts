@@ -1,4 +1,4 @@
-import type { JobPlaneConfig } from "./job-plane";
+import type { JobPlaneConfig } from "./jobs/config";
 
 /** Tunables of the local service; every one has a default that matches the real service. */
 export interface ServiceConfig {

@@ -4,9 +4,11 @@ import { type Clock, SystemClock } from "./clock";
 import { DEFAULT_CONFIG, type ServiceConfig } from "./config";
 import { openDatabase } from "./db";
 import { Accounts } from "./edge/auth";
+import { listeningUrl } from "./edge/server";
 import { EventBus } from "./event-bus";
 import { createIds, type Ids } from "./ids";
-import { createJobPlane, jobMigrations } from "./job-plane";
+import { JobPlane } from "./jobs/plane";
+import { jobMigrations } from "./jobs/store/job-store";
 import { Management } from "./management";
 import { EndpointRecords } from "./management/directory";
 import { managementMigrations } from "./management/store/migrations";
@@ -57,7 +59,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const accounts = new Accounts(options.apiKeys);
   const events = new EventBus<ServiceEvents>();
   const store = new ManagementStore(db);
-  const jobs = createJobPlane({
+  const jobs = new JobPlane({
     db,
     clock,
     ids,
@@ -70,7 +72,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const app = buildApp({ accounts, management, jobs, managementBodyLimit: config.managementBodyLimit });
   try {
     await app.listen({ host: "127.0.0.1", port: options.port ?? 0 });
-    await jobs.start();
+    jobs.start(listeningUrl(app.server));
   } catch (error) {
     await app.close().catch(() => {});
     db.close();

@@ -1,3 +1,4 @@
+import type { Server } from "node:http";
 import Fastify, { type FastifyInstance } from "fastify";
 import { SERVER_BODY_LIMIT } from "./body";
 import { installErrorHandling, redactUrl } from "./errors";
@@ -16,4 +17,12 @@ export function edgeServer(): FastifyInstance {
   });
   installErrorHandling(app);
   return app;
+}
+
+/** http://127.0.0.1:<port> of a listening server (any-address binds are reached on loopback); null before it listens. */
+export function listeningUrl(server: Server): string | null {
+  const address = server.address();
+  if (!address || typeof address === "string") return null;
+  const host = address.address === "::" || address.address === "0.0.0.0" ? "127.0.0.1" : address.address;
+  return `http://${host.includes(":") ? `[${host}]` : host}:${address.port}`;
 }

@@ -6,7 +6,8 @@ import { Accounts } from "../../../service/edge/auth";
 import { installErrorHandling } from "../../../service/edge/errors";
 import { EventBus } from "../../../service/event-bus";
 import { createSequentialIds } from "../../../service/ids";
-import { createJobPlane, jobMigrations } from "../../../service/job-plane";
+import { JobPlane } from "../../../service/jobs/plane";
+import { jobMigrations } from "../../../service/jobs/store/job-store";
 import type { EndpointRecord } from "../../../service/management/model/endpoint";
 import type { ServiceEvents } from "../../../service/planes";
 import { ACCOUNT, type Harness, KEY, OTHER_KEY, startHarness } from "./harness";
@@ -195,7 +196,7 @@ describe("job API errors", () => {
 describe("500: an unexpected failure", () => {
   it("answers a JSON body without internals", async () => {
     const db = openDatabase(":memory:", jobMigrations);
-    const plane = createJobPlane({
+    const plane = new JobPlane({
       db,
       clock: new ManualClock(),
       ids: createSequentialIds(),

@@ -7,12 +7,9 @@ import { Accounts, accountIdOf } from "../../../service/edge/auth";
 import { EventBus } from "../../../service/event-bus";
 import { createSequentialIds } from "../../../service/ids";
 import { DEFAULT_CONFIG } from "../../../service/index";
-import {
-  createJobPlane,
-  type JobPlaneConfig,
-  type JobPlaneParts,
-  jobMigrations,
-} from "../../../service/job-plane";
+import type { JobPlaneConfig } from "../../../service/jobs/config";
+import { JobPlane } from "../../../service/jobs/plane";
+import { jobMigrations } from "../../../service/jobs/store/job-store";
 import { Management } from "../../../service/management";
 import { EndpointRecords } from "../../../service/management/directory";
 import type { EndpointChanges, EndpointRecord } from "../../../service/management/model/endpoint";
@@ -35,7 +32,7 @@ export interface Reply {
 export interface Harness {
   app: FastifyInstance;
   management: Management;
-  plane: JobPlaneParts;
+  plane: JobPlane;
   clock: Clock;
   /** http://127.0.0.1:P */
   url: string;
@@ -72,7 +69,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const accounts = new Accounts([KEY, OTHER_KEY]);
   const events = new EventBus<ServiceEvents>();
   const store = new ManagementStore(db);
-  const plane = createJobPlane({
+  const plane = new JobPlane({
     db,
     clock,
     ids,
@@ -96,9 +93,9 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     managementBodyLimit: DEFAULT_CONFIG.managementBodyLimit,
   });
   await app.listen({ host: "127.0.0.1", port: 0 });
-  await plane.start();
   const address = app.server.address();
   const url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
+  plane.start(url);
   return {
     app,
     management,

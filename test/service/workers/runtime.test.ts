@@ -173,7 +173,7 @@ describe("worker runtime and built-in handlers", () => {
   });
 
   it("handlers config: a user module by image name (tag ignored), a self-starting module, a command line", async () => {
-    const runtimeMain = resolve("service/workers/runtime/main.ts");
+    const runtimeMain = resolve("service/jobs/workers/runtime/main.ts");
     const loader = `file://${resolve("node_modules/tsx/dist/loader.mjs")}`;
     await start({
       config: {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { ManualClock } from "../../../service/clock";
+import { decideScale, type ScalerInput, type ScalerWorker } from "../../../service/jobs/workers/scaler";
 import type { EndpointRecord } from "../../../service/management/model/endpoint";
-import { decideScale, type ScalerInput, type ScalerWorker } from "../../../service/workers/scaler";
 import { ACCOUNT, eventually, type Harness, startHarness } from "../jobs/harness";
 
 const endpoint = (over: Partial<ScalerInput["endpoint"]> = {}): ScalerInput["endpoint"] => ({

@@ -50,7 +50,7 @@ describe("standalone worker runtime", () => {
       [
         "--import",
         LOADER,
-        resolve("service/workers/runtime/main.ts"),
+        resolve("service/jobs/workers/runtime/main.ts"),
         resolve("examples/handlers/uppercase.ts"),
         "--test_input",
         '{"input": {"text": "local"}}',

@@ -1,4 +1,4 @@
-import type { EndpointSettings } from "../domain/jobs/endpoints";
+import type { EndpointSettings } from "../../planes";
 
 /** A worker as the scaler sees it. */
 export interface ScalerWorker {

@@ -1,10 +1,11 @@
 import type { JobDoneBody, StreamChunk } from "../../../sdk/schemas/job";
 import type { Clock, Timer } from "../../clock";
 import { notFound } from "../../errors";
-import type { JobBook } from "./book";
+import type { Emitter } from "../../event-bus";
+import type { JobBook } from "../book/book";
+import { Deque } from "../book/collections";
+import type { Job } from "../model/job";
 import { splitChunk } from "./chunks";
-import { Deque } from "./collections";
-import type { Job } from "./model";
 
 /** One worker as the protocol sees it: what it holds, its pending polls, what it must stop. */
 export interface WorkerSession {
@@ -41,13 +42,16 @@ interface PendingPoll<T> {
   resolve(value: T): void;
 }
 
-export interface DispatchHooks {
+/** What the dispatcher announces about workers (the job plane routes these to the pool and the scaler). */
+export interface DispatchEvents {
+  /** A worker made contact: one this service started, or one run by hand (session.managed false). */
+  "worker.opened": [session: WorkerSession];
+  /** Something changed that may matter to the scaler: a worker ready, busy or gone. */
+  "worker.changed": [endpointId: string];
   /** The worker asked to be replaced (stopPod). */
-  stopPod(session: WorkerSession): void;
+  "worker.replace": [session: WorkerSession];
   /** The worker did not stop a job in time: kill and replace it. */
-  unresponsive(session: WorkerSession): void;
-  /** Something changed that may matter to the scaler. */
-  activity(endpointId: string): void;
+  "worker.unresponsive": [session: WorkerSession];
 }
 
 export interface DispatchOptions {
@@ -71,14 +75,14 @@ export class Dispatcher {
   readonly #book: JobBook;
   readonly #clock: Clock;
   readonly #options: DispatchOptions;
-  readonly #hooks: DispatchHooks;
+  readonly #events: Emitter<DispatchEvents>;
   readonly #graceTimers = new Set<Timer>();
 
-  constructor(book: JobBook, clock: Clock, options: DispatchOptions, hooks: DispatchHooks) {
+  constructor(book: JobBook, clock: Clock, options: DispatchOptions, events: Emitter<DispatchEvents>) {
     this.#book = book;
     this.#clock = clock;
     this.#options = options;
-    this.#hooks = hooks;
+    this.#events = events;
   }
 
   session(workerId: string): WorkerSession | undefined {
@@ -108,6 +112,7 @@ export class Dispatcher {
       sdkVersion: null,
     };
     this.#sessions.set(spec.id, session);
+    this.#events.emit("worker.opened", session);
     return session;
   }
 
@@ -126,7 +131,7 @@ export class Dispatcher {
     this.#answerTake(session, []);
     this.#answerStop(session, []);
     for (const jobId of [...session.held.keys()]) this.#lost(session, jobId);
-    this.#hooks.activity(session.endpointId);
+    this.#events.emit("worker.changed", session.endpointId);
   }
 
   /** job-take / job-take-batch: resolves with up to `max` jobs, or none after the hold. */
@@ -218,7 +223,7 @@ export class Dispatcher {
     const timer = this.#clock.setTimer(this.#options.stopGraceMs, () => {
       this.#graceTimers.delete(timer);
       if (this.#sessions.get(session.id) === session && session.held.has(job.id))
-        this.#hooks.unresponsive(session);
+        this.#events.emit("worker.unresponsive", session);
     });
     this.#graceTimers.add(timer);
   }
@@ -233,7 +238,7 @@ export class Dispatcher {
       return;
     }
     this.#release(session, jobId);
-    if (body.stopPod === true) this.#hooks.stopPod(session);
+    if (body.stopPod === true) this.#events.emit("worker.replace", session);
     if (!job) throw notFound("job", jobId);
     // Late results (after cancel, timeout, or on another worker's job) never resurrect a job.
     if (job.status !== "IN_PROGRESS" || job.workerId !== session.id) return;
@@ -294,7 +299,7 @@ export class Dispatcher {
       session.held.set(job.id, this.#clock.now());
       jobs.push(job);
     }
-    if (jobs.length > 0) this.#hooks.activity(session.endpointId);
+    if (jobs.length > 0) this.#events.emit("worker.changed", session.endpointId);
     return jobs;
   }
 
@@ -318,7 +323,7 @@ export class Dispatcher {
     if (session.readyAt === null) {
       session.readyAt = now;
       session.idleSince = now;
-      this.#hooks.activity(session.endpointId);
+      this.#events.emit("worker.changed", session.endpointId);
     }
   }
 

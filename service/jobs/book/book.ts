@@ -1,8 +1,9 @@
 import type { JobStatus, StreamChunk } from "../../../sdk/schemas/job";
 import type { Clock } from "../../clock";
-import type { JobStore, RemovedJob } from "../../store/jobs";
+import type { Emitter } from "../../event-bus";
+import { isExpired, isTerminal, type Job, transition } from "../model/job";
+import type { JobStore, RemovedJob } from "../store/job-store";
 import { DeadlineQueue, Deque } from "./collections";
-import { isExpired, isTerminal, type Job, transition } from "./model";
 import { Watchers } from "./watchers";
 
 /** Job counts of one endpoint, kept as jobs move; /health reads them. */
@@ -22,14 +23,14 @@ interface EndpointJobs extends EndpointJobCounts {
   queue: Deque<Job>;
 }
 
-/** What the rest of the job plane does when jobs move. */
-export interface JobBookHooks {
+/** What the book announces as jobs move (the job plane routes these to the parts that act on them). */
+export interface BookEvents {
   /** A job entered its endpoint's queue. */
-  queued(job: Job): void;
+  "job.queued": [job: Job];
   /** A running job must stop on its worker (cancel, execution timeout, ttl). */
-  stopRunning(job: Job, workerId: string): void;
+  "job.mustStop": [job: Job, workerId: string];
   /** A job reached COMPLETED, FAILED, TIMED_OUT or CANCELLED. */
-  finished(job: Job): void;
+  "job.finished": [job: Job];
 }
 
 export interface JobBookOptions {
@@ -51,18 +52,15 @@ export class JobBook {
   readonly #clock: Clock;
   readonly #deadlines: DeadlineQueue<Job>;
   readonly #options: JobBookOptions;
-  #hooks: JobBookHooks = { queued: () => {}, stopRunning: () => {}, finished: () => {} };
+  readonly #events: Emitter<BookEvents>;
 
-  constructor(store: JobStore, clock: Clock, options: JobBookOptions) {
+  constructor(store: JobStore, clock: Clock, options: JobBookOptions, events: Emitter<BookEvents>) {
     this.#store = store;
     this.#clock = clock;
     this.#options = options;
+    this.#events = events;
     this.watchers = new Watchers(clock);
     this.#deadlines = new DeadlineQueue(clock, (job) => this.#onDeadline(job));
-  }
-
-  setHooks(hooks: JobBookHooks): void {
-    this.#hooks = hooks;
   }
 
   /** Rebuilds the index from the store after a restart; returns the jobs that were running. */
@@ -181,7 +179,7 @@ export class JobBook {
     this.#move(job, "CANCELLED", () => {
       job.completedAt = this.#clock.now();
     });
-    if (workerId) this.#hooks.stopRunning(job, workerId);
+    if (workerId) this.#events.emit("job.mustStop", job, workerId);
   }
 
   /** FAILED or TIMED_OUT -> IN_QUEUE: same id and input, previous result removed. */
@@ -198,7 +196,7 @@ export class JobBook {
 
   /** Removes a job (ttl expiry, purge); a running one is also stopped on its worker. */
   delete(job: Job): void {
-    if (job.status === "IN_PROGRESS" && job.workerId) this.#hooks.stopRunning(job, job.workerId);
+    if (job.status === "IN_PROGRESS" && job.workerId) this.#events.emit("job.mustStop", job, job.workerId);
     this.#count(job, -1);
     this.#endpoint(job.endpointId).retried -= job.retries;
     this.#live.delete(job.id);
@@ -271,7 +269,7 @@ export class JobBook {
     this.#deadlines.add(this.#nextDeadline(job), job);
     this.#store.save(job);
     this.watchers.notify(job.id);
-    this.#hooks.queued(job);
+    this.#events.emit("job.queued", job);
   }
 
   /** One status change: counts out, transition, counts in, persist, wake waiters. */
@@ -286,7 +284,7 @@ export class JobBook {
     }
     this.#store.save(job);
     this.watchers.notify(job.id);
-    if (isTerminal(job)) this.#hooks.finished(job);
+    if (isTerminal(job)) this.#events.emit("job.finished", job);
   }
 
   #isQueued(job: Job): boolean {
@@ -315,7 +313,7 @@ export class JobBook {
       this.finish(job, "TIMED_OUT", {
         error: `job exceeded its execution timeout of ${job.executionTimeoutMs} ms`,
       });
-      if (workerId) this.#hooks.stopRunning(job, workerId);
+      if (workerId) this.#events.emit("job.mustStop", job, workerId);
       return;
     }
     const next = this.#nextDeadline(job);

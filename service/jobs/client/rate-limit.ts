@@ -1,6 +1,6 @@
-import { RATE_LIMITS, type RateLimit, type RateLimitedOperation } from "../../../sdk/schemas/job";
 import type { Clock } from "../../clock";
 import { ServiceError } from "../../errors";
+import { RATE_LIMITS, type RateLimit, type RateLimitedOperation } from "../policy";
 
 export interface RateLimitOptions {
   enabled: boolean;

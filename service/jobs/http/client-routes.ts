@@ -1,24 +1,16 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import {
-  JOB_LIMITS,
-  JobSubmission,
-  type RateLimitedOperation,
-  RunSyncQuery,
-  StatusQuery,
-  StatusSyncQuery,
-} from "../../../sdk/schemas/job";
-import type { RateLimiter } from "../../domain/jobs/rate-limit";
-import type { JobService } from "../../domain/jobs/service";
+import { JobSubmission, RunSyncQuery, StatusQuery, StatusSyncQuery } from "../../../sdk/schemas/job";
 import type { Accounts } from "../../edge/auth";
 import { parseInput } from "../../edge/parse";
-import { notFound, ServiceError } from "../../errors";
-import type { JobStore } from "../../store/jobs";
+import { ServiceError } from "../../errors";
+import type { JobService } from "../client/job-service";
+import type { RateLimiter } from "../client/rate-limit";
+import { JOB_POLICY, type RateLimitedOperation } from "../policy";
 import { clientGone } from "./wire";
 
 export interface ClientRouteDeps {
   accounts: Accounts;
   jobs: JobService;
-  store: JobStore;
   limiter: RateLimiter;
   /** How long /stream holds when no chunk is buffered, ms. */
   streamHoldMs: number;
@@ -32,8 +24,8 @@ interface JobParams extends EndpointParams {
 }
 
 /**
- * The client side of /v2/{endpoint_id}: parse, authenticate, rate-limit, call one JobService method,
- * shape the reply. No rule lives here.
+ * The client side of /v2/{endpoint_id}: authenticate, find the queue endpoint, rate-limit, parse,
+ * call one JobService method, shape the reply. No rule lives here.
  */
 export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps): void {
   const { jobs, limiter } = deps;
@@ -52,31 +44,21 @@ export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps
     return jobs.job(accountId, endpointId, jobId, ttl);
   };
 
-  app.post("/:endpointId/run", { bodyLimit: JOB_LIMITS.runBodyBytes }, async (request) => {
+  app.post("/:endpointId/run", { bodyLimit: JOB_POLICY.runBodyBytes }, async (request) => {
     const { accountId, endpointId, release } = admit(request, "run");
     try {
-      const body = parseInput(JobSubmission, request.body, "body");
-      const job = jobs.submit(accountId, endpointId, body, "async");
-      await deps.store.flushed();
-      // The job may already be on a worker; /run always reports the state it was accepted in.
-      return { id: job.id, status: "IN_QUEUE" };
+      return await jobs.run(accountId, endpointId, parseInput(JobSubmission, request.body, "body"));
     } finally {
       release();
     }
   });
 
-  app.post("/:endpointId/runsync", { bodyLimit: JOB_LIMITS.runsyncBodyBytes }, async (request, reply) => {
+  app.post("/:endpointId/runsync", { bodyLimit: JOB_POLICY.runsyncBodyBytes }, async (request, reply) => {
     const { accountId, endpointId, release } = admit(request, "runsync");
     try {
       const { wait } = parseInput(RunSyncQuery, request.query, "wait");
       const body = parseInput(JobSubmission, request.body, "body");
-      const job = jobs.submit(accountId, endpointId, body, "sync");
-      await deps.store.flushed();
-      const ended = await jobs.waitForEnd(job, wait ?? JOB_LIMITS.runsyncWait.default, clientGone(reply));
-      if (!jobs.exists(job)) throw notFound("job", job.id);
-      // A result the client sees is one a restart keeps.
-      await deps.store.flushed();
-      return ended ? jobs.envelope(job) : { id: job.id, status: job.status };
+      return await jobs.runSync(accountId, endpointId, body, wait, clientGone(reply));
     } finally {
       release();
     }
@@ -99,10 +81,7 @@ export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps
     const { accountId, release } = admit(request, "status");
     try {
       const { wait, ttl } = parseInput(StatusSyncQuery, request.query, "wait");
-      const job = jobOf(request, accountId, ttl);
-      await jobs.waitForEnd(job, wait ?? JOB_LIMITS.runsyncWait.default, clientGone(reply));
-      if (!jobs.exists(job)) throw notFound("job", job.id);
-      return jobs.envelope(job);
+      return await jobs.statusSync(jobOf(request, accountId, ttl), wait, clientGone(reply));
     } finally {
       release();
     }
@@ -138,9 +117,7 @@ export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps
 
   app.post("/:endpointId/retry/:jobId", async (request) => {
     const { accountId } = admit(request, null);
-    const job = jobs.retry(jobOf(request, accountId));
-    // As /run: a waiting worker may already hold it; the reply reports the state retry put it in.
-    return { id: job.id, status: "IN_QUEUE" };
+    return jobs.retry(jobOf(request, accountId));
   });
 
   app.post("/:endpointId/purge-queue", async (request) => {

@@ -1,7 +1,5 @@
 import type { EndpointDirectory, EndpointSettings } from "../../planes";
 
-export type { EndpointDirectory, EndpointSettings } from "../../planes";
-
 const MAX_ENTRIES = 10_000;
 
 /**

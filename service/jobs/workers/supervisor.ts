@@ -1,7 +1,8 @@
-import type { Clock, Timer } from "../clock";
-import type { JobBook } from "../domain/jobs/book";
-import type { Dispatcher } from "../domain/jobs/dispatch";
-import type { CachedEndpoints, EndpointSettings } from "../domain/jobs/endpoints";
+import type { Clock, Timer } from "../../clock";
+import type { EndpointSettings } from "../../planes";
+import type { JobBook } from "../book/book";
+import type { Dispatcher } from "../dispatch/dispatcher";
+import type { CachedEndpoints } from "../model/endpoints";
 import type { WorkerPool } from "./pool";
 import { decideScale } from "./scaler";
 

@@ -1,22 +1,17 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { JobDoneBody, JobStreamBody, JobTakeQuery, PingQuery } from "../../../sdk/schemas/job";
-import type { Dispatcher, WorkerSession } from "../../domain/jobs/dispatch";
-import type { EndpointDirectory } from "../../domain/jobs/endpoints";
-import { type Job, workerJobOf } from "../../domain/jobs/model";
-import { type Accounts, bareKey } from "../../edge/auth";
 import { parseAnyBodyAsJson } from "../../edge/body";
 import { parseInput } from "../../edge/parse";
-import { notFound, ServiceError } from "../../errors";
+import type { Dispatcher, WorkerSession } from "../dispatch/dispatcher";
+import type { WorkerAccess } from "../dispatch/worker-access";
+import { type Job, workerJobOf } from "../model/job";
 import { clientGone, pathParam } from "./wire";
 
 export interface WorkerRouteDeps {
-  accounts: Accounts;
   dispatcher: Dispatcher;
-  endpoints: EndpointDirectory;
+  access: WorkerAccess;
   /** Largest job-done / job-stream body, bytes. */
   bodyLimit: number;
-  /** A worker not started by this service made contact. */
-  onExternalWorker(session: WorkerSession): void;
 }
 
 interface WorkerParams {
@@ -36,30 +31,14 @@ export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps
   const { dispatcher } = deps;
   parseAnyBodyAsJson(app, deps.bodyLimit);
 
-  /** The worker's session: its own key (managed workers) or its account's key (hand-run workers). */
+  /** The worker's session (see WorkerAccess), and parameters appended to its id by a template without `?`. */
   const sessionOf = (request: FastifyRequest): { session: WorkerSession; extra: URLSearchParams } => {
     const params = request.params as WorkerParams;
     const { id: workerId, extra } = pathParam(params.workerId);
-    const credential = bareKey(request.headers.authorization ?? "");
-    const existing = dispatcher.session(workerId);
-    if (existing) {
-      if (existing.endpointId !== params.endpointId) throw notFound("worker", workerId);
-      if (existing.key !== null && credential === existing.key) return { session: existing, extra };
-      if (deps.accounts.resolve(credential) === existing.accountId) return { session: existing, extra };
-      throw new ServiceError("UNAUTHORIZED", "Unauthorized: not this worker's key");
-    }
-    const accountId = deps.accounts.resolve(credential);
-    if (!accountId) throw new ServiceError("UNAUTHORIZED", "Unauthorized: unknown worker or key");
-    if (!deps.endpoints.get(accountId, params.endpointId)) throw notFound("endpoint", params.endpointId);
-    const session = dispatcher.open({
-      id: workerId,
-      accountId,
-      endpointId: params.endpointId,
-      managed: false,
-      key: null,
-    });
-    deps.onExternalWorker(session);
-    return { session, extra };
+    return {
+      session: deps.access.session(params.endpointId, workerId, request.headers.authorization),
+      extra,
+    };
   };
 
   const take = (batch: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {

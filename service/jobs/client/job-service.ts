@@ -1,10 +1,18 @@
-import type { HealthReply, JobEnvelope, JobSubmission, StreamChunk } from "../../../sdk/schemas/job";
+import {
+  type HealthReply,
+  JOB_LIMITS,
+  type JobAccepted,
+  type JobEnvelope,
+  type JobSubmission,
+  type StreamChunk,
+} from "../../../sdk/schemas/job";
 import type { Clock } from "../../clock";
 import { notFound, ServiceError } from "../../errors";
 import type { Ids } from "../../ids";
-import type { JobBook } from "./book";
-import type { EndpointDirectory, EndpointSettings } from "./endpoints";
-import { createJob, envelopeOf, isTerminal, type Job, type JobKind } from "./model";
+import type { EndpointDirectory, EndpointSettings } from "../../planes";
+import type { JobBook } from "../book/book";
+import { createJob, envelopeOf, isTerminal, type Job, type JobKind } from "../model/job";
+import type { JobStore } from "../store/job-store";
 
 /** Worker numbers of an endpoint, for /health. */
 export type WorkerCounts = {
@@ -22,6 +30,7 @@ export type WorkerCounts = {
  */
 export class JobService {
   readonly #book: JobBook;
+  readonly #store: JobStore;
   readonly #endpoints: EndpointDirectory;
   readonly #clock: Clock;
   readonly #ids: Ids;
@@ -29,12 +38,14 @@ export class JobService {
 
   constructor(deps: {
     book: JobBook;
+    store: JobStore;
     endpoints: EndpointDirectory;
     clock: Clock;
     ids: Ids;
     workerCounts: (endpointId: string) => WorkerCounts;
   }) {
     this.#book = deps.book;
+    this.#store = deps.store;
     this.#endpoints = deps.endpoints;
     this.#clock = deps.clock;
     this.#ids = deps.ids;
@@ -54,7 +65,43 @@ export class JobService {
     return endpoint;
   }
 
-  /** /run and /runsync: a new job in the queue. */
+  /**
+   * /run: a new job in the queue, answered once it is on disk (a restart keeps what a client was told
+   * was accepted). It may already be on a worker by then; /run reports the state it was accepted in.
+   */
+  async run(accountId: string, endpointId: string, body: JobSubmission): Promise<JobAccepted> {
+    const job = this.submit(accountId, endpointId, body, "async");
+    await this.#store.flushed();
+    return { id: job.id, status: "IN_QUEUE" };
+  }
+
+  /**
+   * /runsync: a new job, held up to `waitMs` (default 90 s) for its end. A finished job answers its
+   * envelope, one still going its {id, status} (the client polls on). What a client sees is on disk.
+   */
+  async runSync(
+    accountId: string,
+    endpointId: string,
+    body: JobSubmission,
+    waitMs: number | undefined,
+    signal: AbortSignal,
+  ): Promise<JobEnvelope> {
+    const job = this.submit(accountId, endpointId, body, "sync");
+    await this.#store.flushed();
+    const ended = await this.#waitForEnd(job, waitMs ?? JOB_LIMITS.runsyncWait.default, signal);
+    if (!this.exists(job)) throw notFound("job", job.id);
+    await this.#store.flushed();
+    return ended ? this.envelope(job) : { id: job.id, status: job.status };
+  }
+
+  /** /status-sync: the job's envelope once it ends, or after `waitMs` (default 90 s). */
+  async statusSync(job: Job, waitMs: number | undefined, signal: AbortSignal): Promise<JobEnvelope> {
+    await this.#waitForEnd(job, waitMs ?? JOB_LIMITS.runsyncWait.default, signal);
+    if (!this.exists(job)) throw notFound("job", job.id);
+    return this.envelope(job);
+  }
+
+  /** A new job in the queue (the job of /run and /runsync). */
   submit(accountId: string, endpointId: string, body: JobSubmission, kind: JobKind): Job {
     const endpoint = this.queueEndpoint(accountId, endpointId);
     const job = createJob({
@@ -91,7 +138,7 @@ export class JobService {
   }
 
   /** Holds until the job ends (or is deleted) or `ms` pass; false if it is still going. */
-  async waitForEnd(job: Job, ms: number, signal?: AbortSignal): Promise<boolean> {
+  #waitForEnd(job: Job, ms: number, signal?: AbortSignal): Promise<boolean> {
     return this.#book.watchers.waitUntil(job.id, ms, () => this.#endedOrGone(job), signal);
   }
 
@@ -117,8 +164,11 @@ export class JobService {
     return job;
   }
 
-  /** /retry: FAILED or TIMED_OUT jobs only, back in the queue with the same id and input. */
-  retry(job: Job): Job {
+  /**
+   * /retry: FAILED or TIMED_OUT jobs only, back in the queue with the same id and input. As /run, a
+   * waiting worker may already hold it: the reply reports the state retry put it in.
+   */
+  retry(job: Job): JobAccepted {
     if (job.status !== "FAILED" && job.status !== "TIMED_OUT") {
       throw new ServiceError(
         "PRECONDITION",
@@ -127,7 +177,7 @@ export class JobService {
       );
     }
     this.#book.retry(job);
-    return job;
+    return { id: job.id, status: "IN_QUEUE" };
   }
 
   /** /purge-queue: removes queued jobs; running ones continue. */

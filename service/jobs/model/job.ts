@@ -7,13 +7,14 @@ import {
   type S3Config,
   type StreamChunk,
 } from "../../../sdk/schemas/job";
+import { JOB_POLICY } from "../policy";
 
 /** Async jobs come from /run (results kept 30 min), sync jobs from /runsync (kept 1 min). */
 export type JobKind = "async" | "sync";
 
 /**
  * A job as the job plane holds it. Mutable on purpose: the in-memory index is the hot copy and the
- * store is written behind it (see store/jobs.ts).
+ * store is written behind it (see store/job-store.ts).
  */
 export interface Job {
   readonly id: string;
@@ -47,7 +48,7 @@ export interface Job {
   retries: number;
   /** Stream chunks not yet drained by /stream (memory only); null until the first chunk. */
   stream: StreamChunk[] | null;
-  /** The store's row of this job, 0 until first written; set by the store only (store/jobs.ts). */
+  /** The store's row of this job, 0 until first written; set by the store only (store/job-store.ts). */
   storeRow: number;
 }
 
@@ -259,7 +260,7 @@ export function transition(job: Job, to: JobStatus): void {
 export const isTerminal = (job: Job): boolean => isTerminalJobStatus(job.status);
 
 export function retentionMs(kind: JobKind): number {
-  return kind === "sync" ? JOB_LIMITS.retentionSyncMs : JOB_LIMITS.retentionAsyncMs;
+  return kind === "sync" ? JOB_POLICY.retentionSyncMs : JOB_POLICY.retentionAsyncMs;
 }
 
 /**

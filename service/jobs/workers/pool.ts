@@ -3,12 +3,12 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Clock, Timer } from "../clock";
-import type { Dispatcher, WorkerSession } from "../domain/jobs/dispatch";
-import type { EndpointSettings } from "../domain/jobs/endpoints";
-import type { WorkerCounts } from "../domain/jobs/service";
-import type { Ids } from "../ids";
-import type { WorkerPod, WorkerRegistry } from "../planes";
+import type { Clock, Timer } from "../../clock";
+import type { Emitter } from "../../event-bus";
+import type { Ids } from "../../ids";
+import type { EndpointSettings, WorkerPod, WorkerRegistry } from "../../planes";
+import type { WorkerCounts } from "../client/job-service";
+import type { Dispatcher, WorkerSession } from "../dispatch/dispatcher";
 import type { Launcher } from "./launch";
 
 export type { ManagedWorker };
@@ -25,6 +25,12 @@ export interface PoolOptions {
   /** Stopped workers kept in the pod list per endpoint. */
   historyPerEndpoint: number;
   workerOutput: "inherit" | "ignore";
+}
+
+/** What the pool announces (the scaler re-evaluates the endpoint). */
+export interface PoolEvents {
+  /** A worker process of the endpoint exited. */
+  "worker.changed": [endpointId: string];
 }
 
 type StopReason = "idle" | "replace" | "unresponsive" | "deleted" | "shutdown";
@@ -61,7 +67,7 @@ export class WorkerPool implements WorkerRegistry {
   readonly #launcher: Launcher;
   readonly #options: PoolOptions;
   readonly #log: (message: string) => void;
-  readonly #onChange: (endpointId: string) => void;
+  readonly #events: Emitter<PoolEvents>;
   #baseUrl: string | null = null;
 
   constructor(deps: {
@@ -71,7 +77,7 @@ export class WorkerPool implements WorkerRegistry {
     launcher: Launcher;
     options: PoolOptions;
     log: (message: string) => void;
-    onChange: (endpointId: string) => void;
+    events: Emitter<PoolEvents>;
   }) {
     this.#clock = deps.clock;
     this.#ids = deps.ids;
@@ -79,7 +85,7 @@ export class WorkerPool implements WorkerRegistry {
     this.#launcher = deps.launcher;
     this.#options = deps.options;
     this.#log = deps.log;
-    this.#onChange = deps.onChange;
+    this.#events = deps.events;
   }
 
   /** Where workers reach the service, e.g. http://127.0.0.1:8080 (known once it listens). */
@@ -330,7 +336,7 @@ export class WorkerPool implements WorkerRegistry {
     past.length = Math.min(past.length, this.#options.historyPerEndpoint);
     if (worker.stopping !== "deleted") this.#history.set(session.endpointId, past);
     worker.markExited();
-    this.#onChange(session.endpointId);
+    this.#events.emit("worker.changed", session.endpointId);
   }
 
   #pod(worker: ManagedWorker): WorkerPod {

@@ -1,6 +1,7 @@
 import { Agent, request } from "undici";
-import { JOB_LIMITS, type WebhookPayload } from "../../../sdk/schemas/job";
+import type { WebhookPayload } from "../../../sdk/schemas/job";
 import type { Clock } from "../../clock";
+import { JOB_POLICY } from "../policy";
 
 export interface WebhookOptions {
   /** Time allowed for one delivery attempt, ms. */
@@ -13,8 +14,8 @@ export interface WebhookOptions {
 
 export const DEFAULT_WEBHOOK_OPTIONS: WebhookOptions = {
   timeoutMs: 10_000,
-  retries: JOB_LIMITS.webhookRetries,
-  spacingMs: JOB_LIMITS.webhookSpacingMs,
+  retries: JOB_POLICY.webhookRetries,
+  spacingMs: JOB_POLICY.webhookSpacingMs,
 };
 
 /** One delivery attempt as the receiver answered it (status 0: no answer). */

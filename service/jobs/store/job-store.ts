@@ -1,7 +1,7 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
-import type { JobPolicy, JobStatus, S3Config } from "../../sdk/schemas/job";
-import { type Migration, transaction } from "../db";
-import { expiresAt, isTerminal, type Job, type JobKind, jobFrom } from "../domain/jobs/model";
+import type { JobPolicy, JobStatus, S3Config } from "../../../sdk/schemas/job";
+import { type Migration, transaction } from "../../db";
+import { expiresAt, isTerminal, type Job, type JobKind, jobFrom } from "../model/job";
 
 /**
  * The job plane's table. Rows are keyed by a sequence number the store assigns in increasing order,
@@ -9,7 +9,7 @@ import { expiresAt, isTerminal, type Job, type JobKind, jobFrom } from "../domai
  * page each (an order of magnitude less write work per job). Ids are resolved through an in-memory
  * index (id -> seq) rebuilt from the table at start, about 100 bytes per kept job.
  */
-export const jobStoreMigrations: Migration[] = [
+export const jobMigrations: Migration[] = [
   {
     name: "jobs-002-sequential-rows",
     sql: `
