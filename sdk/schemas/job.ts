@@ -153,7 +153,7 @@ export const JobErrorBody = z.looseObject({
 });
 export type JobErrorBody = z.infer<typeof JobErrorBody>;
 
-// ---- Worker protocol (see WORKER-PROTOCOL.md): what workers send and receive ----
+// ---- Worker protocol (docs/worker-protocol.md): what workers send and receive ----
 
 /** Query of job-take / job-take-batch; other parameters (gpu, ...) are opaque. */
 export const JobTakeQuery = z.looseObject({

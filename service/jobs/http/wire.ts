@@ -11,7 +11,7 @@ export function clientGone(reply: FastifyReply): AbortSignal {
 
 /**
  * A path parameter of a worker route, with parameters a template without `?` appended to it
- * (`J1&isStream=false`): the real library adds `&...` blindly (WORKER-PROTOCOL.md §3.1).
+ * (`J1&isStream=false`): the real library adds `&...` blindly (docs/worker-protocol.md, section 1).
  */
 export function pathParam(value: string): { id: string; extra: URLSearchParams } {
   const at = value.indexOf("&");

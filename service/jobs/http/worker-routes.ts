@@ -23,7 +23,7 @@ interface WorkerJobParams extends WorkerParams {
 }
 
 /**
- * The worker protocol (WORKER-PROTOCOL.md), exactly as workers of the real service speak it:
+ * The worker protocol (docs/worker-protocol.md), exactly as workers of the real service speak it:
  * job-take (long-poll) and job-take-batch, job-stop, job-done (results and progress), job-stream,
  * ping. Bodies are read raw and parsed as JSON whatever their content-type says.
  */

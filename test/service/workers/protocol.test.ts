@@ -6,7 +6,7 @@ import { eventually, type Harness, KEY, OTHER_KEY, startHarness } from "../jobs/
 import { ProtocolWorker } from "../jobs/protocol-worker";
 
 /**
- * The worker side, spoken byte for byte as the real Python worker library does (WORKER-PROTOCOL.md),
+ * The worker side, spoken byte for byte as the real Python worker library does (docs/worker-protocol.md),
  * so a worker written for the real service works against this one.
  */
 describe("worker protocol compatibility", () => {

@@ -3,7 +3,7 @@ import { Agent, type Dispatcher, interceptors, request } from "undici";
 import { exceptionBody, isStream, RUNTIME_VERSION, resultBody, serialise } from "./result";
 import type { HandlerContext, JobResultBody, StartOptions, WorkerJob } from "./types";
 
-/** The worker's addresses and key, from the environment the platform sets (WORKER-PROTOCOL.md §2-3). */
+/** The worker's addresses and key, from the environment the platform sets (docs/worker-protocol.md, section 1). */
 export interface WorkerEnv {
   workerId: string;
   key: string;
