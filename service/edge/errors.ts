@@ -65,8 +65,12 @@ function body(wire: Wire, { code, message, field }: Refusal) {
 
 /** Fastify's own refusals (malformed JSON, empty JSON body, body too large, bad content type) are about the body. */
 function fastifyRefusal(error: FastifyError, status: number): Refusal {
-  const code = status === 413 ? "PAYLOAD_TOO_LARGE" : status === 401 ? "UNAUTHORIZED" : "VALIDATION";
-  return { code, message: `body: ${error.message}`, field: "body" };
+  if (status === 401) return { code: "UNAUTHORIZED", message: `body: ${error.message}` };
+  return {
+    code: status === 413 ? "PAYLOAD_TOO_LARGE" : "VALIDATION",
+    message: `body: ${error.message}`,
+    field: "body",
+  };
 }
 
 /** Installs the error and not-found handlers on the root instance: every route of every wire answers through them. */
