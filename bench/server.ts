@@ -9,9 +9,9 @@ import { subscribe } from "node:diagnostics_channel";
 import { performance } from "node:perf_hooks";
 import type { FastifyInstance } from "fastify";
 import { Kind, parse } from "graphql";
-import type { ServiceConfig } from "../service/deps";
+import type { ServiceConfig } from "../service/config";
 import { startService } from "../service/index";
-import type { JobPlaneConfig } from "../service/job-plane";
+import type { JobPlaneConfig } from "../service/jobs/config";
 import { serveIpc } from "./lib/ipc";
 import { type CallCount, ServerOptions, type ServerReady, type ServerStats } from "./lib/protocol";
 

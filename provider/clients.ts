@@ -1,7 +1,7 @@
 import { GraphQLClient } from "../sdk/graphql";
 import { RestClient } from "../sdk/rest";
 import type { ProviderSettings } from "./config";
-import type { ManagementApi } from "./context";
+import type { ManagementApi } from "./management-api";
 
 /**
  * The providers' calls bound to the SDK: REST for templates, network volumes and registry auths;

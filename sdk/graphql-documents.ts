@@ -1,3 +1,19 @@
+import { z } from "zod";
+import {
+  ContainerRegistryAuth,
+  ContainerRegistryAuthCreateInput,
+  GqlRegistryAuthUpdateInput,
+} from "./schemas/container-registry-auth";
+import { GqlEndpoint, GqlEndpointInput, ServerlessDiscount } from "./schemas/endpoint";
+import {
+  GqlNetworkVolumeDeleteInput,
+  GqlNetworkVolumeUpdateInput,
+  NetworkVolume,
+  NetworkVolumeCreateInput,
+} from "./schemas/network-volume";
+import { GqlPodTemplate, GqlTemplateInput } from "./schemas/template";
+import { parseReply, validateInput } from "./validate";
+
 /**
  * The GraphQL documents the SDK sends, with the type names of the real service's schema. Values always
  * travel as variables: nothing a caller passes is ever interpolated into a document.
@@ -43,54 +59,253 @@ const TEMPLATE_FIELDS = `
 const VOLUME_FIELDS = "id name size dataCenterId";
 const REGISTRY_AUTH_FIELDS = "id name";
 
-export const DELETE_ENDPOINT = `mutation deleteEndpoint($id: String!) {
+const DELETE_ENDPOINT = `mutation deleteEndpoint($id: String!) {
   deleteEndpoint(id: $id)
 }`;
 
-export const SERVERLESS_DISCOUNT = `query serverlessDiscount {
+const SERVERLESS_DISCOUNT = `query serverlessDiscount {
   myself { serverlessDiscount { discountFactor type expirationDate } }
 }`;
 
-export const SAVE_TEMPLATE = `mutation saveTemplate($input: SaveTemplateInput!) {
+const SAVE_TEMPLATE = `mutation saveTemplate($input: SaveTemplateInput!) {
   saveTemplate(input: $input) { ${TEMPLATE_FIELDS} }
 }`;
 
-export const DELETE_TEMPLATE = `mutation deleteTemplate($templateName: String!) {
+const DELETE_TEMPLATE = `mutation deleteTemplate($templateName: String!) {
   deleteTemplate(templateName: $templateName)
 }`;
 
-export const LIST_TEMPLATES = `query listTemplates {
+const LIST_TEMPLATES = `query listTemplates {
   myself { podTemplates { ${TEMPLATE_FIELDS} } }
 }`;
 
-export const CREATE_NETWORK_VOLUME = `mutation createNetworkVolume($input: CreateNetworkVolumeInput!) {
+const CREATE_NETWORK_VOLUME = `mutation createNetworkVolume($input: CreateNetworkVolumeInput!) {
   createNetworkVolume(input: $input) { ${VOLUME_FIELDS} }
 }`;
 
-export const UPDATE_NETWORK_VOLUME = `mutation updateNetworkVolume($input: UpdateNetworkVolumeInput!) {
+const UPDATE_NETWORK_VOLUME = `mutation updateNetworkVolume($input: UpdateNetworkVolumeInput!) {
   updateNetworkVolume(input: $input) { ${VOLUME_FIELDS} }
 }`;
 
-export const DELETE_NETWORK_VOLUME = `mutation deleteNetworkVolume($input: DeleteNetworkVolumeInput!) {
+const DELETE_NETWORK_VOLUME = `mutation deleteNetworkVolume($input: DeleteNetworkVolumeInput!) {
   deleteNetworkVolume(input: $input)
 }`;
 
-export const LIST_NETWORK_VOLUMES = `query listNetworkVolumes {
+const LIST_NETWORK_VOLUMES = `query listNetworkVolumes {
   myself { networkVolumes { ${VOLUME_FIELDS} } }
 }`;
 
-export const SAVE_REGISTRY_AUTH = `mutation saveRegistryAuth($input: SaveRegistryAuthInput!) {
+const SAVE_REGISTRY_AUTH = `mutation saveRegistryAuth($input: SaveRegistryAuthInput!) {
   saveRegistryAuth(input: $input) { ${REGISTRY_AUTH_FIELDS} }
 }`;
 
-export const UPDATE_REGISTRY_AUTH = `mutation updateRegistryAuth($input: UpdateRegistryAuthInput!) {
+const UPDATE_REGISTRY_AUTH = `mutation updateRegistryAuth($input: UpdateRegistryAuthInput!) {
   updateRegistryAuth(input: $input) { ${REGISTRY_AUTH_FIELDS} }
 }`;
 
-export const DELETE_REGISTRY_AUTH = `mutation deleteRegistryAuth($registryAuthId: String!) {
+const DELETE_REGISTRY_AUTH = `mutation deleteRegistryAuth($registryAuthId: String!) {
   deleteRegistryAuth(registryAuthId: $registryAuthId)
 }`;
 
-export const LIST_REGISTRY_AUTHS = `query listRegistryAuths {
+const LIST_REGISTRY_AUTHS = `query listRegistryAuths {
   myself { containerRegistryCreds { ${REGISTRY_AUTH_FIELDS} } }
 }`;
+
+type Variables = Record<string, unknown>;
+
+/**
+ * One operation of the GraphQL client: its document, how the caller's argument is checked and becomes
+ * the variables, and how the reply is read. GraphQLClient runs every operation the same way.
+ */
+export interface GraphqlOperation<In, Out> {
+  /** Names the call in errors: "graphql.saveEndpoint". */
+  readonly name: string;
+  /** Queries are retried (idempotent); mutations never are. */
+  readonly kind: "query" | "mutation";
+  /** The document, or which endpoint document (sent with the extended selection, then the portable one). */
+  readonly document: string | { endpoint: keyof EndpointDocuments };
+  /** Checks the argument (a ValidationError naming the field; nothing is sent) and makes the variables. */
+  prepare(input: In): { variables?: Variables; secrets: readonly string[] };
+  /** Parses the reply's data (a ProtocolError naming the field) and picks the result from it. */
+  read(data: unknown): Out;
+  /** What a NOT_FOUND error answers instead, for reads of one resource that may be missing. */
+  readonly whenNotFound?: () => Out;
+}
+
+interface Definition<S extends z.ZodType | undefined, R extends z.ZodType, Out> {
+  name: string;
+  kind: "query" | "mutation";
+  document: GraphqlOperation<unknown, unknown>["document"];
+  /** The argument's schema; none for operations without one. */
+  input?: S;
+  /** Variables from the checked argument; default `{ input }`. */
+  variables?: (valid: Valid<S>) => Variables;
+  reply: R;
+  pick: (data: z.output<R>) => Out;
+  /** Strings to keep out of errors besides the key (registry passwords). */
+  secrets?: (valid: Valid<S>) => string[];
+  whenNotFound?: () => Out;
+}
+
+type Valid<S> = S extends z.ZodType ? z.output<S> : undefined;
+type Argument<S> = S extends z.ZodType ? z.input<S> : undefined;
+
+function operation<S extends z.ZodType | undefined, R extends z.ZodType, Out>(
+  def: Definition<S, R, Out>,
+): GraphqlOperation<Argument<S>, Out> {
+  const name = `graphql.${def.name}`;
+  return {
+    name,
+    kind: def.kind,
+    document: def.document,
+    prepare(input) {
+      if (def.input === undefined) return { secrets: [] };
+      const valid = validateInput(def.input, input, name) as Valid<S>;
+      return {
+        variables: def.variables ? def.variables(valid) : { input: valid },
+        secrets: def.secrets?.(valid) ?? [],
+      };
+    },
+    read: (data) => def.pick(parseReply(def.reply, data, name)),
+    ...(def.whenNotFound ? { whenNotFound: def.whenNotFound } : {}),
+  };
+}
+
+const NonEmptyId = z.string().trim().min(1);
+/** Deletes answer null (or a scalar on some operations): nothing to read. */
+const Nothing = z.unknown();
+const myself = <S extends z.ZodRawShape>(shape: S) => z.object({ myself: z.object(shape) });
+
+/** Every operation of GraphQLClient, by method. */
+export const OPERATIONS = {
+  saveEndpoint: operation({
+    name: "saveEndpoint",
+    kind: "mutation",
+    document: { endpoint: "save" },
+    input: GqlEndpointInput,
+    reply: z.object({ saveEndpoint: GqlEndpoint }),
+    pick: (data) => data.saveEndpoint,
+  }),
+  getEndpoint: operation({
+    name: "getEndpoint",
+    kind: "query",
+    document: { endpoint: "get" },
+    input: NonEmptyId,
+    variables: (id) => ({ id }),
+    reply: myself({ endpoint: GqlEndpoint.nullish() }),
+    pick: (data): GqlEndpoint | null => data.myself.endpoint ?? null,
+    whenNotFound: () => null,
+  }),
+  listEndpoints: operation({
+    name: "listEndpoints",
+    kind: "query",
+    document: { endpoint: "list" },
+    reply: myself({ endpoints: z.array(GqlEndpoint) }),
+    pick: (data) => data.myself.endpoints,
+  }),
+  deleteEndpoint: operation({
+    name: "deleteEndpoint",
+    kind: "mutation",
+    document: DELETE_ENDPOINT,
+    input: NonEmptyId,
+    variables: (id) => ({ id }),
+    reply: Nothing,
+    pick: () => undefined,
+  }),
+  serverlessDiscount: operation({
+    name: "serverlessDiscount",
+    kind: "query",
+    document: SERVERLESS_DISCOUNT,
+    reply: myself({ serverlessDiscount: ServerlessDiscount.optional() }),
+    pick: (data): ServerlessDiscount => data.myself.serverlessDiscount ?? null,
+  }),
+  saveTemplate: operation({
+    name: "saveTemplate",
+    kind: "mutation",
+    document: SAVE_TEMPLATE,
+    input: GqlTemplateInput,
+    reply: z.object({ saveTemplate: GqlPodTemplate }),
+    pick: (data) => data.saveTemplate,
+  }),
+  deleteTemplate: operation({
+    name: "deleteTemplate",
+    kind: "mutation",
+    document: DELETE_TEMPLATE,
+    input: NonEmptyId,
+    variables: (templateName) => ({ templateName }),
+    reply: Nothing,
+    pick: () => undefined,
+  }),
+  listTemplates: operation({
+    name: "listTemplates",
+    kind: "query",
+    document: LIST_TEMPLATES,
+    reply: myself({ podTemplates: z.array(GqlPodTemplate) }),
+    pick: (data) => data.myself.podTemplates,
+  }),
+  createNetworkVolume: operation({
+    name: "createNetworkVolume",
+    kind: "mutation",
+    document: CREATE_NETWORK_VOLUME,
+    input: NetworkVolumeCreateInput,
+    reply: z.object({ createNetworkVolume: NetworkVolume }),
+    pick: (data) => data.createNetworkVolume,
+  }),
+  updateNetworkVolume: operation({
+    name: "updateNetworkVolume",
+    kind: "mutation",
+    document: UPDATE_NETWORK_VOLUME,
+    input: GqlNetworkVolumeUpdateInput,
+    reply: z.object({ updateNetworkVolume: NetworkVolume }),
+    pick: (data) => data.updateNetworkVolume,
+  }),
+  deleteNetworkVolume: operation({
+    name: "deleteNetworkVolume",
+    kind: "mutation",
+    document: DELETE_NETWORK_VOLUME,
+    input: GqlNetworkVolumeDeleteInput,
+    reply: Nothing,
+    pick: () => undefined,
+  }),
+  listNetworkVolumes: operation({
+    name: "listNetworkVolumes",
+    kind: "query",
+    document: LIST_NETWORK_VOLUMES,
+    reply: myself({ networkVolumes: z.array(NetworkVolume) }),
+    pick: (data) => data.myself.networkVolumes,
+  }),
+  saveRegistryAuth: operation({
+    name: "saveRegistryAuth",
+    kind: "mutation",
+    document: SAVE_REGISTRY_AUTH,
+    input: ContainerRegistryAuthCreateInput,
+    reply: z.object({ saveRegistryAuth: ContainerRegistryAuth }),
+    pick: (data) => data.saveRegistryAuth,
+    secrets: (valid) => [valid.password],
+  }),
+  updateRegistryAuth: operation({
+    name: "updateRegistryAuth",
+    kind: "mutation",
+    document: UPDATE_REGISTRY_AUTH,
+    input: GqlRegistryAuthUpdateInput,
+    reply: z.object({ updateRegistryAuth: ContainerRegistryAuth }),
+    pick: (data) => data.updateRegistryAuth,
+    secrets: (valid) => [valid.password],
+  }),
+  deleteRegistryAuth: operation({
+    name: "deleteRegistryAuth",
+    kind: "mutation",
+    document: DELETE_REGISTRY_AUTH,
+    input: NonEmptyId,
+    variables: (registryAuthId) => ({ registryAuthId }),
+    reply: Nothing,
+    pick: () => undefined,
+  }),
+  listRegistryAuths: operation({
+    name: "listRegistryAuths",
+    kind: "query",
+    document: LIST_REGISTRY_AUTHS,
+    reply: myself({ containerRegistryCreds: z.array(ContainerRegistryAuth) }),
+    pick: (data) => data.myself.containerRegistryCreds,
+  }),
+} as const;

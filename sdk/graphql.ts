@@ -1,25 +1,27 @@
 import { GraphQLClient as GraphQLRequestClient } from "graphql-request";
-import { z } from "zod";
+import type { z } from "zod";
 import { type ClientOptions, clientHttp, requireApiKey } from "./client-options";
 import { NotFoundError, ValidationError } from "./errors";
-import * as documents from "./graphql-documents";
-import { ENDPOINT_DOCUMENTS, type EndpointDocuments } from "./graphql-documents";
-import { graphqlErrorOf } from "./graphql-errors";
-import type { CallOptions, HttpClient, RetryMode } from "./http";
 import {
+  ENDPOINT_DOCUMENTS,
+  type EndpointDocuments,
+  type GraphqlOperation,
+  OPERATIONS,
+} from "./graphql-documents";
+import { graphqlErrorOf } from "./graphql-errors";
+import type { CallOptions, HttpClient } from "./http";
+import type {
   ContainerRegistryAuth,
   ContainerRegistryAuthCreateInput,
   GqlRegistryAuthUpdateInput,
 } from "./schemas/container-registry-auth";
-import { GqlEndpoint, GqlEndpointInput, ServerlessDiscount } from "./schemas/endpoint";
-import {
-  GqlNetworkVolumeDeleteInput,
+import type { GqlEndpoint, GqlEndpointInput, ServerlessDiscount } from "./schemas/endpoint";
+import type {
   GqlNetworkVolumeUpdateInput,
   NetworkVolume,
   NetworkVolumeCreateInput,
 } from "./schemas/network-volume";
-import { GqlPodTemplate, GqlTemplateInput } from "./schemas/template";
-import { parseReply, validateInput } from "./validate";
+import type { GqlPodTemplate, GqlTemplateInput } from "./schemas/template";
 
 export const DEFAULT_GRAPHQL_URL = "https://api.runpod.io/graphql";
 
@@ -30,44 +32,24 @@ export interface GraphQLClientOptions extends ClientOptions {
   retries?: number;
 }
 
-interface Call<S extends z.ZodType> extends CallOptions {
-  operation: string;
-  document: string;
-  variables?: Record<string, unknown>;
-  reply: S;
-  /** Strings to keep out of errors besides the key (registry passwords). */
-  secrets?: readonly string[];
-}
-
-const Reply = {
-  saveEndpoint: z.object({ saveEndpoint: GqlEndpoint }),
-  getEndpoint: z.object({ myself: z.object({ endpoint: GqlEndpoint.nullish() }) }),
-  listEndpoints: z.object({ myself: z.object({ endpoints: z.array(GqlEndpoint) }) }),
-  serverlessDiscount: z.object({ myself: z.object({ serverlessDiscount: ServerlessDiscount.optional() }) }),
-  saveTemplate: z.object({ saveTemplate: GqlPodTemplate }),
-  listTemplates: z.object({ myself: z.object({ podTemplates: z.array(GqlPodTemplate) }) }),
-  createNetworkVolume: z.object({ createNetworkVolume: NetworkVolume }),
-  updateNetworkVolume: z.object({ updateNetworkVolume: NetworkVolume }),
-  listNetworkVolumes: z.object({ myself: z.object({ networkVolumes: z.array(NetworkVolume) }) }),
-  saveRegistryAuth: z.object({ saveRegistryAuth: ContainerRegistryAuth }),
-  updateRegistryAuth: z.object({ updateRegistryAuth: ContainerRegistryAuth }),
-  listRegistryAuths: z.object({
-    myself: z.object({ containerRegistryCreds: z.array(ContainerRegistryAuth) }),
-  }),
-  /** Deletes answer null (or a scalar on some operations): nothing to read. */
-  none: z.unknown(),
-};
-
-const NonEmptyId = z.string().trim().min(1);
+/*
+ * A call's own settings reach the transport below as request headers: graphql-request hands its
+ * fetch the headers of each request, and the transport reads these and forwards only the body, so
+ * they never leave the process. That keeps one graphql-request client for all of a client's calls.
+ */
+const OPERATION_HEADER = "x-runpodkit-operation";
+const RETRY_HEADER = "x-runpodkit-retry";
+const TIMEOUT_HEADER = "x-runpodkit-timeout-ms";
 
 /**
  * Typed client of the GraphQL management API, built on graphql-request with the SDK's HTTP layer as
- * its transport (one pool, retries for queries only, timeouts, typed and redacted errors).
+ * its transport (one pool, retries for queries only, timeouts, typed and redacted errors). Every
+ * method runs one operation of OPERATIONS (sdk/graphql-documents.ts).
  */
 export class GraphQLClient {
   readonly #http: HttpClient;
   readonly #apiKey: string;
-  readonly #url: string;
+  readonly #client: GraphQLRequestClient;
   /** Which endpoint selection this service accepts; see ENDPOINT_DOCUMENTS. */
   #endpointDocs: EndpointDocuments = ENDPOINT_DOCUMENTS.extended;
 
@@ -76,8 +58,8 @@ export class GraphQLClient {
     this.#apiKey = options.apiKey;
     const url = new URL(options.baseUrl ?? DEFAULT_GRAPHQL_URL);
     url.searchParams.set("api_key", options.apiKey);
-    this.#url = url.toString();
-    this.#http = clientHttp(options, this.#url);
+    this.#http = clientHttp(options, url.toString());
+    this.#client = new GraphQLRequestClient(url.toString(), { fetch: (_url, init) => this.#transport(init) });
   }
 
   /**
@@ -86,223 +68,106 @@ export class GraphQLClient {
    * with getEndpoint first if you only mean to change one field). `flashBootType` travels as the
    * EndpointInput enum through variables.
    */
-  async saveEndpoint(
-    input: z.input<typeof GqlEndpointInput>,
-    options: CallOptions = {},
-  ): Promise<GqlEndpoint> {
-    const operation = "graphql.saveEndpoint";
-    const valid = validateInput(GqlEndpointInput, input, operation);
-    const data = await this.#endpointCall("save", (document) =>
-      this.#mutate({
-        ...options,
-        operation,
-        document,
-        variables: { input: valid },
-        reply: Reply.saveEndpoint,
-      }),
-    );
-    return data.saveEndpoint;
+  saveEndpoint(input: z.input<typeof GqlEndpointInput>, options: CallOptions = {}): Promise<GqlEndpoint> {
+    return this.#run(OPERATIONS.saveEndpoint, input, options);
   }
 
   /** `myself { endpoint(id:) }`; null when the account has no such endpoint. */
-  async getEndpoint(id: string, options: CallOptions = {}): Promise<GqlEndpoint | null> {
-    const operation = "graphql.getEndpoint";
-    const valid = validateInput(NonEmptyId, id, operation);
-    try {
-      const data = await this.#endpointCall("get", (document) =>
-        this.#query({ ...options, operation, document, variables: { id: valid }, reply: Reply.getEndpoint }),
-      );
-      return data.myself.endpoint ?? null;
-    } catch (error) {
-      if (error instanceof NotFoundError) return null;
-      throw error;
-    }
+  getEndpoint(id: string, options: CallOptions = {}): Promise<GqlEndpoint | null> {
+    return this.#run(OPERATIONS.getEndpoint, id, options);
   }
 
-  async listEndpoints(options: CallOptions = {}): Promise<GqlEndpoint[]> {
-    const data = await this.#endpointCall("list", (document) =>
-      this.#query({ ...options, operation: "graphql.listEndpoints", document, reply: Reply.listEndpoints }),
-    );
-    return data.myself.endpoints;
+  listEndpoints(options: CallOptions = {}): Promise<GqlEndpoint[]> {
+    return this.#run(OPERATIONS.listEndpoints, undefined, options);
   }
 
   /** Refused by the service (CONFLICT) unless workersMin and workersMax are both 0. */
-  async deleteEndpoint(id: string, options: CallOptions = {}): Promise<void> {
-    const operation = "graphql.deleteEndpoint";
-    const valid = validateInput(NonEmptyId, id, operation);
-    await this.#mutate({
-      ...options,
-      operation,
-      document: documents.DELETE_ENDPOINT,
-      variables: { id: valid },
-      reply: Reply.none,
-    });
+  deleteEndpoint(id: string, options: CallOptions = {}): Promise<void> {
+    return this.#run(OPERATIONS.deleteEndpoint, id, options);
   }
 
   /** The account's serverless discount; null when it has none. */
-  async serverlessDiscount(options: CallOptions = {}): Promise<ServerlessDiscount> {
-    const data = await this.#query({
-      ...options,
-      operation: "graphql.serverlessDiscount",
-      document: documents.SERVERLESS_DISCOUNT,
-      reply: Reply.serverlessDiscount,
-    });
-    return data.myself.serverlessDiscount ?? null;
+  serverlessDiscount(options: CallOptions = {}): Promise<ServerlessDiscount> {
+    return this.#run(OPERATIONS.serverlessDiscount, undefined, options);
   }
 
   /** Creates (no `id`) or replaces (`id`) a template: like saveEndpoint, a FULL REPLACE. */
-  async saveTemplate(
-    input: z.input<typeof GqlTemplateInput>,
-    options: CallOptions = {},
-  ): Promise<GqlPodTemplate> {
-    const operation = "graphql.saveTemplate";
-    const valid = validateInput(GqlTemplateInput, input, operation);
-    const data = await this.#mutate({
-      ...options,
-      operation,
-      document: documents.SAVE_TEMPLATE,
-      variables: { input: valid },
-      reply: Reply.saveTemplate,
-    });
-    return data.saveTemplate;
+  saveTemplate(input: z.input<typeof GqlTemplateInput>, options: CallOptions = {}): Promise<GqlPodTemplate> {
+    return this.#run(OPERATIONS.saveTemplate, input, options);
   }
 
   /** Deletes a template BY NAME (the real service's signature). */
-  async deleteTemplate(templateName: string, options: CallOptions = {}): Promise<void> {
-    const operation = "graphql.deleteTemplate";
-    const valid = validateInput(NonEmptyId, templateName, operation);
-    await this.#mutate({
-      ...options,
-      operation,
-      document: documents.DELETE_TEMPLATE,
-      variables: { templateName: valid },
-      reply: Reply.none,
-    });
+  deleteTemplate(templateName: string, options: CallOptions = {}): Promise<void> {
+    return this.#run(OPERATIONS.deleteTemplate, templateName, options);
   }
 
-  async listTemplates(options: CallOptions = {}): Promise<GqlPodTemplate[]> {
-    const data = await this.#query({
-      ...options,
-      operation: "graphql.listTemplates",
-      document: documents.LIST_TEMPLATES,
-      reply: Reply.listTemplates,
-    });
-    return data.myself.podTemplates;
+  listTemplates(options: CallOptions = {}): Promise<GqlPodTemplate[]> {
+    return this.#run(OPERATIONS.listTemplates, undefined, options);
   }
 
-  async createNetworkVolume(
+  createNetworkVolume(
     input: z.input<typeof NetworkVolumeCreateInput>,
     options: CallOptions = {},
   ): Promise<NetworkVolume> {
-    const operation = "graphql.createNetworkVolume";
-    const valid = validateInput(NetworkVolumeCreateInput, input, operation);
-    const data = await this.#mutate({
-      ...options,
-      operation,
-      document: documents.CREATE_NETWORK_VOLUME,
-      variables: { input: valid },
-      reply: Reply.createNetworkVolume,
-    });
-    return data.createNetworkVolume;
+    return this.#run(OPERATIONS.createNetworkVolume, input, options);
   }
 
-  async updateNetworkVolume(
+  updateNetworkVolume(
     input: z.input<typeof GqlNetworkVolumeUpdateInput>,
     options: CallOptions = {},
   ): Promise<NetworkVolume> {
-    const operation = "graphql.updateNetworkVolume";
-    const valid = validateInput(GqlNetworkVolumeUpdateInput, input, operation);
-    const data = await this.#mutate({
-      ...options,
-      operation,
-      document: documents.UPDATE_NETWORK_VOLUME,
-      variables: { input: valid },
-      reply: Reply.updateNetworkVolume,
-    });
-    return data.updateNetworkVolume;
+    return this.#run(OPERATIONS.updateNetworkVolume, input, options);
   }
 
-  async deleteNetworkVolume(id: string, options: CallOptions = {}): Promise<void> {
-    const operation = "graphql.deleteNetworkVolume";
-    const valid = validateInput(GqlNetworkVolumeDeleteInput, { id }, operation);
-    await this.#mutate({
-      ...options,
-      operation,
-      document: documents.DELETE_NETWORK_VOLUME,
-      variables: { input: valid },
-      reply: Reply.none,
-    });
+  deleteNetworkVolume(id: string, options: CallOptions = {}): Promise<void> {
+    return this.#run(OPERATIONS.deleteNetworkVolume, { id }, options);
   }
 
-  async listNetworkVolumes(options: CallOptions = {}): Promise<NetworkVolume[]> {
-    const data = await this.#query({
-      ...options,
-      operation: "graphql.listNetworkVolumes",
-      document: documents.LIST_NETWORK_VOLUMES,
-      reply: Reply.listNetworkVolumes,
-    });
-    return data.myself.networkVolumes;
+  listNetworkVolumes(options: CallOptions = {}): Promise<NetworkVolume[]> {
+    return this.#run(OPERATIONS.listNetworkVolumes, undefined, options);
   }
 
-  async saveRegistryAuth(
+  saveRegistryAuth(
     input: z.input<typeof ContainerRegistryAuthCreateInput>,
     options: CallOptions = {},
   ): Promise<ContainerRegistryAuth> {
-    const operation = "graphql.saveRegistryAuth";
-    const valid = validateInput(ContainerRegistryAuthCreateInput, input, operation);
-    const data = await this.#mutate({
-      ...options,
-      operation,
-      document: documents.SAVE_REGISTRY_AUTH,
-      variables: { input: valid },
-      reply: Reply.saveRegistryAuth,
-      secrets: [valid.password],
-    });
-    return data.saveRegistryAuth;
+    return this.#run(OPERATIONS.saveRegistryAuth, input, options);
   }
 
   /** Replaces the credentials of a registry auth (its name is fixed). */
-  async updateRegistryAuth(
+  updateRegistryAuth(
     input: z.input<typeof GqlRegistryAuthUpdateInput>,
     options: CallOptions = {},
   ): Promise<ContainerRegistryAuth> {
-    const operation = "graphql.updateRegistryAuth";
-    const valid = validateInput(GqlRegistryAuthUpdateInput, input, operation);
-    const data = await this.#mutate({
-      ...options,
-      operation,
-      document: documents.UPDATE_REGISTRY_AUTH,
-      variables: { input: valid },
-      reply: Reply.updateRegistryAuth,
-      secrets: [valid.password],
-    });
-    return data.updateRegistryAuth;
+    return this.#run(OPERATIONS.updateRegistryAuth, input, options);
   }
 
-  async deleteRegistryAuth(registryAuthId: string, options: CallOptions = {}): Promise<void> {
-    const operation = "graphql.deleteRegistryAuth";
-    const valid = validateInput(NonEmptyId, registryAuthId, operation);
-    await this.#mutate({
-      ...options,
-      operation,
-      document: documents.DELETE_REGISTRY_AUTH,
-      variables: { registryAuthId: valid },
-      reply: Reply.none,
-    });
+  deleteRegistryAuth(registryAuthId: string, options: CallOptions = {}): Promise<void> {
+    return this.#run(OPERATIONS.deleteRegistryAuth, registryAuthId, options);
   }
 
-  async listRegistryAuths(options: CallOptions = {}): Promise<ContainerRegistryAuth[]> {
-    const data = await this.#query({
-      ...options,
-      operation: "graphql.listRegistryAuths",
-      document: documents.LIST_REGISTRY_AUTHS,
-      reply: Reply.listRegistryAuths,
-    });
-    return data.myself.containerRegistryCreds;
+  listRegistryAuths(options: CallOptions = {}): Promise<ContainerRegistryAuth[]> {
+    return this.#run(OPERATIONS.listRegistryAuths, undefined, options);
   }
 
   close(): Promise<void> {
     return this.#http.close();
+  }
+
+  /** Checks the argument, sends the operation's document, reads the reply. */
+  async #run<In, Out>(op: GraphqlOperation<In, Out>, input: In, options: CallOptions): Promise<Out> {
+    const { variables, secrets } = op.prepare(input);
+    const send = (document: string) => this.#send(op, document, variables, secrets, options);
+    try {
+      const data =
+        typeof op.document === "string"
+          ? await send(op.document)
+          : await this.#endpointCall(op.document.endpoint, send);
+      return op.read(data);
+    } catch (error) {
+      if (op.whenNotFound && error instanceof NotFoundError) return op.whenNotFound();
+      throw error;
+    }
   }
 
   /**
@@ -310,7 +175,7 @@ export class GraphQLClient {
    * validation error: nothing was executed, so resending is safe), sends the portable one and keeps
    * using it when that works.
    */
-  async #endpointCall<T>(which: keyof EndpointDocuments, send: (document: string) => Promise<T>): Promise<T> {
+  async #endpointCall(which: keyof EndpointDocuments, send: (document: string) => Promise<unknown>) {
     const docs = this.#endpointDocs;
     try {
       return await send(docs[which]);
@@ -325,40 +190,47 @@ export class GraphQLClient {
     }
   }
 
-  #query<S extends z.ZodType>(call: Call<S>): Promise<z.output<S>> {
-    return this.#send(call, "idempotent");
-  }
-
-  #mutate<S extends z.ZodType>(call: Call<S>): Promise<z.output<S>> {
-    return this.#send(call, "never");
-  }
-
-  async #send<S extends z.ZodType>(call: Call<S>, retry: RetryMode): Promise<z.output<S>> {
-    // graphql-request builds the body and reads the reply; the SDK's HTTP layer carries it.
-    const client = new GraphQLRequestClient(this.#url, {
-      fetch: async (_url, init) => {
-        const reply = await this.#http.exchange({
-          operation: call.operation,
-          method: "POST",
-          path: "",
-          rawBody: typeof init?.body === "string" ? init.body : "",
-          retry,
-          signal: call.signal,
-          timeoutMs: call.timeoutMs,
-        });
-        const headers = new Headers();
-        const contentType = reply.headers["content-type"];
-        if (typeof contentType === "string") headers.set("content-type", contentType);
-        const empty = reply.status === 204 || reply.status === 205 || reply.status === 304;
-        return new Response(empty ? null : reply.text, { status: reply.status, headers });
-      },
-    });
-    let data: unknown;
+  async #send(
+    op: GraphqlOperation<never, unknown>,
+    document: string,
+    variables: Record<string, unknown> | undefined,
+    secrets: readonly string[],
+    options: CallOptions,
+  ): Promise<unknown> {
+    const requestHeaders: Record<string, string> = {
+      [OPERATION_HEADER]: op.name,
+      [RETRY_HEADER]: op.kind === "query" ? "idempotent" : "never",
+    };
+    if (options.timeoutMs !== undefined) requestHeaders[TIMEOUT_HEADER] = String(options.timeoutMs);
     try {
-      data = await client.request<unknown>({ document: call.document, variables: call.variables });
+      return await this.#client.request<unknown>({
+        document,
+        variables,
+        requestHeaders,
+        signal: options.signal,
+      });
     } catch (error) {
-      throw graphqlErrorOf(call.operation, error, [this.#apiKey, ...(call.secrets ?? [])]);
+      throw graphqlErrorOf(op.name, error, [this.#apiKey, ...secrets]);
     }
-    return parseReply(call.reply, data, call.operation);
+  }
+
+  /** graphql-request builds the body and reads the reply; the SDK's HTTP layer carries it. */
+  async #transport(init: RequestInit | undefined): Promise<Response> {
+    const headers = new Headers(init?.headers);
+    const timeout = headers.get(TIMEOUT_HEADER);
+    const reply = await this.#http.exchange({
+      operation: headers.get(OPERATION_HEADER) ?? "graphql",
+      method: "POST",
+      path: "",
+      rawBody: typeof init?.body === "string" ? init.body : "",
+      retry: headers.get(RETRY_HEADER) === "idempotent" ? "idempotent" : "never",
+      signal: init?.signal ?? undefined,
+      timeoutMs: timeout === null ? undefined : Number(timeout),
+    });
+    const replyHeaders = new Headers();
+    const contentType = reply.headers["content-type"];
+    if (typeof contentType === "string") replyHeaders.set("content-type", contentType);
+    const empty = reply.status === 204 || reply.status === 205 || reply.status === 304;
+    return new Response(empty ? null : reply.text, { status: reply.status, headers: replyHeaders });
   }
 }

@@ -1,20 +1,22 @@
-import { EventEmitter } from "node:events";
 import type { AddressInfo } from "node:net";
-import { Accounts } from "./accounts";
 import { buildApp } from "./app";
 import { type Clock, SystemClock } from "./clock";
-import type { ServiceConfig, ServiceDeps, ServiceEventMap } from "./deps";
+import { DEFAULT_CONFIG, type ServiceConfig } from "./config";
+import { openDatabase } from "./db";
+import { Accounts } from "./edge/auth";
+import { listeningUrl } from "./edge/server";
+import { EventBus } from "./event-bus";
 import { createIds, type Ids } from "./ids";
-import { createJobPlane, jobMigrations } from "./job-plane";
-import { openDatabase } from "./store/db";
-import { managementMigrations } from "./store/management-migrations";
+import { JobPlane } from "./jobs/plane";
+import { jobMigrations } from "./jobs/store/job-store";
+import { Management } from "./management";
+import { EndpointRecords } from "./management/directory";
+import { managementMigrations } from "./management/store/migrations";
+import { ManagementStore } from "./management/store/store";
+import type { ServiceEventBus, ServiceEvents } from "./planes";
 
 export { buildApp } from "./app";
-
-/** Defaults of the tunables. 1 MiB for management bodies: far above any real resource definition. */
-export const DEFAULT_CONFIG: ServiceConfig = {
-  managementBodyLimit: 1024 * 1024,
-};
+export { DEFAULT_CONFIG, type ServiceConfig } from "./config";
 
 export interface StartServiceOptions {
   /** Each key is one account. */
@@ -36,28 +38,41 @@ export interface RunningService {
   /** http://127.0.0.1:P (jobs at {queueUrl}/v2/{endpointId}) */
   queueUrl: string;
   port: number;
-  deps: ServiceDeps;
+  /** The management plane's rules (tests read and change resources through them). */
+  management: Management;
+  /** endpoint.saved / endpoint.deleted, as the job plane receives them. */
+  events: ServiceEventBus;
   close(): Promise<void>;
 }
 
-/** Starts the whole service on 127.0.0.1: opens the store, builds the app, listens, starts the job plane. */
+/**
+ * Starts the whole service on 127.0.0.1. The composition root: opens the store, builds each part from
+ * what it uses, in order (the management store, the job plane reading its endpoints, the management
+ * plane reading the job plane's workers), builds the app, listens, starts the job plane.
+ */
 export async function startService(options: StartServiceOptions): Promise<RunningService> {
   if (options.apiKeys.length === 0) throw new Error("startService: at least one API key is required");
+  const config = { ...DEFAULT_CONFIG, ...options.config };
   const db = openDatabase(options.data ?? ":memory:", [...managementMigrations, ...jobMigrations]);
-  const baseDeps: Omit<ServiceDeps, "workers"> = {
+  const clock = options.clock ?? new SystemClock();
+  const ids = options.ids ?? createIds();
+  const accounts = new Accounts(options.apiKeys);
+  const events = new EventBus<ServiceEvents>();
+  const store = new ManagementStore(db);
+  const jobs = new JobPlane({
     db,
-    clock: options.clock ?? new SystemClock(),
-    ids: options.ids ?? createIds(),
-    accounts: new Accounts(options.apiKeys),
-    events: new EventEmitter<ServiceEventMap>(),
-    config: { ...DEFAULT_CONFIG, ...options.config },
-  };
-  const plane = createJobPlane(baseDeps);
-  const deps: ServiceDeps = { ...baseDeps, workers: plane.workers };
-  const app = buildApp(deps, plane);
+    clock,
+    ids,
+    accounts,
+    events,
+    endpoints: new EndpointRecords(store),
+    config: config.jobs,
+  });
+  const management = new Management({ store, clock, ids, events, workers: jobs.workers });
+  const app = buildApp({ accounts, management, jobs, managementBodyLimit: config.managementBodyLimit });
   try {
     await app.listen({ host: "127.0.0.1", port: options.port ?? 0 });
-    await plane.start();
+    jobs.start(listeningUrl(app.server));
   } catch (error) {
     await app.close().catch(() => {});
     db.close();
@@ -71,7 +86,8 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     graphqlUrl: `${base}/graphql`,
     queueUrl: base,
     port,
-    deps,
+    management,
+    events,
     close() {
       closing ??= (async () => {
         await app.close();

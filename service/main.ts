@@ -2,7 +2,7 @@
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { startService } from "./index";
-import { parseHandlerFlag } from "./workers/launch";
+import { parseHandlerFlag } from "./jobs/workers/launch";
 
 const USAGE =
   "usage: runpodkit --port <p> --api-key <k> [--api-key <k2> ...] [--data <file>|:memory:] [--handler <image>=<module-or-command> ...]";

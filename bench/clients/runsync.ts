@@ -5,7 +5,7 @@
  */
 import { performance } from "node:perf_hooks";
 import { Pool } from "undici";
-import { handler as echo } from "../../service/workers/handlers/echo";
+import { handler as echo } from "../../service/jobs/workers/handlers/echo";
 import { serveIpc } from "../lib/ipc";
 import { LatencyArgs, type LatencyResult } from "../lib/protocol";
 import { quantile } from "../lib/stats";

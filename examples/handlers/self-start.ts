@@ -1,4 +1,4 @@
-import { serverless } from "../../service/workers/runtime";
+import { serverless } from "../../service/jobs/workers/runtime";
 
 /**
  * A worker that starts itself, as Python workers call `runpod.serverless.start`: run it with

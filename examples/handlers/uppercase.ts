@@ -1,4 +1,4 @@
-import type { HandlerContext, WorkerJob } from "../../service/workers/runtime";
+import type { HandlerContext, WorkerJob } from "../../service/jobs/workers/runtime";
 
 /**
  * A handler module for the worker runtime: export `handler` and map an image to this file

@@ -26,20 +26,15 @@ export const TERMINAL_JOB_STATUSES: ReadonlySet<JobStatus> = new Set([
 export const isTerminalJobStatus = (status: string): boolean =>
   TERMINAL_JOB_STATUSES.has(status as JobStatus);
 
-/** Limits of the job API, in milliseconds unless named otherwise. */
+/**
+ * Bounds and defaults of the job API's parameters, in milliseconds: the schemas below validate with
+ * them and the SDK checks `wait` against them. (The service's own policy, such as rate limits,
+ * retention and body sizes, is in service/jobs/policy.ts.)
+ */
 export const JOB_LIMITS = {
   runsyncWait: { min: 1_000, max: 300_000, default: 90_000 },
   executionTimeout: { min: 5_000, max: 7 * 24 * 3_600_000, default: 600_000 },
   ttl: { min: 10_000, max: 7 * 24 * 3_600_000, default: 86_400_000 },
-  runBodyBytes: 10 * 1024 * 1024,
-  runsyncBodyBytes: 20 * 1024 * 1024,
-  streamChunkBytes: 1024 * 1024,
-  /** Results are kept this long after an async (/run) job ends. */
-  retentionAsyncMs: 30 * 60_000,
-  /** Results are kept this long after a sync (/runsync) job ends. */
-  retentionSyncMs: 60_000,
-  webhookRetries: 2,
-  webhookSpacingMs: 10_000,
 } as const;
 
 export const JobPolicy = z.object({
@@ -158,39 +153,7 @@ export const JobErrorBody = z.looseObject({
 });
 export type JobErrorBody = z.infer<typeof JobErrorBody>;
 
-/** Rate limits per endpoint and operation: requests per window, and requests in flight at once. */
-export interface RateLimit {
-  requests: number;
-  windowMs: number;
-  /** null: no concurrency limit */
-  concurrent: number | null;
-}
-
-export const RATE_LIMITED_OPERATIONS = [
-  "runsync",
-  "run",
-  "status",
-  "stream",
-  "cancel",
-  "purge-queue",
-  "openai",
-  "requests",
-] as const;
-export type RateLimitedOperation = (typeof RATE_LIMITED_OPERATIONS)[number];
-
-/** The spec's table; the effective rate is max(base, running workers x requests per worker). */
-export const RATE_LIMITS: Record<RateLimitedOperation, RateLimit> = {
-  runsync: { requests: 2000, windowMs: 10_000, concurrent: 400 },
-  run: { requests: 1000, windowMs: 10_000, concurrent: 200 },
-  status: { requests: 2000, windowMs: 10_000, concurrent: 400 },
-  stream: { requests: 2000, windowMs: 10_000, concurrent: 400 },
-  cancel: { requests: 100, windowMs: 10_000, concurrent: 20 },
-  "purge-queue": { requests: 2, windowMs: 10_000, concurrent: null },
-  openai: { requests: 2000, windowMs: 10_000, concurrent: 400 },
-  requests: { requests: 10, windowMs: 10_000, concurrent: 2 },
-};
-
-// ---- Worker protocol (see WORKER-PROTOCOL.md): what workers send and receive ----
+// ---- Worker protocol (docs/worker-protocol.md): what workers send and receive ----
 
 /** Query of job-take / job-take-batch; other parameters (gpu, ...) are opaque. */
 export const JobTakeQuery = z.looseObject({

@@ -1,7 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { createContainerRegistryAuthProvider } from "../../provider/container-registry-auth-provider";
-import { accountIdOf } from "../../service/accounts";
-import { getRegistryAuth } from "../../service/domain/container-registry-auth";
+import { accountIdOf } from "../../service/edge/auth";
 import { checkAndCreate, expectPlainJson, type Harness, startHarness } from "./support";
 
 let h: Harness;
@@ -18,7 +17,7 @@ afterEach(async () => {
 const up = (news: Record<string, unknown>) => checkAndCreate(provider, "creds", news);
 
 /** What the service stored (credentials are never readable through its APIs). */
-const stored = (id: string) => getRegistryAuth(h.service.deps, accountIdOf(h.service.apiKey), id);
+const stored = (id: string) => h.service.management.registryAuths.get(accountIdOf(h.service.apiKey), id);
 
 describe("ContainerRegistryAuth", () => {
   test("check requires username and password and names them", async () => {

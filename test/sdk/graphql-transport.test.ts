@@ -109,6 +109,37 @@ describe("GraphQL transport", () => {
     expect(server.hits).toHaveLength(3);
   });
 
+  it("concurrent calls on one client keep their own settings, and none of them goes on the wire", async () => {
+    // One query's reply never comes; the other query and the mutation get a 503 first. Each call must
+    // end by its own budget and retry mode (queries retry, mutations never), under its own name.
+    let templateListings = 0;
+    const { server, client } = await setup((hit, res) => {
+      const { query } = JSON.parse(hit.body) as { query: string };
+      if (query.includes("listRegistryAuths")) return undefined;
+      if (query.includes("listTemplates") && templateListings++ > 0) {
+        return json(res, 200, { data: { myself: { podTemplates: [] } } });
+      }
+      return json(res, 503, {});
+    });
+    const [slow, fast, mutation] = await Promise.allSettled([
+      client.listRegistryAuths({ timeoutMs: 100 }),
+      client.listTemplates({ timeoutMs: 5_000 }),
+      client.deleteTemplate("t1"),
+    ]);
+    expect(slow.status === "rejected" && slow.reason).toBeInstanceOf(TimeoutError);
+    expect(slow.status === "rejected" && (slow.reason as TimeoutError).operation).toBe(
+      "graphql.listRegistryAuths",
+    );
+    expect(fast).toEqual({ status: "fulfilled", value: [] });
+    expect(mutation.status === "rejected" && (mutation.reason as { operation: string }).operation).toBe(
+      "graphql.deleteTemplate",
+    );
+    expect(server.hits).toHaveLength(4);
+    for (const hit of server.hits) {
+      expect(Object.keys(hit.headers).filter((name) => name.startsWith("x-runpodkit"))).toEqual([]);
+    }
+  });
+
   it("times out by the call's budget", async () => {
     const { client } = await setup(() => undefined);
     const error = await failure(client.listRegistryAuths({ timeoutMs: 50 }));

@@ -6,10 +6,9 @@
 import { randomBytes } from "node:crypto";
 import type { ConfigMap } from "../../../engine/engine";
 import { RestClient } from "../../../sdk/rest";
-import { accountIdOf } from "../../../service/accounts";
-import { getEndpoint } from "../../../service/domain/endpoint";
-import type { EndpointRecord } from "../../../service/domain/records";
+import { accountIdOf } from "../../../service/edge/auth";
 import { type RunningService, startService } from "../../../service/index";
+import type { EndpointRecord } from "../../../service/management/model/records";
 
 export interface EndpointEvent {
   kind: "saved" | "deleted";
@@ -37,13 +36,13 @@ export async function startServiceFixture(): Promise<ServiceFixture> {
   const rest = new RestClient({ apiKey, baseUrl: service.restUrl });
   const endpoint = (id: string): EndpointRecord | undefined => {
     try {
-      return getEndpoint(service.deps, accountId, id);
+      return service.management.endpoints.get(accountId, id);
     } catch {
       return undefined;
     }
   };
   const events: EndpointEvent[] = [];
-  service.deps.events.on("endpoint.saved", (account, endpointId) => {
+  service.events.on("endpoint.saved", (account, endpointId) => {
     if (account !== accountId) return;
     const record = endpoint(endpointId);
     events.push({
@@ -53,7 +52,7 @@ export async function startServiceFixture(): Promise<ServiceFixture> {
       workersMax: record?.workersMax,
     });
   });
-  service.deps.events.on("endpoint.deleted", (account, endpointId) => {
+  service.events.on("endpoint.deleted", (account, endpointId) => {
     if (account === accountId) events.push({ kind: "deleted", endpointId });
   });
   return {

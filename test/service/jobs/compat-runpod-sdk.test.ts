@@ -1,7 +1,7 @@
 import runpodSdk from "runpod-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SystemClock } from "../../../service/clock";
-import type { EndpointRecord } from "../../../service/domain/endpoint";
+import type { EndpointRecord } from "../../../service/management/model/endpoint";
 import { eventually, type Harness, KEY, startHarness } from "./harness";
 
 /** The real service's official JS client (node_modules/runpod-sdk), unchanged, against this service. */

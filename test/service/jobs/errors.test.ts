@@ -1,15 +1,15 @@
-import { EventEmitter } from "node:events";
 import Fastify from "fastify";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Accounts } from "../../../service/accounts";
 import { ManualClock } from "../../../service/clock";
-import type { ServiceEventMap } from "../../../service/deps";
-import type { EndpointRecord } from "../../../service/domain/endpoint";
-import { deleteEndpoint } from "../../../service/domain/endpoint";
+import { openDatabase } from "../../../service/db";
+import { Accounts } from "../../../service/edge/auth";
+import { installErrorHandling } from "../../../service/edge/errors";
+import { EventBus } from "../../../service/event-bus";
 import { createSequentialIds } from "../../../service/ids";
-import { DEFAULT_CONFIG } from "../../../service/index";
-import { createJobPlane, jobMigrations } from "../../../service/job-plane";
-import { openDatabase } from "../../../service/store/db";
+import { JobPlane } from "../../../service/jobs/plane";
+import { jobMigrations } from "../../../service/jobs/store/job-store";
+import type { EndpointRecord } from "../../../service/management/model/endpoint";
+import type { ServiceEvents } from "../../../service/planes";
 import { ACCOUNT, type Harness, KEY, OTHER_KEY, startHarness } from "./harness";
 import { ProtocolWorker } from "./protocol-worker";
 
@@ -187,7 +187,7 @@ describe("job API errors", () => {
     const gone = h.endpoint("runpodkit/echo", { workersMax: 0 });
     const id = ((await h.call("POST", `/v2/${gone.id}/run`, { body: { input: {} } })).body as { id: string })
       .id;
-    deleteEndpoint(h.deps, ACCOUNT, gone.id);
+    h.management.endpoints.delete(ACCOUNT, gone.id);
     expect((await h.call("GET", `/v2/${gone.id}/status/${id}`)).status).toBe(404);
     expect(h.plane.store.get(id)).toBeUndefined();
   });
@@ -196,26 +196,22 @@ describe("job API errors", () => {
 describe("500: an unexpected failure", () => {
   it("answers a JSON body without internals", async () => {
     const db = openDatabase(":memory:", jobMigrations);
-    const plane = createJobPlane(
-      {
-        db,
-        clock: new ManualClock(),
-        ids: createSequentialIds(),
-        accounts: new Accounts([KEY]),
-        events: new EventEmitter<ServiceEventMap>(),
-        config: DEFAULT_CONFIG,
-      },
-      {
-        endpoints: {
-          get: () => {
-            throw new Error("disk on fire at /secret/path");
-          },
-          listAll: () => [],
+    const plane = new JobPlane({
+      db,
+      clock: new ManualClock(),
+      ids: createSequentialIds(),
+      accounts: new Accounts([KEY]),
+      events: new EventBus<ServiceEvents>(),
+      endpoints: {
+        get: () => {
+          throw new Error("disk on fire at /secret/path");
         },
-        log: () => {},
+        listAll: () => [],
       },
-    );
+      log: () => {},
+    });
     const app = Fastify({ logger: false });
+    installErrorHandling(app);
     await app.register(plane.routes, { prefix: "/v2" });
     const reply = await app.inject({ method: "GET", url: "/v2/ep/health", headers: { authorization: KEY } });
     expect(reply.statusCode).toBe(500);

@@ -1,22 +1,21 @@
-import { EventEmitter } from "node:events";
 import type { FastifyInstance } from "fastify";
 import { request } from "undici";
-import { Accounts, accountIdOf } from "../../../service/accounts";
 import { buildApp } from "../../../service/app";
 import { type Clock, ManualClock } from "../../../service/clock";
-import type { ServiceDeps, ServiceEventMap } from "../../../service/deps";
-import { createEndpoint, type EndpointChanges, type EndpointRecord } from "../../../service/domain/endpoint";
-import { createTemplate } from "../../../service/domain/template";
+import { openDatabase } from "../../../service/db";
+import { Accounts, accountIdOf } from "../../../service/edge/auth";
+import { EventBus } from "../../../service/event-bus";
 import { createSequentialIds } from "../../../service/ids";
 import { DEFAULT_CONFIG } from "../../../service/index";
-import {
-  createJobPlane,
-  type JobPlaneConfig,
-  type JobPlaneParts,
-  jobMigrations,
-} from "../../../service/job-plane";
-import { openDatabase } from "../../../service/store/db";
-import { managementMigrations } from "../../../service/store/management-migrations";
+import type { JobPlaneConfig } from "../../../service/jobs/config";
+import { JobPlane } from "../../../service/jobs/plane";
+import { jobMigrations } from "../../../service/jobs/store/job-store";
+import { Management } from "../../../service/management";
+import { EndpointRecords } from "../../../service/management/directory";
+import type { EndpointChanges, EndpointRecord } from "../../../service/management/model/endpoint";
+import { managementMigrations } from "../../../service/management/store/migrations";
+import { ManagementStore } from "../../../service/management/store/store";
+import type { ServiceEvents } from "../../../service/planes";
 
 export const KEY = "rpk_jobs_alpha_0123456789";
 export const OTHER_KEY = "rpk_jobs_beta_9876543210";
@@ -32,8 +31,8 @@ export interface Reply {
 
 export interface Harness {
   app: FastifyInstance;
-  deps: ServiceDeps;
-  plane: JobPlaneParts;
+  management: Management;
+  plane: JobPlane;
   clock: Clock;
   /** http://127.0.0.1:P */
   url: string;
@@ -66,15 +65,17 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const clock = options.clock ?? new ManualClock();
   const db = openDatabase(options.data ?? ":memory:", [...managementMigrations, ...jobMigrations]);
   const logs: string[] = [];
-  const baseDeps: Omit<ServiceDeps, "workers"> = {
+  const ids = createSequentialIds(Math.floor(Math.random() * 1e6));
+  const accounts = new Accounts([KEY, OTHER_KEY]);
+  const events = new EventBus<ServiceEvents>();
+  const store = new ManagementStore(db);
+  const plane = new JobPlane({
     db,
     clock,
-    ids: createSequentialIds(Math.floor(Math.random() * 1e6)),
-    accounts: new Accounts([KEY, OTHER_KEY]),
-    events: new EventEmitter<ServiceEventMap>(),
-    config: { ...DEFAULT_CONFIG },
-  };
-  const plane = createJobPlane(baseDeps, {
+    ids,
+    accounts,
+    events,
+    endpoints: new EndpointRecords(store),
     config: {
       coldStartMs: 0,
       flashBootColdStartMs: 0,
@@ -84,27 +85,32 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     },
     log: (message) => logs.push(message),
   });
-  const deps: ServiceDeps = { ...baseDeps, workers: plane.workers };
-  const app = buildApp(deps, plane);
+  const management = new Management({ store, clock, ids, events, workers: plane.workers });
+  const app = buildApp({
+    accounts,
+    management,
+    jobs: plane,
+    managementBodyLimit: DEFAULT_CONFIG.managementBodyLimit,
+  });
   await app.listen({ host: "127.0.0.1", port: 0 });
-  await plane.start();
   const address = app.server.address();
   const url = `http://127.0.0.1:${typeof address === "object" && address ? address.port : 0}`;
+  plane.start(url);
   return {
     app,
-    deps,
+    management,
     plane,
     clock,
     url,
     logs,
     endpoint(imageName, changes = {}, accountKey = KEY) {
       const accountId = accountIdOf(accountKey);
-      const template = createTemplate(deps, accountId, {
+      const template = management.templates.create(accountId, {
         name: `t${++templates}`,
         imageName,
         isServerless: true,
       });
-      return createEndpoint(deps, accountId, {
+      return management.endpoints.create(accountId, {
         name: `e${templates}`,
         templateId: template.id,
         workersMin: 0,

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { JOB_LIMITS } from "../../../sdk/schemas/job";
 import type { ManualClock } from "../../../service/clock";
-import type { EndpointRecord } from "../../../service/domain/endpoint";
+import { JOB_POLICY } from "../../../service/jobs/policy";
+import type { EndpointRecord } from "../../../service/management/model/endpoint";
 import { ACCOUNT, eventually, type Harness, startHarness } from "./harness";
 import { ProtocolWorker } from "./protocol-worker";
 
@@ -43,11 +43,11 @@ describe("job limits", () => {
   it("/run payload: 10 MB accepted, above it 413 with a JSON message", async () => {
     const filler = (bytes: number) => "x".repeat(bytes - JSON.stringify({ input: { f: "" } }).length);
     const fits = await h.call("POST", `/v2/${ep.id}/run`, {
-      body: { input: { f: filler(JOB_LIMITS.runBodyBytes) } },
+      body: { input: { f: filler(JOB_POLICY.runBodyBytes) } },
     });
     expect(fits.status).toBe(200);
     const over = await h.call("POST", `/v2/${ep.id}/run`, {
-      body: { input: { f: filler(JOB_LIMITS.runBodyBytes + 1) } },
+      body: { input: { f: filler(JOB_POLICY.runBodyBytes + 1) } },
     });
     expect(over.status).toBe(413);
     expect(over.body).toMatchObject({ code: "PAYLOAD_TOO_LARGE", error: expect.any(String) });
@@ -56,13 +56,13 @@ describe("job limits", () => {
   it("/runsync payload: 20 MB accepted, above it 413 with a JSON message", async () => {
     const filler = (bytes: number) => "x".repeat(bytes - JSON.stringify({ input: { f: "" } }).length);
     const fits = h.call("POST", `/v2/${ep.id}/runsync?wait=1000`, {
-      body: { input: { f: filler(JOB_LIMITS.runsyncBodyBytes) } },
+      body: { input: { f: filler(JOB_POLICY.runsyncBodyBytes) } },
     });
     await waiting();
     await clock.advance(1_000);
     expect((await fits).status).toBe(200);
     const over = await h.call("POST", `/v2/${ep.id}/runsync`, {
-      body: { input: { f: filler(JOB_LIMITS.runsyncBodyBytes + 1) } },
+      body: { input: { f: filler(JOB_POLICY.runsyncBodyBytes + 1) } },
     });
     expect(over.status).toBe(413);
     expect(over.body).toMatchObject({ code: "PAYLOAD_TOO_LARGE" });
@@ -79,7 +79,7 @@ describe("job limits", () => {
     expect(stream.length).toBe(4);
     for (const chunk of stream)
       expect(Buffer.byteLength(JSON.stringify(chunk.output))).toBeLessThanOrEqual(
-        JOB_LIMITS.streamChunkBytes,
+        JOB_POLICY.streamChunkBytes,
       );
     expect(
       stream
@@ -202,7 +202,7 @@ describe("job limits", () => {
 
   it("lowPriority: default false (a job starts a worker); a lowPriority job never does", async () => {
     const scaled = h.endpoint("runpodkit/echo", { workersMax: 2 });
-    const pods = () => h.deps.workers.list(ACCOUNT, scaled.id).filter((p) => p.desiredStatus === "RUNNING");
+    const pods = () => h.plane.workers.list(ACCOUNT, scaled.id).filter((p) => p.desiredStatus === "RUNNING");
     await h.call("POST", `/v2/${scaled.id}/run`, { body: { input: {}, policy: { lowPriority: true } } });
     await clock.advance(10 * MINUTE);
     expect(pods()).toEqual([]);

@@ -3,7 +3,7 @@ import { type Harness, KEY, type Reply } from "./harness";
 
 /**
  * A worker that speaks the worker protocol over HTTP exactly as the real Python library does
- * (WORKER-PROTOCOL.md): raw key in Authorization, `?gpu=` templates with `&` appended parameters,
+ * (docs/worker-protocol.md): raw key in Authorization, `?gpu=` templates with `&` appended parameters,
  * JSON bodies sent as application/x-www-form-urlencoded with a bogus `charset` header.
  */
 export class ProtocolWorker {

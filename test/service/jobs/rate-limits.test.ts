@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { RATE_LIMITED_OPERATIONS, RATE_LIMITS } from "../../../sdk/schemas/job";
 import { ManualClock } from "../../../service/clock";
-import { ServiceError } from "../../../service/domain/errors";
-import { DEFAULT_RATE_LIMIT_OPTIONS, RateLimiter } from "../../../service/domain/jobs/rate-limit";
+import { ServiceError } from "../../../service/errors";
+import { DEFAULT_RATE_LIMIT_OPTIONS, RateLimiter } from "../../../service/jobs/client/rate-limit";
+import { RATE_LIMITED_OPERATIONS, RATE_LIMITS } from "../../../service/jobs/policy";
 import { eventually, type Harness, startHarness } from "./harness";
 
 const refused = (fn: () => unknown): ServiceError => {

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ManualClock } from "../../../service/clock";
-import type { EndpointRecord } from "../../../service/domain/endpoint";
-import { TRANSITIONS } from "../../../service/domain/jobs/model";
+import { TRANSITIONS } from "../../../service/jobs/model/job";
+import type { EndpointRecord } from "../../../service/management/model/endpoint";
 import { eventually, type Harness, startHarness } from "./harness";
 import { ProtocolWorker } from "./protocol-worker";
 

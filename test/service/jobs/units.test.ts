@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../../service/clock";
-import { splitChunk } from "../../../service/domain/jobs/chunks";
-import { DeadlineQueue, Deque } from "../../../service/domain/jobs/collections";
-import { createJob } from "../../../service/domain/jobs/model";
-import { Watchers } from "../../../service/domain/jobs/watchers";
-import { openDatabase } from "../../../service/store/db";
-import { JobStore, jobStoreMigrations } from "../../../service/store/jobs";
+import { openDatabase } from "../../../service/db";
+import { DeadlineQueue, Deque } from "../../../service/jobs/book/collections";
+import { Watchers } from "../../../service/jobs/book/watchers";
+import { splitChunk } from "../../../service/jobs/dispatch/chunks";
+import { createJob } from "../../../service/jobs/model/job";
+import { JobStore, jobMigrations } from "../../../service/jobs/store/job-store";
 
 describe("Deque", () => {
   it("is FIFO at both ends across growth", () => {
@@ -75,7 +75,7 @@ describe("JobStore", () => {
     createJob({ id, accountId: "acc", endpointId: "ep", kind: "async", input: { id }, now });
 
   it("writes marked changes once per turn in one transaction, readable after flushed()", async () => {
-    const store = new JobStore(openDatabase(":memory:", jobStoreMigrations));
+    const store = new JobStore(openDatabase(":memory:", jobMigrations));
     const a = job("a", 1);
     store.save(a);
     a.status = "COMPLETED";
@@ -98,7 +98,7 @@ describe("JobStore", () => {
   });
 
   it("loads live jobs in queue order and deletes only expired finished ones", async () => {
-    const store = new JobStore(openDatabase(":memory:", jobStoreMigrations));
+    const store = new JobStore(openDatabase(":memory:", jobMigrations));
     const late = job("late", 20);
     const early = job("early", 10);
     const done = job("done", 0);
@@ -115,7 +115,7 @@ describe("JobStore", () => {
   });
 
   it("restored live jobs keep their rows: a finished one is updated in place, a removed one is gone", () => {
-    const db = openDatabase(":memory:", jobStoreMigrations);
+    const db = openDatabase(":memory:", jobMigrations);
     const first = new JobStore(db);
     for (const j of [job("q1", 1), job("q2", 2)]) first.save(j);
     first.flush();

@@ -2,7 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ManualClock } from "../../../service/clock";
-import type { EndpointRecord } from "../../../service/domain/endpoint";
+import type { EndpointRecord } from "../../../service/management/model/endpoint";
 import { eventually, type Harness, startHarness } from "./harness";
 import { ProtocolWorker } from "./protocol-worker";
 

@@ -1,20 +1,22 @@
-import { EventEmitter } from "node:events";
+import type { DatabaseSync } from "node:sqlite";
 import type { FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BillingRecords, NetworkVolumeBillingRecords } from "../../../sdk/schemas/billing";
 import { type Pod, PodList } from "../../../sdk/schemas/pod";
-import { Accounts } from "../../../service/accounts";
 import { buildApp } from "../../../service/app";
 import { ManualClock } from "../../../service/clock";
-import type { ServiceDeps, ServiceEventMap, WorkerPod } from "../../../service/deps";
+import { openDatabase } from "../../../service/db";
+import { Accounts, accountIdOf } from "../../../service/edge/auth";
+import { EventBus } from "../../../service/event-bus";
 import { createSequentialIds } from "../../../service/ids";
 import { DEFAULT_CONFIG } from "../../../service/index";
-import type { JobPlane } from "../../../service/job-plane";
-import { openDatabase } from "../../../service/store/db";
-import { managementMigrations } from "../../../service/store/management-migrations";
+import { Management } from "../../../service/management";
+import { managementMigrations } from "../../../service/management/store/migrations";
+import { ManagementStore } from "../../../service/management/store/store";
+import type { ServiceEvents, WorkerPod } from "../../../service/planes";
 
 /*
- * The management plane reads workers only through deps.workers. Here the job plane is a fixed list of
+ * The management plane reads workers only through the WorkerRegistry it is built with. Here the job plane is a fixed list of
  * workers that the test sets, so pods and billing can be checked against exact times and prices.
  */
 const KEY = "pods-billing-key";
@@ -22,7 +24,7 @@ const OTHER = "pods-billing-other";
 const HOUR = 3_600_000;
 
 let app: FastifyInstance;
-let deps: ServiceDeps;
+let db: DatabaseSync;
 let clock: ManualClock;
 const workers: WorkerPod[] = [];
 
@@ -38,36 +40,36 @@ async function call<T>(method: "GET" | "POST" | "PATCH" | "DELETE", url: string,
 
 beforeAll(async () => {
   clock = new ManualClock(Date.UTC(2026, 0, 1));
-  const plane: JobPlane = {
+  db = openDatabase(":memory:", managementMigrations);
+  const management = new Management({
+    store: new ManagementStore(db),
+    clock,
+    ids: createSequentialIds(),
+    events: new EventBus<ServiceEvents>(),
     workers: {
       list: (accountId, endpointId) =>
         workers.filter((w) => w.accountId === accountId && (!endpointId || w.endpointId === endpointId)),
     },
-    routes: async () => {},
-    start: async () => {},
-    stop: async () => {},
-  };
-  deps = {
-    db: openDatabase(":memory:", managementMigrations),
-    clock,
-    ids: createSequentialIds(),
+  });
+  // No job plane: its routes are empty and it has nothing to stop.
+  const jobs = { routes: async () => {}, release: () => {}, stop: async () => {} };
+  app = buildApp({
     accounts: new Accounts([KEY, OTHER]),
-    events: new EventEmitter<ServiceEventMap>(),
-    workers: plane.workers,
-    config: DEFAULT_CONFIG,
-  };
-  app = buildApp(deps, plane);
+    management,
+    jobs,
+    managementBodyLimit: DEFAULT_CONFIG.managementBodyLimit,
+  });
   await app.ready();
 });
 afterAll(async () => {
   await app.close();
-  deps.db.close();
+  db.close();
 });
 
 describe("pods and billing from the job plane's workers", () => {
   let endpointId: string;
   let templateId: string;
-  const accountId = () => deps.accounts.resolve(KEY) ?? "";
+  const accountId = () => accountIdOf(KEY);
 
   it("lists serverless workers as pods with their endpointId, only with includeWorkers", async () => {
     templateId = (

@@ -189,12 +189,14 @@ describe("REST endpoints", () => {
 
   it("tells the job plane about saves and deletes", async () => {
     const events: string[] = [];
-    service.deps.events.on("endpoint.saved", (_a, id) => events.push(`saved ${id}`));
-    service.deps.events.on("endpoint.deleted", (_a, id) => events.push(`deleted ${id}`));
+    const unsubscribe = [
+      service.events.on("endpoint.saved", (_a, id) => events.push(`saved ${id}`)),
+      service.events.on("endpoint.deleted", (_a, id) => events.push(`deleted ${id}`)),
+    ];
     const endpoint = await createEndpoint({ workersMax: 0 });
     await api.rest("PATCH", `/endpoints/${endpoint.id}`, { idleTimeout: 7 });
     await api.rest("DELETE", `/endpoints/${endpoint.id}`);
     expect(events).toEqual([`saved ${endpoint.id}`, `saved ${endpoint.id}`, `deleted ${endpoint.id}`]);
-    service.deps.events.removeAllListeners();
+    for (const off of unsubscribe) off();
   });
 });

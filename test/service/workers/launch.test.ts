@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { BUILTIN_HANDLERS } from "../../../service/workers/handlers";
-import { imageBase, Launcher, launchSpecOf, parseHandlerFlag } from "../../../service/workers/launch";
-import { exceptionBody, isStream, resultBody, serialise } from "../../../service/workers/runtime/result";
+import { BUILTIN_HANDLERS } from "../../../service/jobs/workers/handlers";
+import { imageBase, Launcher, launchSpecOf, parseHandlerFlag } from "../../../service/jobs/workers/launch";
+import { exceptionBody, isStream, resultBody, serialise } from "../../../service/jobs/workers/runtime/result";
 
 describe("handler configuration", () => {
   it("reads a target as a module (one path with a JS/TS extension) or a command line", () => {

@@ -1,12 +1,12 @@
 import { request } from "undici";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ManualClock } from "../../../service/clock";
-import type { EndpointRecord } from "../../../service/domain/endpoint";
+import type { EndpointRecord } from "../../../service/management/model/endpoint";
 import { eventually, type Harness, KEY, OTHER_KEY, startHarness } from "../jobs/harness";
 import { ProtocolWorker } from "../jobs/protocol-worker";
 
 /**
- * The worker side, spoken byte for byte as the real Python worker library does (WORKER-PROTOCOL.md),
+ * The worker side, spoken byte for byte as the real Python worker library does (docs/worker-protocol.md),
  * so a worker written for the real service works against this one.
  */
 describe("worker protocol compatibility", () => {

@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ManualClock } from "../../../service/clock";
-import type { EndpointRecord } from "../../../service/domain/endpoint";
+import type { EndpointRecord } from "../../../service/management/model/endpoint";
 import { ACCOUNT, eventually, type Harness, type HarnessOptions, startHarness } from "../jobs/harness";
 
 type Envelope = { id: string; status: string; output?: unknown; error?: string; workerId?: string };
@@ -29,7 +29,7 @@ describe("worker runtime and built-in handlers", () => {
       return s.status === wanted ? s : undefined;
     });
   const livePods = (ep: EndpointRecord) =>
-    h.deps.workers.list(ACCOUNT, ep.id).filter((p) => p.desiredStatus === "RUNNING");
+    h.plane.workers.list(ACCOUNT, ep.id).filter((p) => p.desiredStatus === "RUNNING");
 
   it("echo: the output is the input, on a worker shown among the endpoint's pods", async () => {
     await start();
@@ -136,7 +136,7 @@ describe("worker runtime and built-in handlers", () => {
     await h.call("POST", `/v2/${ep.id}/cancel/${id}`);
     await (h.clock as ManualClock).advance(h.plane.config.stopGraceMs);
     await eventually(() => (livePods(ep).some((p) => p.id === running.workerId) ? undefined : true));
-    expect(h.deps.workers.list(ACCOUNT, ep.id).find((p) => p.id === running.workerId)?.desiredStatus).toBe(
+    expect(h.plane.workers.list(ACCOUNT, ep.id).find((p) => p.id === running.workerId)?.desiredStatus).toBe(
       "TERMINATED",
     );
     const next = await runsync(ep, { mode: "fine" });
@@ -154,7 +154,7 @@ describe("worker runtime and built-in handlers", () => {
     expect((await h.call("GET", `/v2/${ep.id}/health`)).body).toMatchObject({
       jobs: { failed: 1, retried: 3 },
     });
-    const dead = h.deps.workers.list(ACCOUNT, ep.id).filter((p) => p.desiredStatus === "TERMINATED");
+    const dead = h.plane.workers.list(ACCOUNT, ep.id).filter((p) => p.desiredStatus === "TERMINATED");
     expect(dead.length).toBeGreaterThanOrEqual(4);
     expect(h.logs.some((line) => line.includes("exited unexpectedly"))).toBe(true);
     // The service, and the endpoint, still work.
@@ -173,7 +173,7 @@ describe("worker runtime and built-in handlers", () => {
   });
 
   it("handlers config: a user module by image name (tag ignored), a self-starting module, a command line", async () => {
-    const runtimeMain = resolve("service/workers/runtime/main.ts");
+    const runtimeMain = resolve("service/jobs/workers/runtime/main.ts");
     const loader = `file://${resolve("node_modules/tsx/dist/loader.mjs")}`;
     await start({
       config: {
@@ -225,7 +225,7 @@ describe("worker runtime and built-in handlers", () => {
       const pods = livePods(ep);
       return pods.length === 2 && !pods.some((p) => p.id === victim?.session.id) ? true : undefined;
     });
-    expect(h.deps.workers.list(ACCOUNT, ep.id).find((p) => p.id === victim?.session.id)?.desiredStatus).toBe(
+    expect(h.plane.workers.list(ACCOUNT, ep.id).find((p) => p.id === victim?.session.id)?.desiredStatus).toBe(
       "TERMINATED",
     );
   });

@@ -1,8 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { ManualClock } from "../../../service/clock";
-import type { EndpointRecord } from "../../../service/domain/endpoint";
-import { replaceEndpoint } from "../../../service/domain/endpoint";
-import { decideScale, type ScalerInput, type ScalerWorker } from "../../../service/workers/scaler";
+import { decideScale, type ScalerInput, type ScalerWorker } from "../../../service/jobs/workers/scaler";
+import type { EndpointRecord } from "../../../service/management/model/endpoint";
 import { ACCOUNT, eventually, type Harness, startHarness } from "../jobs/harness";
 
 const endpoint = (over: Partial<ScalerInput["endpoint"]> = {}): ScalerInput["endpoint"] => ({
@@ -90,7 +89,7 @@ describe("scaling endpoints", () => {
   afterEach(async () => h?.close());
 
   const pods = (ep: EndpointRecord) =>
-    h.deps.workers.list(ACCOUNT, ep.id).filter((p) => p.desiredStatus === "RUNNING");
+    h.plane.workers.list(ACCOUNT, ep.id).filter((p) => p.desiredStatus === "RUNNING");
   const run = async (ep: EndpointRecord, input: object, policy: object = {}) =>
     ((await h.call("POST", `/v2/${ep.id}/run`, { body: { input, policy } })).body as { id: string }).id;
 
@@ -159,7 +158,7 @@ describe("scaling endpoints", () => {
     expect(pods(ep).length).toBe(2);
     await clock.advance(2_000);
     await eventually(() => (pods(ep).length === 0 ? true : undefined));
-    expect(h.deps.workers.list(ACCOUNT, ep.id).map((p) => p.desiredStatus)).toEqual(["EXITED", "EXITED"]);
+    expect(h.plane.workers.list(ACCOUNT, ep.id).map((p) => p.desiredStatus)).toEqual(["EXITED", "EXITED"]);
   });
 
   it("REQUEST_COUNT: one worker per scalerValue pending requests", async () => {
@@ -183,7 +182,7 @@ describe("scaling endpoints", () => {
     const ep = h.endpoint("runpodkit/echo", { workersMin: 1, workersMax: 2 });
     await eventually(() => (pods(ep)[0]?.state === "idle" ? pods(ep)[0] : undefined));
     const before = pods(ep)[0]?.id;
-    replaceEndpoint(h.deps, ACCOUNT, ep.id, {
+    h.management.endpoints.replace(ACCOUNT, ep.id, {
       name: ep.name,
       templateId: ep.templateId,
       workersMin: 2,
@@ -192,7 +191,7 @@ describe("scaling endpoints", () => {
     await eventually(() => (pods(ep).filter((p) => p.state === "idle").length === 2 ? true : undefined));
     expect(pods(ep).map((p) => p.id)).toContain(before);
     const other = h.endpoint("runpodkit/fail");
-    replaceEndpoint(h.deps, ACCOUNT, ep.id, {
+    h.management.endpoints.replace(ACCOUNT, ep.id, {
       name: ep.name,
       templateId: other.templateId,
       workersMin: 1,

@@ -38,7 +38,7 @@ describe("standalone worker runtime", () => {
       workerId: "my-laptop",
       output: [{ word: "by" }, { word: "hand" }],
     });
-    expect(h.deps.workers.list(ACCOUNT, ep.id)).toEqual([
+    expect(h.plane.workers.list(ACCOUNT, ep.id)).toEqual([
       expect.objectContaining({ id: "my-laptop", imageName: "external", desiredStatus: "RUNNING" }),
     ]);
   });
@@ -50,7 +50,7 @@ describe("standalone worker runtime", () => {
       [
         "--import",
         LOADER,
-        resolve("service/workers/runtime/main.ts"),
+        resolve("service/jobs/workers/runtime/main.ts"),
         resolve("examples/handlers/uppercase.ts"),
         "--test_input",
         '{"input": {"text": "local"}}',

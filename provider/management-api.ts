@@ -1,0 +1,47 @@
+import type {
+  ContainerRegistryAuth,
+  ContainerRegistryAuthCreateInput,
+  GqlEndpoint,
+  GqlEndpointInput,
+  GqlRegistryAuthUpdateInput,
+  NetworkVolume,
+  NetworkVolumeCreateInput,
+  NetworkVolumeUpdateInput,
+  Template,
+  TemplateCreateInput,
+  TemplateUpdateInput,
+} from "../sdk/schemas";
+
+/**
+ * The calls the providers make, one narrow interface per resource. provider/clients.ts binds them to
+ * the SDK (REST for templates, volumes and registry auths; GraphQL for endpoints and credentials).
+ * Every failure is an SDK error with a stable `code` ("NOT_FOUND", "CONFLICT", ...).
+ */
+export interface ManagementApi {
+  endpoints: {
+    /** `myself { endpoint(id:) }`; null when the account has no such endpoint. */
+    get(id: string): Promise<GqlEndpoint | null>;
+    /** saveEndpoint: a FULL replace when `id` is set. */
+    save(input: GqlEndpointInput): Promise<GqlEndpoint>;
+    delete(id: string): Promise<void>;
+  };
+  templates: {
+    get(id: string): Promise<Template>;
+    create(input: TemplateCreateInput): Promise<Template>;
+    update(id: string, patch: TemplateUpdateInput): Promise<Template>;
+    delete(id: string): Promise<void>;
+  };
+  networkVolumes: {
+    get(id: string): Promise<NetworkVolume>;
+    create(input: NetworkVolumeCreateInput): Promise<NetworkVolume>;
+    update(id: string, patch: NetworkVolumeUpdateInput): Promise<NetworkVolume>;
+    delete(id: string): Promise<void>;
+  };
+  registryAuths: {
+    get(id: string): Promise<ContainerRegistryAuth>;
+    create(input: ContainerRegistryAuthCreateInput): Promise<ContainerRegistryAuth>;
+    /** GraphQL updateRegistryAuth: REST has no update. */
+    updateCredentials(input: GqlRegistryAuthUpdateInput): Promise<void>;
+    delete(id: string): Promise<void>;
+  };
+}

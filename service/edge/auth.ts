@@ -1,0 +1,47 @@
+import { createHash } from "node:crypto";
+import { ServiceError } from "../errors";
+
+/**
+ * The one place a credential becomes an account. Each API key is an account; the account id is
+ * derived from the key (never the key itself), so it is stable across restarts and safe to store
+ * and log. Every wire authenticates here: REST (`Authorization: Bearer <key>`), GraphQL (`?api_key=`
+ * or a Bearer header), the job API and the worker protocol (the raw key, as the real workers send it).
+ */
+export class Accounts {
+  readonly #byKey = new Map<string, string>();
+
+  constructor(apiKeys: readonly string[]) {
+    for (const key of apiKeys) this.#byKey.set(key, accountIdOf(key));
+  }
+
+  /** The account of a raw key or of an `Authorization` value with or without `Bearer `. */
+  resolve(credential: string | undefined | null): string | undefined {
+    if (!credential) return undefined;
+    return this.#byKey.get(bareKey(credential));
+  }
+
+  /** The account, or UNAUTHORIZED. The key never appears in the error. */
+  authenticate(credential: string | undefined | null): string {
+    const accountId = this.resolve(credential);
+    if (!accountId) {
+      throw new ServiceError(
+        "UNAUTHORIZED",
+        credential ? "Unauthorized: the API key is not valid" : "Unauthorized: an API key is required",
+      );
+    }
+    return accountId;
+  }
+
+  get ids(): string[] {
+    return [...this.#byKey.values()];
+  }
+}
+
+/** The key of a credential: an `Authorization` value loses its `Bearer ` prefix. */
+export function bareKey(credential: string): string {
+  return credential.replace(/^Bearer\s+/i, "").trim();
+}
+
+export function accountIdOf(apiKey: string): string {
+  return `user_${createHash("sha256").update(apiKey).digest("hex").slice(0, 24)}`;
+}

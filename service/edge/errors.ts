@@ -1,0 +1,129 @@
+import type { FastifyBaseLogger, FastifyError, FastifyInstance } from "fastify";
+import { GraphQLError } from "graphql";
+import { ZodError } from "zod";
+import { describeIssues } from "../../sdk/schemas/common";
+import type { JobErrorBody } from "../../sdk/schemas/job";
+import { type ErrorCode, ServiceError } from "../errors";
+
+/*
+ * The one error handler of the service. Rules throw coded ServiceErrors; here each code gets its HTTP
+ * status, and each wire its body:
+ *   REST v1     {message, code, field?}                                 (the real service: {message})
+ *   job API     {error, message, code, field?}                          (the real service: {error})
+ *   GraphQL     {errors: [{message, path?, extensions: {code, field?}}], data}
+ * `code` is an addition to the real service's bodies: clients branch on it, never on the text.
+ */
+
+/** The one mapping from error codes to HTTP statuses. */
+export const STATUS_OF: Record<ErrorCode, number> = {
+  NOT_FOUND: 404,
+  VALIDATION: 400,
+  CONFLICT: 400,
+  IN_USE: 400,
+  PRECONDITION: 400,
+  UNAUTHORIZED: 401,
+  PAYLOAD_TOO_LARGE: 413,
+  RATE_LIMITED: 429,
+  UNSUPPORTED: 400,
+  NOT_IMPLEMENTED: 501,
+};
+
+type Wire = "rest" | "jobs" | "graphql";
+
+/** Which wire a request came in on, from its path. */
+export function wireOf(url: string): Wire {
+  if (url === "/graphql" || url.startsWith("/graphql?")) return "graphql";
+  if (url === "/v2" || url.startsWith("/v2/") || url.startsWith("/v2?")) return "jobs";
+  return "rest";
+}
+
+/** A refusal, before it is written in a wire's words. */
+interface Refusal {
+  code: ErrorCode | "INTERNAL";
+  message: string;
+  field?: string | undefined;
+}
+
+export interface GraphqlErrorBody {
+  message: string;
+  path?: readonly (string | number)[];
+  extensions: { code: string; field?: string };
+}
+
+function body(wire: Wire, { code, message, field }: Refusal) {
+  if (wire === "graphql") {
+    const error: GraphqlErrorBody = { message, extensions: { code, ...(field ? { field } : {}) } };
+    return { errors: [error], data: null };
+  }
+  if (wire === "jobs") {
+    const reply: JobErrorBody = { error: message, message, code };
+    if (field) reply.field = field;
+    return reply;
+  }
+  return { message, code, ...(field ? { field } : {}) };
+}
+
+/** Fastify's own refusals (malformed JSON, empty JSON body, body too large, bad content type) are about the body. */
+function fastifyRefusal(error: FastifyError, status: number): Refusal {
+  if (status === 401) return { code: "UNAUTHORIZED", message: `body: ${error.message}` };
+  return {
+    code: status === 413 ? "PAYLOAD_TOO_LARGE" : "VALIDATION",
+    message: `body: ${error.message}`,
+    field: "body",
+  };
+}
+
+/** Installs the error and not-found handlers on the root instance: every route of every wire answers through them. */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | ServiceError | ZodError, request, reply) => {
+    const wire = wireOf(request.url);
+    if (error instanceof ServiceError) {
+      if (error.retryAfterMs !== undefined) reply.header("retry-after", Math.ceil(error.retryAfterMs / 1000));
+      const { code, message, field } = error;
+      return reply.code(STATUS_OF[code]).send(body(wire, { code, message, field }));
+    }
+    if (error instanceof ZodError) {
+      return reply.code(400).send(body(wire, { code: "VALIDATION", message: describeIssues(error) }));
+    }
+    const status = error.statusCode;
+    if (status !== undefined && status >= 400 && status < 500) {
+      return reply.code(status).send(body(wire, fastifyRefusal(error, status)));
+    }
+    request.log.error(
+      { err: { message: error.message, stack: error.stack }, route: request.routeOptions.url },
+      "unexpected error",
+    );
+    return reply.code(500).send(body(wire, { code: "INTERNAL", message: "Internal server error" }));
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split("?")[0];
+    const refusal: Refusal = { code: "NOT_FOUND", message: `no route ${request.method} ${path}` };
+    return reply.code(404).send(body(wireOf(request.url), refusal));
+  });
+}
+
+/**
+ * An error raised while a GraphQL document executed (the reply is still a 200): a ServiceError keeps
+ * its code, a document graphql-js refused is GRAPHQL_VALIDATION, anything else is logged and INTERNAL.
+ */
+export function graphqlErrorBody(error: GraphQLError, log: FastifyBaseLogger): GraphqlErrorBody {
+  const original = error.originalError;
+  const path = error.path ? { path: error.path } : {};
+  if (original instanceof ServiceError) {
+    const field = original.field ? { field: original.field } : {};
+    return { message: original.message, ...path, extensions: { code: original.code, ...field } };
+  }
+  if (original && !(original instanceof GraphQLError)) {
+    log.error(
+      { err: { message: original.message, stack: original.stack } },
+      "unexpected error in a GraphQL resolver",
+    );
+    return { message: "Internal server error", ...path, extensions: { code: "INTERNAL" } };
+  }
+  return { message: error.message, ...path, extensions: { code: "GRAPHQL_VALIDATION" } };
+}
+
+/** Removes `api_key=...` from a URL so it can be logged or echoed. */
+export function redactUrl(url: string): string {
+  return url.replace(/([?&]api_key=)[^&#]*/gi, "$1[redacted]");
+}

@@ -1,0 +1,28 @@
+import type { Server } from "node:http";
+import Fastify, { type FastifyInstance } from "fastify";
+import { SERVER_BODY_LIMIT } from "./body";
+import { installErrorHandling, redactUrl } from "./errors";
+
+/**
+ * The Fastify instance every route of the service hangs on: the server-wide body limit, request logs
+ * that never carry a key (no headers, `api_key` redacted from URLs) and the one error handler.
+ */
+export function edgeServer(): FastifyInstance {
+  const app = Fastify({
+    bodyLimit: SERVER_BODY_LIMIT,
+    logger: {
+      level: "warn",
+      serializers: { req: (req) => ({ method: req.method, url: redactUrl(req.url) }) },
+    },
+  });
+  installErrorHandling(app);
+  return app;
+}
+
+/** http://127.0.0.1:<port> of a listening server (any-address binds are reached on loopback); null before it listens. */
+export function listeningUrl(server: Server): string | null {
+  const address = server.address();
+  if (!address || typeof address === "string") return null;
+  const host = address.address === "::" || address.address === "0.0.0.0" ? "127.0.0.1" : address.address;
+  return `http://${host.includes(":") ? `[${host}]` : host}:${address.port}`;
+}

@@ -1,0 +1,369 @@
+import type { JobStatus, StreamChunk } from "../../../sdk/schemas/job";
+import type { Clock } from "../../clock";
+import type { Emitter } from "../../event-bus";
+import { isExpired, isTerminal, type Job, transition } from "../model/job";
+import type { JobStore, RemovedJob } from "../store/job-store";
+import { DeadlineQueue, Deque } from "./collections";
+import { Watchers } from "./watchers";
+
+/** Job counts of one endpoint, kept as jobs move; /health reads them. */
+export interface EndpointJobCounts {
+  inQueue: number;
+  /** Queued jobs that may trigger scaling (not lowPriority). */
+  inQueueScaling: number;
+  inProgress: number;
+  completed: number;
+  failed: number;
+  /** Retries of the jobs still kept. */
+  retried: number;
+}
+
+interface EndpointJobs extends EndpointJobCounts {
+  /** FIFO of queued jobs; entries of jobs that left the queue otherwise are skipped when met. */
+  queue: Deque<Job>;
+}
+
+/** What the book announces as jobs move (the job plane routes these to the parts that act on them). */
+export interface BookEvents {
+  /** A job entered its endpoint's queue. */
+  "job.queued": [job: Job];
+  /** A running job must stop on its worker (cancel, execution timeout, ttl). */
+  "job.mustStop": [job: Job, workerId: string];
+  /** A job reached COMPLETED, FAILED, TIMED_OUT or CANCELLED. */
+  "job.finished": [job: Job];
+}
+
+export interface JobBookOptions {
+  /** Finished jobs kept in memory for fast reads; older ones are read from the store. */
+  recentCacheSize: number;
+}
+
+/**
+ * The jobs of the service: an in-memory index (live jobs, queues per endpoint, recent results,
+ * counts) in front of the durable store. Every status change goes through here, so the transition
+ * table, the counts, persistence and wake-ups of long-polls stay in step.
+ */
+export class JobBook {
+  readonly watchers: Watchers;
+  readonly #live = new Map<string, Job>();
+  readonly #recent = new Map<string, Job>();
+  readonly #endpoints = new Map<string, EndpointJobs>();
+  readonly #store: JobStore;
+  readonly #clock: Clock;
+  readonly #deadlines: DeadlineQueue<Job>;
+  readonly #options: JobBookOptions;
+  readonly #events: Emitter<BookEvents>;
+
+  constructor(store: JobStore, clock: Clock, options: JobBookOptions, events: Emitter<BookEvents>) {
+    this.#store = store;
+    this.#clock = clock;
+    this.#options = options;
+    this.#events = events;
+    this.watchers = new Watchers(clock);
+    this.#deadlines = new DeadlineQueue(clock, (job) => this.#onDeadline(job));
+  }
+
+  /** Rebuilds the index from the store after a restart; returns the jobs that were running. */
+  restore(): Job[] {
+    for (const row of this.#store.counts()) {
+      const counts = this.#endpoint(row.endpointId);
+      if (row.status === "COMPLETED") counts.completed += row.count;
+      if (row.status === "FAILED") counts.failed += row.count;
+      counts.retried += row.retries;
+    }
+    const running: Job[] = [];
+    for (const job of this.#store.loadLive()) {
+      this.#live.set(job.id, job);
+      this.#count(job, 1);
+      if (job.status === "IN_QUEUE") this.#endpoint(job.endpointId).queue.push(job);
+      else running.push(job);
+      this.#deadlines.add(this.#nextDeadline(job), job);
+    }
+    return running;
+  }
+
+  counts(endpointId: string): EndpointJobCounts {
+    const { queue: _queue, ...counts } = this.#endpoint(endpointId);
+    return counts;
+  }
+
+  /** Queued and running jobs of an endpoint. */
+  liveJobs(endpointId: string): Job[] {
+    return [...this.#live.values()].filter((job) => job.endpointId === endpointId);
+  }
+
+  /** The job if it exists and has not expired. */
+  find(id: string): Job | undefined {
+    const job = this.#live.get(id) ?? this.#recent.get(id) ?? this.#store.get(id);
+    if (!job) return undefined;
+    if (isExpired(job, this.#clock.now())) {
+      if (this.#live.get(id) === job) this.delete(job);
+      else this.#recent.delete(id);
+      return undefined;
+    }
+    if (isTerminal(job) && !this.#recent.has(id)) this.#remember(job);
+    return job;
+  }
+
+  /** A new job enters its endpoint's queue. */
+  submit(job: Job): void {
+    this.#live.set(job.id, job);
+    this.#enqueue(job, false);
+  }
+
+  /** The oldest queued job of the endpoint that still waits, taken off the queue. */
+  nextQueued(endpointId: string): Job | undefined {
+    const queue = this.#endpoint(endpointId).queue;
+    for (;;) {
+      const job = queue.shift();
+      if (!job || this.#isQueued(job)) return job;
+    }
+  }
+
+  /** When the oldest scaling-relevant queued job entered the queue (undefined: none). */
+  oldestScalingQueuedAt(endpointId: string): number | undefined {
+    const queue = this.#endpoint(endpointId).queue;
+    while (queue.size > 0 && !this.#isQueued(queue.peek() as Job)) queue.shift();
+    for (const job of queue) if (this.#isQueued(job) && !job.lowPriority) return job.queuedAt;
+    return undefined;
+  }
+
+  /** IN_QUEUE -> IN_PROGRESS on a worker. */
+  start(job: Job, workerId: string): void {
+    this.#move(job, "IN_PROGRESS", () => {
+      job.startedAt = this.#clock.now();
+      job.workerId = workerId;
+    });
+    this.#deadlines.add(this.#nextDeadline(job), job);
+  }
+
+  /** A progress value from the worker; ignored once the job is no longer running. */
+  progress(job: Job, output: unknown): void {
+    if (job.status !== "IN_PROGRESS" || this.#live.get(job.id) !== job) return;
+    job.output = output;
+    this.#store.save(job);
+    this.watchers.notify(job.id);
+  }
+
+  /** Stream chunks from the worker; ignored once the job is no longer running. */
+  appendChunks(job: Job, chunks: StreamChunk[]): void {
+    if (job.status !== "IN_PROGRESS" || this.#live.get(job.id) !== job) return;
+    if (job.stream === null) job.stream = [];
+    for (const chunk of chunks) job.stream.push(chunk);
+    this.watchers.notify(job.id);
+  }
+
+  /** Drains the chunks buffered since the last call. */
+  drainChunks(job: Job): StreamChunk[] {
+    const chunks = job.stream ?? [];
+    job.stream = null;
+    return chunks;
+  }
+
+  /** IN_PROGRESS -> COMPLETED, FAILED or TIMED_OUT. */
+  finish(
+    job: Job,
+    status: "COMPLETED" | "FAILED" | "TIMED_OUT",
+    result: { output?: unknown; error?: string },
+  ) {
+    this.#move(job, status, () => {
+      job.completedAt = this.#clock.now();
+      job.output = result.output;
+      job.error = result.error;
+    });
+  }
+
+  /** IN_QUEUE or IN_PROGRESS -> CANCELLED; a running job is stopped on its worker. */
+  cancel(job: Job): void {
+    const workerId = job.status === "IN_PROGRESS" ? job.workerId : null;
+    this.#move(job, "CANCELLED", () => {
+      job.completedAt = this.#clock.now();
+    });
+    if (workerId) this.#events.emit("job.mustStop", job, workerId);
+  }
+
+  /** FAILED or TIMED_OUT -> IN_QUEUE: same id and input, previous result removed. */
+  retry(job: Job): void {
+    this.#live.set(job.id, job);
+    this.#recent.delete(job.id);
+    this.#resetForQueue(job);
+  }
+
+  /** IN_PROGRESS -> IN_QUEUE at the head of the queue, when its worker was lost. */
+  requeue(job: Job): void {
+    this.#resetForQueue(job, true);
+  }
+
+  /** Removes a job (ttl expiry, purge); a running one is also stopped on its worker. */
+  delete(job: Job): void {
+    if (job.status === "IN_PROGRESS" && job.workerId) this.#events.emit("job.mustStop", job, job.workerId);
+    this.#count(job, -1);
+    this.#endpoint(job.endpointId).retried -= job.retries;
+    this.#live.delete(job.id);
+    this.#recent.delete(job.id);
+    this.#store.remove(job);
+    this.watchers.notify(job.id);
+  }
+
+  /** Removes every queued job of the endpoint; running ones continue. */
+  purgeQueue(endpointId: string): number {
+    const queue = this.#endpoint(endpointId).queue;
+    let removed = 0;
+    for (let job = queue.shift(); job; job = queue.shift()) {
+      if (!this.#isQueued(job)) continue;
+      this.delete(job);
+      removed++;
+    }
+    return removed;
+  }
+
+  /** Sets the job's lifetime (ms from submission). */
+  setTtl(job: Job, ttlMs: number): void {
+    job.ttlMs = ttlMs;
+    this.#store.save(job);
+    if (this.#live.get(job.id) === job) this.#deadlines.add(this.#nextDeadline(job), job);
+  }
+
+  /** Deletes finished jobs whose results expired (store and counts). */
+  sweep(): void {
+    const now = this.#clock.now();
+    for (const removed of this.#store.deleteExpired(now)) this.#uncount(removed);
+    for (const [id, job] of this.#recent) if (isExpired(job, now)) this.#recent.delete(id);
+  }
+
+  /** The endpoint is gone: so are its jobs. Running ones are stopped. */
+  deleteEndpoint(endpointId: string): void {
+    for (const job of this.liveJobs(endpointId)) this.delete(job);
+    for (const [id, job] of this.#recent) if (job.endpointId === endpointId) this.#recent.delete(id);
+    this.#store.deleteEndpoint(endpointId);
+    this.#endpoints.delete(endpointId);
+  }
+
+  stop(): void {
+    this.#deadlines.stop();
+    this.watchers.releaseAll();
+    this.#store.flush();
+  }
+
+  #resetForQueue(job: Job, atHead = false): void {
+    this.#count(job, -1);
+    transition(job, "IN_QUEUE");
+    job.retries++;
+    this.#endpoint(job.endpointId).retried++;
+    job.queuedAt = this.#clock.now();
+    job.startedAt = null;
+    job.completedAt = null;
+    job.workerId = null;
+    job.output = undefined;
+    job.error = undefined;
+    job.stream = null;
+    this.#enqueue(job, atHead);
+  }
+
+  /** Counts a job that is now IN_QUEUE and puts it in its endpoint's queue. */
+  #enqueue(job: Job, atHead: boolean): void {
+    this.#count(job, 1);
+    const queue = this.#endpoint(job.endpointId).queue;
+    if (atHead) queue.unshift(job);
+    else queue.push(job);
+    this.#deadlines.add(this.#nextDeadline(job), job);
+    this.#store.save(job);
+    this.watchers.notify(job.id);
+    this.#events.emit("job.queued", job);
+  }
+
+  /** One status change: counts out, transition, counts in, persist, wake waiters. */
+  #move(job: Job, to: JobStatus, apply: () => void): void {
+    this.#count(job, -1);
+    transition(job, to);
+    apply();
+    this.#count(job, 1);
+    if (isTerminal(job)) {
+      this.#live.delete(job.id);
+      this.#remember(job);
+    }
+    this.#store.save(job);
+    this.watchers.notify(job.id);
+    if (isTerminal(job)) this.#events.emit("job.finished", job);
+  }
+
+  #isQueued(job: Job): boolean {
+    return job.status === "IN_QUEUE" && this.#live.get(job.id) === job;
+  }
+
+  #nextDeadline(job: Job): number {
+    const ttlEnd = job.createdAt + job.ttlMs;
+    if (job.status !== "IN_PROGRESS" || job.startedAt === null) return ttlEnd;
+    return Math.min(ttlEnd, job.startedAt + job.executionTimeoutMs);
+  }
+
+  #onDeadline(job: Job): void {
+    if (this.#live.get(job.id) !== job) return;
+    const now = this.#clock.now();
+    if (now >= job.createdAt + job.ttlMs) {
+      this.delete(job);
+      return;
+    }
+    if (
+      job.status === "IN_PROGRESS" &&
+      job.startedAt !== null &&
+      now >= job.startedAt + job.executionTimeoutMs
+    ) {
+      const workerId = job.workerId;
+      this.finish(job, "TIMED_OUT", {
+        error: `job exceeded its execution timeout of ${job.executionTimeoutMs} ms`,
+      });
+      if (workerId) this.#events.emit("job.mustStop", job, workerId);
+      return;
+    }
+    const next = this.#nextDeadline(job);
+    if (next > now) this.#deadlines.add(next, job);
+  }
+
+  #remember(job: Job): void {
+    this.#recent.set(job.id, job);
+    if (this.#recent.size <= this.#options.recentCacheSize) return;
+    // Oldest first; a job whose write is still pending must stay readable from memory.
+    for (const id of this.#recent.keys()) {
+      if (this.#recent.size <= this.#options.recentCacheSize || this.#store.isPending(id)) break;
+      this.#recent.delete(id);
+    }
+  }
+
+  #endpoint(endpointId: string): EndpointJobs {
+    let entry = this.#endpoints.get(endpointId);
+    if (!entry) {
+      entry = {
+        queue: new Deque(),
+        inQueue: 0,
+        inQueueScaling: 0,
+        inProgress: 0,
+        completed: 0,
+        failed: 0,
+        retried: 0,
+      };
+      this.#endpoints.set(endpointId, entry);
+    }
+    return entry;
+  }
+
+  #count(job: Job, delta: 1 | -1): void {
+    this.#tally(this.#endpoint(job.endpointId), job.status, job.lowPriority, delta);
+  }
+
+  #uncount(removed: RemovedJob): void {
+    const entry = this.#endpoints.get(removed.endpointId);
+    if (!entry) return;
+    this.#tally(entry, removed.status, true, -1);
+    entry.retried -= removed.retries;
+  }
+
+  #tally(entry: EndpointJobCounts, status: JobStatus, lowPriority: boolean, delta: number): void {
+    if (status === "IN_QUEUE") {
+      entry.inQueue += delta;
+      if (!lowPriority) entry.inQueueScaling += delta;
+    } else if (status === "IN_PROGRESS") entry.inProgress += delta;
+    else if (status === "COMPLETED") entry.completed += delta;
+    else if (status === "FAILED") entry.failed += delta;
+  }
+}

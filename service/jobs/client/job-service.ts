@@ -1,0 +1,207 @@
+import {
+  type HealthReply,
+  JOB_LIMITS,
+  type JobAccepted,
+  type JobEnvelope,
+  type JobSubmission,
+  type StreamChunk,
+} from "../../../sdk/schemas/job";
+import type { Clock } from "../../clock";
+import { notFound, ServiceError } from "../../errors";
+import type { Ids } from "../../ids";
+import type { EndpointDirectory, EndpointSettings } from "../../planes";
+import type { JobBook } from "../book/book";
+import { createJob, envelopeOf, isTerminal, type Job, type JobKind } from "../model/job";
+import type { JobStore } from "../store/job-store";
+
+/** Worker numbers of an endpoint, for /health. */
+export type WorkerCounts = {
+  idle: number;
+  running: number;
+  initializing: number;
+  ready: number;
+  throttled: number;
+  unhealthy: number;
+};
+
+/**
+ * The job API's rules, wire-free: every operation of /v2/{endpoint_id} is one method here. Callers
+ * pass the account the key resolved to; another account's endpoint or job is simply not found.
+ */
+export class JobService {
+  readonly #book: JobBook;
+  readonly #store: JobStore;
+  readonly #endpoints: EndpointDirectory;
+  readonly #clock: Clock;
+  readonly #ids: Ids;
+  readonly #workerCounts: (endpointId: string) => WorkerCounts;
+
+  constructor(deps: {
+    book: JobBook;
+    store: JobStore;
+    endpoints: EndpointDirectory;
+    clock: Clock;
+    ids: Ids;
+    workerCounts: (endpointId: string) => WorkerCounts;
+  }) {
+    this.#book = deps.book;
+    this.#store = deps.store;
+    this.#endpoints = deps.endpoints;
+    this.#clock = deps.clock;
+    this.#ids = deps.ids;
+    this.#workerCounts = deps.workerCounts;
+  }
+
+  /** The account's queue-based endpoint, or NOT_FOUND / UNSUPPORTED. */
+  queueEndpoint(accountId: string, endpointId: string): EndpointSettings {
+    const endpoint = this.#endpoints.get(accountId, endpointId);
+    if (!endpoint) throw notFound("endpoint", endpointId);
+    if (endpoint.type !== "QB") {
+      throw new ServiceError(
+        "UNSUPPORTED",
+        `endpoint ${endpointId} is a load-balancing endpoint: it has no job queue; send requests to its workers' own HTTP paths`,
+      );
+    }
+    return endpoint;
+  }
+
+  /**
+   * /run: a new job in the queue, answered once it is on disk (a restart keeps what a client was told
+   * was accepted). It may already be on a worker by then; /run reports the state it was accepted in.
+   */
+  async run(accountId: string, endpointId: string, body: JobSubmission): Promise<JobAccepted> {
+    const job = this.submit(accountId, endpointId, body, "async");
+    await this.#store.flushed();
+    return { id: job.id, status: "IN_QUEUE" };
+  }
+
+  /**
+   * /runsync: a new job, held up to `waitMs` (default 90 s) for its end. A finished job answers its
+   * envelope, one still going its {id, status} (the client polls on). What a client sees is on disk.
+   */
+  async runSync(
+    accountId: string,
+    endpointId: string,
+    body: JobSubmission,
+    waitMs: number | undefined,
+    signal: AbortSignal,
+  ): Promise<JobEnvelope> {
+    const job = this.submit(accountId, endpointId, body, "sync");
+    await this.#store.flushed();
+    const ended = await this.#waitForEnd(job, waitMs ?? JOB_LIMITS.runsyncWait.default, signal);
+    if (!this.exists(job)) throw notFound("job", job.id);
+    await this.#store.flushed();
+    return ended ? this.envelope(job) : { id: job.id, status: job.status };
+  }
+
+  /** /status-sync: the job's envelope once it ends, or after `waitMs` (default 90 s). */
+  async statusSync(job: Job, waitMs: number | undefined, signal: AbortSignal): Promise<JobEnvelope> {
+    await this.#waitForEnd(job, waitMs ?? JOB_LIMITS.runsyncWait.default, signal);
+    if (!this.exists(job)) throw notFound("job", job.id);
+    return this.envelope(job);
+  }
+
+  /** A new job in the queue (the job of /run and /runsync). */
+  submit(accountId: string, endpointId: string, body: JobSubmission, kind: JobKind): Job {
+    const endpoint = this.queueEndpoint(accountId, endpointId);
+    const job = createJob({
+      id: this.#ids.job(kind),
+      // The cached endpoint's strings: shared by all its jobs, not a copy cut from each request's URL.
+      accountId: endpoint.accountId,
+      endpointId: endpoint.id,
+      kind,
+      input: body.input,
+      webhook: body.webhook,
+      policy: body.policy,
+      s3Config: body.s3Config,
+      endpointExecutionTimeoutMs: endpoint.executionTimeoutMs > 0 ? endpoint.executionTimeoutMs : undefined,
+      now: this.#clock.now(),
+    });
+    this.#book.submit(job);
+    return job;
+  }
+
+  /** The job of this endpoint and account; `ttl` (ms) resets its lifetime. */
+  job(accountId: string, endpointId: string, jobId: string, ttlMs?: number): Job {
+    this.queueEndpoint(accountId, endpointId);
+    const job = this.#book.find(jobId);
+    if (!job || job.accountId !== accountId || job.endpointId !== endpointId) throw notFound("job", jobId);
+    if (ttlMs !== undefined) {
+      this.#book.setTtl(job, ttlMs);
+      if (!this.#book.find(jobId)) throw notFound("job", jobId);
+    }
+    return job;
+  }
+
+  envelope(job: Job): JobEnvelope {
+    return envelopeOf(job, this.#clock.now());
+  }
+
+  /** Holds until the job ends (or is deleted) or `ms` pass; false if it is still going. */
+  #waitForEnd(job: Job, ms: number, signal?: AbortSignal): Promise<boolean> {
+    return this.#book.watchers.waitUntil(job.id, ms, () => this.#endedOrGone(job), signal);
+  }
+
+  /** Is the job still there (not expired, purged or deleted by ttl)? */
+  exists(job: Job): boolean {
+    return this.#book.find(job.id) !== undefined;
+  }
+
+  /** /stream: drains buffered chunks, holding up to `holdMs` while there are none and it runs. */
+  async stream(job: Job, holdMs: number, signal?: AbortSignal): Promise<{ job: Job; chunks: StreamChunk[] }> {
+    await this.#book.watchers.waitUntil(
+      job.id,
+      holdMs,
+      () => (job.stream?.length ?? 0) > 0 || this.#endedOrGone(job),
+      signal,
+    );
+    return { job, chunks: this.#book.drainChunks(job) };
+  }
+
+  /** /cancel: a queued job is removed before it starts, a running one is stopped. */
+  cancel(job: Job): Job {
+    if (job.status === "IN_QUEUE" || job.status === "IN_PROGRESS") this.#book.cancel(job);
+    return job;
+  }
+
+  /**
+   * /retry: FAILED or TIMED_OUT jobs only, back in the queue with the same id and input. As /run, a
+   * waiting worker may already hold it: the reply reports the state retry put it in.
+   */
+  retry(job: Job): JobAccepted {
+    if (job.status !== "FAILED" && job.status !== "TIMED_OUT") {
+      throw new ServiceError(
+        "PRECONDITION",
+        `job ${job.id} is ${job.status}: only FAILED or TIMED_OUT jobs can be retried`,
+        { field: "status" },
+      );
+    }
+    this.#book.retry(job);
+    return { id: job.id, status: "IN_QUEUE" };
+  }
+
+  /** /purge-queue: removes queued jobs; running ones continue. */
+  purgeQueue(accountId: string, endpointId: string): number {
+    this.queueEndpoint(accountId, endpointId);
+    return this.#book.purgeQueue(endpointId);
+  }
+
+  health(accountId: string, endpointId: string): HealthReply {
+    this.queueEndpoint(accountId, endpointId);
+    const counts = this.#book.counts(endpointId);
+    return {
+      jobs: {
+        completed: counts.completed,
+        failed: counts.failed,
+        inProgress: counts.inProgress,
+        inQueue: counts.inQueue,
+        retried: counts.retried,
+      },
+      workers: this.#workerCounts(endpointId),
+    };
+  }
+
+  #endedOrGone(job: Job): boolean {
+    return isTerminal(job) || this.#book.find(job.id) !== job;
+  }
+}

@@ -1,0 +1,90 @@
+import type { Clock } from "../../clock";
+import { ServiceError } from "../../errors";
+import { RATE_LIMITS, type RateLimit, type RateLimitedOperation } from "../policy";
+
+export interface RateLimitOptions {
+  enabled: boolean;
+  /** The dynamic rule: the rate limit is at least running workers x this, per window. */
+  requestsPerWorker: number;
+  /** Per-operation overrides of the spec's table. */
+  limits: Partial<Record<RateLimitedOperation, RateLimit>>;
+}
+
+export const DEFAULT_RATE_LIMIT_OPTIONS: RateLimitOptions = {
+  enabled: true,
+  requestsPerWorker: 100,
+  limits: {},
+};
+
+interface Window {
+  start: number;
+  count: number;
+  previous: number;
+  inFlight: number;
+}
+
+/**
+ * Per endpoint and operation: a sliding-window request rate (the current and previous window,
+ * weighted) and a count of requests in flight, both on the injected clock. Over either limit the
+ * request is refused with RATE_LIMITED carrying when to retry.
+ */
+export class RateLimiter {
+  readonly #windows = new Map<string, Window>();
+  readonly #clock: Clock;
+  readonly #options: RateLimitOptions;
+  readonly #workersUp: (endpointId: string) => number;
+
+  constructor(clock: Clock, options: RateLimitOptions, workersUp: (endpointId: string) => number) {
+    this.#clock = clock;
+    this.#options = options;
+    this.#workersUp = workersUp;
+  }
+
+  /** Admits one request or throws RATE_LIMITED; call the returned function when it is answered. */
+  admit(endpointId: string, operation: RateLimitedOperation): () => void {
+    if (!this.#options.enabled) return noop;
+    const limit = this.#options.limits[operation] ?? RATE_LIMITS[operation];
+    const key = `${endpointId} ${operation}`;
+    const now = this.#clock.now();
+    let w = this.#windows.get(key);
+    if (!w) {
+      w = { start: now, count: 0, previous: 0, inFlight: 0 };
+      this.#windows.set(key, w);
+    }
+    const elapsed = now - w.start;
+    if (elapsed >= limit.windowMs) {
+      // One window on: the current becomes the previous; more than one: both are empty.
+      w.previous = elapsed < 2 * limit.windowMs ? w.count : 0;
+      w.start = elapsed < 2 * limit.windowMs ? w.start + limit.windowMs : now;
+      w.count = 0;
+    }
+    const sinceStart = now - w.start;
+    const rate = Math.max(limit.requests, this.#workersUp(endpointId) * this.#options.requestsPerWorker);
+    const estimated = w.previous * (1 - sinceStart / limit.windowMs) + w.count;
+    if (estimated + 1 > rate) {
+      throw new ServiceError(
+        "RATE_LIMITED",
+        `rate limit of ${rate} ${operation} requests per ${limit.windowMs / 1000} s exceeded for endpoint ${endpointId}`,
+        { retryAfterMs: Math.max(1_000, limit.windowMs - sinceStart) },
+      );
+    }
+    if (limit.concurrent !== null && w.inFlight >= limit.concurrent) {
+      throw new ServiceError(
+        "RATE_LIMITED",
+        `at most ${limit.concurrent} ${operation} requests may be in flight for endpoint ${endpointId}`,
+        { retryAfterMs: 1_000 },
+      );
+    }
+    w.count++;
+    w.inFlight++;
+    const window = w;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      window.inFlight--;
+    };
+  }
+}
+
+const noop = () => {};

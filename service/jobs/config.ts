@@ -1,0 +1,63 @@
+import { DEFAULT_RATE_LIMIT_OPTIONS, type RateLimitOptions } from "./client/rate-limit";
+import { JOB_POLICY } from "./policy";
+import { DEFAULT_WEBHOOK_OPTIONS, type WebhookOptions } from "./webhooks/webhooks";
+
+/** Tunables of the job plane; every duration runs on the service's clock. */
+export interface JobPlaneConfig {
+  /** Image name -> handler module path or command line (see workers/launch.ts). */
+  handlers: Record<string, string>;
+  /** Cold start of a worker, ms; with FLASHBOOT; factor when the endpoint's model is cached. */
+  coldStartMs: number;
+  flashBootColdStartMs: number;
+  cachedModelFactor: number;
+  /** Hold of job-take / job-stop long-polls with nothing to give (< 90 s), ms. */
+  pollHoldMs: number;
+  /** Hold of /stream when no chunk is buffered, ms. */
+  streamHoldMs: number;
+  /** Time a worker has to stop a cancelled or timed-out job before it is killed and replaced, ms. */
+  stopGraceMs: number;
+  /** After SIGTERM, time before SIGKILL, ms. */
+  killGraceMs: number;
+  /** A job whose worker was lost (or that ran when the service died) is requeued until retried this often; then FAILED. */
+  maxRetries: number;
+  /** Scaler evaluation period, ms. */
+  scalerIntervalMs: number;
+  /** Deletion of expired results, period in ms. */
+  sweepIntervalMs: number;
+  /** Finished jobs kept in memory for fast status reads. */
+  recentCacheSize: number;
+  /** Ping interval given to workers, ms. */
+  pingIntervalMs: number;
+  /** A hand-run worker silent this long is gone, ms. */
+  externalWorkerTimeoutMs: number;
+  /** Largest job-done / job-stream body, bytes. */
+  workerBodyLimit: number;
+  /** Worker processes' stdout/stderr. */
+  workerOutput: "inherit" | "ignore";
+  /** Address workers use to reach the service; default: the address it listens on. */
+  workerBaseUrl: string | null;
+  rateLimits: RateLimitOptions;
+  webhooks: WebhookOptions;
+}
+
+export const DEFAULT_JOB_PLANE_CONFIG: JobPlaneConfig = {
+  handlers: {},
+  coldStartMs: 1_000,
+  flashBootColdStartMs: 100,
+  cachedModelFactor: 0.5,
+  pollHoldMs: 20_000,
+  streamHoldMs: 10_000,
+  stopGraceMs: 10_000,
+  killGraceMs: 5_000,
+  maxRetries: 3,
+  scalerIntervalMs: 1_000,
+  sweepIntervalMs: 5_000,
+  recentCacheSize: 10_000,
+  pingIntervalMs: 10_000,
+  externalWorkerTimeoutMs: 60_000,
+  workerBodyLimit: 5 * JOB_POLICY.runsyncBodyBytes,
+  workerOutput: "inherit",
+  workerBaseUrl: null,
+  rateLimits: DEFAULT_RATE_LIMIT_OPTIONS,
+  webhooks: DEFAULT_WEBHOOK_OPTIONS,
+};

@@ -1,0 +1,356 @@
+import type { JobDoneBody, StreamChunk } from "../../../sdk/schemas/job";
+import type { Clock, Timer } from "../../clock";
+import { notFound } from "../../errors";
+import type { Emitter } from "../../event-bus";
+import type { JobBook } from "../book/book";
+import { Deque } from "../book/collections";
+import type { Job } from "../model/job";
+import { splitChunk } from "./chunks";
+
+/** One worker as the protocol sees it: what it holds, its pending polls, what it must stop. */
+export interface WorkerSession {
+  readonly id: string;
+  readonly accountId: string;
+  readonly endpointId: string;
+  /** Started by this service's pool (false: a worker someone runs by hand with the account key). */
+  readonly managed: boolean;
+  /** The per-worker key (managed workers). */
+  readonly key: string | null;
+  /** Jobs handed to the worker and not yet finished by it, with when they were handed over. */
+  readonly held: Map<string, number>;
+  /** Stopped jobs it still holds: how many pings in a row have not listed them. */
+  readonly unlisted: Map<string, number>;
+  /** Job ids the worker must stop; sent on its next job-stop poll. */
+  stopQueue: string[];
+  take: PendingPoll<Job[]> | null;
+  /** Listed among its endpoint's waiting takers (at most once). */
+  inLine: boolean;
+  stopPoll: PendingPoll<string[]> | null;
+  /** Being shut down: no more jobs, polls answered at once. */
+  draining: boolean;
+  /** First request from the worker (null: still starting). */
+  readyAt: number | null;
+  lastSeen: number;
+  /** Since when it has held no job. */
+  idleSince: number;
+  unhealthy: boolean;
+  sdkVersion: string | null;
+}
+
+interface PendingPoll<T> {
+  max: number;
+  resolve(value: T): void;
+}
+
+/** What the dispatcher announces about workers (the job plane routes these to the pool and the scaler). */
+export interface DispatchEvents {
+  /** A worker made contact: one this service started, or one run by hand (session.managed false). */
+  "worker.opened": [session: WorkerSession];
+  /** Something changed that may matter to the scaler: a worker ready, busy or gone. */
+  "worker.changed": [endpointId: string];
+  /** The worker asked to be replaced (stopPod). */
+  "worker.replace": [session: WorkerSession];
+  /** The worker did not stop a job in time: kill and replace it. */
+  "worker.unresponsive": [session: WorkerSession];
+}
+
+export interface DispatchOptions {
+  /** How long job-take and job-stop polls are held when there is nothing to give (< 90 s). */
+  pollHoldMs: number;
+  /** How long a worker has to stop a cancelled or timed-out job before it is replaced. */
+  stopGraceMs: number;
+  /** A job whose worker is lost is requeued until it has been retried this many times, then FAILED. */
+  maxRetries: number;
+  /** Largest stream chunk, bytes. */
+  streamChunkBytes: number;
+}
+
+/**
+ * The worker side of the job plane: hands queued jobs to waiting job-take polls, takes results,
+ * progress and chunks, delivers stop signals, and recovers jobs of lost workers.
+ */
+export class Dispatcher {
+  readonly #sessions = new Map<string, WorkerSession>();
+  readonly #takers = new Map<string, Deque<WorkerSession>>();
+  readonly #book: JobBook;
+  readonly #clock: Clock;
+  readonly #options: DispatchOptions;
+  readonly #events: Emitter<DispatchEvents>;
+  readonly #graceTimers = new Set<Timer>();
+
+  constructor(book: JobBook, clock: Clock, options: DispatchOptions, events: Emitter<DispatchEvents>) {
+    this.#book = book;
+    this.#clock = clock;
+    this.#options = options;
+    this.#events = events;
+  }
+
+  session(workerId: string): WorkerSession | undefined {
+    return this.#sessions.get(workerId);
+  }
+
+  sessions(endpointId?: string): WorkerSession[] {
+    const all = [...this.#sessions.values()];
+    return endpointId === undefined ? all : all.filter((s) => s.endpointId === endpointId);
+  }
+
+  open(spec: { id: string; accountId: string; endpointId: string; managed: boolean; key: string | null }) {
+    const now = this.#clock.now();
+    const session: WorkerSession = {
+      ...spec,
+      held: new Map(),
+      unlisted: new Map(),
+      stopQueue: [],
+      take: null,
+      inLine: false,
+      stopPoll: null,
+      draining: false,
+      readyAt: null,
+      lastSeen: now,
+      idleSince: now,
+      unhealthy: false,
+      sdkVersion: null,
+    };
+    this.#sessions.set(spec.id, session);
+    this.#events.emit("worker.opened", session);
+    return session;
+  }
+
+  /** Stop giving the worker jobs and answer its polls now; it goes once it holds nothing. */
+  drain(session: WorkerSession): void {
+    session.draining = true;
+    this.#answerTake(session, []);
+    // A worker shutting down exits once its polls return: nothing left to stop, so answer now.
+    if (session.held.size === 0) this.#answerStop(session, []);
+  }
+
+  /** The worker is gone (process exit, killed, silent): its jobs are recovered. */
+  close(session: WorkerSession): void {
+    if (this.#sessions.get(session.id) !== session) return;
+    this.#sessions.delete(session.id);
+    this.#answerTake(session, []);
+    this.#answerStop(session, []);
+    for (const jobId of [...session.held.keys()]) this.#lost(session, jobId);
+    this.#events.emit("worker.changed", session.endpointId);
+  }
+
+  /** job-take / job-take-batch: resolves with up to `max` jobs, or none after the hold. */
+  take(
+    session: WorkerSession,
+    max: number,
+    holdsJobs: boolean | undefined,
+    signal: AbortSignal,
+  ): Promise<Job[]> {
+    const now = this.#clock.now();
+    this.#seen(session, now);
+    // A worker saying it holds nothing proves that jobs handed before this request are lost.
+    if (holdsJobs === false) for (const jobId of [...session.held.keys()]) this.#lost(session, jobId);
+    if (session.draining) return Promise.resolve([]);
+    this.#answerTake(session, []);
+    const jobs = this.#pull(session, max);
+    if (jobs.length > 0) return Promise.resolve(jobs);
+    return new Promise<Job[]>((resolve) => {
+      const timer = this.#clock.setTimer(this.#options.pollHoldMs, () => finish([]));
+      const onAbort = () => finish([]);
+      const finish = (value: Job[]) => {
+        timer.cancel();
+        signal.removeEventListener("abort", onAbort);
+        if (session.take === poll) session.take = null;
+        resolve(value);
+      };
+      const poll: PendingPoll<Job[]> = { max, resolve: finish };
+      session.take = poll;
+      if (!session.inLine) {
+        session.inLine = true;
+        this.#takersOf(session.endpointId).push(session);
+      }
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  /** The take reply never reached the worker: its jobs go back to the head of the queue. */
+  undelivered(session: WorkerSession, jobs: Job[]): void {
+    for (const job of jobs) {
+      session.held.delete(job.id);
+      if (job.status === "IN_PROGRESS" && job.workerId === session.id) this.#book.requeue(job);
+    }
+  }
+
+  /** A job entered the queue: hand it to the longest-waiting poll of its endpoint. */
+  offer(endpointId: string): void {
+    const takers = this.#takers.get(endpointId);
+    while (takers && takers.size > 0) {
+      const session = takers.shift() as WorkerSession;
+      session.inLine = false;
+      const poll = session.take;
+      if (!poll || this.#sessions.get(session.id) !== session || session.draining) continue;
+      const jobs = this.#pull(session, poll.max);
+      if (jobs.length === 0) {
+        session.inLine = true;
+        takers.unshift(session);
+        return;
+      }
+      this.#answerTake(session, jobs);
+    }
+  }
+
+  /** job-stop: resolves with ids to stop, or none after the hold. */
+  stopSignals(session: WorkerSession, signal: AbortSignal): Promise<string[]> {
+    this.#seen(session, this.#clock.now());
+    this.#answerStop(session, []);
+    if (session.stopQueue.length > 0 || session.draining) return Promise.resolve(this.#takeStops(session));
+    return new Promise<string[]>((resolve) => {
+      const timer = this.#clock.setTimer(this.#options.pollHoldMs, () => finish([]));
+      const onAbort = () => finish([]);
+      const finish = (value: string[]) => {
+        timer.cancel();
+        signal.removeEventListener("abort", onAbort);
+        if (session.stopPoll === poll) session.stopPoll = null;
+        resolve(value);
+      };
+      const poll: PendingPoll<string[]> = { max: 0, resolve: finish };
+      session.stopPoll = poll;
+      signal.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  /** A running job must stop on this worker; replace the worker if it does not in time. */
+  requestStop(job: Job, workerId: string): void {
+    const session = this.#sessions.get(workerId);
+    if (!session) return;
+    session.stopQueue.push(job.id);
+    if (session.stopPoll) this.#answerStop(session, this.#takeStops(session));
+    const timer = this.#clock.setTimer(this.#options.stopGraceMs, () => {
+      this.#graceTimers.delete(timer);
+      if (this.#sessions.get(session.id) === session && session.held.has(job.id))
+        this.#events.emit("worker.unresponsive", session);
+    });
+    this.#graceTimers.add(timer);
+  }
+
+  /** job-done: a final result, or a progress update (top-level status IN_PROGRESS). */
+  done(session: WorkerSession, jobId: string, body: JobDoneBody): void {
+    this.#seen(session, this.#clock.now());
+    const job = this.#book.find(jobId);
+    if (body.status === "IN_PROGRESS") {
+      if (!job) throw notFound("job", jobId);
+      if (job.workerId === session.id) this.#book.progress(job, body.output);
+      return;
+    }
+    this.#release(session, jobId);
+    if (body.stopPod === true) this.#events.emit("worker.replace", session);
+    if (!job) throw notFound("job", jobId);
+    // Late results (after cancel, timeout, or on another worker's job) never resurrect a job.
+    if (job.status !== "IN_PROGRESS" || job.workerId !== session.id) return;
+    if (body.error !== undefined && body.error !== null && body.error !== false && body.error !== "") {
+      const error = typeof body.error === "string" ? body.error : JSON.stringify(body.error);
+      this.#book.finish(job, "FAILED", { output: body.output, error });
+    } else {
+      this.#book.finish(job, "COMPLETED", { output: body.output });
+    }
+  }
+
+  /** job-stream: one chunk, split to the size limit. */
+  stream(session: WorkerSession, jobId: string, chunk: StreamChunk): void {
+    this.#seen(session, this.#clock.now());
+    const job = this.#book.find(jobId);
+    if (!job) throw notFound("job", jobId);
+    if (job.workerId !== session.id) return;
+    this.#book.appendChunks(job, splitChunk(chunk, this.#options.streamChunkBytes));
+  }
+
+  /** ping: liveness, SDK version, health report and the jobs the worker says it holds. */
+  ping(session: WorkerSession, report: { jobIds: string[]; version?: string; unhealthy: boolean }): void {
+    this.#seen(session, this.#clock.now());
+    if (report.version) session.sdkVersion = report.version;
+    if (report.unhealthy) session.unhealthy = true;
+    // A job it was told to stop (or that ended) and that two pings in a row no longer list has been
+    // dropped by the worker. One ping is not enough: it may have been sent before the job arrived.
+    const listed = new Set(report.jobIds);
+    for (const jobId of [...session.held.keys()]) {
+      const job = this.#book.find(jobId);
+      const stillRuns = job?.workerId === session.id && job.status === "IN_PROGRESS";
+      if (listed.has(jobId) || stillRuns) {
+        session.unlisted.delete(jobId);
+        continue;
+      }
+      const missed = (session.unlisted.get(jobId) ?? 0) + 1;
+      session.unlisted.set(jobId, missed);
+      if (missed >= 2) this.#release(session, jobId);
+    }
+  }
+
+  stop(): void {
+    for (const timer of this.#graceTimers) timer.cancel();
+    this.#graceTimers.clear();
+    for (const session of this.#sessions.values()) {
+      session.draining = true;
+      this.#answerTake(session, []);
+      this.#answerStop(session, []);
+    }
+  }
+
+  #pull(session: WorkerSession, max: number): Job[] {
+    const jobs: Job[] = [];
+    while (jobs.length < max) {
+      const job = this.#book.nextQueued(session.endpointId);
+      if (!job) break;
+      this.#book.start(job, session.id);
+      session.held.set(job.id, this.#clock.now());
+      jobs.push(job);
+    }
+    if (jobs.length > 0) this.#events.emit("worker.changed", session.endpointId);
+    return jobs;
+  }
+
+  /** A job the worker no longer has: requeue it, or fail it once it was retried enough. */
+  #lost(session: WorkerSession, jobId: string): void {
+    this.#release(session, jobId);
+    const job = this.#book.find(jobId);
+    if (job?.status !== "IN_PROGRESS" || job.workerId !== session.id) return;
+    if (job.retries < this.#options.maxRetries) this.#book.requeue(job);
+    else this.#book.finish(job, "FAILED", { error: `worker ${session.id} was lost while running the job` });
+  }
+
+  #release(session: WorkerSession, jobId: string): void {
+    session.unlisted.delete(jobId);
+    if (session.held.delete(jobId) && session.held.size === 0) session.idleSince = this.#clock.now();
+    session.stopQueue = session.stopQueue.filter((id) => id !== jobId);
+  }
+
+  #seen(session: WorkerSession, now: number): void {
+    session.lastSeen = now;
+    if (session.readyAt === null) {
+      session.readyAt = now;
+      session.idleSince = now;
+      this.#events.emit("worker.changed", session.endpointId);
+    }
+  }
+
+  #takeStops(session: WorkerSession): string[] {
+    const ids = session.stopQueue;
+    session.stopQueue = [];
+    return ids;
+  }
+
+  #answerTake(session: WorkerSession, jobs: Job[]): void {
+    const poll = session.take;
+    session.take = null;
+    poll?.resolve(jobs);
+  }
+
+  #answerStop(session: WorkerSession, ids: string[]): void {
+    const poll = session.stopPoll;
+    session.stopPoll = null;
+    poll?.resolve(ids);
+  }
+
+  #takersOf(endpointId: string): Deque<WorkerSession> {
+    let takers = this.#takers.get(endpointId);
+    if (!takers) {
+      takers = new Deque();
+      this.#takers.set(endpointId, takers);
+    }
+    return takers;
+  }
+}

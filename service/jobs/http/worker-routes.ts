@@ -1,0 +1,102 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { JobDoneBody, JobStreamBody, JobTakeQuery, PingQuery } from "../../../sdk/schemas/job";
+import { parseAnyBodyAsJson } from "../../edge/body";
+import { parseInput } from "../../edge/parse";
+import type { Dispatcher, WorkerSession } from "../dispatch/dispatcher";
+import type { WorkerAccess } from "../dispatch/worker-access";
+import { type Job, workerJobOf } from "../model/job";
+import { clientGone, pathParam } from "./wire";
+
+export interface WorkerRouteDeps {
+  dispatcher: Dispatcher;
+  access: WorkerAccess;
+  /** Largest job-done / job-stream body, bytes. */
+  bodyLimit: number;
+}
+
+interface WorkerParams {
+  endpointId: string;
+  workerId: string;
+}
+interface WorkerJobParams extends WorkerParams {
+  jobId: string;
+}
+
+/**
+ * The worker protocol (docs/worker-protocol.md), exactly as workers of the real service speak it:
+ * job-take (long-poll) and job-take-batch, job-stop, job-done (results and progress), job-stream,
+ * ping. Bodies are read raw and parsed as JSON whatever their content-type says.
+ */
+export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps): void {
+  const { dispatcher } = deps;
+  parseAnyBodyAsJson(app, deps.bodyLimit);
+
+  /** The worker's session (see WorkerAccess), and parameters appended to its id by a template without `?`. */
+  const sessionOf = (request: FastifyRequest): { session: WorkerSession; extra: URLSearchParams } => {
+    const params = request.params as WorkerParams;
+    const { id: workerId, extra } = pathParam(params.workerId);
+    return {
+      session: deps.access.session(params.endpointId, workerId, request.headers.authorization),
+      extra,
+    };
+  };
+
+  const take = (batch: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
+    const { session, extra } = sessionOf(request);
+    const query = parseInput(
+      JobTakeQuery,
+      { ...Object.fromEntries(extra), ...(request.query as object) },
+      "query",
+    );
+    const max = batch ? (query.batch_size ?? 1) : 1;
+    const holds = query.job_in_progress === undefined ? undefined : query.job_in_progress === "1";
+    const jobs = await dispatcher.take(session, max, holds, clientGone(reply));
+    if (jobs.length === 0) return reply.code(204).send();
+    watchDelivery(reply, session, jobs);
+    const payload = batch ? jobs.map(workerJobOf) : workerJobOf(jobs[0] as Job);
+    return reply.type("application/json").send(JSON.stringify(payload));
+  };
+
+  /** A job counts as taken once its reply is written; if the worker is gone before, it is requeued. */
+  const watchDelivery = (reply: FastifyReply, session: WorkerSession, jobs: Job[]) => {
+    reply.raw.once("close", () => {
+      if (!reply.raw.writableFinished) dispatcher.undelivered(session, jobs);
+    });
+  };
+
+  app.get("/:endpointId/job-take/:workerId", take(false));
+  app.get("/:endpointId/job-take-batch/:workerId", take(true));
+
+  app.get("/:endpointId/job-stop/:workerId", async (request, reply) => {
+    const { session } = sessionOf(request);
+    const ids = await dispatcher.stopSignals(session, clientGone(reply));
+    if (ids.length === 0) return reply.code(204).send();
+    return { jobsToStop: ids };
+  });
+
+  app.post("/:endpointId/job-done/:workerId/:jobId", async (request) => {
+    const { session } = sessionOf(request);
+    const { id: jobId } = pathParam((request.params as WorkerJobParams).jobId);
+    dispatcher.done(session, jobId, parseInput(JobDoneBody, request.body ?? {}, "body"));
+    return {};
+  });
+
+  app.post("/:endpointId/job-stream/:workerId/:jobId", async (request) => {
+    const { session } = sessionOf(request);
+    const { id: jobId } = pathParam((request.params as WorkerJobParams).jobId);
+    const body = parseInput(JobStreamBody, request.body, "body");
+    dispatcher.stream(session, jobId, { output: body.output });
+    return {};
+  });
+
+  app.get("/:endpointId/ping/:workerId", async (request) => {
+    const { session } = sessionOf(request);
+    const query = parseInput(PingQuery, request.query, "query");
+    dispatcher.ping(session, {
+      jobIds: query.job_id ? query.job_id.split(",").filter(Boolean) : [],
+      version: query.runpod_version,
+      unhealthy: query.status === "unhealthy",
+    });
+    return {};
+  });
+}

@@ -1,0 +1,241 @@
+import type { DatabaseSync } from "node:sqlite";
+import type { FastifyPluginAsync } from "fastify";
+import type { Clock, Timer } from "../clock";
+import type { Accounts } from "../edge/auth";
+import { EventBus } from "../event-bus";
+import type { Ids } from "../ids";
+import type { EndpointDirectory, ServiceEventBus, WorkerRegistry } from "../planes";
+import { type BookEvents, JobBook } from "./book/book";
+import { JobService } from "./client/job-service";
+import { RateLimiter } from "./client/rate-limit";
+import { DEFAULT_JOB_PLANE_CONFIG, type JobPlaneConfig } from "./config";
+import { type DispatchEvents, Dispatcher } from "./dispatch/dispatcher";
+import { WorkerAccess } from "./dispatch/worker-access";
+import { jobRoutes } from "./http/index";
+import { CachedEndpoints } from "./model/endpoints";
+import { JOB_POLICY } from "./policy";
+import { JobStore } from "./store/job-store";
+import { Webhooks } from "./webhooks/webhooks";
+import { Launcher } from "./workers/launch";
+import { type PoolEvents, WorkerPool } from "./workers/pool";
+import { Supervisor } from "./workers/supervisor";
+
+export interface JobPlaneDeps {
+  db: DatabaseSync;
+  clock: Clock;
+  ids: Ids;
+  accounts: Accounts;
+  /** The management plane's announcements (endpoint saved / deleted), followed once started. */
+  events: ServiceEventBus;
+  /** Where endpoints and templates are read: the management plane's records. */
+  endpoints: EndpointDirectory;
+  config?: Partial<JobPlaneConfig> | undefined;
+  log?: (message: string) => void;
+}
+
+/** Everything the parts of the job plane announce to each other. */
+export type JobEvents = BookEvents & DispatchEvents & PoolEvents;
+
+/**
+ * The job plane: the /v2 routes, the jobs (book and store), the worker side (dispatcher, worker
+ * processes, scaler) and webhooks. Its parts are built in dependency order, each from what it uses;
+ * where a part must react to one built after it, the earlier part announces an event on the plane's
+ * bus and `#route` below says, in one table, who acts on it. The plane owns its parts' start and stop.
+ */
+export class JobPlane {
+  readonly config: JobPlaneConfig;
+  readonly events = new EventBus<JobEvents>();
+  readonly store: JobStore;
+  readonly book: JobBook;
+  readonly endpoints: CachedEndpoints;
+  readonly dispatcher: Dispatcher;
+  readonly pool: WorkerPool;
+  readonly supervisor: Supervisor;
+  readonly webhooks: Webhooks;
+  readonly jobs: JobService;
+  readonly limiter: RateLimiter;
+  /** Registered by the app under /v2. */
+  readonly routes: FastifyPluginAsync;
+  readonly #clock: Clock;
+  readonly #serviceEvents: ServiceEventBus;
+  readonly #log: (message: string) => void;
+  readonly #subscriptions: (() => void)[] = [];
+  #sweepTimer: Timer | null = null;
+  #stopped: Promise<void> | null = null;
+
+  constructor(deps: JobPlaneDeps) {
+    const config: JobPlaneConfig = { ...DEFAULT_JOB_PLANE_CONFIG, ...deps.config };
+    const { clock, ids } = deps;
+    const log = deps.log ?? ((message: string) => process.stderr.write(`runpodkit jobs: ${message}\n`));
+    this.config = config;
+    this.#clock = clock;
+    this.#serviceEvents = deps.events;
+    this.#log = log;
+
+    this.store = new JobStore(deps.db);
+    this.book = new JobBook(this.store, clock, { recentCacheSize: config.recentCacheSize }, this.events);
+    this.endpoints = new CachedEndpoints(deps.endpoints);
+    this.dispatcher = new Dispatcher(
+      this.book,
+      clock,
+      {
+        pollHoldMs: config.pollHoldMs,
+        stopGraceMs: config.stopGraceMs,
+        maxRetries: config.maxRetries,
+        streamChunkBytes: JOB_POLICY.streamChunkBytes,
+      },
+      this.events,
+    );
+    this.pool = new WorkerPool({
+      clock,
+      ids,
+      dispatcher: this.dispatcher,
+      launcher: new Launcher(config.handlers, log),
+      options: {
+        coldStartMs: config.coldStartMs,
+        flashBootColdStartMs: config.flashBootColdStartMs,
+        cachedModelFactor: config.cachedModelFactor,
+        killGraceMs: config.killGraceMs,
+        pingIntervalMs: config.pingIntervalMs,
+        historyPerEndpoint: 10,
+        workerOutput: config.workerOutput,
+      },
+      log,
+      events: this.events,
+    });
+    this.supervisor = new Supervisor({
+      clock,
+      pool: this.pool,
+      dispatcher: this.dispatcher,
+      book: this.book,
+      endpoints: this.endpoints,
+      options: {
+        intervalMs: config.scalerIntervalMs,
+        externalWorkerTimeoutMs: config.externalWorkerTimeoutMs,
+        resyncMs: 60_000,
+      },
+    });
+    this.webhooks = new Webhooks(clock, config.webhooks);
+    const pool = this.pool;
+    this.jobs = new JobService({
+      book: this.book,
+      store: this.store,
+      endpoints: this.endpoints,
+      clock,
+      ids,
+      workerCounts: (endpointId) => pool.counts(endpointId),
+    });
+    this.limiter = new RateLimiter(clock, config.rateLimits, (endpointId) => pool.upCount(endpointId));
+    this.routes = jobRoutes({
+      client: {
+        accounts: deps.accounts,
+        jobs: this.jobs,
+        limiter: this.limiter,
+        streamHoldMs: config.streamHoldMs,
+      },
+      worker: {
+        dispatcher: this.dispatcher,
+        access: new WorkerAccess(deps.accounts, this.dispatcher, this.endpoints),
+        bodyLimit: config.workerBodyLimit,
+      },
+    });
+    this.#route();
+    this.#recover();
+  }
+
+  /** The workers, as the management plane reads them (pods, billing). */
+  get workers(): WorkerRegistry {
+    return this.pool;
+  }
+
+  /**
+   * Starts the background work once the server listens: workers are told `serviceUrl` (or
+   * config.workerBaseUrl) to reach the service; endpoint changes are followed; the scaler and the
+   * sweep of expired results run.
+   */
+  start(serviceUrl: string | null): void {
+    const baseUrl = this.config.workerBaseUrl ?? serviceUrl;
+    if (baseUrl) this.pool.setBaseUrl(baseUrl);
+    else this.#log("the job plane's routes are not served over HTTP: no workers will be started");
+    const { supervisor } = this;
+    this.#subscriptions.push(
+      this.#serviceEvents.on("endpoint.saved", (accountId, endpointId) =>
+        supervisor.endpointSaved(accountId, endpointId),
+      ),
+      this.#serviceEvents.on("endpoint.deleted", (accountId, endpointId) => {
+        supervisor
+          .endpointDeleted(accountId, endpointId)
+          .catch((error: unknown) => this.#log(`endpoint delete: ${String(error)}`));
+      }),
+    );
+    supervisor.start();
+    this.#sweepTimer = this.#clock.setTimer(this.config.sweepIntervalMs, this.#sweep);
+  }
+
+  /**
+   * Before the server closes: answers every long-poll and ends the workers, so that closing never
+   * waits on a held request or a worker's open connection.
+   */
+  release(): void {
+    this.supervisor.stop();
+    this.dispatcher.stop();
+    this.book.watchers.releaseAll();
+    this.pool.stopAll().catch((error: unknown) => this.#log(`stopping workers: ${String(error)}`));
+  }
+
+  /** Stops workers, timers and deliveries, and writes what is pending; once. */
+  stop(): Promise<void> {
+    this.#stopped ??= (async () => {
+      for (const unsubscribe of this.#subscriptions.splice(0)) unsubscribe();
+      this.supervisor.stop();
+      this.#sweepTimer?.cancel();
+      this.release();
+      await this.pool.stopAll();
+      await this.webhooks.stop();
+      this.book.stop();
+    })();
+    return this.#stopped;
+  }
+
+  /** Who acts on what the parts announce: the whole path of a job between its parts, in one place. */
+  #route(): void {
+    const { events, dispatcher, supervisor, pool, webhooks, jobs } = this;
+    // A job entered a queue: the longest-waiting worker of its endpoint takes it, and the scaler
+    // counts it (lowPriority jobs never scale).
+    events.on("job.queued", (job) => dispatcher.offer(job.endpointId));
+    events.on("job.queued", (job) => {
+      if (!job.lowPriority) supervisor.nudge(job.endpointId, job.accountId);
+    });
+    // Cancel, execution timeout or ttl of a running job: its worker is told on its job-stop poll.
+    events.on("job.mustStop", (job, workerId) => dispatcher.requestStop(job, workerId));
+    // A finished job with a webhook gets its envelope delivered (a cancelled one does not).
+    events.on("job.finished", (job) => {
+      if (!job.webhook || job.status === "CANCELLED") return;
+      webhooks.send(job.webhook, { ...jobs.envelope(job), input: job.input, webhook: job.webhook });
+    });
+    // Workers: a hand-run worker made contact, one became ready, busy or gone: the scaler looks again.
+    events.on("worker.opened", (session) => {
+      if (!session.managed) supervisor.nudge(session.endpointId, session.accountId);
+    });
+    events.on("worker.changed", (endpointId) => supervisor.nudge(endpointId));
+    // A worker asked to be replaced (stopPod), or did not stop a job in time.
+    events.on("worker.replace", (session) => pool.stop(session.id, "replace"));
+    events.on("worker.unresponsive", (session) => pool.kill(session.id));
+  }
+
+  /**
+   * Restart recovery: queued jobs wait again; jobs that were running lost their worker with the
+   * service, so they are requeued (counting as retried) unless retried maxRetries times already.
+   */
+  #recover(): void {
+    for (const job of this.book.restore()) {
+      if (job.retries < this.config.maxRetries) this.book.requeue(job);
+      else this.book.finish(job, "FAILED", { error: "the service stopped while the job was running" });
+    }
+  }
+
+  readonly #sweep = (): void => {
+    this.book.sweep();
+    this.#sweepTimer = this.#clock.setTimer(this.config.sweepIntervalMs, this.#sweep);
+  };
+}

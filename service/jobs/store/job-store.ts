@@ -1,0 +1,318 @@
+import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
+import type { JobPolicy, JobStatus, S3Config } from "../../../sdk/schemas/job";
+import { type Migration, transaction } from "../../db";
+import { expiresAt, isTerminal, type Job, type JobKind, jobFrom } from "../model/job";
+
+/**
+ * The job plane's table. Rows are keyed by a sequence number the store assigns in increasing order,
+ * not by the random job id: inserts then append to the end of the B-tree instead of touching a random
+ * page each (an order of magnitude less write work per job). Ids are resolved through an in-memory
+ * index (id -> seq) rebuilt from the table at start, about 100 bytes per kept job.
+ */
+export const jobMigrations: Migration[] = [
+  {
+    name: "jobs-002-sequential-rows",
+    sql: `
+      DROP TABLE IF EXISTS jobs;
+      CREATE TABLE jobs (
+        seq INTEGER PRIMARY KEY,
+        id TEXT NOT NULL,
+        account_id TEXT NOT NULL,
+        endpoint_id TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL,
+        input TEXT NOT NULL,
+        webhook TEXT,
+        policy TEXT,
+        s3_config TEXT,
+        execution_timeout_ms INTEGER NOT NULL,
+        ttl_ms INTEGER NOT NULL,
+        low_priority INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        queued_at INTEGER NOT NULL,
+        started_at INTEGER,
+        completed_at INTEGER,
+        worker_id TEXT,
+        output TEXT,
+        error TEXT,
+        retries INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL
+      );
+      -- Expiry times grow with time, so this index is appended to as well.
+      CREATE INDEX jobs_by_expiry ON jobs (expires_at);
+    `,
+  },
+];
+
+interface JobRow {
+  seq: number;
+  id: string;
+  account_id: string;
+  endpoint_id: string;
+  kind: string;
+  status: string;
+  input: string;
+  webhook: string | null;
+  policy: string | null;
+  s3_config: string | null;
+  execution_timeout_ms: number;
+  ttl_ms: number;
+  low_priority: number;
+  created_at: number;
+  queued_at: number;
+  started_at: number | null;
+  completed_at: number | null;
+  worker_id: string | null;
+  output: string | null;
+  error: string | null;
+  retries: number;
+}
+
+/** A row removed by expiry, enough to keep the health counters right. */
+export interface RemovedJob {
+  id: string;
+  endpointId: string;
+  status: JobStatus;
+  retries: number;
+}
+
+/** Per endpoint and status: how many retained jobs, and their retries. */
+export interface StoredCounts {
+  endpointId: string;
+  status: JobStatus;
+  count: number;
+  retries: number;
+}
+
+const TERMINAL_SQL = "('COMPLETED','FAILED','CANCELLED','TIMED_OUT')";
+
+/**
+ * The durable copy of jobs. Writes are marked and flushed together once per event-loop turn in one
+ * transaction (a job changed several times in a turn is written once); `flushed()` lets a caller wait
+ * until its change is on disk, which /run does before answering. Reads of jobs changed but not yet
+ * flushed must come from memory: the job plane keeps such jobs in its index until the flush.
+ */
+export class JobStore {
+  readonly #db: DatabaseSync;
+  readonly #upsert: StatementSync;
+  readonly #delete: StatementSync;
+  readonly #get: StatementSync;
+  readonly #live: StatementSync;
+  readonly #expire: StatementSync;
+  readonly #counts: StatementSync;
+  readonly #byEndpoint: StatementSync;
+  /**
+   * Row of every stored finished job, by job id (reads of jobs no longer in memory). Queued and
+   * running jobs carry their row themselves (`storeRow`): no map entry for each of 100,000 queued.
+   */
+  readonly #seqById = new Map<string, number>();
+  #nextSeq: number;
+  /** One copy of each account and endpoint id for all the jobs read back (rows give fresh strings). */
+  readonly #shared = new Map<string, string>();
+  readonly #dirty = new Map<string, Job>();
+  readonly #deleted = new Map<string, Job>();
+  #scheduled: Promise<void> | null = null;
+
+  constructor(db: DatabaseSync) {
+    this.#db = db;
+    this.#upsert = db.prepare(`
+      INSERT INTO jobs (seq, id, account_id, endpoint_id, kind, status, input, webhook, policy, s3_config,
+        execution_timeout_ms, ttl_ms, low_priority, created_at, queued_at, started_at, completed_at,
+        worker_id, output, error, retries, expires_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT (seq) DO UPDATE SET status = excluded.status, ttl_ms = excluded.ttl_ms,
+        queued_at = excluded.queued_at, started_at = excluded.started_at,
+        completed_at = excluded.completed_at, worker_id = excluded.worker_id, output = excluded.output,
+        error = excluded.error, retries = excluded.retries, expires_at = excluded.expires_at`);
+    this.#delete = db.prepare("DELETE FROM jobs WHERE seq = ?");
+    this.#get = db.prepare("SELECT * FROM jobs WHERE seq = ?");
+    this.#live = db.prepare(
+      "SELECT * FROM jobs WHERE status IN ('IN_QUEUE', 'IN_PROGRESS') ORDER BY queued_at, seq",
+    );
+    this.#expire = db.prepare(
+      `DELETE FROM jobs WHERE expires_at <= ? AND status IN ${TERMINAL_SQL}
+       RETURNING id, endpoint_id AS endpointId, status, retries`,
+    );
+    this.#counts = db.prepare(
+      `SELECT endpoint_id AS endpointId, status, COUNT(*) AS count, SUM(retries) AS retries
+       FROM jobs GROUP BY endpoint_id, status`,
+    );
+    this.#byEndpoint = db.prepare("DELETE FROM jobs WHERE endpoint_id = ? RETURNING id");
+    // Iterated, not .all(): a 100,000-row array would grow V8's heap for good (~200 MB RSS).
+    // Live jobs are not indexed: they carry their row (see #seqById).
+    const finished = db.prepare(`SELECT seq, id FROM jobs WHERE status IN ${TERMINAL_SQL}`);
+    for (const row of finished.iterate() as Iterable<{ seq: number; id: string }>) {
+      this.#seqById.set(row.id, row.seq);
+    }
+    const max = db.prepare("SELECT MAX(seq) AS last FROM jobs").get() as { last: number | null };
+    this.#nextSeq = (max.last ?? 0) + 1;
+  }
+
+  /** Marks the job's current state to be written at the next flush. */
+  save(job: Job): void {
+    this.#deleted.delete(job.id);
+    this.#dirty.set(job.id, job);
+    this.#schedule();
+  }
+
+  /** Marks the job to be deleted at the next flush. */
+  remove(job: Job): void {
+    this.#dirty.delete(job.id);
+    this.#deleted.set(job.id, job);
+    this.#schedule();
+  }
+
+  /** Is a change of this job still waiting for the flush? */
+  isPending(id: string): boolean {
+    return this.#dirty.has(id) || this.#deleted.has(id);
+  }
+
+  /** Resolves once everything marked so far is written. */
+  flushed(): Promise<void> {
+    return this.#scheduled ?? Promise.resolve();
+  }
+
+  /** Writes everything marked, now. */
+  flush(): void {
+    if (this.#dirty.size === 0 && this.#deleted.size === 0) return;
+    transaction(this.#db, () => {
+      for (const [id, job] of this.#deleted) {
+        const seq = job.storeRow || this.#seqById.get(id);
+        this.#seqById.delete(id);
+        if (seq) this.#delete.run(seq);
+      }
+      for (const job of this.#dirty.values()) {
+        if (job.storeRow === 0) job.storeRow = this.#nextSeq++;
+        this.#upsert.run(job.storeRow, ...rowValues(job));
+        if (isTerminal(job)) this.#seqById.set(job.id, job.storeRow);
+      }
+    });
+    this.#deleted.clear();
+    this.#dirty.clear();
+  }
+
+  get(id: string): Job | undefined {
+    const seq = this.#seqById.get(id);
+    if (seq === undefined) return undefined;
+    const row = this.#get.get(seq) as JobRow | undefined;
+    return row ? jobOf(row, this.#shared) : undefined;
+  }
+
+  /**
+   * Jobs queued or running when the store was last written, oldest first; one row at a time (each
+   * carries its row, so they need no index entry).
+   */
+  *loadLive(): Generator<Job> {
+    for (const row of this.#live.iterate() as Iterable<JobRow>) yield jobOf(row, this.#shared);
+  }
+
+  /** Deletes finished jobs whose results expired; returns what was removed. */
+  deleteExpired(now: number): RemovedJob[] {
+    this.flush();
+    const removed = this.#expire.all(now) as unknown as RemovedJob[];
+    for (const row of removed) this.#seqById.delete(row.id);
+    return removed;
+  }
+
+  counts(): StoredCounts[] {
+    this.flush();
+    return this.#counts.all() as unknown as StoredCounts[];
+  }
+
+  deleteEndpoint(endpointId: string): void {
+    this.flush();
+    for (const row of this.#byEndpoint.all(endpointId) as { id: string }[]) this.#seqById.delete(row.id);
+  }
+
+  #schedule(): void {
+    if (this.#scheduled) return;
+    this.#scheduled = new Promise<void>((resolve, reject) => {
+      setImmediate(() => {
+        this.#scheduled = null;
+        try {
+          this.flush();
+          resolve();
+        } catch (error) {
+          reject(error);
+        }
+      });
+    });
+    // A failed flush is reported to whoever awaits it; never an unhandled rejection.
+    this.#scheduled.catch(() => {});
+  }
+}
+
+const json = (value: unknown): string | null => (value === undefined ? null : JSON.stringify(value));
+const parsed = <T>(text: string | null): T | undefined =>
+  text === null ? undefined : (JSON.parse(text) as T);
+
+function rowValues(job: Job): SQLInputValue[] {
+  return [
+    job.id,
+    job.accountId,
+    job.endpointId,
+    job.kind,
+    job.status,
+    job.inputText,
+    job.webhook ?? null,
+    json(job.policy),
+    json(job.s3Config),
+    job.executionTimeoutMs,
+    job.ttlMs,
+    job.lowPriority ? 1 : 0,
+    job.createdAt,
+    job.queuedAt,
+    job.startedAt,
+    job.completedAt,
+    job.workerId,
+    json(job.output),
+    job.error ?? null,
+    job.retries,
+    expiresAt(job),
+  ];
+}
+
+function shared(strings: Map<string, string>, text: string): string {
+  const known = strings.get(text);
+  if (known !== undefined) return known;
+  strings.set(text, text);
+  return text;
+}
+
+/** The literal for a stored enum value, so 100,000 jobs do not each hold a copy of "IN_QUEUE". */
+const KINDS: Record<string, JobKind> = { async: "async", sync: "sync" };
+const STATUSES: Record<string, JobStatus> = {
+  IN_QUEUE: "IN_QUEUE",
+  IN_PROGRESS: "IN_PROGRESS",
+  COMPLETED: "COMPLETED",
+  FAILED: "FAILED",
+  CANCELLED: "CANCELLED",
+  TIMED_OUT: "TIMED_OUT",
+};
+
+function jobOf(row: JobRow, strings: Map<string, string>): Job {
+  return jobFrom({
+    id: row.id,
+    accountId: shared(strings, row.account_id),
+    endpointId: shared(strings, row.endpoint_id),
+    kind: KINDS[row.kind] ?? (row.kind as JobKind),
+    status: STATUSES[row.status] ?? (row.status as JobStatus),
+    inputText: row.input,
+    webhook: row.webhook ?? undefined,
+    policy: parsed<JobPolicy>(row.policy),
+    s3Config: parsed<S3Config>(row.s3_config),
+    executionTimeoutMs: row.execution_timeout_ms,
+    ttlMs: row.ttl_ms,
+    lowPriority: row.low_priority === 1,
+    createdAt: row.created_at,
+    queuedAt: row.queued_at,
+    startedAt: row.started_at,
+    completedAt: row.completed_at,
+    workerId: row.worker_id,
+    output: parsed<unknown>(row.output),
+    error: row.error ?? undefined,
+    retries: row.retries,
+    stream: null,
+    storeRow: row.seq,
+  });
+}

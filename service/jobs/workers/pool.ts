@@ -1,0 +1,378 @@
+import type { ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Clock, Timer } from "../../clock";
+import type { Emitter } from "../../event-bus";
+import type { Ids } from "../../ids";
+import type { EndpointSettings, WorkerPod, WorkerRegistry } from "../../planes";
+import type { WorkerCounts } from "../client/job-service";
+import type { Dispatcher, WorkerSession } from "../dispatch/dispatcher";
+import type { Launcher } from "./launch";
+
+export type { ManagedWorker };
+
+export interface PoolOptions {
+  /** Cold start before a worker process starts, ms; FLASHBOOT and a cached model shorten it. */
+  coldStartMs: number;
+  flashBootColdStartMs: number;
+  /** Factor applied when the endpoint's model is cached (modelName set). */
+  cachedModelFactor: number;
+  /** After SIGTERM, how long a worker has to exit before SIGKILL, ms. */
+  killGraceMs: number;
+  pingIntervalMs: number;
+  /** Stopped workers kept in the pod list per endpoint. */
+  historyPerEndpoint: number;
+  workerOutput: "inherit" | "ignore";
+}
+
+/** What the pool announces (the scaler re-evaluates the endpoint). */
+export interface PoolEvents {
+  /** A worker process of the endpoint exited. */
+  "worker.changed": [endpointId: string];
+}
+
+type StopReason = "idle" | "replace" | "unresponsive" | "deleted" | "shutdown";
+
+interface ManagedWorker {
+  readonly session: WorkerSession;
+  readonly endpoint: EndpointSettings;
+  readonly createdAt: number;
+  startedAt: number | null;
+  process: ChildProcess | null;
+  /** A command line in its own process group (signal the group). */
+  processGroup: boolean;
+  workdir: string | null;
+  coldStart: Timer | null;
+  killTimer: Timer | null;
+  stopping: StopReason | null;
+  exited: Promise<void>;
+  markExited: () => void;
+}
+
+/**
+ * The worker processes of every endpoint: starts them (after the cold start) with the worker-protocol
+ * environment, stops them gracefully (drain, SIGTERM, then SIGKILL), notices when one dies and lets
+ * the dispatcher recover its jobs. It is also the WorkerRegistry that shows workers as pods.
+ */
+export class WorkerPool implements WorkerRegistry {
+  readonly #workers = new Map<string, ManagedWorker>();
+  readonly #history = new Map<string, WorkerPod[]>();
+  /** Workers that died before their first request, per endpoint: starts back off. */
+  readonly #crashes = new Map<string, { count: number; until: number }>();
+  readonly #clock: Clock;
+  readonly #ids: Ids;
+  readonly #dispatcher: Dispatcher;
+  readonly #launcher: Launcher;
+  readonly #options: PoolOptions;
+  readonly #log: (message: string) => void;
+  readonly #events: Emitter<PoolEvents>;
+  #baseUrl: string | null = null;
+
+  constructor(deps: {
+    clock: Clock;
+    ids: Ids;
+    dispatcher: Dispatcher;
+    launcher: Launcher;
+    options: PoolOptions;
+    log: (message: string) => void;
+    events: Emitter<PoolEvents>;
+  }) {
+    this.#clock = deps.clock;
+    this.#ids = deps.ids;
+    this.#dispatcher = deps.dispatcher;
+    this.#launcher = deps.launcher;
+    this.#options = deps.options;
+    this.#log = deps.log;
+    this.#events = deps.events;
+  }
+
+  /** Where workers reach the service, e.g. http://127.0.0.1:8080 (known once it listens). */
+  setBaseUrl(url: string): void {
+    this.#baseUrl = url.replace(/\/+$/, "");
+  }
+
+  get canStart(): boolean {
+    return this.#baseUrl !== null;
+  }
+
+  /** False while an endpoint whose workers keep dying at start-up backs off. */
+  mayStart(endpointId: string): boolean {
+    const crashes = this.#crashes.get(endpointId);
+    return !crashes || this.#clock.now() >= crashes.until;
+  }
+
+  /** Live managed workers of the endpoint. */
+  workersOf(endpointId: string): ManagedWorker[] {
+    return [...this.#workers.values()].filter((w) => w.endpoint.id === endpointId);
+  }
+
+  start(endpoint: EndpointSettings): void {
+    const id = this.#ids.pod();
+    const session = this.#dispatcher.open({
+      id,
+      accountId: endpoint.accountId,
+      endpointId: endpoint.id,
+      managed: true,
+      key: randomBytes(24).toString("base64url"),
+    });
+    let markExited = () => {};
+    const exited = new Promise<void>((resolve) => {
+      markExited = resolve;
+    });
+    const worker: ManagedWorker = {
+      session,
+      endpoint,
+      createdAt: this.#clock.now(),
+      startedAt: null,
+      process: null,
+      processGroup: false,
+      workdir: null,
+      coldStart: null,
+      killTimer: null,
+      stopping: null,
+      exited,
+      markExited,
+    };
+    this.#workers.set(id, worker);
+    const delay = this.coldStartMs(endpoint);
+    if (delay > 0) worker.coldStart = this.#clock.setTimer(delay, () => this.#launch(worker));
+    else this.#launch(worker);
+  }
+
+  coldStartMs(endpoint: EndpointSettings): number {
+    const base =
+      endpoint.flashBootType === "FLASHBOOT" ? this.#options.flashBootColdStartMs : this.#options.coldStartMs;
+    return Math.round(endpoint.modelName ? base * this.#options.cachedModelFactor : base);
+  }
+
+  /** Stops a worker: no new jobs; it exits once its jobs are done (see reapDrained). */
+  stop(workerId: string, reason: StopReason): void {
+    const worker = this.#workers.get(workerId);
+    if (!worker) return;
+    const hard = reason === "deleted" || reason === "shutdown";
+    // A worker already going gently may still be made to go now; nothing else changes its course.
+    if (worker.stopping && !hard) return;
+    worker.stopping = reason;
+    this.#dispatcher.drain(worker.session);
+    // Shutdown and endpoint deletion do not wait: jobs in hand are requeued at restart, or deleted.
+    if (hard) this.#terminate(worker, "SIGKILL");
+    else if (worker.session.held.size === 0) this.#terminate(worker, "SIGTERM");
+  }
+
+  /** A worker that does not respond (a stop not honoured): killed now, replaced by the scaler. */
+  kill(workerId: string): void {
+    const worker = this.#workers.get(workerId);
+    if (!worker) return;
+    this.#log(`worker ${workerId} did not stop its job in time: killing and replacing it`);
+    worker.stopping = "unresponsive";
+    this.#dispatcher.drain(worker.session);
+    this.#signal(worker, "SIGKILL");
+    if (!worker.process) this.#exited(worker, null, "SIGKILL");
+  }
+
+  /** Draining workers whose last job ended are now stopped. */
+  reapDrained(): void {
+    for (const worker of this.#workers.values()) {
+      if (worker.stopping && !worker.killTimer && worker.session.held.size === 0)
+        this.#terminate(worker, "SIGTERM");
+    }
+  }
+
+  async stopEndpoint(endpointId: string): Promise<void> {
+    const workers = this.workersOf(endpointId);
+    for (const worker of workers) this.stop(worker.session.id, "deleted");
+    await Promise.all(workers.map((w) => w.exited));
+    this.#history.delete(endpointId);
+  }
+
+  async stopAll(): Promise<void> {
+    const workers = [...this.#workers.values()];
+    for (const worker of workers) this.stop(worker.session.id, "shutdown");
+    await Promise.all(workers.map((w) => w.exited));
+  }
+
+  list(accountId: string, endpointId?: string): WorkerPod[] {
+    const pods: WorkerPod[] = [];
+    for (const worker of this.#workers.values()) {
+      const s = worker.session;
+      if (s.accountId !== accountId || (endpointId !== undefined && s.endpointId !== endpointId)) continue;
+      pods.push(this.#pod(worker));
+    }
+    for (const session of this.#dispatcher.sessions(endpointId)) {
+      if (session.managed || session.accountId !== accountId) continue;
+      pods.push(externalPod(session));
+    }
+    for (const [epId, past] of this.#history) {
+      if (endpointId !== undefined && epId !== endpointId) continue;
+      for (const pod of past) if (pod.accountId === accountId) pods.push(pod);
+    }
+    return pods;
+  }
+
+  counts(endpointId: string): WorkerCounts {
+    const counts: WorkerCounts = {
+      idle: 0,
+      running: 0,
+      initializing: 0,
+      ready: 0,
+      throttled: 0,
+      unhealthy: 0,
+    };
+    for (const session of this.#dispatcher.sessions(endpointId)) {
+      const state = stateOf(session);
+      counts[state]++;
+      if (state === "idle") counts.ready++;
+    }
+    return counts;
+  }
+
+  /** Workers up and answering (for the rate limit's dynamic rule). */
+  upCount(endpointId: string): number {
+    let n = 0;
+    for (const session of this.#dispatcher.sessions(endpointId)) if (session.readyAt !== null) n++;
+    return n;
+  }
+
+  #launch(worker: ManagedWorker): void {
+    worker.coldStart = null;
+    if (worker.stopping || !this.#baseUrl) {
+      if (!this.#baseUrl) this.#log("worker not started: the service's address is not known yet");
+      this.#exited(worker, null, null);
+      return;
+    }
+    const { session, endpoint } = worker;
+    const { spec } = this.#launcher.resolve(endpoint.imageName);
+    worker.workdir = mkdtempSync(join(tmpdir(), `runpodkit-worker-${session.id}-`));
+    const base = `${this.#baseUrl}/v2/${endpoint.id}`;
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? "",
+      HOME: worker.workdir,
+      ...endpoint.env,
+      RUNPOD_WEBHOOK_GET_JOB: `${base}/job-take/$ID?gpu=LOCAL`,
+      RUNPOD_WEBHOOK_POST_OUTPUT: `${base}/job-done/$RUNPOD_POD_ID/$ID?gpu=LOCAL`,
+      RUNPOD_WEBHOOK_POST_STREAM: `${base}/job-stream/$RUNPOD_POD_ID/$ID?gpu=LOCAL`,
+      RUNPOD_WEBHOOK_PING: `${base}/ping/$RUNPOD_POD_ID?gpu=LOCAL`,
+      RUNPOD_PING_INTERVAL: String(this.#options.pingIntervalMs),
+      RUNPOD_AI_API_KEY: session.key ?? "",
+      RUNPOD_POD_ID: session.id,
+      RUNPOD_POD_HOSTNAME: session.id,
+      RUNPOD_ENDPOINT_ID: endpoint.id,
+      RUNPOD_GPU_COUNT: String(endpoint.gpuCount),
+      RUNPOD_DC_ID: "LOCAL",
+      RUNPOD_SKIP_AUTO_SYSTEM_CHECKS: "true",
+      RUNPOD_SKIP_GPU_CHECK: "true",
+    };
+    try {
+      const child = this.#launcher.spawn(spec, env, worker.workdir, this.#options.workerOutput);
+      worker.process = child;
+      worker.processGroup = spec.kind === "command";
+      worker.startedAt = this.#clock.now();
+      child.once("exit", (code, signal) => this.#exited(worker, code, signal));
+      child.once("error", (error) => {
+        this.#log(`worker ${session.id} could not start: ${error.message}`);
+        if (child.exitCode === null && child.pid === undefined) this.#exited(worker, null, null);
+      });
+    } catch (error) {
+      this.#log(
+        `worker ${session.id} could not start: ${error instanceof Error ? error.message : String(error)}`,
+      );
+      this.#exited(worker, null, null);
+    }
+  }
+
+  #terminate(worker: ManagedWorker, signal: "SIGTERM" | "SIGKILL"): void {
+    if (worker.coldStart) {
+      worker.coldStart.cancel();
+      worker.coldStart = null;
+    }
+    if (!worker.process || worker.process.exitCode !== null || worker.process.signalCode !== null) {
+      this.#exited(worker, worker.process?.exitCode ?? null, worker.process?.signalCode ?? null);
+      return;
+    }
+    this.#signal(worker, signal);
+    if (signal === "SIGTERM") {
+      worker.killTimer ??= this.#clock.setTimer(this.#options.killGraceMs, () =>
+        this.#signal(worker, "SIGKILL"),
+      );
+    }
+  }
+
+  #signal(worker: ManagedWorker, signal: NodeJS.Signals): void {
+    const child = worker.process;
+    if (!child || child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+    try {
+      // Command workers run in their own process group: signal all of it.
+      if (worker.processGroup) process.kill(-child.pid, signal);
+      else child.kill(signal);
+    } catch {
+      child.kill(signal);
+    }
+  }
+
+  #exited(worker: ManagedWorker, code: number | null, signal: NodeJS.Signals | null): void {
+    const { session } = worker;
+    if (this.#workers.get(session.id) !== worker) return;
+    this.#workers.delete(session.id);
+    worker.killTimer?.cancel();
+    worker.coldStart?.cancel();
+    if (!worker.stopping && worker.process) {
+      this.#log(`worker ${session.id} exited unexpectedly (code ${code}, signal ${signal}): replacing it`);
+      if (session.readyAt === null) {
+        // Died before its first request (a handler that fails to load): back off 1 s, 2 s, ... 60 s.
+        const count = (this.#crashes.get(session.endpointId)?.count ?? 0) + 1;
+        const until = this.#clock.now() + Math.min(60_000, 1_000 * 2 ** (count - 1));
+        this.#crashes.set(session.endpointId, { count, until });
+      }
+    }
+    if (session.readyAt !== null) this.#crashes.delete(session.endpointId);
+    this.#dispatcher.close(session);
+    if (worker.workdir) rmSync(worker.workdir, { recursive: true, force: true });
+    const pod = this.#pod(worker);
+    pod.desiredStatus = worker.stopping === "idle" ? "EXITED" : "TERMINATED";
+    const past = this.#history.get(session.endpointId) ?? [];
+    past.unshift(pod);
+    past.length = Math.min(past.length, this.#options.historyPerEndpoint);
+    if (worker.stopping !== "deleted") this.#history.set(session.endpointId, past);
+    worker.markExited();
+    this.#events.emit("worker.changed", session.endpointId);
+  }
+
+  #pod(worker: ManagedWorker): WorkerPod {
+    const { session, endpoint } = worker;
+    return {
+      id: session.id,
+      accountId: session.accountId,
+      endpointId: session.endpointId,
+      desiredStatus: "RUNNING",
+      imageName: endpoint.imageName,
+      templateId: endpoint.templateId,
+      gpuCount: endpoint.gpuCount,
+      createdAt: worker.createdAt,
+      lastStartedAt: worker.startedAt,
+      state: stateOf(session),
+    };
+  }
+}
+
+function stateOf(session: WorkerSession): "initializing" | "idle" | "running" | "unhealthy" {
+  if (session.unhealthy) return "unhealthy";
+  if (session.readyAt === null) return "initializing";
+  return session.held.size > 0 ? "running" : "idle";
+}
+
+function externalPod(session: WorkerSession): WorkerPod {
+  return {
+    id: session.id,
+    accountId: session.accountId,
+    endpointId: session.endpointId,
+    desiredStatus: "RUNNING",
+    imageName: "external",
+    templateId: "",
+    gpuCount: 0,
+    createdAt: session.readyAt ?? session.lastSeen,
+    lastStartedAt: session.readyAt,
+    state: stateOf(session),
+  };
+}

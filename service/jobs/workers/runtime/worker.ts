@@ -1,0 +1,320 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { Agent, type Dispatcher, interceptors, request } from "undici";
+import { exceptionBody, isStream, RUNTIME_VERSION, resultBody, serialise } from "./result";
+import type { HandlerContext, JobResultBody, StartOptions, WorkerJob } from "./types";
+
+/** The worker's addresses and key, from the environment the platform sets (docs/worker-protocol.md, section 1). */
+export interface WorkerEnv {
+  workerId: string;
+  key: string;
+  takeUrl: string;
+  doneTemplate: string;
+  streamTemplate: string;
+  pingUrl: string | null;
+  pingIntervalMs: number;
+}
+
+export function workerEnvFrom(env: NodeJS.ProcessEnv): WorkerEnv | null {
+  const take = env.RUNPOD_WEBHOOK_GET_JOB;
+  if (!take) return null;
+  const workerId = env.RUNPOD_POD_ID || `local-${process.pid}`;
+  const ping = env.RUNPOD_WEBHOOK_PING;
+  return {
+    workerId,
+    key: env.RUNPOD_AI_API_KEY ?? "",
+    takeUrl: take.replaceAll("$ID", workerId),
+    doneTemplate: (env.RUNPOD_WEBHOOK_POST_OUTPUT ?? "").replaceAll("$RUNPOD_POD_ID", workerId),
+    streamTemplate: (env.RUNPOD_WEBHOOK_POST_STREAM ?? "").replaceAll("$RUNPOD_POD_ID", workerId),
+    pingUrl: ping && env.RUNPOD_AI_API_KEY ? ping.replaceAll("$RUNPOD_POD_ID", workerId) : null,
+    pingIntervalMs: Math.max(1_000, Number(env.RUNPOD_PING_INTERVAL ?? 10_000) || 10_000),
+  };
+}
+
+/** Appends query parameters whether or not the template already has a `?`. */
+function withParams(url: string, params: Record<string, string>): string {
+  const query = new URLSearchParams(params).toString();
+  return `${url}${url.includes("?") ? "&" : "?"}${query}`;
+}
+
+interface Running {
+  abort: AbortController;
+}
+
+/**
+ * A queue worker speaking the real service's worker protocol: long-polls job-take (or job-take-batch),
+ * runs the handler, posts progress and results to job-done and chunks to job-stream, listens on
+ * job-stop, and pings. It runs unchanged against this service or the real one.
+ */
+export class QueueWorker {
+  readonly #env: WorkerEnv;
+  readonly #options: StartOptions;
+  readonly #running = new Map<string, Running>();
+  /**
+   * Jobs whose handler is done and whose result is being posted. They no longer take a slot (the
+   * next job-take goes out in parallel with the result) but the worker still holds them: they count
+   * for job_in_progress and are listed in pings until the post ends.
+   */
+  readonly #posting = new Set<string>();
+  readonly #http: Dispatcher;
+  /** Stops taking jobs. */
+  readonly #shutdown = new AbortController();
+  /** Ends the stop channel and pings, once the jobs in hand are done. */
+  readonly #closing = new AbortController();
+  #concurrency = 1;
+  #slotFreed: (() => void) | null = null;
+
+  constructor(env: WorkerEnv, options: StartOptions) {
+    this.#env = env;
+    this.#options = options;
+    // Results are retried on 5xx only, like the real library (3 attempts); never on 4xx.
+    this.#http = new Agent({ keepAliveTimeout: 60_000 }).compose(
+      interceptors.retry({
+        maxRetries: 2,
+        minTimeout: 2_000,
+        methods: ["POST"],
+        statusCodes: [500, 502, 503, 504],
+        errorCodes: [],
+        throwOnError: false,
+      }),
+    );
+  }
+
+  /** Runs until shutdown() (or SIGTERM) and the jobs in hand are finished. */
+  async run(): Promise<void> {
+    const loops = [this.#takeLoop(), this.#stopLoop(), this.#pingLoop()];
+    await loops[0];
+    while (this.#running.size > 0 || this.#posting.size > 0) await this.#nextSlot();
+    this.#closing.abort();
+    await Promise.allSettled(loops);
+    await this.#http.close();
+  }
+
+  /** Stops taking jobs; running ones finish and post their results. */
+  shutdown(): void {
+    this.#shutdown.abort();
+    this.#slotFreed?.();
+  }
+
+  async #takeLoop(): Promise<void> {
+    const signal = this.#shutdown.signal;
+    while (!signal.aborted) {
+      const modifier = this.#options.concurrency;
+      this.#concurrency = Math.max(
+        1,
+        typeof modifier === "function" ? modifier(this.#concurrency) : (modifier ?? 1),
+      );
+      const needed = this.#concurrency - this.#running.size;
+      if (needed <= 0) {
+        await this.#nextSlot();
+        continue;
+      }
+      const inProgress = this.#running.size > 0 || this.#posting.size > 0 ? "1" : "0";
+      const url =
+        needed === 1
+          ? withParams(this.#env.takeUrl, { job_in_progress: inProgress })
+          : withParams(this.#env.takeUrl.replaceAll("/job-take/", "/job-take-batch/"), {
+              batch_size: String(needed),
+              job_in_progress: inProgress,
+            });
+      try {
+        const reply = await request(url, {
+          method: "GET",
+          headers: { authorization: this.#env.key },
+          dispatcher: this.#http,
+          signal,
+          headersTimeout: 90_000,
+          bodyTimeout: 90_000,
+        });
+        const text = await reply.body.text();
+        if (reply.statusCode === 429) await sleep(5_000, undefined, { signal }).catch(() => {});
+        else if (reply.statusCode === 200 && text) for (const job of jobsOf(text)) this.#start(job);
+        else if (reply.statusCode !== 204 && reply.statusCode !== 400) await pause(signal);
+      } catch {
+        await pause(signal);
+      }
+    }
+  }
+
+  async #stopLoop(): Promise<void> {
+    if (!this.#env.takeUrl.includes("/job-take/")) return;
+    const url = this.#env.takeUrl.replaceAll("/job-take/", "/job-stop/");
+    // Keeps listening after shutdown while jobs still run, so they can still be stopped.
+    const signal = this.#closing.signal;
+    while (!signal.aborted) {
+      const asked = Date.now();
+      try {
+        const reply = await request(url, {
+          method: "GET",
+          headers: { authorization: this.#env.key },
+          dispatcher: this.#http,
+          signal,
+          headersTimeout: 90_000,
+        });
+        const text = await reply.body.text();
+        const ids = reply.statusCode === 200 ? stopIdsOf(text) : [];
+        for (const id of ids) this.#stop(id);
+        if (reply.statusCode === 429) await sleep(5_000, undefined, { signal }).catch(() => {});
+        else if (ids.length === 0 && Date.now() - asked < 200) await pause(signal);
+      } catch {
+        await pause(signal);
+      }
+    }
+  }
+
+  async #pingLoop(): Promise<void> {
+    const { pingUrl, pingIntervalMs } = this.#env;
+    if (!pingUrl) return;
+    const signal = this.#closing.signal;
+    while (!signal.aborted) {
+      const params: Record<string, string> = { runpod_version: RUNTIME_VERSION };
+      const held = [...this.#running.keys(), ...this.#posting];
+      if (held.length > 0) params.job_id = held.join(",");
+      try {
+        const reply = await request(withParams(pingUrl, params), {
+          method: "GET",
+          headers: { authorization: this.#env.key },
+          dispatcher: this.#http,
+          headersTimeout: 2 * pingIntervalMs,
+        });
+        await reply.body.dump();
+      } catch {
+        // A missed ping is only logged by the real library; the loop carries on.
+      }
+      await sleep(pingIntervalMs, undefined, { signal }).catch(() => {});
+    }
+  }
+
+  #start(job: WorkerJob): void {
+    if (this.#running.has(job.id)) return;
+    const running: Running = { abort: new AbortController() };
+    this.#running.set(job.id, running);
+    void this.#runJob(job, running).finally(() => {
+      this.#running.delete(job.id);
+      this.#posting.delete(job.id);
+      this.#slotFreed?.();
+      if (this.#options.refreshWorker) this.shutdown();
+    });
+  }
+
+  /** The handler is done: its slot frees now while the result is posted. */
+  #handOver(jobId: string): void {
+    if (!this.#running.delete(jobId)) return;
+    this.#posting.add(jobId);
+    this.#slotFreed?.();
+  }
+
+  /** A stopped job posts nothing; the handler sees its signal aborted. */
+  #stop(jobId: string): void {
+    const running = this.#running.get(jobId);
+    if (!running) return;
+    running.abort.abort(new Error(`job ${jobId} was stopped by the platform`));
+    this.#running.delete(jobId);
+    this.#slotFreed?.();
+  }
+
+  async #runJob(job: WorkerJob, running: Running): Promise<void> {
+    const signal = running.abort.signal;
+    const context: HandlerContext = {
+      signal,
+      progress: (value) =>
+        void this.#post(this.#doneUrl(job.id, false), { status: "IN_PROGRESS", output: value }),
+    };
+    let body: JobResultBody;
+    let streamed = false;
+    try {
+      const result = await this.#options.handler(job, context);
+      if (isStream(result)) {
+        streamed = true;
+        body = await this.#streamOut(job, result, signal);
+      } else {
+        body = resultBody(result);
+      }
+    } catch (error) {
+      body = streamed ? { error: `handler: ${String(error)}` } : exceptionBody(error, this.#env.workerId);
+    }
+    if (signal.aborted) return;
+    if (this.#options.refreshWorker) body.stopPod = true;
+    else this.#handOver(job.id);
+    await this.#post(this.#doneUrl(job.id, streamed), body);
+  }
+
+  async #streamOut(
+    job: WorkerJob,
+    chunks: AsyncIterable<unknown> | Iterable<unknown>,
+    signal: AbortSignal,
+  ): Promise<JobResultBody> {
+    const all: unknown[] = [];
+    try {
+      for await (const chunk of chunks) {
+        if (signal.aborted) break;
+        const error =
+          typeof chunk === "object" && chunk !== null ? (chunk as { error?: unknown }).error : undefined;
+        if (error) return { error: String(error) };
+        await this.#post(this.#streamUrl(job.id), { output: chunk });
+        if (this.#options.returnAggregateStream) all.push(chunk);
+      }
+    } catch (error) {
+      const stack = error instanceof Error ? (error.stack ?? "") : "";
+      return {
+        error: `handler: ${error instanceof Error ? error.message : String(error)} \ntraceback: ${stack}`,
+      };
+    }
+    return { output: all };
+  }
+
+  #doneUrl(jobId: string, isStreamed: boolean): string {
+    return withParams(this.#env.doneTemplate.replaceAll("$ID", jobId), { isStream: String(isStreamed) });
+  }
+
+  #streamUrl(jobId: string): string {
+    return withParams(this.#env.streamTemplate.replaceAll("$ID", jobId), { isStream: "false" });
+  }
+
+  async #post(url: string, body: JobResultBody | { status: string; output: unknown }): Promise<void> {
+    try {
+      const reply = await request(url, {
+        method: "POST",
+        body: serialise(body),
+        headers: { authorization: this.#env.key, "content-type": "application/json" },
+        dispatcher: this.#http,
+      });
+      await reply.body.dump();
+    } catch (error) {
+      process.stderr.write(`runpodkit worker: failed to post to the platform: ${String(error)}\n`);
+    }
+  }
+
+  #nextSlot(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#slotFreed = () => {
+        this.#slotFreed = null;
+        resolve();
+      };
+    });
+  }
+}
+
+function jobsOf(text: string): WorkerJob[] {
+  try {
+    const value: unknown = JSON.parse(text);
+    const list = Array.isArray(value) ? value : [value];
+    return list.filter(
+      (job): job is WorkerJob =>
+        typeof job === "object" && job !== null && typeof job.id === "string" && "input" in job,
+    );
+  } catch {
+    return [];
+  }
+}
+
+function stopIdsOf(text: string): string[] {
+  try {
+    const value = JSON.parse(text) as { jobsToStop?: unknown };
+    return Array.isArray(value?.jobsToStop) ? value.jobsToStop.filter((id) => typeof id === "string") : [];
+  } catch {
+    return [];
+  }
+}
+
+/** After an unexpected reply, wait a second instead of polling in a tight loop. */
+const pause = (signal: AbortSignal) => sleep(1_000, undefined, { signal }).catch(() => {});

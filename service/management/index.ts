@@ -1,0 +1,51 @@
+import type { Clock } from "../clock";
+import type { Accounts } from "../edge/auth";
+import type { Ids } from "../ids";
+import type { ServiceEventBus, WorkerRegistry } from "../planes";
+import { BillingService } from "./model/billing";
+import { RegistryAuthService } from "./model/container-registry-auth";
+import { EndpointService } from "./model/endpoint";
+import { NetworkVolumeService } from "./model/network-volume";
+import { PodService } from "./model/pod";
+import { TemplateService } from "./model/template";
+import type { ManagementStore } from "./store/store";
+
+export interface ManagementDeps {
+  store: ManagementStore;
+  clock: Clock;
+  ids: Ids;
+  /** Where endpoint changes are announced (the job plane listens). */
+  events: ServiceEventBus;
+  /** The job plane's workers, shown as pods and billed. */
+  workers: WorkerRegistry;
+}
+
+/** What the management wires (REST under /v1, GraphQL at /graphql) are registered with. */
+export interface ManagementWireDeps {
+  accounts: Accounts;
+  management: Management;
+  /** Max JSON body of a management request, bytes. */
+  bodyLimit: number;
+}
+
+/**
+ * The management plane's rules, one service per resource, each built from only what it uses. The
+ * wires (rest/, graphql/) parse, call one of these and shape the reply; neither holds a rule.
+ */
+export class Management {
+  readonly endpoints: EndpointService;
+  readonly templates: TemplateService;
+  readonly networkVolumes: NetworkVolumeService;
+  readonly registryAuths: RegistryAuthService;
+  readonly pods: PodService;
+  readonly billing: BillingService;
+
+  constructor({ store, clock, ids, events, workers }: ManagementDeps) {
+    this.endpoints = new EndpointService({ store, clock, ids, events });
+    this.templates = new TemplateService({ store, clock, ids, events, endpoints: this.endpoints });
+    this.networkVolumes = new NetworkVolumeService({ store, clock, ids });
+    this.registryAuths = new RegistryAuthService({ store, clock, ids });
+    this.pods = new PodService({ store, workers });
+    this.billing = new BillingService({ store, clock, workers });
+  }
+}

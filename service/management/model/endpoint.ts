@@ -1,0 +1,226 @@
+import { DATA_CENTER_IDS } from "../../../sdk/schemas/common";
+import { ENDPOINT_DEFAULTS } from "../../../sdk/schemas/endpoint";
+import type { Clock } from "../../clock";
+import { invalid, notFound, ServiceError } from "../../errors";
+import type { Ids } from "../../ids";
+import type { ServiceEventBus } from "../../planes";
+import type { ManagementStore } from "../store/store";
+import { definedOnly, sameEnv } from "./common";
+import { gpuTypesOfPools, poolsOfGpuTypes } from "./gpu-pools";
+import type { EndpointRecord } from "./records";
+
+export type { EndpointRecord } from "./records";
+
+/** Everything a caller may set on an endpoint. */
+export type EndpointSettings = Omit<EndpointRecord, "id" | "accountId" | "version" | "createdAt">;
+/** A change: absent (or undefined) fields are not part of it. */
+export type EndpointChanges = Partial<EndpointSettings>;
+
+/** Fields GraphQL's EndpointInput cannot express; a saveEndpoint full replace keeps them. */
+const REST_ONLY_FIELDS = [
+  "dataCenterIds",
+  "networkVolumeIds",
+  "minCudaVersion",
+  "cpuFlavorIds",
+  "vcpuCount",
+] as const;
+
+function defaultSettings(computeType: EndpointRecord["computeType"]): EndpointSettings {
+  const gpu = computeType === "GPU";
+  return {
+    name: "",
+    templateId: "",
+    type: ENDPOINT_DEFAULTS.type,
+    computeType,
+    gpuIds: ENDPOINT_DEFAULTS.gpuIds,
+    gpuTypeIds: gpu ? gpuTypesOfPools(ENDPOINT_DEFAULTS.gpuIds) : [],
+    gpuCount: ENDPOINT_DEFAULTS.gpuCount,
+    workersMin: ENDPOINT_DEFAULTS.workersMin,
+    workersMax: ENDPOINT_DEFAULTS.workersMax,
+    workersStandby: ENDPOINT_DEFAULTS.workersStandby,
+    idleTimeout: ENDPOINT_DEFAULTS.idleTimeout,
+    scalerType: ENDPOINT_DEFAULTS.scalerType,
+    scalerValue: ENDPOINT_DEFAULTS.scalerValue,
+    flashBootType: ENDPOINT_DEFAULTS.flashBootType,
+    locations: null,
+    dataCenterIds: [...DATA_CENTER_IDS],
+    networkVolumeId: null,
+    networkVolumeIds: [],
+    executionTimeoutMs: ENDPOINT_DEFAULTS.executionTimeoutMs,
+    env: {},
+    modelName: null,
+    hubReleaseId: null,
+    allowedCudaVersions: [],
+    minCudaVersion: null,
+    instanceIds: [],
+    cpuFlavorIds: [],
+    vcpuCount: 2,
+  };
+}
+
+/** Keeps the two GPU forms in step: whichever one the change sets decides the other. */
+function withGpuChoice(settings: EndpointSettings, changes: EndpointChanges): EndpointSettings {
+  if (changes.gpuTypeIds !== undefined && changes.gpuIds === undefined) {
+    return { ...settings, gpuIds: poolsOfGpuTypes(changes.gpuTypeIds) ?? ENDPOINT_DEFAULTS.gpuIds };
+  }
+  if (changes.gpuIds !== undefined && changes.gpuTypeIds === undefined) {
+    return { ...settings, gpuTypeIds: gpuTypesOfPools(changes.gpuIds) };
+  }
+  return settings;
+}
+
+function refuseComputeTypeChange(existing: EndpointRecord, changes: EndpointChanges): void {
+  if (changes.computeType !== undefined && changes.computeType !== existing.computeType) {
+    throw invalid("computeType", "is not updatable; create a new endpoint instead");
+  }
+}
+
+/**
+ * The rules of endpoints, for REST and GraphQL alike. Every change is written in one transaction,
+ * then announced (endpoint.saved / endpoint.deleted) so the job plane applies it.
+ */
+export class EndpointService {
+  readonly #store: ManagementStore;
+  readonly #clock: Clock;
+  readonly #ids: Ids;
+  readonly #events: ServiceEventBus;
+
+  constructor(deps: { store: ManagementStore; clock: Clock; ids: Ids; events: ServiceEventBus }) {
+    this.#store = deps.store;
+    this.#clock = deps.clock;
+    this.#ids = deps.ids;
+    this.#events = deps.events;
+  }
+
+  get(accountId: string, endpointId: string): EndpointRecord {
+    const record = this.#store.endpoints.get(accountId, endpointId);
+    if (!record) throw notFound("endpoint", endpointId);
+    return record;
+  }
+
+  list(accountId: string): EndpointRecord[] {
+    return this.#store.endpoints.list(accountId);
+  }
+
+  /** Creates an endpoint; every field the change leaves out takes its default. */
+  create(accountId: string, changes: EndpointChanges): EndpointRecord {
+    const record = this.#store.transaction(() => {
+      const given = definedOnly(changes);
+      const id = this.#ids.endpoint();
+      const base = defaultSettings(given.computeType ?? "GPU");
+      const settings = withGpuChoice({ ...base, name: `endpoint-${id}`, ...given }, given);
+      this.#check(accountId, settings);
+      const created: EndpointRecord = {
+        ...settings,
+        id,
+        accountId,
+        version: 0,
+        createdAt: this.#clock.now(),
+      };
+      this.#store.putEndpoint(created);
+      return created;
+    });
+    this.#events.emit("endpoint.saved", accountId, record.id);
+    return record;
+  }
+
+  /** REST PATCH: absent fields are unchanged; 0, false and null are values. */
+  update(accountId: string, endpointId: string, changes: EndpointChanges): EndpointRecord {
+    return this.#change(accountId, endpointId, changes, (existing) => {
+      const { id: _id, accountId: _a, version: _v, createdAt: _c, ...current } = existing;
+      return current;
+    });
+  }
+
+  /**
+   * GraphQL saveEndpoint with an id: a FULL REPLACE, as the real service. Fields the change leaves out
+   * go back to their defaults, except computeType (not updatable) and the REST-only fields GraphQL
+   * cannot express (dataCenterIds, networkVolumeIds, minCudaVersion, cpuFlavorIds, vcpuCount).
+   */
+  replace(accountId: string, endpointId: string, changes: EndpointChanges): EndpointRecord {
+    return this.#change(accountId, endpointId, changes, (existing) => {
+      const base = defaultSettings(existing.computeType);
+      for (const field of REST_ONLY_FIELDS) Object.assign(base, { [field]: existing[field] });
+      return { ...base, name: existing.name };
+    });
+  }
+
+  /** Refused unless workersMin and workersMax are both 0, so no running worker is cut off by accident. */
+  delete(accountId: string, endpointId: string): void {
+    this.#store.transaction(() => {
+      const existing = this.get(accountId, endpointId);
+      if (existing.workersMin !== 0 || existing.workersMax !== 0) {
+        throw new ServiceError(
+          "PRECONDITION",
+          `endpoint ${endpointId} has workersMin=${existing.workersMin} and workersMax=${existing.workersMax}; set both to 0 before deleting it`,
+          { field: "workersMax" },
+        );
+      }
+      this.#store.deleteEndpoint(accountId, endpointId);
+    });
+    this.#events.emit("endpoint.deleted", accountId, endpointId);
+  }
+
+  /**
+   * A template's runtime changed: bumps the version of every endpoint using it (a rolling release).
+   * Runs inside the template's transaction; returns the endpoints to announce once it has committed.
+   */
+  releaseTemplate(accountId: string, templateId: string): string[] {
+    const ids: string[] = [];
+    for (const endpoint of this.#store.endpointsUsingTemplate(accountId, templateId)) {
+      this.#store.putEndpoint({ ...endpoint, version: endpoint.version + 1 });
+      ids.push(endpoint.id);
+    }
+    return ids;
+  }
+
+  /** Lays a change over the settings `start` derives from the existing endpoint, and stores the result. */
+  #change(
+    accountId: string,
+    endpointId: string,
+    changes: EndpointChanges,
+    start: (existing: EndpointRecord) => EndpointSettings,
+  ): EndpointRecord {
+    const record = this.#store.transaction(() => {
+      const existing = this.get(accountId, endpointId);
+      const given = definedOnly(changes);
+      refuseComputeTypeChange(existing, given);
+      return this.#save(existing, withGpuChoice({ ...start(existing), ...given }, given));
+    });
+    this.#events.emit("endpoint.saved", accountId, record.id);
+    return record;
+  }
+
+  /** Stores the new settings of an existing endpoint, bumping version when template or env change. */
+  #save(existing: EndpointRecord, settings: EndpointSettings): EndpointRecord {
+    this.#check(existing.accountId, settings);
+    const changed = settings.templateId !== existing.templateId || !sameEnv(settings.env, existing.env);
+    const record: EndpointRecord = {
+      ...settings,
+      id: existing.id,
+      accountId: existing.accountId,
+      createdAt: existing.createdAt,
+      version: existing.version + (changed ? 1 : 0),
+    };
+    this.#store.putEndpoint(record);
+    return record;
+  }
+
+  /** References must exist in the same account (other accounts' ids read as missing). */
+  #check(accountId: string, settings: EndpointSettings): void {
+    if (!this.#store.templates.get(accountId, settings.templateId)) {
+      throw invalid("templateId", `template ${settings.templateId} not found`);
+    }
+    for (const volumeId of [settings.networkVolumeId, ...settings.networkVolumeIds]) {
+      if (volumeId && !this.#store.volumes.get(accountId, volumeId)) {
+        throw invalid("networkVolumeId", `network volume ${volumeId} not found`);
+      }
+    }
+    if (settings.workersMin > settings.workersMax) {
+      throw invalid(
+        "workersMin",
+        `must not exceed workersMax (${settings.workersMin} > ${settings.workersMax})`,
+      );
+    }
+  }
+}

@@ -1,0 +1,97 @@
+import type { z } from "zod";
+import type { ComputeType, EndpointType, FlashBootType, ScalerType } from "../../../sdk/schemas/common";
+
+type Enum<T extends z.ZodType> = z.infer<T>;
+
+/**
+ * An endpoint as the service stores it: the union of what REST and GraphQL can set, in one shape.
+ * Both wires read and write this record, so what one writes the other reads.
+ */
+export interface EndpointRecord {
+  id: string;
+  accountId: string;
+  name: string;
+  templateId: string;
+  type: Enum<typeof EndpointType>;
+  computeType: Enum<typeof ComputeType>;
+  /** GraphQL pool list, e.g. "AMPERE_48,-NVIDIA RTX A6000"; kept in step with gpuTypeIds. */
+  gpuIds: string;
+  /** REST GPU type names in priority order; kept in step with gpuIds. */
+  gpuTypeIds: string[];
+  gpuCount: number;
+  workersMin: number;
+  workersMax: number;
+  workersStandby: number;
+  /** Seconds. */
+  idleTimeout: number;
+  scalerType: Enum<typeof ScalerType>;
+  scalerValue: number;
+  flashBootType: Enum<typeof FlashBootType>;
+  /** GraphQL region restriction ("US,FR"); null = any. */
+  locations: string | null;
+  dataCenterIds: string[];
+  networkVolumeId: string | null;
+  /** Extra volumes for multi-region endpoints (REST). */
+  networkVolumeIds: string[];
+  executionTimeoutMs: number;
+  env: Record<string, string>;
+  modelName: string | null;
+  hubReleaseId: string | null;
+  allowedCudaVersions: string[];
+  minCudaVersion: string | null;
+  instanceIds: string[];
+  cpuFlavorIds: string[];
+  vcpuCount: number;
+  /** Bumped when templateId, the template's content or env changes. */
+  version: number;
+  /** ms since the epoch */
+  createdAt: number;
+}
+
+export interface TemplateRecord {
+  id: string;
+  accountId: string;
+  name: string;
+  imageName: string;
+  category: "NVIDIA" | "AMD" | "CPU";
+  isServerless: boolean;
+  isPublic: boolean;
+  containerDiskInGb: number;
+  volumeInGb: number;
+  volumeMountPath: string;
+  dockerEntrypoint: string[];
+  dockerStartCmd: string[];
+  env: Record<string, string>;
+  ports: string[];
+  readme: string;
+  containerRegistryAuthId: string | null;
+  startSsh: boolean;
+  startJupyter: boolean;
+  createdAt: number;
+}
+
+export interface NetworkVolumeRecord {
+  id: string;
+  accountId: string;
+  name: string;
+  size: number;
+  dataCenterId: string;
+  createdAt: number;
+}
+
+/** The password is stored for workers pulling private images; no wire ever returns it. */
+export interface RegistryAuthRecord {
+  id: string;
+  accountId: string;
+  name: string;
+  username: string;
+  password: string;
+  createdAt: number;
+}
+
+export interface VolumeUsageRow {
+  volumeId: string;
+  sizeGb: number;
+  fromMs: number;
+  untilMs: number | null;
+}

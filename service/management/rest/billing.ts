@@ -1,0 +1,67 @@
+import {
+  BillingRecords,
+  EndpointBillingQuery,
+  NetworkVolumeBillingQuery,
+  NetworkVolumeBillingRecords,
+  PodBillingQuery,
+} from "../../../sdk/schemas/billing";
+import { type RestRoute, route } from "./route";
+
+const TAG = "billing";
+
+const list = <T>(value: T | T[] | undefined): T[] | undefined =>
+  value === undefined ? undefined : Array.isArray(value) ? value : [value];
+
+export const billingRoutes: RestRoute[] = [
+  route(
+    {
+      method: "GET",
+      url: "/billing/pods",
+      operationId: "PodBilling",
+      tag: TAG,
+      summary: "Pod (worker) compute billing per time bucket",
+      query: PodBillingQuery,
+      response: BillingRecords,
+    },
+    (c) => {
+      const { gpuTypeId, grouping, ...rest } = c.query;
+      return c.management.billing.compute(c.accountId, {
+        ...rest,
+        grouping: grouping ?? "gpuTypeId",
+        gpuTypeIds: list(gpuTypeId),
+      });
+    },
+  ),
+  route(
+    {
+      method: "GET",
+      url: "/billing/endpoints",
+      operationId: "EndpointBilling",
+      tag: TAG,
+      summary: "Endpoint compute billing per time bucket",
+      query: EndpointBillingQuery,
+      response: BillingRecords,
+    },
+    (c) => {
+      const { gpuTypeId, dataCenterId, grouping, ...rest } = c.query;
+      return c.management.billing.compute(c.accountId, {
+        ...rest,
+        grouping: grouping ?? "endpointId",
+        gpuTypeIds: list(gpuTypeId),
+        dataCenterIds: list(dataCenterId),
+      });
+    },
+  ),
+  route(
+    {
+      method: "GET",
+      url: "/billing/networkvolumes",
+      operationId: "NetworkVolumeBilling",
+      tag: TAG,
+      summary: "Network volume storage billing per time bucket",
+      query: NetworkVolumeBillingQuery,
+      response: NetworkVolumeBillingRecords,
+    },
+    (c) => c.management.billing.storage(c.accountId, c.query),
+  ),
+];

@@ -1,0 +1,113 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type TestService, withService } from "../helpers/service";
+
+/*
+ * The edge is one place (service/edge/): the same refusal reaches every wire, each in its own body.
+ * REST {message, code, field?}; the job API {error, message, code, field?}; GraphQL {errors, data}.
+ */
+
+let service: TestService;
+let endpointId: string;
+
+async function post(url: string, body: string, headers: Record<string, string> = {}) {
+  const reply = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body,
+  });
+  return { status: reply.status, body: (await reply.json()) as Record<string, unknown> };
+}
+
+beforeAll(async () => {
+  service = await withService();
+  const auth = { authorization: `Bearer ${service.apiKey}` };
+  const template = await post(
+    `${service.restUrl}/templates`,
+    JSON.stringify({ name: "edge", imageName: "runpodkit/echo", isServerless: true }),
+    auth,
+  );
+  const endpoint = await post(
+    `${service.restUrl}/endpoints`,
+    JSON.stringify({ templateId: template.body.id, workersMax: 0 }),
+    auth,
+  );
+  endpointId = String(endpoint.body.id);
+});
+afterAll(() => service.close());
+
+describe("one refusal, three wires", () => {
+  it("malformed JSON is VALIDATION on field `body` in each wire's body", async () => {
+    const malformed = '{"name": ';
+    const rest = await post(`${service.restUrl}/templates`, malformed, {
+      authorization: `Bearer ${service.apiKey}`,
+    });
+    expect(rest.status).toBe(400);
+    expect(rest.body).toEqual({
+      message: expect.stringMatching(/^body: /),
+      code: "VALIDATION",
+      field: "body",
+    });
+
+    const jobs = await post(`${service.queueUrl}/v2/${endpointId}/run`, malformed, {
+      authorization: service.apiKey,
+    });
+    expect(jobs.status).toBe(400);
+    expect(jobs.body).toEqual({
+      error: rest.body.message,
+      message: rest.body.message,
+      code: "VALIDATION",
+      field: "body",
+    });
+
+    const graphql = await post(`${service.graphqlUrl}?api_key=${service.apiKey}`, malformed);
+    expect(graphql.status).toBe(400);
+    expect(graphql.body).toEqual({
+      errors: [{ message: rest.body.message, extensions: { code: "VALIDATION", field: "body" } }],
+      data: null,
+    });
+  });
+
+  it("a missing body reads the same on REST and on the job API", async () => {
+    const rest = await fetch(`${service.restUrl}/templates`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${service.apiKey}` },
+    });
+    const jobs = await fetch(`${service.queueUrl}/v2/${endpointId}/run`, {
+      method: "POST",
+      headers: { authorization: service.apiKey },
+    });
+    expect([rest.status, jobs.status]).toEqual([400, 400]);
+    const message = "body: a JSON object is required";
+    expect(await rest.json()).toMatchObject({ message, code: "VALIDATION", field: "body" });
+    expect(await jobs.json()).toMatchObject({ error: message, code: "VALIDATION", field: "body" });
+  });
+
+  it("an unknown route is NOT_FOUND in the body of the wire its path belongs to", async () => {
+    const rest = await fetch(`${service.restUrl}/nothing-here`);
+    expect(rest.status).toBe(404);
+    expect(await rest.json()).toEqual({ message: "no route GET /v1/nothing-here", code: "NOT_FOUND" });
+    const jobs = await fetch(`${service.queueUrl}/v2/${endpointId}/nothing-here`);
+    expect(jobs.status).toBe(404);
+    expect(await jobs.json()).toMatchObject({ error: `no route GET /v2/${endpointId}/nothing-here` });
+  });
+
+  it("a wrong key is UNAUTHORIZED on every wire, and never echoed", async () => {
+    const wrong = "rpk_wrong_0123456789";
+    const rest = await fetch(`${service.restUrl}/templates`, {
+      headers: { authorization: `Bearer ${wrong}` },
+    });
+    const jobs = await fetch(`${service.queueUrl}/v2/${endpointId}/health`, {
+      headers: { authorization: wrong },
+    });
+    const graphql = await post(
+      `${service.graphqlUrl}?api_key=${wrong}`,
+      JSON.stringify({ query: "{ myself { id } }" }),
+    );
+    expect([rest.status, jobs.status, graphql.status]).toEqual([401, 401, 401]);
+    const bodies = [await rest.text(), await jobs.text(), JSON.stringify(graphql.body)];
+    for (const text of bodies) {
+      expect(text).toContain("UNAUTHORIZED");
+      expect(text).not.toContain(wrong);
+    }
+  });
+});
