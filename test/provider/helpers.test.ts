@@ -4,40 +4,54 @@ import { diffFields } from "../../provider/diff";
 import { packageSpecifier } from "../../provider/dynamic";
 import { ProviderError, redact, toProviderError } from "../../provider/errors";
 import { plainJson } from "../../provider/implement";
-import { resolveName } from "../../provider/naming";
+import { generatedName, isGeneratedName, nextGenerations, resolveName } from "../../provider/naming";
 import { retryWithin } from "../../provider/retry";
 import { containsUnknown, pathHitsUnknown, UNKNOWN } from "../../provider/unknowns";
 import { NotFoundError } from "../../sdk/errors";
 import { virtualPause } from "./support";
 
 describe("naming", () => {
-  const suffix = () => "abc1234";
+  const basis = { type: "Template", replaceKey: ["NVIDIA", false] };
+  const program = { __logicalName: "web", __scope: "shop/prod" };
 
   test("an explicit name is kept as given", () => {
-    expect(resolveName(undefined, { name: "exact", __logicalName: "res" }, suffix)).toEqual({
+    expect(resolveName(undefined, { name: "exact", __logicalName: "res" }, basis)).toEqual({
       name: "exact",
       autoNamed: false,
     });
   });
 
-  test("no name: logical name plus a suffix, then the same name on later checks", () => {
-    const first = resolveName(undefined, { __logicalName: "web" }, suffix);
-    expect(first).toEqual({ name: "web-abc1234", autoNamed: true });
-    const later = resolveName(
-      { name: "web-abc1234", __autoNamed: true },
-      { __logicalName: "web" },
-      () => "zzzzzzz",
-    );
-    expect(later).toEqual({ name: "web-abc1234", autoNamed: true });
+  test("no name: the same program in the same stack gets the same name, every time", () => {
+    const first = resolveName(undefined, program, basis);
+    expect(first).toEqual({ name: expect.stringMatching(/^web-[0-9a-f]{7}$/), autoNamed: true });
+    expect(resolveName(undefined, { ...program }, { ...basis })).toEqual(first);
+    // An update keeps the name of the old inputs (even one an older runpodkit drew at random).
+    expect(resolveName({ name: "web-1a2b3c4", __autoNamed: true }, program, basis)).toEqual({
+      name: "web-1a2b3c4",
+      autoNamed: true,
+    });
+  });
+
+  test("another stack, logical name or replace key gives another name", () => {
+    const name = generatedName(program, basis);
+    expect(generatedName({ ...program, __scope: "shop/dev" }, basis)).not.toBe(name);
+    expect(generatedName({ ...program, __logicalName: "api" }, basis)).toMatch(/^api-[0-9a-f]{7}$/);
+    // A replacement (new replace key) gets a fresh name, so it can be created before the old is deleted.
+    expect(generatedName(program, { ...basis, replaceKey: ["AMD", false] })).not.toBe(name);
+    // The next generations are distinct and recognised as this resource's own.
+    const next = nextGenerations(program, basis);
+    expect(new Set([name, ...next]).size).toBe(next.length + 1);
+    expect(isGeneratedName(next[0], program, basis)).toBe(true);
+    expect(isGeneratedName("web-edited", program, basis)).toBe(false);
   });
 
   test("an old explicit name is not kept once the name is removed", () => {
-    const next = resolveName({ name: "exact", __autoNamed: false }, { __logicalName: "web" }, suffix);
-    expect(next).toEqual({ name: "web-abc1234", autoNamed: true });
+    const next = resolveName({ name: "exact", __autoNamed: false }, program, basis);
+    expect(next).toEqual({ name: generatedName(program, basis), autoNamed: true });
   });
 
-  test("the default suffix is seven lowercase hex characters", () => {
-    expect(resolveName(undefined, { __logicalName: "x" })?.name).toMatch(/^x-[0-9a-f]{7}$/);
+  test("a replace key still unknown in preview leaves the name unknown", () => {
+    expect(generatedName(program, { ...basis, replaceKey: [UNKNOWN, false] })).toBe(UNKNOWN);
   });
 });
 
@@ -63,7 +77,6 @@ describe("diffFields", () => {
       changes: false,
       changed: [],
       replaces: [],
-      deleteBeforeReplace: false,
     });
   });
 
@@ -79,17 +92,6 @@ describe("diffFields", () => {
   test("an unknown value is a possible change", () => {
     const old = { name: "v", size: 10, dataCenterId: "EU-RO-1" };
     expect(diffFields(old, { ...old, dataCenterId: UNKNOWN }, spec).replaces).toEqual(["dataCenterId"]);
-  });
-
-  test("unique explicit names are deleted before replacement; auto-names are not", () => {
-    const unique = { fields: ["name", "category"], replaceOnChange: ["category"], uniqueName: true };
-    const old = { name: "t", category: "NVIDIA" };
-    expect(
-      diffFields(old, { name: "t", category: "AMD", __autoNamed: false }, unique).deleteBeforeReplace,
-    ).toBe(true);
-    expect(
-      diffFields(old, { name: "t", category: "AMD", __autoNamed: true }, unique).deleteBeforeReplace,
-    ).toBe(false);
   });
 });
 

@@ -125,7 +125,7 @@ describe("through Pulumi's provider host", () => {
     await host.delete(v.urn, v.id, v.properties);
   });
 
-  test("ContainerRegistryAuth: credentials update in place; an explicit name change deletes first", async () => {
+  test("ContainerRegistryAuth: credentials update in place; a new name is created before the old is deleted", async () => {
     const c = await up("ContainerRegistryAuth", "creds", {
       name: "ghcr",
       username: "bot",
@@ -139,7 +139,7 @@ describe("through Pulumi's provider host", () => {
     expect(await host.diff(c.urn, c.id, c.properties, renamed.inputs)).toEqual({
       changes: "some",
       replaces: ["name"],
-      deleteBeforeReplace: true,
+      deleteBeforeReplace: false,
     });
     await host.delete(c.urn, c.id, c.properties);
   });
