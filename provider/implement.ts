@@ -18,7 +18,7 @@ export const ADOPT_ID = "adoptId";
 
 /** The schema of the adoptId input (every resource has one; `description` says what adopting does). */
 export function adoptIdInput(description: string) {
-  return z.string().min(1).optional().describe(description);
+  return z.string().min(1).nullish().describe(description);
 }
 
 /** What a call of one resource's definition receives. */

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { inputFields } from "../../provider/check";
 import { createManagementApi } from "../../provider/clients";
-import { createEndpointProvider, endpointSpec } from "../../provider/endpoint";
+import { createEndpointProvider, endpointSpec, recordAsDesired, toSaveInput } from "../../provider/endpoint";
 import { UNKNOWN } from "../../provider/unknowns";
 import {
   checkAndCreate,
@@ -214,6 +214,55 @@ describe("Endpoint lifecycle", () => {
     expect(diff.changes).toBe(true);
     const restored = await provider.update(created.id, read.props, created.inputs);
     expect(restored.outs).toMatchObject({ idleTimeout: 30, workersMax: 3, name: API });
+  });
+
+  test("env keys added elsewhere are no drift and survive updates; managed keys are compared", async () => {
+    const created = await up({ templateId, env: { MODEL: "llama", TOKEN: "t1" } });
+    // Out of band, through the service's GraphQL API: a full saveEndpoint with one more key.
+    const current = (await h.graphql.getEndpoint(created.id))!;
+    await h.graphql.saveEndpoint({
+      ...toSaveInput(recordAsDesired(current), created.id),
+      env: [...current.env, { key: "ADDED_IN_CONSOLE", value: "1" }],
+    });
+    // refresh: the managed keys only, so diff against the same program reports nothing.
+    const read = await provider.read(created.id, created.outs);
+    expect(read.props).toHaveProperty("env", { MODEL: "llama", TOKEN: "t1" });
+    const same = await provider.check(read.inputs!, {
+      __logicalName: "api",
+      templateId,
+      env: { MODEL: "llama", TOKEN: "t1" },
+    });
+    expect(await provider.diff(created.id, read.props, same.inputs)).toMatchObject({ changes: false });
+    // update: a managed key changes, one is dropped by the program; the foreign key is kept.
+    const news = (
+      await provider.check(read.inputs!, { __logicalName: "api", templateId, env: { MODEL: "mistral" } })
+    ).inputs;
+    expect(await provider.diff(created.id, read.props, news)).toMatchObject({ changes: true });
+    const updated = await provider.update(created.id, read.props, news);
+    expect(updated.outs.env).toEqual({ MODEL: "mistral" });
+    const stored = (await h.graphql.getEndpoint(created.id))!.env;
+    expect(Object.fromEntries(stored.map(({ key, value }) => [key, value]))).toEqual({
+      MODEL: "mistral",
+      ADDED_IN_CONSOLE: "1",
+    });
+    // A managed key changed elsewhere is drift.
+    await h.graphql.saveEndpoint({
+      ...toSaveInput(recordAsDesired((await h.graphql.getEndpoint(created.id))!), created.id),
+      env: [
+        { key: "MODEL", value: "hotfix" },
+        { key: "ADDED_IN_CONSOLE", value: "1" },
+      ],
+    });
+    const drifted = await provider.read(created.id, updated.outs);
+    expect(drifted.props).toHaveProperty("env", { MODEL: "hotfix" });
+    expect(await provider.diff(created.id, drifted.props, news)).toMatchObject({ changes: true });
+  });
+
+  test("dependent-replacement pass: templateId unknown (its template is being replaced) is an update", async () => {
+    const created = await up({ templateId, workersMax: 2 });
+    // The engine sends the old inputs with the replaced resource's output unknown.
+    const diff = await provider.diff(created.id, created.outs, { ...created.inputs, templateId: UNKNOWN });
+    expect(diff).toEqual({ changes: true, replaces: [], deleteBeforeReplace: false });
   });
 
   test("read of a deleted endpoint returns a blank id, so refresh drops it", async () => {

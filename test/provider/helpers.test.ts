@@ -2,12 +2,14 @@ import { describe, expect, test } from "vitest";
 import { resolveSettings } from "../../provider/config";
 import { diffFields } from "../../provider/diff";
 import { packageSpecifier } from "../../provider/dynamic";
-import { ProviderError, redact, toProviderError } from "../../provider/errors";
+import { isDeleteRefusal, isNameTaken, ProviderError, redact, toProviderError } from "../../provider/errors";
 import { plainJson } from "../../provider/implement";
 import { generatedName, isGeneratedName, nextGenerations, resolveName } from "../../provider/naming";
 import { retryWithin } from "../../provider/retry";
+import { deleteBoundMs, durationMs } from "../../provider/timeouts";
 import { containsUnknown, pathHitsUnknown, UNKNOWN } from "../../provider/unknowns";
-import { NotFoundError } from "../../sdk/errors";
+import { refuseNewerState } from "../../provider/versions";
+import { ConflictError, GraphQLError, NotFoundError, ServerError, ValidationError } from "../../sdk/errors";
 import { virtualPause } from "./support";
 
 describe("naming", () => {
@@ -206,5 +208,78 @@ describe("packageSpecifier", () => {
     expect(packageSpecifier(`${__dirname}/../../provider/endpoint-provider.ts`)).toBe(
       "runpodkit/provider/endpoint-provider",
     );
+  });
+});
+
+describe("delete refusals", () => {
+  const op = { operation: "rest.templates.delete" };
+
+  test("by the service's code: only in use (IN_USE) and workers still running (PRECONDITION) are waited out", () => {
+    expect(
+      isDeleteRefusal(new ConflictError({ ...op, message: "used", status: 400, serviceCode: "IN_USE" })),
+    ).toBe(true);
+    expect(
+      isDeleteRefusal(new ConflictError({ ...op, message: "x", status: 400, serviceCode: "PRECONDITION" })),
+    ).toBe(true);
+    // A coded reply is judged by its code, whatever its text says.
+    expect(
+      isDeleteRefusal(new ConflictError({ ...op, message: "in use", status: 400, serviceCode: "CONFLICT" })),
+    ).toBe(false);
+    expect(
+      isDeleteRefusal(
+        new ValidationError({ ...op, message: "in use", status: 400, serviceCode: "VALIDATION" }),
+      ),
+    ).toBe(false);
+  });
+
+  test("without a code (the real REST API sends only a message): a 400 saying in use, nothing else", () => {
+    const uncoded = (message: string) => new ValidationError({ ...op, message, status: 400 });
+    expect(isDeleteRefusal(uncoded("Template is in use by endpoint abc"))).toBe(true);
+    expect(isDeleteRefusal(uncoded("network volume is attached to a pod"))).toBe(true);
+    expect(isDeleteRefusal(uncoded("Invalid template ID."))).toBe(false);
+    expect(isDeleteRefusal(new ServerError({ ...op, message: "in use", status: 503 }))).toBe(false);
+    expect(isDeleteRefusal(new GraphQLError({ ...op, message: "endpoint still has workers running" }))).toBe(
+      true,
+    );
+    expect(isDeleteRefusal(new Error("in use"))).toBe(false); // not a service reply
+  });
+
+  test("a taken name, by code or by text when there is no code", () => {
+    expect(
+      isNameTaken(new ConflictError({ ...op, message: "x", status: 400, serviceCode: "CONFLICT" })),
+    ).toBe(true);
+    expect(isNameTaken(new ConflictError({ ...op, message: "x", status: 400, serviceCode: "IN_USE" }))).toBe(
+      false,
+    );
+    expect(
+      isNameTaken(new ValidationError({ ...op, message: "Template name already exists", status: 400 })),
+    ).toBe(true);
+  });
+});
+
+describe("custom timeouts", () => {
+  test("Go durations as Pulumi takes them", () => {
+    expect(durationMs("90s")).toBe(90_000);
+    expect(durationMs("1h30m")).toBe(5_400_000);
+    expect(durationMs("1.5m")).toBe(90_000);
+    expect(durationMs("250ms")).toBe(250);
+    expect(durationMs("5 minutes")).toBeUndefined();
+    expect(durationMs("")).toBeUndefined();
+  });
+
+  test("customTimeouts.delete bounds the wait; otherwise the configured deleteTimeout", () => {
+    expect(deleteBoundMs({ __customTimeouts: { delete: "2m" } }, 300_000)).toBe(120_000);
+    expect(deleteBoundMs({ __customTimeouts: { create: "2m", delete: null } }, 300_000)).toBe(300_000);
+    expect(deleteBoundMs({}, 300_000)).toBe(300_000);
+  });
+});
+
+describe("versions", () => {
+  test("state from a newer runpodkit is refused; older or unversioned state is read", () => {
+    expect(() => refuseNewerState({ __runpodkitVersion: "0.9.0" }, "read template t", "0.2.0")).toThrow(
+      /written by runpodkit 0\.9\.0, but the program folder has runpodkit 0\.2\.0.*npm install runpodkit@\^0\.9\.0/,
+    );
+    expect(() => refuseNewerState({ __runpodkitVersion: "0.1.0" }, "read template t", "0.2.0")).not.toThrow();
+    expect(() => refuseNewerState({}, "read template t", "0.2.0")).not.toThrow();
   });
 });

@@ -218,6 +218,18 @@ describe("Template lifecycle", () => {
     await expect(provider.delete(created.id, created.outs)).rejects.toThrow(/bound of 15s/);
   });
 
+  test("customTimeouts.delete (recorded from the resource option) bounds the wait instead", async () => {
+    const checked = await provider.check(
+      {},
+      { __logicalName: "tpl", imageName: "img:1", isServerless: true, __customTimeouts: { delete: "3s" } },
+    );
+    const created = await provider.create(checked.inputs);
+    expect(created.outs.__customTimeouts).toEqual({ delete: "3s" });
+    await h.rest.endpoints.create({ templateId: created.id, workersMax: 0 }); // on its way out
+    await expect(provider.delete(created.id, created.outs)).rejects.toThrow(/bound of 3s/);
+    expect(h.pause.slept).toEqual([1000, 2000]);
+  });
+
   test("adoption: takes over an existing template and applies the desired configuration", async () => {
     const existing = await h.rest.templates.create({ name: "legacy", imageName: "old:1" });
     const adopted = await up({ adoptId: existing.id, imageName: "new:2" });
