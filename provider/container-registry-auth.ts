@@ -28,9 +28,7 @@ import {
   withSecretOutputs,
 } from "./resource";
 
-// ---------------------------------------------------------------------------------------------------
-// Arguments
-// ---------------------------------------------------------------------------------------------------
+// Arguments ---------------------------------------------------------------------------------------
 
 const fields = ContainerRegistryAuthCreateInput.shape;
 
@@ -57,9 +55,7 @@ export type ContainerRegistryAuthArgs = PulumiInputs<z.input<typeof ContainerReg
 /** The desired configuration: the arguments and a name. */
 export type ContainerRegistryAuthDesired = z.output<typeof ContainerRegistryAuthInputs> & { name: string };
 
-// ---------------------------------------------------------------------------------------------------
-// State
-// ---------------------------------------------------------------------------------------------------
+// State -------------------------------------------------------------------------------------------
 
 export type ContainerRegistryAuthState = StateOf<typeof ContainerRegistryAuthInputs>;
 
@@ -72,9 +68,7 @@ export const containerRegistryAuthSpec = {
   createOnly: [ADOPT_ID],
 } satisfies InputSpec;
 
-// ---------------------------------------------------------------------------------------------------
-// CRUD
-// ---------------------------------------------------------------------------------------------------
+// CRUD --------------------------------------------------------------------------------------------
 
 export function containerRegistryAuthDefinition(): ResourceDefinition<
   ContainerRegistryAuthDesired,
@@ -125,9 +119,7 @@ export function createContainerRegistryAuthProvider(context: ProviderContext) {
 /** What Pulumi's provider host loads (through provider/container-registry-auth-provider.ts). */
 export const containerRegistryAuthProvider = createContainerRegistryAuthProvider(hostContext());
 
-// ---------------------------------------------------------------------------------------------------
-// The Resource class
-// ---------------------------------------------------------------------------------------------------
+// The Resource class ------------------------------------------------------------------------------
 
 /** The provider object Pulumi serializes into the state (see provider/dynamic.ts). */
 export const containerRegistryAuthForwarder = forwardingProvider(
@@ -179,9 +171,7 @@ export class ContainerRegistryAuth extends pulumi.dynamic.Resource {
   }
 }
 
-// ---------------------------------------------------------------------------------------------------
-// Pure mappers
-// ---------------------------------------------------------------------------------------------------
+// Pure mappers ------------------------------------------------------------------------------------
 
 export function toCreateInput(desired: ContainerRegistryAuthDesired): ContainerRegistryAuthCreateInput {
   return { name: desired.name, username: desired.username, password: desired.password };

@@ -17,7 +17,14 @@ import { type CheckFailure, type InputSpec, type Props, parseInputs } from "./ch
 import type { ProviderSettings } from "./config";
 import { hostContext, type ProviderContext } from "./context";
 import { forwardingProvider, packageSpecifier } from "./dynamic";
-import { ADOPT_ID, adoptIdInput, type Call, implement, type ResourceDefinition } from "./implement";
+import {
+  ADOPT_ID,
+  adoptIdInput,
+  type Call,
+  type Dependent,
+  implement,
+  type ResourceDefinition,
+} from "./implement";
 import {
   DYNAMIC_MODULE,
   type OutputsOf,
@@ -29,9 +36,7 @@ import {
 } from "./resource";
 import { isUnknown } from "./unknowns";
 
-// ---------------------------------------------------------------------------------------------------
-// Arguments
-// ---------------------------------------------------------------------------------------------------
+// Arguments ---------------------------------------------------------------------------------------
 
 const wire = GqlEndpointInput.shape;
 
@@ -131,9 +136,7 @@ export type EndpointArgs = PulumiInputs<z.input<typeof EndpointInputs>>;
 /** The desired configuration: the arguments with defaults applied and a name. */
 export type EndpointDesired = z.output<typeof EndpointInputs> & { name: string };
 
-// ---------------------------------------------------------------------------------------------------
-// State
-// ---------------------------------------------------------------------------------------------------
+// State -------------------------------------------------------------------------------------------
 
 /** Outputs the service computes. */
 export const EndpointComputed = z.object({
@@ -169,9 +172,7 @@ export const endpointSpec = {
   },
 } satisfies InputSpec;
 
-// ---------------------------------------------------------------------------------------------------
-// CRUD
-// ---------------------------------------------------------------------------------------------------
+// CRUD --------------------------------------------------------------------------------------------
 
 export function endpointDefinition(): ResourceDefinition<EndpointDesired, GqlEndpoint> {
   return {
@@ -215,9 +216,7 @@ export function createEndpointProvider(context: ProviderContext) {
 /** What Pulumi's provider host loads (through provider/endpoint-provider.ts, see provider/dynamic.ts). */
 export const endpointProvider = createEndpointProvider(hostContext());
 
-// ---------------------------------------------------------------------------------------------------
-// The Resource class
-// ---------------------------------------------------------------------------------------------------
+// The Resource class ------------------------------------------------------------------------------
 
 /** The provider object Pulumi serializes into the state (see provider/dynamic.ts). */
 export const endpointForwarder = forwardingProvider(
@@ -260,9 +259,7 @@ export class Endpoint extends pulumi.dynamic.Resource {
   }
 }
 
-// ---------------------------------------------------------------------------------------------------
-// Pure mappers
-// ---------------------------------------------------------------------------------------------------
+// Pure mappers ------------------------------------------------------------------------------------
 
 /** Comma lists the service may echo with other spacing; "" means none. */
 function commaList(value: unknown): unknown {
@@ -372,39 +369,33 @@ export function endpointOutputs(
   previous: Props,
   settings: ProviderSettings,
 ): Omit<EndpointState, "adoptId"> {
+  const { adoptId: _adoptId, ...current } = recordAsDesired(record);
   const managed = managedKeys(previous);
-  const env = envMap(record);
   return {
-    name: record.name,
-    templateId: record.templateId,
+    ...current,
     // Not every service reports these back; when one does not, the last applied value stands.
     hubReleaseId:
-      record.hubReleaseId === undefined ? stringOrNull(previous.hubReleaseId) : record.hubReleaseId,
-    modelName: record.modelName === undefined ? stringOrNull(previous.modelName) : record.modelName,
-    computeType: record.computeType,
-    type: record.type,
-    gpuIds: record.gpuIds,
-    gpuCount: record.gpuCount,
-    instanceIds: record.instanceIds,
-    workersMin: record.workersMin,
-    workersMax: record.workersMax,
-    workersStandby: record.workersStandby,
-    idleTimeout: record.idleTimeout,
-    scalerType: record.scalerType,
-    scalerValue: record.scalerValue,
-    flashBootType: record.flashBootType,
-    executionTimeoutMs: record.executionTimeoutMs,
-    locations: commaListOrNull(record.locations),
-    allowedCudaVersions: commaListOrNull(record.allowedCudaVersions),
-    networkVolumeId: record.networkVolumeId ?? null,
+      record.hubReleaseId === undefined ? stringOrNull(previous.hubReleaseId) : current.hubReleaseId,
+    modelName: record.modelName === undefined ? stringOrNull(previous.modelName) : current.modelName,
     env:
       managed === null
-        ? env
-        : Object.fromEntries(Object.entries(env).filter(([key]) => managed.includes(key))),
+        ? current.env
+        : Object.fromEntries(Object.entries(current.env).filter(([key]) => managed.includes(key))),
     url: `${settings.queueUrl}/v2/${record.id}`,
     createdAt: record.createdAt,
     version: record.version,
   };
+}
+
+/** Endpoints that use a template or a volume; one scaled to zero is on its way out (delete scales it first). */
+export async function endpointsUsing(
+  call: Call,
+  uses: (endpoint: GqlEndpoint) => boolean,
+): Promise<Dependent[]> {
+  const endpoints = await call.api.endpoints.list();
+  return endpoints
+    .filter(uses)
+    .map((e) => ({ noun: "endpoint", id: e.id, name: e.name, leaving: e.workersMax === 0 }));
 }
 
 function stringOrNull(value: unknown): string | null {

@@ -9,16 +9,9 @@ import {
 import { type CheckFailure, type InputSpec, parseInputs } from "./check";
 import { hostContext, type ProviderContext } from "./context";
 import { forwardingProvider, packageSpecifier } from "./dynamic";
+import { endpointsUsing } from "./endpoint";
 import { ProviderError } from "./errors";
-import {
-  ADOPT_ID,
-  adoptIdInput,
-  type Call,
-  type Dependent,
-  implement,
-  orNull,
-  type ResourceDefinition,
-} from "./implement";
+import { ADOPT_ID, adoptIdInput, implement, orNull, type ResourceDefinition } from "./implement";
 import {
   DYNAMIC_MODULE,
   type OutputsOf,
@@ -29,9 +22,7 @@ import {
 } from "./resource";
 import { isUnknown } from "./unknowns";
 
-// ---------------------------------------------------------------------------------------------------
-// Arguments
-// ---------------------------------------------------------------------------------------------------
+// Arguments ---------------------------------------------------------------------------------------
 
 const fields = NetworkVolumeCreateInput.shape;
 
@@ -52,9 +43,7 @@ export type NetworkVolumeArgs = PulumiInputs<z.input<typeof NetworkVolumeInputs>
 /** The desired configuration: the arguments and a name. */
 export type NetworkVolumeDesired = z.output<typeof NetworkVolumeInputs> & { name: string };
 
-// ---------------------------------------------------------------------------------------------------
-// State
-// ---------------------------------------------------------------------------------------------------
+// State -------------------------------------------------------------------------------------------
 
 export type NetworkVolumeState = StateOf<typeof NetworkVolumeInputs>;
 
@@ -78,9 +67,7 @@ export const networkVolumeSpec = {
   },
 } satisfies InputSpec;
 
-// ---------------------------------------------------------------------------------------------------
-// CRUD
-// ---------------------------------------------------------------------------------------------------
+// CRUD --------------------------------------------------------------------------------------------
 
 export function networkVolumeDefinition(): ResourceDefinition<NetworkVolumeDesired, NetworkVolumeRecord> {
   return {
@@ -102,19 +89,11 @@ export function networkVolumeDefinition(): ResourceDefinition<NetworkVolumeDesir
       return call.api.networkVolumes.update(id, patch);
     },
     remove: (call, id) => call.api.networkVolumes.delete(id),
-    dependents: volumeUsers,
+    dependents: (call, id) => endpointsUsing(call, (e) => e.networkVolumeId === id),
     idOf: (record) => record.id,
     nameOf: (record) => record.name,
     outputs: volumeOutputs,
   };
-}
-
-/** Endpoints the volume is attached to; one scaled to zero is on its way out. */
-async function volumeUsers(call: Call, id: string): Promise<Dependent[]> {
-  const endpoints = await call.api.endpoints.list();
-  return endpoints
-    .filter((e) => e.networkVolumeId === id)
-    .map((e) => ({ noun: "endpoint", id: e.id, name: e.name, leaving: e.workersMax === 0 }));
 }
 
 export function createNetworkVolumeProvider(context: ProviderContext) {
@@ -124,9 +103,7 @@ export function createNetworkVolumeProvider(context: ProviderContext) {
 /** What Pulumi's provider host loads (through provider/network-volume-provider.ts, see provider/dynamic.ts). */
 export const networkVolumeProvider = createNetworkVolumeProvider(hostContext());
 
-// ---------------------------------------------------------------------------------------------------
-// The Resource class
-// ---------------------------------------------------------------------------------------------------
+// The Resource class ------------------------------------------------------------------------------
 
 /** The provider object Pulumi serializes into the state (see provider/dynamic.ts). */
 export const networkVolumeForwarder = forwardingProvider(
@@ -168,9 +145,7 @@ export class NetworkVolume extends pulumi.dynamic.Resource {
   }
 }
 
-// ---------------------------------------------------------------------------------------------------
-// Pure mappers
-// ---------------------------------------------------------------------------------------------------
+// Pure mappers ------------------------------------------------------------------------------------
 
 export function toCreateInput(desired: NetworkVolumeDesired): NetworkVolumeCreateInput {
   return { name: desired.name, size: desired.size, dataCenterId: desired.dataCenterId };

@@ -10,15 +10,8 @@ import {
 import { type InputSpec, parseInputs } from "./check";
 import { hostContext, type ProviderContext } from "./context";
 import { forwardingProvider, packageSpecifier } from "./dynamic";
-import {
-  ADOPT_ID,
-  adoptIdInput,
-  type Call,
-  type Dependent,
-  implement,
-  orNull,
-  type ResourceDefinition,
-} from "./implement";
+import { endpointsUsing } from "./endpoint";
+import { ADOPT_ID, adoptIdInput, implement, orNull, type ResourceDefinition } from "./implement";
 import {
   DYNAMIC_MODULE,
   type OutputsOf,
@@ -29,9 +22,7 @@ import {
   withSecretOutputs,
 } from "./resource";
 
-// ---------------------------------------------------------------------------------------------------
-// Arguments
-// ---------------------------------------------------------------------------------------------------
+// Arguments ---------------------------------------------------------------------------------------
 
 const fields = TemplateCreateInput.shape;
 
@@ -95,9 +86,7 @@ export type TemplateArgs = PulumiInputs<z.input<typeof TemplateInputs>>;
 /** The desired configuration: the arguments with defaults applied and a name. */
 export type TemplateDesired = z.output<typeof TemplateInputs> & { name: string };
 
-// ---------------------------------------------------------------------------------------------------
-// State
-// ---------------------------------------------------------------------------------------------------
+// State -------------------------------------------------------------------------------------------
 
 export type TemplateState = StateOf<typeof TemplateInputs>;
 
@@ -110,9 +99,7 @@ export const templateSpec = {
   createOnly: [ADOPT_ID],
 } satisfies InputSpec;
 
-// ---------------------------------------------------------------------------------------------------
-// CRUD
-// ---------------------------------------------------------------------------------------------------
+// CRUD --------------------------------------------------------------------------------------------
 
 export function templateDefinition(): ResourceDefinition<TemplateDesired, TemplateRecord> {
   return {
@@ -124,7 +111,7 @@ export function templateDefinition(): ResourceDefinition<TemplateDesired, Templa
     // The whole desired configuration every time, so drift in any field is put right.
     apply: (call, id, _current, desired) => call.api.templates.update(id, toUpdateInput(desired)),
     remove: (call, id) => call.api.templates.delete(id),
-    dependents: templateUsers,
+    dependents: (call, id) => endpointsUsing(call, (e) => e.templateId === id),
     // PATCH may rename: a same-name replacement moves the old template aside instead of deleting it
     // first, so its endpoints keep running until they are repointed to the new one.
     rename: async (call, id, name) => {
@@ -137,14 +124,6 @@ export function templateDefinition(): ResourceDefinition<TemplateDesired, Templa
   };
 }
 
-/** Endpoints using the template; one scaled to zero is on its way out (its delete scales it first). */
-async function templateUsers(call: Call, id: string): Promise<Dependent[]> {
-  const endpoints = await call.api.endpoints.list();
-  return endpoints
-    .filter((e) => e.templateId === id)
-    .map((e) => ({ noun: "endpoint", id: e.id, name: e.name, leaving: e.workersMax === 0 }));
-}
-
 export function createTemplateProvider(context: ProviderContext) {
   return implement(templateDefinition(), context);
 }
@@ -152,9 +131,7 @@ export function createTemplateProvider(context: ProviderContext) {
 /** What Pulumi's provider host loads (through provider/template-provider.ts, see provider/dynamic.ts). */
 export const templateProvider = createTemplateProvider(hostContext());
 
-// ---------------------------------------------------------------------------------------------------
-// The Resource class
-// ---------------------------------------------------------------------------------------------------
+// The Resource class ------------------------------------------------------------------------------
 
 /** The provider object Pulumi serializes into the state (see provider/dynamic.ts). */
 export const templateForwarder = forwardingProvider(
@@ -198,9 +175,7 @@ export class Template extends pulumi.dynamic.Resource {
   }
 }
 
-// ---------------------------------------------------------------------------------------------------
-// Pure mappers
-// ---------------------------------------------------------------------------------------------------
+// Pure mappers ------------------------------------------------------------------------------------
 
 /** The fields PATCH may change: everything but category and isServerless (those replace). */
 export function toUpdateInput(desired: TemplateDesired): TemplateUpdateInput {
