@@ -121,7 +121,7 @@ export function implement<D extends { name: string }, R>(
     for (const key of CARRIED_KEYS) if (carried[key] !== undefined) out[key] = carried[key];
     out[AUTO_NAMED] = carried[AUTO_NAMED] === true;
     out[WRITTEN_BY] = packageVersion();
-    return plainJson(out) as Props;
+    return plainProps(out);
   }
 
   const label = (props: Props, id?: string) => `${noun} ${String(props.name ?? id ?? "")}`.trim();
@@ -262,7 +262,7 @@ export function implement<D extends { name: string }, R>(
         // A generated name is the program's input, not the service's: a rename made elsewhere stays
         // visible as drift (outputs) and the next up puts the generated name back.
         if (props[AUTO_NAMED] === true && typeof props.name === "string") inputs.name = props.name;
-        return { id, props: outs, inputs: plainJson(inputs) as Props };
+        return { id, props: outs, inputs: plainProps(inputs) };
       }),
 
     update: async (id: string, olds: Props, news: Props) =>
@@ -321,6 +321,13 @@ export function plainJson(value: unknown): unknown {
   if (typeof value === "bigint") return Number(value);
   if (typeof value === "function") return null;
   return value;
+}
+
+/** plainJson of each value of a record. */
+export function plainProps(props: Props): Props {
+  const out: Props = {};
+  for (const [key, value] of Object.entries(props)) out[key] = plainJson(value);
+  return out;
 }
 
 /** Runs `call` and turns a NOT_FOUND into null (a fetch that may find nothing). */
