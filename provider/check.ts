@@ -1,5 +1,7 @@
 import type { z } from "zod";
-import { AUTO_NAMED, INTERNAL_KEYS, LOGICAL_NAME, resolveName, type Suffix } from "./naming";
+import { AUTO_NAMED, CARRIED_KEYS, INTERNAL_KEYS } from "./bookkeeping";
+import { ProviderError } from "./errors";
+import { type NameBasis, resolveName } from "./naming";
 import { pathHitsUnknown } from "./unknowns";
 
 export interface CheckFailure {
@@ -7,19 +9,23 @@ export interface CheckFailure {
   reason: string;
 }
 
+/** Inputs or outputs as Pulumi hands them over: plain JSON, validated by the schema before use. */
 export type Props = Record<string, unknown>;
 
 /** How one resource's inputs are validated and normalised; shared by check, diff and schema.json. */
 export interface InputSpec {
   /** The Pulumi type name, e.g. "Endpoint" (token `runpodkit:index:Endpoint`). */
   readonly type: string;
-  /** Every user-facing input, strict (an unknown property is a failure). */
-  readonly schema: z.ZodObject;
   /**
-   * The value the service uses when a field is omitted. check fills these in, so an omitted field
-   * and its default compare equal in diff and the service always receives the whole configuration.
+   * Every user-facing input, strict (an unknown property is a failure). The service's default of a
+   * field is its zod `.default()`: check fills defaults in, so an omitted field and its default
+   * compare equal in diff and the service always receives the whole configuration.
    */
-  readonly defaults: Readonly<Props>;
+  readonly schema: z.ZodObject;
+  /** Properties the service cannot change in place: a change replaces the resource. */
+  readonly replaceOnChange: readonly string[];
+  /** The service requires the name to be unique in the account. */
+  readonly uniqueName: boolean;
   /**
    * Rules across fields or across olds and news (e.g. a volume may only grow). Each must skip values
    * that are unknown during preview. `olds` is undefined on a first check and on a replacement.
@@ -49,35 +55,54 @@ export function inputFields(spec: InputSpec): string[] {
   return Object.keys(spec.schema.shape);
 }
 
+/** The service's default of each field that has one (the schema's `.default()`). */
+export function defaultsOf(spec: InputSpec): Props {
+  const defaults: Props = {};
+  for (const [field, schema] of Object.entries(spec.schema.shape)) {
+    const parsed = schema.safeParse(undefined);
+    if (parsed.success && parsed.data !== undefined) defaults[field] = parsed.data;
+  }
+  return defaults;
+}
+
 /** The input part of inputs or old outputs, with defaults applied to absent fields. */
 export function normalizeInputs(spec: InputSpec, props: Props): Props {
+  const defaults = defaultsOf(spec);
   const out: Props = {};
   for (const field of inputFields(spec)) {
     const value = props[field];
     if (value !== undefined && value !== null) out[field] = value;
-    else if (spec.defaults[field] !== undefined) out[field] = spec.defaults[field];
+    else if (defaults[field] !== undefined) out[field] = defaults[field];
     else if (value === null) out[field] = null;
   }
   return spec.canonical ? spec.canonical(out) : out;
 }
 
+/** What a generated name of this resource is derived from, read from normalised inputs. */
+export function nameBasis(spec: InputSpec, normalized: Props): NameBasis {
+  return {
+    type: spec.type,
+    replaceKey: spec.replaceOnChange.filter((f) => f !== "name").map((f) => normalized[f] ?? null),
+  };
+}
+
 /**
  * check: names the resource, fills defaults and validates, before any API call. Every failure names
- * its property; values still unknown during preview are accepted as they are.
+ * its property; values still unknown during preview are accepted as they are. Pure: the same olds and
+ * news always give the same inputs (Pulumi's plans rely on it).
  */
 export function checkInputs(
   spec: InputSpec,
   olds: Props | undefined,
   news: Props,
-  suffix?: Suffix,
 ): { inputs: Props; failures: CheckFailure[] } {
   const oldInputs = olds && Object.keys(olds).length > 0 ? olds : undefined;
   const failures: CheckFailure[] = [];
-  const resolved = resolveName(oldInputs, news, suffix);
   const given = userInputs(news);
   const candidate = normalizeInputs(spec, given);
   // Keep unknown keys so the strict schema reports them by name.
   for (const [key, value] of Object.entries(given)) if (!(key in candidate)) candidate[key] = value;
+  const resolved = resolveName(oldInputs, news, nameBasis(spec, candidate));
   if (resolved) candidate.name = resolved.name;
   else failures.push({ property: "name", reason: "name is required (no resource name to derive one from)" });
 
@@ -101,10 +126,9 @@ export function checkInputs(
   failures.push(...ruled.filter((failure) => !reported.has(failure.property)));
 
   const inputs: Props = { ...candidate };
-  return {
-    inputs: withBookkeeping(inputs, news, resolved?.autoNamed ?? false),
-    failures: mergeByProperty(failures),
-  };
+  for (const key of CARRIED_KEYS) if (news[key] !== undefined && key !== AUTO_NAMED) inputs[key] = news[key];
+  inputs[AUTO_NAMED] = resolved?.autoNamed ?? false;
+  return { inputs, failures: mergeByProperty(failures) };
 }
 
 /** One failure per property, its reasons joined, in first-seen order. */
@@ -118,8 +142,24 @@ function mergeByProperty(failures: CheckFailure[]): CheckFailure[] {
   return [...merged].map(([property, reasons]) => ({ property, reason: reasons.join("; ") }));
 }
 
-function withBookkeeping(inputs: Props, news: Props, autoNamed: boolean): Props {
-  if (news[LOGICAL_NAME] !== undefined) inputs[LOGICAL_NAME] = news[LOGICAL_NAME];
-  inputs[AUTO_NAMED] = autoNamed;
-  return inputs;
+/**
+ * The validated inputs of create or update, typed by the resource's schema (defaults applied). The
+ * engine only calls those with inputs check accepted, so a failure here is a bug or a hand-edited
+ * state; it is reported by property like a check failure.
+ */
+export function parseInputs<S extends z.ZodObject>(
+  spec: InputSpec & { schema: S },
+  props: Props,
+): z.output<S> & { name: string } {
+  const name = props.name;
+  const operation = `${spec.type} inputs`;
+  if (typeof name !== "string" || name === "") {
+    throw new ProviderError("VALIDATION", `${operation}: no name`, { operation, field: "name" });
+  }
+  const parsed = spec.schema.safeParse(userInputs(props));
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.map(String).join(".")}: ${i.message}`);
+    throw new ProviderError("VALIDATION", `${operation}: ${problems.join("; ")}`, { operation });
+  }
+  return { ...parsed.data, name };
 }

@@ -15,11 +15,13 @@ export function createManagementApi(settings: ProviderSettings): ManagementApi {
   return {
     endpoints: {
       get: (id) => graphql.getEndpoint(id),
+      list: () => graphql.listEndpoints(),
       save: (input) => graphql.saveEndpoint(input),
       delete: (id) => graphql.deleteEndpoint(id),
     },
     templates: {
       get: (id) => rest.templates.get(id),
+      list: () => rest.templates.list(),
       create: (input) => rest.templates.create(input),
       update: (id, patch) => rest.templates.update(id, patch),
       delete: (id) => rest.templates.delete(id),
@@ -32,6 +34,7 @@ export function createManagementApi(settings: ProviderSettings): ManagementApi {
     },
     registryAuths: {
       get: (id) => rest.containerRegistryAuths.get(id),
+      list: () => rest.containerRegistryAuths.list(),
       create: (input) => rest.containerRegistryAuths.create(input),
       updateCredentials: async (input) => {
         await graphql.updateRegistryAuth(input);

@@ -1,10 +1,125 @@
 import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import type { ContainerRegistryAuthInputs } from "./container-registry-auth-provider";
+import { z } from "zod";
+import {
+  ContainerRegistryAuthCreateInput,
+  type ContainerRegistryAuth as RegistryAuthRecord,
+} from "../sdk/schemas";
+import { type InputSpec, type Props, parseInputs } from "./check";
+import { hostContext, type ProviderContext } from "./context";
 import { forwardingProvider, packageSpecifier } from "./dynamic";
-import { DYNAMIC_MODULE, type PulumiInputs, resourceProps, withSecretOutputs } from "./resource";
+import { ProviderError } from "./errors";
+import {
+  ADOPT_ID,
+  adoptIdInput,
+  type Call,
+  type Dependent,
+  implement,
+  orNull,
+  type ResourceDefinition,
+} from "./implement";
+import {
+  DYNAMIC_MODULE,
+  type OutputsOf,
+  outputKeys,
+  type PulumiInputs,
+  resourceProps,
+  type StateOf,
+  withSecretOutputs,
+} from "./resource";
 
-export type ContainerRegistryAuthArgs = PulumiInputs<ContainerRegistryAuthInputs>;
+// Arguments ---------------------------------------------------------------------------------------
+
+const fields = ContainerRegistryAuthCreateInput.shape;
+
+/**
+ * Inputs of ContainerRegistryAuth (REST /containerregistryauth). The service never returns the
+ * credentials, so refresh cannot see them drift; changing them updates in place through GraphQL
+ * updateRegistryAuth (REST has no update) instead of replacing the resource, so templates that use
+ * it keep working. The name cannot change in place: a new name replaces it (the new one is created
+ * first and the templates move over before the old one is deleted).
+ */
+export const ContainerRegistryAuthInputs = z.strictObject({
+  name: fields.name
+    .optional()
+    .describe(
+      "Name, unique in the account. Default: the resource name plus a generated suffix. Changing it replaces the resource.",
+    ),
+  username: fields.username.describe("Registry user name."),
+  password: fields.password.describe("Registry password or token. Stored only as a secret."),
+  adoptId: adoptIdInput(
+    "Id of existing registry credentials to take over; their username and password are set to these.",
+  ),
+});
+export type ContainerRegistryAuthArgs = PulumiInputs<z.input<typeof ContainerRegistryAuthInputs>>;
+/** The desired configuration: the arguments and a name. */
+export type ContainerRegistryAuthDesired = z.output<typeof ContainerRegistryAuthInputs> & { name: string };
+
+// State -------------------------------------------------------------------------------------------
+
+export type ContainerRegistryAuthState = StateOf<typeof ContainerRegistryAuthInputs>;
+
+export const containerRegistryAuthSpec = {
+  type: "ContainerRegistryAuth",
+  schema: ContainerRegistryAuthInputs,
+  secrets: ["password"],
+  replaceOnChange: ["name"],
+  uniqueName: true,
+  createOnly: [ADOPT_ID],
+} satisfies InputSpec;
+
+// CRUD --------------------------------------------------------------------------------------------
+
+export function containerRegistryAuthDefinition(): ResourceDefinition<
+  ContainerRegistryAuthDesired,
+  RegistryAuthRecord
+> {
+  return {
+    noun: "container registry auth",
+    spec: containerRegistryAuthSpec,
+    desired: (props) => parseInputs(containerRegistryAuthSpec, props),
+    fetch: (call, id) => orNull(() => call.api.registryAuths.get(id)),
+    create: (call, desired) => call.api.registryAuths.create(toCreateInput(desired)),
+    apply: async (call, id, current, desired) => {
+      if (desired.name !== current.name) {
+        throw new ProviderError(
+          "VALIDATION",
+          `${call.operation}: registry auth ${id} is named ${current.name}; its name cannot change (omit name or set it to ${current.name})`,
+          { operation: call.operation, field: "name" },
+        );
+      }
+      await call.api.registryAuths.updateCredentials({
+        id,
+        username: desired.username,
+        password: desired.password,
+      });
+      return current;
+    },
+    remove: (call, id) => call.api.registryAuths.delete(id),
+    dependents: registryAuthUsers,
+    findByName: async (call, name) => (await call.api.registryAuths.list()).find((a) => a.name === name),
+    idOf: (record) => record.id,
+    nameOf: (record) => record.name,
+    outputs: registryAuthOutputs,
+  };
+}
+
+/** Templates that pull their image with the credentials (nothing marks a template as leaving). */
+async function registryAuthUsers(call: Call, id: string): Promise<Dependent[]> {
+  const templates = await call.api.templates.list();
+  return templates
+    .filter((t) => t.containerRegistryAuthId === id)
+    .map((t) => ({ noun: "template", id: t.id, name: t.name, leaving: false }));
+}
+
+export function createContainerRegistryAuthProvider(context: ProviderContext) {
+  return implement(containerRegistryAuthDefinition(), context);
+}
+
+/** What Pulumi's provider host loads (through provider/container-registry-auth-provider.ts). */
+export const containerRegistryAuthProvider = createContainerRegistryAuthProvider(hostContext());
+
+// The Resource class ------------------------------------------------------------------------------
 
 /** The provider object Pulumi serializes into the state (see provider/dynamic.ts). */
 export const containerRegistryAuthForwarder = forwardingProvider(
@@ -12,29 +127,35 @@ export const containerRegistryAuthForwarder = forwardingProvider(
   "containerRegistryAuthProvider",
 );
 
-/** Every output: the inputs, adoptId and the computed fields. */
-export const CONTAINER_REGISTRY_AUTH_OUTPUTS = ["name", "username", "password", "adoptId"] as const;
-export const CONTAINER_REGISTRY_AUTH_SECRETS = ["password"];
+/** Every output: the inputs and adoptId. */
+export const CONTAINER_REGISTRY_AUTH_OUTPUTS = outputKeys(containerRegistryAuthSpec);
+
+export interface ContainerRegistryAuth extends OutputsOf<ContainerRegistryAuthState> {}
 
 /**
  * Credentials for a private container registry (REST /containerregistryauth). Type token
  * `pulumi-nodejs:dynamic/runpodkit:ContainerRegistryAuth` (`runpodkit:index:ContainerRegistryAuth`
- * in schema.json). The password is only ever stored as a secret. A new name replaces the resource
- * (deleting the old one first when the name is explicit, since names are unique); new credentials
- * update it in place through GraphQL updateRegistryAuth.
+ * in schema.json). The password is only ever stored as a secret. A new name replaces the resource;
+ * new credentials update it in place through GraphQL updateRegistryAuth.
  */
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface above declares the outputs once, from the schemas; Pulumi sets each on the instance
 export class ContainerRegistryAuth extends pulumi.dynamic.Resource {
-  declare readonly name: pulumi.Output<string>;
-  declare readonly username: pulumi.Output<string>;
-  declare readonly password: pulumi.Output<string>;
-  declare readonly adoptId: pulumi.Output<string | null>;
-
-  constructor(name: string, args: ContainerRegistryAuthArgs, opts?: pulumi.CustomResourceOptions) {
+  constructor(name: string, args: ContainerRegistryAuthArgs, opts?: pulumi.CustomResourceOptions);
+  constructor(
+    name: string,
+    args: undefined,
+    opts: pulumi.CustomResourceOptions & { id: pulumi.Input<pulumi.ID> },
+  );
+  constructor(
+    name: string,
+    args: ContainerRegistryAuthArgs | undefined,
+    opts?: pulumi.CustomResourceOptions,
+  ) {
     super(
       containerRegistryAuthForwarder,
       name,
-      resourceProps(name, args, CONTAINER_REGISTRY_AUTH_OUTPUTS, CONTAINER_REGISTRY_AUTH_SECRETS),
-      withSecretOutputs(opts, CONTAINER_REGISTRY_AUTH_SECRETS),
+      resourceProps(name, args, containerRegistryAuthSpec, opts),
+      withSecretOutputs(opts, containerRegistryAuthSpec),
       DYNAMIC_MODULE,
       "ContainerRegistryAuth",
     );
@@ -46,6 +167,24 @@ export class ContainerRegistryAuth extends pulumi.dynamic.Resource {
     id: pulumi.Input<pulumi.ID>,
     opts?: pulumi.CustomResourceOptions,
   ): ContainerRegistryAuth {
-    return new ContainerRegistryAuth(name, {} as ContainerRegistryAuthArgs, { ...opts, id });
+    return new ContainerRegistryAuth(name, undefined, { ...opts, id });
   }
+}
+
+// Pure mappers ------------------------------------------------------------------------------------
+
+export function toCreateInput(desired: ContainerRegistryAuthDesired): ContainerRegistryAuthCreateInput {
+  return { name: desired.name, username: desired.username, password: desired.password };
+}
+
+/** username and password are write-only on the service: the last applied values are kept. */
+export function registryAuthOutputs(
+  record: RegistryAuthRecord,
+  previous: Props,
+): { name: string; username: string | null; password: string | null } {
+  return {
+    name: record.name,
+    username: typeof previous.username === "string" ? previous.username : null,
+    password: typeof previous.password === "string" ? previous.password : null,
+  };
 }

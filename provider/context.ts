@@ -1,7 +1,6 @@
 import { createManagementApi } from "./clients";
 import { hostSettings, type ProviderSettings } from "./config";
 import type { ManagementApi } from "./management-api";
-import type { Suffix } from "./naming";
 import { type Pause, wallClock } from "./retry";
 
 export type { ManagementApi } from "./management-api";
@@ -11,8 +10,6 @@ export interface ProviderContext {
   settings(): ProviderSettings;
   api(settings: ProviderSettings): ManagementApi;
   pause: Pause;
-  /** Suffix of generated names (tests make it deterministic). */
-  suffix?: Suffix;
 }
 
 /**

@@ -1,19 +1,32 @@
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
+import { z } from "zod";
 
 export const PACKAGE_NAME = "runpodkit";
 
-/** Walks up from `start` to the folder whose package.json is this package's. */
-function packageRoot(start: string): string {
+const Manifest = z.looseObject({ name: z.string().optional(), version: z.string().optional() });
+
+/** Walks up from `start` to this package's package.json. */
+function packageManifest(start: string): { root: string; version: string } {
   for (let dir = start; ; dir = dirname(dir)) {
-    const manifest = join(dir, "package.json");
-    if (existsSync(manifest)) {
-      const { name } = JSON.parse(readFileSync(manifest, "utf8")) as { name?: unknown };
-      if (name === PACKAGE_NAME) return dir;
+    const path = join(dir, "package.json");
+    if (existsSync(path)) {
+      const manifest = Manifest.safeParse(JSON.parse(readFileSync(path, "utf8")));
+      if (manifest.success && manifest.data.name === PACKAGE_NAME) {
+        return { root: dir, version: manifest.data.version ?? "0.0.0" };
+      }
     }
     if (dirname(dir) === dir) throw new Error(`${start} is not inside the ${PACKAGE_NAME} package`);
   }
+}
+
+let running: string | undefined;
+
+/** The version of the runpodkit package this code belongs to (read once from its package.json). */
+export function packageVersion(): string {
+  running ??= packageManifest(__dirname).version;
+  return running;
 }
 
 /**
@@ -23,7 +36,7 @@ function packageRoot(start: string): string {
  * running TypeScript sources it is `runpodkit/provider/<file>`, which the test helper makes resolvable.
  */
 export function packageSpecifier(file: string): string {
-  const root = packageRoot(dirname(file));
+  const { root } = packageManifest(dirname(file));
   const path = relative(root, file)
     .split("\\")
     .join("/")

@@ -1,10 +1,222 @@
 import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
+import { z } from "zod";
+import {
+  ComputeType,
+  CudaVersionsList,
+  ENDPOINT_DEFAULTS,
+  EndpointType,
+  FlashBootType,
+  GpuIdsList,
+  type GqlEndpoint,
+  GqlEndpointInput,
+  LocationsList,
+  ScalerType,
+} from "../sdk/schemas";
+import { type CheckFailure, type InputSpec, type Props, parseInputs } from "./check";
+import type { ProviderSettings } from "./config";
+import { hostContext, type ProviderContext } from "./context";
 import { forwardingProvider, packageSpecifier } from "./dynamic";
-import type { EndpointInputs } from "./endpoint-provider";
-import { DYNAMIC_MODULE, type PulumiInputs, resourceProps, withSecretOutputs } from "./resource";
+import {
+  ADOPT_ID,
+  adoptIdInput,
+  type Call,
+  type Dependent,
+  implement,
+  type ResourceDefinition,
+} from "./implement";
+import {
+  DYNAMIC_MODULE,
+  type OutputsOf,
+  outputKeys,
+  type PulumiInputs,
+  resourceProps,
+  type StateOf,
+  withSecretOutputs,
+} from "./resource";
+import { isUnknown } from "./unknowns";
 
-export type EndpointArgs = PulumiInputs<EndpointInputs>;
+// Arguments ---------------------------------------------------------------------------------------
+
+const wire = GqlEndpointInput.shape;
+
+/**
+ * Inputs of Endpoint, managed through GraphQL saveEndpoint, with the service's defaults. Every
+ * deployment source the service knows: a template's container image (templateId), a preconfigured
+ * repository release (hubReleaseId) and a cached model named by its repository URL (modelName).
+ */
+export const EndpointInputs = z.strictObject({
+  name: wire.name.optional().describe("Endpoint name. Default: the resource name plus a generated suffix."),
+  templateId: wire.templateId.describe("Id of the template whose container image the workers run."),
+  hubReleaseId: wire.hubReleaseId
+    .unwrap()
+    .unwrap()
+    .nullable()
+    .default(null)
+    .describe("Deploy a preconfigured repository release."),
+  modelName: wire.modelName
+    .unwrap()
+    .unwrap()
+    .nullable()
+    .default(null)
+    .describe("Model repository URL (or repository name) to cache on the workers, for shorter cold starts."),
+  computeType: ComputeType.default(ENDPOINT_DEFAULTS.computeType).describe(
+    "GPU or CPU workers (default GPU). Changing it replaces the endpoint.",
+  ),
+  type: EndpointType.default(ENDPOINT_DEFAULTS.type).describe(
+    "QB queue-based or LB load-balancing (default QB). Changing it replaces the endpoint.",
+  ),
+  gpuIds: GpuIdsList.default(ENDPOINT_DEFAULTS.gpuIds).describe(
+    'GPU pools in priority order, e.g. "AMPERE_48,-NVIDIA RTX A6000" (default AMPERE_16).',
+  ),
+  gpuCount: wire.gpuCount
+    .unwrap()
+    .unwrap()
+    .default(ENDPOINT_DEFAULTS.gpuCount)
+    .describe("GPUs per worker (default 1)."),
+  instanceIds: z
+    .array(z.string().min(1))
+    .default(() => [])
+    .describe('CPU instance ids, e.g. "cpu3c-2-4".'),
+  workersMin: wire.workersMin
+    .unwrap()
+    .unwrap()
+    .default(ENDPOINT_DEFAULTS.workersMin)
+    .describe("Workers kept running; 0 scales to zero (default 0)."),
+  workersMax: wire.workersMax
+    .unwrap()
+    .unwrap()
+    .default(ENDPOINT_DEFAULTS.workersMax)
+    .describe("Most workers at once (default 3)."),
+  workersStandby: wire.workersStandby
+    .unwrap()
+    .unwrap()
+    .default(ENDPOINT_DEFAULTS.workersStandby)
+    .describe("Standby workers (default 1)."),
+  idleTimeout: wire.idleTimeout
+    .unwrap()
+    .unwrap()
+    .default(ENDPOINT_DEFAULTS.idleTimeout)
+    .describe("Seconds before an idle worker stops (default 5)."),
+  scalerType: ScalerType.default(ENDPOINT_DEFAULTS.scalerType).describe(
+    "Autoscaler kind (default QUEUE_DELAY).",
+  ),
+  scalerValue: wire.scalerValue
+    .unwrap()
+    .unwrap()
+    .default(ENDPOINT_DEFAULTS.scalerValue)
+    .describe("Autoscaler target (default 4)."),
+  flashBootType: FlashBootType.default(ENDPOINT_DEFAULTS.flashBootType).describe(
+    "FLASHBOOT for faster cold starts (default OFF).",
+  ),
+  executionTimeoutMs: wire.executionTimeoutMs
+    .unwrap()
+    .unwrap()
+    .default(ENDPOINT_DEFAULTS.executionTimeoutMs)
+    .describe("Longest a job may run, in ms (default 600000)."),
+  locations: LocationsList.default(null).describe('Regions, e.g. "US,CZ"; null for any (default).'),
+  allowedCudaVersions: CudaVersionsList.nullable()
+    .default(null)
+    .describe('CUDA versions, e.g. "12.4,12.5"; null for any.'),
+  networkVolumeId: wire.networkVolumeId
+    .unwrap()
+    .unwrap()
+    .nullable()
+    .default(null)
+    .describe("Network volume mounted on the workers."),
+  env: z
+    .record(z.string().min(1), z.string())
+    .default(() => ({}))
+    .describe(
+      "Worker environment. Stored as a secret. Only these keys are managed: keys added to the endpoint elsewhere are neither reported as drift nor removed.",
+    ),
+  adoptId: adoptIdInput("Id of an existing endpoint to take over instead of creating one."),
+});
+export type EndpointArgs = PulumiInputs<z.input<typeof EndpointInputs>>;
+/** The desired configuration: the arguments with defaults applied and a name. */
+export type EndpointDesired = z.output<typeof EndpointInputs> & { name: string };
+
+// State -------------------------------------------------------------------------------------------
+
+/** Outputs the service computes. */
+export const EndpointComputed = z.object({
+  url: z.string().describe("The endpoint's job API address, `{queueUrl}/v2/{id}`."),
+  createdAt: z.string().describe("When the endpoint was created (ISO-8601)."),
+  version: z.int().describe("Bumped by the service when the template or env changes (a rolling release)."),
+});
+export type EndpointState = StateOf<typeof EndpointInputs, typeof EndpointComputed>;
+
+export const endpointSpec = {
+  type: "Endpoint",
+  schema: EndpointInputs,
+  computed: EndpointComputed,
+  secrets: ["env"],
+  replaceOnChange: ["computeType", "type"],
+  uniqueName: false,
+  createOnly: [ADOPT_ID],
+  canonical: (props) => ({
+    ...props,
+    locations: commaList(props.locations) ?? null,
+    allowedCudaVersions: commaList(props.allowedCudaVersions) ?? null,
+  }),
+  rules: (news) => {
+    const failures: CheckFailure[] = [];
+    const { workersMin, workersMax } = news;
+    if (typeof workersMin === "number" && typeof workersMax === "number" && workersMin > workersMax) {
+      failures.push({
+        property: "workersMin",
+        reason: `workersMin: must not exceed workersMax (${workersMin} > ${workersMax})`,
+      });
+    }
+    return failures;
+  },
+} satisfies InputSpec;
+
+// CRUD --------------------------------------------------------------------------------------------
+
+export function endpointDefinition(): ResourceDefinition<EndpointDesired, GqlEndpoint> {
+  return {
+    noun: "endpoint",
+    spec: endpointSpec,
+    desired: (props) => parseInputs(endpointSpec, props),
+    fetch: (call, id) => call.api.endpoints.get(id),
+    create: (call, desired) => call.api.endpoints.save(toSaveInput(desired)),
+    // saveEndpoint is a full replace: the whole desired configuration, plus the env keys the
+    // program does not manage, so that keys set elsewhere survive an update.
+    apply: (call, id, current, desired, previous) =>
+      call.api.endpoints.save(
+        toSaveInput(desired, id, { ...foreignEnv(current, previous, desired), ...desired.env }),
+      ),
+    remove: removeEndpoint,
+    idOf: (record) => record.id,
+    nameOf: (record) => record.name,
+    outputs: endpointOutputs,
+  };
+}
+
+/**
+ * One delete attempt. The service refuses to delete an endpoint that may still run workers, so it is
+ * first scaled to zero with a full saveEndpoint of its current configuration; a refusal while workers
+ * stop is waited out by the caller within runpodkit:deleteTimeout (or customTimeouts.delete).
+ */
+async function removeEndpoint(call: Call, id: string): Promise<void> {
+  const current = await call.api.endpoints.get(id);
+  if (current === null) return;
+  if (current.workersMin !== 0 || current.workersMax !== 0) {
+    const desired = { ...recordAsDesired(current), workersMin: 0, workersMax: 0 };
+    await call.api.endpoints.save(toSaveInput(desired, id));
+  }
+  await call.api.endpoints.delete(id);
+}
+
+export function createEndpointProvider(context: ProviderContext) {
+  return implement(endpointDefinition(), context);
+}
+
+/** What Pulumi's provider host loads (through provider/endpoint-provider.ts, see provider/dynamic.ts). */
+export const endpointProvider = createEndpointProvider(hostContext());
+
+// The Resource class ------------------------------------------------------------------------------
 
 /** The provider object Pulumi serializes into the state (see provider/dynamic.ts). */
 export const endpointForwarder = forwardingProvider(
@@ -13,76 +225,29 @@ export const endpointForwarder = forwardingProvider(
 );
 
 /** Every output: the inputs, adoptId and the computed fields. */
-export const ENDPOINT_OUTPUTS = [
-  "name",
-  "templateId",
-  "hubReleaseId",
-  "modelName",
-  "computeType",
-  "type",
-  "gpuIds",
-  "gpuCount",
-  "instanceIds",
-  "workersMin",
-  "workersMax",
-  "workersStandby",
-  "idleTimeout",
-  "scalerType",
-  "scalerValue",
-  "flashBootType",
-  "executionTimeoutMs",
-  "locations",
-  "allowedCudaVersions",
-  "networkVolumeId",
-  "env",
-  "adoptId",
-  "url",
-  "createdAt",
-  "version",
-] as const;
-export const ENDPOINT_SECRETS = ["env"];
+export const ENDPOINT_OUTPUTS = outputKeys(endpointSpec);
+
+export interface Endpoint extends OutputsOf<EndpointState> {}
 
 /**
  * A serverless endpoint, managed through GraphQL saveEndpoint (always the whole configuration: it is
  * a full replace). Type token `pulumi-nodejs:dynamic/runpodkit:Endpoint` (`runpodkit:index:Endpoint`
  * in schema.json). Changing computeType or type replaces it. Deleting it scales it to zero first.
  */
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface above declares the outputs once, from the schemas; Pulumi sets each on the instance
 export class Endpoint extends pulumi.dynamic.Resource {
-  declare readonly name: pulumi.Output<string>;
-  declare readonly templateId: pulumi.Output<string>;
-  declare readonly hubReleaseId: pulumi.Output<string | null>;
-  declare readonly modelName: pulumi.Output<string | null>;
-  declare readonly computeType: pulumi.Output<"GPU" | "CPU">;
-  declare readonly type: pulumi.Output<"QB" | "LB">;
-  declare readonly gpuIds: pulumi.Output<string>;
-  declare readonly gpuCount: pulumi.Output<number>;
-  declare readonly instanceIds: pulumi.Output<string[]>;
-  declare readonly workersMin: pulumi.Output<number>;
-  declare readonly workersMax: pulumi.Output<number>;
-  declare readonly workersStandby: pulumi.Output<number>;
-  declare readonly idleTimeout: pulumi.Output<number>;
-  declare readonly scalerType: pulumi.Output<"QUEUE_DELAY" | "REQUEST_COUNT">;
-  declare readonly scalerValue: pulumi.Output<number>;
-  declare readonly flashBootType: pulumi.Output<"OFF" | "FLASHBOOT">;
-  declare readonly executionTimeoutMs: pulumi.Output<number>;
-  declare readonly locations: pulumi.Output<string | null>;
-  declare readonly allowedCudaVersions: pulumi.Output<string | null>;
-  declare readonly networkVolumeId: pulumi.Output<string | null>;
-  declare readonly env: pulumi.Output<Record<string, string>>;
-  declare readonly adoptId: pulumi.Output<string | null>;
-  /** The job API address of this endpoint: `{queueUrl}/v2/{id}`. */
-  declare readonly url: pulumi.Output<string>;
-  /** ISO-8601. */
-  declare readonly createdAt: pulumi.Output<string>;
-  /** Bumped by the service when the template or env changes (a rolling release). */
-  declare readonly version: pulumi.Output<number>;
-
-  constructor(name: string, args: EndpointArgs, opts?: pulumi.CustomResourceOptions) {
+  constructor(name: string, args: EndpointArgs, opts?: pulumi.CustomResourceOptions);
+  constructor(
+    name: string,
+    args: undefined,
+    opts: pulumi.CustomResourceOptions & { id: pulumi.Input<pulumi.ID> },
+  );
+  constructor(name: string, args: EndpointArgs | undefined, opts?: pulumi.CustomResourceOptions) {
     super(
       endpointForwarder,
       name,
-      resourceProps(name, args, ENDPOINT_OUTPUTS, ENDPOINT_SECRETS),
-      withSecretOutputs(opts, ENDPOINT_SECRETS),
+      resourceProps(name, args, endpointSpec, opts),
+      withSecretOutputs(opts, endpointSpec),
       DYNAMIC_MODULE,
       "Endpoint",
     );
@@ -90,6 +255,149 @@ export class Endpoint extends pulumi.dynamic.Resource {
 
   /** Looks up an existing endpoint by id without managing it. */
   static get(name: string, id: pulumi.Input<pulumi.ID>, opts?: pulumi.CustomResourceOptions): Endpoint {
-    return new Endpoint(name, {} as EndpointArgs, { ...opts, id });
+    return new Endpoint(name, undefined, { ...opts, id });
   }
+}
+
+// Pure mappers ------------------------------------------------------------------------------------
+
+/** Comma lists the service may echo with other spacing; "" means none. */
+function commaList(value: unknown): unknown {
+  if (typeof value !== "string" || isUnknown(value)) return value;
+  const items = value
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
+  return items.length === 0 ? null : items.join(",");
+}
+
+function commaListOrNull(value: string | null | undefined): string | null {
+  const list = commaList(value ?? null);
+  return typeof list === "string" ? list : null;
+}
+
+/** The saveEndpoint input: ALWAYS the whole configuration, since saveEndpoint is a full replace. */
+export function toSaveInput(
+  desired: EndpointDesired,
+  id?: string,
+  env: Record<string, string> = desired.env,
+): z.input<typeof GqlEndpointInput> {
+  return {
+    ...(id ? { id } : {}),
+    name: desired.name,
+    templateId: desired.templateId,
+    hubReleaseId: desired.hubReleaseId,
+    modelName: desired.modelName,
+    computeType: desired.computeType,
+    type: desired.type,
+    gpuIds: desired.gpuIds,
+    gpuCount: desired.gpuCount,
+    instanceIds: desired.instanceIds,
+    workersMin: desired.workersMin,
+    workersMax: desired.workersMax,
+    workersStandby: desired.workersStandby,
+    idleTimeout: desired.idleTimeout,
+    scalerType: desired.scalerType,
+    scalerValue: desired.scalerValue,
+    flashBootType: desired.flashBootType,
+    executionTimeoutMs: desired.executionTimeoutMs,
+    locations: desired.locations,
+    allowedCudaVersions: desired.allowedCudaVersions,
+    networkVolumeId: desired.networkVolumeId,
+    env: Object.entries(env).map(([key, value]) => ({ key, value })),
+  };
+}
+
+/** An endpoint's current configuration as a desired one (every env key included). */
+export function recordAsDesired(record: GqlEndpoint): EndpointDesired {
+  return {
+    name: record.name,
+    templateId: record.templateId,
+    hubReleaseId: record.hubReleaseId ?? null,
+    modelName: record.modelName ?? null,
+    computeType: record.computeType,
+    type: record.type,
+    gpuIds: record.gpuIds,
+    gpuCount: record.gpuCount,
+    instanceIds: record.instanceIds,
+    workersMin: record.workersMin,
+    workersMax: record.workersMax,
+    workersStandby: record.workersStandby,
+    idleTimeout: record.idleTimeout,
+    scalerType: record.scalerType,
+    scalerValue: record.scalerValue,
+    flashBootType: record.flashBootType,
+    executionTimeoutMs: record.executionTimeoutMs,
+    locations: commaListOrNull(record.locations),
+    allowedCudaVersions: commaListOrNull(record.allowedCudaVersions),
+    networkVolumeId: record.networkVolumeId ?? null,
+    env: envMap(record),
+    adoptId: undefined,
+  };
+}
+
+function envMap(record: GqlEndpoint): Record<string, string> {
+  return Object.fromEntries(record.env.map(({ key, value }) => [key, value]));
+}
+
+/** The env keys the last applied configuration set (null when unknown: a lookup by id). */
+function managedKeys(previous: Props): string[] | null {
+  const env = previous.env;
+  return env !== null && typeof env === "object" && !Array.isArray(env) ? Object.keys(env) : null;
+}
+
+/**
+ * Env keys on the endpoint that the program does not manage: neither in the last applied env nor in
+ * the desired one. They were added elsewhere (the service, a console user) and are kept.
+ */
+export function foreignEnv(
+  current: GqlEndpoint,
+  previous: Props,
+  desired: EndpointDesired,
+): Record<string, string> {
+  const managed = new Set([...(managedKeys(previous) ?? []), ...Object.keys(desired.env)]);
+  return Object.fromEntries(Object.entries(envMap(current)).filter(([key]) => !managed.has(key)));
+}
+
+/**
+ * The whole record as outputs; `previous` (the last applied inputs or outputs) fills fields a service
+ * may not report back and says which env keys are managed: only those are read back, so a key added
+ * elsewhere is not drift.
+ */
+export function endpointOutputs(
+  record: GqlEndpoint,
+  previous: Props,
+  settings: ProviderSettings,
+): Omit<EndpointState, "adoptId"> {
+  const { adoptId: _adoptId, ...current } = recordAsDesired(record);
+  const managed = managedKeys(previous);
+  return {
+    ...current,
+    // Not every service reports these back; when one does not, the last applied value stands.
+    hubReleaseId:
+      record.hubReleaseId === undefined ? stringOrNull(previous.hubReleaseId) : current.hubReleaseId,
+    modelName: record.modelName === undefined ? stringOrNull(previous.modelName) : current.modelName,
+    env:
+      managed === null
+        ? current.env
+        : Object.fromEntries(Object.entries(current.env).filter(([key]) => managed.includes(key))),
+    url: `${settings.queueUrl}/v2/${record.id}`,
+    createdAt: record.createdAt,
+    version: record.version,
+  };
+}
+
+/** Endpoints that use a template or a volume; one scaled to zero is on its way out (delete scales it first). */
+export async function endpointsUsing(
+  call: Call,
+  uses: (endpoint: GqlEndpoint) => boolean,
+): Promise<Dependent[]> {
+  const endpoints = await call.api.endpoints.list();
+  return endpoints
+    .filter(uses)
+    .map((e) => ({ noun: "endpoint", id: e.id, name: e.name, leaving: e.workersMax === 0 }));
+}
+
+function stringOrNull(value: unknown): string | null {
+  return typeof value === "string" ? value : null;
 }

@@ -6,6 +6,9 @@ export type ProviderErrorCode =
   | "VALIDATION" // inputs the service would reject (normally caught by check first)
   | "NOT_FOUND" // adoptId names nothing
   | "TIMEOUT" // a refusal outlasted its configured bound
+  | "IN_USE" // a delete refused because other resources still use this one, and they are staying
+  | "NAME_TAKEN" // a unique name is held by another resource
+  | "VERSION" // the state was written by a newer runpodkit than the one running
   | "SERVICE"; // the service answered with an error (code of the SDK error in `serviceCode`)
 
 export class ProviderError extends Error {
@@ -81,15 +84,56 @@ function fieldOf(error: unknown): string | undefined {
   return undefined;
 }
 
+/** The code the service put in its reply (REST body `code`, GraphQL `extensions.code`), if any. */
+function serviceCodeOf(error: unknown): string | undefined {
+  if (error !== null && typeof error === "object" && "serviceCode" in error) {
+    const code = (error as { serviceCode: unknown }).serviceCode;
+    if (typeof code === "string") return code;
+  }
+  return undefined;
+}
+
+function statusOf(error: unknown): number | undefined {
+  if (error !== null && typeof error === "object" && "status" in error) {
+    const status = (error as { status: unknown }).status;
+    if (typeof status === "number") return status;
+  }
+  return undefined;
+}
+
 /**
- * A refusal of a delete that may pass once other resources let go (in use, attached, workers still
- * running). By code: CONFLICT. A REST error body carries only a message (as the real service's), so
- * the SDK can tell a 400 on DELETE only as VALIDATION; a DELETE by id has nothing else to validate, so
- * a 400 from the service (it has a status, unlike the SDK's own checks) counts as a refusal too.
+ * What a service that sends no code (the real REST API answers only `{"message"}`) says when a delete
+ * is refused because something still uses the resource or workers still run. Used only when the reply
+ * carries no code: a coded reply is judged by its code alone.
+ */
+const IN_USE_TEXT =
+  /\b(in use|is used by|are using|being used|still (?:used|attached|running|has|have)|attached to)\b/i;
+/** The same for a unique name that is taken. */
+const NAME_TAKEN_TEXT = /\b(already exists|already taken|name is taken|must be unique|duplicate)\b/i;
+
+/** A reply that carries no service code: only then is its message text consulted. */
+function uncodedRefusal(error: unknown, pattern: RegExp): boolean {
+  const code = codeOf(error);
+  const status = statusOf(error);
+  const uncoded = (code === "VALIDATION" && status === 400) || code === "GRAPHQL";
+  return uncoded && error instanceof Error && pattern.test(error.message);
+}
+
+/**
+ * The one refusal of a delete worth waiting out: the resource is still in use (IN_USE: a template
+ * used by an endpoint, a volume attached, registry credentials used by a template) or the endpoint
+ * still has workers (PRECONDITION). Every other error (a bad id, a bad key, a 5xx after the SDK's own
+ * retries) is final and fails the delete at once.
  */
 export function isDeleteRefusal(error: unknown): boolean {
-  const code = codeOf(error);
-  if (code === "CONFLICT") return true;
-  const status = (error as { status?: unknown } | null)?.status;
-  return code === "VALIDATION" && status === 400;
+  const serviceCode = serviceCodeOf(error);
+  if (serviceCode !== undefined) return serviceCode === "IN_USE" || serviceCode === "PRECONDITION";
+  return uncodedRefusal(error, IN_USE_TEXT);
+}
+
+/** A create refused because the (unique) name is taken. */
+export function isNameTaken(error: unknown): boolean {
+  const serviceCode = serviceCodeOf(error);
+  if (serviceCode !== undefined) return serviceCode === "CONFLICT";
+  return uncodedRefusal(error, NAME_TAKEN_TEXT);
 }

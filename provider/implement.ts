@@ -1,19 +1,24 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
-import { checkInputs, type InputSpec, inputFields, normalizeInputs, type Props } from "./check";
+import { AUTO_NAMED, CARRIED_KEYS, WRITTEN_BY } from "./bookkeeping";
+import { checkInputs, type InputSpec, inputFields, nameBasis, normalizeInputs, type Props } from "./check";
 import { configureFromHost, type ProviderSettings } from "./config";
 import type { ManagementApi, ProviderContext } from "./context";
 import { diffFields } from "./diff";
-import { codeOf, isDeleteRefusal, ProviderError, toProviderError } from "./errors";
-import { AUTO_NAMED, LOGICAL_NAME } from "./naming";
+import { packageVersion } from "./dynamic";
+import { codeOf, isDeleteRefusal, isNameTaken, ProviderError, toProviderError } from "./errors";
+import { isGeneratedName, nextGenerations } from "./naming";
 import { retryWithin } from "./retry";
+import { deleteBoundMs } from "./timeouts";
+import { containsUnknown } from "./unknowns";
+import { refuseNewerState } from "./versions";
 
 /** The input naming an existing resource to take over instead of creating one. */
 export const ADOPT_ID = "adoptId";
 
 /** The schema of the adoptId input (every resource has one; `description` says what adopting does). */
 export function adoptIdInput(description: string) {
-  return z.string().min(1).optional().describe(description);
+  return z.string().min(1).nullish().describe(description);
 }
 
 /** What a call of one resource's definition receives. */
@@ -25,42 +30,77 @@ export interface Call {
   operation: string;
 }
 
+/** A resource that keeps another from being deleted (an endpoint using a template, ...). */
+export interface Dependent {
+  noun: string;
+  id: string;
+  name: string;
+  /** On its way out (an endpoint scaled to zero, as its own delete does first): worth waiting for. */
+  leaving: boolean;
+}
+
 /**
- * One resource, as the generic provider below needs it: the inputs, what cannot change in place, and
- * the service calls. Records are the service's; `outputs` maps one to the resource's outputs.
+ * One resource, as the generic provider below needs it: the inputs, and the service calls. `D` is the
+ * typed desired state (the schema's output), `R` the service's record; `outputs` maps a record to the
+ * resource's outputs.
  */
-export interface ResourceDefinition<R> {
+export interface ResourceDefinition<D extends { name: string }, R> {
   /** e.g. "network volume", for messages. */
   noun: string;
   spec: InputSpec;
-  replaceOnChange: readonly string[];
-  uniqueName: boolean;
+  /** The inputs check accepted, parsed by the resource's schema. */
+  desired(props: Props): D;
   /** The record, or null when the service has no such resource. */
   fetch(call: Call, id: string): Promise<R | null>;
-  create(call: Call, inputs: Props): Promise<R>;
-  /** Applies the desired inputs to an existing record (update, and adoption after create verified it). */
-  apply(call: Call, id: string, current: R, inputs: Props): Promise<R>;
+  create(call: Call, desired: D): Promise<R>;
+  /**
+   * Applies the desired inputs to an existing record (update, and adoption after create verified it).
+   * `previous` is the old outputs ({} on adoption).
+   */
+  apply(call: Call, id: string, current: R, desired: D, previous: Props): Promise<R>;
+  /** One attempt at deleting; refusals are waited out by the caller. */
   remove(call: Call, id: string, outputs: Props): Promise<void>;
+  /** Who uses the resource, asked when a delete is refused as "in use". */
+  dependents?(call: Call, id: string): Promise<Dependent[]>;
+  /** Renames in place: lets a same-name replacement move the old one aside instead of deleting it first. */
+  rename?(call: Call, id: string, name: string): Promise<void>;
+  /** The record holding a (unique) name, for the message when it is taken. */
+  findByName?(call: Call, name: string): Promise<R | undefined>;
   idOf(record: R): string;
   nameOf(record: R): string;
   /**
    * The WHOLE record as outputs: every input field the service reports and the computed fields.
-   * `previous` supplies only what the service never returns (a password).
+   * `previous` supplies only what the service never returns (a password) or which keys are managed.
    */
   outputs(record: R, previous: Props, settings: ProviderSettings): Props;
+}
+
+/** The name a same-name replacement moves the old resource to while the new one takes its name. */
+export function asideName(name: string, id: string): string {
+  const tail = `-replaced-${id}`;
+  return `${name.slice(0, Math.max(1, 191 - tail.length))}${tail}`;
 }
 
 /**
  * The dynamic provider of one resource: Pulumi's check/diff/create/read/update/delete mapped onto a
  * ResourceDefinition. Errors carry the operation and never a credential.
  */
-export function implement<R>(definition: ResourceDefinition<R>, context: ProviderContext) {
-  const { spec } = definition;
+export function implement<D extends { name: string }, R>(
+  definition: ResourceDefinition<D, R>,
+  context: ProviderContext,
+) {
+  const { spec, noun } = definition;
   const diffSpec = {
     fields: inputFields(spec).filter((field) => !(spec.createOnly ?? []).includes(field)),
-    replaceOnChange: definition.replaceOnChange,
-    uniqueName: definition.uniqueName,
+    replaceOnChange: spec.replaceOnChange,
   };
+  /**
+   * Same-name replacements announced by diff in this provider process: name -> id of the resource
+   * being replaced. Pulumi's engine calls diff and then, for the replacement, create in the same
+   * provider host during one deployment; create uses this to tell the resource it replaces (which it
+   * may rename aside) from an unrelated one that happens to hold the name (which it never touches).
+   */
+  const replacing = new Map<string, string>();
 
   async function run<T>(operation: string, body: (call: Call) => Promise<T>): Promise<T> {
     let settings: ProviderSettings | undefined;
@@ -78,26 +118,112 @@ export function implement<R>(definition: ResourceDefinition<R>, context: Provide
     for (const field of inputFields(spec)) out[field] = carried[field] ?? null;
     Object.assign(out, definition.outputs(record, carried, settings));
     out[ADOPT_ID] = carried[ADOPT_ID] ?? null;
-    if (carried[LOGICAL_NAME] !== undefined) out[LOGICAL_NAME] = carried[LOGICAL_NAME];
+    for (const key of CARRIED_KEYS) if (carried[key] !== undefined) out[key] = carried[key];
     out[AUTO_NAMED] = carried[AUTO_NAMED] === true;
-    return plainJson(out) as Props;
+    out[WRITTEN_BY] = packageVersion();
+    return plainProps(out);
   }
 
-  const label = (props: Props, id?: string) => `${definition.noun} ${String(props.name ?? id ?? "")}`.trim();
+  const label = (props: Props, id?: string) => `${noun} ${String(props.name ?? id ?? "")}`.trim();
+
+  /**
+   * The new inputs as diff and update should see them. A generated name is ours to choose: when create
+   * had to take a later generation (the first was taken), the outputs hold that one while the inputs
+   * still propose the first; both are this resource's, so the name in the outputs stands.
+   */
+  function effective(olds: Props, news: Props): Props {
+    if (news[AUTO_NAMED] !== true || olds[AUTO_NAMED] !== true || olds.name === news.name) return news;
+    const basis = nameBasis(spec, normalizeInputs(spec, news));
+    return isGeneratedName(olds.name, news, basis) ? { ...news, name: olds.name } : news;
+  }
+
+  /** A delete refused because others use the resource: wait only if they are on their way out. */
+  async function refuseIfStaying(call: Call, id: string, props: Props, refusal: unknown): Promise<never> {
+    const staying = (await definition.dependents?.(call, id))?.filter((d) => !d.leaving) ?? [];
+    if (staying.length === 0) throw refusal;
+    const users = staying.map((d) => `${d.noun} ${d.name} (id ${d.id})`).join(", ");
+    throw new ProviderError(
+      "IN_USE",
+      `${call.operation}: ${noun} ${String(props.name ?? id)} (id ${id}) is still used by ${users}, so the service refuses to delete it, and nothing in this deployment is removing them. Repoint or delete them first. If this delete is the first half of a replacement forced with deleteBeforeReplace, remove that option: runpodkit then creates the replacement first (a ${noun} with an explicit name is renamed aside meanwhile) and moves its users over without downtime.`,
+      { operation: call.operation, field: "id", cause: refusal },
+    );
+  }
+
+  async function nameTaken(call: Call, name: string, refusal: unknown): Promise<ProviderError> {
+    const holder = await definition.findByName?.(call, name).catch(() => undefined);
+    const holderId = holder === undefined ? undefined : definition.idOf(holder);
+    const which = holderId === undefined ? "" : ` (id ${holderId})`;
+    return new ProviderError(
+      "NAME_TAKEN",
+      `${call.operation}: a ${noun} named "${name}" already exists${which}, and ${noun} names are unique in the account. Omit name to let runpodkit generate a unique one, choose another name, or take the existing one over with adoptId${holderId === undefined ? "" : `: "${holderId}"`}. If it is the ${noun} this resource replaces in a forced replacement (pulumi up --replace, replaceOnChanges), set deleteBeforeReplace: true or omit name.`,
+      { operation: call.operation, field: "name", cause: refusal },
+    );
+  }
+
+  /** Creates the resource; a unique name held by the resource being replaced is moved aside first. */
+  async function createFresh(call: Call, inputs: Props): Promise<R> {
+    const desired = definition.desired(inputs);
+    if (!spec.uniqueName) return definition.create(call, desired);
+    if (inputs[AUTO_NAMED] === true) {
+      // A generated name can be taken by this resource's own predecessor (a forced replacement keeps
+      // the replace key) or an orphan: the next generation is as much this resource's name.
+      const names = [
+        desired.name,
+        ...nextGenerations(inputs, nameBasis(spec, normalizeInputs(spec, inputs))),
+      ];
+      let refusal: unknown;
+      for (const name of names) {
+        try {
+          return await definition.create(call, { ...desired, name });
+        } catch (error) {
+          if (!isNameTaken(error)) throw error;
+          refusal = error;
+        }
+      }
+      throw await nameTaken(call, desired.name, refusal);
+    }
+    const predecessor = replacing.get(desired.name);
+    replacing.delete(desired.name);
+    let movedAside: string | undefined;
+    if (predecessor !== undefined && definition.rename) {
+      const holder = await definition.fetch(call, predecessor);
+      if (holder !== null && definition.nameOf(holder) === desired.name) {
+        await definition.rename(call, predecessor, asideName(desired.name, predecessor));
+        movedAside = predecessor;
+      }
+    }
+    try {
+      return await definition.create(call, desired);
+    } catch (error) {
+      if (movedAside !== undefined) {
+        // Put the old one back under its name; the engine keeps it in state and retries later.
+        await definition.rename?.(call, movedAside, desired.name).catch(() => undefined);
+      }
+      if (isNameTaken(error)) throw await nameTaken(call, desired.name, error);
+      throw error;
+    }
+  }
 
   const provider = {
     configure: async (req: pulumi.dynamic.ConfigureRequest) => configureFromHost(req.config),
 
-    check: async (olds: Props, news: Props) => checkInputs(spec, olds, news, context.suffix),
+    check: async (olds: Props, news: Props) => checkInputs(spec, olds, news),
 
-    diff: async (_id: string, olds: Props, news: Props) => {
-      const desired = { ...normalizeInputs(spec, news), [AUTO_NAMED]: news[AUTO_NAMED] };
-      const result = diffFields(normalizeInputs(spec, olds), desired, diffSpec);
-      return {
-        changes: result.changes,
-        replaces: result.replaces,
-        deleteBeforeReplace: result.deleteBeforeReplace,
-      };
+    diff: async (id: string, olds: Props, news: Props) => {
+      refuseNewerState(olds, `diff ${label(olds, id)}`);
+      const previous = normalizeInputs(spec, olds);
+      const desired = normalizeInputs(spec, effective(olds, news));
+      const result = diffFields(previous, desired, diffSpec);
+      // A replacement under the same unique name: the new one cannot be created while the old one
+      // holds the name. Moved aside when the service can rename it, otherwise deleted first.
+      let deleteBeforeReplace = false;
+      const sameName =
+        news[AUTO_NAMED] !== true && !containsUnknown(desired.name) && desired.name === previous.name;
+      if (result.replaces.length > 0 && spec.uniqueName && sameName) {
+        if (definition.rename) replacing.set(String(desired.name), id);
+        else deleteBeforeReplace = true;
+      }
+      return { changes: result.changes, replaces: result.replaces, deleteBeforeReplace };
     },
 
     create: async (inputs: Props) =>
@@ -110,57 +236,69 @@ export function implement<R>(definition: ResourceDefinition<R>, context: Provide
           if (existing === null) {
             throw new ProviderError(
               "NOT_FOUND",
-              `${call.operation}: adoptId ${adoptId} names no ${definition.noun} of this account`,
-              {
-                operation: call.operation,
-                field: ADOPT_ID,
-              },
+              `${call.operation}: adoptId ${adoptId} names no ${noun} of this account`,
+              { operation: call.operation, field: ADOPT_ID },
             );
           }
           // Adopting without an explicit name keeps the existing name rather than renaming it.
           if (inputs[AUTO_NAMED] === true) carried = { ...inputs, name: definition.nameOf(existing) };
-          record = await definition.apply(call, adoptId, existing, carried);
+          record = await definition.apply(call, adoptId, existing, definition.desired(carried), {});
         } else {
-          record = await definition.create(call, inputs);
+          record = await createFresh(call, inputs);
         }
         return { id: definition.idOf(record), outs: assemble(record, carried, call.settings) };
       }),
 
     read: async (id: string, props: Props = {}) =>
-      run(`read ${definition.noun} ${id}`, async (call) => {
+      run(`read ${noun} ${id}`, async (call) => {
+        refuseNewerState(props, call.operation);
         const record = await definition.fetch(call, id);
         if (record === null) return { id: "", props: {} };
         const outs = assemble(record, props, call.settings);
         const inputs: Props = normalizeInputs(spec, outs);
-        for (const key of [ADOPT_ID, LOGICAL_NAME, AUTO_NAMED]) {
-          if (outs[key] !== null) inputs[key] = outs[key];
+        for (const key of [ADOPT_ID, ...CARRIED_KEYS]) {
+          if (outs[key] !== null && outs[key] !== undefined) inputs[key] = outs[key];
         }
         // A generated name is the program's input, not the service's: a rename made elsewhere stays
         // visible as drift (outputs) and the next up puts the generated name back.
         if (props[AUTO_NAMED] === true && typeof props.name === "string") inputs.name = props.name;
-        return { id, props: outs, inputs: plainJson(inputs) as Props };
+        return { id, props: outs, inputs: plainProps(inputs) };
       }),
 
-    update: async (id: string, _olds: Props, news: Props) =>
+    update: async (id: string, olds: Props, news: Props) =>
       run(`update ${label(news, id)}`, async (call) => {
+        refuseNewerState(olds, call.operation);
         const current = await definition.fetch(call, id);
         if (current === null) {
           throw new ProviderError(
             "NOT_FOUND",
-            `${call.operation}: ${definition.noun} ${id} no longer exists; run pulumi refresh`,
-            {
-              operation: call.operation,
-            },
+            `${call.operation}: ${noun} ${id} no longer exists; run pulumi refresh`,
+            { operation: call.operation },
           );
         }
-        const record = await definition.apply(call, id, current, news);
-        return { outs: assemble(record, news, call.settings) };
+        const desired = effective(olds, news);
+        const record = await definition.apply(call, id, current, definition.desired(desired), olds);
+        return { outs: assemble(record, desired, call.settings) };
       }),
 
     delete: async (id: string, props: Props) =>
       run(`delete ${label(props, id)}`, async (call) => {
+        refuseNewerState(props, call.operation);
+        const attempt = async () => {
+          try {
+            await definition.remove(call, id, props);
+          } catch (error) {
+            if (isDeleteRefusal(error)) await refuseIfStaying(call, id, props, error);
+            throw error;
+          }
+        };
         try {
-          await definition.remove(call, id, props);
+          await retryWithin(attempt, {
+            operation: call.operation,
+            boundMs: deleteBoundMs(props, call.settings.deleteTimeoutMs),
+            retryable: isDeleteRefusal,
+            pause: context.pause,
+          });
         } catch (error) {
           if (codeOf(error) === "NOT_FOUND") return; // already gone: the goal of delete is met
           throw error;
@@ -185,17 +323,11 @@ export function plainJson(value: unknown): unknown {
   return value;
 }
 
-/**
- * Runs a delete, waiting out the service's refusals while something still uses the resource (often a
- * resource deleted in the same run) until runpodkit:deleteTimeout runs out.
- */
-export function deleteWithin<T>(call: Call, attempt: () => Promise<T>): Promise<T> {
-  return retryWithin(attempt, {
-    operation: call.operation,
-    boundMs: call.settings.deleteTimeoutMs,
-    retryable: isDeleteRefusal,
-    pause: call.context.pause,
-  });
+/** plainJson of each value of a record. */
+export function plainProps(props: Props): Props {
+  const out: Props = {};
+  for (const [key, value] of Object.entries(props)) out[key] = plainJson(value);
+  return out;
 }
 
 /** Runs `call` and turns a NOT_FOUND into null (a fetch that may find nothing). */

@@ -21,12 +21,15 @@ export interface ManagementApi {
   endpoints: {
     /** `myself { endpoint(id:) }`; null when the account has no such endpoint. */
     get(id: string): Promise<GqlEndpoint | null>;
+    /** `myself { endpoints }`: who uses a template or a volume. */
+    list(): Promise<GqlEndpoint[]>;
     /** saveEndpoint: a FULL replace when `id` is set. */
     save(input: GqlEndpointInput): Promise<GqlEndpoint>;
     delete(id: string): Promise<void>;
   };
   templates: {
     get(id: string): Promise<Template>;
+    list(): Promise<Template[]>;
     create(input: TemplateCreateInput): Promise<Template>;
     update(id: string, patch: TemplateUpdateInput): Promise<Template>;
     delete(id: string): Promise<void>;
@@ -39,6 +42,7 @@ export interface ManagementApi {
   };
   registryAuths: {
     get(id: string): Promise<ContainerRegistryAuth>;
+    list(): Promise<ContainerRegistryAuth[]>;
     create(input: ContainerRegistryAuthCreateInput): Promise<ContainerRegistryAuth>;
     /** GraphQL updateRegistryAuth: REST has no update. */
     updateCredentials(input: GqlRegistryAuthUpdateInput): Promise<void>;

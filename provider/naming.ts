@@ -1,19 +1,23 @@
-import { randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
+import { AUTO_NAMED, LOGICAL_NAME, SCOPE } from "./bookkeeping";
+import { containsUnknown, UNKNOWN } from "./unknowns";
 
-/**
- * Pulumi auto-naming for dynamic resources. The dynamic provider's check receives neither the URN nor
- * the resource name, so each Resource class passes its logical name as the internal input
- * `__logicalName`; check records whether the name was generated in `__autoNamed`.
- */
-export const LOGICAL_NAME = "__logicalName";
-export const AUTO_NAMED = "__autoNamed";
-/** Inputs the provider adds for its own bookkeeping; never sent to the service, never validated. */
-export const INTERNAL_KEYS: readonly string[] = ["__provider", LOGICAL_NAME, AUTO_NAMED];
+/** Names the service accepts are at most this long. */
+const MAX_NAME = 191;
+/** How many further generations create tries when a generated name is taken (see nextGenerations). */
+export const MAX_GENERATION = 8;
 
-export type Suffix = () => string;
-
-/** Seven lowercase hex characters, the suffix Pulumi's own providers use. */
-export const randomSuffix: Suffix = () => randomBytes(4).toString("hex").slice(0, 7);
+/** What a generated name is derived from, besides the logical name. */
+export interface NameBasis {
+  /** The resource type, e.g. "Template". */
+  type: string;
+  /**
+   * The values of the fields whose change replaces the resource, defaults applied. A replacement
+   * therefore gets a different name than the resource it replaces, so both can exist while the
+   * engine creates the new one before deleting the old.
+   */
+  replaceKey: readonly unknown[];
+}
 
 export interface ResolvedName {
   name: string;
@@ -21,22 +25,64 @@ export interface ResolvedName {
 }
 
 /**
+ * `<logical name>-<7 hex>`: a digest of the stack (`__scope`), the type, the logical name, the
+ * replace key and a generation. The same program in the same stack gets the same name in preview and
+ * in up (so a saved plan applies), and the name never depends on time or chance.
+ */
+export function generatedName(
+  props: Readonly<Record<string, unknown>>,
+  basis: NameBasis,
+  generation = 0,
+): string | undefined {
+  const logical = props[LOGICAL_NAME];
+  if (typeof logical !== "string" || logical === "") return undefined;
+  if (containsUnknown(basis.replaceKey)) return UNKNOWN;
+  const scope = typeof props[SCOPE] === "string" ? props[SCOPE] : "";
+  const digest = createHash("sha256")
+    .update(JSON.stringify([scope, basis.type, logical, basis.replaceKey, generation]))
+    .digest("hex")
+    .slice(0, 7);
+  return `${logical.slice(0, MAX_NAME - 8)}-${digest}`;
+}
+
+/** The names generations 1..MAX_GENERATION would give: create tries them when a name is taken. */
+export function nextGenerations(props: Readonly<Record<string, unknown>>, basis: NameBasis): string[] {
+  const names: string[] = [];
+  for (let generation = 1; generation <= MAX_GENERATION; generation++) {
+    const name = generatedName(props, basis, generation);
+    if (name !== undefined && name !== UNKNOWN) names.push(name);
+  }
+  return names;
+}
+
+/** True when `name` is one this resource's generated names (any generation) would be. */
+export function isGeneratedName(
+  name: unknown,
+  props: Readonly<Record<string, unknown>>,
+  basis: NameBasis,
+): boolean {
+  return (
+    typeof name === "string" &&
+    (name === generatedName(props, basis) || nextGenerations(props, basis).includes(name))
+  );
+}
+
+/**
  * The name a resource gets: an explicit name as given; otherwise the name generated on an earlier
- * check (kept so diff and update see a stable name); otherwise `<logical name>-<suffix>`. On a
- * replacement the engine re-runs check without olds, so a replacement gets a fresh name.
+ * check (the engine passes the old inputs as `olds`, so an update keeps its name); otherwise a
+ * generated one. A replacement is re-checked without olds and gets the name of its new replace key.
  * Returns undefined when no name can be formed (no explicit name and no logical name).
  */
 export function resolveName(
-  olds: Record<string, unknown> | undefined,
-  news: Record<string, unknown>,
-  suffix: Suffix = randomSuffix,
+  olds: Readonly<Record<string, unknown>> | undefined,
+  news: Readonly<Record<string, unknown>>,
+  basis: NameBasis,
 ): ResolvedName | undefined {
   const explicit = news.name;
   if (explicit !== undefined && explicit !== null) return { name: String(explicit), autoNamed: false };
   if (olds?.[AUTO_NAMED] === true && typeof olds.name === "string" && olds.name !== "") {
     return { name: olds.name, autoNamed: true };
   }
-  const logical = news[LOGICAL_NAME];
-  if (typeof logical !== "string" || logical === "") return undefined;
-  return { name: `${logical}-${suffix()}`, autoNamed: true };
+  const name = generatedName(news, basis);
+  return name === undefined ? undefined : { name, autoNamed: true };
 }

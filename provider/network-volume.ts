@@ -1,10 +1,109 @@
 import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
+import { z } from "zod";
+import {
+  NetworkVolumeCreateInput,
+  type NetworkVolume as NetworkVolumeRecord,
+  type NetworkVolumeUpdateInput,
+} from "../sdk/schemas";
+import { type CheckFailure, type InputSpec, parseInputs } from "./check";
+import { hostContext, type ProviderContext } from "./context";
 import { forwardingProvider, packageSpecifier } from "./dynamic";
-import type { NetworkVolumeInputs } from "./network-volume-provider";
-import { DYNAMIC_MODULE, type PulumiInputs, resourceProps } from "./resource";
+import { endpointsUsing } from "./endpoint";
+import { ProviderError } from "./errors";
+import { ADOPT_ID, adoptIdInput, implement, orNull, type ResourceDefinition } from "./implement";
+import {
+  DYNAMIC_MODULE,
+  type OutputsOf,
+  outputKeys,
+  type PulumiInputs,
+  resourceProps,
+  type StateOf,
+} from "./resource";
+import { isUnknown } from "./unknowns";
 
-export type NetworkVolumeArgs = PulumiInputs<NetworkVolumeInputs>;
+// Arguments ---------------------------------------------------------------------------------------
+
+const fields = NetworkVolumeCreateInput.shape;
+
+/** Inputs of NetworkVolume (REST /networkvolumes). */
+export const NetworkVolumeInputs = z.strictObject({
+  name: fields.name
+    .optional()
+    .describe("Name of the volume. Default: the resource name plus a generated suffix."),
+  size: fields.size.describe("Size in GB (0 to 4000). It can only grow: a smaller size is refused."),
+  dataCenterId: fields.dataCenterId.describe(
+    "Data center holding the volume. Changing it replaces the volume.",
+  ),
+  adoptId: adoptIdInput(
+    "Id of an existing volume to take over instead of creating one (`pulumi import` does not work for dynamic resources).",
+  ),
+});
+export type NetworkVolumeArgs = PulumiInputs<z.input<typeof NetworkVolumeInputs>>;
+/** The desired configuration: the arguments and a name. */
+export type NetworkVolumeDesired = z.output<typeof NetworkVolumeInputs> & { name: string };
+
+// State -------------------------------------------------------------------------------------------
+
+export type NetworkVolumeState = StateOf<typeof NetworkVolumeInputs>;
+
+export const networkVolumeSpec = {
+  type: "NetworkVolume",
+  schema: NetworkVolumeInputs,
+  replaceOnChange: ["dataCenterId"],
+  uniqueName: false,
+  createOnly: [ADOPT_ID],
+  rules: (news, olds) => {
+    const failures: CheckFailure[] = [];
+    const before = olds?.size;
+    const after = news.size;
+    if (typeof before === "number" && typeof after === "number" && !isUnknown(after) && after < before) {
+      failures.push({
+        property: "size",
+        reason: `size: a network volume can only grow (from ${before} GB, not to ${after} GB)`,
+      });
+    }
+    return failures;
+  },
+} satisfies InputSpec;
+
+// CRUD --------------------------------------------------------------------------------------------
+
+export function networkVolumeDefinition(): ResourceDefinition<NetworkVolumeDesired, NetworkVolumeRecord> {
+  return {
+    noun: "network volume",
+    spec: networkVolumeSpec,
+    desired: (props) => parseInputs(networkVolumeSpec, props),
+    fetch: (call, id) => orNull(() => call.api.networkVolumes.get(id)),
+    create: (call, desired) => call.api.networkVolumes.create(toCreateInput(desired)),
+    apply: async (call, id, current, desired) => {
+      if (desired.dataCenterId !== current.dataCenterId) {
+        throw new ProviderError(
+          "VALIDATION",
+          `${call.operation}: volume ${id} is in ${current.dataCenterId}; a volume cannot move (set dataCenterId to ${current.dataCenterId})`,
+          { operation: call.operation, field: "dataCenterId" },
+        );
+      }
+      const patch = toPatch(current, desired);
+      if (Object.keys(patch).length === 0) return current;
+      return call.api.networkVolumes.update(id, patch);
+    },
+    remove: (call, id) => call.api.networkVolumes.delete(id),
+    dependents: (call, id) => endpointsUsing(call, (e) => e.networkVolumeId === id),
+    idOf: (record) => record.id,
+    nameOf: (record) => record.name,
+    outputs: volumeOutputs,
+  };
+}
+
+export function createNetworkVolumeProvider(context: ProviderContext) {
+  return implement(networkVolumeDefinition(), context);
+}
+
+/** What Pulumi's provider host loads (through provider/network-volume-provider.ts, see provider/dynamic.ts). */
+export const networkVolumeProvider = createNetworkVolumeProvider(hostContext());
+
+// The Resource class ------------------------------------------------------------------------------
 
 /** The provider object Pulumi serializes into the state (see provider/dynamic.ts). */
 export const networkVolumeForwarder = forwardingProvider(
@@ -12,25 +111,28 @@ export const networkVolumeForwarder = forwardingProvider(
   "networkVolumeProvider",
 );
 
-/** Every output: the inputs, adoptId and the computed fields. */
-export const NETWORK_VOLUME_OUTPUTS = ["name", "size", "dataCenterId", "adoptId"] as const;
+/** Every output: the inputs and adoptId. */
+export const NETWORK_VOLUME_OUTPUTS = outputKeys(networkVolumeSpec);
+
+export interface NetworkVolume extends OutputsOf<NetworkVolumeState> {}
 
 /**
  * A network volume (REST /networkvolumes). Type token `pulumi-nodejs:dynamic/runpodkit:NetworkVolume`
  * (`runpodkit:index:NetworkVolume` in schema.json). Changing dataCenterId replaces it; size only grows.
  */
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface above declares the outputs once, from the schemas; Pulumi sets each on the instance
 export class NetworkVolume extends pulumi.dynamic.Resource {
-  declare readonly name: pulumi.Output<string>;
-  /** Size in GB. */
-  declare readonly size: pulumi.Output<number>;
-  declare readonly dataCenterId: pulumi.Output<string>;
-  declare readonly adoptId: pulumi.Output<string | null>;
-
-  constructor(name: string, args: NetworkVolumeArgs, opts?: pulumi.CustomResourceOptions) {
+  constructor(name: string, args: NetworkVolumeArgs, opts?: pulumi.CustomResourceOptions);
+  constructor(
+    name: string,
+    args: undefined,
+    opts: pulumi.CustomResourceOptions & { id: pulumi.Input<pulumi.ID> },
+  );
+  constructor(name: string, args: NetworkVolumeArgs | undefined, opts?: pulumi.CustomResourceOptions) {
     super(
       networkVolumeForwarder,
       name,
-      resourceProps(name, args, NETWORK_VOLUME_OUTPUTS),
+      resourceProps(name, args, networkVolumeSpec, opts),
       opts,
       DYNAMIC_MODULE,
       "NetworkVolume",
@@ -39,6 +141,32 @@ export class NetworkVolume extends pulumi.dynamic.Resource {
 
   /** Looks up an existing volume by id without managing it. */
   static get(name: string, id: pulumi.Input<pulumi.ID>, opts?: pulumi.CustomResourceOptions): NetworkVolume {
-    return new NetworkVolume(name, {} as NetworkVolumeArgs, { ...opts, id });
+    return new NetworkVolume(name, undefined, { ...opts, id });
   }
+}
+
+// Pure mappers ------------------------------------------------------------------------------------
+
+export function toCreateInput(desired: NetworkVolumeDesired): NetworkVolumeCreateInput {
+  return { name: desired.name, size: desired.size, dataCenterId: desired.dataCenterId };
+}
+
+/** PATCH is partial: only what differs, so an unchanged size is not refused as "not larger". */
+export function toPatch(
+  current: NetworkVolumeRecord,
+  desired: NetworkVolumeDesired,
+): NetworkVolumeUpdateInput {
+  const patch: NetworkVolumeUpdateInput = {};
+  if (desired.name !== current.name) patch.name = desired.name;
+  if (desired.size !== current.size) patch.size = desired.size;
+  return patch;
+}
+
+export function volumeOutputs(record: NetworkVolumeRecord): Omit<
+  NetworkVolumeState,
+  "adoptId" | "dataCenterId"
+> & {
+  dataCenterId: string;
+} {
+  return { name: record.name, size: record.size, dataCenterId: record.dataCenterId };
 }

@@ -1,5 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
-import { LOGICAL_NAME } from "./naming";
+import type { z } from "zod";
+import { CUSTOM_TIMEOUTS, LOGICAL_NAME, SCOPE } from "./bookkeeping";
+import type { InputSpec } from "./check";
 
 /** The Pulumi module of every resource: tokens are `pulumi-nodejs:dynamic/runpodkit:<Type>`. */
 export const DYNAMIC_MODULE = "runpodkit";
@@ -8,30 +10,52 @@ export const DYNAMIC_MODULE = "runpodkit";
 export type PulumiInputs<T> = { [K in keyof T]: pulumi.Input<T[K]> };
 
 /**
+ * A resource's state (its outputs) from its schemas: every input with defaults applied (a name is
+ * always set; adoptId is null when not used) and the fields the service computes.
+ */
+export type StateOf<I extends z.ZodObject, C extends z.ZodObject | undefined = undefined> = Omit<
+  z.output<I>,
+  "name" | "adoptId"
+> & { name: string; adoptId: string | null } & (C extends z.ZodObject ? z.output<C> : unknown);
+
+/** The Output members a Resource class gains from its state (merged into the class's declaration). */
+export type OutputsOf<T> = { readonly [K in keyof T]-?: pulumi.Output<T[K]> };
+
+/** Every output key of a resource: its inputs, then the fields the service computes. */
+export function outputKeys(spec: InputSpec): string[] {
+  return [...Object.keys(spec.schema.shape), ...Object.keys(spec.computed?.shape ?? {})];
+}
+
+/**
  * The props a Resource class registers: every output key (undefined = computed by the provider, so
  * the class exposes it as an Output), the arguments, secret inputs wrapped so the state stores them
- * encrypted, and the logical name check needs for auto-naming.
+ * encrypted, and the bookkeeping check needs: the logical name and the stack (for generated names)
+ * and the customTimeouts option (Pulumi's host does not pass it to dynamic providers).
  */
 export function resourceProps(
   name: string,
   args: object | undefined,
-  outputKeys: readonly string[],
-  secretInputs: readonly string[] = [],
+  spec: InputSpec,
+  opts: pulumi.CustomResourceOptions | undefined,
 ): pulumi.Inputs {
+  const secretInputs = spec.secrets ?? [];
   const props: pulumi.Inputs = {};
-  for (const key of outputKeys) props[key] = undefined;
+  for (const key of outputKeys(spec)) props[key] = undefined;
   for (const [key, value] of Object.entries(args ?? {})) {
     if (value !== undefined) props[key] = secretInputs.includes(key) ? pulumi.secret(value) : value;
   }
   props[LOGICAL_NAME] = name;
+  props[SCOPE] = `${pulumi.getProject()}/${pulumi.getStack()}`;
+  if (opts?.customTimeouts !== undefined) props[CUSTOM_TIMEOUTS] = opts.customTimeouts;
   return props;
 }
 
 /** Marks sensitive outputs secret in addition to whatever the caller asked. */
 export function withSecretOutputs(
   opts: pulumi.CustomResourceOptions | undefined,
-  secretOutputs: readonly string[],
+  spec: InputSpec,
 ): pulumi.CustomResourceOptions {
+  const secretOutputs = spec.secrets ?? [];
   if (secretOutputs.length === 0) return opts ?? {};
   return pulumi.mergeOptions(opts, { additionalSecretOutputs: [...secretOutputs] });
 }

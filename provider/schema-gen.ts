@@ -1,13 +1,12 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
-import { inputFields } from "./check";
+import { type InputSpec, inputFields } from "./check";
 import { CONFIG_KEYS, DEFAULT_DELETE_TIMEOUT_SECONDS, DEFAULT_URLS } from "./config";
-import { containerRegistryAuthDefinition } from "./container-registry-auth-provider";
-import { endpointDefinition } from "./endpoint-provider";
-import type { ResourceDefinition } from "./implement";
-import { networkVolumeDefinition } from "./network-volume-provider";
-import { templateDefinition } from "./template-provider";
+import { containerRegistryAuthSpec } from "./container-registry-auth";
+import { endpointSpec } from "./endpoint";
+import { networkVolumeSpec } from "./network-volume";
+import { templateSpec } from "./template";
 
 /**
  * schema.json, generated from the zod input schemas so the two cannot drift (a test regenerates it
@@ -24,14 +23,16 @@ type JsonSchema = {
   additionalProperties?: JsonSchema | boolean;
   enum?: unknown[];
   anyOf?: JsonSchema[];
+  default?: unknown;
 };
 
-export const DEFINITIONS: readonly ResourceDefinition<unknown>[] = [
-  endpointDefinition(),
-  templateDefinition(),
-  networkVolumeDefinition(),
-  containerRegistryAuthDefinition(),
-] as ResourceDefinition<unknown>[];
+/** Each resource's spec and the noun its description uses, in schema order. */
+export const DEFINITIONS: readonly { noun: string; spec: InputSpec }[] = [
+  { noun: "endpoint", spec: endpointSpec },
+  { noun: "template", spec: templateSpec },
+  { noun: "network volume", spec: networkVolumeSpec },
+  { noun: "container registry auth", spec: containerRegistryAuthSpec },
+];
 
 export const resourceToken = (type: string) => `runpodkit:index:${type}`;
 export const dynamicToken = (type: string) => `pulumi-nodejs:dynamic/runpodkit:${type}`;
@@ -61,6 +62,11 @@ export function pulumiProperty(node: JsonSchema, types: Record<string, Json>, en
   }
   const description = node.description ?? single.description;
   if (description) out.description = description;
+  // The service's default (the schema's .default()), where Pulumi's schema can state one.
+  const fallback = node.default;
+  if (typeof fallback === "string" || typeof fallback === "number" || typeof fallback === "boolean") {
+    out.default = fallback;
+  }
   return out;
 }
 
@@ -76,16 +82,12 @@ function properties(schema: z.ZodObject, types: Record<string, Json>, type: stri
   return { props, required: json.required ?? [] };
 }
 
-function resourceSchema(definition: ResourceDefinition<unknown>, types: Record<string, Json>): Json {
+function resourceSchema(definition: { noun: string; spec: InputSpec }, types: Record<string, Json>): Json {
   const { spec } = definition;
   const inputs = properties(spec.schema, types, spec.type);
   for (const [name, prop] of Object.entries(inputs.props)) {
     if (spec.secrets?.includes(name)) prop.secret = true;
-    if (definition.replaceOnChange.includes(name)) prop.willReplaceOnChanges = true;
-    const fallback = spec.defaults[name];
-    if (typeof fallback === "string" || typeof fallback === "number" || typeof fallback === "boolean") {
-      prop.default = fallback;
-    }
+    if (spec.replaceOnChange.includes(name)) prop.willReplaceOnChanges = true;
   }
   const outputs: Record<string, Json> = {};
   for (const [name, prop] of Object.entries(inputs.props)) {

@@ -1,6 +1,8 @@
 import * as pulumi from "@pulumi/pulumi";
 import { beforeAll, describe, expect, test } from "vitest";
 import { ContainerRegistryAuth, Endpoint, NetworkVolume, Template } from "../../index";
+import { ENDPOINT_OUTPUTS } from "../../provider/endpoint";
+import { TEMPLATE_OUTPUTS } from "../../provider/template";
 
 /**
  * The Resource classes inside a Pulumi program, with Pulumi's own mocks standing in for the engine:
@@ -51,7 +53,20 @@ describe("Resource classes", () => {
     const api = registered.find((r) => r.name === "api")!;
     expect(api.inputs).toMatchObject({ templateId: "t1", workersMax: 2, __logicalName: "api" });
     expect(String(api.inputs.__provider)).toContain("runpodkit/provider/endpoint-provider");
+    // The stack scopes generated names; every output key is registered so the class exposes it.
+    expect(api.inputs.__scope).toBe("project/stack");
+    // Every output of the schemas is an Output member of the class.
+    for (const key of ENDPOINT_OUTPUTS)
+      expect(pulumi.Output.isInstance(Reflect.get(endpoint, key)), key).toBe(true);
+    for (const key of TEMPLATE_OUTPUTS)
+      expect(pulumi.Output.isInstance(Reflect.get(template, key)), key).toBe(true);
     expect(await resolved(endpoint.url)).toBe("https://queue/v2/x");
+  });
+
+  test("the customTimeouts option is recorded for the provider (Pulumi's host does not pass it on)", async () => {
+    const timed = new Template("timed", { imageName: "img:1" }, { customTimeouts: { delete: "10m" } });
+    await resolved(timed.urn);
+    expect(registered.find((r) => r.name === "timed")?.inputs.__customTimeouts).toEqual({ delete: "10m" });
   });
 
   test("passwords and env are secrets in the program", async () => {

@@ -1,7 +1,10 @@
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { createContainerRegistryAuthProvider } from "../../provider/container-registry-auth-provider";
+import {
+  containerRegistryAuthSpec,
+  createContainerRegistryAuthProvider,
+} from "../../provider/container-registry-auth";
 import { accountIdOf } from "../../service/edge/auth";
-import { checkAndCreate, expectPlainJson, type Harness, startHarness } from "./support";
+import { checkAndCreate, expectPlainJson, generatedNameOf, type Harness, startHarness } from "./support";
 
 let h: Harness;
 let provider: ReturnType<typeof createContainerRegistryAuthProvider>;
@@ -13,6 +16,8 @@ beforeEach(async () => {
 afterEach(async () => {
   await h.close();
 });
+
+const CREDS = generatedNameOf(containerRegistryAuthSpec, "creds");
 
 const up = (news: Record<string, unknown>) => checkAndCreate(provider, "creds", news);
 
@@ -27,11 +32,11 @@ describe("ContainerRegistryAuth", () => {
 
   test("create stores the credentials; outputs keep them (the service never returns them)", async () => {
     const created = await up({ username: "bot", password: "s3cret-pass" });
-    expect(created.outs).toMatchObject({ name: "creds-sfx0001", username: "bot", password: "s3cret-pass" });
+    expect(created.outs).toMatchObject({ name: CREDS, username: "bot", password: "s3cret-pass" });
     expectPlainJson(created.outs);
     expect(stored(created.id)).toMatchObject({ username: "bot", password: "s3cret-pass" });
     const read = await provider.read(created.id, created.outs);
-    expect(read.props).toMatchObject({ name: "creds-sfx0001", username: "bot", password: "s3cret-pass" });
+    expect(read.props).toMatchObject({ name: CREDS, username: "bot", password: "s3cret-pass" });
   });
 
   test("new credentials update in place (GraphQL updateRegistryAuth); a new name replaces", async () => {
@@ -54,22 +59,41 @@ describe("ContainerRegistryAuth", () => {
     expect(await provider.diff(created.id, updated.outs, renamed)).toEqual({
       changes: true,
       replaces: ["name"],
-      deleteBeforeReplace: true,
+      deleteBeforeReplace: false,
     });
   });
 
-  test("delete waits for templates to stop using it; a missing one deletes fine", async () => {
+  test("a named auth in use is renamed without downtime: new one first, templates move, old one deleted", async () => {
+    const old = await up({ name: "ghcr", username: "bot", password: "s3cret-pass" });
+    const template = await h.rest.templates.create({
+      name: "private",
+      imageName: "ghcr.io/acme/private:1",
+      containerRegistryAuthId: old.id,
+    });
+    const news = { name: "ghcr-2", username: "bot", password: "s3cret-pass" };
+    const diff = await provider.diff(old.id, old.outs, (await provider.check(old.inputs, news)).inputs);
+    expect(diff).toMatchObject({ replaces: ["name"], deleteBeforeReplace: false });
+    const replacement = await provider.create((await provider.check({}, news)).inputs);
+    // The engine updates the template (an in-place field) to the new id, then deletes the old auth.
+    await h.rest.templates.update(template.id, { containerRegistryAuthId: replacement.id });
+    await provider.delete(old.id, old.outs);
+    expect(h.pause.slept).toEqual([]);
+    expect((await h.rest.containerRegistryAuths.list()).map((a) => a.name)).toEqual(["ghcr-2"]);
+  });
+
+  test("delete while a template uses it fails at once, naming the template; a missing one deletes fine", async () => {
     const created = await up({ username: "bot", password: "s3cret-pass" });
     const template = await h.rest.templates.create({
       name: "private",
       imageName: "ghcr.io/acme/private:1",
       containerRegistryAuthId: created.id,
     });
-    h.pause.onSleep = async () => {
-      await h.rest.templates.delete(template.id);
-    };
+    const failure = provider.delete(created.id, created.outs);
+    await expect(failure).rejects.toMatchObject({ code: "IN_USE" });
+    await expect(failure).rejects.toThrow(`still used by template private (id ${template.id})`);
+    expect(h.pause.slept).toEqual([]);
+    await h.rest.templates.delete(template.id);
     await provider.delete(created.id, created.outs);
-    expect(h.pause.slept).toEqual([1000]);
     expect((await provider.read(created.id, created.outs)).id).toBe("");
     await expect(provider.delete(created.id, created.outs)).resolves.toBeUndefined();
   });
@@ -89,7 +113,7 @@ describe("ContainerRegistryAuth", () => {
     await h.rest.containerRegistryAuths.create({ name: "dup", username: "u", password: "p-123456" });
     const failure = up({ name: "dup", username: "bot", password: "s3cret-pass" });
     await expect(failure).rejects.toMatchObject({
-      code: "SERVICE",
+      code: "NAME_TAKEN",
       operation: "create container registry auth dup",
     });
     const error = (await failure.catch((e: unknown) => e)) as Error;

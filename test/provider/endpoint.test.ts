@@ -1,8 +1,16 @@
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { inputFields } from "../../provider/check";
-import { createEndpointProvider, endpointSpec } from "../../provider/endpoint-provider";
+import { createManagementApi } from "../../provider/clients";
+import { createEndpointProvider, endpointSpec, recordAsDesired, toSaveInput } from "../../provider/endpoint";
 import { UNKNOWN } from "../../provider/unknowns";
-import { checkAndCreate, expectPlainJson, type Harness, inputsOf, startHarness } from "./support";
+import {
+  checkAndCreate,
+  expectPlainJson,
+  generatedNameOf,
+  type Harness,
+  inputsOf,
+  startHarness,
+} from "./support";
 
 let h: Harness;
 let provider: ReturnType<typeof createEndpointProvider>;
@@ -18,6 +26,7 @@ afterEach(async () => {
 });
 
 const fields = inputFields(endpointSpec);
+const API = generatedNameOf(endpointSpec, "api");
 
 /** Deletes an endpoint behind the provider's back (the service wants it scaled to zero first). */
 async function deleteElsewhere(id: string) {
@@ -32,7 +41,7 @@ describe("Endpoint check", () => {
     const ok = await provider.check({}, { __logicalName: "api", templateId: "t1" });
     expect(ok.failures).toEqual([]);
     expect(ok.inputs).toMatchObject({
-      name: "api-sfx0001",
+      name: API,
       gpuIds: "AMPERE_16",
       workersMin: 0,
       workersMax: 3,
@@ -104,7 +113,7 @@ describe("Endpoint lifecycle", () => {
     expectPlainJson(created.outs);
     for (const field of fields) expect(created.outs, field).toHaveProperty(field);
     expect(created.outs).toMatchObject({
-      name: "api-sfx0001",
+      name: API,
       templateId,
       gpuIds: "AMPERE_48,-NVIDIA RTX A6000",
       workersMin: 0,
@@ -204,7 +213,56 @@ describe("Endpoint lifecycle", () => {
     const diff = await provider.diff(created.id, read.props, created.inputs);
     expect(diff.changes).toBe(true);
     const restored = await provider.update(created.id, read.props, created.inputs);
-    expect(restored.outs).toMatchObject({ idleTimeout: 30, workersMax: 3, name: "api-sfx0001" });
+    expect(restored.outs).toMatchObject({ idleTimeout: 30, workersMax: 3, name: API });
+  });
+
+  test("env keys added elsewhere are no drift and survive updates; managed keys are compared", async () => {
+    const created = await up({ templateId, env: { MODEL: "llama", TOKEN: "t1" } });
+    // Out of band, through the service's GraphQL API: a full saveEndpoint with one more key.
+    const current = (await h.graphql.getEndpoint(created.id))!;
+    await h.graphql.saveEndpoint({
+      ...toSaveInput(recordAsDesired(current), created.id),
+      env: [...current.env, { key: "ADDED_IN_CONSOLE", value: "1" }],
+    });
+    // refresh: the managed keys only, so diff against the same program reports nothing.
+    const read = await provider.read(created.id, created.outs);
+    expect(read.props).toHaveProperty("env", { MODEL: "llama", TOKEN: "t1" });
+    const same = await provider.check(read.inputs!, {
+      __logicalName: "api",
+      templateId,
+      env: { MODEL: "llama", TOKEN: "t1" },
+    });
+    expect(await provider.diff(created.id, read.props, same.inputs)).toMatchObject({ changes: false });
+    // update: a managed key changes, one is dropped by the program; the foreign key is kept.
+    const news = (
+      await provider.check(read.inputs!, { __logicalName: "api", templateId, env: { MODEL: "mistral" } })
+    ).inputs;
+    expect(await provider.diff(created.id, read.props, news)).toMatchObject({ changes: true });
+    const updated = await provider.update(created.id, read.props, news);
+    expect(updated.outs.env).toEqual({ MODEL: "mistral" });
+    const stored = (await h.graphql.getEndpoint(created.id))!.env;
+    expect(Object.fromEntries(stored.map(({ key, value }) => [key, value]))).toEqual({
+      MODEL: "mistral",
+      ADDED_IN_CONSOLE: "1",
+    });
+    // A managed key changed elsewhere is drift.
+    await h.graphql.saveEndpoint({
+      ...toSaveInput(recordAsDesired((await h.graphql.getEndpoint(created.id))!), created.id),
+      env: [
+        { key: "MODEL", value: "hotfix" },
+        { key: "ADDED_IN_CONSOLE", value: "1" },
+      ],
+    });
+    const drifted = await provider.read(created.id, updated.outs);
+    expect(drifted.props).toHaveProperty("env", { MODEL: "hotfix" });
+    expect(await provider.diff(created.id, drifted.props, news)).toMatchObject({ changes: true });
+  });
+
+  test("dependent-replacement pass: templateId unknown (its template is being replaced) is an update", async () => {
+    const created = await up({ templateId, workersMax: 2 });
+    // The engine sends the old inputs with the replaced resource's output unknown.
+    const diff = await provider.diff(created.id, created.outs, { ...created.inputs, templateId: UNKNOWN });
+    expect(diff).toEqual({ changes: true, replaces: [], deleteBeforeReplace: false });
   });
 
   test("read of a deleted endpoint returns a blank id, so refresh drops it", async () => {
@@ -233,7 +291,7 @@ describe("Endpoint lifecycle", () => {
     expect(saves).toEqual([
       expect.objectContaining({
         id: created.id,
-        name: "api-sfx0001",
+        name: API,
         templateId,
         workersMin: 0,
         workersMax: 0,
@@ -249,14 +307,14 @@ describe("Endpoint lifecycle", () => {
     await expect(provider.delete(created.id, created.outs)).resolves.toBeUndefined();
   });
 
-  test("refusals are retried with backoff: another writer scales it up once more meanwhile", async () => {
+  test("a refusal is retried with backoff, and each attempt scales to zero again", async () => {
     const created = await up({ templateId, workersMax: 2 });
     let raced = false;
     h.intercept((api) => ({
       ...api,
       endpoints: {
         ...api.endpoints,
-        // Right after the provider's scale-to-zero, another writer (REST) sets workersMax again.
+        // Right after the provider's scale-to-zero, another writer (REST) sets workersMax again, once.
         save: async (input) => {
           const saved = await api.endpoints.save(input);
           if (!raced) {
@@ -267,12 +325,21 @@ describe("Endpoint lifecycle", () => {
         },
       },
     }));
-    h.pause.onSleep = async () => {
-      if (h.pause.slept.length === 2) await h.rest.endpoints.update(created.id, { workersMax: 0 });
-    };
     await provider.delete(created.id, created.outs);
-    expect(h.pause.slept).toEqual([1000, 2000]);
+    expect(h.pause.slept).toEqual([1000]);
     expect(await h.graphql.getEndpoint(created.id)).toBeNull();
+  });
+
+  test("any other error fails the delete at once, without waiting", async () => {
+    const created = await up({ templateId, workersMax: 0 });
+    // The service refuses the delete call itself with another code (a key it does not know).
+    const stranger = createManagementApi({ ...h.settings, apiKey: "rpk_not-a-known-key" });
+    h.intercept((api) => ({ ...api, endpoints: { ...api.endpoints, delete: stranger.endpoints.delete } }));
+    await expect(provider.delete(created.id, created.outs)).rejects.toMatchObject({
+      code: "SERVICE",
+      serviceCode: "UNAUTHORIZED",
+    });
+    expect(h.pause.slept).toEqual([]);
   });
 
   test("a refusal past the configured bound fails with the bound in the error", async () => {
@@ -291,7 +358,7 @@ describe("Endpoint lifecycle", () => {
     const failure = provider.delete(created.id, created.outs);
     await expect(failure).rejects.toMatchObject({
       code: "TIMEOUT",
-      operation: "delete endpoint api-sfx0001",
+      operation: `delete endpoint ${API}`,
     });
     await expect(failure).rejects.toThrow(/within the bound of 30s/);
     expect(await h.graphql.getEndpoint(created.id)).not.toBeNull();
@@ -335,7 +402,7 @@ describe("Endpoint lifecycle", () => {
     const failure = up({ templateId: "nosuchtemplate" });
     await expect(failure).rejects.toMatchObject({ code: "SERVICE", field: "templateId" });
     const error = (await failure.catch((e: unknown) => e)) as Error;
-    expect(error.message).toMatch(/^create endpoint api-sfx\d{4}: /);
+    expect(error.message).toMatch(/^create endpoint api-[0-9a-f]{7}: /);
     expect(error.message).not.toContain(h.settings.apiKey);
   });
 });

@@ -2,42 +2,58 @@ import { describe, expect, test } from "vitest";
 import { resolveSettings } from "../../provider/config";
 import { diffFields } from "../../provider/diff";
 import { packageSpecifier } from "../../provider/dynamic";
-import { ProviderError, redact, toProviderError } from "../../provider/errors";
+import { isDeleteRefusal, isNameTaken, ProviderError, redact, toProviderError } from "../../provider/errors";
 import { plainJson } from "../../provider/implement";
-import { resolveName } from "../../provider/naming";
+import { generatedName, isGeneratedName, nextGenerations, resolveName } from "../../provider/naming";
 import { retryWithin } from "../../provider/retry";
+import { deleteBoundMs, durationMs } from "../../provider/timeouts";
 import { containsUnknown, pathHitsUnknown, UNKNOWN } from "../../provider/unknowns";
-import { NotFoundError } from "../../sdk/errors";
+import { refuseNewerState } from "../../provider/versions";
+import { ConflictError, GraphQLError, NotFoundError, ServerError, ValidationError } from "../../sdk/errors";
 import { virtualPause } from "./support";
 
 describe("naming", () => {
-  const suffix = () => "abc1234";
+  const basis = { type: "Template", replaceKey: ["NVIDIA", false] };
+  const program = { __logicalName: "web", __scope: "shop/prod" };
 
   test("an explicit name is kept as given", () => {
-    expect(resolveName(undefined, { name: "exact", __logicalName: "res" }, suffix)).toEqual({
+    expect(resolveName(undefined, { name: "exact", __logicalName: "res" }, basis)).toEqual({
       name: "exact",
       autoNamed: false,
     });
   });
 
-  test("no name: logical name plus a suffix, then the same name on later checks", () => {
-    const first = resolveName(undefined, { __logicalName: "web" }, suffix);
-    expect(first).toEqual({ name: "web-abc1234", autoNamed: true });
-    const later = resolveName(
-      { name: "web-abc1234", __autoNamed: true },
-      { __logicalName: "web" },
-      () => "zzzzzzz",
-    );
-    expect(later).toEqual({ name: "web-abc1234", autoNamed: true });
+  test("no name: the same program in the same stack gets the same name, every time", () => {
+    const first = resolveName(undefined, program, basis);
+    expect(first).toEqual({ name: expect.stringMatching(/^web-[0-9a-f]{7}$/), autoNamed: true });
+    expect(resolveName(undefined, { ...program }, { ...basis })).toEqual(first);
+    // An update keeps the name of the old inputs (even one an older runpodkit drew at random).
+    expect(resolveName({ name: "web-1a2b3c4", __autoNamed: true }, program, basis)).toEqual({
+      name: "web-1a2b3c4",
+      autoNamed: true,
+    });
+  });
+
+  test("another stack, logical name or replace key gives another name", () => {
+    const name = generatedName(program, basis);
+    expect(generatedName({ ...program, __scope: "shop/dev" }, basis)).not.toBe(name);
+    expect(generatedName({ ...program, __logicalName: "api" }, basis)).toMatch(/^api-[0-9a-f]{7}$/);
+    // A replacement (new replace key) gets a fresh name, so it can be created before the old is deleted.
+    expect(generatedName(program, { ...basis, replaceKey: ["AMD", false] })).not.toBe(name);
+    // The next generations are distinct and recognised as this resource's own.
+    const next = nextGenerations(program, basis);
+    expect(new Set([name, ...next]).size).toBe(next.length + 1);
+    expect(isGeneratedName(next[0], program, basis)).toBe(true);
+    expect(isGeneratedName("web-edited", program, basis)).toBe(false);
   });
 
   test("an old explicit name is not kept once the name is removed", () => {
-    const next = resolveName({ name: "exact", __autoNamed: false }, { __logicalName: "web" }, suffix);
-    expect(next).toEqual({ name: "web-abc1234", autoNamed: true });
+    const next = resolveName({ name: "exact", __autoNamed: false }, program, basis);
+    expect(next).toEqual({ name: generatedName(program, basis), autoNamed: true });
   });
 
-  test("the default suffix is seven lowercase hex characters", () => {
-    expect(resolveName(undefined, { __logicalName: "x" })?.name).toMatch(/^x-[0-9a-f]{7}$/);
+  test("a replace key still unknown in preview leaves the name unknown", () => {
+    expect(generatedName(program, { ...basis, replaceKey: [UNKNOWN, false] })).toBe(UNKNOWN);
   });
 });
 
@@ -63,7 +79,6 @@ describe("diffFields", () => {
       changes: false,
       changed: [],
       replaces: [],
-      deleteBeforeReplace: false,
     });
   });
 
@@ -79,17 +94,6 @@ describe("diffFields", () => {
   test("an unknown value is a possible change", () => {
     const old = { name: "v", size: 10, dataCenterId: "EU-RO-1" };
     expect(diffFields(old, { ...old, dataCenterId: UNKNOWN }, spec).replaces).toEqual(["dataCenterId"]);
-  });
-
-  test("unique explicit names are deleted before replacement; auto-names are not", () => {
-    const unique = { fields: ["name", "category"], replaceOnChange: ["category"], uniqueName: true };
-    const old = { name: "t", category: "NVIDIA" };
-    expect(
-      diffFields(old, { name: "t", category: "AMD", __autoNamed: false }, unique).deleteBeforeReplace,
-    ).toBe(true);
-    expect(
-      diffFields(old, { name: "t", category: "AMD", __autoNamed: true }, unique).deleteBeforeReplace,
-    ).toBe(false);
   });
 });
 
@@ -204,5 +208,78 @@ describe("packageSpecifier", () => {
     expect(packageSpecifier(`${__dirname}/../../provider/endpoint-provider.ts`)).toBe(
       "runpodkit/provider/endpoint-provider",
     );
+  });
+});
+
+describe("delete refusals", () => {
+  const op = { operation: "rest.templates.delete" };
+
+  test("by the service's code: only in use (IN_USE) and workers still running (PRECONDITION) are waited out", () => {
+    expect(
+      isDeleteRefusal(new ConflictError({ ...op, message: "used", status: 400, serviceCode: "IN_USE" })),
+    ).toBe(true);
+    expect(
+      isDeleteRefusal(new ConflictError({ ...op, message: "x", status: 400, serviceCode: "PRECONDITION" })),
+    ).toBe(true);
+    // A coded reply is judged by its code, whatever its text says.
+    expect(
+      isDeleteRefusal(new ConflictError({ ...op, message: "in use", status: 400, serviceCode: "CONFLICT" })),
+    ).toBe(false);
+    expect(
+      isDeleteRefusal(
+        new ValidationError({ ...op, message: "in use", status: 400, serviceCode: "VALIDATION" }),
+      ),
+    ).toBe(false);
+  });
+
+  test("without a code (the real REST API sends only a message): a 400 saying in use, nothing else", () => {
+    const uncoded = (message: string) => new ValidationError({ ...op, message, status: 400 });
+    expect(isDeleteRefusal(uncoded("Template is in use by endpoint abc"))).toBe(true);
+    expect(isDeleteRefusal(uncoded("network volume is attached to a pod"))).toBe(true);
+    expect(isDeleteRefusal(uncoded("Invalid template ID."))).toBe(false);
+    expect(isDeleteRefusal(new ServerError({ ...op, message: "in use", status: 503 }))).toBe(false);
+    expect(isDeleteRefusal(new GraphQLError({ ...op, message: "endpoint still has workers running" }))).toBe(
+      true,
+    );
+    expect(isDeleteRefusal(new Error("in use"))).toBe(false); // not a service reply
+  });
+
+  test("a taken name, by code or by text when there is no code", () => {
+    expect(
+      isNameTaken(new ConflictError({ ...op, message: "x", status: 400, serviceCode: "CONFLICT" })),
+    ).toBe(true);
+    expect(isNameTaken(new ConflictError({ ...op, message: "x", status: 400, serviceCode: "IN_USE" }))).toBe(
+      false,
+    );
+    expect(
+      isNameTaken(new ValidationError({ ...op, message: "Template name already exists", status: 400 })),
+    ).toBe(true);
+  });
+});
+
+describe("custom timeouts", () => {
+  test("Go durations as Pulumi takes them", () => {
+    expect(durationMs("90s")).toBe(90_000);
+    expect(durationMs("1h30m")).toBe(5_400_000);
+    expect(durationMs("1.5m")).toBe(90_000);
+    expect(durationMs("250ms")).toBe(250);
+    expect(durationMs("5 minutes")).toBeUndefined();
+    expect(durationMs("")).toBeUndefined();
+  });
+
+  test("customTimeouts.delete bounds the wait; otherwise the configured deleteTimeout", () => {
+    expect(deleteBoundMs({ __customTimeouts: { delete: "2m" } }, 300_000)).toBe(120_000);
+    expect(deleteBoundMs({ __customTimeouts: { create: "2m", delete: null } }, 300_000)).toBe(300_000);
+    expect(deleteBoundMs({}, 300_000)).toBe(300_000);
+  });
+});
+
+describe("versions", () => {
+  test("state from a newer runpodkit is refused; older or unversioned state is read", () => {
+    expect(() => refuseNewerState({ __runpodkitVersion: "0.9.0" }, "read template t", "0.2.0")).toThrow(
+      /written by runpodkit 0\.9\.0, but the program folder has runpodkit 0\.2\.0.*npm install runpodkit@\^0\.9\.0/,
+    );
+    expect(() => refuseNewerState({ __runpodkitVersion: "0.1.0" }, "read template t", "0.2.0")).not.toThrow();
+    expect(() => refuseNewerState({}, "read template t", "0.2.0")).not.toThrow();
   });
 });

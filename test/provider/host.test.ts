@@ -125,7 +125,7 @@ describe("through Pulumi's provider host", () => {
     await host.delete(v.urn, v.id, v.properties);
   });
 
-  test("ContainerRegistryAuth: credentials update in place; an explicit name change deletes first", async () => {
+  test("ContainerRegistryAuth: credentials update in place; a new name is created before the old is deleted", async () => {
     const c = await up("ContainerRegistryAuth", "creds", {
       name: "ghcr",
       username: "bot",
@@ -139,7 +139,7 @@ describe("through Pulumi's provider host", () => {
     expect(await host.diff(c.urn, c.id, c.properties, renamed.inputs)).toEqual({
       changes: "some",
       replaces: ["name"],
-      deleteBeforeReplace: true,
+      deleteBeforeReplace: false,
     });
     await host.delete(c.urn, c.id, c.properties);
   });
@@ -179,6 +179,48 @@ describe("through Pulumi's provider host", () => {
 
     await host.delete(e.urn, e.id, refreshed.properties);
     expect(await graphql.getEndpoint(e.id)).toBeNull();
+  });
+
+  test("check is deterministic: the same program gives the same name; a replacement a fresh one", async () => {
+    const urn = dynamicUrn("Template", "det");
+    const news = { imageName: "img:1", __logicalName: "det", __scope: "proj/dev", __provider: text.Template };
+    const preview = await host.check(urn, {}, news);
+    const up = await host.check(urn, {}, { ...news });
+    expect(up).toEqual(preview);
+    expect(String(preview.inputs.name)).toMatch(/^det-[0-9a-f]{7}$/);
+    const otherStack = await host.check(urn, {}, { ...news, __scope: "proj/prod" });
+    expect(otherStack.inputs.name).not.toBe(preview.inputs.name);
+    // A replacement is re-checked without olds: its new category gives it a new name.
+    const replacement = await host.check(urn, {}, { ...news, category: "AMD" });
+    expect(replacement.inputs.name).not.toBe(preview.inputs.name);
+    expect(await host.check(urn, {}, { ...news, category: "AMD" })).toEqual(replacement);
+  });
+
+  test("Template with an explicit name in use: diff then create in one host replace it without downtime", async () => {
+    const t = await up("Template", "named", { name: "named-worker", imageName: "img:1", isServerless: true });
+    const endpoint = await rest.endpoints.create({ templateId: t.id, workersMax: 1 });
+    const news = { ...t.inputs, category: "AMD" };
+    const checked = await host.check(t.urn, t.inputs, news);
+    expect(await host.diff(t.urn, t.id, t.properties, checked.inputs)).toEqual({
+      changes: "some",
+      replaces: ["category"],
+      deleteBeforeReplace: false,
+    });
+    const again = await host.check(t.urn, {}, news);
+    const replacement = await host.create(t.urn, again.inputs);
+    expect(replacement.properties).toMatchObject({ name: "named-worker", category: "AMD" });
+    await rest.endpoints.update(endpoint.id, { templateId: replacement.id });
+    await host.delete(t.urn, t.id, t.properties);
+    expect((await rest.templates.list()).filter((x) => x.name.startsWith("named-worker"))).toEqual([
+      expect.objectContaining({ id: replacement.id, name: "named-worker" }),
+    ]);
+  });
+
+  test("pulumi import reaches no provider code: the host fails before loading it (use adoptId)", async () => {
+    // The engine's import step sends Read with an id and neither properties nor inputs, so the host
+    // has no serialized provider to load. README documents adoptId instead.
+    const urn = dynamicUrn("Template", "imported");
+    await expect(host.read(urn, "sometemplateid", {}, {})).rejects.toThrow(/code must be a string/);
   });
 
   test("Resource.get: a read with inputs only (no prior outputs) returns the record", async () => {

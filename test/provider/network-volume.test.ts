@@ -1,8 +1,15 @@
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { inputFields } from "../../provider/check";
-import { createNetworkVolumeProvider, networkVolumeSpec } from "../../provider/network-volume-provider";
+import { createNetworkVolumeProvider, networkVolumeSpec } from "../../provider/network-volume";
 import { UNKNOWN } from "../../provider/unknowns";
-import { checkAndCreate, expectPlainJson, type Harness, inputsOf, startHarness } from "./support";
+import {
+  checkAndCreate,
+  expectPlainJson,
+  generatedNameOf,
+  type Harness,
+  inputsOf,
+  startHarness,
+} from "./support";
 
 let h: Harness;
 let provider: ReturnType<typeof createNetworkVolumeProvider>;
@@ -16,19 +23,21 @@ afterEach(async () => {
 });
 
 const fields = inputFields(networkVolumeSpec);
+const DATA = generatedNameOf(networkVolumeSpec, "data", { dataCenterId: "EU-RO-1" });
+const VOL = generatedNameOf(networkVolumeSpec, "vol", { dataCenterId: "EU-RO-1" });
 
 const up = (news: Record<string, unknown>) => checkAndCreate(provider, "vol", news);
 
 describe("NetworkVolume check", () => {
   test("auto-names and keeps the generated name on later checks", async () => {
     const first = await provider.check({}, { __logicalName: "data", size: 10, dataCenterId: "EU-RO-1" });
-    expect(first.inputs.name).toBe("data-sfx0001");
+    expect(first.inputs.name).toBe(DATA);
     const again = await provider.check(first.inputs, {
       __logicalName: "data",
       size: 20,
       dataCenterId: "EU-RO-1",
     });
-    expect(again.inputs).toMatchObject({ name: "data-sfx0001", size: 20, __autoNamed: true });
+    expect(again.inputs).toMatchObject({ name: DATA, size: 20, __autoNamed: true });
   });
 
   test("rejects what the service would, naming each property, without calling it", async () => {
@@ -64,13 +73,13 @@ describe("NetworkVolume lifecycle", () => {
   test("create returns the whole record as plain JSON; a second up changes nothing", async () => {
     const created = await up({ size: 10, dataCenterId: "EU-RO-1" });
     expect(created.outs).toMatchObject({
-      name: "vol-sfx0001",
+      name: VOL,
       size: 10,
       dataCenterId: "EU-RO-1",
       adoptId: null,
     });
     expectPlainJson(created.outs);
-    expect(await h.rest.networkVolumes.get(created.id)).toMatchObject({ name: "vol-sfx0001", size: 10 });
+    expect(await h.rest.networkVolumes.get(created.id)).toMatchObject({ name: VOL, size: 10 });
 
     const next = await provider.check(inputsOf(created.outs, fields), {
       __logicalName: "vol",
@@ -112,7 +121,7 @@ describe("NetworkVolume lifecycle", () => {
     expect(read.id).toBe(created.id);
     expect(read.props).toMatchObject({ name: "renamed-elsewhere", size: 40 });
     // The refreshed inputs keep the generated name, so the next up renames it back.
-    expect(read.inputs).toMatchObject({ name: "vol-sfx0001", size: 40, __autoNamed: true });
+    expect(read.inputs).toMatchObject({ name: VOL, size: 40, __autoNamed: true });
     const next = await provider.check(read.inputs ?? {}, {
       __logicalName: "vol",
       size: 40,
@@ -123,7 +132,7 @@ describe("NetworkVolume lifecycle", () => {
       replaces: [],
     });
     const restored = await provider.update(created.id, read.props, next.inputs);
-    expect(restored.outs).toMatchObject({ name: "vol-sfx0001", size: 40 });
+    expect(restored.outs).toMatchObject({ name: VOL, size: 40 });
 
     await h.rest.networkVolumes.delete(created.id);
     expect(await provider.read(created.id, read.props)).toEqual({ id: "", props: {} });

@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import type { CheckFailure, Props } from "../../provider/check";
+import { type CheckFailure, checkInputs, type InputSpec, type Props } from "../../provider/check";
 import { createManagementApi } from "../../provider/clients";
 import type { ProviderSettings } from "../../provider/config";
 import type { ManagementApi, ProviderContext } from "../../provider/context";
@@ -47,7 +47,7 @@ export interface Harness {
 
 /**
  * The service in-process (its clock manual, so nothing happens on its own) and a provider context
- * pointing at it, with deterministic name suffixes and virtual waits.
+ * pointing at it, with virtual waits.
  */
 export async function startHarness(options: { deleteTimeoutMs?: number } = {}): Promise<Harness> {
   const service = await withService({ clock: new ManualClock() });
@@ -62,7 +62,6 @@ export async function startHarness(options: { deleteTimeoutMs?: number } = {}): 
   const real = createManagementApi(settings);
   let current = real;
   let requests = 0;
-  let suffixes = 0;
   const context: ProviderContext = {
     settings: () => settings,
     api: () => {
@@ -70,7 +69,6 @@ export async function startHarness(options: { deleteTimeoutMs?: number } = {}): 
       return current;
     },
     pause,
-    suffix: () => `sfx${String(++suffixes).padStart(4, "0")}`,
   };
   const rest = new RestClient({ apiKey: service.apiKey, baseUrl: service.restUrl });
   const graphql = new GraphQLClient({ apiKey: service.apiKey, baseUrl: service.graphqlUrl });
@@ -90,6 +88,13 @@ export async function startHarness(options: { deleteTimeoutMs?: number } = {}): 
       await service.close();
     },
   };
+}
+
+/** The name check generates for a resource of this logical name and these inputs (no old inputs). */
+export function generatedNameOf(spec: InputSpec, logicalName: string, news: Props = {}): string {
+  const name = checkInputs(spec, undefined, { ...news, __logicalName: logicalName }).inputs.name;
+  expect(name).toMatch(new RegExp(`^${logicalName}-[0-9a-f]{7}$`));
+  return String(name);
 }
 
 /** The part of a provider that creates a resource. */

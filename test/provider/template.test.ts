@@ -1,8 +1,15 @@
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { inputFields } from "../../provider/check";
-import { createTemplateProvider, templateSpec } from "../../provider/template-provider";
+import { createTemplateProvider, templateSpec } from "../../provider/template";
 import { UNKNOWN } from "../../provider/unknowns";
-import { checkAndCreate, expectPlainJson, type Harness, inputsOf, startHarness } from "./support";
+import {
+  checkAndCreate,
+  expectPlainJson,
+  generatedNameOf,
+  type Harness,
+  inputsOf,
+  startHarness,
+} from "./support";
 
 let h: Harness;
 let provider: ReturnType<typeof createTemplateProvider>;
@@ -16,6 +23,8 @@ afterEach(async () => {
 });
 
 const fields = inputFields(templateSpec);
+const TPL = generatedNameOf(templateSpec, "tpl");
+const SERVERLESS_TPL = generatedNameOf(templateSpec, "tpl", { isServerless: true });
 
 const up = (news: Record<string, unknown>) => checkAndCreate(provider, "tpl", news);
 
@@ -24,7 +33,7 @@ describe("Template check", () => {
     const { inputs, failures } = await provider.check({}, { __logicalName: "tpl", imageName: "img:1" });
     expect(failures).toEqual([]);
     expect(inputs).toMatchObject({
-      name: "tpl-sfx0001",
+      name: TPL,
       category: "NVIDIA",
       isServerless: false,
       containerDiskInGb: 50,
@@ -68,7 +77,7 @@ describe("Template lifecycle", () => {
     const created = await up({ imageName: "img:1", isServerless: true, env: { A: "1" } });
     expectPlainJson(created.outs);
     expect(created.outs).toMatchObject({
-      name: "tpl-sfx0001",
+      name: SERVERLESS_TPL,
       imageName: "img:1",
       isServerless: true,
       env: { A: "1" },
@@ -94,7 +103,7 @@ describe("Template lifecycle", () => {
     expect(await h.rest.templates.get(created.id)).toMatchObject({ imageName: "img:2", volumeInGb: 20 });
   });
 
-  test("category and isServerless replace; an explicit unique name is deleted first", async () => {
+  test("category and isServerless replace, created before the old one is deleted, named or not", async () => {
     const named = await up({ name: "fixed", imageName: "img:1" });
     const changed = (
       await provider.check(named.inputs, { name: "fixed", imageName: "img:1", category: "AMD" })
@@ -102,7 +111,7 @@ describe("Template lifecycle", () => {
     expect(await provider.diff(named.id, named.outs, changed)).toEqual({
       changes: true,
       replaces: ["category"],
-      deleteBeforeReplace: true,
+      deleteBeforeReplace: false,
     });
     const auto = await up({ imageName: "img:1" });
     const serverless = (
@@ -113,6 +122,71 @@ describe("Template lifecycle", () => {
       replaces: ["isServerless"],
       deleteBeforeReplace: false,
     });
+  });
+
+  test("an explicitly named template in use is replaced without downtime (the engine's steps, in order)", async () => {
+    const program = { name: "worker", imageName: "img:1", isServerless: true };
+    const old = await up(program);
+    const endpoint = await h.rest.endpoints.create({ templateId: old.id, workersMax: 2 });
+    // check with olds, then diff: a replacement under the same name, old one not deleted first.
+    const news = { ...program, category: "AMD" };
+    const checked = (await provider.check(old.inputs, news)).inputs;
+    const diff = await provider.diff(old.id, old.outs, checked);
+    expect(diff).toMatchObject({ replaces: ["category"], deleteBeforeReplace: false });
+    // The engine re-checks the replacement without olds and creates it: the old one moves aside.
+    const replacement = await provider.create((await provider.check({}, news)).inputs);
+    expect(replacement.outs).toMatchObject({ name: "worker", category: "AMD" });
+    expect(await h.rest.templates.get(old.id)).toMatchObject({ name: `worker-replaced-${old.id}` });
+    // Meanwhile the endpoint still runs the old template; the engine then updates it to the new id.
+    expect(await h.rest.endpoints.get(endpoint.id)).toMatchObject({ templateId: old.id });
+    await h.rest.endpoints.update(endpoint.id, { templateId: replacement.id });
+    // Last, the old one is deleted, at once: nothing uses it any more.
+    await provider.delete(old.id, old.outs);
+    expect(h.pause.slept).toEqual([]);
+    expect((await h.rest.templates.list()).map((t) => t.name)).toEqual(["worker"]);
+  });
+
+  test("a name held by an unrelated template is never taken over: NAME_TAKEN with the fix", async () => {
+    const stranger = await h.rest.templates.create({ name: "worker", imageName: "x:1" });
+    // A forced replacement (no diff announced it) under a taken name, or a plain create: same answer.
+    const failure = up({ name: "worker", imageName: "img:1" });
+    await expect(failure).rejects.toMatchObject({ code: "NAME_TAKEN", field: "name" });
+    await expect(failure).rejects.toThrow(
+      new RegExp(
+        `named "worker" already exists \\(id ${stranger.id}\\).*adoptId: "${stranger.id}".*deleteBeforeReplace`,
+      ),
+    );
+    expect(await h.rest.templates.get(stranger.id)).toMatchObject({ name: "worker", imageName: "x:1" });
+  });
+
+  test("a generated name already taken (a forced replacement): the next generation is used, and kept", async () => {
+    const first = TPL;
+    await h.rest.templates.create({ name: first, imageName: "x:1" }); // e.g. the resource being replaced
+    const created = await up({ imageName: "img:1" });
+    expect(created.outs.name).not.toBe(first);
+    expect(String(created.outs.name)).toMatch(/^tpl-[0-9a-f]{7}$/);
+    // The inputs still propose the first name; the name in the outputs is this resource's too: no diff.
+    const next = await provider.check(created.inputs, { __logicalName: "tpl", imageName: "img:1" });
+    expect(next.inputs.name).toBe(first);
+    expect(await provider.diff(created.id, created.outs, next.inputs)).toMatchObject({ changes: false });
+    const updated = await provider.update(created.id, created.outs, { ...next.inputs, readme: "r" });
+    expect(updated.outs).toMatchObject({ name: created.outs.name, readme: "r" });
+  });
+
+  test("delete of a template an endpoint keeps using fails at the first refusal, naming it and the fix", async () => {
+    const created = await up({ name: "worker", imageName: "img:1", isServerless: true });
+    const endpoint = await h.graphql.saveEndpoint({
+      name: "api",
+      templateId: created.id,
+      gpuIds: "AMPERE_16",
+    });
+    const failure = provider.delete(created.id, created.outs);
+    await expect(failure).rejects.toMatchObject({ code: "IN_USE", operation: "delete template worker" });
+    await expect(failure).rejects.toThrow(
+      new RegExp(`still used by endpoint api \\(id ${endpoint.id}\\).*remove that option`),
+    );
+    expect(h.pause.slept).toEqual([]);
+    expect(await h.rest.templates.get(created.id)).toMatchObject({ name: "worker" });
   });
 
   test("read returns the current record, not the old inputs; blank id when gone", async () => {
@@ -144,6 +218,18 @@ describe("Template lifecycle", () => {
     await expect(provider.delete(created.id, created.outs)).rejects.toThrow(/bound of 15s/);
   });
 
+  test("customTimeouts.delete (recorded from the resource option) bounds the wait instead", async () => {
+    const checked = await provider.check(
+      {},
+      { __logicalName: "tpl", imageName: "img:1", isServerless: true, __customTimeouts: { delete: "3s" } },
+    );
+    const created = await provider.create(checked.inputs);
+    expect(created.outs.__customTimeouts).toEqual({ delete: "3s" });
+    await h.rest.endpoints.create({ templateId: created.id, workersMax: 0 }); // on its way out
+    await expect(provider.delete(created.id, created.outs)).rejects.toThrow(/bound of 3s/);
+    expect(h.pause.slept).toEqual([1000, 2000]);
+  });
+
   test("adoption: takes over an existing template and applies the desired configuration", async () => {
     const existing = await h.rest.templates.create({ name: "legacy", imageName: "old:1" });
     const adopted = await up({ adoptId: existing.id, imageName: "new:2" });
@@ -152,10 +238,10 @@ describe("Template lifecycle", () => {
     expect((await h.rest.templates.list()).map((t) => t.id)).toEqual([existing.id]);
   });
 
-  test("a name taken in the account fails create with the service's refusal, no key in it", async () => {
+  test("a name taken in the account fails create by code, with no key in it", async () => {
     await h.rest.templates.create({ name: "taken", imageName: "x:1" });
     const failure = up({ name: "taken", imageName: "img:1" });
-    await expect(failure).rejects.toMatchObject({ code: "SERVICE", operation: "create template taken" });
+    await expect(failure).rejects.toMatchObject({ code: "NAME_TAKEN", operation: "create template taken" });
     await expect(failure).rejects.not.toThrow(h.settings.apiKey);
   });
 });

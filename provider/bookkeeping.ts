@@ -1,0 +1,29 @@
+/**
+ * Keys the provider keeps for itself beside a resource's own fields: the Resource classes send some as
+ * inputs, the provider adds others to the outputs. None is sent to the service or validated as a field.
+ */
+
+/** The serialized provider (Pulumi's own key). */
+export const PROVIDER_TEXT = "__provider";
+/** The resource's logical name (the dynamic provider's check gets no URN, so the class sends it). */
+export const LOGICAL_NAME = "__logicalName";
+/** `<project>/<stack>`: generated names are unique per stack, not only per logical name. */
+export const SCOPE = "__scope";
+/** Whether check generated the name (recorded so later checks keep it and diffs know it is ours). */
+export const AUTO_NAMED = "__autoNamed";
+/** The resource's customTimeouts option ({create, update, delete} as Go durations), when given. */
+export const CUSTOM_TIMEOUTS = "__customTimeouts";
+/** The runpodkit version that last wrote the outputs (create, update or refresh). */
+export const WRITTEN_BY = "__runpodkitVersion";
+
+export const INTERNAL_KEYS: readonly string[] = [
+  PROVIDER_TEXT,
+  LOGICAL_NAME,
+  SCOPE,
+  AUTO_NAMED,
+  CUSTOM_TIMEOUTS,
+  WRITTEN_BY,
+];
+
+/** Kept from the inputs into the outputs and back into the inputs a refresh returns. */
+export const CARRIED_KEYS: readonly string[] = [LOGICAL_NAME, SCOPE, AUTO_NAMED, CUSTOM_TIMEOUTS];
