@@ -163,7 +163,7 @@ function resourcePage(
     "## Replacement",
     "",
     replaces.length > 0
-      ? `Changing ${list(replaces.map(([key]) => `\`${key}\``))} replaces the ${name}: Pulumi creates a new one and deletes the old one${"name" in inputs ? " (the old one first when `name` is set, names being unique)" : ""}. Every other change is an update in place.`
+      ? `Changing ${list(replaces.map(([key]) => `\`${key}\``))} replaces the ${name}: Pulumi creates the new one first, moves what uses it to the new one and deletes the old one last, so nothing stops. Every other change is an update in place.`
       : `No input replaces the ${name}: every change is an update in place.`,
     ...extraSections(prose),
     `## Look up an Existing ${name}`,
