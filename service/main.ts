@@ -1,19 +1,25 @@
 #!/usr/bin/env node
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { API_KEYS_ENV, readApiKeys, redactKey } from "./api-keys";
 import { startService } from "./index";
 import { parseHandlerFlag } from "./jobs/workers/launch";
 
-const USAGE =
-  "usage: runpodkit --port <p> --api-key <k> [--api-key <k2> ...] [--data <file>|:memory:] [--handler <image>=<module-or-command> ...]";
+const USAGE = `usage: ${API_KEYS_ENV}=<k1>,<k2> runpodkit --port <p> [--api-key-file <file>] [--api-key <k> ...] [--data <file>|:memory:] [--handler <image>=<module-or-command> ...]
+  Account keys come from ${API_KEYS_ENV} (comma-separated), --api-key-file (one key per line) or
+  --api-key (visible to every user of the machine in \`ps\`); at least one is required.`;
 const DEFAULT_DATA = join(process.cwd(), ".data", "runpodkit.sqlite");
 
-/** The CLI: `npm run serve -- --port 8080 --api-key k1 --api-key k2 [--data file]`. Foreground. */
+/**
+ * The CLI: `RUNPODKIT_API_KEYS=k1,k2 npm run serve -- --port 8080 [--data file]`. Foreground. Keys are
+ * never printed: stderr shows each account in a redacted form.
+ */
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       port: { type: "string", default: "0" },
       "api-key": { type: "string", multiple: true },
+      "api-key-file": { type: "string", multiple: true },
       data: { type: "string", default: DEFAULT_DATA },
       handler: { type: "string", multiple: true },
       help: { type: "boolean", short: "h" },
@@ -25,14 +31,22 @@ async function main(): Promise<void> {
     return;
   }
   const port = Number(values.port);
-  const apiKeys = values["api-key"] ?? [];
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new Error(`--port: not a port number\n${USAGE}`);
-  if (apiKeys.length === 0) throw new Error(`--api-key: at least one is required\n${USAGE}`);
+  const { keys: apiKeys, warnings } = readApiKeys({
+    env: process.env[API_KEYS_ENV],
+    files: values["api-key-file"],
+    flags: values["api-key"],
+  });
+  if (apiKeys.length === 0) throw new Error(`no API key given\n${USAGE}`);
+  // Read once; no child process of the service inherits it.
+  delete process.env[API_KEYS_ENV];
+  for (const warning of warnings) console.error(`runpodkit: warning: ${warning}`);
 
   // Which workers a template's imageName starts: a handler module or a command line, per image.
   const handlers = Object.fromEntries((values.handler ?? []).map(parseHandlerFlag));
   const service = await startService({ apiKeys, port, data: values.data, config: { jobs: { handlers } } });
+  console.error(`runpodkit: ${apiKeys.length} account(s): ${apiKeys.map(redactKey).join(", ")}`);
   // One line, so scripts can read the three base URLs.
   console.log(
     `runpodkit service ready: rest=${service.restUrl} graphql=${service.graphqlUrl} queue=${service.queueUrl}`,
