@@ -9,6 +9,7 @@ import type { Ids } from "../../ids";
 import type { EndpointSettings, WorkerPod, WorkerRegistry } from "../../planes";
 import type { WorkerCounts } from "../client/job-service";
 import type { Dispatcher, WorkerSession } from "../dispatch/dispatcher";
+import { workerEnv } from "./environment";
 import type { Launcher } from "./launch";
 
 export type { ManagedWorker };
@@ -61,6 +62,8 @@ export class WorkerPool implements WorkerRegistry {
   readonly #history = new Map<string, WorkerPod[]>();
   /** Workers that died before their first request, per endpoint: starts back off. */
   readonly #crashes = new Map<string, { count: number; until: number }>();
+  /** `endpointId@version` whose dropped env variables were logged (once each). */
+  readonly #envWarned = new Set<string>();
   readonly #clock: Clock;
   readonly #ids: Ids;
   readonly #dispatcher: Dispatcher;
@@ -249,7 +252,7 @@ export class WorkerPool implements WorkerRegistry {
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? "",
       HOME: worker.workdir,
-      ...endpoint.env,
+      ...this.#accountEnv(endpoint),
       RUNPOD_WEBHOOK_GET_JOB: `${base}/job-take/$ID?gpu=LOCAL`,
       RUNPOD_WEBHOOK_POST_OUTPUT: `${base}/job-done/$RUNPOD_POD_ID/$ID?gpu=LOCAL`,
       RUNPOD_WEBHOOK_POST_STREAM: `${base}/job-stream/$RUNPOD_POD_ID/$ID?gpu=LOCAL`,
@@ -280,6 +283,19 @@ export class WorkerPool implements WorkerRegistry {
       );
       this.#exited(worker, null, null);
     }
+  }
+
+  /** The endpoint's env without the variables that change a worker's runtime (named in the log once). */
+  #accountEnv(endpoint: EndpointSettings): Record<string, string> {
+    const { kept, dropped } = workerEnv(endpoint.env);
+    const seen = `${endpoint.id}@${endpoint.version}`;
+    if (dropped.length > 0 && !this.#envWarned.has(seen)) {
+      this.#envWarned.add(seen);
+      this.#log(
+        `endpoint ${endpoint.id}: its workers ignore env ${dropped.join(", ")} (variables that change how a worker's runtime loads code are not taken from a template or endpoint; see SECURITY.md)`,
+      );
+    }
+    return kept;
   }
 
   #terminate(worker: ManagedWorker, signal: "SIGTERM" | "SIGKILL"): void {
