@@ -12,6 +12,7 @@ import { jobMigrations } from "./jobs/store/job-store";
 import { Management } from "./management";
 import { EndpointRecords } from "./management/directory";
 import { managementMigrations } from "./management/store/migrations";
+import { openSealer } from "./management/store/sealing";
 import { ManagementStore } from "./management/store/store";
 import type { ServiceEventBus, ServiceEvents } from "./planes";
 
@@ -25,6 +26,12 @@ export interface StartServiceOptions {
   port?: number;
   /** SQLite file, or ":memory:" (default) for a throwaway store. */
   data?: string;
+  /**
+   * The key that seals the store's secrets (registry passwords, env values): 32 bytes as 64 hex digits
+   * or base64 (the CLI reads RUNPODKIT_STORE_KEY). Without it, the key file beside the store
+   * (`<data>.key`, created 0600 on first open) holds it.
+   */
+  storeKey?: string;
   clock?: Clock;
   ids?: Ids;
   config?: Partial<ServiceConfig>;
@@ -53,12 +60,19 @@ export interface RunningService {
 export async function startService(options: StartServiceOptions): Promise<RunningService> {
   if (options.apiKeys.length === 0) throw new Error("startService: at least one API key is required");
   const config = { ...DEFAULT_CONFIG, ...options.config };
-  const db = openDatabase(options.data ?? ":memory:", [...managementMigrations, ...jobMigrations]);
+  const data = options.data ?? ":memory:";
+  const db = openDatabase(data, [...managementMigrations, ...jobMigrations]);
+  let store: ManagementStore;
+  try {
+    store = new ManagementStore(db, openSealer(data, options.storeKey));
+  } catch (error) {
+    db.close();
+    throw error;
+  }
   const clock = options.clock ?? new SystemClock();
   const ids = options.ids ?? createIds();
   const accounts = new Accounts(options.apiKeys);
   const events = new EventBus<ServiceEvents>();
-  const store = new ManagementStore(db);
   const jobs = new JobPlane({
     db,
     clock,

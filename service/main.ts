@@ -4,6 +4,7 @@ import { parseArgs } from "node:util";
 import { API_KEYS_ENV, readApiKeys, redactKey } from "./api-keys";
 import { startService } from "./index";
 import { parseHandlerFlag } from "./jobs/workers/launch";
+import { STORE_KEY_ENV } from "./management/store/sealing";
 
 const USAGE = `usage: ${API_KEYS_ENV}=<k1>,<k2> runpodkit --port <p> [--api-key-file <file>] [--api-key <k> ...] [--data <file>|:memory:] [--handler <image>=<module-or-command> ...]
   Account keys come from ${API_KEYS_ENV} (comma-separated), --api-key-file (one key per line) or
@@ -39,13 +40,21 @@ async function main(): Promise<void> {
     flags: values["api-key"],
   });
   if (apiKeys.length === 0) throw new Error(`no API key given\n${USAGE}`);
-  // Read once; no child process of the service inherits it.
+  const storeKey = process.env[STORE_KEY_ENV];
+  // Read once; no child process of the service inherits them.
   delete process.env[API_KEYS_ENV];
+  delete process.env[STORE_KEY_ENV];
   for (const warning of warnings) console.error(`runpodkit: warning: ${warning}`);
 
   // Which workers a template's imageName starts: a handler module or a command line, per image.
   const handlers = Object.fromEntries((values.handler ?? []).map(parseHandlerFlag));
-  const service = await startService({ apiKeys, port, data: values.data, config: { jobs: { handlers } } });
+  const service = await startService({
+    apiKeys,
+    port,
+    data: values.data,
+    storeKey,
+    config: { jobs: { handlers } },
+  });
   console.error(`runpodkit: ${apiKeys.length} account(s): ${apiKeys.map(redactKey).join(", ")}`);
   // One line, so scripts can read the three base URLs.
   console.log(

@@ -7,36 +7,122 @@ import type {
   TemplateRecord,
   VolumeUsageRow,
 } from "../model/records";
+import { Sealer, STORE_KEY_ENV, StoreKeyError } from "./sealing";
 
 interface DataRow {
   data: string;
 }
 
+/** How a record's secrets are stored: sealed on the way in, opened on the way out. */
+interface SecretFields<T> {
+  seal(record: T): T;
+  /** `legacy`: a value still in plain text (stored before sealing existed) is taken as it is. */
+  open(record: T, legacy?: boolean): T;
+  /** True when the stored record still has a secret in plain text. */
+  hasPlain(record: T): boolean;
+}
+
+const NO_SECRETS: SecretFields<never> = {
+  seal: (record) => record,
+  open: (record) => record,
+  hasPlain: () => false,
+};
+
+function opener(sealer: Sealer, legacy: boolean | undefined) {
+  return (value: string, what: string) =>
+    legacy && !Sealer.isSealed(value) ? value : sealer.open(value, what);
+}
+
+/** Records whose `env` values are secret (templates, endpoints); the names stay readable. */
+function envSecrets<T extends { id: string; env: Record<string, string> }>(
+  sealer: Sealer,
+  kind: string,
+): SecretFields<T> {
+  return {
+    seal: (record) => ({
+      ...record,
+      env: Object.fromEntries(Object.entries(record.env).map(([name, value]) => [name, sealer.seal(value)])),
+    }),
+    open: (record, legacy) => {
+      const open = opener(sealer, legacy);
+      return {
+        ...record,
+        env: Object.fromEntries(
+          Object.entries(record.env).map(([name, value]) => [
+            name,
+            open(value, `${kind} ${record.id} env ${name}`),
+          ]),
+        ),
+      };
+    },
+    hasPlain: (record) => Object.values(record.env).some((value) => !Sealer.isSealed(value)),
+  };
+}
+
+function passwordSecret(sealer: Sealer): SecretFields<RegistryAuthRecord> {
+  return {
+    seal: (record) => ({ ...record, password: sealer.seal(record.password) }),
+    open: (record, legacy) => ({
+      ...record,
+      password: opener(sealer, legacy)(record.password, `registry auth ${record.id} password`),
+    }),
+    hasPlain: (record) => !Sealer.isSealed(record.password),
+  };
+}
+
 /** Statements of one JSON-document table keyed by (account_id, id). */
 class DocumentTable<T extends { id: string; accountId: string }> {
+  readonly table: string;
+  readonly secrets: SecretFields<T>;
   readonly #get: StatementSync;
   readonly #list: StatementSync;
   readonly #listAll: StatementSync;
   readonly #delete: StatementSync;
+  readonly #rewrite: StatementSync;
 
-  constructor(db: DatabaseSync, table: string) {
+  constructor(db: DatabaseSync, table: string, secrets: SecretFields<T> = NO_SECRETS) {
+    this.table = table;
+    this.secrets = secrets;
     this.#get = db.prepare(`SELECT data FROM ${table} WHERE account_id = ? AND id = ?`);
     this.#list = db.prepare(`SELECT data FROM ${table} WHERE account_id = ? ORDER BY created_at, id`);
     this.#listAll = db.prepare(`SELECT data FROM ${table} ORDER BY account_id, created_at, id`);
     this.#delete = db.prepare(`DELETE FROM ${table} WHERE account_id = ? AND id = ?`);
+    this.#rewrite = db.prepare(`UPDATE ${table} SET data = ? WHERE account_id = ? AND id = ?`);
+  }
+
+  /** A stored document, its secrets opened. */
+  read(data: string): T {
+    return this.secrets.open(JSON.parse(data) as T);
+  }
+
+  /** The document to store, its secrets sealed. */
+  write(record: T): string {
+    return JSON.stringify(this.secrets.seal(record));
   }
 
   get(accountId: string, id: string): T | undefined {
     const row = this.#get.get(accountId, id) as DataRow | undefined;
-    return row ? (JSON.parse(row.data) as T) : undefined;
+    return row ? this.read(row.data) : undefined;
   }
 
   list(accountId: string): T[] {
-    return (this.#list.all(accountId) as unknown as DataRow[]).map((row) => JSON.parse(row.data) as T);
+    return (this.#list.all(accountId) as unknown as DataRow[]).map((row) => this.read(row.data));
   }
 
   listAll(): T[] {
-    return (this.#listAll.all() as unknown as DataRow[]).map((row) => JSON.parse(row.data) as T);
+    return (this.#listAll.all() as unknown as DataRow[]).map((row) => this.read(row.data));
+  }
+
+  /** Seals the secrets of rows stored in plain text; returns how many rows it rewrote. */
+  sealPlainRows(): number {
+    let rewritten = 0;
+    for (const row of this.#listAll.all() as unknown as DataRow[]) {
+      const stored = JSON.parse(row.data) as T;
+      if (!this.secrets.hasPlain(stored)) continue;
+      this.#rewrite.run(this.write(this.secrets.open(stored, true)), stored.accountId, stored.id);
+      rewritten++;
+    }
+    return rewritten;
   }
 
   delete(accountId: string, id: string): boolean {
@@ -46,7 +132,8 @@ class DocumentTable<T extends { id: string; accountId: string }> {
 
 /**
  * All store access of the management plane. Opened once per service (its statements are prepared
- * here); every call takes the account id.
+ * here); every call takes the account id. Registry passwords and template and endpoint env values are
+ * sealed in the file (sealing.ts); the sealer's key is checked against the store when it opens.
  */
 export class ManagementStore {
   readonly #db: DatabaseSync;
@@ -69,12 +156,12 @@ export class ManagementStore {
   readonly #putAuth: StatementSync;
   readonly #authByName: StatementSync;
 
-  constructor(db: DatabaseSync) {
+  constructor(db: DatabaseSync, sealer: Sealer) {
     this.#db = db;
-    this.endpoints = new DocumentTable(db, "mgmt_endpoints");
-    this.templates = new DocumentTable(db, "mgmt_templates");
+    this.endpoints = new DocumentTable(db, "mgmt_endpoints", envSecrets<EndpointRecord>(sealer, "endpoint"));
+    this.templates = new DocumentTable(db, "mgmt_templates", envSecrets<TemplateRecord>(sealer, "template"));
     this.volumes = new DocumentTable(db, "mgmt_network_volumes");
-    this.registryAuths = new DocumentTable(db, "mgmt_registry_auths");
+    this.registryAuths = new DocumentTable(db, "mgmt_registry_auths", passwordSecret(sealer));
     this.#putEndpoint = db.prepare(
       `INSERT INTO mgmt_endpoints (account_id, id, template_id, created_at, data) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (account_id, id) DO UPDATE SET template_id = excluded.template_id, data = excluded.data`,
@@ -119,6 +206,22 @@ export class ManagementStore {
        ON CONFLICT (account_id, id) DO UPDATE SET name = excluded.name, data = excluded.data`,
     );
     this.#authByName = db.prepare("SELECT data FROM mgmt_registry_auths WHERE account_id = ? AND name = ?");
+    checkKey(db, sealer);
+    this.#sealPlainRows();
+  }
+
+  /**
+   * The migration to sealed secrets: rows stored in plain text (before sealing existed) are sealed,
+   * then the file is rebuilt (VACUUM) and the WAL emptied, so no plain copy stays in free pages.
+   */
+  #sealPlainRows(): void {
+    const rewritten = this.transaction(
+      () =>
+        this.templates.sealPlainRows() + this.endpoints.sealPlainRows() + this.registryAuths.sealPlainRows(),
+    );
+    if (rewritten === 0) return;
+    this.#db.exec("VACUUM");
+    this.#db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
   }
 
   /** Runs `fn` in one transaction: all of a change is written, or none. Nested calls join the outer one. */
@@ -128,7 +231,7 @@ export class ManagementStore {
 
   putEndpoint(record: EndpointRecord): void {
     const { accountId, id } = record;
-    this.#putEndpoint.run(accountId, id, record.templateId, record.createdAt, JSON.stringify(record));
+    this.#putEndpoint.run(accountId, id, record.templateId, record.createdAt, this.endpoints.write(record));
     this.#clearEndpointVolumes.run(accountId, id);
     const volumes = new Set([
       ...(record.networkVolumeId ? [record.networkVolumeId] : []),
@@ -143,8 +246,8 @@ export class ManagementStore {
   }
 
   endpointsUsingTemplate(accountId: string, templateId: string): EndpointRecord[] {
-    return (this.#endpointsUsingTemplate.all(accountId, templateId) as unknown as DataRow[]).map(
-      (row) => JSON.parse(row.data) as EndpointRecord,
+    return (this.#endpointsUsingTemplate.all(accountId, templateId) as unknown as DataRow[]).map((row) =>
+      this.endpoints.read(row.data),
     );
   }
 
@@ -161,13 +264,13 @@ export class ManagementStore {
       record.name,
       record.containerRegistryAuthId,
       record.createdAt,
-      JSON.stringify(record),
+      this.templates.write(record),
     );
   }
 
   templateByName(accountId: string, name: string): TemplateRecord | undefined {
     const row = this.#templateByName.get(accountId, name) as DataRow | undefined;
-    return row ? (JSON.parse(row.data) as TemplateRecord) : undefined;
+    return row ? this.templates.read(row.data) : undefined;
   }
 
   templateIdsUsingAuth(accountId: string, authId: string): string[] {
@@ -176,7 +279,7 @@ export class ManagementStore {
 
   /** Stores the volume and, when its size is new, starts a new usage period at `now`. */
   putVolume(record: NetworkVolumeRecord, previousSize: number | undefined, now: number): void {
-    this.#putVolume.run(record.accountId, record.id, record.createdAt, JSON.stringify(record));
+    this.#putVolume.run(record.accountId, record.id, record.createdAt, this.volumes.write(record));
     if (previousSize === record.size) return;
     this.#closeUsage.run(now, record.accountId, record.id);
     this.#openUsage.run(record.accountId, record.id, record.size, now);
@@ -193,11 +296,42 @@ export class ManagementStore {
   }
 
   putRegistryAuth(record: RegistryAuthRecord): void {
-    this.#putAuth.run(record.accountId, record.id, record.name, record.createdAt, JSON.stringify(record));
+    this.#putAuth.run(
+      record.accountId,
+      record.id,
+      record.name,
+      record.createdAt,
+      this.registryAuths.write(record),
+    );
   }
 
   registryAuthByName(accountId: string, name: string): RegistryAuthRecord | undefined {
     const row = this.#authByName.get(accountId, name) as DataRow | undefined;
-    return row ? (JSON.parse(row.data) as RegistryAuthRecord) : undefined;
+    return row ? this.registryAuths.read(row.data) : undefined;
+  }
+}
+
+/** Known text sealed into every store: opening it proves the key is the store's. */
+const KEY_CHECK = "runpodkit store key check";
+
+/** Refuses a key the store's secrets were not sealed with, before any secret is read. */
+function checkKey(db: DatabaseSync, sealer: Sealer): void {
+  const row = db.prepare("SELECT check_value FROM mgmt_sealing WHERE id = 1").get() as
+    | { check_value: string }
+    | undefined;
+  if (!row) {
+    db.prepare("INSERT INTO mgmt_sealing (id, check_value) VALUES (1, ?)").run(sealer.seal(KEY_CHECK));
+    return;
+  }
+  let opened: string | undefined;
+  try {
+    opened = sealer.open(row.check_value, "the store's key check");
+  } catch {
+    opened = undefined;
+  }
+  if (opened !== KEY_CHECK) {
+    throw new StoreKeyError(
+      `opening the store: its secrets were sealed with another key than the one from ${sealer.source} (give the store's own key file or ${STORE_KEY_ENV})`,
+    );
   }
 }
