@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 
 /** The CLI (service/main.ts) as `npm run serve` runs it, in a process of its own. */
 export interface Cli {
@@ -48,12 +49,30 @@ export function startCli(args: string[], env: Record<string, string> = {}): Cli 
   };
 }
 
-/** True while a process with this pid exists (signal 0 probes without signalling). */
+/**
+ * True while a process with this pid exists and has not exited (signal 0 probes without signalling; a
+ * zombie, exited but not yet reaped by whoever adopted it, counts as gone).
+ */
 export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return true;
+  }
+}
+
+/** Polls `check` every 50 ms until it is true or `budgetMs` passes; returns its last answer. */
+export async function within(budgetMs: number, check: () => boolean | Promise<boolean>): Promise<boolean> {
+  const until = Date.now() + budgetMs;
+  for (;;) {
+    if (await check()) return true;
+    if (Date.now() > until) return false;
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
