@@ -85,13 +85,21 @@ export class Dispatcher {
     this.#events = events;
   }
 
-  session(workerId: string): WorkerSession | undefined {
-    return this.#sessions.get(workerId);
+  /**
+   * A worker's session on an endpoint. Sessions are found by endpoint and worker id together, so a
+   * caller only ever reaches the sessions of an endpoint it was allowed to name (see WorkerAccess).
+   */
+  session(endpointId: string, workerId: string): WorkerSession | undefined {
+    return this.#sessions.get(sessionKey(endpointId, workerId));
   }
 
   sessions(endpointId?: string): WorkerSession[] {
     const all = [...this.#sessions.values()];
     return endpointId === undefined ? all : all.filter((s) => s.endpointId === endpointId);
+  }
+
+  #isOpen(session: WorkerSession): boolean {
+    return this.#sessions.get(sessionKey(session.endpointId, session.id)) === session;
   }
 
   open(spec: { id: string; accountId: string; endpointId: string; managed: boolean; key: string | null }) {
@@ -111,7 +119,7 @@ export class Dispatcher {
       unhealthy: false,
       sdkVersion: null,
     };
-    this.#sessions.set(spec.id, session);
+    this.#sessions.set(sessionKey(spec.endpointId, spec.id), session);
     this.#events.emit("worker.opened", session);
     return session;
   }
@@ -126,8 +134,8 @@ export class Dispatcher {
 
   /** The worker is gone (process exit, killed, silent): its jobs are recovered. */
   close(session: WorkerSession): void {
-    if (this.#sessions.get(session.id) !== session) return;
-    this.#sessions.delete(session.id);
+    if (this.#sessions.get(sessionKey(session.endpointId, session.id)) !== session) return;
+    this.#sessions.delete(sessionKey(session.endpointId, session.id));
     this.#answerTake(session, []);
     this.#answerStop(session, []);
     for (const jobId of [...session.held.keys()]) this.#lost(session, jobId);
@@ -183,7 +191,7 @@ export class Dispatcher {
       const session = takers.shift() as WorkerSession;
       session.inLine = false;
       const poll = session.take;
-      if (!poll || this.#sessions.get(session.id) !== session || session.draining) continue;
+      if (!poll || !this.#isOpen(session) || session.draining) continue;
       const jobs = this.#pull(session, poll.max);
       if (jobs.length === 0) {
         session.inLine = true;
@@ -216,13 +224,13 @@ export class Dispatcher {
 
   /** A running job must stop on this worker; replace the worker if it does not in time. */
   requestStop(job: Job, workerId: string): void {
-    const session = this.#sessions.get(workerId);
+    const session = this.session(job.endpointId, workerId);
     if (!session) return;
     session.stopQueue.push(job.id);
     if (session.stopPoll) this.#answerStop(session, this.#takeStops(session));
     const timer = this.#clock.setTimer(this.#options.stopGraceMs, () => {
       this.#graceTimers.delete(timer);
-      if (this.#sessions.get(session.id) === session && session.held.has(job.id))
+      if (this.#isOpen(session) && session.held.has(job.id))
         this.#events.emit("worker.unresponsive", session);
     });
     this.#graceTimers.add(timer);
@@ -353,4 +361,9 @@ export class Dispatcher {
     }
     return takers;
   }
+}
+
+/** The key of a session: its endpoint and worker id (an endpoint id never holds a NUL). */
+function sessionKey(endpointId: string, workerId: string): string {
+  return `${endpointId}\u0000${workerId}`;
 }
