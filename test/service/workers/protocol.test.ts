@@ -126,11 +126,15 @@ describe("worker protocol compatibility", () => {
 
   it("job-take long-polls: held while there is nothing, answered at once when a job arrives, 204 after the hold", async () => {
     const pending = worker.take();
-    await eventually(() => (h.plane.dispatcher.session(worker.endpointId, worker.id)?.take ? true : undefined));
+    await eventually(() =>
+      h.plane.dispatcher.session(worker.endpointId, worker.id)?.take ? true : undefined,
+    );
     const id = await run();
     expect((await pending).body).toMatchObject({ id });
     const empty = worker.take(true);
-    await eventually(() => (h.plane.dispatcher.session(worker.endpointId, worker.id)?.take ? true : undefined));
+    await eventually(() =>
+      h.plane.dispatcher.session(worker.endpointId, worker.id)?.take ? true : undefined,
+    );
     await clock.advance(h.plane.config.pollHoldMs);
     expect((await empty).status).toBe(204);
   });
@@ -151,13 +155,17 @@ describe("worker protocol compatibility", () => {
 
   it("job-stop: 204 after the hold when nothing is to stop; {jobsToStop} for a cancelled job", async () => {
     const idle = worker.stopSignals();
-    await eventually(() => (h.plane.dispatcher.session(worker.endpointId, worker.id)?.stopPoll ? true : undefined));
+    await eventually(() =>
+      h.plane.dispatcher.session(worker.endpointId, worker.id)?.stopPoll ? true : undefined,
+    );
     await clock.advance(h.plane.config.pollHoldMs);
     expect((await idle).status).toBe(204);
     const id = await run();
     await worker.take();
     const waiting = worker.stopSignals();
-    await eventually(() => (h.plane.dispatcher.session(worker.endpointId, worker.id)?.stopPoll ? true : undefined));
+    await eventually(() =>
+      h.plane.dispatcher.session(worker.endpointId, worker.id)?.stopPoll ? true : undefined,
+    );
     await h.call("POST", `/v2/${ep.id}/cancel/${id}`);
     expect((await waiting).body).toEqual({ jobsToStop: [id] });
   });
