@@ -4,7 +4,7 @@ import { type Clock, SystemClock } from "./clock";
 import { DEFAULT_CONFIG, type ServiceConfig } from "./config";
 import { openDatabase } from "./db";
 import { Accounts } from "./edge/auth";
-import { listeningUrl } from "./edge/server";
+import { DEFAULT_HOST, isLoopback, listeningUrl } from "./edge/server";
 import { EventBus } from "./event-bus";
 import { createIds, type Ids } from "./ids";
 import { JobPlane } from "./jobs/plane";
@@ -24,6 +24,11 @@ export interface StartServiceOptions {
   apiKeys: string[];
   /** 0 (default) = any free port. */
   port?: number;
+  /**
+   * The address to listen on: 127.0.0.1 (default), so only this machine reaches the service. Any other
+   * address is warned about on stderr: the service then answers whoever reaches it (see SECURITY.md).
+   */
+  host?: string;
   /** SQLite file, or ":memory:" (default) for a throwaway store. */
   data?: string;
   /**
@@ -38,7 +43,7 @@ export interface StartServiceOptions {
 }
 
 export interface RunningService {
-  /** http://127.0.0.1:P/v1 */
+  /** http://127.0.0.1:P/v1 (the bound address, or loopback for an any-address bind) */
   restUrl: string;
   /** http://127.0.0.1:P/graphql */
   graphqlUrl: string;
@@ -53,7 +58,7 @@ export interface RunningService {
 }
 
 /**
- * Starts the whole service on 127.0.0.1. The composition root: opens the store, builds each part from
+ * Starts the whole service, on 127.0.0.1 unless `host` says otherwise. The composition root: opens the store, builds each part from
  * what it uses, in order (the management store, the job plane reading its endpoints, the management
  * plane reading the job plane's workers), builds the app, listens, starts the job plane.
  */
@@ -85,7 +90,13 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const management = new Management({ store, clock, ids, events, workers: jobs.workers });
   const app = buildApp({ accounts, management, jobs, managementBodyLimit: config.managementBodyLimit });
   try {
-    await app.listen({ host: "127.0.0.1", port: options.port ?? 0 });
+    const host = options.host ?? DEFAULT_HOST;
+    if (!isLoopback(host)) {
+      process.stderr.write(
+        `runpodkit: warning: listening on ${host}, not on loopback: anyone who can reach this address can call the service (and its keys travel unencrypted over HTTP); see SECURITY.md\n`,
+      );
+    }
+    await app.listen({ host, port: options.port ?? 0 });
     jobs.start(listeningUrl(app.server));
   } catch (error) {
     await app.close().catch(() => {});
@@ -93,7 +104,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     throw error;
   }
   const { port } = app.server.address() as AddressInfo;
-  const base = `http://127.0.0.1:${port}`;
+  const base = listeningUrl(app.server) ?? `http://${DEFAULT_HOST}:${port}`;
   let closing: Promise<void> | undefined;
   return {
     restUrl: `${base}/v1`,

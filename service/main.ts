@@ -6,9 +6,10 @@ import { startService } from "./index";
 import { parseHandlerFlag } from "./jobs/workers/launch";
 import { STORE_KEY_ENV } from "./management/store/sealing";
 
-const USAGE = `usage: ${API_KEYS_ENV}=<k1>,<k2> runpodkit --port <p> [--api-key-file <file>] [--api-key <k> ...] [--data <file>|:memory:] [--handler <image>=<module-or-command> ...]
+const USAGE = `usage: ${API_KEYS_ENV}=<k1>,<k2> runpodkit --port <p> [--host <address>] [--api-key-file <file>] [--api-key <k> ...] [--data <file>|:memory:] [--handler <image>=<module-or-command> ...]
   Account keys come from ${API_KEYS_ENV} (comma-separated), --api-key-file (one key per line) or
-  --api-key (visible to every user of the machine in \`ps\`); at least one is required.`;
+  --api-key (visible to every user of the machine in \`ps\`); at least one is required.
+  --host: the address to listen on (default 127.0.0.1; any other is warned about, see SECURITY.md).`;
 const DEFAULT_DATA = join(process.cwd(), ".data", "runpodkit.sqlite");
 
 /**
@@ -19,6 +20,7 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       port: { type: "string", default: "0" },
+      host: { type: "string", default: "127.0.0.1" },
       "api-key": { type: "string", multiple: true },
       "api-key-file": { type: "string", multiple: true },
       data: { type: "string", default: DEFAULT_DATA },
@@ -51,6 +53,7 @@ async function main(): Promise<void> {
   const service = await startService({
     apiKeys,
     port,
+    host: values.host,
     data: values.data,
     storeKey,
     config: { jobs: { handlers } },
