@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 /** The CLI (service/main.ts) as `npm run serve` runs it, in a process of its own. */
 export interface Cli {
@@ -75,4 +75,21 @@ export async function within(budgetMs: number, check: () => boolean | Promise<bo
     if (Date.now() > until) return false;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** The pids of a process's live children running `command` (from /proc). */
+export function childrenOf(pid: number, command: string): number[] {
+  const children: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      if (Number(fields[1]) === pid && fields[0] !== "Z" && name === command) children.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return children;
 }

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ACCOUNT, startHarness } from "../jobs/harness";
-import { alive, startCli, within } from "./cli";
+import { alive, childrenOf, startCli, within } from "./cli";
 
 const dir = mkdtempSync(join(tmpdir(), "runpodkit-cmdworker-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -18,7 +18,7 @@ function pidIn(file: string): number | undefined {
 }
 
 describe("command workers", () => {
-  it("die with the service when it is killed with SIGKILL, with whatever they started", async () => {
+  it("die with the service when it is killed with SIGKILL, with whatever they started (module workers too)", async () => {
     const shellPid = join(dir, "shell.pid");
     const childPid = join(dir, "child.pid");
     // A command line that starts a child and waits, like a handler script would: both must go.
@@ -38,12 +38,23 @@ describe("command workers", () => {
         }>;
       const template = await post("/templates", { name: "cmd", imageName: "acme/cmd", isServerless: true });
       await post("/endpoints", { templateId: template.id, workersMin: 1, workersMax: 1 });
+      const builtin = await post("/templates", {
+        name: "echo",
+        imageName: "runpodkit/echo",
+        isServerless: true,
+      });
+      await post("/endpoints", { templateId: builtin.id, workersMin: 1, workersMax: 1 });
 
       expect(await within(20_000, () => pidIn(shellPid) !== undefined && pidIn(childPid) !== undefined)).toBe(
         true,
       );
       pids.push(pidIn(shellPid) as number, pidIn(childPid) as number);
-      expect(pids.map(alive)).toEqual([true, true]);
+      // The service's own Node children: the command worker's guard and the module worker.
+      const pid = cli.child.pid as number;
+      const node = readFileSync(`/proc/${pid}/comm`, "utf8").trim();
+      expect(await within(20_000, () => childrenOf(pid, node).length === 2)).toBe(true);
+      pids.push(...childrenOf(pid, node));
+      expect(pids.every(alive)).toBe(true);
 
       cli.child.kill("SIGKILL");
       expect(await cli.exited).toEqual({ code: null, signal: "SIGKILL" });

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { readApiKeys, redactKey } from "../../../service/api-keys";
 import { accountIdOf } from "../../../service/edge/auth";
+import { redactUrl } from "../../../service/edge/errors";
 import { type Cli, startCli } from "./cli";
 
 const dir = mkdtempSync(join(tmpdir(), "runpodkit-keys-"));
@@ -80,6 +81,38 @@ describe("account keys", () => {
     expect(message).toContain(`--api-key-file ${file} line 2`);
     expect(message).not.toContain("secret");
     expect(readApiKeys({ env: `${KEY_A},${KEY_A}`, flags: [KEY_A] }).keys).toEqual([KEY_A]);
+  });
+
+  it("never reach the service's output, whatever the requests carry them in", async () => {
+    const wrong = "rpk_wrong_key_SECRET_000000000";
+    const cli = startCli(["--data", ":memory:"], { RUNPODKIT_API_KEYS: KEY_A });
+    try {
+      const { graphqlUrl, queueUrl, restUrl } = await cli.ready;
+      const query = JSON.stringify({ query: "{ myself { id } }" });
+      const json = { "content-type": "application/json" };
+      for (const key of [KEY_A, wrong]) {
+        await fetch(`${graphqlUrl}?api_key=${key}`, { method: "POST", headers: json, body: query });
+        await fetch(`${graphqlUrl}?api_key=${key}`, { method: "POST", headers: json, body: "{not json" });
+        await fetch(`${restUrl}/templates`, {
+          method: "POST",
+          headers: { ...json, authorization: key },
+          body: "{}",
+        });
+        await fetch(`${queueUrl}/v2/nosuch/run?api_key=${key}`, {
+          method: "POST",
+          headers: { authorization: key },
+        });
+        await fetch(`${queueUrl}/v2/nosuch/job-take/w1`, { headers: { authorization: key } });
+      }
+      // The service has logged what it logs for these by the time it answers another request.
+      await fetch(`${restUrl}/endpoints`, { headers: { authorization: `Bearer ${KEY_A}` } });
+    } finally {
+      cli.kill();
+    }
+    await cli.exited;
+    expect(cli.stdout() + cli.stderr()).not.toContain(KEY_A);
+    expect(cli.stdout() + cli.stderr()).not.toContain(wrong);
+    expect(redactUrl(`/graphql?x=1&api_key=${KEY_A}&y=2`)).toBe("/graphql?x=1&api_key=[redacted]&y=2");
   });
 
   it("print as at most a 3-character prefix and the account id", () => {
