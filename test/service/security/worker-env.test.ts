@@ -18,6 +18,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 let h: Harness | undefined;
 afterEach(async () => {
+  delete process.env.RUNPODKIT_API_KEYS;
+  delete process.env.SERVICE_ONLY_MARKER;
   await h?.close();
   h = undefined;
 });
@@ -72,6 +74,9 @@ describe("worker environment", () => {
   }, 60_000);
 
   it("a handler's env has neither the dropped variables nor any account key; the rest of the env arrives", async () => {
+    // The service's own environment, which no worker may inherit.
+    process.env.RUNPODKIT_API_KEYS = KEY;
+    process.env.SERVICE_ONLY_MARKER = "service-only";
     const harness = await startHarness({ config: { handlers: { "acme/env": ENV_HANDLER } } });
     h = harness;
     const ep = endpointWithEnv(
@@ -98,6 +103,13 @@ describe("worker environment", () => {
     expect(Object.values(env)).not.toContain(KEY);
     expect(Object.values(env)).not.toContain(OTHER_KEY);
     expect(Object.keys(env).filter((name) => name.startsWith("RUNPODKIT_"))).toEqual([]);
+    expect(env).not.toHaveProperty("SERVICE_ONLY_MARKER");
+    // The worker's key speaks the worker protocol for this worker only: it is no account's key.
+    const workerKey = env.RUNPOD_AI_API_KEY as string;
+    expect((await harness.call("GET", "/v1/endpoints", { key: `Bearer ${workerKey}` })).status).toBe(401);
+    expect(
+      (await harness.call("POST", `/v2/${ep.id}/run`, { key: workerKey, body: { input: {} } })).status,
+    ).toBe(401);
   }, 60_000);
 
   it("keeps every other name: the rule is by name, values never matter", () => {
