@@ -40,10 +40,14 @@ export class Sealer {
   /** Where the key came from, for errors ("key file /x/store.sqlite.key"); never the key. */
   readonly source: string;
 
-  constructor(key: Buffer, source: string) {
+  /** The key file this open created (a store that already had secrets then has lost its key file). */
+  readonly createdFile: string | null;
+
+  constructor(key: Buffer, source: string, createdFile: string | null = null) {
     if (key.length !== KEY_BYTES) throw new StoreKeyError(`store key (${source}): expected 32 bytes`);
     this.#key = Buffer.from(key);
     this.source = source;
+    this.createdFile = createdFile;
   }
 
   static isSealed(value: string): boolean {
@@ -99,11 +103,11 @@ export function openSealer(data: string, encodedKey?: string): Sealer {
   if (data === ":memory:") return new Sealer(randomBytes(KEY_BYTES), "in-memory key");
   const file = keyFileOf(data);
   const source = `key file ${file}`;
-  if (!existsSync(file)) {
+  const created = !existsSync(file);
+  if (created)
     writeFileSync(file, `${randomBytes(KEY_BYTES).toString("hex")}\n`, { mode: 0o600, flag: "wx" });
-  }
   chmodSync(file, 0o600);
   const parsed = EncodedKey.safeParse(readFileSync(file, "utf8"));
   if (!parsed.success) throw new StoreKeyError(`${source}: ${parsed.error.issues[0]?.message}`);
-  return new Sealer(parsed.data, source);
+  return new Sealer(parsed.data, source, created ? file : null);
 }

@@ -1,3 +1,4 @@
+import { rmSync } from "node:fs";
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { transaction } from "../../db";
 import type {
@@ -328,6 +329,13 @@ function checkKey(db: DatabaseSync, sealer: Sealer): void {
     opened = sealer.open(row.check_value, "the store's key check");
   } catch {
     opened = undefined;
+  }
+  if (opened !== KEY_CHECK && sealer.createdFile) {
+    // The key file was made just now, for a store that has secrets: its own key file is missing.
+    rmSync(sealer.createdFile, { force: true });
+    throw new StoreKeyError(
+      `opening the store: its key file ${sealer.createdFile} is missing (its secrets were sealed with it); restore it, or give the key in ${STORE_KEY_ENV}`,
+    );
   }
   if (opened !== KEY_CHECK) {
     throw new StoreKeyError(

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -108,11 +108,19 @@ describe("secrets at rest", () => {
     await expect(withService({ data, storeKey: wrong })).rejects.toThrow(
       /sealed with another key than the one from RUNPODKIT_STORE_KEY/,
     );
-    // Without the key, the key file made beside the store is not the store's key either.
-    await expect(withService({ data })).rejects.toThrow(/another key than the one from key file/);
+    // Without the key, the store's key file is missing: said so, and no stray key file is left.
+    await expect(withService({ data })).rejects.toThrow(`its key file ${keyFileOf(data)} is missing`);
+    expect(existsSync(keyFileOf(data))).toBe(false);
     await expect(withService({ data, storeKey: "too-short" })).rejects.toThrow(
       "RUNPODKIT_STORE_KEY: expected 32 bytes as 64 hex digits or base64",
     );
+
+    // A key file that is there but holds another key: named as the key's source.
+    writeFileSync(keyFileOf(data), `${randomBytes(32).toString("hex")}\n`, { mode: 0o600 });
+    await expect(withService({ data })).rejects.toThrow(
+      `sealed with another key than the one from key file ${keyFileOf(data)}`,
+    );
+    rmSync(keyFileOf(data));
 
     const again = await withService({ data, storeKey: key });
     try {
