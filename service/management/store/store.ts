@@ -39,24 +39,22 @@ function envSecrets<T extends { id: string; env: Record<string, string> }>(
   sealer: Sealer,
   kind: string,
 ): SecretFields<T> {
-  return {
-    seal: (record) => ({
+  /** Each env value mapped; a record stored without `env` (older documents) stays as it is. */
+  const mapEnv = (record: T, fn: (name: string, value: string) => string): T => {
+    const env = record.env as Record<string, string> | undefined;
+    if (env === undefined) return record;
+    return {
       ...record,
-      env: Object.fromEntries(Object.entries(record.env).map(([name, value]) => [name, sealer.seal(value)])),
-    }),
+      env: Object.fromEntries(Object.entries(env).map(([name, value]) => [name, fn(name, value)])),
+    };
+  };
+  return {
+    seal: (record) => mapEnv(record, (_, value) => sealer.seal(value)),
     open: (record, legacy) => {
       const open = opener(sealer, legacy);
-      return {
-        ...record,
-        env: Object.fromEntries(
-          Object.entries(record.env).map(([name, value]) => [
-            name,
-            open(value, `${kind} ${record.id} env ${name}`),
-          ]),
-        ),
-      };
+      return mapEnv(record, (name, value) => open(value, `${kind} ${record.id} env ${name}`));
     },
-    hasPlain: (record) => Object.values(record.env).some((value) => !Sealer.isSealed(value)),
+    hasPlain: (record) => Object.values(record.env ?? {}).some((value) => !Sealer.isSealed(value)),
   };
 }
 
@@ -73,8 +71,7 @@ function passwordSecret(sealer: Sealer): SecretFields<RegistryAuthRecord> {
 
 /** Statements of one JSON-document table keyed by (account_id, id). */
 class DocumentTable<T extends { id: string; accountId: string }> {
-  readonly table: string;
-  readonly secrets: SecretFields<T>;
+  readonly #secrets: SecretFields<T>;
   readonly #get: StatementSync;
   readonly #list: StatementSync;
   readonly #listAll: StatementSync;
@@ -82,8 +79,7 @@ class DocumentTable<T extends { id: string; accountId: string }> {
   readonly #rewrite: StatementSync;
 
   constructor(db: DatabaseSync, table: string, secrets: SecretFields<T> = NO_SECRETS) {
-    this.table = table;
-    this.secrets = secrets;
+    this.#secrets = secrets;
     this.#get = db.prepare(`SELECT data FROM ${table} WHERE account_id = ? AND id = ?`);
     this.#list = db.prepare(`SELECT data FROM ${table} WHERE account_id = ? ORDER BY created_at, id`);
     this.#listAll = db.prepare(`SELECT data FROM ${table} ORDER BY account_id, created_at, id`);
@@ -93,12 +89,12 @@ class DocumentTable<T extends { id: string; accountId: string }> {
 
   /** A stored document, its secrets opened. */
   read(data: string): T {
-    return this.secrets.open(JSON.parse(data) as T);
+    return this.#secrets.open(JSON.parse(data) as T);
   }
 
   /** The document to store, its secrets sealed. */
   write(record: T): string {
-    return JSON.stringify(this.secrets.seal(record));
+    return JSON.stringify(this.#secrets.seal(record));
   }
 
   get(accountId: string, id: string): T | undefined {
@@ -119,8 +115,8 @@ class DocumentTable<T extends { id: string; accountId: string }> {
     let rewritten = 0;
     for (const row of this.#listAll.all() as unknown as DataRow[]) {
       const stored = JSON.parse(row.data) as T;
-      if (!this.secrets.hasPlain(stored)) continue;
-      this.#rewrite.run(this.write(this.secrets.open(stored, true)), stored.accountId, stored.id);
+      if (!this.#secrets.hasPlain(stored)) continue;
+      this.#rewrite.run(this.write(this.#secrets.open(stored, true)), stored.accountId, stored.id);
       rewritten++;
     }
     return rewritten;
