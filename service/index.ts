@@ -58,9 +58,10 @@ export interface RunningService {
 }
 
 /**
- * Starts the whole service, on 127.0.0.1 unless `host` says otherwise. The composition root: opens the store, builds each part from
- * what it uses, in order (the management store, the job plane reading its endpoints, the management
- * plane reading the job plane's workers), builds the app, listens, starts the job plane.
+ * Starts the whole service, on 127.0.0.1 unless `host` says otherwise. The composition root: opens
+ * the store (its secrets' sealer), builds each part from what it uses, in order (the management store,
+ * the job plane reading its endpoints, the management plane reading the job plane's workers), builds
+ * the app, listens, starts the job plane.
  */
 export async function startService(options: StartServiceOptions): Promise<RunningService> {
   if (options.apiKeys.length === 0) throw new Error("startService: at least one API key is required");
