@@ -181,6 +181,16 @@ export const LocationsList = z
     }
   });
 
+/**
+ * An optional reference id in a GraphQL input (networkVolumeId, containerRegistryAuthId, templateId of
+ * a pod, ...). The empty string means "not given", as on the real service, whose own Python library
+ * always sends `""` for the references a caller left out.
+ */
+export const OptionalRef = z.string().nullish();
+
+/** The reading of an OptionalRef: `""` and null are "not given". */
+export const givenRef = (value: string | null | undefined): string | undefined => value || undefined;
+
 /** The REST error body. */
 export const ErrorBody = z.object({ message: z.string() });
 export type ErrorBody = z.infer<typeof ErrorBody>;

@@ -10,6 +10,7 @@ import {
   GpuIdsList,
   GpuTypeId,
   LocationsList,
+  OptionalRef,
   optionalFields,
   PodStatus,
   ScalerType,
@@ -161,7 +162,8 @@ export const GqlEndpointInput = z.strictObject({
   workersMin: Workers.nullish(),
   workersMax: Workers.nullish(),
   workersStandby: Workers.nullish(),
-  networkVolumeId: z.string().min(1).nullish(),
+  /** "" = not given. */
+  networkVolumeId: OptionalRef,
   /** Deploy from a preconfigured repository release. */
   hubReleaseId: z.string().min(1).nullish(),
   /** A model repository URL to cache on workers. */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { optionalFields, TemplateCategory } from "./common";
+import { OptionalRef, optionalFields, TemplateCategory } from "./common";
 
 /** GraphQL env entries: [{key, value}]. REST uses an object map instead. */
 export const KeyValue = z.strictObject({ key: z.string().min(1), value: z.string() });
@@ -123,7 +123,8 @@ export const GqlTemplateInput = z.strictObject({
     }),
   readme: z.string().nullish(),
   isPublic: z.boolean().nullish(),
-  containerRegistryAuthId: z.string().min(1).nullish(),
+  /** "" = not given. */
+  containerRegistryAuthId: OptionalRef,
   startSsh: z.boolean().nullish(),
   startJupyter: z.boolean().nullish(),
 });

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { givenRef } from "../../../sdk/schemas/common";
 import {
   ContainerRegistryAuthCreateInput,
   GqlRegistryAuthUpdateInput,
@@ -44,7 +45,7 @@ function endpointChanges(input: GqlEndpointInput): EndpointChanges {
     workersMin: given(input.workersMin),
     workersMax: given(input.workersMax),
     workersStandby: given(input.workersStandby),
-    networkVolumeId: given(input.networkVolumeId),
+    networkVolumeId: givenRef(input.networkVolumeId),
     hubReleaseId: given(input.hubReleaseId),
     modelName: given(input.modelName),
     type: given(input.type),
@@ -73,7 +74,7 @@ function templateChanges(input: GqlTemplateInput): TemplateChanges {
     ports: input.ports ? splitCommaList(input.ports) : undefined,
     readme: given(input.readme),
     isPublic: given(input.isPublic),
-    containerRegistryAuthId: given(input.containerRegistryAuthId),
+    containerRegistryAuthId: givenRef(input.containerRegistryAuthId),
     startSsh: given(input.startSsh),
     startJupyter: given(input.startJupyter),
   };
