@@ -179,6 +179,13 @@ export const GqlEndpointInput = z.strictObject({
 });
 export type GqlEndpointInput = z.infer<typeof GqlEndpointInput>;
 
+/** GraphQL updateEndpointTemplate(input): points an endpoint at another template (a new release). */
+export const GqlUpdateEndpointTemplateInput = z.strictObject({
+  endpointId: z.string().min(1),
+  templateId: z.string().min(1),
+});
+export type GqlUpdateEndpointTemplateInput = z.infer<typeof GqlUpdateEndpointTemplateInput>;
+
 /** GraphQL Endpoint, every field this service answers (select what you need). */
 export const GqlEndpoint = z.object({
   id: z.string(),

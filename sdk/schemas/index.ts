@@ -7,3 +7,4 @@ export * from "./job";
 export * from "./network-volume";
 export * from "./pod";
 export * from "./template";
+export * from "./user";

@@ -8,6 +8,7 @@ import { EndpointService } from "./model/endpoint";
 import { NetworkVolumeService } from "./model/network-volume";
 import { PodService } from "./model/pod";
 import { TemplateService } from "./model/template";
+import { UserService } from "./model/user";
 import type { ManagementStore } from "./store/store";
 
 export interface ManagementDeps {
@@ -39,6 +40,7 @@ export class Management {
   readonly registryAuths: RegistryAuthService;
   readonly pods: PodService;
   readonly billing: BillingService;
+  readonly users: UserService;
 
   constructor({ store, clock, ids, events, workers }: ManagementDeps) {
     this.endpoints = new EndpointService({ store, clock, ids, events });
@@ -47,5 +49,6 @@ export class Management {
     this.registryAuths = new RegistryAuthService({ store, clock, ids });
     this.pods = new PodService({ store, workers });
     this.billing = new BillingService({ store, clock, workers });
+    this.users = new UserService({ store });
   }
 }

@@ -4,13 +4,14 @@ import {
   ContainerRegistryAuthCreateInput,
   GqlRegistryAuthUpdateInput,
 } from "../../../sdk/schemas/container-registry-auth";
-import { GqlEndpointInput } from "../../../sdk/schemas/endpoint";
+import { GqlEndpointInput, GqlUpdateEndpointTemplateInput } from "../../../sdk/schemas/endpoint";
 import {
   GqlNetworkVolumeDeleteInput,
   GqlNetworkVolumeUpdateInput,
   NetworkVolumeCreateInput,
 } from "../../../sdk/schemas/network-volume";
 import { GqlTemplateInput, type KeyValue, splitCommaList } from "../../../sdk/schemas/template";
+import { GqlUserSettingsInput } from "../../../sdk/schemas/user";
 import { parseInput } from "../../edge/parse";
 import { ServiceError } from "../../errors";
 import type { Management } from "../index";
@@ -71,7 +72,8 @@ function templateChanges(input: GqlTemplateInput): TemplateChanges {
     dockerStartCmd:
       typeof input.dockerArgs === "string" ? input.dockerArgs.split(/\s+/).filter(Boolean) : undefined,
     env: envMap(input.env),
-    ports: input.ports ? splitCommaList(input.ports) : undefined,
+    // "" is no ports (the Python library sends it when none are given); null or absent: the default.
+    ports: typeof input.ports === "string" ? splitCommaList(input.ports) : undefined,
     readme: given(input.readme),
     isPublic: given(input.isPublic),
     containerRegistryAuthId: givenRef(input.containerRegistryAuthId),
@@ -89,6 +91,7 @@ export const resolvers = {
   },
   User: {
     id: (_: unknown, __: Args, c: GraphqlContext) => c.accountId,
+    pubKey: (_: unknown, __: Args, c: GraphqlContext) => c.management.users.get(c.accountId).pubKey,
     endpoints: (_: unknown, __: Args, c: GraphqlContext) => c.management.endpoints.list(c.accountId),
     /** null when the account has no such endpoint (ids of other accounts read as missing). */
     endpoint: (_: unknown, args: Args, c: GraphqlContext) => {
@@ -116,8 +119,20 @@ export const resolvers = {
       gqlTemplate(c.management.templates.get(c.accountId, e.templateId)),
     pods: (e: EndpointRecord, _: Args, c: GraphqlContext) =>
       c.management.pods.list(c.accountId, { endpointId: e.id, includeWorkers: true }).map(gqlPod),
+    aiKey: () => null,
+    networkVolume: (e: EndpointRecord, _: Args, c: GraphqlContext) =>
+      e.networkVolumeId ? (c.management.networkVolumes.find(c.accountId, e.networkVolumeId) ?? null) : null,
   },
   Mutation: {
+    updateEndpointTemplate: (_: unknown, args: Args, c: GraphqlContext) => {
+      const input = parse(GqlUpdateEndpointTemplateInput, args.input);
+      return c.management.endpoints.update(c.accountId, input.endpointId, { templateId: input.templateId });
+    },
+    updateUserSettings: (_: unknown, args: Args, c: GraphqlContext) => {
+      const input = parse(GqlUserSettingsInput, args.input);
+      c.management.users.update(c.accountId, { pubKey: given(input.pubKey) });
+      return {};
+    },
     saveEndpoint: (_: unknown, args: Args, c: GraphqlContext) => {
       const input = parse(GqlEndpointInput, args.input);
       const changes = endpointChanges(input);

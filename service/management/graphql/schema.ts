@@ -82,6 +82,10 @@ export const typeDefs = /* GraphQL */ `
     version: Int!
     createdAt: String!
     pods: [Pod!]!
+    "Legacy per-endpoint key of the real service; always null here."
+    aiKey: String
+    "The attached network volume (networkVolumeId), null when none."
+    networkVolume: NetworkVolume
   }
 
   type NetworkVolume {
@@ -105,6 +109,8 @@ export const typeDefs = /* GraphQL */ `
 
   type User {
     id: String!
+    "SSH public keys, one per line; empty when none."
+    pubKey: String
     endpoints: [Endpoint!]!
     endpoint(id: String!): Endpoint
     serverlessDiscount: ServerlessDiscount
@@ -191,7 +197,19 @@ export const typeDefs = /* GraphQL */ `
     password: String!
   }
 
+  input UpdateEndpointTemplateInput {
+    endpointId: String!
+    templateId: String!
+  }
+
+  input UpdateUserSettingsInput {
+    pubKey: String
+  }
+
   type Mutation {
+    "Points an endpoint at another template: a new release, other settings unchanged."
+    updateEndpointTemplate(input: UpdateEndpointTemplateInput!): Endpoint
+    updateUserSettings(input: UpdateUserSettingsInput!): User
     saveEndpoint(input: EndpointInput!): Endpoint
     "Answers null; refused unless workersMin = workersMax = 0."
     deleteEndpoint(id: String!): Boolean

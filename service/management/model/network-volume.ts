@@ -36,6 +36,11 @@ export class NetworkVolumeService {
     return record;
   }
 
+  /** The volume, or undefined when the account has none of that id. */
+  find(accountId: string, volumeId: string): NetworkVolumeRecord | undefined {
+    return this.#store.volumes.get(accountId, volumeId);
+  }
+
   list(accountId: string): NetworkVolumeRecord[] {
     return this.#store.volumes.list(accountId);
   }

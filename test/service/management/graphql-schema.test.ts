@@ -16,7 +16,12 @@ import {
   ContainerRegistryAuthCreateInput,
   GqlRegistryAuthUpdateInput,
 } from "../../../sdk/schemas/container-registry-auth";
-import { GqlEndpoint, GqlEndpointInput, ServerlessDiscount } from "../../../sdk/schemas/endpoint";
+import {
+  GqlEndpoint,
+  GqlEndpointInput,
+  GqlUpdateEndpointTemplateInput,
+  ServerlessDiscount,
+} from "../../../sdk/schemas/endpoint";
 import {
   GqlNetworkVolumeDeleteInput,
   GqlNetworkVolumeUpdateInput,
@@ -24,6 +29,7 @@ import {
   NetworkVolumeCreateInput,
 } from "../../../sdk/schemas/network-volume";
 import { GqlPodTemplate, GqlTemplateInput, KeyValue } from "../../../sdk/schemas/template";
+import { GqlUser, GqlUserSettingsInput } from "../../../sdk/schemas/user";
 import { typeDefs } from "../../../service/management/graphql/schema";
 
 /*
@@ -209,6 +215,8 @@ const INPUTS: [sdl: string, zod: z.ZodType][] = [
   ["SaveRegistryAuthInput", ContainerRegistryAuthCreateInput],
   ["UpdateRegistryAuthInput", GqlRegistryAuthUpdateInput],
   ["EnvironmentVariableInput", KeyValue],
+  ["UpdateEndpointTemplateInput", GqlUpdateEndpointTemplateInput],
+  ["UpdateUserSettingsInput", GqlUserSettingsInput],
 ];
 
 const OUTPUTS: [sdl: string, zod: z.ZodType][] = [
@@ -217,6 +225,7 @@ const OUTPUTS: [sdl: string, zod: z.ZodType][] = [
   ["NetworkVolume", NetworkVolume],
   ["ContainerRegistryAuth", ContainerRegistryAuth],
   ["ServerlessDiscount", ServerlessDiscount],
+  ["User", GqlUser],
 ];
 
 describe("the GraphQL SDL against the zod wire schemas", () => {
@@ -237,7 +246,7 @@ describe("the GraphQL SDL against the zod wire schemas", () => {
   });
 
   it("names the SDL fields the SDK does not read", () => {
-    expect(sdlOnly("Endpoint", GqlEndpoint)).toEqual(["template"]);
+    expect(sdlOnly("Endpoint", GqlEndpoint)).toEqual(["template", "aiKey", "networkVolume"]);
     expect(sdlOnly("PodTemplate", GqlPodTemplate)).toEqual(["startSsh", "startJupyter"]);
     expect(sdlOnly("NetworkVolume", NetworkVolume)).toEqual([]);
     expect(sdlOnly("ContainerRegistryAuth", ContainerRegistryAuth)).toEqual([]);

@@ -1,0 +1,432 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type TestService, withService } from "../../helpers/service";
+
+/*
+ * The official Python library's GraphQL management helpers (runpod.api.ctl_commands), against this
+ * service. The library builds each document with its values written inline and posts `{"query": ...}`
+ * with a Bearer key and no variables; the builders below produce the same documents for the same
+ * arguments (field order, literal quirks such as `containerRegistryAuthId : ""`, enum literals,
+ * `dataCenterId: null`, scalar `env` on pods), and each test reads the reply the way the helper does.
+ */
+
+let service: TestService;
+
+interface PythonReply {
+  status: number;
+  data: Record<string, unknown> | null;
+  errors?: { message: string }[];
+}
+
+/** run_graphql_query: POST {query}, Bearer key, the library's headers; errors raise QueryError. */
+async function runGraphqlQuery(query: string, key = service.apiKey): Promise<PythonReply> {
+  const response = await fetch(service.graphqlUrl, {
+    method: "POST",
+    headers: {
+      "Content-Type": "application/json",
+      "User-Agent": "RunPod-Python-SDK/1.12.0 (Linux 6.1; x86_64) Language/Python 3.11.9",
+      Authorization: `Bearer ${key}`,
+    },
+    body: JSON.stringify({ query }),
+  });
+  const body = (await response.json()) as {
+    data: Record<string, unknown> | null;
+    errors?: { message: string }[];
+  };
+  return { status: response.status, ...body };
+}
+
+/** As the library: any `errors` in the reply raises. */
+async function helper(query: string): Promise<Record<string, unknown>> {
+  const reply = await runGraphqlQuery(query);
+  expect(reply.status).toBe(200);
+  expect(reply.errors).toBeUndefined();
+  return reply.data ?? {};
+}
+
+const quoted = (value: string) => `"${value}"`;
+
+// ---- documents as the library builds them ------------------------------------------------------
+
+/** mutations/templates.py generate_pod_template (create_template). */
+function createTemplateDoc(a: {
+  name: string;
+  imageName: string;
+  dockerStartCmd?: string;
+  containerDiskInGb?: number;
+  volumeInGb?: number;
+  volumeMountPath?: string;
+  ports?: string;
+  env?: Record<string, string>;
+  isServerless?: boolean;
+  registryAuthId?: string;
+}): string {
+  const fields = [`name: ${quoted(a.name)}`, `imageName: ${quoted(a.imageName)}`];
+  fields.push(
+    a.dockerStartCmd !== undefined
+      ? `dockerArgs: ${quoted(a.dockerStartCmd.replaceAll('"', '\\"'))}`
+      : 'dockerArgs: ""',
+  );
+  fields.push(`containerDiskInGb: ${a.containerDiskInGb ?? 10}`);
+  fields.push(`volumeInGb: ${a.volumeInGb ?? 0}`);
+  if (a.volumeMountPath !== undefined) fields.push(`volumeMountPath: ${quoted(a.volumeMountPath)}`);
+  fields.push(a.ports !== undefined ? `ports: ${quoted(a.ports.replaceAll(" ", ""))}` : 'ports: ""');
+  fields.push(
+    a.env !== undefined
+      ? `env: [${Object.entries(a.env)
+          .map(([k, v]) => `{ key: "${k}", value: "${v}" }`)
+          .join(", ")}]`
+      : "env: []",
+  );
+  fields.push(`isServerless: ${a.isServerless ? "true" : "false"}`);
+  fields.push(
+    a.registryAuthId !== undefined
+      ? `containerRegistryAuthId : ${quoted(a.registryAuthId)}`
+      : 'containerRegistryAuthId : ""',
+  );
+  fields.push("startSsh: true", "isPublic: false", 'readme: ""');
+  return `
+    mutation {
+        saveTemplate(
+            input: {
+                ${fields.join(", ")}
+            }
+        ) {
+            id
+            name
+            imageName
+            dockerArgs
+            containerDiskInGb
+            volumeInGb
+            volumeMountPath
+            ports
+            env {
+                key
+                value
+            }
+            isServerless
+        }
+    }
+    `;
+}
+
+/** mutations/endpoints.py generate_endpoint_mutation (create_endpoint). */
+function createEndpointDoc(a: {
+  name: string;
+  templateId: string;
+  gpuIds?: string;
+  networkVolumeId?: string;
+  locations?: string;
+  idleTimeout?: number;
+  scalerType?: string;
+  scalerValue?: number;
+  workersMin?: number;
+  workersMax?: number;
+  flashboot?: boolean;
+  allowedCudaVersions?: string;
+  gpuCount?: number;
+}): string {
+  const fields: string[] = [];
+  if (a.flashboot) fields.push("flashBootType: FLASHBOOT");
+  fields.push(`name: ${quoted(a.name)}`, `templateId: ${quoted(a.templateId)}`);
+  fields.push(`gpuIds: ${quoted(a.gpuIds ?? "AMPERE_16")}`);
+  fields.push(`networkVolumeId: ${quoted(a.networkVolumeId ?? "")}`);
+  fields.push(`locations: ${quoted(a.locations ?? "")}`);
+  fields.push(`idleTimeout: ${a.idleTimeout ?? 5}`);
+  fields.push(`scalerType: ${quoted(a.scalerType ?? "QUEUE_DELAY")}`);
+  fields.push(`scalerValue: ${a.scalerValue ?? 4}`);
+  fields.push(`workersMin: ${a.workersMin ?? 0}`);
+  fields.push(`workersMax: ${a.workersMax ?? 3}`);
+  if (a.allowedCudaVersions) fields.push(`allowedCudaVersions: ${quoted(a.allowedCudaVersions)}`);
+  if (a.gpuCount !== undefined) fields.push(`gpuCount: ${a.gpuCount}`);
+  return `
+    mutation {
+        saveEndpoint(
+            input: {
+                ${fields.join(", ")}
+            }
+        ) {
+            id
+            name
+            templateId
+            gpuIds
+            networkVolumeId
+            locations
+            idleTimeout
+            scalerType
+            scalerValue
+            workersMin
+            workersMax
+            allowedCudaVersions
+            gpuCount
+            flashBootType
+        }
+    }
+    `;
+}
+
+/** mutations/endpoints.py update_endpoint_template_mutation. */
+const updateEndpointTemplateDoc = (endpointId: string, templateId: string) => `
+    mutation {
+        updateEndpointTemplate(input: {templateId: "${templateId}", endpointId: "${endpointId}"}) {
+            id
+            templateId
+        }
+    }
+    `;
+
+/** queries/endpoints.py QUERY_ENDPOINT (get_endpoints). */
+const QUERY_ENDPOINT = `
+query Query {
+  myself {
+    endpoints {
+      aiKey
+      gpuIds
+      id
+      idleTimeout
+      name
+      networkVolumeId
+      locations
+      scalerType
+      scalerValue
+      templateId
+      type
+      userId
+      version
+      workersMax
+      workersMin
+      workersStandby
+      gpuCount
+      env {
+        key
+        value
+      }
+      createdAt
+      networkVolume {
+        id
+        dataCenterId
+      }
+    }
+  }
+}
+`;
+
+/** queries/user.py QUERY_USER (get_user). */
+const QUERY_USER = `
+query myself {
+    myself {
+        id
+        pubKey
+        networkVolumes {
+            id
+            name
+            size
+            dataCenterId
+        }
+    }
+}
+`;
+
+/** mutations/user.py generate_user_mutation (update_user_settings): newlines escaped as \n. */
+const updateUserSettingsDoc = (pubKey: string) => `
+    mutation {
+        updateUserSettings(
+            input: {
+                pubKey: "${pubKey.replaceAll("\n", "\\n")}"
+            }
+        ) {
+            id
+            pubKey
+        }
+    }
+    `;
+
+/** mutations/container_register_auth.py generate_container_registry_auth. */
+const saveRegistryAuthDoc = (name: string, username: string, password: string) => `
+    mutation SaveRegistryAuth {
+        saveRegistryAuth(input: {name: "${name}", username: "${username}", password: "${password}"}) {
+            id
+            name
+        }
+    }
+    `;
+
+beforeAll(async () => {
+  service = await withService();
+});
+afterAll(() => service.close());
+
+async function createVolume(name: string, dataCenterId: string): Promise<string> {
+  const reply = await runGraphqlQuery(
+    `mutation { createNetworkVolume(input: {name: "${name}", size: 10, dataCenterId: "${dataCenterId}"}) { id } }`,
+  );
+  return (reply.data?.createNetworkVolume as { id: string }).id;
+}
+
+describe("runpod (Python) GraphQL helpers: templates, endpoints, user, registry auths", () => {
+  it("create_container_registry_auth, then create_template with and without registry_auth_id", async () => {
+    const auth = (await helper(saveRegistryAuthDoc("py-registry", "robot", "s3cret"))).saveRegistryAuth as {
+      id: string;
+      name: string;
+    };
+    expect(auth).toEqual({ id: expect.any(String), name: "py-registry" });
+
+    const plain = (await helper(createTemplateDoc({ name: "py-plain", imageName: "repo/app:1" })))
+      .saveTemplate;
+    expect(plain).toEqual({
+      id: expect.any(String),
+      name: "py-plain",
+      imageName: "repo/app:1",
+      dockerArgs: "",
+      containerDiskInGb: 10,
+      volumeInGb: 0,
+      volumeMountPath: "/workspace",
+      ports: "",
+      env: [],
+      isServerless: false,
+    });
+
+    const full = (
+      await helper(
+        createTemplateDoc({
+          name: "py-full",
+          imageName: "repo/worker:2",
+          dockerStartCmd: "python -u handler.py",
+          containerDiskInGb: 20,
+          volumeInGb: 5,
+          volumeMountPath: "/data",
+          ports: "8888/http, 22/tcp",
+          env: { MODEL: "small", MODE: "fast" },
+          isServerless: true,
+          registryAuthId: auth.id,
+        }),
+      )
+    ).saveTemplate;
+    expect(full).toEqual({
+      id: expect.any(String),
+      name: "py-full",
+      imageName: "repo/worker:2",
+      dockerArgs: "python -u handler.py",
+      containerDiskInGb: 20,
+      volumeInGb: 5,
+      volumeMountPath: "/data",
+      ports: "8888/http,22/tcp",
+      env: [
+        { key: "MODEL", value: "small" },
+        { key: "MODE", value: "fast" },
+      ],
+      isServerless: true,
+    });
+  });
+
+  it("create_endpoint (networkVolumeId and locations sent as empty strings), get_endpoints, update_endpoint_template", async () => {
+    const t1 = (
+      await helper(createTemplateDoc({ name: "py-ep-1", imageName: "repo/w:1", isServerless: true }))
+    ).saveTemplate as { id: string };
+    const t2 = (
+      await helper(createTemplateDoc({ name: "py-ep-2", imageName: "repo/w:2", isServerless: true }))
+    ).saveTemplate as { id: string };
+    const endpoint = (await helper(createEndpointDoc({ name: "py-endpoint", templateId: t1.id })))
+      .saveEndpoint as Record<string, unknown>;
+    expect(endpoint).toEqual({
+      id: expect.any(String),
+      name: "py-endpoint",
+      templateId: t1.id,
+      gpuIds: "AMPERE_16",
+      networkVolumeId: null,
+      locations: null,
+      idleTimeout: 5,
+      scalerType: "QUEUE_DELAY",
+      scalerValue: 4,
+      workersMin: 0,
+      workersMax: 3,
+      allowedCudaVersions: "",
+      gpuCount: 1,
+      flashBootType: "OFF",
+    });
+
+    const volumeId = await createVolume("py-ep-volume", "EU-RO-1");
+    const withVolume = (
+      await helper(
+        createEndpointDoc({
+          name: "py-endpoint-volume",
+          templateId: t1.id,
+          gpuIds: "AMPERE_48",
+          networkVolumeId: volumeId,
+          locations: "US,FR",
+          flashboot: true,
+          allowedCudaVersions: "12.4",
+          gpuCount: 2,
+        }),
+      )
+    ).saveEndpoint as Record<string, unknown>;
+    expect(withVolume).toMatchObject({
+      networkVolumeId: volumeId,
+      locations: "US,FR",
+      flashBootType: "FLASHBOOT",
+      allowedCudaVersions: "12.4",
+      gpuCount: 2,
+    });
+
+    const moved = (await helper(updateEndpointTemplateDoc(String(endpoint.id), t2.id)))
+      .updateEndpointTemplate;
+    expect(moved).toEqual({ id: endpoint.id, templateId: t2.id });
+
+    const endpoints = ((await helper(QUERY_ENDPOINT)).myself as { endpoints: Record<string, unknown>[] })
+      .endpoints;
+    const first = endpoints.find((e) => e.id === endpoint.id);
+    expect(first).toEqual({
+      aiKey: null,
+      gpuIds: "AMPERE_16",
+      id: endpoint.id,
+      idleTimeout: 5,
+      name: "py-endpoint",
+      networkVolumeId: null,
+      locations: null,
+      scalerType: "QUEUE_DELAY",
+      scalerValue: 4,
+      templateId: t2.id,
+      type: "QB",
+      userId: expect.any(String),
+      version: 1,
+      workersMax: 3,
+      workersMin: 0,
+      workersStandby: 1,
+      gpuCount: 1,
+      env: [],
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+      networkVolume: null,
+    });
+    expect(endpoints.find((e) => e.id === withVolume.id)?.networkVolume).toEqual({
+      id: volumeId,
+      dataCenterId: "EU-RO-1",
+    });
+  });
+
+  it("update_endpoint_template refuses an unknown template or endpoint (the helper would raise)", async () => {
+    const reply = await runGraphqlQuery(updateEndpointTemplateDoc("nope", "nope"));
+    expect(reply.errors?.[0]?.message).toMatch(/endpoint nope not found/);
+  });
+
+  it("get_user and update_user_settings (a multi-line pubKey, newlines escaped by the library)", async () => {
+    const volumeId = await createVolume("py-user-volume", "US-TX-3");
+    const before = (await helper(QUERY_USER)).myself as {
+      id: string;
+      pubKey: string;
+      networkVolumes: unknown[];
+    };
+    expect(before.pubKey).toBe("");
+    expect(before.networkVolumes).toContainEqual({
+      id: volumeId,
+      name: "py-user-volume",
+      size: 10,
+      dataCenterId: "US-TX-3",
+    });
+    const keys = "ssh-ed25519 AAAAC3Nza one@host\nssh-rsa AAAAB3Nza two@host";
+    const updated = (await helper(updateUserSettingsDoc(keys))).updateUserSettings;
+    expect(updated).toEqual({ id: before.id, pubKey: keys });
+    expect(((await helper(QUERY_USER)).myself as { pubKey: string }).pubKey).toBe(keys);
+    // Per account: the other key's user has none.
+    const other = await runGraphqlQuery(QUERY_USER, service.otherApiKey);
+    expect((other.data?.myself as { pubKey: string }).pubKey).toBe("");
+  });
+});
