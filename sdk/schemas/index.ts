@@ -1,5 +1,6 @@
 /** The wire schemas, shared by the service (validation, OpenAPI) and the SDK (parsing replies). */
 export * from "./billing";
+export * from "./catalogue";
 export * from "./common";
 export * from "./container-registry-auth";
 export * from "./endpoint";

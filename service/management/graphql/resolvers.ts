@@ -1,4 +1,10 @@
 import type { z } from "zod";
+import {
+  GqlCpuFlavorInput,
+  GqlGpuAvailabilityInput,
+  GqlGpuLowestPriceInput,
+  GqlGpuTypeFilter,
+} from "../../../sdk/schemas/catalogue";
 import { givenRef } from "../../../sdk/schemas/common";
 import {
   ContainerRegistryAuthCreateInput,
@@ -15,6 +21,14 @@ import { GqlUserSettingsInput } from "../../../sdk/schemas/user";
 import { parseInput } from "../../edge/parse";
 import { ServiceError } from "../../errors";
 import type { Management } from "../index";
+import {
+  cpuFlavors,
+  dataCenters,
+  type GpuTypeView,
+  gpuAvailability,
+  gpuTypes,
+  lowestPrice,
+} from "../model/catalogue";
 import { publicRegistryAuth } from "../model/container-registry-auth";
 import type { EndpointChanges } from "../model/endpoint";
 import type { EndpointRecord } from "../model/records";
@@ -88,6 +102,19 @@ const parse = <S extends z.ZodType>(schema: S, value: unknown) => parseInput(sch
 export const resolvers = {
   Query: {
     myself: () => ({}),
+    gpuTypes: (_: unknown, args: Args) => gpuTypes(args.input ? parse(GqlGpuTypeFilter, args.input) : {}),
+    cpuFlavors: (_: unknown, args: Args) =>
+      cpuFlavors(args.input ? parse(GqlCpuFlavorInput, args.input) : {}),
+    dataCenters: () => dataCenters(),
+  },
+  GpuType: {
+    /** Without input: the price of one GPU. */
+    lowestPrice: (t: GpuTypeView, args: Args) =>
+      lowestPrice(t.id, args.input ? parse(GqlGpuLowestPriceInput, args.input) : { gpuCount: 1 }),
+  },
+  DataCenter: {
+    gpuAvailability: (_: unknown, args: Args) =>
+      gpuAvailability(args.input ? parse(GqlGpuAvailabilityInput, args.input) : {}),
   },
   User: {
     id: (_: unknown, __: Args, c: GraphqlContext) => c.accountId,

@@ -121,6 +121,151 @@ export const typeDefs = /* GraphQL */ `
 
   type Query {
     myself: User!
+    "GPU types; input narrows to one id or several (unknown ids: an empty list)."
+    gpuTypes(input: GpuTypeFilter): [GpuType]
+    cpuFlavors(input: CpuFlavorInput): [CpuFlavor]
+    "The data centers network volumes, pods and endpoints may use."
+    dataCenters: [DataCenter]
+  }
+
+  input GpuTypeFilter {
+    id: String
+    ids: [String!]
+    cluster: Boolean
+  }
+
+  input GpuLowestPriceInput {
+    gpuCount: Int!
+    countryCode: String
+    dataCenterId: String
+    includeAiApi: Boolean
+    minDisk: Int
+    minDownload: Int
+    minMemoryInGb: Int
+    minUpload: Int
+    minVcpuCount: Int
+    secureCloud: Boolean
+    supportPublicIp: Boolean
+    cudaVersion: String
+    allowedCudaVersions: [String]
+    minCudaVersion: String
+  }
+
+  "Prices are USD per GPU-hour; null where the type is not offered."
+  type LowestPrice {
+    gpuName: String
+    gpuTypeId: String
+    minimumBidPrice: Float
+    uninterruptablePrice: Float
+    minMemory: Int
+    minVcpu: Int
+    rentedCount: Int
+    totalCount: Int
+    stockStatus: String
+    countryCode: String
+    supportPublicIp: Boolean
+    maxGpuCount: Int
+    availableGpuCounts: [Int]
+  }
+
+  "Prices are USD per GPU-hour; null where the type is not offered that way."
+  type GpuType {
+    id: String
+    displayName: String
+    manufacturer: String
+    memoryInGb: Int
+    cudaCores: Int
+    secureCloud: Boolean
+    communityCloud: Boolean
+    securePrice: Float
+    communityPrice: Float
+    communitySpotPrice: Float
+    secureSpotPrice: Float
+    oneWeekPrice: Float
+    oneMonthPrice: Float
+    threeMonthPrice: Float
+    maxGpuCount: Int
+    maxGpuCountCommunityCloud: Int
+    maxGpuCountSecureCloud: Int
+    minPodGpuCount: Int
+    lowestPrice(input: GpuLowestPriceInput): LowestPrice
+  }
+
+  input CpuFlavorInput {
+    id: String
+    slsOnly: Boolean
+    isSls: Boolean
+  }
+
+  "Instance ids are <id>-<vcpus>-<vcpus x ramMultiplier>, e.g. cpu3c-2-4."
+  type CpuFlavor {
+    id: String
+    groupId: String
+    groupName: String
+    displayName: String
+    minVcpu: Float
+    maxVcpu: Int
+    vcpuBurstable: Boolean
+    ramMultiplier: Float
+    diskLimitPerVcpu: Int
+  }
+
+  enum DataCenterRegion {
+    NORTH_AMERICA
+    ASIA
+    EUROPE
+    MIDDLE_EAST
+    AFRICA
+    SOUTH_AMERICA
+    OCEANIA
+    ANTARCTICA
+    UNKNOWN
+  }
+
+  enum Compliance {
+    GDPR
+    ISO_IEC_27001
+    ISO_14001
+    PCI_DSS
+    HITRUST
+    SOC_1_TYPE_2
+    SOC_2_TYPE_2
+    SOC_3_TYPE_2
+    ITAR
+    FISMA_HIGH
+    HIPAA
+  }
+
+  input GpuAvailabilityInput {
+    gpuCount: Int
+    minDisk: Int
+    minMemoryInGb: Int
+    minVcpuCount: Int
+    secureCloud: Boolean
+    allowedCudaVersions: [String]
+    minCudaVersion: String
+    includeAiApi: Boolean
+  }
+
+  type GpuAvailability {
+    available: Boolean
+    stockStatus: String
+    gpuTypeId: String
+    gpuTypeDisplayName: String
+    displayName: String
+    id: String
+  }
+
+  type DataCenter {
+    id: String
+    name: String
+    location: String
+    listed: Boolean
+    storageSupport: Boolean
+    globalNetwork: Boolean
+    region: DataCenterRegion
+    compliance: [Compliance]
+    gpuAvailability(input: GpuAvailabilityInput): [GpuAvailability]
   }
 
   "Without id: create. With id: FULL REPLACE (omitted fields reset to defaults)."

@@ -250,6 +250,44 @@ const saveRegistryAuthDoc = (name: string, username: string, password: string) =
     }
     `;
 
+/** queries/gpus.py QUERY_GPU_TYPES (get_gpus). */
+const QUERY_GPU_TYPES = `
+query GpuTypes {
+  gpuTypes {
+    id
+    displayName
+    memoryInGb
+  }
+}
+`;
+
+/** queries/gpus.py generate_gpu_query (get_gpu). */
+const gpuQueryDoc = (gpuId: string, gpuCount = 1) => `
+    query GpuTypes {
+      gpuTypes(input: {id: "${gpuId}"}) {
+        maxGpuCount
+        id
+        displayName
+        manufacturer
+        memoryInGb
+        cudaCores
+        secureCloud
+        communityCloud
+        securePrice
+        communityPrice
+        oneMonthPrice
+        threeMonthPrice
+        oneWeekPrice
+        communitySpotPrice
+        secureSpotPrice
+        lowestPrice(input: {gpuCount: ${gpuCount}}) {
+          minimumBidPrice
+          uninterruptablePrice
+        }
+      }
+    }
+    `;
+
 beforeAll(async () => {
   service = await withService();
 });
@@ -428,5 +466,49 @@ describe("runpod (Python) GraphQL helpers: templates, endpoints, user, registry 
     // Per account: the other key's user has none.
     const other = await runGraphqlQuery(QUERY_USER, service.otherApiKey);
     expect(other.data?.myself).toEqual({ id: expect.any(String), pubKey: "", networkVolumes: [] });
+  });
+});
+
+describe("runpod (Python) GraphQL helpers: GPUs", () => {
+  it("get_gpus lists every GPU type with id, displayName and memoryInGb", async () => {
+    const gpus = (await helper(QUERY_GPU_TYPES)).gpuTypes as Record<string, unknown>[];
+    expect(gpus.length).toBeGreaterThan(40);
+    expect(gpus).toContainEqual({ id: "NVIDIA GeForce RTX 4090", displayName: "RTX 4090", memoryInGb: 24 });
+    expect(gpus).toContainEqual({ id: "NVIDIA A40", displayName: "A40", memoryInGb: 48 });
+    for (const g of gpus) expect(Object.keys(g)).toEqual(["id", "displayName", "memoryInGb"]);
+  });
+
+  it("get_gpu answers one type with its prices and the lowest price for the asked count", async () => {
+    const [one] = (await helper(gpuQueryDoc("NVIDIA GeForce RTX 4090"))).gpuTypes as Record<
+      string,
+      unknown
+    >[];
+    expect(one).toEqual({
+      maxGpuCount: 8,
+      id: "NVIDIA GeForce RTX 4090",
+      displayName: "RTX 4090",
+      manufacturer: "Nvidia",
+      memoryInGb: 24,
+      cudaCores: 16384,
+      secureCloud: true,
+      communityCloud: true,
+      securePrice: 0.69,
+      communityPrice: 0.34,
+      oneMonthPrice: 0.62,
+      threeMonthPrice: 0.59,
+      oneWeekPrice: 0.66,
+      communitySpotPrice: 0.17,
+      secureSpotPrice: 0.35,
+      lowestPrice: { minimumBidPrice: 0.17, uninterruptablePrice: 0.34 },
+    });
+    const [many] = (await helper(gpuQueryDoc("NVIDIA A40", 9))).gpuTypes as Record<string, unknown>[];
+    expect(many?.lowestPrice).toEqual({ minimumBidPrice: null, uninterruptablePrice: null });
+    expect((await helper(gpuQueryDoc("NVIDIA A40", 2))).gpuTypes).toMatchObject([
+      { communityCloud: false, communityPrice: null, lowestPrice: { uninterruptablePrice: 0.4 } },
+    ]);
+  });
+
+  it("get_gpu of an unknown id answers an empty list (the helper raises ValueError on it)", async () => {
+    expect((await helper(gpuQueryDoc("NVIDIA GeForce RTX 9999"))).gpuTypes).toEqual([]);
   });
 });

@@ -12,6 +12,15 @@ import {
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
+  CpuFlavor,
+  DataCenter,
+  GpuType,
+  GqlCpuFlavorInput,
+  GqlGpuAvailabilityInput,
+  GqlGpuLowestPriceInput,
+  GqlGpuTypeFilter,
+} from "../../../sdk/schemas/catalogue";
+import {
   ContainerRegistryAuth,
   ContainerRegistryAuthCreateInput,
   GqlRegistryAuthUpdateInput,
@@ -217,6 +226,10 @@ const INPUTS: [sdl: string, zod: z.ZodType][] = [
   ["EnvironmentVariableInput", KeyValue],
   ["UpdateEndpointTemplateInput", GqlUpdateEndpointTemplateInput],
   ["UpdateUserSettingsInput", GqlUserSettingsInput],
+  ["GpuTypeFilter", GqlGpuTypeFilter],
+  ["GpuLowestPriceInput", GqlGpuLowestPriceInput],
+  ["CpuFlavorInput", GqlCpuFlavorInput],
+  ["GpuAvailabilityInput", GqlGpuAvailabilityInput],
 ];
 
 const OUTPUTS: [sdl: string, zod: z.ZodType][] = [
@@ -226,6 +239,9 @@ const OUTPUTS: [sdl: string, zod: z.ZodType][] = [
   ["ContainerRegistryAuth", ContainerRegistryAuth],
   ["ServerlessDiscount", ServerlessDiscount],
   ["User", GqlUser],
+  ["GpuType", GpuType],
+  ["CpuFlavor", CpuFlavor],
+  ["DataCenter", DataCenter],
 ];
 
 describe("the GraphQL SDL against the zod wire schemas", () => {
