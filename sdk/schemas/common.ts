@@ -139,6 +139,17 @@ export const GpuTypeId = z.enum(GPU_TYPE_IDS);
 /** Values of a pod's (worker's) desiredStatus. */
 export const POD_STATUSES = ["RUNNING", "EXITED", "TERMINATED"] as const;
 export const PodStatus = z.enum(POD_STATUSES);
+/** GraphQL's PodStatus enum: the values this service answers, and the others the real schema has. */
+export const GQL_POD_STATUSES = [
+  "CREATED",
+  "RUNNING",
+  "RESTARTING",
+  "EXITED",
+  "PAUSED",
+  "DEAD",
+  "TERMINATED",
+] as const;
+export const GqlPodStatus = z.enum(GQL_POD_STATUSES);
 
 /**
  * gpuIds: a comma list of pool ids with optional exclusions of GPU type names, for example

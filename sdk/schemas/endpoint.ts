@@ -9,10 +9,10 @@ import {
   FlashBootType,
   GpuIdsList,
   GpuTypeId,
+  GqlPodStatus,
   LocationsList,
   OptionalRef,
   optionalFields,
-  PodStatus,
   ScalerType,
 } from "./common";
 import { Pod } from "./pod";
@@ -213,7 +213,7 @@ export const GqlEndpoint = z.object({
   instanceIds: z.array(z.string()),
   version: z.number().int(),
   createdAt: z.string(),
-  pods: z.array(z.object({ id: z.string(), desiredStatus: PodStatus })),
+  pods: z.array(z.object({ id: z.string(), desiredStatus: GqlPodStatus })),
 });
 export type GqlEndpoint = z.infer<typeof GqlEndpoint>;
 

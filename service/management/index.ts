@@ -47,7 +47,7 @@ export class Management {
     this.templates = new TemplateService({ store, clock, ids, events, endpoints: this.endpoints });
     this.networkVolumes = new NetworkVolumeService({ store, clock, ids });
     this.registryAuths = new RegistryAuthService({ store, clock, ids });
-    this.pods = new PodService({ store, workers });
+    this.pods = new PodService({ store, clock, ids, workers });
     this.billing = new BillingService({ store, clock, workers });
     this.users = new UserService({ store });
   }

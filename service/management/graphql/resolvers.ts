@@ -16,10 +16,18 @@ import {
   GqlNetworkVolumeUpdateInput,
   NetworkVolumeCreateInput,
 } from "../../../sdk/schemas/network-volume";
-import { GqlTemplateInput, type KeyValue, splitCommaList } from "../../../sdk/schemas/template";
+import {
+  GqlDeployCpuPodInput,
+  GqlPodEditJobInput,
+  GqlPodFilter,
+  GqlPodFindAndDeployOnDemandInput,
+  GqlPodIdInput,
+  GqlPodResumeInput,
+} from "../../../sdk/schemas/pod";
+import { GqlTemplateInput, type KeyValue, PortSpec, splitCommaList } from "../../../sdk/schemas/template";
 import { GqlUserSettingsInput } from "../../../sdk/schemas/user";
 import { parseInput } from "../../edge/parse";
-import { ServiceError } from "../../errors";
+import { invalid, ServiceError } from "../../errors";
 import type { Management } from "../index";
 import {
   cpuFlavors,
@@ -31,9 +39,10 @@ import {
 } from "../model/catalogue";
 import { publicRegistryAuth } from "../model/container-registry-auth";
 import type { EndpointChanges } from "../model/endpoint";
+import type { PodCreate } from "../model/pod";
 import type { EndpointRecord } from "../model/records";
 import type { TemplateChanges } from "../model/template";
-import { envList, gqlPod, gqlTemplate } from "./shape";
+import { envList, gqlPod, gqlPodEntry, gqlRentedPod, gqlTemplate, startCmdOf } from "./shape";
 
 export interface GraphqlContext {
   management: Management;
@@ -42,8 +51,10 @@ export interface GraphqlContext {
 
 type Args = Record<string, unknown>;
 
-const envMap = (env: readonly KeyValue[] | null | undefined) =>
-  env ? Object.fromEntries(env.map(({ key, value }) => [key, value])) : undefined;
+const envMap = (env: readonly (KeyValue | null)[] | null | undefined) =>
+  env
+    ? Object.fromEntries(env.flatMap((entry) => (entry ? [[entry.key, entry.value] as const] : [])))
+    : undefined;
 /** GraphQL null means "not given": with full-replace semantics it resets the field to its default. */
 const given = <T>(value: T | null | undefined): T | undefined => (value === null ? undefined : value);
 
@@ -96,12 +107,62 @@ function templateChanges(input: GqlTemplateInput): TemplateChanges {
   };
 }
 
+/** A pod's comma list of ports, each "<port>/<http|tcp|udp>"; "" is none, null or absent not given. */
+function portList(ports: string | null | undefined): string[] | undefined {
+  if (typeof ports !== "string") return undefined;
+  const list = splitCommaList(ports);
+  for (const port of list) {
+    if (!PortSpec.safeParse(port).success)
+      throw invalid("ports", `bad port "${port}"; expected "<port>/<http|tcp|udp>"`);
+  }
+  return list;
+}
+
+/** What deployCpuPod and podFindAndDeployOnDemand share; "" is "not given" for strings, as the real service. */
+function deployChanges(
+  input: GqlDeployCpuPodInput | GqlPodFindAndDeployOnDemandInput,
+): Omit<PodCreate, "computeType"> {
+  const dataCenterId = givenRef(input.dataCenterId);
+  return {
+    name: input.name || undefined,
+    cloudType: given(input.cloudType) ?? "ALL",
+    dataCenterIds: dataCenterId ? [dataCenterId] : undefined,
+    countryCodes: input.countryCode ? [input.countryCode] : undefined,
+    imageName: input.imageName || undefined,
+    dockerStartCmd: input.dockerArgs ? startCmdOf(input.dockerArgs) : undefined,
+    env: envMap(input.env),
+    ports: portList(input.ports),
+    containerDiskInGb: given(input.containerDiskInGb),
+    volumeMountPath: input.volumeMountPath || undefined,
+    templateId: givenRef(input.templateId),
+    networkVolumeId: givenRef(input.networkVolumeId),
+    containerRegistryAuthId: givenRef(input.containerRegistryAuthId),
+    supportPublicIp: given(input.supportPublicIp),
+    startSsh: given(input.startSsh),
+    startJupyter: given(input.startJupyter),
+  };
+}
+
+/** null for a pod the account does not have (other accounts' ids read as missing). */
+function orNull<T>(read: () => T): T | null {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof ServiceError && error.code === "NOT_FOUND") return null;
+    throw error;
+  }
+}
+
 const parse = <S extends z.ZodType>(schema: S, value: unknown) => parseInput(schema, value, "input");
 
 /** Resolvers: parse (zod), call one domain function, shape the reply. */
 export const resolvers = {
   Query: {
     myself: () => ({}),
+    pod: (_: unknown, args: Args, c: GraphqlContext) => {
+      const { podId } = parse(GqlPodFilter, args.input);
+      return orNull(() => gqlPodEntry(c.management.pods.get(c.accountId, podId), c.management.pods.now()));
+    },
     gpuTypes: (_: unknown, args: Args) => gpuTypes(args.input ? parse(GqlGpuTypeFilter, args.input) : {}),
     cpuFlavors: (_: unknown, args: Args) =>
       cpuFlavors(args.input ? parse(GqlCpuFlavorInput, args.input) : {}),
@@ -119,6 +180,10 @@ export const resolvers = {
   User: {
     id: (_: unknown, __: Args, c: GraphqlContext) => c.accountId,
     pubKey: (_: unknown, __: Args, c: GraphqlContext) => c.management.users.get(c.accountId).pubKey,
+    pods: (_: unknown, __: Args, c: GraphqlContext) => {
+      const now = c.management.pods.now();
+      return c.management.pods.list(c.accountId).map((entry) => gqlPodEntry(entry, now));
+    },
     endpoints: (_: unknown, __: Args, c: GraphqlContext) => c.management.endpoints.list(c.accountId),
     /** null when the account has no such endpoint (ids of other accounts read as missing). */
     endpoint: (_: unknown, args: Args, c: GraphqlContext) => {
@@ -145,12 +210,81 @@ export const resolvers = {
     template: (e: EndpointRecord, _: Args, c: GraphqlContext) =>
       gqlTemplate(c.management.templates.get(c.accountId, e.templateId)),
     pods: (e: EndpointRecord, _: Args, c: GraphqlContext) =>
-      c.management.pods.list(c.accountId, { endpointId: e.id, includeWorkers: true }).map(gqlPod),
+      c.management.pods.workers(c.accountId, { endpointId: e.id }).map(gqlPod),
     aiKey: () => null,
     networkVolume: (e: EndpointRecord, _: Args, c: GraphqlContext) =>
       e.networkVolumeId ? (c.management.networkVolumes.find(c.accountId, e.networkVolumeId) ?? null) : null,
   },
   Mutation: {
+    podFindAndDeployOnDemand: (_: unknown, args: Args, c: GraphqlContext) => {
+      const input = parse(GqlPodFindAndDeployOnDemandInput, args.input ?? {});
+      const common = deployChanges(input);
+      const pods = c.management.pods;
+      if (input.computeType === "CPU") {
+        const instanceId = input.instanceIds?.find((id) => id) ?? undefined;
+        return gqlRentedPod(
+          pods.create(c.accountId, { ...common, computeType: "CPU", instanceId }),
+          pods.now(),
+        );
+      }
+      const list = (input.gpuTypeIdList ?? []).filter((id): id is string => Boolean(id));
+      const pod = pods.create(c.accountId, {
+        ...common,
+        computeType: "GPU",
+        gpuTypeIds: input.gpuTypeId ? [input.gpuTypeId] : list,
+        gpuCount: given(input.gpuCount),
+        minVcpuCount: given(input.minVcpuCount),
+        minMemoryInGb: given(input.minMemoryInGb),
+        volumeInGb: given(input.volumeInGb),
+      });
+      return gqlRentedPod(pod, pods.now());
+    },
+    deployCpuPod: (_: unknown, args: Args, c: GraphqlContext) => {
+      const input = parse(GqlDeployCpuPodInput, args.input);
+      const pods = c.management.pods;
+      const pod = pods.create(c.accountId, {
+        ...deployChanges(input),
+        computeType: "CPU",
+        instanceId: input.instanceId || undefined,
+      });
+      return gqlRentedPod(pod, pods.now());
+    },
+    podEditJob: (_: unknown, args: Args, c: GraphqlContext) => {
+      const input = parse(GqlPodEditJobInput, args.input);
+      const pods = c.management.pods;
+      const pod = pods.update(c.accountId, input.podId, {
+        imageName: input.imageName,
+        dockerStartCmd: typeof input.dockerArgs === "string" ? startCmdOf(input.dockerArgs) : undefined,
+        env: envMap(input.env),
+        ports: portList(input.ports),
+        containerDiskInGb: input.containerDiskInGb,
+        volumeInGb: given(input.volumeInGb),
+        volumeMountPath: input.volumeMountPath || undefined,
+        containerRegistryAuthId: givenRef(input.containerRegistryAuthId),
+      });
+      return gqlRentedPod(pod, pods.now());
+    },
+    podStop: (_: unknown, args: Args, c: GraphqlContext) => {
+      const pods = c.management.pods;
+      return gqlRentedPod(pods.stop(c.accountId, parse(GqlPodIdInput, args.input).podId), pods.now());
+    },
+    podResume: (_: unknown, args: Args, c: GraphqlContext) => {
+      const { podId, gpuCount } = parse(GqlPodResumeInput, args.input);
+      const pods = c.management.pods;
+      return gqlRentedPod(pods.start(c.accountId, podId, gpuCount), pods.now());
+    },
+    podRestart: (_: unknown, args: Args, c: GraphqlContext) => {
+      const pods = c.management.pods;
+      return gqlRentedPod(pods.restart(c.accountId, parse(GqlPodIdInput, args.input).podId), pods.now());
+    },
+    podReset: (_: unknown, args: Args, c: GraphqlContext) => {
+      const pods = c.management.pods;
+      return gqlRentedPod(pods.reset(c.accountId, parse(GqlPodIdInput, args.input).podId), pods.now());
+    },
+    podTerminate: (_: unknown, args: Args, c: GraphqlContext) => {
+      c.management.pods.terminate(c.accountId, parse(GqlPodIdInput, args.input).podId);
+      return null;
+    },
     updateEndpointTemplate: (_: unknown, args: Args, c: GraphqlContext) => {
       const input = parse(GqlUpdateEndpointTemplateInput, args.input);
       return c.management.endpoints.update(c.accountId, input.endpointId, { templateId: input.templateId });

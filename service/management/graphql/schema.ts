@@ -19,16 +19,93 @@ export const typeDefs = /* GraphQL */ `
     value: String!
   }
 
-  "A serverless worker; desiredStatus is RUNNING, EXITED or TERMINATED."
+  enum PodStatus {
+    CREATED
+    RUNNING
+    RESTARTING
+    EXITED
+    PAUSED
+    DEAD
+    TERMINATED
+  }
+
+  enum PodType {
+    INTERRUPTABLE
+    RESERVED
+    BID
+    BACKGROUND
+  }
+
+  enum CloudTypeEnum {
+    SECURE
+    COMMUNITY
+    ALL
+  }
+
+  enum ComputeType {
+    CPU
+    GPU
+  }
+
+  type PodRuntimePort {
+    ip: String
+    isIpPublic: Boolean
+    privatePort: Int
+    publicPort: Int
+    type: String
+  }
+
+  "Null unless RUNNING; no ports: no container runs on this service."
+  type PodRuntime {
+    uptimeInSeconds: Int
+    ports: [PodRuntimePort]
+  }
+
+  type PodMachine {
+    podHostId: String
+    gpuDisplayName: String
+    gpuTypeId: String
+    dataCenterId: String
+    secureCloud: Boolean
+  }
+
+  """
+  A rented pod (GPU or CPU; it holds settings and a lifecycle, and runs no container here) or a
+  serverless worker (endpointId set). desiredStatus is RUNNING, EXITED or TERMINATED.
+  """
   type Pod {
     id: String!
     name: String!
-    desiredStatus: String!
-    endpointId: String
-    imageName: String!
-    templateId: String
+    machineId: String!
+    imageName: String
+    dockerArgs: String
+    dockerId: String
     gpuCount: Int!
+    vcpuCount: Float!
+    memoryInGb: Float!
+    containerDiskInGb: Int
+    volumeInGb: Float
+    volumeMountPath: String
+    desiredStatus: PodStatus!
+    "USD per hour while running."
+    costPerHr: Float!
+    "KEY=value entries."
+    env: [String]
+    "Comma list, e.g. 8888/http,22/tcp."
+    ports: String
+    port: Int
+    templateId: String
+    networkVolumeId: String
+    containerRegistryAuthId: String
+    podType: PodType
+    endpointId: String
+    locked: Boolean
+    dataCenterId: String
     lastStartedAt: String
+    lastStatusChange: String
+    uptimeSeconds: Int
+    runtime: PodRuntime
+    machine: PodMachine
   }
 
   type PodTemplate {
@@ -109,6 +186,8 @@ export const typeDefs = /* GraphQL */ `
 
   type User {
     id: String!
+    "Rented pods (serverless workers are listed under their endpoint)."
+    pods: [Pod!]!
     "SSH public keys, one per line; empty when none."
     pubKey: String
     endpoints: [Endpoint!]!
@@ -121,6 +200,8 @@ export const typeDefs = /* GraphQL */ `
 
   type Query {
     myself: User!
+    "A pod by id; null when the account has none."
+    pod(input: PodFilter): Pod
     "GPU types; input narrows to one id or several (unknown ids: an empty list)."
     gpuTypes(input: GpuTypeFilter): [GpuType]
     cpuFlavors(input: CpuFlavorInput): [CpuFlavor]
@@ -342,6 +423,108 @@ export const typeDefs = /* GraphQL */ `
     password: String!
   }
 
+  input PodFilter {
+    podId: String!
+  }
+
+  input PodFindAndDeployOnDemandInput {
+    aiApiId: String
+    cloudType: CloudTypeEnum
+    containerDiskInGb: Int
+    containerRegistryAuthId: String
+    countryCode: String
+    deployCost: Float
+    dockerArgs: String
+    env: [EnvironmentVariableInput]
+    gpuCount: Int
+    gpuTypeId: String
+    gpuTypeIdList: [String]
+    imageName: String
+    minDisk: Int
+    minDownload: Int
+    minMemoryInGb: Int
+    minUpload: Int
+    minVcpuCount: Int
+    name: String
+    networkVolumeId: String
+    port: Int
+    ports: String
+    startJupyter: Boolean
+    startSsh: Boolean
+    supportPublicIp: Boolean
+    templateId: String
+    volumeInGb: Int
+    volumeKey: String
+    volumeMountPath: String
+    dataCenterId: String
+    cudaVersion: String
+    allowedCudaVersions: [String]
+    minCudaVersion: String
+    instanceIds: [String]
+    computeType: ComputeType
+    globalNetwork: Boolean
+  }
+
+  "instanceId: <flavor>-<vcpus>-<memoryGb>, e.g. cpu3c-2-4; the smallest cpu3c when omitted."
+  input deployCpuPodInput {
+    instanceId: String
+    cloudType: CloudTypeEnum
+    containerDiskInGb: Int = 10
+    containerRegistryAuthId: String
+    countryCode: String
+    deployCost: Float
+    dockerArgs: String
+    env: [EnvironmentVariableInput]
+    imageName: String
+    minDisk: Int
+    minDownload: Int
+    minUpload: Int
+    name: String
+    networkVolumeId: String
+    ports: String
+    startJupyter: Boolean
+    startSsh: Boolean
+    supportPublicIp: Boolean
+    templateId: String
+    volumeKey: String
+    volumeMountPath: String
+    dataCenterId: String
+  }
+
+  input PodEditJobInput {
+    podId: String!
+    dockerArgs: String
+    imageName: String!
+    env: [EnvironmentVariableInput]
+    port: Int
+    ports: String
+    containerDiskInGb: Int!
+    volumeInGb: Int
+    volumeMountPath: String
+    containerRegistryAuthId: String
+  }
+
+  input PodStopInput {
+    podId: String!
+  }
+
+  input PodResumeInput {
+    podId: String!
+    gpuCount: Int!
+  }
+
+  input PodRestartInput {
+    podId: String!
+  }
+
+  input PodResetInput {
+    podId: String!
+  }
+
+  input PodTerminateInput {
+    podId: String!
+  }
+
   input UpdateEndpointTemplateInput {
     endpointId: String!
     templateId: String!
@@ -352,6 +535,22 @@ export const typeDefs = /* GraphQL */ `
   }
 
   type Mutation {
+    "Rents a GPU pod of gpuTypeId (or the first of gpuTypeIdList on offer); it starts RUNNING."
+    podFindAndDeployOnDemand(input: PodFindAndDeployOnDemandInput): Pod
+    "Rents a CPU pod; it starts RUNNING."
+    deployCpuPod(input: deployCpuPodInput!): Pod
+    "New image, command, env, ports or disks: a reset. volumeInGb only grows."
+    podEditJob(input: PodEditJobInput!): Pod
+    "RUNNING -> EXITED; refused while locked."
+    podStop(input: PodStopInput!): Pod
+    "EXITED -> RUNNING with gpuCount GPUs (ignored for CPU pods)."
+    podResume(input: PodResumeInput!): Pod
+    "Only a RUNNING pod restarts."
+    podRestart(input: PodRestartInput!): Pod
+    "Resets the container and starts the pod; refused while locked."
+    podReset(input: PodResetInput!): Pod
+    "The pod is gone; answers null."
+    podTerminate(input: PodTerminateInput!): Boolean
     "Points an endpoint at another template: a new release, other settings unchanged."
     updateEndpointTemplate(input: UpdateEndpointTemplateInput!): Endpoint
     updateUserSettings(input: UpdateUserSettingsInput!): User

@@ -394,6 +394,7 @@ export interface PublicTemplate {
   volumeMountPath: string;
   env: Record<string, string>;
   dockerStartCmd: string[];
+  containerRegistryAuthId: null;
 }
 
 const PUBLIC_TEMPLATES: Record<string, PublicTemplate> = {
@@ -407,6 +408,7 @@ const PUBLIC_TEMPLATES: Record<string, PublicTemplate> = {
     volumeMountPath: "/workspace",
     env: {},
     dockerStartCmd: [],
+    containerRegistryAuthId: null,
   },
 };
 

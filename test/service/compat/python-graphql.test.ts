@@ -288,6 +288,174 @@ const gpuQueryDoc = (gpuId: string, gpuCount = 1) => `
     }
     `;
 
+/** The Pod selection of queries/pods.py (get_pods and get_pod select the same fields). */
+const POD_SELECTION = (indent: string) =>
+  `
+            id
+            containerDiskInGb
+            costPerHr
+            desiredStatus
+            dockerArgs
+            dockerId
+            env
+            gpuCount
+            imageName
+            lastStatusChange
+            machineId
+            memoryInGb
+            name
+            podType
+            port
+            ports
+            uptimeSeconds
+            vcpuCount
+            volumeInGb
+            volumeMountPath
+            runtime {
+                ports${indent}{
+                    ip
+                    isIpPublic
+                    privatePort
+                    publicPort
+                    type
+                }
+            }
+            machine {
+                gpuDisplayName
+            }`;
+
+/** queries/pods.py QUERY_POD (get_pods). */
+const QUERY_POD = `
+query myPods {
+    myself {
+        pods {${POD_SELECTION("")}
+        }
+    }
+}
+`;
+
+/** queries/pods.py generate_pod_query (get_pod). */
+const podQueryDoc = (podId: string) => `
+    query pod {
+        pod(input: {podId: "${podId}"}) {${POD_SELECTION(" ")}
+        }
+    }
+    `;
+
+/**
+ * mutations/pods.py generate_pod_deployment_mutation, with the arguments ctl_commands.create_pod passes
+ * (its defaults: gpu_count 1, volume_in_gb 0, min_vcpu_count 1, min_memory_in_gb 1, docker_args "",
+ * volume_mount_path "/runpod-volume", container_disk_in_gb 10 without a template, CPU pods on the
+ * "runpod-ubuntu" template).
+ */
+function createPodDoc(a: {
+  name: string;
+  imageName?: string;
+  gpuTypeId?: string;
+  cloudType?: string;
+  supportPublicIp?: boolean;
+  startSsh?: boolean;
+  dataCenterId?: string;
+  countryCode?: string;
+  gpuCount?: number;
+  volumeInGb?: number;
+  containerDiskInGb?: number;
+  minVcpuCount?: number;
+  minMemoryInGb?: number;
+  dockerArgs?: string;
+  ports?: string;
+  volumeMountPath?: string;
+  env?: Record<string, string>;
+  templateId?: string;
+  networkVolumeId?: string;
+  allowedCudaVersions?: string[];
+  instanceId?: string;
+}): string {
+  const imageName = a.imageName ?? "";
+  let templateId = a.templateId;
+  const containerDiskInGb = a.containerDiskInGb ?? (templateId === undefined ? 10 : undefined);
+  const fields = [`name: "${a.name}"`, `imageName: "${imageName}"`, `cloudType: ${a.cloudType ?? "ALL"}`];
+  if (a.startSsh ?? true) fields.push("startSsh: true");
+  if (a.gpuTypeId !== undefined) {
+    fields.push(`gpuTypeId: "${a.gpuTypeId}"`);
+    fields.push(`supportPublicIp: ${String(a.supportPublicIp ?? true)}`);
+    fields.push(`gpuCount: ${a.gpuCount ?? 1}`);
+    fields.push(`volumeInGb: ${a.volumeInGb ?? 0}`);
+    fields.push(`minVcpuCount: ${a.minVcpuCount ?? 1}`);
+    fields.push(`minMemoryInGb: ${a.minMemoryInGb ?? 1}`);
+    if (a.allowedCudaVersions !== undefined)
+      fields.push(`allowedCudaVersions: [${a.allowedCudaVersions.map((v) => `"${v}"`).join(", ")}]`);
+  } else {
+    if (a.instanceId !== undefined) fields.push(`instanceId: "${a.instanceId}"`);
+    templateId = templateId || "runpod-ubuntu";
+  }
+  fields.push(a.dataCenterId !== undefined ? `dataCenterId: "${a.dataCenterId}"` : "dataCenterId: null");
+  fields.push(`dockerArgs: "${a.dockerArgs ?? ""}"`);
+  if (a.countryCode !== undefined) fields.push(`countryCode: "${a.countryCode}"`);
+  if (containerDiskInGb !== undefined) fields.push(`containerDiskInGb: ${containerDiskInGb}`);
+  if (a.ports !== undefined) fields.push(`ports: "${a.ports.replaceAll(" ", "")}"`);
+  fields.push(`volumeMountPath: "${a.volumeMountPath ?? "/runpod-volume"}"`);
+  if (a.env !== undefined)
+    fields.push(
+      `env: [${Object.entries(a.env)
+        .map(([k, v]) => `{ key: "${k}", value: "${v}" }`)
+        .join(", ")}]`,
+    );
+  if (templateId !== undefined) fields.push(`templateId: "${templateId}"`);
+  if (a.networkVolumeId !== undefined) fields.push(`networkVolumeId: "${a.networkVolumeId}"`);
+  const mutation = a.gpuTypeId ? "podFindAndDeployOnDemand" : "deployCpuPod";
+  return `
+    mutation {
+      ${mutation}(
+        input: {
+          ${fields.join(", ")}
+        }
+      ) {
+        id
+        imageName
+        env
+        machineId
+        machine {
+          podHostId
+        }
+      }
+    }
+    `;
+}
+
+/** mutations/pods.py generate_pod_stop_mutation (stop_pod). */
+const podStopDoc = (podId: string) => `
+    mutation {
+        podStop(input: { podId: "${podId}" }) {
+            id
+            desiredStatus
+        }
+    }
+    `;
+
+/** mutations/pods.py generate_pod_resume_mutation (resume_pod). */
+const podResumeDoc = (podId: string, gpuCount: number) => `
+    mutation {
+        podResume(input: { podId: "${podId}", gpuCount: ${gpuCount} }) {
+            id
+            desiredStatus
+            imageName
+            env
+            machineId
+            machine {
+                podHostId
+            }
+        }
+    }
+    `;
+
+/** mutations/pods.py generate_pod_terminate_mutation (terminate_pod). */
+const podTerminateDoc = (podId: string) => `
+    mutation {
+        podTerminate(input: { podId: "${podId}" })
+    }
+    `;
+
 beforeAll(async () => {
   service = await withService();
 });
@@ -510,5 +678,143 @@ describe("runpod (Python) GraphQL helpers: GPUs", () => {
 
   it("get_gpu of an unknown id answers an empty list (the helper raises ValueError on it)", async () => {
     expect((await helper(gpuQueryDoc("NVIDIA GeForce RTX 9999"))).gpuTypes).toEqual([]);
+  });
+});
+
+describe("runpod (Python) GraphQL helpers: pods", () => {
+  it("create_pod (GPU) with the library's defaults, get_pods, get_pod, stop_pod, resume_pod, terminate_pod", async () => {
+    const created = (
+      await helper(
+        createPodDoc({
+          name: "py-gpu",
+          imageName: "runpod/stack",
+          gpuTypeId: "NVIDIA GeForce RTX 3070",
+          env: { EXAMPLE_VAR: "example_value" },
+          ports: "8888/http, 666/tcp",
+        }),
+      )
+    ).podFindAndDeployOnDemand as Record<string, unknown>;
+    expect(created).toEqual({
+      id: expect.any(String),
+      imageName: "runpod/stack",
+      env: ["EXAMPLE_VAR=example_value"],
+      machineId: expect.any(String),
+      machine: { podHostId: expect.stringContaining(String(created.id)) },
+    });
+    const id = String(created.id);
+
+    const pods = ((await helper(QUERY_POD)).myself as { pods: Record<string, unknown>[] }).pods;
+    const listed = pods.find((p) => p.id === id);
+    expect(listed).toEqual({
+      id,
+      containerDiskInGb: 10,
+      costPerHr: 0.13,
+      desiredStatus: "RUNNING",
+      dockerArgs: "",
+      dockerId: null,
+      env: ["EXAMPLE_VAR=example_value"],
+      gpuCount: 1,
+      imageName: "runpod/stack",
+      lastStatusChange: expect.stringMatching(/^Rented by User: /),
+      machineId: created.machineId,
+      memoryInGb: 8,
+      name: "py-gpu",
+      podType: "RESERVED",
+      port: null,
+      ports: "8888/http,666/tcp",
+      uptimeSeconds: expect.any(Number),
+      vcpuCount: 2,
+      volumeInGb: 0,
+      volumeMountPath: "/runpod-volume",
+      runtime: { ports: [] },
+      machine: { gpuDisplayName: "RTX 3070" },
+    });
+    expect((await helper(podQueryDoc(id))).pod).toEqual(listed);
+
+    expect((await helper(podStopDoc(id))).podStop).toEqual({ id, desiredStatus: "EXITED" });
+    expect(((await helper(podQueryDoc(id))).pod as { runtime: unknown }).runtime).toBeNull();
+    expect((await helper(podResumeDoc(id, 2))).podResume).toEqual({
+      id,
+      desiredStatus: "RUNNING",
+      imageName: "runpod/stack",
+      env: ["EXAMPLE_VAR=example_value"],
+      machineId: created.machineId,
+      machine: { podHostId: expect.stringContaining(id) },
+    });
+    expect(((await helper(podQueryDoc(id))).pod as { gpuCount: number }).gpuCount).toBe(2);
+
+    expect((await helper(podTerminateDoc(id))).podTerminate).toBeNull();
+    expect((await helper(podQueryDoc(id))).pod).toBeNull();
+    expect(
+      ((await helper(QUERY_POD)).myself as { pods: { id: string }[] }).pods.map((p) => p.id),
+    ).not.toContain(id);
+  });
+
+  it("create_pod (CPU): the runpod-ubuntu template by default, or instance_id, and a network volume's data center", async () => {
+    const plain = (await helper(createPodDoc({ name: "py-cpu", imageName: "runpod/stack" })))
+      .deployCpuPod as {
+      id: string;
+      imageName: string;
+    };
+    expect(plain.imageName).toBe("runpod/stack");
+    const plainPod = (await helper(podQueryDoc(plain.id))).pod as Record<string, unknown>;
+    expect(plainPod).toMatchObject({
+      gpuCount: 0,
+      vcpuCount: 2,
+      memoryInGb: 4,
+      costPerHr: 0.06,
+      machine: { gpuDisplayName: null },
+    });
+
+    // image_name "" with a template: the template's image.
+    const fromTemplate = (await helper(createPodDoc({ name: "py-cpu-template", instanceId: "cpu3g-4-16" })))
+      .deployCpuPod as { id: string; imageName: string };
+    expect(fromTemplate.imageName).toMatch(/^runpod\/base:/);
+    expect((await helper(podQueryDoc(fromTemplate.id))).pod).toMatchObject({ vcpuCount: 4, memoryInGb: 16 });
+
+    // With a network volume and no data center, the library looks the volume's data center up with get_user.
+    const volumeId = await createVolume("py-pod-volume", "EU-CZ-1");
+    const user = (await helper(QUERY_USER)).myself as {
+      networkVolumes: { id: string; dataCenterId: string }[];
+    };
+    const dataCenterId = user.networkVolumes.find((v) => v.id === volumeId)?.dataCenterId;
+    const withVolume = (
+      await helper(
+        createPodDoc({
+          name: "py-cpu-volume",
+          imageName: "runpod/stack",
+          networkVolumeId: volumeId,
+          dataCenterId,
+        }),
+      )
+    ).deployCpuPod as { id: string };
+    const rest = await fetch(`${service.restUrl}/pods/${withVolume.id}`, {
+      headers: { authorization: `Bearer ${service.apiKey}` },
+    });
+    expect(await rest.json()).toMatchObject({
+      networkVolumeId: volumeId,
+      machine: { dataCenterId: "EU-CZ-1" },
+    });
+
+    // A volume in another data center than the one asked: refused (the helper raises).
+    const mismatch = await runGraphqlQuery(
+      createPodDoc({
+        name: "py-bad",
+        imageName: "runpod/stack",
+        networkVolumeId: volumeId,
+        dataCenterId: "US-TX-3",
+      }),
+    );
+    expect(mismatch.errors?.[0]?.message).toMatch(/networkVolumeId: network volume .* is in EU-CZ-1/);
+
+    for (const id of [plain.id, fromTemplate.id, withVolume.id]) await helper(podTerminateDoc(id));
+  });
+
+  it("create_pod with an unknown GPU type: get_gpu answers no type (the helper raises before deploying)", async () => {
+    expect((await helper(gpuQueryDoc("NVIDIA Imaginary 1"))).gpuTypes).toEqual([]);
+    const reply = await runGraphqlQuery(
+      createPodDoc({ name: "x", imageName: "y", gpuTypeId: "NVIDIA Imaginary 1" }),
+    );
+    expect(reply.errors?.[0]?.message).toMatch(/unknown GPU type/);
   });
 });

@@ -37,6 +37,15 @@ import {
   NetworkVolume,
   NetworkVolumeCreateInput,
 } from "../../../sdk/schemas/network-volume";
+import {
+  GqlDeployCpuPodInput,
+  GqlPod,
+  GqlPodEditJobInput,
+  GqlPodFilter,
+  GqlPodFindAndDeployOnDemandInput,
+  GqlPodIdInput,
+  GqlPodResumeInput,
+} from "../../../sdk/schemas/pod";
 import { GqlPodTemplate, GqlTemplateInput, KeyValue } from "../../../sdk/schemas/template";
 import { GqlUser, GqlUserSettingsInput } from "../../../sdk/schemas/user";
 import { typeDefs } from "../../../service/management/graphql/schema";
@@ -230,6 +239,15 @@ const INPUTS: [sdl: string, zod: z.ZodType][] = [
   ["GpuLowestPriceInput", GqlGpuLowestPriceInput],
   ["CpuFlavorInput", GqlCpuFlavorInput],
   ["GpuAvailabilityInput", GqlGpuAvailabilityInput],
+  ["PodFilter", GqlPodFilter],
+  ["PodFindAndDeployOnDemandInput", GqlPodFindAndDeployOnDemandInput],
+  ["deployCpuPodInput", GqlDeployCpuPodInput],
+  ["PodEditJobInput", GqlPodEditJobInput],
+  ["PodStopInput", GqlPodIdInput],
+  ["PodResumeInput", GqlPodResumeInput],
+  ["PodRestartInput", GqlPodIdInput],
+  ["PodResetInput", GqlPodIdInput],
+  ["PodTerminateInput", GqlPodIdInput],
 ];
 
 const OUTPUTS: [sdl: string, zod: z.ZodType][] = [
@@ -242,6 +260,7 @@ const OUTPUTS: [sdl: string, zod: z.ZodType][] = [
   ["GpuType", GpuType],
   ["CpuFlavor", CpuFlavor],
   ["DataCenter", DataCenter],
+  ["Pod", GqlPod],
 ];
 
 describe("the GraphQL SDL against the zod wire schemas", () => {
