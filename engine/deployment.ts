@@ -382,6 +382,7 @@ export class Deployment {
   /** Step execution (parallel, bounded): the provider writes the generator decided on. */
   private async executeCustom(step: GeneratedStep): Promise<ResourceState> {
     const { op, old, entry, secretOutputs, urn } = step;
+    if (op !== "same") this.refuseIfCanceled(urn);
     if (op === "same" && old)
       return { ...entry, id: old.id, outputs: markSecret(old.outputs, secretOutputs) };
     if (this.ctx.dryRun) {
