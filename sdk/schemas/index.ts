@@ -3,6 +3,7 @@ export * from "./billing";
 export * from "./catalogue";
 export * from "./common";
 export * from "./container-registry-auth";
+export * from "./docker-args";
 export * from "./endpoint";
 export * from "./job";
 export * from "./network-volume";
