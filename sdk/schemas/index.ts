@@ -1,5 +1,6 @@
 /** The wire schemas, shared by the service (validation, OpenAPI) and the SDK (parsing replies). */
 export * from "./billing";
+export * from "./catalogue";
 export * from "./common";
 export * from "./container-registry-auth";
 export * from "./docker-args";
@@ -7,4 +8,6 @@ export * from "./endpoint";
 export * from "./job";
 export * from "./network-volume";
 export * from "./pod";
+export * from "./secret";
 export * from "./template";
+export * from "./user";

@@ -1,6 +1,20 @@
 import { z } from "zod";
-import { optionalFields, TemplateCategory } from "./common";
+import { OptionalRef, optionalFields, TemplateCategory } from "./common";
 import { DockerArgsError, parseDockerArgs } from "./docker-args";
+
+/** GraphQL dockerArgs (templates, pods): a start command that parses to an argv (docker-args.ts). */
+export const GqlDockerArgs = z
+  .string()
+  .nullish()
+  .superRefine((value, ctx) => {
+    if (typeof value !== "string") return;
+    try {
+      parseDockerArgs(value);
+    } catch (error) {
+      if (!(error instanceof DockerArgsError)) throw error;
+      ctx.addIssue({ code: "custom", message: error.message.replace(/^dockerArgs: /, "") });
+    }
+  });
 
 /** GraphQL env entries: [{key, value}]. REST uses an object map instead. */
 export const KeyValue = z.strictObject({ key: z.string().min(1), value: z.string() });
@@ -111,18 +125,7 @@ export const GqlTemplateInput = z.strictObject({
   containerDiskInGb: templateFields.containerDiskInGb.nullish(),
   volumeInGb: templateFields.volumeInGb.nullish(),
   volumeMountPath: z.string().nullish(),
-  dockerArgs: z
-    .string()
-    .nullish()
-    .superRefine((value, ctx) => {
-      if (typeof value !== "string") return;
-      try {
-        parseDockerArgs(value);
-      } catch (error) {
-        if (!(error instanceof DockerArgsError)) throw error;
-        ctx.addIssue({ code: "custom", message: error.message.replace(/^dockerArgs: /, "") });
-      }
-    }),
+  dockerArgs: GqlDockerArgs,
   env: z.array(KeyValue).nullish(),
   ports: z
     .string()
@@ -136,7 +139,8 @@ export const GqlTemplateInput = z.strictObject({
     }),
   readme: z.string().nullish(),
   isPublic: z.boolean().nullish(),
-  containerRegistryAuthId: z.string().min(1).nullish(),
+  /** "" = not given. */
+  containerRegistryAuthId: OptionalRef,
   startSsh: z.boolean().nullish(),
   startJupyter: z.boolean().nullish(),
 });

@@ -362,6 +362,44 @@ describe("GraphQL templates, volumes and registry auths", () => {
   });
 });
 
+describe("GraphQL empty reference ids", () => {
+  it('treats "" as not given for networkVolumeId and containerRegistryAuthId, as the real service', async () => {
+    const template = await api.gql<{ saveTemplate: { id: string; containerRegistryAuthId: string | null } }>(
+      `mutation($input: SaveTemplateInput!) { saveTemplate(input: $input) { id containerRegistryAuthId } }`,
+      {
+        input: {
+          name: "empty-refs",
+          imageName: "repo/worker:1",
+          isServerless: true,
+          containerRegistryAuthId: "",
+        },
+      },
+    );
+    expect(template.body.errors).toBeUndefined();
+    expect(template.body.data.saveTemplate.containerRegistryAuthId).toBeNull();
+    const created = await saveEndpoint({
+      name: "empty-refs",
+      templateId: template.body.data.saveTemplate.id,
+      gpuIds: "AMPERE_16",
+      networkVolumeId: "",
+      locations: "",
+    });
+    expect(created).toMatchObject({ networkVolumeId: null, locations: null });
+    const unknown = await api.gql(SAVE_ENDPOINT, {
+      input: {
+        name: "bad-ref",
+        templateId: created.templateId,
+        gpuIds: "AMPERE_16",
+        networkVolumeId: "nope",
+      },
+    });
+    expect(unknown.body.errors?.[0]?.extensions).toMatchObject({
+      code: "VALIDATION",
+      field: "networkVolumeId",
+    });
+  });
+});
+
 describe("GraphQL transport", () => {
   it("answers 401 for a missing or wrong key, and accepts a Bearer header", async () => {
     const noKey = await api.send(service.graphqlUrl, {
