@@ -5,5 +5,6 @@ export * from "./container-registry-auth";
 export * from "./endpoint";
 export * from "./job";
 export * from "./network-volume";
+export * from "./observe";
 export * from "./pod";
 export * from "./template";

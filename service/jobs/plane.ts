@@ -12,6 +12,7 @@ import { DEFAULT_JOB_PLANE_CONFIG, type JobPlaneConfig } from "./config";
 import { type DispatchEvents, Dispatcher } from "./dispatch/dispatcher";
 import { WorkerAccess } from "./dispatch/worker-access";
 import { jobRoutes } from "./http/index";
+import { LogBook } from "./logs/log-book";
 import { CachedEndpoints } from "./model/endpoints";
 import { JOB_POLICY } from "./policy";
 import { JobStore } from "./store/job-store";
@@ -54,12 +55,16 @@ export class JobPlane {
   readonly webhooks: Webhooks;
   readonly jobs: JobService;
   readonly limiter: RateLimiter;
+  /** Worker output, per worker, endpoint and job. */
+  readonly logs: LogBook;
   /** Registered by the app under /v2. */
   readonly routes: FastifyPluginAsync;
   readonly #clock: Clock;
   readonly #serviceEvents: ServiceEventBus;
   readonly #log: (message: string) => void;
   readonly #subscriptions: (() => void)[] = [];
+  /** Open followed log replies (ended on release). */
+  readonly #follows = new Set<() => void>();
   #sweepTimer: Timer | null = null;
   #stopped: Promise<void> | null = null;
 
@@ -75,6 +80,7 @@ export class JobPlane {
     this.store = new JobStore(deps.db);
     this.book = new JobBook(this.store, clock, { recentCacheSize: config.recentCacheSize }, this.events);
     this.endpoints = new CachedEndpoints(deps.endpoints);
+    this.logs = new LogBook(clock, { ...DEFAULT_JOB_PLANE_CONFIG.logs, ...deps.config?.logs });
     this.dispatcher = new Dispatcher(
       this.book,
       clock,
@@ -102,6 +108,7 @@ export class JobPlane {
       },
       log,
       events: this.events,
+      logs: this.logs,
     });
     this.supervisor = new Supervisor({
       clock,
@@ -138,6 +145,13 @@ export class JobPlane {
         access: new WorkerAccess(deps.accounts, this.dispatcher, this.endpoints),
         bodyLimit: config.workerBodyLimit,
       },
+      observe: {
+        accounts: deps.accounts,
+        jobs: this.jobs,
+        logs: this.logs,
+        pool: this.pool,
+        follows: this.#follows,
+      },
     });
     this.#route();
     this.#recover();
@@ -165,6 +179,7 @@ export class JobPlane {
       this.#serviceEvents.on("endpoint.deleted", (accountId, endpointId) => {
         supervisor
           .endpointDeleted(accountId, endpointId)
+          .then(() => this.logs.deleteEndpoint(endpointId))
           .catch((error: unknown) => this.#log(`endpoint delete: ${String(error)}`));
       }),
     );
@@ -180,6 +195,7 @@ export class JobPlane {
     this.supervisor.stop();
     this.dispatcher.stop();
     this.book.watchers.releaseAll();
+    for (const end of [...this.#follows]) end();
     this.pool.stopAll().catch((error: unknown) => this.#log(`stopping workers: ${String(error)}`));
   }
 

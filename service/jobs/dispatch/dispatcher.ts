@@ -35,6 +35,8 @@ export interface WorkerSession {
   idleSince: number;
   unhealthy: boolean;
   sdkVersion: string | null;
+  /** Jobs handed to it so far. */
+  jobsTaken: number;
 }
 
 interface PendingPoll<T> {
@@ -110,6 +112,7 @@ export class Dispatcher {
       idleSince: now,
       unhealthy: false,
       sdkVersion: null,
+      jobsTaken: 0,
     };
     this.#sessions.set(spec.id, session);
     this.#events.emit("worker.opened", session);
@@ -297,6 +300,7 @@ export class Dispatcher {
       if (!job) break;
       this.#book.start(job, session.id);
       session.held.set(job.id, this.#clock.now());
+      session.jobsTaken++;
       jobs.push(job);
     }
     if (jobs.length > 0) this.#events.emit("worker.changed", session.endpointId);
