@@ -194,4 +194,25 @@ describe("worker logs through the API and `runpodkit logs`", () => {
     expect(refused.seen.stderr).toContain("answered 401");
     expect(refused.seen.stderr).not.toContain("rpk_wrong_key_000000000000");
   });
+
+  it("a worker that dies mid-job leaves a line naming its exit, attributed to the job; closing ends followers", async () => {
+    h = await startHarness();
+    const ep = h.endpoint("runpodkit/misbehave");
+    const run = await h.call("POST", `/v2/${ep.id}/run`, { body: { input: { mode: "crash", code: 7 } } });
+    const id = (run.body as { id: string }).id;
+    const exit = await eventually(async () => {
+      const list = entriesOf((await h.call("GET", `/v2/${ep.id}/logs?job=${id}`)).text);
+      return list.find((e) => e.stream === "service" && e.message.includes("code 7"));
+    });
+    expect(exit).toMatchObject({ level: "ERROR", requestId: id });
+    expect(exit?.message).toBe("worker exited (code 7, signal null) unexpectedly: replacing it");
+
+    // A followed reply still open does not hold the service's close.
+    const follower = await fetch(`${h.url}/v2/${ep.id}/logs?follow=1`, { headers: { authorization: KEY } });
+    expect(follower.status).toBe(200);
+    const reader = follower.body?.getReader();
+    await reader?.read();
+    await h.app.close();
+    for (;;) if ((await reader?.read())?.done !== false) break;
+  });
 });
