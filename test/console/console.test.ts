@@ -1,5 +1,6 @@
-import { existsSync, mkdirSync } from "node:fs";
-import { resolve } from "node:path";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accountIdOf } from "../../service/edge/auth";
@@ -8,7 +9,13 @@ import { type TestService, withService } from "../helpers/service";
 
 const CHROMIUM = "/usr/bin/chromium";
 const HAS_CHROMIUM = existsSync(CHROMIUM);
-const SHOTS = resolve("docs/console");
+/**
+ * The screenshots for the README: written to docs/console/ with UPDATE_SCREENSHOTS=1 (then commit
+ * them), otherwise to a temporary directory so that a test run leaves the checkout as it was.
+ */
+const SHOTS =
+  process.env.UPDATE_SCREENSHOTS === "1" ? resolve("docs/console") : join(tmpdir(), "runpodkit-console");
+const PNG = Buffer.from([0x89, 0x50, 0x4e, 0x47]);
 const FAILURE = "quantity must be a positive integer";
 const REGISTRY_PASSWORD = "registry-password-never-shown";
 
@@ -37,7 +44,12 @@ describe.skipIf(!HAS_CHROMIUM)(
       });
       return (await reply.json()) as { id: string; status: string };
     };
-    const shot = (name: string) => page.screenshot({ path: resolve(SHOTS, `${name}.png`), fullPage: true });
+    const shot = async (name: string) => {
+      const path = join(SHOTS, `${name}.png`);
+      await page.screenshot({ path, fullPage: true });
+      const png = readFileSync(path);
+      expect(png.subarray(0, 4).equals(PNG) && png.length > 10_000, `${path} is a screenshot`).toBe(true);
+    };
     const text = (selector: string) => page.locator(selector).innerText();
 
     beforeAll(async () => {
