@@ -3,7 +3,7 @@ import { JobStatus } from "./job";
 
 /**
  * Wire schemas of the local service's read-only observation routes under /v2/{endpoint_id}: worker
- * logs, recent jobs and workers (what `runpodkit logs` and the console read). The real service's
+ * logs, recent jobs, queue depth and workers over time, and workers (what `runpodkit logs` and the console read). The real service's
  * public material describes the lines its workers print (docs/worker-protocol.md, "Logs"), not a logs
  * API; each entry keeps those lines' `requestId`, `level` and `message` and adds where and when.
  */
@@ -90,3 +90,11 @@ export const WorkerInfo = z.looseObject({
 export type WorkerInfo = z.infer<typeof WorkerInfo>;
 
 export const WorkersReply = z.looseObject({ workers: z.array(WorkerInfo) });
+
+/** Reply of GET /v2/{endpoint_id}/metrics: a point per change, oldest first, the last one being now. */
+export const MetricsReply = z.looseObject({
+  points: z.array(
+    z.looseObject({ t: z.number(), inQueue: z.number(), inProgress: z.number(), workers: z.number() }),
+  ),
+});
+export type MetricsReply = z.infer<typeof MetricsReply>;

@@ -14,6 +14,7 @@ import { WorkerAccess } from "./dispatch/worker-access";
 import { jobRoutes } from "./http/index";
 import { LogBook } from "./logs/log-book";
 import { CachedEndpoints } from "./model/endpoints";
+import { EndpointSeries } from "./observe/series";
 import { JOB_POLICY } from "./policy";
 import { JobStore } from "./store/job-store";
 import { Webhooks } from "./webhooks/webhooks";
@@ -57,6 +58,8 @@ export class JobPlane {
   readonly limiter: RateLimiter;
   /** Worker output, per worker, endpoint and job. */
   readonly logs: LogBook;
+  /** Queue depth and workers over time, per endpoint (the console's chart). */
+  readonly series: EndpointSeries;
   /** Registered by the app under /v2. */
   readonly routes: FastifyPluginAsync;
   readonly #clock: Clock;
@@ -132,6 +135,17 @@ export class JobPlane {
       ids,
       workerCounts: (endpointId) => pool.counts(endpointId),
     });
+    this.series = new EndpointSeries(
+      clock,
+      {
+        jobs: (endpointId) => this.book.counts(endpointId),
+        workers: (endpointId) => {
+          const w = pool.counts(endpointId);
+          return w.idle + w.running + w.initializing + w.unhealthy;
+        },
+      },
+      600,
+    );
     this.limiter = new RateLimiter(clock, config.rateLimits, (endpointId) => pool.upCount(endpointId));
     this.routes = jobRoutes({
       client: {
@@ -150,6 +164,7 @@ export class JobPlane {
         jobs: this.jobs,
         logs: this.logs,
         pool: this.pool,
+        series: this.series,
         follows: this.#follows,
       },
     });
@@ -179,7 +194,10 @@ export class JobPlane {
       this.#serviceEvents.on("endpoint.deleted", (accountId, endpointId) => {
         supervisor
           .endpointDeleted(accountId, endpointId)
-          .then(() => this.logs.deleteEndpoint(endpointId))
+          .then(() => {
+            this.logs.deleteEndpoint(endpointId);
+            this.series.deleteEndpoint(endpointId);
+          })
           .catch((error: unknown) => this.#log(`endpoint delete: ${String(error)}`));
       }),
     );
@@ -236,6 +254,12 @@ export class JobPlane {
     events.on("worker.changed", (endpointId) => supervisor.nudge(endpointId));
     // A worker asked to be replaced (stopPod), or did not stop a job in time.
     events.on("worker.replace", (session) => pool.stop(session.id, "replace"));
+    // Every change of a queue, a job's run or a worker is a point of the console's chart.
+    const { series } = this;
+    events.on("job.queued", (job) => series.record(job.endpointId));
+    events.on("job.finished", (job) => series.record(job.endpointId));
+    events.on("worker.opened", (session) => series.record(session.endpointId));
+    events.on("worker.changed", (endpointId) => series.record(endpointId));
     events.on("worker.unresponsive", (session) => pool.kill(session.id));
   }
 

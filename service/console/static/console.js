@@ -4,14 +4,13 @@
 
 const KEY_ITEM = "runpodkit.apiKey";
 const REFRESH_MS = 1000;
-const CHART_POINTS = 120;
+/** The chart shows at most this much of the past. */
+const CHART_WINDOW_MS = 10 * 60 * 1000;
 
 const view = document.getElementById("view");
 const nav = document.getElementById("nav");
 const login = document.getElementById("login");
 
-/** Per endpoint: samples of queue depth and workers over time, for the chart. */
-const series = new Map();
 /** Ends what the current view runs (refresh timer, followed logs). */
 let leave = () => {};
 
@@ -275,34 +274,28 @@ async function endpointView(id) {
   });
 }
 
-function sample(id, health) {
-  const points = series.get(id) ?? [];
-  const w = health.workers;
-  points.push({
-    t: Date.now(),
-    inQueue: health.jobs.inQueue,
-    inProgress: health.jobs.inProgress,
-    workers: w.idle + w.running + w.initializing + (w.unhealthy ?? 0),
-  });
-  if (points.length > CHART_POINTS) points.splice(0, points.length - CHART_POINTS);
-  series.set(id, points);
-  return points;
-}
-
 const LINES = [
   ["inQueue", "in queue", "#e0a800"],
   ["inProgress", "in progress", "#4a7bd8"],
   ["workers", "workers", "#2e9e5b"],
 ];
 
-/** Queue depth and workers over the last two minutes, as inline SVG. */
-function chart(points) {
+/**
+ * Queue depth, running jobs and workers over time (the service records a point at each change; the
+ * last point is now), as step lines in inline SVG.
+ */
+function chart(all) {
   const width = 640;
   const height = 180;
   const pad = 28;
+  const now = all.at(-1)?.t ?? 0;
+  const from = Math.max(all[0]?.t ?? now, now - CHART_WINDOW_MS);
+  // The value in force when the window opens, then every change inside it.
+  const before = all.filter((p) => p.t <= from).at(-1);
+  const points = [...(before ? [{ ...before, t: from }] : []), ...all.filter((p) => p.t > from)];
   const max = Math.max(1, ...points.flatMap((p) => LINES.map(([key]) => p[key])));
-  const t0 = points[0]?.t ?? 0;
-  const span = Math.max(1, (points.at(-1)?.t ?? 0) - t0);
+  const t0 = from;
+  const span = Math.max(1, now - t0);
   const x = (t) => pad + ((t - t0) / span) * (width - 2 * pad);
   const y = (v) => height - pad - (v / max) * (height - 2 * pad);
   const node = svg(
@@ -321,7 +314,12 @@ function chart(points) {
     svg("text", { x: 4, y: y(0) + 4, "font-size": 11, fill: "#5a6275" }, "0"),
   );
   for (const [key, label, color] of LINES) {
-    const path = points.map((p) => `${x(p.t).toFixed(1)},${y(p[key]).toFixed(1)}`).join(" ");
+    const path = points
+      .flatMap((p, i) => {
+        const at = `${x(p.t).toFixed(1)},${y(p[key]).toFixed(1)}`;
+        return i === 0 ? [at] : [`${x(p.t).toFixed(1)},${y(points[i - 1][key]).toFixed(1)}`, at];
+      })
+      .join(" ");
     node.append(
       svg("polyline", { points: path, fill: "none", stroke: color, "stroke-width": 2, "data-series": key }),
     );
@@ -375,7 +373,11 @@ async function jobsView(id) {
     el("div", { id: "jobs" }),
   );
   return every(async () => {
-    const [health, { jobs }] = await Promise.all([api(`/v2/${id}/health`), api(`/v2/${id}/jobs?limit=50`)]);
+    const [health, { jobs }, { points }] = await Promise.all([
+      api(`/v2/${id}/health`),
+      api(`/v2/${id}/jobs?limit=50`),
+      api(`/v2/${id}/metrics`),
+    ]);
     const counts = [
       ["inQueue", "In queue", health.jobs.inQueue],
       ["inProgress", "In progress", health.jobs.inProgress],
@@ -392,7 +394,7 @@ async function jobsView(id) {
           el("div", { class: "card", "data-count": key }, el("b", {}, String(n)), label),
         ),
       );
-    document.getElementById("chart").replaceChildren(chart(sample(id, health)));
+    document.getElementById("chart").replaceChildren(chart(points));
     const longest = Math.max(1, ...jobs.map((j) => (j.completedAt ?? Date.now()) - j.queuedAt));
     document.getElementById("jobs").replaceChildren(
       jobs.length === 0

@@ -4,6 +4,7 @@ import type { Accounts } from "../../edge/auth";
 import { parseInput } from "../../edge/parse";
 import type { JobService } from "../client/job-service";
 import type { LogBook, LogEntry } from "../logs/log-book";
+import type { EndpointSeries } from "../observe/series";
 import type { WorkerPool } from "../workers/pool";
 
 export interface ObserveRouteDeps {
@@ -11,6 +12,7 @@ export interface ObserveRouteDeps {
   jobs: JobService;
   logs: LogBook;
   pool: WorkerPool;
+  series: EndpointSeries;
   /** Followed log replies still open: the plane ends them all before the server closes. */
   follows: Set<() => void>;
 }
@@ -21,7 +23,8 @@ interface EndpointParams {
 
 /**
  * Read-only routes of /v2/{endpoint_id} for `runpodkit logs` and the console: worker logs (JSON lines,
- * optionally followed), recent jobs with their timelines, and the workers. The same key as the job
+ * optionally followed), recent jobs with their timelines, queue depth and workers over time, and the
+ * workers. The same key as the job
  * API, in `authorization`.
  */
 export function registerObserveRoutes(app: FastifyInstance, deps: ObserveRouteDeps): void {
@@ -63,6 +66,11 @@ export function registerObserveRoutes(app: FastifyInstance, deps: ObserveRouteDe
     const { accountId, endpointId } = endpointOf(request);
     const { limit } = parseInput(RecentJobsQuery, request.query, "query");
     return { jobs: deps.jobs.recent(accountId, endpointId, limit) };
+  });
+
+  app.get("/:endpointId/metrics", async (request) => {
+    const { endpointId } = endpointOf(request);
+    return { points: deps.series.points(endpointId) };
   });
 
   app.get("/:endpointId/workers", async (request) => {

@@ -215,4 +215,22 @@ describe("worker logs through the API and `runpodkit logs`", () => {
     await h.app.close();
     for (;;) if ((await reader?.read())?.done !== false) break;
   });
+
+  it("metrics: a point per change of queue depth, running jobs and workers, the last one now", async () => {
+    h = await startHarness();
+    const ep = h.endpoint("runpodkit/echo");
+    const empty = (await h.call("GET", `/v2/${ep.id}/metrics`)).body as { points: object[] };
+    expect(empty.points).toEqual([{ t: h.clock.now(), inQueue: 0, inProgress: 0, workers: 0 }]);
+    const done = (await h.call("POST", `/v2/${ep.id}/runsync`, { body: { input: { n: 1 } } })).body;
+    expect(done).toMatchObject({ status: "COMPLETED" });
+    const { points } = (await h.call("GET", `/v2/${ep.id}/metrics`)).body as {
+      points: { inQueue: number; inProgress: number; workers: number }[];
+    };
+    const states = points.map((p) => [p.inQueue, p.inProgress, p.workers]);
+    // Queued (a worker starts for it), then running on it, then done with the worker idle.
+    expect(states[0]?.[0]).toBe(1);
+    expect(states).toContainEqual([0, 1, 1]);
+    expect(states.at(-1)).toEqual([0, 0, 1]);
+    expect((await h.call("GET", `/v2/${ep.id}/metrics`, { key: OTHER_KEY })).status).toBe(404);
+  });
 });
