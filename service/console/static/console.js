@@ -119,7 +119,8 @@ function every(render) {
     try {
       await render();
     } catch (error) {
-      if (!(error instanceof ApiError && error.status === 401)) showError(error);
+      // A view left while its data was on the way finds its elements gone: nothing to show then.
+      if (!stopped && !(error instanceof ApiError && error.status === 401)) showError(error);
     }
     if (!stopped) timer = setTimeout(tick, REFRESH_MS);
   };
@@ -174,7 +175,7 @@ document.getElementById("signout").addEventListener("click", () => signOut());
 // ---------------------------------------------------------------- views
 
 async function endpointsView() {
-  show("endpoints", el("h1", {}, "Endpoints"), el("div", { id: "list" }, "Loading..."));
+  show("endpoints", el("h1", {}, "Endpoints"), el("div", { id: "endpoints-list" }, "Loading..."));
   return every(async () => {
     const endpoints = await api("/v1/endpoints");
     const rows = endpoints.map((ep) => ({
@@ -191,7 +192,7 @@ async function endpointsView() {
       ],
     }));
     document
-      .getElementById("list")
+      .getElementById("endpoints-list")
       .replaceChildren(
         endpoints.length === 0
           ? el(
@@ -567,10 +568,10 @@ async function logsView(id, params) {
 }
 
 async function templatesView() {
-  show("templates", el("h1", {}, "Templates"), el("div", { id: "list" }));
+  show("templates", el("h1", {}, "Templates"), el("div", { id: "templates-list" }));
   return every(async () => {
     const templates = await api("/v1/templates");
-    document.getElementById("list").replaceChildren(
+    document.getElementById("templates-list").replaceChildren(
       table(
         ["Name", "Id", "Image", "Category", "Serverless", "Environment (names only)", "Registry auth"],
         templates.map((t) => ({
@@ -591,10 +592,10 @@ async function templatesView() {
 }
 
 async function volumesView() {
-  show("volumes", el("h1", {}, "Network volumes"), el("div", { id: "list" }));
+  show("volumes", el("h1", {}, "Network volumes"), el("div", { id: "volumes-list" }));
   return every(async () => {
     const volumes = await api("/v1/networkvolumes");
-    document.getElementById("list").replaceChildren(
+    document.getElementById("volumes-list").replaceChildren(
       table(
         ["Name", "Id", "Size", "Data center"],
         volumes.map((v) => ({
@@ -611,11 +612,11 @@ async function registryView() {
     "registry",
     el("h1", {}, "Container registry auths"),
     el("p", { class: "muted" }, "Names only: credentials are never shown."),
-    el("div", { id: "list" }),
+    el("div", { id: "registry-list" }),
   );
   return every(async () => {
     const auths = await api("/v1/containerregistryauth");
-    document.getElementById("list").replaceChildren(
+    document.getElementById("registry-list").replaceChildren(
       table(
         ["Name", "Id"],
         auths.map((a) => ({ id: a.id, cells: [a.name, el("code", {}, a.id)] })),
