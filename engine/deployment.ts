@@ -8,14 +8,14 @@
 import pLimit from "p-limit";
 import { EngineError } from "./errors";
 import type { LogSink } from "./log";
-import { type PlanChecker, type PlanRecorder, planInputs } from "./plan";
+import { type PlanChecker, type PlanRecorder, planInputs, type StepOp } from "./plan";
 import type { DynamicProviderHost } from "./provider-host";
 import { dependencyOrder, type ResourceState, type StackState } from "./state";
 import { type CustomTimeouts, timeoutSeconds } from "./timeouts";
 import { makeUrn, STACK_TYPE } from "./urn";
 import { markSecret, type PropertyMap, reveal, sameValues, secretKeys, UNKNOWN } from "./values";
 
-export type StepOp = "same" | "create" | "update" | "replace" | "delete" | "read";
+export type { StepOp };
 export type OpCounts = Partial<Record<StepOp, number>>;
 
 export interface Step {

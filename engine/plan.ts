@@ -7,9 +7,11 @@
 import { createHash } from "node:crypto";
 import { readFile, writeFile } from "node:fs/promises";
 import { z } from "zod";
-import type { StepOp } from "./deployment";
 import { EngineError } from "./errors";
 import { isObject, isSecret, type PropertyMap, type PropertyValue, sameValues, UNKNOWN } from "./values";
+
+/** What a step does to a resource (Pulumi's step ops, as this engine names them). */
+export type StepOp = "same" | "create" | "update" | "replace" | "delete" | "read";
 
 export interface ResourcePlan {
   op: StepOp;
