@@ -3,9 +3,10 @@ import { JobStatus } from "./job";
 
 /**
  * Wire schemas of the local service's read-only observation routes under /v2/{endpoint_id}: worker
- * logs, recent jobs, queue depth and workers over time, and workers (what `runpodkit logs` and the console read). The real service's
- * public material describes the lines its workers print (docs/worker-protocol.md, "Logs"), not a logs
- * API; each entry keeps those lines' `requestId`, `level` and `message` and adds where and when.
+ * logs, recent jobs, queue depth and workers over time, and workers (what `runpodkit logs` and the
+ * console read). The real service's public material describes the lines its workers print
+ * (docs/worker-protocol.md, section 6, "Logs"), not a logs API; each entry keeps those lines'
+ * `requestId`, `level` and `message` and adds where and when.
  */
 
 export const LogEntry = z.looseObject({

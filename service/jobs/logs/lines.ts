@@ -2,7 +2,7 @@
  * Reading one line a worker process printed. Workers of the real worker library print, when
  * RUNPOD_ENDPOINT_ID is set (the pool always sets it), one JSON object per line
  * `{"requestId": <job id or null>, "message": "...", "level": "INFO"}`, and otherwise text lines
- * `LEVEL  | <job id> | message` (docs/worker-protocol.md, "Logs"); the runpodkit/worker runtime prints
+ * `LEVEL  | <job id> | message` (docs/worker-protocol.md, section 6, "Logs"); the runpodkit/worker runtime prints
  * the same shapes. Any other line is kept as it is.
  */
 

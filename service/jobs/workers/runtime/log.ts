@@ -1,6 +1,6 @@
 /**
  * The worker's own log lines, in the shapes the real worker library prints (docs/worker-protocol.md,
- * "Logs"): with RUNPOD_ENDPOINT_ID set (a platform's worker), one JSON object per line
+ * section 6, "Logs"): with RUNPOD_ENDPOINT_ID set (a platform's worker), one JSON object per line
  * `{"requestId", "message", "level"}`; otherwise `LEVEL  | <job id> | message`. The service reads the
  * job id from them to attribute the line to its job.
  */
