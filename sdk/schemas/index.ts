@@ -7,6 +7,7 @@ export * from "./docker-args";
 export * from "./endpoint";
 export * from "./job";
 export * from "./network-volume";
+export * from "./observe";
 export * from "./pod";
 export * from "./secret";
 export * from "./template";

@@ -1,4 +1,5 @@
 import { DEFAULT_RATE_LIMIT_OPTIONS, type RateLimitOptions } from "./client/rate-limit";
+import { DEFAULT_LOG_LIMITS, type LogLimits } from "./logs/log-book";
 import { JOB_POLICY } from "./policy";
 import { DEFAULT_WEBHOOK_OPTIONS, type WebhookOptions } from "./webhooks/webhooks";
 
@@ -39,8 +40,10 @@ export interface JobPlaneConfig {
   externalWorkerTimeoutMs: number;
   /** Largest job-done / job-stream body, bytes. */
   workerBodyLimit: number;
-  /** Worker processes' stdout/stderr. */
+  /** Worker processes' stdout/stderr are always captured into their logs; "inherit" also echoes them to the service's stderr. */
   workerOutput: "inherit" | "ignore";
+  /** How many captured lines are kept (ring buffers per worker and per endpoint, in memory). */
+  logs: LogLimits;
   /** Address workers use to reach the service; default: the address it listens on. */
   workerBaseUrl: string | null;
   rateLimits: RateLimitOptions;
@@ -66,6 +69,7 @@ export const DEFAULT_JOB_PLANE_CONFIG: JobPlaneConfig = {
   externalWorkerTimeoutMs: 60_000,
   workerBodyLimit: 5 * JOB_POLICY.runsyncBodyBytes,
   workerOutput: "inherit",
+  logs: DEFAULT_LOG_LIMITS,
   workerBaseUrl: null,
   rateLimits: DEFAULT_RATE_LIMIT_OPTIONS,
   webhooks: DEFAULT_WEBHOOK_OPTIONS,

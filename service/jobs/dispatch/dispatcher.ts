@@ -38,6 +38,8 @@ export interface WorkerSession {
   idleSince: number;
   unhealthy: boolean;
   sdkVersion: string | null;
+  /** Jobs handed to it so far. */
+  jobsTaken: number;
 }
 
 /** A stop the worker has to honour. */
@@ -131,6 +133,7 @@ export class Dispatcher {
       idleSince: now,
       unhealthy: false,
       sdkVersion: null,
+      jobsTaken: 0,
     };
     this.#sessions.set(spec.id, session);
     this.#events.emit("worker.opened", session);
@@ -350,6 +353,7 @@ export class Dispatcher {
       if (!job) break;
       this.#book.start(job, session.id);
       session.held.set(job.id, this.#clock.now());
+      session.jobsTaken++;
       jobs.push(job);
     }
     if (jobs.length > 0) this.#events.emit("worker.changed", session.endpointId);
