@@ -4,19 +4,23 @@ import { parseArgs } from "node:util";
 import { API_KEYS_ENV, readApiKeys, redactKey } from "./api-keys";
 import { startService } from "./index";
 import { parseHandlerFlag } from "./jobs/workers/launch";
+import { LOGS_USAGE, logsCommand } from "./logs-command";
 import { STORE_KEY_ENV } from "./management/store/sealing";
 
 const USAGE = `usage: ${API_KEYS_ENV}=<k1>,<k2> runpodkit --port <p> [--host <address>] [--api-key-file <file>] [--api-key <k> ...] [--data <file>|:memory:] [--handler <image>=<module-or-command> ...]
+       ${LOGS_USAGE.replace(/^usage: /, "")}
   Account keys come from ${API_KEYS_ENV} (comma-separated), --api-key-file (one key per line) or
   --api-key (visible to every user of the machine in \`ps\`); at least one is required.
   --host: the address to listen on (default 127.0.0.1; any other is warned about, see SECURITY.md).`;
 const DEFAULT_DATA = join(process.cwd(), ".data", "runpodkit.sqlite");
 
 /**
- * The CLI: `RUNPODKIT_API_KEYS=k1,k2 npm run serve -- --port 8080 [--data file]`. Foreground. Keys are
- * never printed: stderr shows each account in a redacted form.
+ * The CLI: `RUNPODKIT_API_KEYS=k1,k2 npm run serve -- --port 8080 [--data file]` serves in the
+ * foreground (keys are never printed: stderr shows each account in a redacted form);
+ * `runpodkit logs <endpoint id> ...` reads an endpoint's worker logs from a running service.
  */
 async function main(): Promise<void> {
+  if (process.argv[2] === "logs") return logsCommand(process.argv.slice(3));
   const { values } = parseArgs({
     options: {
       port: { type: "string", default: "0" },

@@ -83,20 +83,18 @@ export class Launcher {
     return { spec: { kind: "module", module: BUILTIN_HANDLERS[FALLBACK_IMAGE] as string }, fallback: true };
   }
 
-  /** Starts a worker process for the spec with the given environment, in its own directory. */
-  spawn(
-    spec: LaunchSpec,
-    env: Record<string, string>,
-    cwd: string,
-    output: "inherit" | "ignore",
-  ): ChildProcess {
-    const stdio = output === "inherit" ? "inherit" : "ignore";
+  /**
+   * Starts a worker process for the spec with the given environment, in its own directory. Its
+   * stdout and stderr are pipes: the pool reads them into the worker's logs.
+   */
+  spawn(spec: LaunchSpec, env: Record<string, string>, cwd: string): ChildProcess {
+    const stdio = "pipe";
     if (spec.kind === "module") {
       return spawn(process.execPath, [...loaderArgs(spec.module), RUNTIME_MAIN, spec.module], {
         env,
         cwd,
         // The IPC channel lets the worker notice when the service dies, and exit.
-        stdio: [stdio, stdio, stdio, "ipc"],
+        stdio: ["ignore", stdio, stdio, "ipc"],
       });
     }
     // A small Node guard runs the command line: in its own process group (so that signalling the
@@ -106,7 +104,7 @@ export class Launcher {
       env,
       cwd,
       detached: true,
-      stdio: [stdio, stdio, stdio, "ipc"],
+      stdio: ["ignore", stdio, stdio, "ipc"],
     });
   }
 
