@@ -18,6 +18,9 @@ const ACCOUNT = accountIdOf(TEST_KEYS[0]);
 const PASSWORD = "registry-pw-SECRET-5f1e2d";
 const TEMPLATE_VALUE = "hf_template_SECRET_9a8b7c";
 const ENDPOINT_VALUE = "endpoint_env_SECRET_3c2b1a";
+const SECRET_VALUE = "account_secret_SECRET_77aa11";
+const POD_VALUE = "pod_env_SECRET_55cc22";
+const ALL = [PASSWORD, TEMPLATE_VALUE, ENDPOINT_VALUE, SECRET_VALUE, POD_VALUE];
 
 /** The raw bytes of the store file and its WAL files, as anyone holding a copy could read them. */
 function rawStore(data: string): Buffer {
@@ -60,7 +63,20 @@ async function createSecrets(service: Awaited<ReturnType<typeof withService>>) {
     },
   );
   expect(endpoint.body.errors).toBeUndefined();
+  const secret = await api.gql<{ secretCreate: { id: string } }>(
+    "mutation S($input: SecretCreateInput!) { secretCreate(input: $input) { id } }",
+    { input: { name: "sealed_secret", value: SECRET_VALUE } },
+  );
+  expect(secret.body.errors).toBeUndefined();
+  const pod = await api.rest<{ id: string }>("POST", "/pods", {
+    name: "sealed",
+    imageName: "repo/train:1",
+    gpuTypeIds: ["NVIDIA GeForce RTX 4090"],
+    env: { POD_TOKEN: POD_VALUE },
+  });
+  expect(pod.status).toBe(200);
   return {
+    podId: pod.body.id,
     authId: auth.body.id,
     templateId: template.body.id,
     endpointId: endpoint.body.data.saveEndpoint.id,
@@ -72,11 +88,11 @@ describe("secrets at rest", () => {
     const data = join(dir, "sealed.sqlite");
     const first = await withService({ data });
     const ids = await createSecrets(first);
-    for (const secret of [PASSWORD, TEMPLATE_VALUE, ENDPOINT_VALUE]) expect(holds(data, secret)).toBe(false);
+    for (const secret of ALL) expect(holds(data, secret)).toBe(false);
     // The names stay readable; only values are sealed.
     expect(holds(data, "HF_TOKEN")).toBe(true);
     await first.close();
-    for (const secret of [PASSWORD, TEMPLATE_VALUE, ENDPOINT_VALUE]) expect(holds(data, secret)).toBe(false);
+    for (const secret of ALL) expect(holds(data, secret)).toBe(false);
     expect(statSync(keyFileOf(data)).mode & 0o777).toBe(0o600);
 
     const second = await withService({ data });
@@ -85,14 +101,16 @@ describe("secrets at rest", () => {
       expect(management.registryAuths.get(ACCOUNT, ids.authId).password).toBe(PASSWORD);
       expect(management.templates.get(ACCOUNT, ids.templateId).env).toEqual({ HF_TOKEN: TEMPLATE_VALUE });
       expect(management.endpoints.get(ACCOUNT, ids.endpointId).env).toEqual({ EP_SECRET: ENDPOINT_VALUE });
+      expect(management.pods.rented(ACCOUNT, ids.podId).env).toEqual({ POD_TOKEN: POD_VALUE });
       const api = clients(second);
       expect((await api.rest("DELETE", `/endpoints/${ids.endpointId}`)).status).toBe(204);
       expect((await api.rest("DELETE", `/templates/${ids.templateId}`)).status).toBe(204);
       expect((await api.rest("DELETE", `/containerregistryauth/${ids.authId}`)).status).toBe(204);
+      expect((await api.rest("DELETE", `/pods/${ids.podId}`)).status).toBeLessThan(300);
     } finally {
       await second.close();
     }
-    for (const secret of [PASSWORD, TEMPLATE_VALUE, ENDPOINT_VALUE]) expect(holds(data, secret)).toBe(false);
+    for (const secret of ALL) expect(holds(data, secret)).toBe(false);
   });
 
   it("a wrong key is refused at open with an error naming where the key came from", async () => {
@@ -178,6 +196,11 @@ describe("secrets at rest", () => {
       startSsh: false,
       startJupyter: false,
     });
+    legacy
+      .prepare(
+        "INSERT INTO mgmt_secrets (account_id, id, name, description, value, created_at) VALUES (?, ?, ?, NULL, ?, ?)",
+      )
+      .run(ACCOUNT, "sec1", "legacy_secret", SECRET_VALUE, now);
     legacy.exec("DELETE FROM mgmt_sealing");
     legacy.exec("PRAGMA wal_checkpoint(TRUNCATE)");
     legacy.close();
@@ -185,12 +208,13 @@ describe("secrets at rest", () => {
     expect(holds(data, PASSWORD)).toBe(true);
     expect(holds(data, "deleted-pw-SECRET-77")).toBe(true);
     expect(holds(data, TEMPLATE_VALUE)).toBe(true);
+    expect(holds(data, SECRET_VALUE)).toBe(true);
 
     const service = await withService({ data });
     try {
       expect(service.management.registryAuths.get(ACCOUNT, "auth1").password).toBe(PASSWORD);
       expect(service.management.templates.get(ACCOUNT, "tpl1").env).toEqual({ HF_TOKEN: TEMPLATE_VALUE });
-      for (const secret of [PASSWORD, "deleted-pw-SECRET-77", TEMPLATE_VALUE]) {
+      for (const secret of [PASSWORD, "deleted-pw-SECRET-77", TEMPLATE_VALUE, SECRET_VALUE]) {
         expect(holds(data, secret)).toBe(false);
       }
     } finally {
