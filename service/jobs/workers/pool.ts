@@ -294,12 +294,13 @@ export class WorkerPool implements WorkerRegistry {
       return;
     }
     const { spec } = this.#launcher.resolve(endpoint.imageName);
+    const accountEnv = this.#accountEnv(endpoint, secrets.env);
     worker.workdir = mkdtempSync(join(tmpdir(), `runpodkit-worker-${session.id}-`));
     const base = `${this.#baseUrl}/v2/${endpoint.id}`;
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? "",
       HOME: worker.workdir,
-      ...this.#accountEnv(endpoint, secrets.env),
+      ...accountEnv.kept,
       RUNPOD_WEBHOOK_GET_JOB: `${base}/job-take/$ID?gpu=LOCAL`,
       RUNPOD_WEBHOOK_POST_OUTPUT: `${base}/job-done/$RUNPOD_POD_ID/$ID?gpu=LOCAL`,
       RUNPOD_WEBHOOK_POST_STREAM: `${base}/job-stream/$RUNPOD_POD_ID/$ID?gpu=LOCAL`,
@@ -320,6 +321,14 @@ export class WorkerPool implements WorkerRegistry {
       this.#capture(worker, child.stdout, "stdout");
       this.#capture(worker, child.stderr, "stderr");
       this.#logs.note(endpoint.id, session.id, "INFO", `worker started (${spec.kind} ${describe(spec)})`);
+      if (accountEnv.dropped.length > 0) {
+        this.#logs.note(
+          endpoint.id,
+          session.id,
+          "WARN",
+          `env ${accountEnv.dropped.join(", ")} ignored: a template or endpoint cannot set variables that change how a worker loads code`,
+        );
+      }
       worker.processGroup = spec.kind === "command";
       worker.startedAt = this.#clock.now();
       child.once("exit", (code, signal) => this.#exited(worker, code, signal));
@@ -335,8 +344,14 @@ export class WorkerPool implements WorkerRegistry {
     }
   }
 
-  /** The endpoint's env (secrets resolved) without the variables that change a worker's runtime (named in the log once). */
-  #accountEnv(endpoint: EndpointSettings, env: Record<string, string>): Record<string, string> {
+  /**
+   * The endpoint's env (secrets resolved) without the variables that change a worker's runtime, and
+   * their names (in the service log once per endpoint version, and in each worker's logs).
+   */
+  #accountEnv(
+    endpoint: EndpointSettings,
+    env: Record<string, string>,
+  ): { kept: Record<string, string>; dropped: string[] } {
     const { kept, dropped } = workerEnv(env);
     const seen = `${endpoint.id}@${endpoint.version}`;
     if (dropped.length > 0 && !this.#envWarned.has(seen)) {
@@ -345,7 +360,7 @@ export class WorkerPool implements WorkerRegistry {
         `endpoint ${endpoint.id}: its workers ignore env ${dropped.join(", ")} (variables that change how a worker's runtime loads code are not taken from a template or endpoint; see SECURITY.md)`,
       );
     }
-    return kept;
+    return { kept, dropped };
   }
 
   /** Each line the process prints goes to its logs (attributed to the job it holds), and maybe to stderr. */

@@ -71,6 +71,11 @@ describe("worker environment", () => {
     const warning = harness.logs.find((line) => line.includes(`endpoint ${ep.id}: its workers ignore env`));
     expect(warning).toContain("LD_PRELOAD, NODE_OPTIONS, NODE_PATH");
     expect(harness.logs.join("\n")).not.toContain(dir);
+    // The account that set them sees the drop in its worker's logs, by name only.
+    const logs = await harness.call("GET", `/v2/${ep.id}/logs`);
+    expect(logs.status).toBe(200);
+    expect(logs.text).toContain("env LD_PRELOAD, NODE_OPTIONS, NODE_PATH ignored");
+    expect(logs.text).not.toContain(dir);
   }, 60_000);
 
   it("a handler's env has neither the dropped variables nor any account key; the rest of the env arrives", async () => {
