@@ -121,6 +121,25 @@ export async function installProgram(exampleDir: string, pkg: PackedPackage): Pr
 }
 
 /**
+ * A Node.js release from the npm registry's `node` package (which fetches the platform's binary in its
+ * preinstall script), installed once per version under the cache; returns the path of its `node`.
+ * Not a devDependency of the project: its bin is also named `node` and would compete with the project's
+ * own Node 24 for node_modules/.bin/node, the node npm scripts run.
+ */
+export async function installNode(version: string): Promise<string> {
+  const dir = await publishOnce(join(CACHE_ROOT, "node", version), async (stage) => {
+    const manifest = { name: `node-${version}`, private: true, allowScripts: { node: true } };
+    await writeFile(join(stage, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
+    await npm(
+      stage,
+      ["install", "--no-audit", "--no-fund", "--loglevel=error", "--save-exact", `node@${version}`],
+      "install",
+    );
+  });
+  return join(dir, "node_modules", "node", "bin", "node");
+}
+
+/**
  * Runs `build` in a fresh staging folder and renames it to `dir`; when `dir` already exists (cached, or
  * a concurrent process won the race) the staging folder is discarded and the existing one used.
  */
