@@ -2,6 +2,7 @@
 export * from "./billing";
 export * from "./common";
 export * from "./container-registry-auth";
+export * from "./docker-args";
 export * from "./endpoint";
 export * from "./job";
 export * from "./network-volume";

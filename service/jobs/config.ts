@@ -14,8 +14,15 @@ export interface JobPlaneConfig {
   pollHoldMs: number;
   /** Hold of /stream when no chunk is buffered, ms. */
   streamHoldMs: number;
-  /** Time a worker has to stop a cancelled or timed-out job before it is killed and replaced, ms. */
+  /**
+   * Time a worker has to stop a cancelled or timed-out job, ms. Past it, a worker that still reports
+   * the job in a ping, or has not pinged for heartbeatGraceMs, is killed and replaced.
+   */
   stopGraceMs: number;
+  /** While a worker still holds a job it was told to stop, the stop is sent again this often, ms. */
+  stopResendMs: number;
+  /** A worker that has not pinged for this long is silent, ms; null: 3 ping intervals. */
+  heartbeatGraceMs: number | null;
   /** After SIGTERM, time before SIGKILL, ms. */
   killGraceMs: number;
   /** A job whose worker was lost (or that ran when the service died) is requeued until retried this often; then FAILED. */
@@ -48,6 +55,8 @@ export const DEFAULT_JOB_PLANE_CONFIG: JobPlaneConfig = {
   pollHoldMs: 20_000,
   streamHoldMs: 10_000,
   stopGraceMs: 10_000,
+  stopResendMs: 1_000,
+  heartbeatGraceMs: null,
   killGraceMs: 5_000,
   maxRetries: 3,
   scalerIntervalMs: 1_000,

@@ -81,6 +81,8 @@ export class JobPlane {
       {
         pollHoldMs: config.pollHoldMs,
         stopGraceMs: config.stopGraceMs,
+        stopResendMs: config.stopResendMs,
+        heartbeatGraceMs: config.heartbeatGraceMs ?? 3 * config.pingIntervalMs,
         maxRetries: config.maxRetries,
         streamChunkBytes: JOB_POLICY.streamChunkBytes,
       },

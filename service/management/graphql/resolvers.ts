@@ -3,6 +3,7 @@ import {
   ContainerRegistryAuthCreateInput,
   GqlRegistryAuthUpdateInput,
 } from "../../../sdk/schemas/container-registry-auth";
+import { parseDockerArgs } from "../../../sdk/schemas/docker-args";
 import { GqlEndpointInput } from "../../../sdk/schemas/endpoint";
 import {
   GqlNetworkVolumeDeleteInput,
@@ -66,9 +67,8 @@ function templateChanges(input: GqlTemplateInput): TemplateChanges {
     containerDiskInGb: given(input.containerDiskInGb),
     volumeInGb: given(input.volumeInGb),
     volumeMountPath: given(input.volumeMountPath),
-    // dockerArgs is the start command as one string; REST holds it as an argv array.
-    dockerStartCmd:
-      typeof input.dockerArgs === "string" ? input.dockerArgs.split(/\s+/).filter(Boolean) : undefined,
+    // dockerArgs is the start command as one string; REST holds it as an argv array (shell quoting).
+    dockerStartCmd: typeof input.dockerArgs === "string" ? parseDockerArgs(input.dockerArgs) : undefined,
     env: envMap(input.env),
     ports: input.ports ? splitCommaList(input.ports) : undefined,
     readme: given(input.readme),

@@ -1,3 +1,4 @@
+import { formatDockerArgs } from "../../../sdk/schemas/docker-args";
 import type { KeyValue } from "../../../sdk/schemas/template";
 import { type PodView, podName } from "../model/pod";
 import type { TemplateRecord } from "../model/records";
@@ -10,9 +11,14 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 export const envList = (env: Record<string, string>): KeyValue[] =>
   Object.entries(env).map(([key, value]) => ({ key, value }));
 
-/** dockerArgs is the start command as one string; ports a comma list. */
+/** dockerArgs is the start command as one string (each argument shell-quoted); ports a comma list. */
 export function gqlTemplate(t: TemplateRecord) {
-  return { ...t, dockerArgs: t.dockerStartCmd.join(" "), env: envList(t.env), ports: t.ports.join(",") };
+  return {
+    ...t,
+    dockerArgs: formatDockerArgs(t.dockerStartCmd),
+    env: envList(t.env),
+    ports: t.ports.join(","),
+  };
 }
 
 export function gqlPod(pod: PodView) {
