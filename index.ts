@@ -2,6 +2,9 @@
  * runpodkit: Pulumi resources for a serverless GPU service (RunPod-compatible). The typed SDK is a
  * separate entry point ("runpodkit/sdk") and never loads Pulumi.
  */
+// First: on an unsupported Node.js, one line naming the required version instead of a crash below.
+import "./sdk/node-guard";
+
 export { ContainerRegistryAuth, type ContainerRegistryAuthArgs } from "./provider/container-registry-auth";
 export { Endpoint, type EndpointArgs } from "./provider/endpoint";
 export { NetworkVolume, type NetworkVolumeArgs } from "./provider/network-volume";
