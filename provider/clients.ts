@@ -41,5 +41,13 @@ export function createManagementApi(settings: ProviderSettings): ManagementApi {
       },
       delete: (id) => rest.containerRegistryAuths.delete(id),
     },
+    pods: {
+      get: (id) => rest.pods.get(id),
+      create: (input) => rest.pods.create(input),
+      update: (id, patch) => rest.pods.update(id, patch),
+      start: (id) => rest.pods.start(id),
+      stop: (id) => rest.pods.stop(id),
+      terminate: (id) => rest.pods.terminate(id),
+    },
   };
 }

@@ -7,6 +7,9 @@ import type {
   NetworkVolume,
   NetworkVolumeCreateInput,
   NetworkVolumeUpdateInput,
+  Pod,
+  PodCreateInput,
+  PodUpdateInput,
   Template,
   TemplateCreateInput,
   TemplateUpdateInput,
@@ -47,5 +50,13 @@ export interface ManagementApi {
     /** GraphQL updateRegistryAuth: REST has no update. */
     updateCredentials(input: GqlRegistryAuthUpdateInput): Promise<void>;
     delete(id: string): Promise<void>;
+  };
+  pods: {
+    get(id: string): Promise<Pod>;
+    create(input: PodCreateInput): Promise<Pod>;
+    update(id: string, patch: PodUpdateInput): Promise<Pod>;
+    start(id: string): Promise<Pod>;
+    stop(id: string): Promise<Pod>;
+    terminate(id: string): Promise<void>;
   };
 }
