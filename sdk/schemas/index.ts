@@ -7,5 +7,6 @@ export * from "./endpoint";
 export * from "./job";
 export * from "./network-volume";
 export * from "./pod";
+export * from "./secret";
 export * from "./template";
 export * from "./user";

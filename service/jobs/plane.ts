@@ -4,7 +4,7 @@ import type { Clock, Timer } from "../clock";
 import type { Accounts } from "../edge/auth";
 import { EventBus } from "../event-bus";
 import type { Ids } from "../ids";
-import type { EndpointDirectory, ServiceEventBus, WorkerRegistry } from "../planes";
+import type { EndpointDirectory, SecretDirectory, ServiceEventBus, WorkerRegistry } from "../planes";
 import { type BookEvents, JobBook } from "./book/book";
 import { JobService } from "./client/job-service";
 import { RateLimiter } from "./client/rate-limit";
@@ -29,6 +29,8 @@ export interface JobPlaneDeps {
   events: ServiceEventBus;
   /** Where endpoints and templates are read: the management plane's records. */
   endpoints: EndpointDirectory;
+  /** Where a worker's secret references are resolved when it starts: the management plane's secrets. */
+  secrets: SecretDirectory;
   config?: Partial<JobPlaneConfig> | undefined;
   log?: (message: string) => void;
 }
@@ -91,6 +93,7 @@ export class JobPlane {
       ids,
       dispatcher: this.dispatcher,
       launcher: new Launcher(config.handlers, log),
+      secrets: deps.secrets,
       options: {
         coldStartMs: config.coldStartMs,
         flashBootColdStartMs: config.flashBootColdStartMs,

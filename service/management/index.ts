@@ -7,6 +7,7 @@ import { RegistryAuthService } from "./model/container-registry-auth";
 import { EndpointService } from "./model/endpoint";
 import { NetworkVolumeService } from "./model/network-volume";
 import { PodService } from "./model/pod";
+import { SecretService } from "./model/secret";
 import { TemplateService } from "./model/template";
 import { UserService } from "./model/user";
 import type { ManagementStore } from "./store/store";
@@ -41,6 +42,7 @@ export class Management {
   readonly pods: PodService;
   readonly billing: BillingService;
   readonly users: UserService;
+  readonly secrets: SecretService;
 
   constructor({ store, clock, ids, events, workers }: ManagementDeps) {
     this.endpoints = new EndpointService({ store, clock, ids, events });
@@ -50,5 +52,6 @@ export class Management {
     this.pods = new PodService({ store, clock, ids, workers });
     this.billing = new BillingService({ store, clock, workers });
     this.users = new UserService({ store });
+    this.secrets = new SecretService({ store, clock, ids });
   }
 }

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import type { Clock, Timer } from "../../clock";
 import type { Emitter } from "../../event-bus";
 import type { Ids } from "../../ids";
-import type { EndpointSettings, WorkerPod, WorkerRegistry } from "../../planes";
+import type { EndpointSettings, SecretDirectory, WorkerPod, WorkerRegistry } from "../../planes";
 import type { WorkerCounts } from "../client/job-service";
 import type { Dispatcher, WorkerSession } from "../dispatch/dispatcher";
 import type { Launcher } from "./launch";
@@ -47,6 +47,8 @@ interface ManagedWorker {
   coldStart: Timer | null;
   killTimer: Timer | null;
   stopping: StopReason | null;
+  /** Why it could not start (shown with its pod); null when it did. */
+  failure: string | null;
   exited: Promise<void>;
   markExited: () => void;
 }
@@ -65,6 +67,7 @@ export class WorkerPool implements WorkerRegistry {
   readonly #ids: Ids;
   readonly #dispatcher: Dispatcher;
   readonly #launcher: Launcher;
+  readonly #secrets: SecretDirectory;
   readonly #options: PoolOptions;
   readonly #log: (message: string) => void;
   readonly #events: Emitter<PoolEvents>;
@@ -75,6 +78,7 @@ export class WorkerPool implements WorkerRegistry {
     ids: Ids;
     dispatcher: Dispatcher;
     launcher: Launcher;
+    secrets: SecretDirectory;
     options: PoolOptions;
     log: (message: string) => void;
     events: Emitter<PoolEvents>;
@@ -83,6 +87,7 @@ export class WorkerPool implements WorkerRegistry {
     this.#ids = deps.ids;
     this.#dispatcher = deps.dispatcher;
     this.#launcher = deps.launcher;
+    this.#secrets = deps.secrets;
     this.#options = deps.options;
     this.#log = deps.log;
     this.#events = deps.events;
@@ -132,6 +137,7 @@ export class WorkerPool implements WorkerRegistry {
       coldStart: null,
       killTimer: null,
       stopping: null,
+      failure: null,
       exited,
       markExited,
     };
@@ -243,13 +249,21 @@ export class WorkerPool implements WorkerRegistry {
       return;
     }
     const { session, endpoint } = worker;
+    const secrets = this.#secrets.resolveEnv(endpoint.accountId, endpoint.env);
+    if (!secrets.ok) {
+      const names = secrets.missing.map((name) => `RUNPOD_SECRET_${name}`).join(", ");
+      worker.failure = `env references ${names}, but the account has no secret named ${secrets.missing.join(", ")}`;
+      this.#log(`worker ${session.id} of endpoint ${endpoint.id} could not start: ${worker.failure}`);
+      this.#exited(worker, null, null);
+      return;
+    }
     const { spec } = this.#launcher.resolve(endpoint.imageName);
     worker.workdir = mkdtempSync(join(tmpdir(), `runpodkit-worker-${session.id}-`));
     const base = `${this.#baseUrl}/v2/${endpoint.id}`;
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? "",
       HOME: worker.workdir,
-      ...endpoint.env,
+      ...secrets.env,
       RUNPOD_WEBHOOK_GET_JOB: `${base}/job-take/$ID?gpu=LOCAL`,
       RUNPOD_WEBHOOK_POST_OUTPUT: `${base}/job-done/$RUNPOD_POD_ID/$ID?gpu=LOCAL`,
       RUNPOD_WEBHOOK_POST_STREAM: `${base}/job-stream/$RUNPOD_POD_ID/$ID?gpu=LOCAL`,
@@ -317,10 +331,14 @@ export class WorkerPool implements WorkerRegistry {
     this.#workers.delete(session.id);
     worker.killTimer?.cancel();
     worker.coldStart?.cancel();
-    if (!worker.stopping && worker.process) {
-      this.#log(`worker ${session.id} exited unexpectedly (code ${code}, signal ${signal}): replacing it`);
+    const failedToStart = worker.failure !== null;
+    if ((!worker.stopping && worker.process) || failedToStart) {
+      if (!failedToStart) {
+        this.#log(`worker ${session.id} exited unexpectedly (code ${code}, signal ${signal}): replacing it`);
+      }
       if (session.readyAt === null) {
-        // Died before its first request (a handler that fails to load): back off 1 s, 2 s, ... 60 s.
+        // Died before its first request (a handler that fails to load, an unknown secret): back off
+        // 1 s, 2 s, ... 60 s.
         const count = (this.#crashes.get(session.endpointId)?.count ?? 0) + 1;
         const until = this.#clock.now() + Math.min(60_000, 1_000 * 2 ** (count - 1));
         this.#crashes.set(session.endpointId, { count, until });
@@ -352,6 +370,7 @@ export class WorkerPool implements WorkerRegistry {
       createdAt: worker.createdAt,
       lastStartedAt: worker.startedAt,
       state: stateOf(session),
+      ...(worker.failure !== null ? { failure: worker.failure } : {}),
     };
   }
 }

@@ -24,6 +24,11 @@ import {
   GqlPodIdInput,
   GqlPodResumeInput,
 } from "../../../sdk/schemas/pod";
+import {
+  GqlSecretCreateInput,
+  GqlSecretDescriptionUpdateInput,
+  GqlSecretValueUpdateInput,
+} from "../../../sdk/schemas/secret";
 import { GqlTemplateInput, type KeyValue, PortSpec, splitCommaList } from "../../../sdk/schemas/template";
 import { GqlUserSettingsInput } from "../../../sdk/schemas/user";
 import { parseInput } from "../../edge/parse";
@@ -42,7 +47,7 @@ import type { EndpointChanges } from "../model/endpoint";
 import type { PodCreate } from "../model/pod";
 import type { EndpointRecord } from "../model/records";
 import type { TemplateChanges } from "../model/template";
-import { envList, gqlPod, gqlPodEntry, gqlRentedPod, gqlTemplate, startCmdOf } from "./shape";
+import { envList, gqlPod, gqlPodEntry, gqlRentedPod, gqlSecret, gqlTemplate, startCmdOf } from "./shape";
 
 export interface GraphqlContext {
   management: Management;
@@ -180,6 +185,8 @@ export const resolvers = {
   User: {
     id: (_: unknown, __: Args, c: GraphqlContext) => c.accountId,
     pubKey: (_: unknown, __: Args, c: GraphqlContext) => c.management.users.get(c.accountId).pubKey,
+    secrets: (_: unknown, __: Args, c: GraphqlContext) =>
+      c.management.secrets.list(c.accountId).map(gqlSecret),
     pods: (_: unknown, __: Args, c: GraphqlContext) => {
       const now = c.management.pods.now();
       return c.management.pods.list(c.accountId).map((entry) => gqlPodEntry(entry, now));
@@ -216,6 +223,20 @@ export const resolvers = {
       e.networkVolumeId ? (c.management.networkVolumes.find(c.accountId, e.networkVolumeId) ?? null) : null,
   },
   Mutation: {
+    secretCreate: (_: unknown, args: Args, c: GraphqlContext) =>
+      gqlSecret(c.management.secrets.create(c.accountId, parse(GqlSecretCreateInput, args.input))),
+    secretValueUpdate: (_: unknown, args: Args, c: GraphqlContext) => {
+      const { id, value } = parse(GqlSecretValueUpdateInput, args.input);
+      return gqlSecret(c.management.secrets.updateValue(c.accountId, id, value));
+    },
+    secretDescriptionUpdate: (_: unknown, args: Args, c: GraphqlContext) => {
+      const { id, description } = parse(GqlSecretDescriptionUpdateInput, args.input);
+      return gqlSecret(c.management.secrets.updateDescription(c.accountId, id, description));
+    },
+    secretDelete: (_: unknown, args: Args, c: GraphqlContext) => {
+      c.management.secrets.delete(c.accountId, String(args.id));
+      return null;
+    },
     podFindAndDeployOnDemand: (_: unknown, args: Args, c: GraphqlContext) => {
       const input = parse(GqlPodFindAndDeployOnDemandInput, args.input ?? {});
       const common = deployChanges(input);

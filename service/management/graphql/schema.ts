@@ -4,6 +4,35 @@
  * string so the build ships it without a copy step.
  */
 export const typeDefs = /* GraphQL */ `
+  "An ISO-8601 date and time."
+  scalar DateTime
+
+  "An account secret; its value is write-only and never part of a reply."
+  type Secret {
+    id: ID!
+    name: String!
+    description: String
+    createdAt: DateTime!
+    updatedAt: DateTime
+  }
+
+  "name: a letter or _ first, then letters, digits and _.-/ (1-191); not starting with RUNPOD."
+  input SecretCreateInput {
+    name: String!
+    value: String!
+    description: String
+  }
+
+  input SecretValueUpdateInput {
+    id: ID!
+    value: String!
+  }
+
+  input SecretDescriptionUpdateInput {
+    id: ID!
+    description: String!
+  }
+
   enum FlashBootType {
     OFF
     FLASHBOOT
@@ -186,6 +215,8 @@ export const typeDefs = /* GraphQL */ `
 
   type User {
     id: String!
+    "Referenced from env as {{ RUNPOD_SECRET_<name> }}."
+    secrets: [Secret!]!
     "Rented pods (serverless workers are listed under their endpoint)."
     pods: [Pod!]!
     "SSH public keys, one per line; empty when none."
@@ -535,6 +566,12 @@ export const typeDefs = /* GraphQL */ `
   }
 
   type Mutation {
+    secretCreate(input: SecretCreateInput!): Secret
+    "Rotates the value; workers started afterwards get the new one."
+    secretValueUpdate(input: SecretValueUpdateInput!): Secret
+    secretDescriptionUpdate(input: SecretDescriptionUpdateInput!): Secret
+    "Answers null."
+    secretDelete(id: ID!): Boolean
     "Rents a GPU pod of gpuTypeId (or the first of gpuTypeIdList on offer); it starts RUNNING."
     podFindAndDeployOnDemand(input: PodFindAndDeployOnDemandInput): Pod
     "Rents a CPU pod; it starts RUNNING."

@@ -1,7 +1,7 @@
 import type { KeyValue } from "../../../sdk/schemas/template";
 import { gpuDisplayName } from "../model/catalogue";
-import { type PodEntry, type PodView, podName } from "../model/pod";
-import type { PodRecord, TemplateRecord } from "../model/records";
+import { type PodEntry, type PodView, podName, workerStatusChange } from "../model/pod";
+import type { PodRecord, SecretRecord, TemplateRecord } from "../model/records";
 
 /** Records to GraphQL objects where the SDL's shape differs from the record's. Pure functions. */
 
@@ -42,7 +42,7 @@ export function gqlPod(pod: PodView) {
     ports: (template?.ports ?? []).join(","),
     podType: "BACKGROUND",
     lastStartedAt: iso(worker.lastStartedAt),
-    lastStatusChange: `${worker.state} since ${iso(worker.lastStartedAt ?? worker.createdAt)}`,
+    lastStatusChange: workerStatusChange(worker),
     runtime: null,
     machine: { podHostId: worker.id, gpuDisplayName: gpuDisplayName(endpoint?.gpuTypeIds[0] ?? "") },
   };
@@ -97,4 +97,15 @@ export function gqlRentedPod(pod: PodRecord, now: number) {
 
 export function gqlPodEntry(entry: PodEntry, now: number) {
   return entry.kind === "rented" ? gqlRentedPod(entry.pod, now) : gqlPod(entry.view);
+}
+
+/** A secret on GraphQL: never its value (the record has none). */
+export function gqlSecret(secret: SecretRecord) {
+  return {
+    id: secret.id,
+    name: secret.name,
+    description: secret.description,
+    createdAt: new Date(secret.createdAt).toISOString(),
+    updatedAt: iso(secret.updatedAt),
+  };
 }

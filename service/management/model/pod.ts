@@ -99,6 +99,14 @@ export interface PodChanges {
 
 const DEFAULT_POD_NAME = "my pod";
 
+/** A worker's last lifecycle event; a worker that could not start says why. */
+export function workerStatusChange(worker: WorkerPod): string {
+  const since = new Date(worker.lastStartedAt ?? worker.createdAt).toISOString();
+  return worker.failure !== undefined
+    ? `failed to start: ${worker.failure}`
+    : `${worker.state} since ${since}`;
+}
+
 export function podName(pod: PodView): string {
   return pod.endpoint ? `${pod.endpoint.name}-${pod.worker.id}` : pod.worker.id;
 }

@@ -3,7 +3,7 @@ import type { NetworkVolume } from "../../../sdk/schemas/network-volume";
 import type { Pod } from "../../../sdk/schemas/pod";
 import type { Template } from "../../../sdk/schemas/template";
 import { gpuDisplayName } from "../model/catalogue";
-import { type PodView, podName } from "../model/pod";
+import { type PodView, podName, workerStatusChange } from "../model/pod";
 import type { EndpointRecord, NetworkVolumeRecord, PodRecord, TemplateRecord } from "../model/records";
 
 /** Records to REST v1 replies. Pure functions: what a domain record looks like on this wire. */
@@ -51,7 +51,7 @@ export function restPod(pod: PodView, includeTemplate = false): Pod & { template
     interruptible: false,
     locked: false,
     lastStartedAt: iso(worker.lastStartedAt),
-    lastStatusChange: `${worker.state} since ${iso(worker.lastStartedAt ?? worker.createdAt)}`,
+    lastStatusChange: workerStatusChange(worker),
     slsVersion: endpoint?.version ?? 0,
     ...(includeTemplate && template ? { template: restTemplate(template) } : {}),
   };

@@ -250,6 +250,23 @@ const saveRegistryAuthDoc = (name: string, username: string, password: string) =
     }
     `;
 
+/** mutations/container_register_auth.py update_container_registry_auth. */
+const updateRegistryAuthDoc = (id: string, username: string, password: string) => `
+    mutation UpdateRegistryAuth {
+        updateRegistryAuth(input: {id: "${id}", username: "${username}", password: "${password}"}) {
+            id
+            name
+        }
+    }
+    `;
+
+/** mutations/container_register_auth.py delete_container_registry_auth. */
+const deleteRegistryAuthDoc = (id: string) => `
+    mutation DeleteRegistryAuth {
+        deleteRegistryAuth(registryAuthId: "${id}")
+    }
+    `;
+
 /** queries/gpus.py QUERY_GPU_TYPES (get_gpus). */
 const QUERY_GPU_TYPES = `
 query GpuTypes {
@@ -606,6 +623,19 @@ describe("runpod (Python) GraphQL helpers: templates, endpoints, user, registry 
       id: volumeId,
       dataCenterId: "EU-RO-1",
     });
+  });
+
+  it("update_container_registry_auth and delete_container_registry_auth", async () => {
+    const auth = (await helper(saveRegistryAuthDoc("py-rotate", "robot", "old"))).saveRegistryAuth as {
+      id: string;
+    };
+    expect((await helper(updateRegistryAuthDoc(auth.id, "robot2", "new"))).updateRegistryAuth).toEqual({
+      id: auth.id,
+      name: "py-rotate",
+    });
+    expect((await helper(deleteRegistryAuthDoc(auth.id))).deleteRegistryAuth).toBeNull();
+    const again = await runGraphqlQuery(deleteRegistryAuthDoc(auth.id));
+    expect(again.errors?.[0]?.message).toMatch(/not found/);
   });
 
   it("update_endpoint_template refuses an unknown template or endpoint (the helper would raise)", async () => {

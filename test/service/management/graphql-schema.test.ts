@@ -46,6 +46,12 @@ import {
   GqlPodIdInput,
   GqlPodResumeInput,
 } from "../../../sdk/schemas/pod";
+import {
+  GqlSecret,
+  GqlSecretCreateInput,
+  GqlSecretDescriptionUpdateInput,
+  GqlSecretValueUpdateInput,
+} from "../../../sdk/schemas/secret";
 import { GqlPodTemplate, GqlTemplateInput, KeyValue } from "../../../sdk/schemas/template";
 import { GqlUser, GqlUserSettingsInput } from "../../../sdk/schemas/user";
 import { typeDefs } from "../../../service/management/graphql/schema";
@@ -140,6 +146,7 @@ function sdlShape(type: GraphQLType, depth = 2): Shape {
     const kinds: Record<string, Shape["kind"]> = {
       String: "string",
       ID: "string",
+      DateTime: "string",
       Int: "integer",
       Float: "number",
       Boolean: "boolean",
@@ -248,6 +255,9 @@ const INPUTS: [sdl: string, zod: z.ZodType][] = [
   ["PodRestartInput", GqlPodIdInput],
   ["PodResetInput", GqlPodIdInput],
   ["PodTerminateInput", GqlPodIdInput],
+  ["SecretCreateInput", GqlSecretCreateInput],
+  ["SecretValueUpdateInput", GqlSecretValueUpdateInput],
+  ["SecretDescriptionUpdateInput", GqlSecretDescriptionUpdateInput],
 ];
 
 const OUTPUTS: [sdl: string, zod: z.ZodType][] = [
@@ -261,6 +271,7 @@ const OUTPUTS: [sdl: string, zod: z.ZodType][] = [
   ["CpuFlavor", CpuFlavor],
   ["DataCenter", DataCenter],
   ["Pod", GqlPod],
+  ["Secret", GqlSecret],
 ];
 
 describe("the GraphQL SDL against the zod wire schemas", () => {

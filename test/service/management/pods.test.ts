@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BillingRecords } from "../../../sdk/schemas/billing";
 import type { ErrorBody } from "../../../sdk/schemas/common";
@@ -462,6 +465,40 @@ describe("pod billing", () => {
       expect((await c.rest("GET", `/billing/endpoints?bucketSize=day&${range}`)).body).toEqual([]);
     } finally {
       await fresh.close();
+    }
+  });
+});
+
+describe("pods in the store", () => {
+  it("keep their state, price and billing across a restart", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "runpodkit-pods-"));
+    const data = join(dir, "store.sqlite");
+    const restartClock = new ManualClock(Date.UTC(2026, 6, 1));
+    try {
+      const first = await withService({ data, clock: restartClock });
+      const c1 = clients(first);
+      const pod = (await c1.rest<Pod>("POST", "/pods", { imageName: "x", gpuTypeIds: ["NVIDIA A40"] })).body;
+      await restartClock.advance(HOUR);
+      await c1.rest("POST", `/pods/${pod.id}/stop`);
+      await first.close();
+
+      const second = await withService({ data, clock: restartClock });
+      try {
+        const c2 = clients(second);
+        const read = await c2.rest<Pod>("GET", `/pods/${pod.id}`);
+        expect(read.body).toMatchObject({ id: pod.id, desiredStatus: "EXITED", costPerHr: 0.4 });
+        const billed = BillingRecords.parse(
+          (await c2.rest("GET", `/billing/pods?bucketSize=day&startTime=2026-07-01T00:00:00Z&grouping=podId`))
+            .body,
+        );
+        expect(billed).toEqual([
+          { time: "2026-07-01T00:00:00.000Z", podId: pod.id, timeBilledMs: HOUR, amount: 0.4 },
+        ]);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
