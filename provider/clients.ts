@@ -41,6 +41,13 @@ export function createManagementApi(settings: ProviderSettings): ManagementApi {
       },
       delete: (id) => rest.containerRegistryAuths.delete(id),
     },
+    secrets: {
+      list: () => graphql.listSecrets(),
+      create: (input) => graphql.createSecret(input),
+      updateValue: (input) => graphql.updateSecretValue(input),
+      updateDescription: (input) => graphql.updateSecretDescription(input),
+      delete: (id) => graphql.deleteSecret(id),
+    },
     pods: {
       get: (id) => rest.pods.get(id),
       create: (input) => rest.pods.create(input),

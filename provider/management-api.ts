@@ -4,6 +4,10 @@ import type {
   GqlEndpoint,
   GqlEndpointInput,
   GqlRegistryAuthUpdateInput,
+  GqlSecret,
+  GqlSecretCreateInput,
+  GqlSecretDescriptionUpdateInput,
+  GqlSecretValueUpdateInput,
   NetworkVolume,
   NetworkVolumeCreateInput,
   NetworkVolumeUpdateInput,
@@ -49,6 +53,14 @@ export interface ManagementApi {
     create(input: ContainerRegistryAuthCreateInput): Promise<ContainerRegistryAuth>;
     /** GraphQL updateRegistryAuth: REST has no update. */
     updateCredentials(input: GqlRegistryAuthUpdateInput): Promise<void>;
+    delete(id: string): Promise<void>;
+  };
+  secrets: {
+    /** `myself { secrets }`: no value is ever returned. */
+    list(): Promise<GqlSecret[]>;
+    create(input: GqlSecretCreateInput): Promise<GqlSecret>;
+    updateValue(input: GqlSecretValueUpdateInput): Promise<GqlSecret>;
+    updateDescription(input: GqlSecretDescriptionUpdateInput): Promise<GqlSecret>;
     delete(id: string): Promise<void>;
   };
   pods: {
