@@ -9,7 +9,7 @@ import {
   OptionalRef,
   PodStatus,
 } from "./common";
-import { EnvMap, KeyValue, PortSpec } from "./template";
+import { EnvMap, GqlDockerArgs, KeyValue, PortSpec } from "./template";
 
 /**
  * A pod as REST v1 returns it (GET /pods, GET /pods/{id}, endpoint `workers`). Serverless workers are
@@ -176,7 +176,7 @@ const gqlDeployFields = {
   containerRegistryAuthId: OptionalRef,
   countryCode: z.string().nullish(),
   deployCost: z.number().nullish(),
-  dockerArgs: z.string().nullish(),
+  dockerArgs: GqlDockerArgs,
   env: GqlEnv,
   imageName: z.string().nullish(),
   minDisk: z.int().nullish(),
@@ -224,7 +224,7 @@ export type GqlDeployCpuPodInput = z.infer<typeof GqlDeployCpuPodInput>;
 /** podEditJob(input): the pod's new runtime (a reset); volumeInGb can only grow. */
 export const GqlPodEditJobInput = z.strictObject({
   podId: z.string().min(1),
-  dockerArgs: z.string().nullish(),
+  dockerArgs: GqlDockerArgs,
   imageName: z.string().min(1),
   env: GqlEnv,
   port: z.int().nullish(),

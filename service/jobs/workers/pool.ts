@@ -3,13 +3,16 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
+import type { Readable } from "node:stream";
 import type { Clock, Timer } from "../../clock";
 import type { Emitter } from "../../event-bus";
 import type { Ids } from "../../ids";
 import type { EndpointSettings, SecretDirectory, WorkerPod, WorkerRegistry } from "../../planes";
 import type { WorkerCounts } from "../client/job-service";
 import type { Dispatcher, WorkerSession } from "../dispatch/dispatcher";
-import type { Launcher } from "./launch";
+import type { LogBook } from "../logs/log-book";
+import type { Launcher, LaunchSpec } from "./launch";
 
 export type { ManagedWorker };
 
@@ -24,7 +27,18 @@ export interface PoolOptions {
   pingIntervalMs: number;
   /** Stopped workers kept in the pod list per endpoint. */
   historyPerEndpoint: number;
+  /** Captured worker lines are also echoed to the service's stderr ("inherit"), or only kept ("ignore"). */
   workerOutput: "inherit" | "ignore";
+}
+
+/** A worker as the console shows it: its pod, when it became ready, its cold start and jobs. */
+export interface WorkerView extends WorkerPod {
+  managed: boolean;
+  /** First request to the service (null: still starting). */
+  readyAt: number | null;
+  /** From creation to first request, ms (null: still starting). */
+  coldStartMs: number | null;
+  jobsRun: number;
 }
 
 /** What the pool announces (the scaler re-evaluates the endpoint). */
@@ -60,7 +74,7 @@ interface ManagedWorker {
  */
 export class WorkerPool implements WorkerRegistry {
   readonly #workers = new Map<string, ManagedWorker>();
-  readonly #history = new Map<string, WorkerPod[]>();
+  readonly #history = new Map<string, WorkerView[]>();
   /** Workers that died before their first request, per endpoint: starts back off. */
   readonly #crashes = new Map<string, { count: number; until: number }>();
   readonly #clock: Clock;
@@ -71,6 +85,7 @@ export class WorkerPool implements WorkerRegistry {
   readonly #options: PoolOptions;
   readonly #log: (message: string) => void;
   readonly #events: Emitter<PoolEvents>;
+  readonly #logs: LogBook;
   #baseUrl: string | null = null;
 
   constructor(deps: {
@@ -82,7 +97,9 @@ export class WorkerPool implements WorkerRegistry {
     options: PoolOptions;
     log: (message: string) => void;
     events: Emitter<PoolEvents>;
+    logs: LogBook;
   }) {
+    this.#logs = deps.logs;
     this.#clock = deps.clock;
     this.#ids = deps.ids;
     this.#dispatcher = deps.dispatcher;
@@ -212,9 +229,25 @@ export class WorkerPool implements WorkerRegistry {
     }
     for (const [epId, past] of this.#history) {
       if (endpointId !== undefined && epId !== endpointId) continue;
-      for (const pod of past) if (pod.accountId === accountId) pods.push(pod);
+      for (const view of past) if (view.accountId === accountId) pods.push(podOf(view));
     }
     return pods;
+  }
+
+  /** The endpoint's workers, live ones first, then the recently stopped ones, for the console. */
+  views(accountId: string, endpointId: string): WorkerView[] {
+    const views: WorkerView[] = [];
+    for (const worker of this.#workers.values()) {
+      if (worker.session.accountId === accountId && worker.session.endpointId === endpointId)
+        views.push(viewOf(this.#pod(worker), worker.session));
+    }
+    for (const session of this.#dispatcher.sessions(endpointId)) {
+      if (!session.managed && session.accountId === accountId)
+        views.push(viewOf(externalPod(session), session));
+    }
+    for (const view of this.#history.get(endpointId) ?? [])
+      if (view.accountId === accountId) views.push(view);
+    return views;
   }
 
   counts(endpointId: string): WorkerCounts {
@@ -279,8 +312,11 @@ export class WorkerPool implements WorkerRegistry {
       RUNPOD_SKIP_GPU_CHECK: "true",
     };
     try {
-      const child = this.#launcher.spawn(spec, env, worker.workdir, this.#options.workerOutput);
+      const child = this.#launcher.spawn(spec, env, worker.workdir);
       worker.process = child;
+      this.#capture(worker, child.stdout, "stdout");
+      this.#capture(worker, child.stderr, "stderr");
+      this.#logs.note(endpoint.id, session.id, "INFO", `worker started (${spec.kind} ${describe(spec)})`);
       worker.processGroup = spec.kind === "command";
       worker.startedAt = this.#clock.now();
       child.once("exit", (code, signal) => this.#exited(worker, code, signal));
@@ -294,6 +330,18 @@ export class WorkerPool implements WorkerRegistry {
       );
       this.#exited(worker, null, null);
     }
+  }
+
+  /** Each line the process prints goes to its logs (attributed to the job it holds), and maybe to stderr. */
+  #capture(worker: ManagedWorker, from: Readable | null, stream: "stdout" | "stderr"): void {
+    if (!from) return;
+    const { session } = worker;
+    const echo = this.#options.workerOutput === "inherit";
+    const lines = createInterface({ input: from, crlfDelay: Number.POSITIVE_INFINITY });
+    lines.on("line", (line) => {
+      this.#logs.line(session.endpointId, session.id, stream, line, [...session.held.keys()]);
+      if (echo) process.stderr.write(`[${session.id}] ${line}\n`);
+    });
   }
 
   #terminate(worker: ManagedWorker, signal: "SIGTERM" | "SIGKILL"): void {
@@ -331,6 +379,16 @@ export class WorkerPool implements WorkerRegistry {
     this.#workers.delete(session.id);
     worker.killTimer?.cancel();
     worker.coldStart?.cancel();
+    if (worker.process) {
+      const unexpected = !worker.stopping;
+      this.#logs.note(
+        session.endpointId,
+        session.id,
+        unexpected ? "ERROR" : "INFO",
+        `worker exited (code ${code}, signal ${signal})${unexpected ? " unexpectedly: replacing it" : ""}`,
+        session.held.size === 1 ? ([...session.held.keys()][0] as string) : null,
+      );
+    }
     const failedToStart = worker.failure !== null;
     if ((!worker.stopping && worker.process) || failedToStart) {
       if (!failedToStart) {
@@ -347,10 +405,10 @@ export class WorkerPool implements WorkerRegistry {
     if (session.readyAt !== null) this.#crashes.delete(session.endpointId);
     this.#dispatcher.close(session);
     if (worker.workdir) rmSync(worker.workdir, { recursive: true, force: true });
-    const pod = this.#pod(worker);
-    pod.desiredStatus = worker.stopping === "idle" ? "EXITED" : "TERMINATED";
+    const view = viewOf(this.#pod(worker), session);
+    view.desiredStatus = worker.stopping === "idle" ? "EXITED" : "TERMINATED";
     const past = this.#history.get(session.endpointId) ?? [];
-    past.unshift(pod);
+    past.unshift(view);
     past.length = Math.min(past.length, this.#options.historyPerEndpoint);
     if (worker.stopping !== "deleted") this.#history.set(session.endpointId, past);
     worker.markExited();
@@ -379,6 +437,25 @@ function stateOf(session: WorkerSession): "initializing" | "idle" | "running" | 
   if (session.unhealthy) return "unhealthy";
   if (session.readyAt === null) return "initializing";
   return session.held.size > 0 ? "running" : "idle";
+}
+
+function viewOf(pod: WorkerPod, session: WorkerSession): WorkerView {
+  return {
+    ...pod,
+    managed: session.managed,
+    readyAt: session.readyAt,
+    coldStartMs: session.readyAt === null ? null : session.readyAt - pod.createdAt,
+    jobsRun: session.jobsTaken,
+  };
+}
+
+function podOf(view: WorkerView): WorkerPod {
+  const { managed: _m, readyAt: _r, coldStartMs: _c, jobsRun: _j, ...pod } = view;
+  return pod;
+}
+
+function describe(spec: LaunchSpec): string {
+  return spec.kind === "module" ? spec.module : spec.command;
 }
 
 function externalPod(session: WorkerSession): WorkerPod {

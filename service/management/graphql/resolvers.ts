@@ -10,6 +10,7 @@ import {
   ContainerRegistryAuthCreateInput,
   GqlRegistryAuthUpdateInput,
 } from "../../../sdk/schemas/container-registry-auth";
+import { parseDockerArgs } from "../../../sdk/schemas/docker-args";
 import { GqlEndpointInput, GqlUpdateEndpointTemplateInput } from "../../../sdk/schemas/endpoint";
 import {
   GqlNetworkVolumeDeleteInput,
@@ -47,7 +48,7 @@ import type { EndpointChanges } from "../model/endpoint";
 import type { PodCreate } from "../model/pod";
 import type { EndpointRecord } from "../model/records";
 import type { TemplateChanges } from "../model/template";
-import { envList, gqlPod, gqlPodEntry, gqlRentedPod, gqlSecret, gqlTemplate, startCmdOf } from "./shape";
+import { envList, gqlPod, gqlPodEntry, gqlRentedPod, gqlSecret, gqlTemplate } from "./shape";
 
 export interface GraphqlContext {
   management: Management;
@@ -98,9 +99,8 @@ function templateChanges(input: GqlTemplateInput): TemplateChanges {
     containerDiskInGb: given(input.containerDiskInGb),
     volumeInGb: given(input.volumeInGb),
     volumeMountPath: given(input.volumeMountPath),
-    // dockerArgs is the start command as one string; REST holds it as an argv array.
-    dockerStartCmd:
-      typeof input.dockerArgs === "string" ? input.dockerArgs.split(/\s+/).filter(Boolean) : undefined,
+    // dockerArgs is the start command as one string; REST holds it as an argv array (shell quoting).
+    dockerStartCmd: typeof input.dockerArgs === "string" ? parseDockerArgs(input.dockerArgs) : undefined,
     env: envMap(input.env),
     // "" is no ports (the Python library sends it when none are given); null or absent: the default.
     ports: typeof input.ports === "string" ? splitCommaList(input.ports) : undefined,
@@ -134,7 +134,7 @@ function deployChanges(
     dataCenterIds: dataCenterId ? [dataCenterId] : undefined,
     countryCodes: input.countryCode ? [input.countryCode] : undefined,
     imageName: input.imageName || undefined,
-    dockerStartCmd: input.dockerArgs ? startCmdOf(input.dockerArgs) : undefined,
+    dockerStartCmd: input.dockerArgs ? parseDockerArgs(input.dockerArgs) : undefined,
     env: envMap(input.env),
     ports: portList(input.ports),
     containerDiskInGb: given(input.containerDiskInGb),
@@ -275,7 +275,7 @@ export const resolvers = {
       const pods = c.management.pods;
       const pod = pods.update(c.accountId, input.podId, {
         imageName: input.imageName,
-        dockerStartCmd: typeof input.dockerArgs === "string" ? startCmdOf(input.dockerArgs) : undefined,
+        dockerStartCmd: typeof input.dockerArgs === "string" ? parseDockerArgs(input.dockerArgs) : undefined,
         env: envMap(input.env),
         ports: portList(input.ports),
         containerDiskInGb: input.containerDiskInGb,

@@ -1,3 +1,4 @@
+import { formatDockerArgs } from "../../../sdk/schemas/docker-args";
 import type { KeyValue } from "../../../sdk/schemas/template";
 import { gpuDisplayName } from "../model/catalogue";
 import { type PodEntry, type PodView, podName, workerStatusChange } from "../model/pod";
@@ -11,15 +12,15 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 export const envList = (env: Record<string, string>): KeyValue[] =>
   Object.entries(env).map(([key, value]) => ({ key, value }));
 
-/** dockerArgs is the start command as one string; ports a comma list. */
+/** dockerArgs is the start command as one string (each argument shell-quoted); ports a comma list. */
 export function gqlTemplate(t: TemplateRecord) {
-  return { ...t, dockerArgs: t.dockerStartCmd.join(" "), env: envList(t.env), ports: t.ports.join(",") };
+  return {
+    ...t,
+    dockerArgs: formatDockerArgs(t.dockerStartCmd),
+    env: envList(t.env),
+    ports: t.ports.join(","),
+  };
 }
-
-/** A pod's start command as GraphQL's one-string dockerArgs (as templates show it). */
-export const dockerArgsOf = (cmd: readonly string[]) => cmd.join(" ");
-/** GraphQL dockerArgs to the stored argv (as saveTemplate reads it). */
-export const startCmdOf = (dockerArgs: string) => dockerArgs.split(/\s+/).filter(Boolean);
 
 /** A serverless worker as a GraphQL Pod. */
 export function gqlPod(pod: PodView) {
@@ -31,7 +32,7 @@ export function gqlPod(pod: PodView) {
     desiredStatus: worker.desiredStatus,
     endpointId: worker.endpointId,
     imageName: worker.imageName,
-    dockerArgs: dockerArgsOf(template?.dockerStartCmd ?? []),
+    dockerArgs: formatDockerArgs(template?.dockerStartCmd ?? []),
     templateId: worker.templateId,
     networkVolumeId: endpoint?.networkVolumeId ?? null,
     gpuCount: worker.gpuCount,
@@ -61,7 +62,7 @@ export function gqlRentedPod(pod: PodRecord, now: number) {
     name: pod.name,
     machineId: pod.machineId,
     imageName: pod.imageName,
-    dockerArgs: dockerArgsOf(pod.dockerStartCmd),
+    dockerArgs: formatDockerArgs(pod.dockerStartCmd),
     dockerId: null,
     gpuCount: pod.gpuCount,
     vcpuCount: pod.vcpuCount,

@@ -359,7 +359,7 @@ describe("GraphQL pods", () => {
           podId: created.id,
           imageName: "repo/gql:2",
           containerDiskInGb: 40,
-          dockerArgs: "",
+          dockerArgs: 'bash -c "echo hi && sleep 1"',
           env: [{ key: "NEW", value: "1" }],
           volumeInGb: 6,
         },
@@ -368,11 +368,24 @@ describe("GraphQL pods", () => {
     expect(edited.podEditJob).toMatchObject({
       imageName: "repo/gql:2",
       containerDiskInGb: 40,
-      dockerArgs: "",
+      dockerArgs: "bash -c 'echo hi && sleep 1'",
       env: ["NEW=1"],
       volumeInGb: 6,
       lastStatusChange: expect.stringMatching(/^Reset by update/),
     });
+    // The start command is kept as an argv, with shell quoting (as templates).
+    expect((await ok("GET", `/pods/${created.id}`)).dockerStartCmd).toEqual([
+      "bash",
+      "-c",
+      "echo hi && sleep 1",
+    ]);
+    const unquoted = await gqlError(
+      `mutation($input: PodEditJobInput!) { podEditJob(input: $input) { id } }`,
+      {
+        input: { podId: created.id, imageName: "repo/gql:2", containerDiskInGb: 40, dockerArgs: "a && b" },
+      },
+    );
+    expect(unquoted?.extensions).toMatchObject({ code: "VALIDATION", field: "dockerArgs" });
     const shrink = await gqlError(`mutation($input: PodEditJobInput!) { podEditJob(input: $input) { id } }`, {
       input: { podId: created.id, imageName: "repo/gql:2", containerDiskInGb: 40, volumeInGb: 1 },
     });
