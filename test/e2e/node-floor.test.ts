@@ -37,6 +37,8 @@ const ENTRIES = [
   "runpodkit/dist/provider/endpoint-provider",
   "runpodkit/dist/provider/network-volume-provider",
   "runpodkit/dist/provider/container-registry-auth-provider",
+  "runpodkit/dist/provider/secret-provider",
+  "runpodkit/dist/provider/pod-provider",
 ];
 
 function nodeVersion(binary: string): string {
