@@ -7,6 +7,7 @@
 import { mkdir, readFile } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
+import which from "which";
 import {
   countSteps,
   Deployment,
@@ -64,6 +65,12 @@ export interface LocalStackOptions {
   env?: Record<string, string>;
   /** Safety bound for one provider call. */
   callTimeoutMs?: number;
+  /**
+   * The node binary that runs the program and the provider host. Default: the `node` found on the PATH
+   * of their environment (`env.PATH` when given, else this process's PATH), as the Pulumi CLI runs both
+   * with the user's `node`; a test pins one to run a given Node version whatever PATH holds.
+   */
+  node?: string;
   /**
    * Keep the program's debug-level messages, as `pulumi up --debug` shows them. Off by default like the
    * CLI: they print whole RPC payloads, secret values included.
@@ -267,6 +274,7 @@ export class LocalStack {
     });
     try {
       const exitCode = await runProgram({
+        node: this.node(),
         programDir: this.options.programDir,
         project: this.project,
         stack: this.stackName,
@@ -331,6 +339,7 @@ export class LocalStack {
     const get = () => {
       // From the program's directory: the providers' `require`s resolve against the installed package.
       started ??= DynamicProviderHost.start({
+        node: this.node(),
         pulumiFrom: this.options.programDir,
         cwd: this.options.programDir,
         env: {
@@ -378,6 +387,21 @@ export class LocalStack {
 
   private plainConfig(): Record<string, string> {
     return Object.fromEntries(Object.entries(this.config).map(([k, v]) => [k, v.value]));
+  }
+
+  /** The node binary of the program and the provider host: pinned, else `node` on their PATH. */
+  node(): string {
+    if (this.options.node !== undefined) return this.options.node;
+    const path = this.baseEnv().PATH ?? "";
+    const found = which.sync("node", { path, nothrow: true });
+    if (found === null) {
+      throw new EngineError(
+        "NODE_NOT_FOUND",
+        "engine.node",
+        `no \`node\` on PATH (${path}); pin one with the node option`,
+      );
+    }
+    return found;
   }
 
   private baseEnv(): Record<string, string> {

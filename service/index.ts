@@ -1,3 +1,5 @@
+// First: on an unsupported Node.js, one line naming the required version instead of a crash below.
+import "../sdk/node-guard";
 import type { AddressInfo } from "node:net";
 import { buildApp } from "./app";
 import { type Clock, SystemClock } from "./clock";

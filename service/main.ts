@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+// First: on an unsupported Node.js, one line naming the required version instead of a crash below.
+import "../sdk/node-guard";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { API_KEYS_ENV, readApiKeys, redactKey } from "./api-keys";

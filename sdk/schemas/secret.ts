@@ -40,12 +40,14 @@ export type GqlSecretCreateInput = z.infer<typeof GqlSecretCreateInput>;
 
 /** GraphQL secretValueUpdate(input): rotates the value (workers started after it get the new one). */
 export const GqlSecretValueUpdateInput = z.strictObject({ id: z.string().min(1), value: SecretValue });
+export type GqlSecretValueUpdateInput = z.infer<typeof GqlSecretValueUpdateInput>;
 
 /** GraphQL secretDescriptionUpdate(input). */
 export const GqlSecretDescriptionUpdateInput = z.strictObject({
   id: z.string().min(1),
   description: SecretDescription,
 });
+export type GqlSecretDescriptionUpdateInput = z.infer<typeof GqlSecretDescriptionUpdateInput>;
 
 /** GraphQL Secret: never a value. */
 export const GqlSecret = z.object({
