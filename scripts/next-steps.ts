@@ -17,7 +17,7 @@ export function nextSteps(service: ServiceAddresses): NextStep[] {
   return [
     {
       label: "console",
-      text: `${base}/console/ (paste the account key; served by any running service: npm run serve -- --port 8080 --api-key <key>, then http://127.0.0.1:8080/console/)`,
+      text: `${base}/console/ (paste the account key; served by any running service: RUNPODKIT_API_KEYS=<key> npm run serve -- --port 8080, then http://127.0.0.1:8080/console/)`,
     },
     {
       label: "logs",

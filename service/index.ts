@@ -6,7 +6,7 @@ import { type Clock, SystemClock } from "./clock";
 import { DEFAULT_CONFIG, type ServiceConfig } from "./config";
 import { openDatabase } from "./db";
 import { Accounts } from "./edge/auth";
-import { listeningUrl } from "./edge/server";
+import { DEFAULT_HOST, isLoopback, listeningUrl } from "./edge/server";
 import { EventBus } from "./event-bus";
 import { createIds, type Ids } from "./ids";
 import { JobPlane } from "./jobs/plane";
@@ -14,6 +14,7 @@ import { jobMigrations } from "./jobs/store/job-store";
 import { Management } from "./management";
 import { EndpointRecords, SecretValues } from "./management/directory";
 import { managementMigrations } from "./management/store/migrations";
+import { openSealer } from "./management/store/sealing";
 import { ManagementStore } from "./management/store/store";
 import type { ServiceEventBus, ServiceEvents } from "./planes";
 
@@ -25,15 +26,26 @@ export interface StartServiceOptions {
   apiKeys: string[];
   /** 0 (default) = any free port. */
   port?: number;
+  /**
+   * The address to listen on: 127.0.0.1 (default), so only this machine reaches the service. Any other
+   * address is warned about on stderr: the service then answers whoever reaches it (see SECURITY.md).
+   */
+  host?: string;
   /** SQLite file, or ":memory:" (default) for a throwaway store. */
   data?: string;
+  /**
+   * The key that seals the store's secrets (registry passwords, env values): 32 bytes as 64 hex digits
+   * or base64 (the CLI reads RUNPODKIT_STORE_KEY). Without it, the key file beside the store
+   * (`<data>.key`, created 0600 on first open) holds it.
+   */
+  storeKey?: string;
   clock?: Clock;
   ids?: Ids;
   config?: Partial<ServiceConfig>;
 }
 
 export interface RunningService {
-  /** http://127.0.0.1:P/v1 */
+  /** http://127.0.0.1:P/v1 (the bound address, or loopback for an any-address bind) */
   restUrl: string;
   /** http://127.0.0.1:P/graphql */
   graphqlUrl: string;
@@ -48,19 +60,27 @@ export interface RunningService {
 }
 
 /**
- * Starts the whole service on 127.0.0.1. The composition root: opens the store, builds each part from
- * what it uses, in order (the management store, the job plane reading its endpoints, the management
- * plane reading the job plane's workers), builds the app, listens, starts the job plane.
+ * Starts the whole service, on 127.0.0.1 unless `host` says otherwise. The composition root: opens
+ * the store (its secrets' sealer), builds each part from what it uses, in order (the management store,
+ * the job plane reading its endpoints, the management plane reading the job plane's workers), builds
+ * the app, listens, starts the job plane.
  */
 export async function startService(options: StartServiceOptions): Promise<RunningService> {
   if (options.apiKeys.length === 0) throw new Error("startService: at least one API key is required");
   const config = { ...DEFAULT_CONFIG, ...options.config };
-  const db = openDatabase(options.data ?? ":memory:", [...managementMigrations, ...jobMigrations]);
+  const data = options.data ?? ":memory:";
+  const db = openDatabase(data, [...managementMigrations, ...jobMigrations]);
+  let store: ManagementStore;
+  try {
+    store = new ManagementStore(db, openSealer(data, options.storeKey));
+  } catch (error) {
+    db.close();
+    throw error;
+  }
   const clock = options.clock ?? new SystemClock();
   const ids = options.ids ?? createIds();
   const accounts = new Accounts(options.apiKeys);
   const events = new EventBus<ServiceEvents>();
-  const store = new ManagementStore(db);
   const jobs = new JobPlane({
     db,
     clock,
@@ -74,7 +94,13 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const management = new Management({ store, clock, ids, events, workers: jobs.workers });
   const app = buildApp({ accounts, management, jobs, managementBodyLimit: config.managementBodyLimit });
   try {
-    await app.listen({ host: "127.0.0.1", port: options.port ?? 0 });
+    const host = options.host ?? DEFAULT_HOST;
+    if (!isLoopback(host)) {
+      process.stderr.write(
+        `runpodkit: warning: listening on ${host}, not on loopback: anyone who can reach this address can call the service (and its keys travel unencrypted over HTTP); see SECURITY.md\n`,
+      );
+    }
+    await app.listen({ host, port: options.port ?? 0 });
     jobs.start(listeningUrl(app.server));
   } catch (error) {
     await app.close().catch(() => {});
@@ -82,7 +108,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     throw error;
   }
   const { port } = app.server.address() as AddressInfo;
-  const base = `http://127.0.0.1:${port}`;
+  const base = listeningUrl(app.server) ?? `http://${DEFAULT_HOST}:${port}`;
   let closing: Promise<void> | undefined;
   return {
     restUrl: `${base}/v1`,

@@ -3,24 +3,32 @@
 import "../sdk/node-guard";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { API_KEYS_ENV, readApiKeys, redactKey } from "./api-keys";
 import { startService } from "./index";
 import { parseHandlerFlag } from "./jobs/workers/launch";
 import { LOGS_USAGE, logsCommand } from "./logs-command";
+import { STORE_KEY_ENV } from "./management/store/sealing";
 
-const USAGE = `usage: runpodkit --port <p> --api-key <k> [--api-key <k2> ...] [--data <file>|:memory:] [--handler <image>=<module-or-command> ...]
-       ${LOGS_USAGE.replace(/^usage: /, "")}`;
+const USAGE = `usage: ${API_KEYS_ENV}=<k1>,<k2> runpodkit --port <p> [--host <address>] [--api-key-file <file>] [--api-key <k> ...] [--data <file>|:memory:] [--handler <image>=<module-or-command> ...]
+       ${LOGS_USAGE.replace(/^usage: /, "")}
+  Account keys come from ${API_KEYS_ENV} (comma-separated), --api-key-file (one key per line) or
+  --api-key (visible to every user of the machine in \`ps\`); at least one is required.
+  --host: the address to listen on (default 127.0.0.1; any other is warned about, see SECURITY.md).`;
 const DEFAULT_DATA = join(process.cwd(), ".data", "runpodkit.sqlite");
 
 /**
- * The CLI: `npm run serve -- --port 8080 --api-key k1 --api-key k2 [--data file]` serves in the
- * foreground; `runpodkit logs <endpoint id> ...` reads an endpoint's worker logs from a running service.
+ * The CLI: `RUNPODKIT_API_KEYS=k1,k2 npm run serve -- --port 8080 [--data file]` serves in the
+ * foreground (keys are never printed: stderr shows each account in a redacted form);
+ * `runpodkit logs <endpoint id> ...` reads an endpoint's worker logs from a running service.
  */
 async function main(): Promise<void> {
   if (process.argv[2] === "logs") return logsCommand(process.argv.slice(3));
   const { values } = parseArgs({
     options: {
       port: { type: "string", default: "0" },
+      host: { type: "string", default: "127.0.0.1" },
       "api-key": { type: "string", multiple: true },
+      "api-key-file": { type: "string", multiple: true },
       data: { type: "string", default: DEFAULT_DATA },
       handler: { type: "string", multiple: true },
       help: { type: "boolean", short: "h" },
@@ -32,14 +40,31 @@ async function main(): Promise<void> {
     return;
   }
   const port = Number(values.port);
-  const apiKeys = values["api-key"] ?? [];
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new Error(`--port: not a port number\n${USAGE}`);
-  if (apiKeys.length === 0) throw new Error(`--api-key: at least one is required\n${USAGE}`);
+  const { keys: apiKeys, warnings } = readApiKeys({
+    env: process.env[API_KEYS_ENV],
+    files: values["api-key-file"],
+    flags: values["api-key"],
+  });
+  if (apiKeys.length === 0) throw new Error(`no API key given\n${USAGE}`);
+  const storeKey = process.env[STORE_KEY_ENV];
+  // Read once; no child process of the service inherits them.
+  delete process.env[API_KEYS_ENV];
+  delete process.env[STORE_KEY_ENV];
+  for (const warning of warnings) console.error(`runpodkit: warning: ${warning}`);
 
   // Which workers a template's imageName starts: a handler module or a command line, per image.
   const handlers = Object.fromEntries((values.handler ?? []).map(parseHandlerFlag));
-  const service = await startService({ apiKeys, port, data: values.data, config: { jobs: { handlers } } });
+  const service = await startService({
+    apiKeys,
+    port,
+    host: values.host,
+    data: values.data,
+    storeKey,
+    config: { jobs: { handlers } },
+  });
+  console.error(`runpodkit: ${apiKeys.length} account(s): ${apiKeys.map(redactKey).join(", ")}`);
   // One line, so scripts can read the three base URLs.
   console.log(
     `runpodkit service ready: rest=${service.restUrl} graphql=${service.graphqlUrl} queue=${service.queueUrl}`,

@@ -1,4 +1,5 @@
 import type { Server } from "node:http";
+import { isIP } from "node:net";
 import Fastify, { type FastifyInstance } from "fastify";
 import { SERVER_BODY_LIMIT } from "./body";
 import { installErrorHandling, redactUrl } from "./errors";
@@ -19,10 +20,22 @@ export function edgeServer(): FastifyInstance {
   return app;
 }
 
-/** http://127.0.0.1:<port> of a listening server (any-address binds are reached on loopback); null before it listens. */
+/** http://<address>:<port> of a listening server (any-address binds are reached on loopback); null before it listens. */
 export function listeningUrl(server: Server): string | null {
   const address = server.address();
   if (!address || typeof address === "string") return null;
   const host = address.address === "::" || address.address === "0.0.0.0" ? "127.0.0.1" : address.address;
   return `http://${host.includes(":") ? `[${host}]` : host}:${address.port}`;
+}
+
+/** The default bind address: only this machine can reach the service. */
+export const DEFAULT_HOST = "127.0.0.1";
+
+/** True for an address only this machine can reach: localhost, 127.0.0.0/8, ::1 (and ::ffff:127.x). */
+export function isLoopback(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, "").toLowerCase();
+  if (bare === "localhost") return true;
+  if (isIP(bare) === 4) return bare.startsWith("127.");
+  if (isIP(bare) === 6) return bare === "::1" || bare.startsWith("::ffff:127.");
+  return false;
 }

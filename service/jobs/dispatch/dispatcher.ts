@@ -106,8 +106,12 @@ export class Dispatcher {
     this.#events = events;
   }
 
-  session(workerId: string): WorkerSession | undefined {
-    return this.#sessions.get(workerId);
+  /**
+   * A worker's session on an endpoint. Sessions are found by endpoint and worker id together, so a
+   * caller only ever reaches the sessions of an endpoint it was allowed to name (see WorkerAccess).
+   */
+  session(endpointId: string, workerId: string): WorkerSession | undefined {
+    return this.#sessions.get(sessionKey(endpointId, workerId));
   }
 
   sessions(endpointId?: string): WorkerSession[] {
@@ -135,7 +139,7 @@ export class Dispatcher {
       sdkVersion: null,
       jobsTaken: 0,
     };
-    this.#sessions.set(spec.id, session);
+    this.#sessions.set(sessionKey(spec.endpointId, spec.id), session);
     this.#events.emit("worker.opened", session);
     return session;
   }
@@ -150,8 +154,8 @@ export class Dispatcher {
 
   /** The worker is gone (process exit, killed, silent): its jobs are recovered. */
   close(session: WorkerSession): void {
-    if (this.#sessions.get(session.id) !== session) return;
-    this.#sessions.delete(session.id);
+    if (!this.#live(session)) return;
+    this.#sessions.delete(sessionKey(session.endpointId, session.id));
     this.#answerTake(session, []);
     this.#answerStop(session, []);
     for (const jobId of [...session.held.keys()]) this.#lost(session, jobId);
@@ -207,7 +211,7 @@ export class Dispatcher {
       const session = takers.shift() as WorkerSession;
       session.inLine = false;
       const poll = session.take;
-      if (!poll || this.#sessions.get(session.id) !== session || session.draining) continue;
+      if (!poll || !this.#live(session) || session.draining) continue;
       const jobs = this.#pull(session, poll.max);
       if (jobs.length === 0) {
         session.inLine = true;
@@ -254,7 +258,7 @@ export class Dispatcher {
    * reports the job (a later ping lists it) or has gone silent (no ping for the heartbeat grace).
    */
   requestStop(job: Job, workerId: string): void {
-    const session = this.#sessions.get(workerId);
+    const session = this.session(job.endpointId, workerId);
     if (!session) return;
     if (!session.stopping.has(job.id))
       session.stopping.set(job.id, { sentAt: null, sentAtPing: null, overdue: false });
@@ -422,7 +426,7 @@ export class Dispatcher {
   }
 
   #live(session: WorkerSession): boolean {
-    return this.#sessions.get(session.id) === session;
+    return this.#sessions.get(sessionKey(session.endpointId, session.id)) === session;
   }
 
   /** A timer cancelled when the dispatcher stops. */
@@ -463,4 +467,9 @@ export class Dispatcher {
     }
     return takers;
   }
+}
+
+/** The key of a session: its endpoint and worker id (an endpoint id never holds a NUL). */
+function sessionKey(endpointId: string, workerId: string): string {
+  return `${endpointId}\u0000${workerId}`;
 }

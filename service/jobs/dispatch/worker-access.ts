@@ -20,19 +20,21 @@ export class WorkerAccess {
     this.#endpoints = endpoints;
   }
 
-  /** The worker's session, or UNAUTHORIZED / NOT_FOUND. `authorization` is the raw header. */
+  /**
+   * The worker's session, or UNAUTHORIZED / NOT_FOUND. `authorization` is the raw header. What a
+   * caller learns depends only on what it may see: a key that is neither an account's nor this
+   * worker's is 401 whatever the ids; an endpoint not of the key's account is 404 whether or not a
+   * worker of that id exists (sessions are found per endpoint, never across accounts).
+   */
   session(endpointId: string, workerId: string, authorization: string | undefined): WorkerSession {
     const credential = bareKey(authorization ?? "");
-    const existing = this.#dispatcher.session(workerId);
-    if (existing) {
-      if (existing.endpointId !== endpointId) throw notFound("worker", workerId);
-      if (existing.key !== null && credential === existing.key) return existing;
-      if (this.#accounts.resolve(credential) === existing.accountId) return existing;
-      throw new ServiceError("UNAUTHORIZED", "Unauthorized: not this worker's key");
-    }
+    const existing = this.#dispatcher.session(endpointId, workerId);
+    if (existing && existing.key !== null && credential === existing.key) return existing;
     const accountId = this.#accounts.resolve(credential);
     if (!accountId) throw new ServiceError("UNAUTHORIZED", "Unauthorized: unknown worker or key");
     if (!this.#endpoints.get(accountId, endpointId)) throw notFound("endpoint", endpointId);
+    // The endpoint is this account's, so is any session on it.
+    if (existing) return existing;
     return this.#dispatcher.open({ id: workerId, accountId, endpointId, managed: false, key: null });
   }
 }

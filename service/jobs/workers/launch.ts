@@ -97,8 +97,15 @@ export class Launcher {
         stdio: ["ignore", stdio, stdio, "ipc"],
       });
     }
-    // Its own process group, so that killing the worker also kills what the shell started.
-    return spawn(spec.command, { env, cwd, shell: true, detached: true, stdio: ["ignore", stdio, stdio] });
+    // A small Node guard runs the command line: in its own process group (so that signalling the
+    // worker reaches all the command started), and with an IPC channel to the service, so that the
+    // whole group dies with the service, even when the service is killed with SIGKILL.
+    return spawn(process.execPath, ["-e", COMMAND_GUARD, spec.command], {
+      env,
+      cwd,
+      detached: true,
+      stdio: ["ignore", stdio, stdio, "ipc"],
+    });
   }
 
   #absolute(spec: LaunchSpec): LaunchSpec {
@@ -106,6 +113,35 @@ export class Launcher {
     return { kind: "module", module: resolve(this.#baseDir, spec.module) };
   }
 }
+
+/**
+ * The guard of a command worker (`node -e COMMAND_GUARD <command line>`), the leader of the worker's
+ * process group. It runs the command line in a shell in the same group and passes its exit status on.
+ * A stop signal from the service reaches the whole group; the guard waits for the command. When the
+ * service is gone (its IPC channel closes, or the guard's parent changes) it SIGKILLs the whole group,
+ * itself included: a command worker never outlives the service.
+ */
+export const COMMAND_GUARD = `
+const { spawn } = require("node:child_process");
+const killGroup = () => { try { process.kill(-process.pid, "SIGKILL"); } finally { process.exit(1); } };
+process.once("disconnect", killGroup);
+const parent = process.ppid;
+setInterval(() => { if (process.ppid !== parent) killGroup(); }, 500).unref();
+const passed = ["SIGTERM", "SIGINT", "SIGHUP"];
+for (const signal of passed) process.on(signal, () => {});
+const child = spawn(process.argv[1], { shell: true, stdio: "inherit" });
+child.once("error", (error) => {
+  process.stderr.write("runpodkit: command worker could not start: " + error.message + "\\n");
+  process.exit(127);
+});
+child.once("exit", (code, signal) => {
+  if (signal) {
+    for (const s of passed) process.removeAllListeners(s);
+    process.kill(process.pid, signal);
+  }
+  process.exit(code === null ? 1 : code);
+});
+`;
 
 const RUNTIME_MAIN = join(__dirname, "runtime", `main${extname(__filename)}`);
 

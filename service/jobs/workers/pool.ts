@@ -12,6 +12,7 @@ import type { EndpointSettings, SecretDirectory, WorkerPod, WorkerRegistry } fro
 import type { WorkerCounts } from "../client/job-service";
 import type { Dispatcher, WorkerSession } from "../dispatch/dispatcher";
 import type { LogBook } from "../logs/log-book";
+import { workerEnv } from "./environment";
 import type { Launcher, LaunchSpec } from "./launch";
 
 export type { ManagedWorker };
@@ -77,6 +78,8 @@ export class WorkerPool implements WorkerRegistry {
   readonly #history = new Map<string, WorkerView[]>();
   /** Workers that died before their first request, per endpoint: starts back off. */
   readonly #crashes = new Map<string, { count: number; until: number }>();
+  /** `endpointId@version` whose dropped env variables were logged (once each). */
+  readonly #envWarned = new Set<string>();
   readonly #clock: Clock;
   readonly #ids: Ids;
   readonly #dispatcher: Dispatcher;
@@ -291,12 +294,13 @@ export class WorkerPool implements WorkerRegistry {
       return;
     }
     const { spec } = this.#launcher.resolve(endpoint.imageName);
+    const accountEnv = this.#accountEnv(endpoint, secrets.env);
     worker.workdir = mkdtempSync(join(tmpdir(), `runpodkit-worker-${session.id}-`));
     const base = `${this.#baseUrl}/v2/${endpoint.id}`;
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? "",
       HOME: worker.workdir,
-      ...secrets.env,
+      ...accountEnv.kept,
       RUNPOD_WEBHOOK_GET_JOB: `${base}/job-take/$ID?gpu=LOCAL`,
       RUNPOD_WEBHOOK_POST_OUTPUT: `${base}/job-done/$RUNPOD_POD_ID/$ID?gpu=LOCAL`,
       RUNPOD_WEBHOOK_POST_STREAM: `${base}/job-stream/$RUNPOD_POD_ID/$ID?gpu=LOCAL`,
@@ -317,6 +321,14 @@ export class WorkerPool implements WorkerRegistry {
       this.#capture(worker, child.stdout, "stdout");
       this.#capture(worker, child.stderr, "stderr");
       this.#logs.note(endpoint.id, session.id, "INFO", `worker started (${spec.kind} ${describe(spec)})`);
+      if (accountEnv.dropped.length > 0) {
+        this.#logs.note(
+          endpoint.id,
+          session.id,
+          "WARN",
+          `env ${accountEnv.dropped.join(", ")} ignored: a template or endpoint cannot set variables that change how a worker loads code`,
+        );
+      }
       worker.processGroup = spec.kind === "command";
       worker.startedAt = this.#clock.now();
       child.once("exit", (code, signal) => this.#exited(worker, code, signal));
@@ -330,6 +342,25 @@ export class WorkerPool implements WorkerRegistry {
       );
       this.#exited(worker, null, null);
     }
+  }
+
+  /**
+   * The endpoint's env (secrets resolved) without the variables that change a worker's runtime, and
+   * their names (in the service log once per endpoint version, and in each worker's logs).
+   */
+  #accountEnv(
+    endpoint: EndpointSettings,
+    env: Record<string, string>,
+  ): { kept: Record<string, string>; dropped: string[] } {
+    const { kept, dropped } = workerEnv(env);
+    const seen = `${endpoint.id}@${endpoint.version}`;
+    if (dropped.length > 0 && !this.#envWarned.has(seen)) {
+      this.#envWarned.add(seen);
+      this.#log(
+        `endpoint ${endpoint.id}: its workers ignore env ${dropped.join(", ")} (variables that change how a worker's runtime loads code are not taken from a template or endpoint; see SECURITY.md)`,
+      );
+    }
+    return { kept, dropped };
   }
 
   /** Each line the process prints goes to its logs (attributed to the job it holds), and maybe to stderr. */

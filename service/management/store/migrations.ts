@@ -108,4 +108,14 @@ export const managementMigrations: Migration[] = [
       );
     `,
   },
+  {
+    // One row: a known text sealed with the store key, to tell a wrong key at open (sealing.ts).
+    name: "management-003-sealing",
+    sql: `
+      CREATE TABLE mgmt_sealing (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        check_value TEXT NOT NULL
+      );
+    `,
+  },
 ];

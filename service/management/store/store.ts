@@ -1,3 +1,4 @@
+import { rmSync } from "node:fs";
 import type { DatabaseSync, StatementSync } from "node:sqlite";
 import { transaction } from "../../db";
 import type {
@@ -10,36 +11,118 @@ import type {
   TemplateRecord,
   VolumeUsageRow,
 } from "../model/records";
+import { Sealer, STORE_KEY_ENV, StoreKeyError } from "./sealing";
 
 interface DataRow {
   data: string;
 }
 
+/** How a record's secrets are stored: sealed on the way in, opened on the way out. */
+interface SecretFields<T> {
+  seal(record: T): T;
+  /** `legacy`: a value still in plain text (stored before sealing existed) is taken as it is. */
+  open(record: T, legacy?: boolean): T;
+  /** True when the stored record still has a secret in plain text. */
+  hasPlain(record: T): boolean;
+}
+
+const NO_SECRETS: SecretFields<never> = {
+  seal: (record) => record,
+  open: (record) => record,
+  hasPlain: () => false,
+};
+
+function opener(sealer: Sealer, legacy: boolean | undefined) {
+  return (value: string, what: string) =>
+    legacy && !Sealer.isSealed(value) ? value : sealer.open(value, what);
+}
+
+/** Records whose `env` values are secret (templates, endpoints); the names stay readable. */
+function envSecrets<T extends { id: string; env: Record<string, string> }>(
+  sealer: Sealer,
+  kind: string,
+): SecretFields<T> {
+  /** Each env value mapped; a record stored without `env` (older documents) stays as it is. */
+  const mapEnv = (record: T, fn: (name: string, value: string) => string): T => {
+    const env = record.env as Record<string, string> | undefined;
+    if (env === undefined) return record;
+    return {
+      ...record,
+      env: Object.fromEntries(Object.entries(env).map(([name, value]) => [name, fn(name, value)])),
+    };
+  };
+  return {
+    seal: (record) => mapEnv(record, (_, value) => sealer.seal(value)),
+    open: (record, legacy) => {
+      const open = opener(sealer, legacy);
+      return mapEnv(record, (name, value) => open(value, `${kind} ${record.id} env ${name}`));
+    },
+    hasPlain: (record) => Object.values(record.env ?? {}).some((value) => !Sealer.isSealed(value)),
+  };
+}
+
+function passwordSecret(sealer: Sealer): SecretFields<RegistryAuthRecord> {
+  return {
+    seal: (record) => ({ ...record, password: sealer.seal(record.password) }),
+    open: (record, legacy) => ({
+      ...record,
+      password: opener(sealer, legacy)(record.password, `registry auth ${record.id} password`),
+    }),
+    hasPlain: (record) => !Sealer.isSealed(record.password),
+  };
+}
+
 /** Statements of one JSON-document table keyed by (account_id, id). */
 class DocumentTable<T extends { id: string; accountId: string }> {
+  readonly #secrets: SecretFields<T>;
   readonly #get: StatementSync;
   readonly #list: StatementSync;
   readonly #listAll: StatementSync;
   readonly #delete: StatementSync;
+  readonly #rewrite: StatementSync;
 
-  constructor(db: DatabaseSync, table: string) {
+  constructor(db: DatabaseSync, table: string, secrets: SecretFields<T> = NO_SECRETS) {
+    this.#secrets = secrets;
     this.#get = db.prepare(`SELECT data FROM ${table} WHERE account_id = ? AND id = ?`);
     this.#list = db.prepare(`SELECT data FROM ${table} WHERE account_id = ? ORDER BY created_at, id`);
     this.#listAll = db.prepare(`SELECT data FROM ${table} ORDER BY account_id, created_at, id`);
     this.#delete = db.prepare(`DELETE FROM ${table} WHERE account_id = ? AND id = ?`);
+    this.#rewrite = db.prepare(`UPDATE ${table} SET data = ? WHERE account_id = ? AND id = ?`);
+  }
+
+  /** A stored document, its secrets opened. */
+  read(data: string): T {
+    return this.#secrets.open(JSON.parse(data) as T);
+  }
+
+  /** The document to store, its secrets sealed. */
+  write(record: T): string {
+    return JSON.stringify(this.#secrets.seal(record));
   }
 
   get(accountId: string, id: string): T | undefined {
     const row = this.#get.get(accountId, id) as DataRow | undefined;
-    return row ? (JSON.parse(row.data) as T) : undefined;
+    return row ? this.read(row.data) : undefined;
   }
 
   list(accountId: string): T[] {
-    return (this.#list.all(accountId) as unknown as DataRow[]).map((row) => JSON.parse(row.data) as T);
+    return (this.#list.all(accountId) as unknown as DataRow[]).map((row) => this.read(row.data));
   }
 
   listAll(): T[] {
-    return (this.#listAll.all() as unknown as DataRow[]).map((row) => JSON.parse(row.data) as T);
+    return (this.#listAll.all() as unknown as DataRow[]).map((row) => this.read(row.data));
+  }
+
+  /** Seals the secrets of rows stored in plain text; returns how many rows it rewrote. */
+  sealPlainRows(): number {
+    let rewritten = 0;
+    for (const row of this.#listAll.all() as unknown as DataRow[]) {
+      const stored = JSON.parse(row.data) as T;
+      if (!this.#secrets.hasPlain(stored)) continue;
+      this.#rewrite.run(this.write(this.#secrets.open(stored, true)), stored.accountId, stored.id);
+      rewritten++;
+    }
+    return rewritten;
   }
 
   delete(accountId: string, id: string): boolean {
@@ -49,7 +132,9 @@ class DocumentTable<T extends { id: string; accountId: string }> {
 
 /**
  * All store access of the management plane. Opened once per service (its statements are prepared
- * here); every call takes the account id.
+ * here); every call takes the account id. Registry passwords, template, endpoint and pod env values and
+ * secret values are sealed in the file (sealing.ts); the sealer's key is checked against the store
+ * when it opens.
  */
 export class ManagementStore {
   readonly #db: DatabaseSync;
@@ -88,14 +173,16 @@ export class ManagementStore {
   readonly #updateSecretDescription: StatementSync;
   readonly #deleteSecret: StatementSync;
   readonly #secretValues: StatementSync;
+  readonly #sealer: Sealer;
 
-  constructor(db: DatabaseSync) {
+  constructor(db: DatabaseSync, sealer: Sealer) {
     this.#db = db;
-    this.endpoints = new DocumentTable(db, "mgmt_endpoints");
-    this.templates = new DocumentTable(db, "mgmt_templates");
+    this.#sealer = sealer;
+    this.endpoints = new DocumentTable(db, "mgmt_endpoints", envSecrets<EndpointRecord>(sealer, "endpoint"));
+    this.templates = new DocumentTable(db, "mgmt_templates", envSecrets<TemplateRecord>(sealer, "template"));
     this.volumes = new DocumentTable(db, "mgmt_network_volumes");
-    this.registryAuths = new DocumentTable(db, "mgmt_registry_auths");
-    this.pods = new DocumentTable(db, "mgmt_pods");
+    this.registryAuths = new DocumentTable(db, "mgmt_registry_auths", passwordSecret(sealer));
+    this.pods = new DocumentTable(db, "mgmt_pods", envSecrets<PodRecord>(sealer, "pod"));
     this.#putEndpoint = db.prepare(
       `INSERT INTO mgmt_endpoints (account_id, id, template_id, created_at, data) VALUES (?, ?, ?, ?, ?)
        ON CONFLICT (account_id, id) DO UPDATE SET template_id = excluded.template_id, data = excluded.data`,
@@ -188,6 +275,43 @@ export class ManagementStore {
     );
     this.#deleteSecret = db.prepare("DELETE FROM mgmt_secrets WHERE account_id = ? AND id = ?");
     this.#secretValues = db.prepare("SELECT name, value FROM mgmt_secrets WHERE account_id = ?");
+    checkKey(db, sealer);
+    this.#sealPlainRows();
+  }
+
+  /**
+   * The migration to sealed secrets: rows stored in plain text (before sealing existed) are sealed,
+   * then the file is rebuilt (VACUUM) and the WAL emptied, so no plain copy stays in free pages.
+   */
+  #sealPlainRows(): void {
+    const rewritten = this.transaction(
+      () =>
+        this.templates.sealPlainRows() +
+        this.endpoints.sealPlainRows() +
+        this.registryAuths.sealPlainRows() +
+        this.pods.sealPlainRows() +
+        this.#sealPlainSecretValues(),
+    );
+    if (rewritten === 0) return;
+    this.#db.exec("VACUUM");
+    this.#db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  }
+
+  /** Seals secret values stored in plain text; returns how many it rewrote. */
+  #sealPlainSecretValues(): number {
+    const rows = this.#db.prepare("SELECT account_id, id, value FROM mgmt_secrets").all() as {
+      account_id: string;
+      id: string;
+      value: string;
+    }[];
+    const seal = this.#db.prepare("UPDATE mgmt_secrets SET value = ? WHERE account_id = ? AND id = ?");
+    let rewritten = 0;
+    for (const row of rows) {
+      if (Sealer.isSealed(row.value)) continue;
+      seal.run(this.#sealer.seal(row.value), row.account_id, row.id);
+      rewritten++;
+    }
+    return rewritten;
   }
 
   /** Runs `fn` in one transaction: all of a change is written, or none. Nested calls join the outer one. */
@@ -197,7 +321,7 @@ export class ManagementStore {
 
   putEndpoint(record: EndpointRecord): void {
     const { accountId, id } = record;
-    this.#putEndpoint.run(accountId, id, record.templateId, record.createdAt, JSON.stringify(record));
+    this.#putEndpoint.run(accountId, id, record.templateId, record.createdAt, this.endpoints.write(record));
     this.#clearEndpointVolumes.run(accountId, id);
     const volumes = new Set([
       ...(record.networkVolumeId ? [record.networkVolumeId] : []),
@@ -212,8 +336,8 @@ export class ManagementStore {
   }
 
   endpointsUsingTemplate(accountId: string, templateId: string): EndpointRecord[] {
-    return (this.#endpointsUsingTemplate.all(accountId, templateId) as unknown as DataRow[]).map(
-      (row) => JSON.parse(row.data) as EndpointRecord,
+    return (this.#endpointsUsingTemplate.all(accountId, templateId) as unknown as DataRow[]).map((row) =>
+      this.endpoints.read(row.data),
     );
   }
 
@@ -230,13 +354,13 @@ export class ManagementStore {
       record.name,
       record.containerRegistryAuthId,
       record.createdAt,
-      JSON.stringify(record),
+      this.templates.write(record),
     );
   }
 
   templateByName(accountId: string, name: string): TemplateRecord | undefined {
     const row = this.#templateByName.get(accountId, name) as DataRow | undefined;
-    return row ? (JSON.parse(row.data) as TemplateRecord) : undefined;
+    return row ? this.templates.read(row.data) : undefined;
   }
 
   templateIdsUsingAuth(accountId: string, authId: string): string[] {
@@ -245,7 +369,7 @@ export class ManagementStore {
 
   /** Stores the volume and, when its size is new, starts a new usage period at `now`. */
   putVolume(record: NetworkVolumeRecord, previousSize: number | undefined, now: number): void {
-    this.#putVolume.run(record.accountId, record.id, record.createdAt, JSON.stringify(record));
+    this.#putVolume.run(record.accountId, record.id, record.createdAt, this.volumes.write(record));
     if (previousSize === record.size) return;
     this.#closeUsage.run(now, record.accountId, record.id);
     this.#openUsage.run(record.accountId, record.id, record.size, now);
@@ -262,12 +386,18 @@ export class ManagementStore {
   }
 
   putRegistryAuth(record: RegistryAuthRecord): void {
-    this.#putAuth.run(record.accountId, record.id, record.name, record.createdAt, JSON.stringify(record));
+    this.#putAuth.run(
+      record.accountId,
+      record.id,
+      record.name,
+      record.createdAt,
+      this.registryAuths.write(record),
+    );
   }
 
   registryAuthByName(accountId: string, name: string): RegistryAuthRecord | undefined {
     const row = this.#authByName.get(accountId, name) as DataRow | undefined;
-    return row ? (JSON.parse(row.data) as RegistryAuthRecord) : undefined;
+    return row ? this.registryAuths.read(row.data) : undefined;
   }
 
   pubKey(accountId: string): string {
@@ -287,7 +417,7 @@ export class ManagementStore {
       record.networkVolumeId,
       record.containerRegistryAuthId,
       record.createdAt,
-      JSON.stringify(record),
+      this.pods.write(record),
     );
   }
 
@@ -333,13 +463,13 @@ export class ManagementStore {
       record.id,
       record.name,
       record.description,
-      value,
+      this.#sealer.seal(value),
       record.createdAt,
     );
   }
 
   updateSecretValue(accountId: string, id: string, value: string, now: number): void {
-    this.#updateSecretValue.run(value, now, accountId, id);
+    this.#updateSecretValue.run(this.#sealer.seal(value), now, accountId, id);
   }
 
   updateSecretDescription(accountId: string, id: string, description: string, now: number): void {
@@ -353,6 +483,38 @@ export class ManagementStore {
   /** The account's secret values by name: read only to start workers, never for a reply. */
   secretValues(accountId: string): Map<string, string> {
     const rows = this.#secretValues.all(accountId) as { name: string; value: string }[];
-    return new Map(rows.map((row) => [row.name, row.value]));
+    return new Map(rows.map((row) => [row.name, this.#sealer.open(row.value, `secret ${row.name} value`)]));
+  }
+}
+
+/** Known text sealed into every store: opening it proves the key is the store's. */
+const KEY_CHECK = "runpodkit store key check";
+
+/** Refuses a key the store's secrets were not sealed with, before any secret is read. */
+function checkKey(db: DatabaseSync, sealer: Sealer): void {
+  const row = db.prepare("SELECT check_value FROM mgmt_sealing WHERE id = 1").get() as
+    | { check_value: string }
+    | undefined;
+  if (!row) {
+    db.prepare("INSERT INTO mgmt_sealing (id, check_value) VALUES (1, ?)").run(sealer.seal(KEY_CHECK));
+    return;
+  }
+  let opened: string | undefined;
+  try {
+    opened = sealer.open(row.check_value, "the store's key check");
+  } catch {
+    opened = undefined;
+  }
+  if (opened !== KEY_CHECK && sealer.createdFile) {
+    // The key file was made just now, for a store that has secrets: its own key file is missing.
+    rmSync(sealer.createdFile, { force: true });
+    throw new StoreKeyError(
+      `opening the store: its key file ${sealer.createdFile} is missing (its secrets were sealed with it); restore it, or give the key in ${STORE_KEY_ENV}`,
+    );
+  }
+  if (opened !== KEY_CHECK) {
+    throw new StoreKeyError(
+      `opening the store: its secrets were sealed with another key than the one from ${sealer.source} (give the store's own key file or ${STORE_KEY_ENV})`,
+    );
   }
 }

@@ -14,6 +14,7 @@ import { Management } from "../../../service/management";
 import { EndpointRecords, SecretValues } from "../../../service/management/directory";
 import type { EndpointChanges, EndpointRecord } from "../../../service/management/model/endpoint";
 import { managementMigrations } from "../../../service/management/store/migrations";
+import { openSealer } from "../../../service/management/store/sealing";
 import { ManagementStore } from "../../../service/management/store/store";
 import type { ServiceEvents } from "../../../service/planes";
 
@@ -63,12 +64,13 @@ let templates = 0;
  */
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const clock = options.clock ?? new ManualClock();
-  const db = openDatabase(options.data ?? ":memory:", [...managementMigrations, ...jobMigrations]);
+  const data = options.data ?? ":memory:";
+  const db = openDatabase(data, [...managementMigrations, ...jobMigrations]);
   const logs: string[] = [];
   const ids = createSequentialIds(Math.floor(Math.random() * 1e6));
   const accounts = new Accounts([KEY, OTHER_KEY]);
   const events = new EventBus<ServiceEvents>();
-  const store = new ManagementStore(db);
+  const store = new ManagementStore(db, openSealer(data));
   const plane = new JobPlane({
     db,
     clock,

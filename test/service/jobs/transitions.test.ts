@@ -34,7 +34,7 @@ describe("job transitions", () => {
   };
   /** The long-poll is registered on the server before the clock moves. */
   const pollRegistered = (kind: "take" | "stopPoll") =>
-    eventually(() => (h.plane.dispatcher.session(worker.id)?.[kind] ? true : undefined));
+    eventually(() => (h.plane.dispatcher.session(worker.endpointId, worker.id)?.[kind] ? true : undefined));
 
   it("(none) --/run--> IN_QUEUE: the reply has the id (real format) and status", async () => {
     const reply = await h.call("POST", `/v2/${ep.id}/run`, { body: { input: { prompt: "hi" } } });

@@ -12,6 +12,7 @@ import { createSequentialIds } from "../../../service/ids";
 import { DEFAULT_CONFIG } from "../../../service/index";
 import { Management } from "../../../service/management";
 import { managementMigrations } from "../../../service/management/store/migrations";
+import { openSealer } from "../../../service/management/store/sealing";
 import { ManagementStore } from "../../../service/management/store/store";
 import type { ServiceEvents, WorkerPod } from "../../../service/planes";
 
@@ -42,7 +43,7 @@ beforeAll(async () => {
   clock = new ManualClock(Date.UTC(2026, 0, 1));
   db = openDatabase(":memory:", managementMigrations);
   const management = new Management({
-    store: new ManagementStore(db),
+    store: new ManagementStore(db, openSealer(":memory:")),
     clock,
     ids: createSequentialIds(),
     events: new EventBus<ServiceEvents>(),

@@ -1,0 +1,78 @@
+import { readFileSync, statSync } from "node:fs";
+import { z } from "zod";
+import { accountIdOf } from "./edge/auth";
+
+/** The environment variable the CLI reads account keys from (comma- or whitespace-separated). */
+export const API_KEYS_ENV = "RUNPODKIT_API_KEYS";
+
+/** One account key: printable, no whitespace (keys travel in headers and query strings). */
+const ApiKey = z
+  .string()
+  .min(1)
+  .max(512)
+  .regex(/^[\x21-\x7e]+$/, "an API key is printable ASCII without spaces");
+
+export interface ApiKeySources {
+  /** `--api-key` values (visible to anyone who can list processes). */
+  flags?: readonly string[];
+  /** `--api-key-file` paths: one key per line; blank lines and `#` comments are skipped. */
+  files?: readonly string[];
+  /** The value of RUNPODKIT_API_KEYS, if set. */
+  env?: string;
+}
+
+export interface ApiKeys {
+  keys: string[];
+  /** Problems worth a warning (never carrying a key): keys on the command line, a readable key file. */
+  warnings: string[];
+}
+
+/**
+ * Collects the accounts' keys from the CLI's three sources, in order: the environment, key files, flags;
+ * a key given twice is one account. Errors name the source (and a line number), never the key.
+ */
+export function readApiKeys(sources: ApiKeySources): ApiKeys {
+  const keys: string[] = [];
+  const warnings: string[] = [];
+  const add = (value: string, where: string) => {
+    const parsed = ApiKey.safeParse(value);
+    if (!parsed.success)
+      throw new Error(`${where}: ${parsed.error.issues[0]?.message ?? "not a valid API key"}`);
+    if (!keys.includes(parsed.data)) keys.push(parsed.data);
+  };
+  if (sources.env !== undefined) {
+    for (const key of sources.env.split(/[\s,]+/).filter(Boolean)) add(key, API_KEYS_ENV);
+  }
+  for (const file of sources.files ?? []) {
+    let text: string;
+    try {
+      text = readFileSync(file, "utf8");
+    } catch (error) {
+      throw new Error(`--api-key-file ${file}: ${(error as NodeJS.ErrnoException).code ?? "cannot be read"}`);
+    }
+    if ((statSync(file).mode & 0o077) !== 0) {
+      warnings.push(`--api-key-file ${file} can be read by other users of this machine (chmod 600 it)`);
+    }
+    text.split(/\r?\n/).forEach((raw, index) => {
+      const line = raw.trim();
+      if (line === "" || line.startsWith("#")) return;
+      add(line, `--api-key-file ${file} line ${index + 1}`);
+    });
+  }
+  for (const [index, key] of (sources.flags ?? []).entries()) add(key, `--api-key #${index + 1}`);
+  if ((sources.flags ?? []).length > 0) {
+    warnings.push(
+      `--api-key puts keys on the command line, where any user of this machine can read them (ps); prefer ${API_KEYS_ENV} or --api-key-file`,
+    );
+  }
+  return { keys, warnings };
+}
+
+/**
+ * A key as it may be printed: its account id and at most its first 3 characters (none for keys under
+ * 20 characters), e.g. `rpk… (user_1a2b…)`.
+ */
+export function redactKey(key: string): string {
+  const prefix = key.length >= 20 ? key.slice(0, 3) : "";
+  return `${prefix}… (${accountIdOf(key)})`;
+}

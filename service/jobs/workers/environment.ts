@@ -1,0 +1,71 @@
+/**
+ * Which variables of a template's or endpoint's `env` a worker process receives. An account writes that
+ * env, but the worker runs on this machine as the service's user, so any variable that changes how
+ * the worker's runtime loads code (a preload library, `--require` in NODE_OPTIONS, a module path, a
+ * shell startup file) would let an account run its own code in a built-in worker, or in a command
+ * worker the operator configured. Those are dropped, by name; everything else passes unchanged.
+ * The operator, who writes the `--handler` command lines, can still set any of them there.
+ */
+
+/** Exact names dropped. PATH and HOME are the service's own (the worker's PATH, its work directory). */
+const DROPPED_NAMES = new Set([
+  "PATH",
+  "HOME",
+  // glibc loads iconv modules from here.
+  "GCONV_PATH",
+  // Python: module search path, installation, startup file, hooks, cache locations.
+  "PYTHONPATH",
+  "PYTHONHOME",
+  "PYTHONSTARTUP",
+  "PYTHONUSERBASE",
+  "PYTHONEXECUTABLE",
+  "PYTHONPLATLIBDIR",
+  "PYTHONBREAKPOINT",
+  "PYTHONINSPECT",
+  "PYTHONPYCACHEPREFIX",
+  // Perl and Ruby: options and module paths.
+  "PERL5LIB",
+  "PERL5OPT",
+  "PERLLIB",
+  "RUBYOPT",
+  "RUBYLIB",
+  // Shells: startup files and options of the shell that runs a command worker.
+  "BASH_ENV",
+  "ENV",
+  "SHELLOPTS",
+  "BASHOPTS",
+  "IFS",
+  "PS4",
+]);
+
+/**
+ * Prefixes dropped: the dynamic loader (LD_PRELOAD, LD_LIBRARY_PATH, LD_AUDIT, ...; DYLD_* on macOS),
+ * exported bash functions, OpenSSL's configuration and modules (which load shared libraries), and
+ * every NODE_* variable but NODE_ENV (NODE_OPTIONS, NODE_PATH, NODE_EXTRA_CA_CERTS, NODE_V8_COVERAGE,
+ * NODE_REDIRECT_WARNINGS, NODE_COMPILE_CACHE, ... load code or certificates, or write files).
+ */
+const DROPPED_PREFIXES = ["LD_", "DYLD_", "BASH_FUNC_", "OPENSSL_", "NODE_"];
+
+/** NODE_* variables a handler may read (they do not change the runtime). */
+const KEPT_NODE = new Set(["NODE_ENV"]);
+
+/** True when a worker never receives this variable from a template or endpoint `env`. */
+export function isRuntimeVariable(name: string): boolean {
+  const upper = name.toUpperCase();
+  if (KEPT_NODE.has(upper)) return false;
+  return DROPPED_NAMES.has(upper) || DROPPED_PREFIXES.some((prefix) => upper.startsWith(prefix));
+}
+
+/** The env a worker may receive, and the names dropped (never their values), sorted. */
+export function workerEnv(env: Readonly<Record<string, string>>): {
+  kept: Record<string, string>;
+  dropped: string[];
+} {
+  const kept: Record<string, string> = {};
+  const dropped: string[] = [];
+  for (const [name, value] of Object.entries(env)) {
+    if (isRuntimeVariable(name)) dropped.push(name);
+    else kept[name] = value;
+  }
+  return { kept, dropped: dropped.sort() };
+}

@@ -1,0 +1,122 @@
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { readApiKeys, redactKey } from "../../../service/api-keys";
+import { accountIdOf } from "../../../service/edge/auth";
+import { redactUrl } from "../../../service/edge/errors";
+import { type Cli, startCli } from "./cli";
+
+const dir = mkdtempSync(join(tmpdir(), "runpodkit-keys-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const KEY_A = "rpk_env_alpha_0123456789abcdef";
+const KEY_B = "rpk_env_beta_fedcba9876543210";
+
+async function accountSees(cli: Cli, key: string): Promise<number> {
+  const { restUrl } = await cli.ready;
+  const reply = await fetch(`${restUrl}/endpoints`, { headers: { authorization: `Bearer ${key}` } });
+  return reply.status;
+}
+
+describe("account keys", () => {
+  it("come from RUNPODKIT_API_KEYS and are never printed (only a redacted form)", async () => {
+    const cli = startCli(["--data", ":memory:"], { RUNPODKIT_API_KEYS: `${KEY_A}, ${KEY_B}` });
+    try {
+      await cli.ready;
+      expect(await accountSees(cli, KEY_A)).toBe(200);
+      expect(await accountSees(cli, KEY_B)).toBe(200);
+      expect(await accountSees(cli, "rpk_not_a_key_0000000000")).toBe(401);
+      const printed = cli.stdout() + cli.stderr();
+      expect(printed).not.toContain(KEY_A);
+      expect(printed).not.toContain(KEY_B);
+      expect(printed).toContain(accountIdOf(KEY_A));
+      expect(printed).toContain(accountIdOf(KEY_B));
+      expect(printed).not.toContain("--api-key puts keys on the command line");
+    } finally {
+      cli.kill();
+    }
+  });
+
+  it("come from --api-key-file (comments and blank lines skipped), warning when the file is readable by others", async () => {
+    const file = join(dir, "keys");
+    writeFileSync(file, `# accounts\n${KEY_A}\n\n  ${KEY_B}  \n`);
+    chmodSync(file, 0o644);
+    const cli = startCli(["--data", ":memory:", "--api-key-file", file]);
+    try {
+      expect(await accountSees(cli, KEY_B)).toBe(200);
+      expect(cli.stderr()).toContain("can be read by other users");
+      expect(cli.stdout() + cli.stderr()).not.toContain(KEY_A);
+    } finally {
+      cli.kill();
+    }
+    chmodSync(file, 0o600);
+    expect(readApiKeys({ files: [file] })).toEqual({ keys: [KEY_A, KEY_B], warnings: [] });
+  });
+
+  it("still come from --api-key, with a warning that the command line is visible, and are not printed", async () => {
+    const cli = startCli(["--data", ":memory:", "--api-key", KEY_A]);
+    try {
+      expect(await accountSees(cli, KEY_A)).toBe(200);
+      expect(cli.stderr()).toContain("--api-key puts keys on the command line");
+      expect(cli.stdout() + cli.stderr()).not.toContain(KEY_A);
+    } finally {
+      cli.kill();
+    }
+  });
+
+  it("refuses to start without a key, and names a bad key's line without echoing it", async () => {
+    const cli = startCli(["--data", ":memory:"]);
+    expect((await cli.exited).code).toBe(1);
+    expect(cli.stderr()).toContain("no API key given");
+
+    const file = join(dir, "bad-keys");
+    writeFileSync(file, `${KEY_A}\nhas a space secret\n`, { mode: 0o600 });
+    let message = "";
+    try {
+      readApiKeys({ files: [file] });
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toContain(`--api-key-file ${file} line 2`);
+    expect(message).not.toContain("secret");
+    expect(readApiKeys({ env: `${KEY_A},${KEY_A}`, flags: [KEY_A] }).keys).toEqual([KEY_A]);
+  });
+
+  it("never reach the service's output, whatever the requests carry them in", async () => {
+    const wrong = "rpk_wrong_key_SECRET_000000000";
+    const cli = startCli(["--data", ":memory:"], { RUNPODKIT_API_KEYS: KEY_A });
+    try {
+      const { graphqlUrl, queueUrl, restUrl } = await cli.ready;
+      const query = JSON.stringify({ query: "{ myself { id } }" });
+      const json = { "content-type": "application/json" };
+      for (const key of [KEY_A, wrong]) {
+        await fetch(`${graphqlUrl}?api_key=${key}`, { method: "POST", headers: json, body: query });
+        await fetch(`${graphqlUrl}?api_key=${key}`, { method: "POST", headers: json, body: "{not json" });
+        await fetch(`${restUrl}/templates`, {
+          method: "POST",
+          headers: { ...json, authorization: key },
+          body: "{}",
+        });
+        await fetch(`${queueUrl}/v2/nosuch/run?api_key=${key}`, {
+          method: "POST",
+          headers: { authorization: key },
+        });
+        await fetch(`${queueUrl}/v2/nosuch/job-take/w1`, { headers: { authorization: key } });
+      }
+      // The service has logged what it logs for these by the time it answers another request.
+      await fetch(`${restUrl}/endpoints`, { headers: { authorization: `Bearer ${KEY_A}` } });
+    } finally {
+      cli.kill();
+    }
+    await cli.exited;
+    expect(cli.stdout() + cli.stderr()).not.toContain(KEY_A);
+    expect(cli.stdout() + cli.stderr()).not.toContain(wrong);
+    expect(redactUrl(`/graphql?x=1&api_key=${KEY_A}&y=2`)).toBe("/graphql?x=1&api_key=[redacted]&y=2");
+  });
+
+  it("print as at most a 3-character prefix and the account id", () => {
+    expect(redactKey(KEY_A)).toBe(`rpk… (${accountIdOf(KEY_A)})`);
+    expect(redactKey("short-key")).toBe(`… (${accountIdOf("short-key")})`);
+  });
+});
