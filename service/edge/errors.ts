@@ -26,6 +26,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   RATE_LIMITED: 429,
   UNSUPPORTED: 400,
   NOT_IMPLEMENTED: 501,
+  UNAVAILABLE: 503,
 };
 
 type Wire = "rest" | "jobs" | "graphql";

@@ -72,7 +72,7 @@ export class JobPlane {
     this.#serviceEvents = deps.events;
     this.#log = log;
 
-    this.store = new JobStore(deps.db);
+    this.store = new JobStore(deps.db, log);
     this.book = new JobBook(this.store, clock, { recentCacheSize: config.recentCacheSize }, this.events);
     this.endpoints = new CachedEndpoints(deps.endpoints);
     this.dispatcher = new Dispatcher(
@@ -235,7 +235,12 @@ export class JobPlane {
   }
 
   readonly #sweep = (): void => {
-    this.book.sweep();
+    try {
+      this.book.sweep();
+    } catch (error) {
+      // The store refused (busy, full): the next sweep tries again; never fatal.
+      this.#log(`sweep of expired results: ${error instanceof Error ? error.message : String(error)}`);
+    }
     this.#sweepTimer = this.#clock.setTimer(this.config.sweepIntervalMs, this.#sweep);
   };
 }

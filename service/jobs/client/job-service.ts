@@ -71,7 +71,7 @@ export class JobService {
    */
   async run(accountId: string, endpointId: string, body: JobSubmission): Promise<JobAccepted> {
     const job = this.submit(accountId, endpointId, body, "async");
-    await this.#store.flushed();
+    await this.#written(job);
     return { id: job.id, status: "IN_QUEUE" };
   }
 
@@ -87,7 +87,7 @@ export class JobService {
     signal: AbortSignal,
   ): Promise<JobEnvelope> {
     const job = this.submit(accountId, endpointId, body, "sync");
-    await this.#store.flushed();
+    await this.#written(job);
     const ended = await this.#waitForEnd(job, waitMs ?? JOB_LIMITS.runsyncWait.default, signal);
     if (!this.exists(job)) throw notFound("job", job.id);
     await this.#store.flushed();
@@ -119,6 +119,19 @@ export class JobService {
     });
     this.#book.submit(job);
     return job;
+  }
+
+  /**
+   * Waits for the new job's write. A job the store could not write is withdrawn and refused
+   * (UNAVAILABLE): a client is never told a job was accepted that a restart would lose.
+   */
+  async #written(job: Job): Promise<void> {
+    await this.#store.flushed();
+    if (!this.#store.isPending(job.id)) return;
+    if (this.exists(job)) this.#book.delete(job);
+    throw new ServiceError("UNAVAILABLE", `the job store could not write job ${job.id}; try again`, {
+      retryAfterMs: 1_000,
+    });
   }
 
   /** The job of this endpoint and account; `ttl` (ms) resets its lifetime. */

@@ -112,9 +112,11 @@ export class JobStore {
   readonly #dirty = new Map<string, Job>();
   readonly #deleted = new Map<string, Job>();
   #scheduled: Promise<void> | null = null;
+  readonly #log: (message: string) => void;
 
-  constructor(db: DatabaseSync) {
+  constructor(db: DatabaseSync, log: (message: string) => void = () => {}) {
     this.#db = db;
+    this.#log = log;
     this.#upsert = db.prepare(`
       INSERT INTO jobs (seq, id, account_id, endpoint_id, kind, status, input, webhook, policy, s3_config,
         execution_timeout_ms, ttl_ms, low_priority, created_at, queued_at, started_at, completed_at,
@@ -172,23 +174,70 @@ export class JobStore {
     return this.#scheduled ?? Promise.resolve();
   }
 
-  /** Writes everything marked, now. */
+  /**
+   * Writes everything marked, now, in one transaction. Never throws: when the transaction fails,
+   * each change is written on its own; a change that cannot be written (a value no row can hold) is
+   * logged and dropped, and one the database refuses (busy, full) is logged and kept for the next flush.
+   */
   flush(): void {
     if (this.#dirty.size === 0 && this.#deleted.size === 0) return;
-    transaction(this.#db, () => {
-      for (const [id, job] of this.#deleted) {
-        const seq = job.storeRow || this.#seqById.get(id);
-        this.#seqById.delete(id);
-        if (seq) this.#delete.run(seq);
+    try {
+      transaction(this.#db, () => {
+        for (const job of this.#deleted.values()) this.#writeDelete(job);
+        for (const job of this.#dirty.values()) this.#writeUpsert(job, rowValues(job));
+      });
+      this.#deleted.clear();
+      this.#dirty.clear();
+    } catch {
+      this.#flushEach();
+    }
+  }
+
+  /** The flush, one change per transaction; see flush(). */
+  #flushEach(): void {
+    for (const [id, job] of this.#deleted) {
+      if (this.#attempt(id, "delete", () => transaction(this.#db, () => this.#writeDelete(job)))) {
+        this.#deleted.delete(id);
       }
-      for (const job of this.#dirty.values()) {
-        if (job.storeRow === 0) job.storeRow = this.#nextSeq++;
-        this.#upsert.run(job.storeRow, ...rowValues(job));
-        if (isTerminal(job)) this.#seqById.set(job.id, job.storeRow);
+    }
+    for (const [id, job] of this.#dirty) {
+      let values: SQLInputValue[];
+      try {
+        values = rowValues(job);
+      } catch (error) {
+        this.#log(`job store: the change of job ${id} cannot be written and is dropped: ${reason(error)}`);
+        this.#dirty.delete(id);
+        continue;
       }
-    });
-    this.#deleted.clear();
-    this.#dirty.clear();
+      if (this.#attempt(id, "write", () => transaction(this.#db, () => this.#writeUpsert(job, values)))) {
+        this.#dirty.delete(id);
+      }
+    }
+  }
+
+  /** Runs one write; false (logged, kept for the next flush) when the database refuses it. */
+  #attempt(id: string, what: string, write: () => void): boolean {
+    try {
+      write();
+      return true;
+    } catch (error) {
+      this.#log(
+        `job store: the ${what} of job ${id} failed and is retried at the next flush: ${reason(error)}`,
+      );
+      return false;
+    }
+  }
+
+  #writeDelete(job: Job): void {
+    const seq = job.storeRow || this.#seqById.get(job.id);
+    this.#seqById.delete(job.id);
+    if (seq) this.#delete.run(seq);
+  }
+
+  #writeUpsert(job: Job, values: SQLInputValue[]): void {
+    if (job.storeRow === 0) job.storeRow = this.#nextSeq++;
+    this.#upsert.run(job.storeRow, ...values);
+    if (isTerminal(job)) this.#seqById.set(job.id, job.storeRow);
   }
 
   get(id: string): Job | undefined {
@@ -226,21 +275,17 @@ export class JobStore {
 
   #schedule(): void {
     if (this.#scheduled) return;
-    this.#scheduled = new Promise<void>((resolve, reject) => {
+    this.#scheduled = new Promise<void>((resolve) => {
       setImmediate(() => {
         this.#scheduled = null;
-        try {
-          this.flush();
-          resolve();
-        } catch (error) {
-          reject(error);
-        }
+        this.flush();
+        resolve();
       });
     });
-    // A failed flush is reported to whoever awaits it; never an unhandled rejection.
-    this.#scheduled.catch(() => {});
   }
 }
+
+const reason = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 const json = (value: unknown): string | null => (value === undefined ? null : JSON.stringify(value));
 const parsed = <T>(text: string | null): T | undefined =>
