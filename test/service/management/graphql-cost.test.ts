@@ -119,7 +119,9 @@ describe("GraphQL cost limits over HTTP", () => {
       errors: [
         {
           // The first bound passed while counting: here the cost (each copy costs 321).
-          message: expect.stringMatching(/^Query refused: the document's estimated cost is above 5000 \(the limit/),
+          message: expect.stringMatching(
+            /^Query refused: the document's estimated cost is above 5000 \(the limit/,
+          ),
           extensions: { code: "GRAPHQL_VALIDATION" },
         },
       ],
