@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync } from "fastify";
+import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import {
   buildSchema,
   type DocumentNode,
@@ -70,9 +70,15 @@ export function checkedDocument(
 export function graphqlPlugin(deps: ManagementWireDeps): FastifyPluginAsync {
   const schema = buildSchema(typeDefs);
   return async (app) => {
-    app.post("/graphql", { bodyLimit: deps.bodyLimit }, async (request, reply) => {
+    // Authenticated in onRequest, before the body is read: a bad key costs no parsing.
+    const accounts = new WeakMap<FastifyRequest, string>();
+    const authenticate = async (request: FastifyRequest) => {
       const { api_key: apiKey } = parseInput(GraphqlQuery, request.query, "query");
-      const accountId = deps.accounts.authenticate(apiKey ?? request.headers.authorization);
+      accounts.set(request, deps.accounts.authenticate(apiKey ?? request.headers.authorization));
+    };
+    app.post("/graphql", { bodyLimit: deps.bodyLimit, onRequest: authenticate }, async (request, reply) => {
+      const accountId = accounts.get(request);
+      if (accountId === undefined) throw new Error("POST /graphql: not authenticated");
       const body = parseInput(GraphqlRequest, request.body, "body");
       const contextValue: GraphqlContext = { management: deps.management, accountId };
       const checked = checkedDocument(schema, body.query);
