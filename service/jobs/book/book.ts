@@ -4,6 +4,7 @@ import type { Emitter } from "../../event-bus";
 import { isExpired, isTerminal, type Job, transition } from "../model/job";
 import type { JobStore, RemovedJob } from "../store/job-store";
 import { DeadlineQueue, Deque } from "./collections";
+import type { JobMemory } from "./memory";
 import { Watchers } from "./watchers";
 
 /** Job counts of one endpoint, kept as jobs move; /health reads them. */
@@ -54,7 +55,16 @@ export class JobBook {
   readonly #options: JobBookOptions;
   readonly #events: Emitter<BookEvents>;
 
-  constructor(store: JobStore, clock: Clock, options: JobBookOptions, events: Emitter<BookEvents>) {
+  readonly #memory: JobMemory | undefined;
+
+  constructor(
+    store: JobStore,
+    clock: Clock,
+    options: JobBookOptions,
+    events: Emitter<BookEvents>,
+    memory?: JobMemory,
+  ) {
+    this.#memory = memory;
     this.#store = store;
     this.#clock = clock;
     this.#options = options;
@@ -74,6 +84,7 @@ export class JobBook {
     const running: Job[] = [];
     for (const job of this.#store.loadLive()) {
       this.#live.set(job.id, job);
+      this.#memory?.hold(job);
       this.#count(job, 1);
       if (job.status === "IN_QUEUE") this.#endpoint(job.endpointId).queue.push(job);
       else running.push(job);
@@ -108,6 +119,7 @@ export class JobBook {
   /** A new job enters its endpoint's queue. */
   submit(job: Job): void {
     this.#live.set(job.id, job);
+    this.#memory?.hold(job);
     this.#enqueue(job, false);
   }
 
@@ -185,6 +197,7 @@ export class JobBook {
   /** FAILED or TIMED_OUT -> IN_QUEUE: same id and input, previous result removed. */
   retry(job: Job): void {
     this.#live.set(job.id, job);
+    this.#memory?.hold(job);
     this.#recent.delete(job.id);
     this.#resetForQueue(job);
   }
@@ -200,6 +213,7 @@ export class JobBook {
     this.#count(job, -1);
     this.#endpoint(job.endpointId).retried -= job.retries;
     this.#live.delete(job.id);
+    this.#memory?.release(job);
     this.#recent.delete(job.id);
     this.#store.remove(job);
     this.watchers.notify(job.id);
@@ -280,6 +294,7 @@ export class JobBook {
     this.#count(job, 1);
     if (isTerminal(job)) {
       this.#live.delete(job.id);
+      this.#memory?.release(job);
       this.#remember(job);
     }
     this.#store.save(job);

@@ -11,6 +11,7 @@ import { notFound, ServiceError } from "../../errors";
 import type { Ids } from "../../ids";
 import type { EndpointDirectory, EndpointSettings } from "../../planes";
 import type { JobBook } from "../book/book";
+import type { JobMemory } from "../book/memory";
 import { createJob, envelopeOf, isTerminal, type Job, type JobKind } from "../model/job";
 import type { JobStore } from "../store/job-store";
 
@@ -31,6 +32,8 @@ export type WorkerCounts = {
 export class JobService {
   readonly #book: JobBook;
   readonly #store: JobStore;
+  readonly #memory: JobMemory;
+  readonly #maxQueued: number;
   readonly #endpoints: EndpointDirectory;
   readonly #clock: Clock;
   readonly #ids: Ids;
@@ -39,6 +42,8 @@ export class JobService {
   constructor(deps: {
     book: JobBook;
     store: JobStore;
+    memory: JobMemory;
+    maxQueuedPerEndpoint: number;
     endpoints: EndpointDirectory;
     clock: Clock;
     ids: Ids;
@@ -46,6 +51,8 @@ export class JobService {
   }) {
     this.#book = deps.book;
     this.#store = deps.store;
+    this.#memory = deps.memory;
+    this.#maxQueued = deps.maxQueuedPerEndpoint;
     this.#endpoints = deps.endpoints;
     this.#clock = deps.clock;
     this.#ids = deps.ids;
@@ -101,9 +108,26 @@ export class JobService {
     return this.envelope(job);
   }
 
+  /**
+   * Room for a new job of about `bytes` (a request's content-length, before its body is read): the
+   * endpoint's queue cap (RATE_LIMITED, 429) and the service's memory budget (UNAVAILABLE, 503).
+   */
+  checkRoom(endpointId: string, bytes: number): void {
+    const queued = this.#book.counts(endpointId).inQueue;
+    if (queued >= this.#maxQueued) {
+      throw new ServiceError(
+        "RATE_LIMITED",
+        `endpoint ${endpointId} has ${queued} jobs in queue, its cap (maxQueuedPerEndpoint ${this.#maxQueued}); retry once workers have taken some`,
+        { retryAfterMs: 10_000 },
+      );
+    }
+    this.#memory.admit(bytes);
+  }
+
   /** A new job in the queue (the job of /run and /runsync). */
   submit(accountId: string, endpointId: string, body: JobSubmission, kind: JobKind): Job {
     const endpoint = this.queueEndpoint(accountId, endpointId);
+    this.checkRoom(endpoint.id, 0);
     const job = createJob({
       id: this.#ids.job(kind),
       // The cached endpoint's strings: shared by all its jobs, not a copy cut from each request's URL.
@@ -117,6 +141,7 @@ export class JobService {
       endpointExecutionTimeoutMs: endpoint.executionTimeoutMs > 0 ? endpoint.executionTimeoutMs : undefined,
       now: this.#clock.now(),
     });
+    this.#memory.admit(job.inputText.length);
     this.#book.submit(job);
     return job;
   }

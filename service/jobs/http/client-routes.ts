@@ -48,6 +48,10 @@ export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps
       const { endpointId } = request.params as EndpointParams;
       jobs.queueEndpoint(accountId, endpointId);
       if (operation) reply.raw.once("close", limiter.admit(endpointId, operation));
+      // A new job: room in the endpoint's queue and in memory for what the request says it carries.
+      if (operation === "run" || operation === "runsync") {
+        jobs.checkRoom(endpointId, Number(request.headers["content-length"] ?? 0) || 0);
+      }
       admissions.set(request, { accountId, endpointId });
     };
 

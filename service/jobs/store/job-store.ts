@@ -1,7 +1,9 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
 import type { JobPolicy, JobStatus, S3Config } from "../../../sdk/schemas/job";
 import { type Migration, transaction } from "../../db";
-import { expiresAt, isTerminal, type Job, type JobKind, jobFrom } from "../model/job";
+import { ServiceError } from "../../errors";
+import type { JobMemory } from "../book/memory";
+import { expiresAt, type InputSource, isTerminal, type Job, type JobKind, jobFrom } from "../model/job";
 
 /**
  * The job plane's table. Rows are keyed by a sequence number the store assigns in increasing order,
@@ -51,7 +53,8 @@ interface JobRow {
   endpoint_id: string;
   kind: string;
   status: string;
-  input: string;
+  /** null: a large input, left in the store (read with readInput). */
+  input: string | null;
   webhook: string | null;
   policy: string | null;
   s3_config: string | null;
@@ -92,9 +95,11 @@ const TERMINAL_SQL = "('COMPLETED','FAILED','CANCELLED','TIMED_OUT')";
  * until its change is on disk, which /run does before answering. Reads of jobs changed but not yet
  * flushed must come from memory: the job plane keeps such jobs in its index until the flush.
  */
-export class JobStore {
+export class JobStore implements InputSource {
   readonly #db: DatabaseSync;
   readonly #upsert: StatementSync;
+  readonly #update: StatementSync;
+  readonly #input: StatementSync;
   readonly #delete: StatementSync;
   readonly #get: StatementSync;
   readonly #live: StatementSync;
@@ -113,10 +118,19 @@ export class JobStore {
   readonly #deleted = new Map<string, Job>();
   #scheduled: Promise<void> | null = null;
   readonly #log: (message: string) => void;
+  /** The memory budget; large inputs leave memory once written (none without it). */
+  readonly #memory: JobMemory | undefined;
 
-  constructor(db: DatabaseSync, log: (message: string) => void = () => {}) {
+  constructor(db: DatabaseSync, options: { log?: (message: string) => void; memory?: JobMemory } = {}) {
     this.#db = db;
-    this.#log = log;
+    this.#log = options.log ?? (() => {});
+    this.#memory = options.memory;
+    // Large inputs are not read back with their row: they are read when used (readInput).
+    const spill = options.memory?.options.spillInputBytes ?? Number.MAX_SAFE_INTEGER;
+    const columns = `seq, id, account_id, endpoint_id, kind, status,
+      CASE WHEN length(input) > ${Math.floor(spill)} THEN NULL ELSE input END AS input,
+      webhook, policy, s3_config, execution_timeout_ms, ttl_ms, low_priority, created_at, queued_at,
+      started_at, completed_at, worker_id, output, error, retries`;
     this.#upsert = db.prepare(`
       INSERT INTO jobs (seq, id, account_id, endpoint_id, kind, status, input, webhook, policy, s3_config,
         execution_timeout_ms, ttl_ms, low_priority, created_at, queued_at, started_at, completed_at,
@@ -126,10 +140,16 @@ export class JobStore {
         queued_at = excluded.queued_at, started_at = excluded.started_at,
         completed_at = excluded.completed_at, worker_id = excluded.worker_id, output = excluded.output,
         error = excluded.error, retries = excluded.retries, expires_at = excluded.expires_at`);
+    // A row already written changes only in these columns: its input is never bound again.
+    this.#update = db.prepare(`
+      UPDATE jobs SET status = ?, ttl_ms = ?, queued_at = ?, started_at = ?, completed_at = ?,
+        worker_id = ?, output = ?, error = ?, retries = ?, expires_at = ?
+      WHERE seq = ?`);
+    this.#input = db.prepare("SELECT input FROM jobs WHERE seq = ?");
     this.#delete = db.prepare("DELETE FROM jobs WHERE seq = ?");
-    this.#get = db.prepare("SELECT * FROM jobs WHERE seq = ?");
+    this.#get = db.prepare(`SELECT ${columns} FROM jobs WHERE seq = ?`);
     this.#live = db.prepare(
-      "SELECT * FROM jobs WHERE status IN ('IN_QUEUE', 'IN_PROGRESS') ORDER BY queued_at, seq",
+      `SELECT ${columns} FROM jobs WHERE status IN ('IN_QUEUE', 'IN_PROGRESS') ORDER BY queued_at, seq`,
     );
     this.#expire = db.prepare(
       `DELETE FROM jobs WHERE expires_at <= ? AND status IN ${TERMINAL_SQL}
@@ -184,8 +204,9 @@ export class JobStore {
     try {
       transaction(this.#db, () => {
         for (const job of this.#deleted.values()) this.#writeDelete(job);
-        for (const job of this.#dirty.values()) this.#writeUpsert(job, rowValues(job));
+        for (const job of this.#dirty.values()) this.#write(job);
       });
+      for (const job of this.#dirty.values()) this.#spill(job);
       this.#deleted.clear();
       this.#dirty.clear();
     } catch {
@@ -201,16 +222,17 @@ export class JobStore {
       }
     }
     for (const [id, job] of this.#dirty) {
-      let values: SQLInputValue[];
+      let write: () => void;
       try {
-        values = rowValues(job);
+        write = this.#writer(job);
       } catch (error) {
         this.#log(`job store: the change of job ${id} cannot be written and is dropped: ${reason(error)}`);
         this.#dirty.delete(id);
         continue;
       }
-      if (this.#attempt(id, "write", () => transaction(this.#db, () => this.#writeUpsert(job, values)))) {
+      if (this.#attempt(id, "write", () => transaction(this.#db, write))) {
         this.#dirty.delete(id);
+        this.#spill(job);
       }
     }
   }
@@ -234,17 +256,53 @@ export class JobStore {
     if (seq) this.#delete.run(seq);
   }
 
-  #writeUpsert(job: Job, values: SQLInputValue[]): void {
-    if (job.storeRow === 0) job.storeRow = this.#nextSeq++;
-    this.#upsert.run(job.storeRow, ...values);
-    if (isTerminal(job)) this.#seqById.set(job.id, job.storeRow);
+  #write(job: Job): void {
+    this.#writer(job)();
+  }
+
+  /**
+   * The write of a job's current state, its values computed now (they may throw: a value no row
+   * holds): an insert of the whole row the first time, then an update of what changes.
+   */
+  #writer(job: Job): () => void {
+    const changes = changedValues(job);
+    const insert = job.storeRow === 0 ? rowValues(job) : null;
+    return () => {
+      if (insert === null) {
+        const updated = this.#update.run(...changes, job.storeRow);
+        // The row is gone (deleted by expiry while the job was in memory): written whole again, when
+        // its input is still at hand.
+        if (Number(updated.changes) === 0 && job.inputInMemory) {
+          this.#upsert.run(job.storeRow, ...rowValues(job));
+        }
+      } else {
+        job.storeRow = this.#nextSeq++;
+        this.#upsert.run(job.storeRow, ...insert);
+      }
+      if (isTerminal(job)) this.#seqById.set(job.id, job.storeRow);
+    };
+  }
+
+  /** A large input, now in the store, leaves memory (and the memory budget). */
+  #spill(job: Job): void {
+    const memory = this.#memory;
+    if (!memory?.spills(job) || job.storeRow === 0) return;
+    job.releaseInput(this);
+    memory.release(job);
+  }
+
+  /** The input text of a job whose input was left in the store. */
+  readInput(job: Job): string {
+    const row = this.#input.get(job.storeRow) as { input: string } | undefined;
+    if (!row) throw new ServiceError("NOT_FOUND", `job ${job.id}: its input is no longer stored`);
+    return row.input;
   }
 
   get(id: string): Job | undefined {
     const seq = this.#seqById.get(id);
     if (seq === undefined) return undefined;
     const row = this.#get.get(seq) as JobRow | undefined;
-    return row ? jobOf(row, this.#shared) : undefined;
+    return row ? jobOf(row, this.#shared, this) : undefined;
   }
 
   /**
@@ -252,7 +310,7 @@ export class JobStore {
    * carries its row, so they need no index entry).
    */
   *loadLive(): Generator<Job> {
-    for (const row of this.#live.iterate() as Iterable<JobRow>) yield jobOf(row, this.#shared);
+    for (const row of this.#live.iterate() as Iterable<JobRow>) yield jobOf(row, this.#shared, this);
   }
 
   /** Deletes finished jobs whose results expired; returns what was removed. */
@@ -290,6 +348,22 @@ const reason = (error: unknown): string => (error instanceof Error ? error.messa
 const json = (value: unknown): string | null => (value === undefined ? null : JSON.stringify(value));
 const parsed = <T>(text: string | null): T | undefined =>
   text === null ? undefined : (JSON.parse(text) as T);
+
+/** The columns an update writes, in the order of the update statement (before `seq`). */
+function changedValues(job: Job): SQLInputValue[] {
+  return [
+    job.status,
+    job.ttlMs,
+    job.queuedAt,
+    job.startedAt,
+    job.completedAt,
+    job.workerId,
+    json(job.output),
+    job.error ?? null,
+    job.retries,
+    expiresAt(job),
+  ];
+}
 
 function rowValues(job: Job): SQLInputValue[] {
   return [
@@ -335,14 +409,14 @@ const STATUSES: Record<string, JobStatus> = {
   TIMED_OUT: "TIMED_OUT",
 };
 
-function jobOf(row: JobRow, strings: Map<string, string>): Job {
+function jobOf(row: JobRow, strings: Map<string, string>, source: InputSource): Job {
   return jobFrom({
     id: row.id,
     accountId: shared(strings, row.account_id),
     endpointId: shared(strings, row.endpoint_id),
     kind: KINDS[row.kind] ?? (row.kind as JobKind),
     status: STATUSES[row.status] ?? (row.status as JobStatus),
-    inputText: row.input,
+    inputText: row.input ?? source,
     webhook: row.webhook ?? undefined,
     policy: parsed<JobPolicy>(row.policy),
     s3Config: parsed<S3Config>(row.s3_config),
