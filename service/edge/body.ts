@@ -33,11 +33,15 @@ export function memberTooDeep(text: string, limit: number = JSON_LIMITS.depth): 
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22 || c === 0x27) {
-      // A string: find its end (a backslash escapes the next character).
+      // A string: its end is the next quote of its kind not escaped (an odd run of backslashes).
       const start = i;
-      for (i++; i < text.length && text.charCodeAt(i) !== c; i++) {
-        if (text.charCodeAt(i) === 0x5c) i++;
+      const quote = text[i] as string;
+      for (i = text.indexOf(quote, i + 1); i >= 0; i = text.indexOf(quote, i + 1)) {
+        let backslashes = 0;
+        while (text.charCodeAt(i - 1 - backslashes) === 0x5c) backslashes++;
+        if (backslashes % 2 === 0) break;
       }
+      if (i < 0) return null;
       if (depth === 1 && topIsObject) key = text.slice(start + 1, i);
     } else if (c === 0x7b || c === 0x5b) {
       if (depth === 0) topIsObject = c === 0x7b;
