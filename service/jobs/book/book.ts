@@ -56,6 +56,8 @@ export class JobBook {
   readonly #events: Emitter<BookEvents>;
 
   readonly #memory: JobMemory | undefined;
+  /** Deadlines left after the last compaction (see #forgetDeadlines). */
+  #deadlinesKept = 0;
 
   constructor(
     store: JobStore,
@@ -91,6 +93,11 @@ export class JobBook {
       this.#deadlines.add(this.#nextDeadline(job), job);
     }
     return running;
+  }
+
+  /** Entries in the deadline queue (finished jobs' are compacted away; see #forgetDeadlines). */
+  get deadlineCount(): number {
+    return this.#deadlines.size;
   }
 
   counts(endpointId: string): EndpointJobCounts {
@@ -214,6 +221,7 @@ export class JobBook {
     this.#endpoint(job.endpointId).retried -= job.retries;
     this.#live.delete(job.id);
     this.#memory?.release(job);
+    this.#forgetDeadlines();
     this.#recent.delete(job.id);
     this.#store.remove(job);
     this.watchers.notify(job.id);
@@ -295,6 +303,7 @@ export class JobBook {
     if (isTerminal(job)) {
       this.#live.delete(job.id);
       this.#memory?.release(job);
+      this.#forgetDeadlines();
       this.#remember(job);
     }
     this.#store.save(job);
@@ -333,6 +342,17 @@ export class JobBook {
     }
     const next = this.#nextDeadline(job);
     if (next > now) this.#deadlines.add(next, job);
+  }
+
+  /**
+   * Deadlines of jobs that left (finished, deleted) stay in the queue until due (a day, for a ttl)
+   * and would hold each job until then. Once the queue has doubled since it was last compacted (and
+   * the jobs have left the live index), those entries go: amortized, a constant cost per deadline.
+   */
+  #forgetDeadlines(): void {
+    if (this.#deadlines.size <= 2 * this.#deadlinesKept + 1_024) return;
+    this.#deadlines.compact((job) => this.#live.get(job.id) === job);
+    this.#deadlinesKept = this.#deadlines.size;
   }
 
   #remember(job: Job): void {
