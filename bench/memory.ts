@@ -3,7 +3,8 @@
  * stream of jobs and with large queued inputs (issue 10, finding 4). Not a test; nothing asserts.
  *
  * 1. Stream: an endpoint with one `runpodkit/echo` worker; 16 clients submit 1 KB jobs through /run
- *    without pause for --stream-seconds; the service's RSS is read every 5 s. Finished results stay
+ *    at --rate jobs/s (500) for --stream-seconds; the service's RSS and the endpoint's health are read
+ *    every 10 s. Finished results stay
  *    kept (30 min) in the store and the recent cache (10,000 jobs): RSS should level off once that
  *    cache is full, not grow with the jobs.
  * 2. Large inputs: an endpoint with no worker; --large jobs of 9.9 MB each through /run, 4 at a time;
@@ -24,10 +25,12 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       "stream-seconds": { type: "string", default: "60" },
+      rate: { type: "string", default: "500" },
       large: { type: "string", default: "100" },
     },
   });
   const streamMs = Number(values["stream-seconds"]) * 1000;
+  const rate = Number(values.rate);
   const largeJobs = Number(values.large);
   const host = machine();
   console.log(
@@ -46,28 +49,36 @@ async function main(): Promise<void> {
     let submitted = 0;
     let refused = 0;
     const until = Date.now() + streamMs;
-    const client = async () => {
-      while (Date.now() < until) {
+    // At most `rate` jobs a second (below what one echo worker finishes, so the queue stays short):
+    // each of 16 clients keeps to its share of the schedule.
+    const started = Date.now();
+    const client = async (index: number) => {
+      for (let n = index; Date.now() < until; n += 16) {
+        const due = started + (n * 1000) / rate;
+        if (due > Date.now()) await new Promise((resolve) => setTimeout(resolve, due - Date.now()));
         const reply = await pool.request({ method: "POST", path: `/v2/${streamEp}/run`, headers, body });
         await reply.body.dump();
         if (reply.statusCode === 200) submitted++;
         else refused++;
       }
     };
+    const health = async () => {
+      const reply = await pool.request({ method: "GET", path: `/v2/${streamEp}/health`, headers });
+      const { jobs } = (await reply.body.json()) as { jobs: { inQueue: number; completed: number } };
+      return `queued ${jobs.inQueue}, completed ${jobs.completed}`;
+    };
     const samples: string[] = [];
     const sampler = (async () => {
-      const start = Date.now();
       while (Date.now() < until) {
-        samples.push(
-          `${Math.round((Date.now() - start) / 1000)}s ${(await rss()).toFixed(0)} MB (${submitted} jobs)`,
-        );
-        await new Promise((resolve) => setTimeout(resolve, 5_000));
+        const at = Math.round((Date.now() - started) / 1000);
+        samples.push(`${at}s ${(await rss()).toFixed(0)} MB (${submitted} jobs; ${await health()})`);
+        await new Promise((resolve) => setTimeout(resolve, 10_000));
       }
     })();
-    await Promise.all([...Array.from({ length: 16 }, client), sampler]);
+    await Promise.all([...Array.from({ length: 16 }, (_, i) => client(i)), sampler]);
     console.log(`stream: ${submitted} jobs in ${streamMs / 1000} s (${refused} refused); RSS over time:`);
     for (const line of samples) console.log(`  ${line}`);
-    console.log(`  end ${(await rss()).toFixed(0)} MB`);
+    console.log(`  end ${(await rss()).toFixed(0)} MB (${await health()})`);
 
     // 2. Large queued inputs.
     const largeEp = await createQueueEndpoint(svc, "memory-large", "runpodkit/echo", 0);
