@@ -42,6 +42,11 @@ async function main(): Promise<void> {
   const pool = new Pool(svc.ready.queueUrl, { connections: 16 });
   const headers = { "content-type": "application/json", authorization: `Bearer ${BENCH_API_KEY}` };
   const rss = async () => (await svc.stats()).rss / MB;
+  /** RSS and the V8 heap in use (the live JS objects), MB. */
+  const memory = async () => {
+    const stats = await svc.stats();
+    return `RSS ${(stats.rss / MB).toFixed(0)} MB, heap ${(stats.heapUsed / MB).toFixed(0)} of ${(stats.heapTotal / MB).toFixed(0)} MB`;
+  };
   try {
     // 1. A steady stream of 1 KB jobs through one echo worker.
     const streamEp = await createQueueEndpoint(svc, "memory-stream", "runpodkit/echo", 1);
@@ -71,14 +76,14 @@ async function main(): Promise<void> {
     const sampler = (async () => {
       while (Date.now() < until) {
         const at = Math.round((Date.now() - started) / 1000);
-        samples.push(`${at}s ${(await rss()).toFixed(0)} MB (${submitted} jobs; ${await health()})`);
+        samples.push(`${at}s ${await memory()} (${submitted} jobs; ${await health()})`);
         await new Promise((resolve) => setTimeout(resolve, 10_000));
       }
     })();
     await Promise.all([...Array.from({ length: 16 }, (_, i) => client(i)), sampler]);
     console.log(`stream: ${submitted} jobs in ${streamMs / 1000} s (${refused} refused); RSS over time:`);
     for (const line of samples) console.log(`  ${line}`);
-    console.log(`  end ${(await rss()).toFixed(0)} MB (${await health()})`);
+    console.log(`  end ${await memory()} (${await health()})`);
 
     // 2. Large queued inputs.
     const largeEp = await createQueueEndpoint(svc, "memory-large", "runpodkit/echo", 0);
@@ -103,11 +108,12 @@ async function main(): Promise<void> {
     };
     await Promise.all(Array.from({ length: 4 }, sender));
     const queued = await rss();
+    const queuedMemory = await memory();
     const purge = await pool.request({ method: "POST", path: `/v2/${largeEp}/purge-queue`, headers });
     await purge.body.dump();
     const purged = await rss();
     console.log(
-      `large: ${accepted}/${largeJobs} jobs of 9.9 MB queued (statuses ${JSON.stringify(Object.fromEntries(statuses))}); RSS before ${before.toFixed(0)} MB, queued ${queued.toFixed(0)} MB, after purge-queue ${purged.toFixed(0)} MB`,
+      `large: ${accepted}/${largeJobs} jobs of 9.9 MB queued (statuses ${JSON.stringify(Object.fromEntries(statuses))}); RSS before ${before.toFixed(0)} MB, queued ${queued.toFixed(0)} MB (${queuedMemory}), after purge-queue ${purged.toFixed(0)} MB`,
     );
   } finally {
     await pool.close();
