@@ -63,7 +63,8 @@ async function main(): Promise<void> {
   }
   const jobs: Partial<JobPlaneConfig> = {
     handlers: options.handlers,
-    workerOutput: "inherit",
+    // Worker lines are captured into the logs either way; echoing every job's lines would flood the bench's output.
+    workerOutput: "ignore",
     rateLimits: { enabled: options.rateLimits, requestsPerWorker: 100, limits: {} },
   };
   const config: Partial<ServiceConfig> & { jobs: Partial<JobPlaneConfig> } = { jobs };

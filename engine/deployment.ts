@@ -1,16 +1,21 @@
 /**
  * One run of a program (preview or update): turns each registration into a step against the prior
  * state — create, update, replace or same — the way Pulumi's step generator does for dynamic resources,
- * then deletes what the program no longer declares. Steps run one at a time, in arrival order.
+ * then deletes what the program no longer declares. As in Pulumi's engine, steps are generated one
+ * registration at a time (check, diff, dependent replacements) and executed in parallel, bounded like
+ * the CLI's `--parallel`. engine/README.md lists the rules modelled and the tests that show them.
  */
+import pLimit from "p-limit";
 import { EngineError } from "./errors";
 import type { LogSink } from "./log";
+import { type PlanChecker, type PlanRecorder, planInputs, type StepOp } from "./plan";
 import type { DynamicProviderHost } from "./provider-host";
 import { dependencyOrder, type ResourceState, type StackState } from "./state";
+import { type CustomTimeouts, timeoutSeconds } from "./timeouts";
 import { makeUrn, STACK_TYPE } from "./urn";
 import { markSecret, type PropertyMap, reveal, sameValues, secretKeys, UNKNOWN } from "./values";
 
-export type StepOp = "same" | "create" | "update" | "replace" | "delete" | "read";
+export type { StepOp };
 export type OpCounts = Partial<Record<StepOp, number>>;
 
 export interface Step {
@@ -36,6 +41,7 @@ export interface RegisterRequest {
   protect: boolean;
   retainOnDelete: boolean;
   importId: string;
+  customTimeouts: CustomTimeouts;
 }
 
 export interface ReadRequest {
@@ -56,6 +62,27 @@ export interface DeploymentContext {
   provider: () => Promise<DynamicProviderHost>;
   persist: (state: StackState) => Promise<void>;
   log: LogSink;
+  /** Resource operations run at once, like `pulumi up --parallel`. */
+  parallel: number;
+  /** `preview --save-plan`: record what each step intends. */
+  recordPlan?: PlanRecorder;
+  /** `up --plan`: refuse a step the saved plan does not allow. */
+  checkPlan?: PlanChecker;
+}
+
+/** What the generator decided for one registration; executed later, in parallel with others. */
+interface GeneratedStep {
+  req: RegisterRequest;
+  urn: string;
+  op: StepOp;
+  old: ResourceState | undefined;
+  entry: ResourceState;
+  secretOutputs: string[];
+  deleteBeforeReplace: boolean;
+  /** Delete-before-replace: dependents that must go first, in dependency order. */
+  dependents: ResourceState[];
+  /** Already deleted by an earlier delete-before-replace of a resource it depends on. */
+  condemned: boolean;
 }
 
 const DYNAMIC_TYPE_PREFIX = "pulumi-nodejs:dynamic";
@@ -68,19 +95,35 @@ export class Deployment {
   private remainingOld: ResourceState[];
   private pendingDeletes: ResourceState[];
   private queue: Promise<unknown> = Promise.resolve();
+  private readonly seen = new Set<string>();
+  private readonly running = new Set<Promise<unknown>>();
+  private readonly limit: ReturnType<typeof pLimit>;
+  private persisting: Promise<void> = Promise.resolve();
+  /** Dependents deleted ahead of a delete-before-replace, by URN: they come back as replacements. */
+  private readonly condemned = new Map<string, { state: ResourceState; keys: string[] }>();
+  private canceled = false;
 
   constructor(private readonly ctx: DeploymentContext) {
     this.remainingOld = ctx.prior.resources.filter((r) => !r.pendingDelete);
     // Pending deletes left by an interrupted run are finished by this one.
     this.pendingDeletes = ctx.prior.resources.filter((r) => r.pendingDelete);
+    this.limit = pLimit(Math.max(1, ctx.parallel));
+  }
+
+  /** Like Ctrl-C in the CLI: no new step starts; steps already running finish. */
+  cancel(): void {
+    this.canceled = true;
   }
 
   register(
     req: RegisterRequest,
   ): Promise<{ urn: string; id: string; outputs: PropertyMap; stable: boolean }> {
-    return this.exclusive(async () => {
-      const urn = makeUrn(this.ctx.stack, this.ctx.project, req.type, req.name, req.parent);
-      if (this.registered.some((r) => r.urn === urn)) {
+    const urn = makeUrn(this.ctx.stack, this.ctx.project, req.type, req.name, req.parent);
+    type Generated =
+      | { kind: "component"; entry: ResourceState; stable: boolean }
+      | { kind: "custom"; step: GeneratedStep; stable: boolean };
+    const generated = this.exclusive(async (): Promise<Generated> => {
+      if (this.seen.has(urn)) {
         throw new EngineError(
           "DUPLICATE_URN",
           "register",
@@ -88,18 +131,29 @@ export class Deployment {
           urn,
         );
       }
-      const old = this.remainingOld.find((r) => r.urn === urn && !r.external);
+      this.seen.add(urn);
+      this.refuseIfCanceled(urn);
+      const condemned = this.condemned.get(urn);
+      const old = condemned?.state ?? this.remainingOld.find((r) => r.urn === urn && !r.external);
+      if (!req.custom) {
+        return { kind: "component", entry: this.stepComponent(req, urn, old), stable: old !== undefined };
+      }
+      const step = await this.generateCustom(req, urn, old, condemned?.keys);
+      return { kind: "custom", step, stable: step.op === "same" };
+    });
+    const done = generated.then(async (g) => {
       // If the step fails, `old` stays in state untouched.
-      const entry = req.custom ? await this.stepCustom(req, urn, old) : this.stepComponent(req, urn, old);
+      const entry = g.kind === "custom" ? await this.limit(() => this.executeCustom(g.step)) : g.entry;
       this.remainingOld = this.remainingOld.filter((r) => r.urn !== urn);
       this.registered.push(entry);
       await this.persist();
-      return { urn, id: entry.id, outputs: entry.outputs, stable: this.steps.at(-1)?.op === "same" };
+      return { urn, id: entry.id, outputs: entry.outputs, stable: g.stable };
     });
+    return this.track(done);
   }
 
   registerOutputs(urn: string, outputs: PropertyMap): Promise<void> {
-    return this.exclusive(async () => {
+    return this.serial(async () => {
       const entry = this.registered.find((r) => r.urn === urn);
       if (!entry) throw new EngineError("UNKNOWN_URN", "registerOutputs", "resource was not registered", urn);
       entry.outputs = outputs;
@@ -109,7 +163,7 @@ export class Deployment {
 
   /** Resource.get: read an existing resource by id and track it as external (never deleted). */
   read(req: ReadRequest): Promise<{ urn: string; outputs: PropertyMap }> {
-    return this.exclusive(async () => {
+    return this.serial(async () => {
       const urn = makeUrn(this.ctx.stack, this.ctx.project, req.type, req.name, req.parent);
       this.requireDynamic(req.type, urn);
       // In a preview the id may come from a resource not created yet: the read is skipped, outputs unknown.
@@ -142,11 +196,15 @@ export class Deployment {
 
   /** After the program exits successfully: delete what it no longer declares and the replaced halves. */
   finish(): Promise<void> {
-    return this.exclusive(async () => {
+    return this.serial(async () => {
       const doomed = dependencyOrder([...this.remainingOld, ...this.pendingDeletes]).reverse();
       for (const r of doomed) {
         const orphan = this.remainingOld.includes(r);
-        if (orphan && !r.external) this.steps.push({ op: "delete", urn: r.urn, keys: [] });
+        if (orphan && !r.external) {
+          this.steps.push({ op: "delete", urn: r.urn, keys: [] });
+          this.ctx.recordPlan?.(r.urn, "delete", {});
+          this.ctx.checkPlan?.(r.urn, "delete", {});
+        }
         if (this.ctx.dryRun) continue;
         if (!r.external) await deleteResource(r, this.ctx.provider);
         this.remainingOld = this.remainingOld.filter((x) => x !== r);
@@ -166,8 +224,10 @@ export class Deployment {
   }
 
   /** Resolves once every step received so far has finished (SignalAndWaitForShutdown). */
-  idle(): Promise<void> {
-    return this.queue.then(() => undefined);
+  async idle(): Promise<void> {
+    await this.queue;
+    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+    await this.persisting;
   }
 
   stackOutputs(): PropertyMap {
@@ -180,6 +240,7 @@ export class Deployment {
 
   private stepComponent(req: RegisterRequest, urn: string, old: ResourceState | undefined): ResourceState {
     this.steps.push({ op: old ? "same" : "create", urn, keys: [] });
+    this.ctx.recordPlan?.(urn, old ? "same" : "create", {});
     return {
       ...baseEntry(urn, req.type, req.parent),
       inputs: req.object,
@@ -191,11 +252,13 @@ export class Deployment {
     };
   }
 
-  private async stepCustom(
+  /** Step generation (serial, as in Pulumi's step generator): check, diff, and what a replacement drags along. */
+  private async generateCustom(
     req: RegisterRequest,
     urn: string,
     old: ResourceState | undefined,
-  ): Promise<ResourceState> {
+    condemnedKeys: string[] | undefined,
+  ): Promise<GeneratedStep> {
     this.requireDynamic(req.type, urn);
     if (req.importId !== "") {
       throw new EngineError(
@@ -217,11 +280,20 @@ export class Deployment {
       }
       return markSecret(result.inputs, secretInputs);
     };
-    let inputs = await check(old ? reveal(old.inputs) : {});
+    let inputs: PropertyMap;
     let op: StepOp = "create";
     let keys: string[] = [];
     let deleteBeforeReplace = false;
-    if (old) {
+    let dependents: ResourceState[] = [];
+    if (old && condemnedKeys) {
+      // Deleted ahead of a resource it depends on: it comes back as a new resource.
+      op = "replace";
+      keys = condemnedKeys;
+      inputs = await check({});
+    } else {
+      inputs = await check(old ? reveal(old.inputs) : {});
+    }
+    if (old && !condemnedKeys) {
       const diff = await host.diff(urn, old.id, reveal(old.outputs), reveal(inputs), reveal(old.inputs));
       keys = changedKeys(old.inputs, inputs);
       const changed = diff.changes === "some" || (diff.changes === "unknown" && keys.length > 0);
@@ -232,12 +304,16 @@ export class Deployment {
       op = !changed ? "same" : replaceKeys.length > 0 ? "replace" : "update";
       if (op === "replace") {
         keys = replaceKeys;
-        deleteBeforeReplace = diff.deleteBeforeReplace || req.deleteBeforeReplace === true;
+        // The program's option wins over the provider's answer, either way.
+        deleteBeforeReplace = req.deleteBeforeReplace ?? diff.deleteBeforeReplace;
         // A replacement is a new resource: re-check without olds so defaults such as auto-names are regenerated.
         inputs = await check({});
+        if (deleteBeforeReplace) dependents = await this.dependentReplacements(old);
       }
     }
     this.steps.push({ op, urn, keys });
+    this.ctx.recordPlan?.(urn, op, planInputs(inputs));
+    this.ctx.checkPlan?.(urn, op, planInputs(inputs));
     const secretOutputs = [...secretInputs, ...req.additionalSecretOutputs];
     const entry: ResourceState = {
       ...baseEntry(urn, req.type, req.parent),
@@ -249,29 +325,105 @@ export class Deployment {
       deleteBeforeReplace: req.deleteBeforeReplace ?? false,
       protect: req.protect,
       retainOnDelete: req.retainOnDelete,
+      customTimeouts: req.customTimeouts,
     };
+    return {
+      req,
+      urn,
+      op,
+      old,
+      entry,
+      secretOutputs,
+      deleteBeforeReplace,
+      dependents,
+      condemned: condemnedKeys !== undefined,
+    };
+  }
+
+  /**
+   * Pulumi's calculateDependentReplacements: of the resources that (transitively) depend on one being
+   * deleted before its replacement, those whose provider answers "replace" when the inputs fed by a
+   * condemned resource become unknown must be deleted first. Walks the prior state in dependency order,
+   * skipping resources this run has already registered (they cannot depend on the root).
+   */
+  private async dependentReplacements(root: ResourceState): Promise<ResourceState[]> {
+    const replaceSet = new Set([root.urn]);
+    const dependents: ResourceState[] = [];
+    const candidates = dependencyOrder(this.remainingOld).filter(
+      (r) => r.urn !== root.urn && !this.seen.has(r.urn),
+    );
+    const host = await this.ctx.provider();
+    for (const r of candidates) {
+      if (!r.custom || r.external) continue;
+      const fedBy = Object.entries(r.propertyDependencies).filter(([, urns]) =>
+        urns.some((u) => replaceSet.has(u)),
+      );
+      // A dependsOn edge alone changes no input: such a dependent is never replaced.
+      if (fedBy.length === 0) continue;
+      const inputsForDiff: PropertyMap = { ...reveal(r.inputs) };
+      for (const [key] of fedBy) if (key in inputsForDiff) inputsForDiff[key] = UNKNOWN;
+      const diff = await host.diff(r.urn, r.id, reveal(r.outputs), inputsForDiff, reveal(r.inputs));
+      if (diff.replaces.length === 0) continue;
+      if (r.protect) {
+        throw new EngineError(
+          "PROTECTED",
+          "replace",
+          `unable to replace ${r.urn} as part of replacing ${root.urn}: it is protected; remove \`protect\` first`,
+          r.urn,
+        );
+      }
+      replaceSet.add(r.urn);
+      dependents.push(r);
+      this.condemned.set(r.urn, { state: r, keys: diff.replaces });
+    }
+    return dependents;
+  }
+
+  /** Step execution (parallel, bounded): the provider writes the generator decided on. */
+  private async executeCustom(step: GeneratedStep): Promise<ResourceState> {
+    const { op, old, entry, secretOutputs, urn } = step;
+    if (op !== "same") this.refuseIfCanceled(urn);
     if (op === "same" && old)
       return { ...entry, id: old.id, outputs: markSecret(old.outputs, secretOutputs) };
     if (this.ctx.dryRun) {
       // Preview: no provider writes; outputs the provider would compute stay unknown in the program.
-      return { ...entry, id: op === "update" && old ? old.id : "", outputs: inputs };
+      return { ...entry, id: op === "update" && old ? old.id : "", outputs: entry.inputs };
     }
+    const host = await this.ctx.provider();
+    const timeouts = step.req.customTimeouts;
     if (op === "update" && old) {
-      const res = await host.update(urn, old.id, reveal(old.outputs), reveal(inputs), reveal(old.inputs));
+      const res = await host.update(
+        urn,
+        old.id,
+        reveal(old.outputs),
+        reveal(entry.inputs),
+        reveal(old.inputs),
+        timeoutSeconds(timeouts.update),
+      );
       return { ...entry, id: old.id, outputs: markSecret(res.properties, secretOutputs) };
     }
-    if (op === "replace" && old && deleteBeforeReplace) {
+    if (op === "replace" && old && step.deleteBeforeReplace) {
+      // Dependents first (reverse dependency order), then the resource itself.
+      for (const d of [...step.dependents].reverse()) {
+        await deleteResource(d, this.ctx.provider);
+        this.remainingOld = this.remainingOld.filter((r) => r !== d);
+        await this.persist();
+      }
       await deleteResource(old, this.ctx.provider);
       this.remainingOld = this.remainingOld.filter((r) => r !== old);
       await this.persist();
     }
-    const created = await host.create(urn, reveal(inputs));
+    const created = await host.create(urn, reveal(entry.inputs), timeoutSeconds(timeouts.create));
     if (created.id === "")
       throw new EngineError("EMPTY_ID", "create", "provider returned an empty id", urn, "id");
     // Create-before-delete: the old half is deleted once the whole program has run.
-    if (op === "replace" && old && !deleteBeforeReplace)
+    if (op === "replace" && old && !step.deleteBeforeReplace && !step.condemned)
       this.pendingDeletes.push({ ...old, pendingDelete: true });
     return { ...entry, id: created.id, outputs: markSecret(created.properties, secretOutputs) };
+  }
+
+  private refuseIfCanceled(urn: string): void {
+    if (this.canceled) throw new EngineError("CANCELED", "register", "the update was canceled", urn);
   }
 
   private requireDynamic(type: string, urn: string): void {
@@ -285,18 +437,37 @@ export class Deployment {
     }
   }
 
+  /** State writes in order, one at a time, each of the state as of its turn. */
   private persist(): Promise<void> {
-    return this.ctx.dryRun ? Promise.resolve() : this.ctx.persist(this.snapshot());
+    if (this.ctx.dryRun) return Promise.resolve();
+    this.persisting = this.persisting.then(() => this.ctx.persist(this.snapshot()));
+    return this.persisting;
   }
 
-  /** Runs one step at a time; a failed step is recorded and reported to the program, later steps still run. */
+  /** One step at a time, its failure recorded. */
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    return this.track(this.exclusive(fn));
+  }
+
+  /** Generates one step at a time. */
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {
     const run = this.queue.then(fn);
-    this.queue = run.catch((error: unknown) => {
-      if (error instanceof EngineError) this.errors.push(error);
-      else this.errors.push(new EngineError("STEP_FAILED", "step", String(error)));
-      this.ctx.log({ source: "engine", severity: "error", message: String(error) });
-    });
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /** A failed step is recorded and reported to the program; other steps still run. */
+  private track<T>(run: Promise<T>): Promise<T> {
+    const settled = run.then(
+      () => undefined,
+      (error: unknown) => {
+        if (error instanceof EngineError) this.errors.push(error);
+        else this.errors.push(new EngineError("STEP_FAILED", "step", String(error)));
+        this.ctx.log({ source: "engine", severity: "error", message: String(error) });
+      },
+    );
+    this.running.add(settled);
+    void settled.finally(() => this.running.delete(settled));
     return run;
   }
 }
@@ -310,7 +481,13 @@ export async function deleteResource(
   }
   if (!r.custom || r.external || r.retainOnDelete) return;
   const host = await provider();
-  await host.delete(r.urn, r.id, reveal(r.outputs), reveal(r.inputs));
+  await host.delete(
+    r.urn,
+    r.id,
+    reveal(r.outputs),
+    reveal(r.inputs),
+    timeoutSeconds(r.customTimeouts?.delete),
+  );
 }
 
 export function countSteps(steps: readonly Step[]): OpCounts {

@@ -5,11 +5,21 @@
  * (setAllConfig, preview, up, refresh, destroy, outputs, exportStack) so one scenario drives both.
  */
 import { mkdir, readFile } from "node:fs/promises";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
-import { countSteps, Deployment, deleteResource, type OpCounts, type Step } from "./deployment";
+import which from "which";
+import {
+  countSteps,
+  Deployment,
+  type DeploymentContext,
+  deleteResource,
+  type OpCounts,
+  type Step,
+} from "./deployment";
 import { EngineError } from "./errors";
 import { formatLog, type LogEntry, type LogSink } from "./log";
 import { MonitorServer } from "./monitor";
+import { loadPlan, newPlan, planChecker, savePlan } from "./plan";
 import { runProgram } from "./program";
 import { type ProjectSettings, readProject } from "./project";
 import { DynamicProviderHost, type ProviderCall } from "./provider-host";
@@ -56,10 +66,33 @@ export interface LocalStackOptions {
   /** Safety bound for one provider call. */
   callTimeoutMs?: number;
   /**
+   * The node binary that runs the program and the provider host. Default: the `node` found on the PATH
+   * of their environment (`env.PATH` when given, else this process's PATH), as the Pulumi CLI runs both
+   * with the user's `node`; a test pins one to run a given Node version whatever PATH holds.
+   */
+  node?: string;
+  /**
    * Keep the program's debug-level messages, as `pulumi up --debug` shows them. Off by default like the
    * CLI: they print whole RPC payloads, secret values included.
    */
   debugLogs?: boolean;
+  /** Resource operations at once, like `pulumi up --parallel` (default: the CLI's, CPUs x 4). */
+  parallel?: number;
+}
+
+export interface PreviewOptions {
+  /** Like `pulumi preview --save-plan <file>`: write the plan of this preview there. */
+  savePlan?: string;
+}
+
+export interface UpOptions {
+  /** Like `pulumi up --plan <file>`: refuse any step the saved plan does not allow. */
+  plan?: string;
+}
+
+/** The CLI's default --parallel (pulumi/pulumi pkg/cmd/pulumi/operations/up.go: GOMAXPROCS x 4). */
+export function defaultParallel(): number {
+  return availableParallelism() * 4;
 }
 
 export interface RunResult {
@@ -79,6 +112,7 @@ export class LocalStack {
   /** Every provider RPC of every run, in order. */
   readonly providerCalls: ProviderCall[] = [];
   private config: ConfigMap = {};
+  private active: { cancel: () => Promise<void> } | undefined;
 
   private constructor(
     private readonly options: LocalStackOptions,
@@ -110,13 +144,26 @@ export class LocalStack {
     return structuredClone(this.config);
   }
 
-  preview(): Promise<RunResult> {
-    return this.runProgram(true);
+  async preview(options: PreviewOptions = {}): Promise<RunResult> {
+    if (!options.savePlan) return this.runProgram(true);
+    const { plan, record } = newPlan(this.project.name, this.stackName);
+    const result = await this.runProgram(true, { recordPlan: record });
+    await savePlan(options.savePlan, plan);
+    return result;
   }
 
-  async up(): Promise<UpResult> {
-    const result = await this.runProgram(false);
+  async up(options: UpOptions = {}): Promise<UpResult> {
+    const checkPlan = options.plan ? planChecker(await loadPlan(options.plan)) : undefined;
+    const result = await this.runProgram(false, { checkPlan });
     return { ...result, outputs: await this.outputs() };
+  }
+
+  /**
+   * Like Ctrl-C during `pulumi up`: no new step starts, steps already running finish, the provider host
+   * is sent Cancel, and the run fails with CANCELED. A no-op when nothing runs.
+   */
+  async cancel(): Promise<void> {
+    await this.active?.cancel();
   }
 
   /** Reads every managed resource back from its provider; drops those that are gone. */
@@ -187,7 +234,10 @@ export class LocalStack {
     return formatLog(this.logs);
   }
 
-  private async runProgram(dryRun: boolean): Promise<RunResult> {
+  private async runProgram(
+    dryRun: boolean,
+    plans: Pick<DeploymentContext, "recordPlan" | "checkPlan"> = {},
+  ): Promise<RunResult> {
     const operation = dryRun ? "preview" : "up";
     const { state: prior, box, check } = await this.loadState();
     const { log, logs } = this.runLog();
@@ -201,7 +251,15 @@ export class LocalStack {
       provider: host.get,
       persist: (s) => saveState(this.statePath, s, box, check),
       log,
+      parallel: this.parallel(),
+      ...plans,
     });
+    this.active = {
+      cancel: async () => {
+        deployment.cancel();
+        if (host.started()) await (await host.get()).cancel();
+      },
+    };
     const secretConfigKeys = Object.keys(this.config).filter((k) => this.config[k]?.secret);
     const monitor = await MonitorServer.start({
       project: this.project.name,
@@ -212,9 +270,11 @@ export class LocalStack {
       deployment,
       log,
       debugLogs: this.options.debugLogs ?? false,
+      parallel: this.parallel(),
     });
     try {
       const exitCode = await runProgram({
+        node: this.node(),
         programDir: this.options.programDir,
         project: this.project,
         stack: this.stackName,
@@ -236,9 +296,14 @@ export class LocalStack {
       }
       return { changes: deployment.counts(), steps: deployment.steps, logs };
     } finally {
+      this.active = undefined;
       await monitor.close();
       await host.close();
     }
+  }
+
+  private parallel(): number {
+    return this.options.parallel ?? defaultParallel();
   }
 
   /** Refresh and destroy: no program, only the provider host configured with the stack's config. */
@@ -265,11 +330,16 @@ export class LocalStack {
     }
   }
 
-  private lazyHost(log: LogSink): { get: () => Promise<DynamicProviderHost>; close: () => Promise<void> } {
+  private lazyHost(log: LogSink): {
+    get: () => Promise<DynamicProviderHost>;
+    started: () => boolean;
+    close: () => Promise<void>;
+  } {
     let started: Promise<DynamicProviderHost> | undefined;
     const get = () => {
       // From the program's directory: the providers' `require`s resolve against the installed package.
       started ??= DynamicProviderHost.start({
+        node: this.node(),
         pulumiFrom: this.options.programDir,
         cwd: this.options.programDir,
         env: {
@@ -282,7 +352,8 @@ export class LocalStack {
         callTimeoutMs: this.options.callTimeoutMs ?? 120_000,
         journal: this.providerCalls,
       }).then(async (h) => {
-        await h.configure(this.plainConfig());
+        const secretConfigKeys = Object.keys(this.config).filter((k) => this.config[k]?.secret);
+        await h.configure(this.plainConfig(), secretConfigKeys);
         return h;
       });
       return started;
@@ -290,7 +361,7 @@ export class LocalStack {
     const close = async () => {
       if (started) await (await started.catch(() => undefined))?.close();
     };
-    return { get, close };
+    return { get, started: () => started !== undefined, close };
   }
 
   private runLog(): { log: LogSink; logs: LogEntry[] } {
@@ -316,6 +387,21 @@ export class LocalStack {
 
   private plainConfig(): Record<string, string> {
     return Object.fromEntries(Object.entries(this.config).map(([k, v]) => [k, v.value]));
+  }
+
+  /** The node binary of the program and the provider host: pinned, else `node` on their PATH. */
+  node(): string {
+    if (this.options.node !== undefined) return this.options.node;
+    const path = this.baseEnv().PATH ?? "";
+    const found = which.sync("node", { path, nothrow: true });
+    if (found === null) {
+      throw new EngineError(
+        "NODE_NOT_FOUND",
+        "engine.node",
+        `no \`node\` on PATH (${path}); pin one with the node option`,
+      );
+    }
+    return found;
   }
 
   private baseEnv(): Record<string, string> {

@@ -20,6 +20,8 @@ export interface MonitorContext {
   log: LogSink;
   /** Keep the SDK's debug messages (like `pulumi --debug`); they print whole RPC payloads, secrets included. */
   debugLogs: boolean;
+  /** Told to the program (GetDeploymentInfo), as the CLI tells it its --parallel. */
+  parallel: number;
 }
 
 const SUPPORTED_FEATURES = new Map<string, resourcePb.ResourceMonitorFeature>([
@@ -62,7 +64,7 @@ export class MonitorServer {
         for (const [k, v] of Object.entries(ctx.config)) info.getConfigMap().set(k, v);
         info.setConfigsecretkeysList(ctx.secretKeys);
         info.setDryrun(ctx.dryRun);
-        info.setParallel(1);
+        info.setParallel(ctx.parallel);
         info.setSupportedfeaturesList([...SUPPORTED_FEATURES.values()]);
         callback(null, info);
       },
@@ -174,6 +176,11 @@ function toRegisterRequest(req: resourcePb.RegisterResourceRequest): RegisterReq
     protect: req.getProtect() ?? false,
     retainOnDelete: req.getRetainondelete() ?? false,
     importId: req.getImportid(),
+    customTimeouts: {
+      create: req.getCustomtimeouts()?.getCreate() ?? "",
+      update: req.getCustomtimeouts()?.getUpdate() ?? "",
+      delete: req.getCustomtimeouts()?.getDelete() ?? "",
+    },
   };
 }
 

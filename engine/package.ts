@@ -87,21 +87,33 @@ export interface InstalledProgram {
   dir: string;
 }
 
+/** The package managers a program can be installed with (the compatibility matrix, README). */
+export const PACKAGE_MANAGERS = ["npm", "pnpm", "yarn-classic", "yarn-berry"] as const;
+export type PackageManager = (typeof PACKAGE_MANAGERS)[number];
+
 /**
- * Copies an example program outside the project and installs its dependencies, the package itself
- * from the tarball (its dependency rewritten to `file:<tarball>`, as `npm install <tarball>` records it),
- * everything else from the npm cache first (--prefer-offline).
+ * Copies an example program outside the project and installs its dependencies with `manager` (default
+ * npm), the package itself from the tarball (its dependency rewritten to `file:<tarball>`, as
+ * `npm install <tarball>` records it), everything else from the npm registry npm is configured with:
+ * npm from its cache first (--prefer-offline); pnpm, yarn classic and yarn berry (node-modules linker)
+ * told that registry explicitly, each with a cache of its own under the cache root. The managers are
+ * the project's devDependencies, run by path.
  */
-export async function installProgram(exampleDir: string, pkg: PackedPackage): Promise<InstalledProgram> {
+export async function installProgram(
+  exampleDir: string,
+  pkg: PackedPackage,
+  manager: PackageManager = "npm",
+): Promise<InstalledProgram> {
   const tarballHash = createHash("sha256")
     .update(await readFile(pkg.tarball))
     .digest("hex");
-  const key = createHash("sha256")
+  const hash = createHash("sha256")
     .update(tarballHash)
-    .update(await hashPaths(exampleDir, await readdir(exampleDir)))
-    .digest("hex")
-    .slice(0, 16);
-  const dir = join(CACHE_ROOT, "programs", `${basename(exampleDir)}-${key}`);
+    .update(await hashPaths(exampleDir, await readdir(exampleDir)));
+  if (manager !== "npm") hash.update(`\0${manager}`);
+  const key = hash.digest("hex").slice(0, 16);
+  const suffix = manager === "npm" ? "" : `-${manager}`;
+  const dir = join(CACHE_ROOT, "programs", `${basename(exampleDir)}${suffix}-${key}`);
   await publishOnce(dir, async (stage) => {
     await cp(exampleDir, stage, {
       recursive: true,
@@ -111,13 +123,106 @@ export async function installProgram(exampleDir: string, pkg: PackedPackage): Pr
     const manifest = programManifest.parse(JSON.parse(await readFile(manifestPath, "utf8")));
     manifest.dependencies = { ...manifest.dependencies, [pkg.name]: `file:${pkg.tarball}` };
     await writeFile(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
+    if (manager === "npm") {
+      await npm(
+        stage,
+        ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"],
+        "install",
+      );
+    } else {
+      await installWith(manager, stage, (await npm(stage, ["config", "get", "registry"], "config")).trim());
+    }
+  });
+  return { dir };
+}
+
+/** The entry script of a package-manager devDependency, run with this process's node. */
+function managerScript(specifier: string): string {
+  return require.resolve(specifier, { paths: [PROJECT_ROOT] });
+}
+
+async function installWith(
+  manager: Exclude<PackageManager, "npm">,
+  dir: string,
+  registry: string,
+): Promise<void> {
+  const caches = join(CACHE_ROOT, "caches");
+  let args: string[];
+  if (manager === "pnpm") {
+    args = [
+      managerScript("pnpm/bin/pnpm.mjs"),
+      "install",
+      `--registry=${registry}`,
+      `--store-dir=${join(caches, "pnpm-store")}`,
+      `--cache-dir=${join(caches, "pnpm-cache")}`,
+      "--no-frozen-lockfile",
+      // protobufjs (under @pulumi/pulumi) has a postinstall the install does not need; pnpm 11+ stops on
+      // any unapproved build script unless told to skip them.
+      "--config.strict-dep-builds=false",
+      "--reporter=append-only",
+    ];
+  } else if (manager === "yarn-classic") {
+    args = [
+      managerScript("yarn/bin/yarn.js"),
+      "install",
+      `--registry=${registry}`,
+      `--cache-folder=${join(caches, "yarn-classic")}`,
+      "--non-interactive",
+      "--no-progress",
+    ];
+  } else {
+    // Yarn berry finds its project by the nearest yarn.lock; all its settings are in .yarnrc.yml.
+    await writeFile(join(dir, "yarn.lock"), "");
+    const settings = {
+      nodeLinker: "node-modules",
+      npmRegistryServer: registry.replace(/\/$/, ""),
+      enableGlobalCache: false,
+      cacheFolder: join(caches, "yarn-berry"),
+      enableTelemetry: false,
+      enableImmutableInstalls: false,
+      enableProgressBars: false,
+    };
+    await writeFile(
+      join(dir, ".yarnrc.yml"),
+      Object.entries(settings)
+        .map(([k, v]) => `${k}: ${JSON.stringify(v)}`)
+        .join("\n"),
+    );
+    args = [managerScript("@yarnpkg/cli-dist/bin/yarn.js"), "install"];
+  }
+  try {
+    await run(process.execPath, args, {
+      cwd: dir,
+      maxBuffer: 64 * 1024 * 1024,
+      env: { ...process.env, CI: "true" },
+    });
+  } catch (error) {
+    const { stdout = "", stderr = "" } = error as { stdout?: string; stderr?: string };
+    throw new EngineError(
+      `${manager.toUpperCase().replace("-", "_")}_INSTALL_FAILED`,
+      "package.install",
+      `${manager} install failed in ${dir}:\n${stdout}\n${stderr}`.slice(-8000),
+    );
+  }
+}
+
+/**
+ * A Node.js release from the npm registry's `node` package (which fetches the platform's binary in its
+ * preinstall script), installed once per version under the cache; returns the path of its `node`.
+ * Not a devDependency of the project: its bin is also named `node` and would compete with the project's
+ * own Node 24 for node_modules/.bin/node, the node npm scripts run.
+ */
+export async function installNode(version: string): Promise<string> {
+  const dir = await publishOnce(join(CACHE_ROOT, "node", version), async (stage) => {
+    const manifest = { name: `node-${version}`, private: true, allowScripts: { node: true } };
+    await writeFile(join(stage, "package.json"), `${JSON.stringify(manifest, null, 2)}\n`);
     await npm(
       stage,
-      ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"],
+      ["install", "--no-audit", "--no-fund", "--loglevel=error", "--save-exact", `node@${version}`],
       "install",
     );
   });
-  return { dir };
+  return join(dir, "node_modules", "node", "bin", "node");
 }
 
 /**

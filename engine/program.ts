@@ -10,6 +10,8 @@ import type { LogSink } from "./log";
 import type { ProjectSettings } from "./project";
 
 export interface ProgramOptions {
+  /** The node binary that runs the program (the engine resolves it, see LocalStackOptions.node). */
+  node: string;
   programDir: string;
   project: ProjectSettings;
   stack: string;
@@ -37,7 +39,7 @@ export function runProgram(opts: ProgramOptions): Promise<number> {
     ...(opts.dryRun ? ["--dry-run"] : []),
     opts.project.main,
   ];
-  const child = spawn(process.execPath, args, {
+  const child = spawn(opts.node, args, {
     cwd: opts.programDir,
     stdio: ["ignore", "pipe", "pipe"],
     env: {

@@ -13,19 +13,31 @@ import { createInterface } from "node:readline";
 import * as grpc from "@grpc/grpc-js";
 import { EngineError } from "./errors";
 import type { LogSink } from "./log";
-import { type Empty, grpcOptions, providerGrpc, providerPb, Struct } from "./proto";
+import { Empty, grpcOptions, providerGrpc, providerPb, Struct } from "./proto";
 import { nameOf, typeOf } from "./urn";
-import type { PropertyMap } from "./values";
+import { makeSecret, type PropertyMap } from "./values";
 
 /** What a call sends: a plain JSON record (the engine's PropertyMap or a test's literal). */
 export type Props = Readonly<Record<string, unknown>>;
 
-export type ProviderOperation = "configure" | "check" | "diff" | "create" | "read" | "update" | "delete";
+export type ProviderOperation =
+  | "configure"
+  | "check"
+  | "diff"
+  | "create"
+  | "read"
+  | "update"
+  | "delete"
+  | "cancel";
 
 /** One provider RPC, recorded so tests can assert which calls a deployment made. */
 export interface ProviderCall {
   op: ProviderOperation;
   urn: string;
+  /** The `timeout` a Create/Update/Delete request carried (from customTimeouts), in seconds. */
+  timeoutSeconds?: number;
+  /** Configure: the config keys sent secret-wrapped, as the CLI sends secret config. */
+  secretKeys?: string[];
 }
 
 export interface CheckResult {
@@ -107,17 +119,27 @@ export class DynamicProviderHost {
     return new DynamicProviderHost(child, client, options, output);
   }
 
-  /** Sends the stack's whole config (namespaced keys, secrets decrypted), as the engine does since 3.139. */
-  async configure(config: Record<string, string>): Promise<void> {
+  /**
+   * Sends the stack's whole config (namespaced keys), as the engine does since 3.139: secret values in
+   * `args` secret-wrapped (the host unwraps them), `variables` plain (the deprecated field).
+   */
+  async configure(config: Record<string, string>, secretKeys: readonly string[] = []): Promise<void> {
     const req = new providerPb.ConfigureRequest();
-    req.setArgs(Struct.fromJavaScript(config));
+    const args = Object.fromEntries(
+      Object.entries(config).map(([k, v]) => [k, secretKeys.includes(k) ? makeSecret(v) : v]),
+    );
+    req.setArgs(Struct.fromJavaScript(args));
     for (const [key, value] of Object.entries(config)) req.getVariablesMap().set(key, value);
     req.setAcceptsecrets(true);
     req.setAcceptresources(false);
     req.setSendsOldInputs(true);
     req.setSendsOldInputsToDelete(true);
-    await this.rpc<providerPb.ConfigureResponse>("configure", "", (cb) =>
-      this.client.configure(req, ...this.callArgs(cb)),
+    const wrapped = Object.keys(config).filter((k) => secretKeys.includes(k));
+    await this.rpc<providerPb.ConfigureResponse>(
+      "configure",
+      "",
+      (cb) => this.client.configure(req, ...this.callArgs(cb)),
+      { secretKeys: wrapped },
     );
   }
 
@@ -154,12 +176,20 @@ export class DynamicProviderHost {
     };
   }
 
-  async create(urn: string, inputs: Props): Promise<{ id: string; properties: PropertyMap }> {
+  async create(
+    urn: string,
+    inputs: Props,
+    timeoutSeconds?: number,
+  ): Promise<{ id: string; properties: PropertyMap }> {
     const req = new providerPb.CreateRequest();
     address(req, urn);
     req.setProperties(toStruct(inputs));
-    const res = await this.rpc<providerPb.CreateResponse>("create", urn, (cb) =>
-      this.client.create(req, ...this.callArgs(cb)),
+    if (timeoutSeconds !== undefined) req.setTimeout(timeoutSeconds);
+    const res = await this.rpc<providerPb.CreateResponse>(
+      "create",
+      urn,
+      (cb) => this.client.create(req, ...this.callArgs(cb, timeoutSeconds)),
+      { timeoutSeconds },
     );
     return { id: res.getId(), properties: fromStruct(res.getProperties()) };
   }
@@ -193,6 +223,7 @@ export class DynamicProviderHost {
     olds: Props,
     news: Props,
     oldInputs: Props = {},
+    timeoutSeconds?: number,
   ): Promise<{ properties: PropertyMap }> {
     const req = new providerPb.UpdateRequest();
     address(req, urn);
@@ -200,19 +231,40 @@ export class DynamicProviderHost {
     req.setOlds(toStruct(olds));
     req.setNews(toStruct(news));
     req.setOldInputs(toStruct(oldInputs));
-    const res = await this.rpc<providerPb.UpdateResponse>("update", urn, (cb) =>
-      this.client.update(req, ...this.callArgs(cb)),
+    if (timeoutSeconds !== undefined) req.setTimeout(timeoutSeconds);
+    const res = await this.rpc<providerPb.UpdateResponse>(
+      "update",
+      urn,
+      (cb) => this.client.update(req, ...this.callArgs(cb, timeoutSeconds)),
+      { timeoutSeconds },
     );
     return { properties: fromStruct(res.getProperties()) };
   }
 
-  async delete(urn: string, id: string, properties: Props, oldInputs: Props = {}): Promise<void> {
+  async delete(
+    urn: string,
+    id: string,
+    properties: Props,
+    oldInputs: Props = {},
+    timeoutSeconds?: number,
+  ): Promise<void> {
     const req = new providerPb.DeleteRequest();
     address(req, urn);
     req.setId(id);
     req.setProperties(toStruct(properties));
     req.setOldInputs(toStruct(oldInputs));
-    await this.rpc<Empty>("delete", urn, (cb) => this.client.delete(req, ...this.callArgs(cb)));
+    if (timeoutSeconds !== undefined) req.setTimeout(timeoutSeconds);
+    await this.rpc<Empty>(
+      "delete",
+      urn,
+      (cb) => this.client.delete(req, ...this.callArgs(cb, timeoutSeconds)),
+      { timeoutSeconds },
+    );
+  }
+
+  /** What the CLI sends on Ctrl-C: the provider should stop what it is doing (Pulumi's host acknowledges it). */
+  async cancel(): Promise<void> {
+    await this.rpc<Empty>("cancel", "", (cb) => this.client.cancel(new Empty(), ...this.callArgs(cb)));
   }
 
   async close(): Promise<void> {
@@ -225,10 +277,14 @@ export class DynamicProviderHost {
     this.options.onClose?.();
   }
 
+  /** The call's deadline: the safety bound, or longer when the resource's customTimeouts ask for more. */
   private callArgs<Res>(
     callback: (err: grpc.ServiceError | null, res: Res) => void,
+    timeoutSeconds?: number,
   ): [grpc.Metadata, Partial<grpc.CallOptions>, (err: grpc.ServiceError | null, res: Res) => void] {
-    const timeout = this.options.callTimeoutMs;
+    const bound = this.options.callTimeoutMs;
+    const asked = timeoutSeconds === undefined ? undefined : timeoutSeconds * 1000 + 30_000;
+    const timeout = bound === undefined ? undefined : Math.max(bound, asked ?? 0);
     return [new grpc.Metadata(), timeout === undefined ? {} : { deadline: Date.now() + timeout }, callback];
   }
 
@@ -236,9 +292,11 @@ export class DynamicProviderHost {
     op: ProviderOperation,
     urn: string,
     invoke: (callback: (err: grpc.ServiceError | null, res: Res) => void) => unknown,
+    detail: Omit<ProviderCall, "op" | "urn"> = {},
   ): Promise<Res> {
-    this.calls.push({ op, urn });
-    this.options.journal?.push({ op, urn });
+    const recorded = Object.fromEntries(Object.entries(detail).filter(([, v]) => v !== undefined));
+    this.calls.push({ op, urn, ...recorded });
+    this.options.journal?.push({ op, urn, ...recorded });
     return new Promise<Res>((resolve, reject) => {
       invoke((err, res) => {
         if (err) {

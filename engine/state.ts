@@ -6,6 +6,7 @@ import { readFile, rename, writeFile } from "node:fs/promises";
 import { z } from "zod";
 import { EngineError } from "./errors";
 import type { SecretBox } from "./secret-box";
+import type { CustomTimeouts } from "./timeouts";
 import type { PropertyMap, PropertyValue } from "./values";
 
 export interface ResourceState {
@@ -27,6 +28,8 @@ export interface ResourceState {
   external: boolean;
   /** The old half of a create-before-delete replacement, deleted at the end of the run. */
   pendingDelete: boolean;
+  /** The program's customTimeouts (Go durations such as "5m"); the delete one is used from state. */
+  customTimeouts?: CustomTimeouts;
 }
 
 export interface StackState {
@@ -52,6 +55,7 @@ const resourceSchema = z.object({
   retainOnDelete: z.boolean(),
   external: z.boolean(),
   pendingDelete: z.boolean(),
+  customTimeouts: z.object({ create: z.string(), update: z.string(), delete: z.string() }).optional(),
 });
 const stateFileSchema = z.object({
   version: z.literal(1),

@@ -41,5 +41,20 @@ export function createManagementApi(settings: ProviderSettings): ManagementApi {
       },
       delete: (id) => rest.containerRegistryAuths.delete(id),
     },
+    secrets: {
+      list: () => graphql.listSecrets(),
+      create: (input) => graphql.createSecret(input),
+      updateValue: (input) => graphql.updateSecretValue(input),
+      updateDescription: (input) => graphql.updateSecretDescription(input),
+      delete: (id) => graphql.deleteSecret(id),
+    },
+    pods: {
+      get: (id) => rest.pods.get(id),
+      create: (input) => rest.pods.create(input),
+      update: (id, patch) => rest.pods.update(id, patch),
+      start: (id) => rest.pods.start(id),
+      stop: (id) => rest.pods.stop(id),
+      terminate: (id) => rest.pods.terminate(id),
+    },
   };
 }

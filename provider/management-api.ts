@@ -4,9 +4,16 @@ import type {
   GqlEndpoint,
   GqlEndpointInput,
   GqlRegistryAuthUpdateInput,
+  GqlSecret,
+  GqlSecretCreateInput,
+  GqlSecretDescriptionUpdateInput,
+  GqlSecretValueUpdateInput,
   NetworkVolume,
   NetworkVolumeCreateInput,
   NetworkVolumeUpdateInput,
+  Pod,
+  PodCreateInput,
+  PodUpdateInput,
   Template,
   TemplateCreateInput,
   TemplateUpdateInput,
@@ -47,5 +54,21 @@ export interface ManagementApi {
     /** GraphQL updateRegistryAuth: REST has no update. */
     updateCredentials(input: GqlRegistryAuthUpdateInput): Promise<void>;
     delete(id: string): Promise<void>;
+  };
+  secrets: {
+    /** `myself { secrets }`: no value is ever returned. */
+    list(): Promise<GqlSecret[]>;
+    create(input: GqlSecretCreateInput): Promise<GqlSecret>;
+    updateValue(input: GqlSecretValueUpdateInput): Promise<GqlSecret>;
+    updateDescription(input: GqlSecretDescriptionUpdateInput): Promise<GqlSecret>;
+    delete(id: string): Promise<void>;
+  };
+  pods: {
+    get(id: string): Promise<Pod>;
+    create(input: PodCreateInput): Promise<Pod>;
+    update(id: string, patch: PodUpdateInput): Promise<Pod>;
+    start(id: string): Promise<Pod>;
+    stop(id: string): Promise<Pod>;
+    terminate(id: string): Promise<void>;
   };
 }

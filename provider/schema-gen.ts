@@ -6,6 +6,8 @@ import { CONFIG_KEYS, DEFAULT_DELETE_TIMEOUT_SECONDS, DEFAULT_URLS } from "./con
 import { containerRegistryAuthSpec } from "./container-registry-auth";
 import { endpointSpec } from "./endpoint";
 import { networkVolumeSpec } from "./network-volume";
+import { podSpec } from "./pod";
+import { secretSpec } from "./secret";
 import { templateSpec } from "./template";
 
 /**
@@ -32,6 +34,8 @@ export const DEFINITIONS: readonly { noun: string; spec: InputSpec }[] = [
   { noun: "template", spec: templateSpec },
   { noun: "network volume", spec: networkVolumeSpec },
   { noun: "container registry auth", spec: containerRegistryAuthSpec },
+  { noun: "secret", spec: secretSpec },
+  { noun: "pod", spec: podSpec },
 ];
 
 export const resourceToken = (type: string) => `runpodkit:index:${type}`;
@@ -140,7 +144,7 @@ export function buildSchema(): Json {
     name: "runpodkit",
     displayName: "runpodkit",
     description:
-      "Serverless GPU endpoints, templates, network volumes and registry credentials of a RunPod-compatible service, as Pulumi dynamic resources of the runpodkit npm package.",
+      "Serverless GPU endpoints, templates, network volumes, registry credentials, secrets and pods of a RunPod-compatible service, as Pulumi dynamic resources of the runpodkit npm package.",
     keywords: ["pulumi", "runpod", "serverless", "gpu", "category/cloud"],
     license: "Apache-2.0",
     meta: { moduleFormat: "(.*)" },

@@ -57,7 +57,13 @@ async function main(): Promise<void> {
   const apiKey = `rpk_main_${randomBytes(16).toString("hex")}`;
   const data = flags.data ?? ":memory:";
   if (data !== ":memory:") await mkdir(dirname(data), { recursive: true });
-  const service = await startService({ apiKeys: [apiKey], port: 0, data });
+  // Worker lines stay in the service's logs (runpodkit logs, the console) instead of interleaving with this account.
+  const service = await startService({
+    apiKeys: [apiKey],
+    port: 0,
+    data,
+    config: { jobs: { workerOutput: "ignore" } },
+  });
   const workDir = await mkdtemp(join(tmpdir(), "runpodkit-main-job-"));
   const rest = new RestClient({ apiKey, baseUrl: service.restUrl });
   try {

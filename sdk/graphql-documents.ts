@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { CpuFlavor, DataCenter, GpuType, GqlCpuFlavorInput, GqlGpuTypeFilter } from "./schemas/catalogue";
 import {
   ContainerRegistryAuth,
   ContainerRegistryAuthCreateInput,
@@ -11,6 +12,12 @@ import {
   NetworkVolume,
   NetworkVolumeCreateInput,
 } from "./schemas/network-volume";
+import {
+  GqlSecret,
+  GqlSecretCreateInput,
+  GqlSecretDescriptionUpdateInput,
+  GqlSecretValueUpdateInput,
+} from "./schemas/secret";
 import { GqlPodTemplate, GqlTemplateInput } from "./schemas/template";
 import { parseReply, validateInput } from "./validate";
 
@@ -111,6 +118,43 @@ const LIST_REGISTRY_AUTHS = `query listRegistryAuths {
   myself { containerRegistryCreds { ${REGISTRY_AUTH_FIELDS} } }
 }`;
 
+const SECRET_FIELDS = "id name description createdAt";
+
+const SECRET_CREATE = `mutation secretCreate($input: SecretCreateInput!) {
+  secretCreate(input: $input) { ${SECRET_FIELDS} }
+}`;
+
+const SECRET_VALUE_UPDATE = `mutation secretValueUpdate($input: SecretValueUpdateInput!) {
+  secretValueUpdate(input: $input) { ${SECRET_FIELDS} }
+}`;
+
+const SECRET_DESCRIPTION_UPDATE = `mutation secretDescriptionUpdate($input: SecretDescriptionUpdateInput!) {
+  secretDescriptionUpdate(input: $input) { ${SECRET_FIELDS} }
+}`;
+
+const SECRET_DELETE = `mutation secretDelete($id: ID!) {
+  secretDelete(id: $id)
+}`;
+
+const LIST_SECRETS = `query listSecrets {
+  myself { secrets { ${SECRET_FIELDS} } }
+}`;
+
+const GPU_TYPES = `query gpuTypes($input: GpuTypeFilter) {
+  gpuTypes(input: $input) {
+    id displayName manufacturer memoryInGb secureCloud communityCloud securePrice communityPrice
+    secureSpotPrice communitySpotPrice maxGpuCount
+  }
+}`;
+
+const CPU_FLAVORS = `query cpuFlavors($input: CpuFlavorInput) {
+  cpuFlavors(input: $input) { id groupId groupName displayName minVcpu maxVcpu ramMultiplier diskLimitPerVcpu }
+}`;
+
+const DATA_CENTERS = `query dataCenters {
+  dataCenters { id name location listed storageSupport globalNetwork region compliance }
+}`;
+
 type Variables = Record<string, unknown>;
 
 /**
@@ -178,6 +222,73 @@ const myself = <S extends z.ZodRawShape>(shape: S) => z.object({ myself: z.objec
 
 /** Every operation of GraphQLClient, by method. */
 export const OPERATIONS = {
+  createSecret: operation({
+    name: "secretCreate",
+    kind: "mutation",
+    document: SECRET_CREATE,
+    input: GqlSecretCreateInput,
+    reply: z.object({ secretCreate: GqlSecret }),
+    pick: (data) => data.secretCreate,
+    secrets: (valid) => [valid.value],
+  }),
+  updateSecretValue: operation({
+    name: "secretValueUpdate",
+    kind: "mutation",
+    document: SECRET_VALUE_UPDATE,
+    input: GqlSecretValueUpdateInput,
+    reply: z.object({ secretValueUpdate: GqlSecret }),
+    pick: (data) => data.secretValueUpdate,
+    secrets: (valid) => [valid.value],
+  }),
+  updateSecretDescription: operation({
+    name: "secretDescriptionUpdate",
+    kind: "mutation",
+    document: SECRET_DESCRIPTION_UPDATE,
+    input: GqlSecretDescriptionUpdateInput,
+    reply: z.object({ secretDescriptionUpdate: GqlSecret }),
+    pick: (data) => data.secretDescriptionUpdate,
+  }),
+  deleteSecret: operation({
+    name: "secretDelete",
+    kind: "mutation",
+    document: SECRET_DELETE,
+    input: NonEmptyId,
+    variables: (id) => ({ id }),
+    reply: Nothing,
+    pick: () => undefined,
+  }),
+  listSecrets: operation({
+    name: "listSecrets",
+    kind: "query",
+    document: LIST_SECRETS,
+    reply: myself({ secrets: z.array(GqlSecret) }),
+    pick: (data) => data.myself.secrets,
+  }),
+  gpuTypes: operation({
+    name: "gpuTypes",
+    kind: "query",
+    document: GPU_TYPES,
+    input: GqlGpuTypeFilter.optional(),
+    variables: (input) => ({ input: input ?? null }),
+    reply: z.object({ gpuTypes: z.array(GpuType.nullable()).nullish() }),
+    pick: (data) => (data.gpuTypes ?? []).filter((t): t is GpuType => t !== null),
+  }),
+  cpuFlavors: operation({
+    name: "cpuFlavors",
+    kind: "query",
+    document: CPU_FLAVORS,
+    input: GqlCpuFlavorInput.optional(),
+    variables: (input) => ({ input: input ?? null }),
+    reply: z.object({ cpuFlavors: z.array(CpuFlavor.nullable()).nullish() }),
+    pick: (data) => (data.cpuFlavors ?? []).filter((f): f is CpuFlavor => f !== null),
+  }),
+  dataCenters: operation({
+    name: "dataCenters",
+    kind: "query",
+    document: DATA_CENTERS,
+    reply: z.object({ dataCenters: z.array(DataCenter.nullable()).nullish() }),
+    pick: (data) => (data.dataCenters ?? []).filter((d): d is DataCenter => d !== null),
+  }),
   saveEndpoint: operation({
     name: "saveEndpoint",
     kind: "mutation",

@@ -11,6 +11,13 @@ import {
 import { graphqlErrorOf } from "./graphql-errors";
 import type { CallOptions, HttpClient } from "./http";
 import type {
+  CpuFlavor,
+  DataCenter,
+  GpuType,
+  GqlCpuFlavorInput,
+  GqlGpuTypeFilter,
+} from "./schemas/catalogue";
+import type {
   ContainerRegistryAuth,
   ContainerRegistryAuthCreateInput,
   GqlRegistryAuthUpdateInput,
@@ -21,6 +28,12 @@ import type {
   NetworkVolume,
   NetworkVolumeCreateInput,
 } from "./schemas/network-volume";
+import type {
+  GqlSecret,
+  GqlSecretCreateInput,
+  GqlSecretDescriptionUpdateInput,
+  GqlSecretValueUpdateInput,
+} from "./schemas/secret";
 import type { GqlPodTemplate, GqlTemplateInput } from "./schemas/template";
 
 export const DEFAULT_GRAPHQL_URL = "https://api.runpod.io/graphql";
@@ -148,6 +161,49 @@ export class GraphQLClient {
 
   listRegistryAuths(options: CallOptions = {}): Promise<ContainerRegistryAuth[]> {
     return this.#run(OPERATIONS.listRegistryAuths, undefined, options);
+  }
+
+  /** Creates an account secret; templates and endpoints reference it as `{{ RUNPOD_SECRET_<name> }}`. */
+  createSecret(input: z.input<typeof GqlSecretCreateInput>, options: CallOptions = {}): Promise<GqlSecret> {
+    return this.#run(OPERATIONS.createSecret, input, options);
+  }
+
+  /** Rotates a secret's value; workers started afterwards get the new one. */
+  updateSecretValue(
+    input: z.input<typeof GqlSecretValueUpdateInput>,
+    options: CallOptions = {},
+  ): Promise<GqlSecret> {
+    return this.#run(OPERATIONS.updateSecretValue, input, options);
+  }
+
+  updateSecretDescription(
+    input: z.input<typeof GqlSecretDescriptionUpdateInput>,
+    options: CallOptions = {},
+  ): Promise<GqlSecret> {
+    return this.#run(OPERATIONS.updateSecretDescription, input, options);
+  }
+
+  deleteSecret(id: string, options: CallOptions = {}): Promise<void> {
+    return this.#run(OPERATIONS.deleteSecret, id, options);
+  }
+
+  /** The account's secrets, never their values. */
+  listSecrets(options: CallOptions = {}): Promise<GqlSecret[]> {
+    return this.#run(OPERATIONS.listSecrets, undefined, options);
+  }
+
+  /** GPU types with their prices (USD per GPU-hour); one id, several, or all. */
+  gpuTypes(filter?: z.input<typeof GqlGpuTypeFilter>, options: CallOptions = {}): Promise<GpuType[]> {
+    return this.#run(OPERATIONS.gpuTypes, filter, options);
+  }
+
+  /** CPU flavors (instance ids are `<flavor>-<vCPUs>-<GB>`). */
+  cpuFlavors(filter?: z.input<typeof GqlCpuFlavorInput>, options: CallOptions = {}): Promise<CpuFlavor[]> {
+    return this.#run(OPERATIONS.cpuFlavors, filter, options);
+  }
+
+  dataCenters(options: CallOptions = {}): Promise<DataCenter[]> {
+    return this.#run(OPERATIONS.dataCenters, undefined, options);
   }
 
   close(): Promise<void> {

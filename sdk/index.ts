@@ -1,4 +1,7 @@
 /** The public SDK: typed clients of the REST v1, GraphQL and job (/v2) APIs, their errors and schemas. */
+// First: on an unsupported Node.js, one line naming the required version instead of a crash below.
+import "./node-guard";
+
 export type { ClientOptions } from "./client-options";
 export * from "./errors";
 export { DEFAULT_GRAPHQL_URL, GraphQLClient, type GraphQLClientOptions } from "./graphql";

@@ -26,7 +26,7 @@ import {
   NetworkVolumeList,
   NetworkVolumeUpdateInput,
 } from "./schemas/network-volume";
-import { Pod, PodGetQuery, PodList, PodListQuery } from "./schemas/pod";
+import { Pod, PodCreateInput, PodGetQuery, PodList, PodListQuery, PodUpdateInput } from "./schemas/pod";
 import {
   Template,
   TemplateCreateInput,
@@ -206,6 +206,84 @@ export class PodsResource {
       query: toWireQuery(query) ?? {},
       reply: Pod,
     });
+  }
+
+  /** Rents a GPU or CPU pod (POST /pods); it starts RUNNING and is billed while it runs. */
+  async create(input: z.input<typeof PodCreateInput>, options: CallOptions = {}): Promise<Pod> {
+    const operation = "rest.pods.create";
+    const body = validateInput(PodCreateInput, input, operation);
+    // Only a 429 proves nothing was created: nothing else is retried (a duplicate pod costs money).
+    const reply = await this.#http.request({
+      ...options,
+      operation,
+      method: "POST",
+      path: "/pods",
+      body,
+      retry: "rejected-only",
+    });
+    return parseReply(Pod, reply, operation);
+  }
+
+  /** PATCH /pods/{id}: absent fields unchanged; a new image, command, env, ports or disk resets the pod. */
+  async update(id: string, patch: z.input<typeof PodUpdateInput>, options: CallOptions = {}): Promise<Pod> {
+    const operation = "rest.pods.update";
+    const body = validateInput(PodUpdateInput, patch, operation);
+    const reply = await this.#http.request({
+      ...options,
+      operation,
+      method: "PATCH",
+      path: `/pods${idSegment(id, operation)}`,
+      body,
+      retry: "idempotent",
+    });
+    return parseReply(Pod, reply, operation);
+  }
+
+  /** DELETE /pods/{id}: terminates the pod; it is gone afterwards (404). */
+  async terminate(id: string, options: CallOptions = {}): Promise<void> {
+    const operation = "rest.pods.terminate";
+    await this.#http.request({
+      ...options,
+      operation,
+      method: "DELETE",
+      path: `/pods${idSegment(id, operation)}`,
+    });
+  }
+
+  /** POST /pods/{id}/start: EXITED -> RUNNING. */
+  start(id: string, options: CallOptions = {}): Promise<Pod> {
+    return this.#action(id, "start", options);
+  }
+
+  /** POST /pods/{id}/stop: RUNNING -> EXITED (refused while locked). */
+  stop(id: string, options: CallOptions = {}): Promise<Pod> {
+    return this.#action(id, "stop", options);
+  }
+
+  /** POST /pods/{id}/restart: only a RUNNING pod. */
+  restart(id: string, options: CallOptions = {}): Promise<Pod> {
+    return this.#action(id, "restart", options);
+  }
+
+  /** POST /pods/{id}/reset: a fresh container, started. */
+  reset(id: string, options: CallOptions = {}): Promise<Pod> {
+    return this.#action(id, "reset", options);
+  }
+
+  async #action(
+    id: string,
+    action: "start" | "stop" | "restart" | "reset",
+    options: CallOptions,
+  ): Promise<Pod> {
+    const operation = `rest.pods.${action}`;
+    const reply = await this.#http.request({
+      ...options,
+      operation,
+      method: "POST",
+      path: `/pods${idSegment(id, operation)}/${action}`,
+      retry: "idempotent",
+    });
+    return parseReply(Pod, reply, operation);
   }
 }
 

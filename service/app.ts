@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
+import { consolePlugin } from "./console/index";
 import type { Accounts } from "./edge/auth";
 import { edgeServer } from "./edge/server";
 import type { Management } from "./management";
@@ -25,7 +26,8 @@ export interface AppParts {
 
 /**
  * Builds the whole service as a Fastify app: the edge (body limits, logs, one error handler), the
- * management plane's REST v1 under /v1 and GraphQL at /graphql, the job plane under /v2. Never
+ * management plane's REST v1 under /v1 and GraphQL at /graphql, the job plane under /v2, the console
+ * (static files) at /console. Never
  * listens (tests may use inject()); see service/index.ts for that.
  */
 export function buildApp({ accounts, management, jobs, managementBodyLimit }: AppParts): FastifyInstance {
@@ -34,6 +36,7 @@ export function buildApp({ accounts, management, jobs, managementBodyLimit }: Ap
   app.register(restPlugin(wire), { prefix: "/v1" });
   app.register(graphqlPlugin(wire));
   app.register(jobs.routes, { prefix: "/v2" });
+  app.register(consolePlugin());
   app.addHook("preClose", async () => jobs.release());
   app.addHook("onClose", async () => jobs.stop());
   return app;

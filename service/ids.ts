@@ -7,6 +7,7 @@ export interface Ids {
   networkVolume(): string; // 10
   registryAuth(): string; // cuid-like, e.g. "clzdaifot0001l90809257ynb"
   pod(): string; // 14
+  secret(): string; // cuid-like, as registry auths
   /** Async jobs "<uuid>-u1", sync jobs "sync-<uuid>-u1". */
   job(kind: "async" | "sync"): string;
 }
@@ -29,6 +30,7 @@ export function createIds(
     networkVolume: () => token(10),
     registryAuth: () => `cl${token(23)}`,
     pod: () => token(14),
+    secret: () => `cl${token(23)}`,
     job: (kind) => (kind === "sync" ? `sync-${uuid()}-u1` : `${uuid()}-u1`),
   };
 }

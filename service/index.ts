@@ -1,3 +1,5 @@
+// First: on an unsupported Node.js, one line naming the required version instead of a crash below.
+import "../sdk/node-guard";
 import type { AddressInfo } from "node:net";
 import { buildApp } from "./app";
 import { type Clock, SystemClock } from "./clock";
@@ -10,7 +12,7 @@ import { createIds, type Ids } from "./ids";
 import { JobPlane } from "./jobs/plane";
 import { jobMigrations } from "./jobs/store/job-store";
 import { Management } from "./management";
-import { EndpointRecords } from "./management/directory";
+import { EndpointRecords, SecretValues } from "./management/directory";
 import { managementMigrations } from "./management/store/migrations";
 import { ManagementStore } from "./management/store/store";
 import type { ServiceEventBus, ServiceEvents } from "./planes";
@@ -66,6 +68,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     accounts,
     events,
     endpoints: new EndpointRecords(store),
+    secrets: new SecretValues(store),
     config: config.jobs,
   });
   const management = new Management({ store, clock, ids, events, workers: jobs.workers });

@@ -1,15 +1,22 @@
 #!/usr/bin/env node
+// First: on an unsupported Node.js, one line naming the required version instead of a crash below.
+import "../sdk/node-guard";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { startService } from "./index";
 import { parseHandlerFlag } from "./jobs/workers/launch";
+import { LOGS_USAGE, logsCommand } from "./logs-command";
 
-const USAGE =
-  "usage: runpodkit --port <p> --api-key <k> [--api-key <k2> ...] [--data <file>|:memory:] [--handler <image>=<module-or-command> ...]";
+const USAGE = `usage: runpodkit --port <p> --api-key <k> [--api-key <k2> ...] [--data <file>|:memory:] [--handler <image>=<module-or-command> ...]
+       ${LOGS_USAGE.replace(/^usage: /, "")}`;
 const DEFAULT_DATA = join(process.cwd(), ".data", "runpodkit.sqlite");
 
-/** The CLI: `npm run serve -- --port 8080 --api-key k1 --api-key k2 [--data file]`. Foreground. */
+/**
+ * The CLI: `npm run serve -- --port 8080 --api-key k1 --api-key k2 [--data file]` serves in the
+ * foreground; `runpodkit logs <endpoint id> ...` reads an endpoint's worker logs from a running service.
+ */
 async function main(): Promise<void> {
+  if (process.argv[2] === "logs") return logsCommand(process.argv.slice(3));
   const { values } = parseArgs({
     options: {
       port: { type: "string", default: "0" },

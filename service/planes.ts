@@ -32,6 +32,8 @@ export interface WorkerPod {
   lastStartedAt: number | null;
   /** Job-plane detail shown by /health: idle, running, initializing, ... */
   state: "initializing" | "idle" | "running" | "unhealthy";
+  /** Why the worker could not start (e.g. an unknown secret in its env); absent when it did. */
+  failure?: string;
 }
 
 /** The job plane's workers, as the management plane reads them (pods, billing). */
@@ -69,4 +71,16 @@ export interface EndpointSettings {
 export interface EndpointDirectory {
   get(accountId: string, endpointId: string): EndpointSettings | undefined;
   listAll(): EndpointSettings[];
+}
+
+/** An env with its secret references resolved, or the names no secret of the account has. */
+export type ResolvedEnv = { ok: true; env: Record<string, string> } | { ok: false; missing: string[] };
+
+/**
+ * The management plane's secrets, as the job plane reads them to start a worker. Values go only into
+ * the worker's environment: never into a reply, a log or the job plane's caches.
+ */
+export interface SecretDirectory {
+  /** `env` with every `{{ RUNPOD_SECRET_<name> }}` replaced by the value of the account's secret. */
+  resolveEnv(accountId: string, env: Record<string, string>): ResolvedEnv;
 }

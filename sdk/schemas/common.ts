@@ -139,6 +139,17 @@ export const GpuTypeId = z.enum(GPU_TYPE_IDS);
 /** Values of a pod's (worker's) desiredStatus. */
 export const POD_STATUSES = ["RUNNING", "EXITED", "TERMINATED"] as const;
 export const PodStatus = z.enum(POD_STATUSES);
+/** GraphQL's PodStatus enum: the values this service answers, and the others the real schema has. */
+export const GQL_POD_STATUSES = [
+  "CREATED",
+  "RUNNING",
+  "RESTARTING",
+  "EXITED",
+  "PAUSED",
+  "DEAD",
+  "TERMINATED",
+] as const;
+export const GqlPodStatus = z.enum(GQL_POD_STATUSES);
 
 /**
  * gpuIds: a comma list of pool ids with optional exclusions of GPU type names, for example
@@ -180,6 +191,16 @@ export const LocationsList = z
       }
     }
   });
+
+/**
+ * An optional reference id in a GraphQL input (networkVolumeId, containerRegistryAuthId, templateId of
+ * a pod, ...). The empty string means "not given", as on the real service, whose own Python library
+ * always sends `""` for the references a caller left out.
+ */
+export const OptionalRef = z.string().nullish();
+
+/** The reading of an OptionalRef: `""` and null are "not given". */
+export const givenRef = (value: string | null | undefined): string | undefined => value || undefined;
 
 /** The REST error body. */
 export const ErrorBody = z.object({ message: z.string() });

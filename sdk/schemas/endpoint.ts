@@ -9,9 +9,10 @@ import {
   FlashBootType,
   GpuIdsList,
   GpuTypeId,
+  GqlPodStatus,
   LocationsList,
+  OptionalRef,
   optionalFields,
-  PodStatus,
   ScalerType,
 } from "./common";
 import { Pod } from "./pod";
@@ -161,7 +162,8 @@ export const GqlEndpointInput = z.strictObject({
   workersMin: Workers.nullish(),
   workersMax: Workers.nullish(),
   workersStandby: Workers.nullish(),
-  networkVolumeId: z.string().min(1).nullish(),
+  /** "" = not given. */
+  networkVolumeId: OptionalRef,
   /** Deploy from a preconfigured repository release. */
   hubReleaseId: z.string().min(1).nullish(),
   /** A model repository URL to cache on workers. */
@@ -176,6 +178,13 @@ export const GqlEndpointInput = z.strictObject({
   computeType: ComputeType.nullish(),
 });
 export type GqlEndpointInput = z.infer<typeof GqlEndpointInput>;
+
+/** GraphQL updateEndpointTemplate(input): points an endpoint at another template (a new release). */
+export const GqlUpdateEndpointTemplateInput = z.strictObject({
+  endpointId: z.string().min(1),
+  templateId: z.string().min(1),
+});
+export type GqlUpdateEndpointTemplateInput = z.infer<typeof GqlUpdateEndpointTemplateInput>;
 
 /** GraphQL Endpoint, every field this service answers (select what you need). */
 export const GqlEndpoint = z.object({
@@ -204,7 +213,7 @@ export const GqlEndpoint = z.object({
   instanceIds: z.array(z.string()),
   version: z.number().int(),
   createdAt: z.string(),
-  pods: z.array(z.object({ id: z.string(), desiredStatus: PodStatus })),
+  pods: z.array(z.object({ id: z.string(), desiredStatus: GqlPodStatus })),
 });
 export type GqlEndpoint = z.infer<typeof GqlEndpoint>;
 

@@ -1,14 +1,40 @@
 import { z } from "zod";
-import { PodStatus } from "./common";
+import {
+  ComputeType,
+  CpuFlavorId,
+  CudaVersion,
+  DataCenterId,
+  GpuTypeId,
+  GqlPodStatus,
+  OptionalRef,
+  PodStatus,
+} from "./common";
+import { EnvMap, GqlDockerArgs, KeyValue, PortSpec } from "./template";
 
 /**
  * A pod as REST v1 returns it (GET /pods, GET /pods/{id}, endpoint `workers`). Serverless workers are
- * pods with an `endpointId`. Only the fields this service fills are listed; readers keep unknown ones.
+ * pods with an `endpointId`; rented pods have none. Only the fields this service fills are listed;
+ * readers keep unknown ones.
  */
 export const Pod = z.object({
   id: z.string(),
   name: z.string(),
   desiredStatus: PodStatus,
+  machineId: z.string().optional(),
+  memoryInGb: z.number().optional(),
+  vcpuCount: z.number().optional(),
+  cpuFlavorId: z.string().nullish(),
+  containerDiskInGb: z.number().int().optional(),
+  volumeInGb: z.number().int().optional(),
+  volumeMountPath: z.string().optional(),
+  dockerEntrypoint: z.array(z.string()).optional(),
+  dockerStartCmd: z.array(z.string()).optional(),
+  networkVolumeId: z.string().nullish(),
+  containerRegistryAuthId: z.string().nullish(),
+  /** Empty: no container runs, so nothing is reachable. */
+  publicIp: z.string().nullish(),
+  portMappings: z.record(z.string(), z.number()).nullish(),
+  machine: z.object({ dataCenterId: z.string().optional(), gpuTypeId: z.string().nullish() }).nullish(),
   /** Set when the pod is a serverless worker. */
   endpointId: z.string().nullish(),
   /** Legacy synonym of endpointId. */
@@ -54,6 +80,188 @@ export const PodListQuery = z.strictObject({
   includeWorkers: BoolQuery,
 });
 export type PodListQuery = z.infer<typeof PodListQuery>;
+
+const podFields = {
+  name: z.string().min(1).max(191),
+  imageName: z.string().min(1),
+  dockerEntrypoint: z.array(z.string()),
+  dockerStartCmd: z.array(z.string()),
+  env: EnvMap,
+  ports: z.array(PortSpec),
+  containerDiskInGb: z.int().min(1).nullable(),
+  volumeInGb: z.int().min(0).nullable(),
+  volumeMountPath: z.string().min(1),
+  locked: z.boolean(),
+};
+
+/** POST /pods (the real service's PodCreateInput; GPU fields are ignored for CPU pods and vice versa). */
+export const PodCreateInput = z.strictObject({
+  ...podFields,
+  name: podFields.name.optional(),
+  imageName: podFields.imageName.optional(),
+  dockerEntrypoint: podFields.dockerEntrypoint.optional(),
+  dockerStartCmd: podFields.dockerStartCmd.optional(),
+  env: podFields.env.optional(),
+  ports: podFields.ports.optional(),
+  containerDiskInGb: podFields.containerDiskInGb.optional(),
+  volumeInGb: podFields.volumeInGb.optional(),
+  volumeMountPath: podFields.volumeMountPath.optional(),
+  locked: podFields.locked.optional(),
+  computeType: ComputeType.optional(),
+  cloudType: z.enum(["SECURE", "COMMUNITY"]).optional(),
+  gpuTypeIds: z.array(GpuTypeId).min(1).optional(),
+  gpuTypePriority: z.enum(["availability", "custom"]).optional(),
+  gpuCount: z.int().min(1).optional(),
+  cpuFlavorIds: z.array(CpuFlavorId).min(1).optional(),
+  cpuFlavorPriority: z.enum(["availability", "custom"]).optional(),
+  vcpuCount: z.int().min(1).optional(),
+  dataCenterIds: z.array(DataCenterId).min(1).optional(),
+  dataCenterPriority: z.enum(["availability", "custom"]).optional(),
+  countryCodes: z.array(z.string().min(2).max(2)).optional(),
+  allowedCudaVersions: z.array(CudaVersion).optional(),
+  interruptible: z.boolean().optional(),
+  supportPublicIp: z.boolean().nullable().optional(),
+  globalNetworking: z.boolean().optional(),
+  minRAMPerGPU: z.int().min(1).optional(),
+  minVCPUPerGPU: z.int().min(1).optional(),
+  minDiskBandwidthMBps: z.number().optional(),
+  minDownloadMbps: z.number().optional(),
+  minUploadMbps: z.number().optional(),
+  templateId: z.string().min(1).optional(),
+  networkVolumeId: z.string().min(1).optional(),
+  containerRegistryAuthId: z.string().min(1).optional(),
+});
+export type PodCreateInput = z.infer<typeof PodCreateInput>;
+
+/**
+ * PATCH /pods/{id} and POST .../update: absent = unchanged. A change of image, command, env, ports or
+ * disks resets the pod (refused while locked); volumeInGb can only grow.
+ */
+export const PodUpdateInput = z.strictObject({
+  name: podFields.name.optional(),
+  imageName: podFields.imageName.optional(),
+  dockerEntrypoint: podFields.dockerEntrypoint.optional(),
+  dockerStartCmd: podFields.dockerStartCmd.optional(),
+  env: podFields.env.optional(),
+  ports: podFields.ports.optional(),
+  containerDiskInGb: podFields.containerDiskInGb.optional(),
+  volumeInGb: podFields.volumeInGb.optional(),
+  volumeMountPath: podFields.volumeMountPath.optional(),
+  locked: podFields.locked.optional(),
+  globalNetworking: z.boolean().optional(),
+  /** null detaches the credentials. */
+  containerRegistryAuthId: z.string().min(1).nullable().optional(),
+});
+export type PodUpdateInput = z.infer<typeof PodUpdateInput>;
+
+// ---- GraphQL -----------------------------------------------------------------------------------
+
+const GqlEnv = z.array(KeyValue.nullable()).nullish();
+export const CLOUD_TYPES = ["SECURE", "COMMUNITY", "ALL"] as const;
+export const CloudType = z.enum(CLOUD_TYPES);
+
+/** pod(input: {podId}). */
+export const GqlPodFilter = z.strictObject({ podId: z.string().min(1) });
+
+/** podStop, podRestart, podReset, podTerminate (input: {podId}). */
+export const GqlPodIdInput = z.strictObject({ podId: z.string().min(1) });
+
+/** podResume(input: {podId, gpuCount}); gpuCount is ignored for CPU pods. */
+export const GqlPodResumeInput = z.strictObject({ podId: z.string().min(1), gpuCount: z.int().min(0) });
+
+/** Fields deployCpuPod and podFindAndDeployOnDemand share. `""` references are "not given". */
+const gqlDeployFields = {
+  cloudType: CloudType.nullish(),
+  containerDiskInGb: z.int().min(1).nullish(),
+  containerRegistryAuthId: OptionalRef,
+  countryCode: z.string().nullish(),
+  deployCost: z.number().nullish(),
+  dockerArgs: GqlDockerArgs,
+  env: GqlEnv,
+  imageName: z.string().nullish(),
+  minDisk: z.int().nullish(),
+  minDownload: z.int().nullish(),
+  minUpload: z.int().nullish(),
+  name: z.string().max(191).nullish(),
+  networkVolumeId: OptionalRef,
+  ports: z.string().nullish(),
+  startJupyter: z.boolean().nullish(),
+  startSsh: z.boolean().nullish(),
+  supportPublicIp: z.boolean().nullish(),
+  templateId: OptionalRef,
+  volumeKey: z.string().nullish(),
+  volumeMountPath: z.string().nullish(),
+  dataCenterId: OptionalRef,
+};
+
+/** podFindAndDeployOnDemand(input): a GPU pod of gpuTypeId (or the first of gpuTypeIdList on offer). */
+export const GqlPodFindAndDeployOnDemandInput = z.strictObject({
+  ...gqlDeployFields,
+  aiApiId: z.string().nullish(),
+  gpuCount: z.int().min(1).nullish(),
+  gpuTypeId: z.string().nullish(),
+  gpuTypeIdList: z.array(z.string().nullable()).nullish(),
+  minMemoryInGb: z.int().nullish(),
+  minVcpuCount: z.int().nullish(),
+  port: z.int().nullish(),
+  volumeInGb: z.int().min(0).nullish(),
+  cudaVersion: z.string().nullish(),
+  allowedCudaVersions: z.array(z.string().nullable()).nullish(),
+  minCudaVersion: z.string().nullish(),
+  instanceIds: z.array(z.string().nullable()).nullish(),
+  computeType: ComputeType.nullish(),
+  globalNetwork: z.boolean().nullish(),
+});
+export type GqlPodFindAndDeployOnDemandInput = z.infer<typeof GqlPodFindAndDeployOnDemandInput>;
+
+/** deployCpuPod(input): instanceId "cpu3c-2-4" (flavor-vCPUs-GB); without one, the smallest cpu3c. */
+export const GqlDeployCpuPodInput = z.strictObject({
+  ...gqlDeployFields,
+  instanceId: z.string().nullish(),
+});
+export type GqlDeployCpuPodInput = z.infer<typeof GqlDeployCpuPodInput>;
+
+/** podEditJob(input): the pod's new runtime (a reset); volumeInGb can only grow. */
+export const GqlPodEditJobInput = z.strictObject({
+  podId: z.string().min(1),
+  dockerArgs: GqlDockerArgs,
+  imageName: z.string().min(1),
+  env: GqlEnv,
+  port: z.int().nullish(),
+  ports: z.string().nullish(),
+  containerDiskInGb: z.int().min(1),
+  volumeInGb: z.int().min(0).nullish(),
+  volumeMountPath: z.string().nullish(),
+  containerRegistryAuthId: OptionalRef,
+});
+export type GqlPodEditJobInput = z.infer<typeof GqlPodEditJobInput>;
+
+/** GraphQL Pod: what `myself { pods }`, `pod(input)` and the pod mutations answer. */
+export const GqlPod = z.object({
+  id: z.string(),
+  name: z.string(),
+  machineId: z.string(),
+  imageName: z.string().nullish(),
+  dockerArgs: z.string().nullish(),
+  gpuCount: z.number().int(),
+  vcpuCount: z.number(),
+  memoryInGb: z.number(),
+  containerDiskInGb: z.number().int().nullish(),
+  volumeInGb: z.number().nullish(),
+  volumeMountPath: z.string().nullish(),
+  desiredStatus: GqlPodStatus,
+  costPerHr: z.number(),
+  /** "KEY=value" entries. */
+  env: z.array(z.string().nullable()).nullish(),
+  ports: z.string().nullish(),
+  templateId: z.string().nullish(),
+  networkVolumeId: z.string().nullish(),
+  containerRegistryAuthId: z.string().nullish(),
+  podType: z.enum(["INTERRUPTABLE", "RESERVED", "BID", "BACKGROUND"]).nullish(),
+  lastStatusChange: z.string().nullish(),
+  uptimeSeconds: z.number().int().nullish(),
+});
+export type GqlPod = z.infer<typeof GqlPod>;
 
 /** GET /pods/{podId} query. */
 export const PodGetQuery = z.strictObject({

@@ -1,5 +1,20 @@
 import { z } from "zod";
-import { optionalFields, TemplateCategory } from "./common";
+import { OptionalRef, optionalFields, TemplateCategory } from "./common";
+import { DockerArgsError, parseDockerArgs } from "./docker-args";
+
+/** GraphQL dockerArgs (templates, pods): a start command that parses to an argv (docker-args.ts). */
+export const GqlDockerArgs = z
+  .string()
+  .nullish()
+  .superRefine((value, ctx) => {
+    if (typeof value !== "string") return;
+    try {
+      parseDockerArgs(value);
+    } catch (error) {
+      if (!(error instanceof DockerArgsError)) throw error;
+      ctx.addIssue({ code: "custom", message: error.message.replace(/^dockerArgs: /, "") });
+    }
+  });
 
 /** GraphQL env entries: [{key, value}]. REST uses an object map instead. */
 export const KeyValue = z.strictObject({ key: z.string().min(1), value: z.string() });
@@ -98,7 +113,8 @@ export const TemplateListQuery = z.strictObject({
  * GraphQL saveTemplate(input). Without id: create. With id: a FULL REPLACE like saveEndpoint (omitted
  * fields reset to defaults), except category and isServerless, which are kept when omitted and refused
  * when changed. env is [{key, value}], ports a comma string ("8888/http,22/tcp"), dockerArgs a string
- * (the start command, split on whitespace into REST's dockerStartCmd).
+ * (the start command as a shell would read it; REST's dockerStartCmd is its argv, see schemas/docker-args.ts:
+ * a string that needs a shell, such as `a && b` or `$HOME`, is refused).
  */
 export const GqlTemplateInput = z.strictObject({
   id: z.string().min(1).nullish(),
@@ -109,7 +125,7 @@ export const GqlTemplateInput = z.strictObject({
   containerDiskInGb: templateFields.containerDiskInGb.nullish(),
   volumeInGb: templateFields.volumeInGb.nullish(),
   volumeMountPath: z.string().nullish(),
-  dockerArgs: z.string().nullish(),
+  dockerArgs: GqlDockerArgs,
   env: z.array(KeyValue).nullish(),
   ports: z
     .string()
@@ -123,7 +139,8 @@ export const GqlTemplateInput = z.strictObject({
     }),
   readme: z.string().nullish(),
   isPublic: z.boolean().nullish(),
-  containerRegistryAuthId: z.string().min(1).nullish(),
+  /** "" = not given. */
+  containerRegistryAuthId: OptionalRef,
   startSsh: z.boolean().nullish(),
   startJupyter: z.boolean().nullish(),
 });

@@ -1,4 +1,5 @@
 import { DEFAULT_RATE_LIMIT_OPTIONS, type RateLimitOptions } from "./client/rate-limit";
+import { DEFAULT_LOG_LIMITS, type LogLimits } from "./logs/log-book";
 import { JOB_POLICY } from "./policy";
 import { DEFAULT_WEBHOOK_OPTIONS, type WebhookOptions } from "./webhooks/webhooks";
 
@@ -14,8 +15,15 @@ export interface JobPlaneConfig {
   pollHoldMs: number;
   /** Hold of /stream when no chunk is buffered, ms. */
   streamHoldMs: number;
-  /** Time a worker has to stop a cancelled or timed-out job before it is killed and replaced, ms. */
+  /**
+   * Time a worker has to stop a cancelled or timed-out job, ms. Past it, a worker that still reports
+   * the job in a ping, or has not pinged for heartbeatGraceMs, is killed and replaced.
+   */
   stopGraceMs: number;
+  /** While a worker still holds a job it was told to stop, the stop is sent again this often, ms. */
+  stopResendMs: number;
+  /** A worker that has not pinged for this long is silent, ms; null: 3 ping intervals. */
+  heartbeatGraceMs: number | null;
   /** After SIGTERM, time before SIGKILL, ms. */
   killGraceMs: number;
   /** A job whose worker was lost (or that ran when the service died) is requeued until retried this often; then FAILED. */
@@ -32,8 +40,10 @@ export interface JobPlaneConfig {
   externalWorkerTimeoutMs: number;
   /** Largest job-done / job-stream body, bytes. */
   workerBodyLimit: number;
-  /** Worker processes' stdout/stderr. */
+  /** Worker processes' stdout/stderr are always captured into their logs; "inherit" also echoes them to the service's stderr. */
   workerOutput: "inherit" | "ignore";
+  /** How many captured lines are kept (ring buffers per worker and per endpoint, in memory). */
+  logs: LogLimits;
   /** Address workers use to reach the service; default: the address it listens on. */
   workerBaseUrl: string | null;
   /** Jobs an endpoint may have in its queue; past it /run and /runsync answer 429. */
@@ -54,6 +64,8 @@ export const DEFAULT_JOB_PLANE_CONFIG: JobPlaneConfig = {
   pollHoldMs: 20_000,
   streamHoldMs: 10_000,
   stopGraceMs: 10_000,
+  stopResendMs: 1_000,
+  heartbeatGraceMs: null,
   killGraceMs: 5_000,
   maxRetries: 3,
   scalerIntervalMs: 1_000,
@@ -63,6 +75,7 @@ export const DEFAULT_JOB_PLANE_CONFIG: JobPlaneConfig = {
   externalWorkerTimeoutMs: 60_000,
   workerBodyLimit: 5 * JOB_POLICY.runsyncBodyBytes,
   workerOutput: "inherit",
+  logs: DEFAULT_LOG_LIMITS,
   workerBaseUrl: null,
   maxQueuedPerEndpoint: 100_000,
   memoryBudgetBytes: 256 * 1024 * 1024,

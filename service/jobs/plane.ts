@@ -4,7 +4,7 @@ import type { Clock, Timer } from "../clock";
 import type { Accounts } from "../edge/auth";
 import { EventBus } from "../event-bus";
 import type { Ids } from "../ids";
-import type { EndpointDirectory, ServiceEventBus, WorkerRegistry } from "../planes";
+import type { EndpointDirectory, SecretDirectory, ServiceEventBus, WorkerRegistry } from "../planes";
 import { type BookEvents, JobBook } from "./book/book";
 import { JobMemory } from "./book/memory";
 import { JobService } from "./client/job-service";
@@ -13,7 +13,9 @@ import { DEFAULT_JOB_PLANE_CONFIG, type JobPlaneConfig } from "./config";
 import { type DispatchEvents, Dispatcher } from "./dispatch/dispatcher";
 import { WorkerAccess } from "./dispatch/worker-access";
 import { jobRoutes } from "./http/index";
+import { LogBook } from "./logs/log-book";
 import { CachedEndpoints } from "./model/endpoints";
+import { EndpointSeries } from "./observe/series";
 import { JOB_POLICY } from "./policy";
 import { JobStore } from "./store/job-store";
 import { Webhooks } from "./webhooks/webhooks";
@@ -30,6 +32,8 @@ export interface JobPlaneDeps {
   events: ServiceEventBus;
   /** Where endpoints and templates are read: the management plane's records. */
   endpoints: EndpointDirectory;
+  /** Where a worker's secret references are resolved when it starts: the management plane's secrets. */
+  secrets: SecretDirectory;
   config?: Partial<JobPlaneConfig> | undefined;
   log?: (message: string) => void;
 }
@@ -56,12 +60,18 @@ export class JobPlane {
   readonly webhooks: Webhooks;
   readonly jobs: JobService;
   readonly limiter: RateLimiter;
+  /** Worker output, per worker, endpoint and job. */
+  readonly logs: LogBook;
+  /** Queue depth and workers over time, per endpoint (the console's chart). */
+  readonly series: EndpointSeries;
   /** Registered by the app under /v2. */
   readonly routes: FastifyPluginAsync;
   readonly #clock: Clock;
   readonly #serviceEvents: ServiceEventBus;
   readonly #log: (message: string) => void;
   readonly #subscriptions: (() => void)[] = [];
+  /** Open followed log replies (ended on release). */
+  readonly #follows = new Set<() => void>();
   #sweepTimer: Timer | null = null;
   #stopped: Promise<void> | null = null;
 
@@ -87,12 +97,15 @@ export class JobPlane {
       this.memory,
     );
     this.endpoints = new CachedEndpoints(deps.endpoints);
+    this.logs = new LogBook(clock, { ...DEFAULT_JOB_PLANE_CONFIG.logs, ...deps.config?.logs });
     this.dispatcher = new Dispatcher(
       this.book,
       clock,
       {
         pollHoldMs: config.pollHoldMs,
         stopGraceMs: config.stopGraceMs,
+        stopResendMs: config.stopResendMs,
+        heartbeatGraceMs: config.heartbeatGraceMs ?? 3 * config.pingIntervalMs,
         maxRetries: config.maxRetries,
         streamChunkBytes: JOB_POLICY.streamChunkBytes,
       },
@@ -103,6 +116,7 @@ export class JobPlane {
       ids,
       dispatcher: this.dispatcher,
       launcher: new Launcher(config.handlers, log),
+      secrets: deps.secrets,
       options: {
         coldStartMs: config.coldStartMs,
         flashBootColdStartMs: config.flashBootColdStartMs,
@@ -114,6 +128,7 @@ export class JobPlane {
       },
       log,
       events: this.events,
+      logs: this.logs,
     });
     this.supervisor = new Supervisor({
       clock,
@@ -139,6 +154,17 @@ export class JobPlane {
       ids,
       workerCounts: (endpointId) => pool.counts(endpointId),
     });
+    this.series = new EndpointSeries(
+      clock,
+      {
+        jobs: (endpointId) => this.book.counts(endpointId),
+        workers: (endpointId) => {
+          const w = pool.counts(endpointId);
+          return w.idle + w.running + w.initializing + w.unhealthy;
+        },
+      },
+      600,
+    );
     this.limiter = new RateLimiter(clock, config.rateLimits, (endpointId) => pool.upCount(endpointId));
     this.routes = jobRoutes({
       client: {
@@ -151,6 +177,14 @@ export class JobPlane {
         dispatcher: this.dispatcher,
         access: new WorkerAccess(deps.accounts, this.dispatcher, this.endpoints),
         bodyLimit: config.workerBodyLimit,
+      },
+      observe: {
+        accounts: deps.accounts,
+        jobs: this.jobs,
+        logs: this.logs,
+        pool: this.pool,
+        series: this.series,
+        follows: this.#follows,
       },
     });
     this.#route();
@@ -179,6 +213,10 @@ export class JobPlane {
       this.#serviceEvents.on("endpoint.deleted", (accountId, endpointId) => {
         supervisor
           .endpointDeleted(accountId, endpointId)
+          .then(() => {
+            this.logs.deleteEndpoint(endpointId);
+            this.series.deleteEndpoint(endpointId);
+          })
           .catch((error: unknown) => this.#log(`endpoint delete: ${String(error)}`));
       }),
     );
@@ -194,6 +232,7 @@ export class JobPlane {
     this.supervisor.stop();
     this.dispatcher.stop();
     this.book.watchers.releaseAll();
+    for (const end of [...this.#follows]) end();
     this.pool.stopAll().catch((error: unknown) => this.#log(`stopping workers: ${String(error)}`));
   }
 
@@ -234,6 +273,12 @@ export class JobPlane {
     events.on("worker.changed", (endpointId) => supervisor.nudge(endpointId));
     // A worker asked to be replaced (stopPod), or did not stop a job in time.
     events.on("worker.replace", (session) => pool.stop(session.id, "replace"));
+    // Every change of a queue, a job's run or a worker is a point of the console's chart.
+    const { series } = this;
+    events.on("job.queued", (job) => series.record(job.endpointId));
+    events.on("job.finished", (job) => series.record(job.endpointId));
+    events.on("worker.opened", (session) => series.record(session.endpointId));
+    events.on("worker.changed", (endpointId) => series.record(endpointId));
     events.on("worker.unresponsive", (session) => pool.kill(session.id));
   }
 

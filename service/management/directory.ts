@@ -1,5 +1,6 @@
-import type { EndpointDirectory, EndpointSettings } from "../planes";
+import type { EndpointDirectory, EndpointSettings, ResolvedEnv, SecretDirectory } from "../planes";
 import type { EndpointRecord } from "./model/records";
+import { resolveSecretReferences, secretReferences } from "./model/secret";
 import type { ManagementStore } from "./store/store";
 
 /**
@@ -42,5 +43,19 @@ export class EndpointRecords implements EndpointDirectory {
       env: { ...(template?.env ?? {}), ...record.env },
       version: record.version,
     };
+  }
+}
+
+/** The account's secret values, read when a worker starts (the job plane's SecretDirectory). */
+export class SecretValues implements SecretDirectory {
+  readonly #store: ManagementStore;
+
+  constructor(store: ManagementStore) {
+    this.#store = store;
+  }
+
+  resolveEnv(accountId: string, env: Record<string, string>): ResolvedEnv {
+    if (secretReferences(env).length === 0) return { ok: true, env };
+    return resolveSecretReferences(env, this.#store.secretValues(accountId));
   }
 }

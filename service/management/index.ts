@@ -7,7 +7,9 @@ import { RegistryAuthService } from "./model/container-registry-auth";
 import { EndpointService } from "./model/endpoint";
 import { NetworkVolumeService } from "./model/network-volume";
 import { PodService } from "./model/pod";
+import { SecretService } from "./model/secret";
 import { TemplateService } from "./model/template";
+import { UserService } from "./model/user";
 import type { ManagementStore } from "./store/store";
 
 export interface ManagementDeps {
@@ -39,13 +41,17 @@ export class Management {
   readonly registryAuths: RegistryAuthService;
   readonly pods: PodService;
   readonly billing: BillingService;
+  readonly users: UserService;
+  readonly secrets: SecretService;
 
   constructor({ store, clock, ids, events, workers }: ManagementDeps) {
     this.endpoints = new EndpointService({ store, clock, ids, events });
     this.templates = new TemplateService({ store, clock, ids, events, endpoints: this.endpoints });
     this.networkVolumes = new NetworkVolumeService({ store, clock, ids });
     this.registryAuths = new RegistryAuthService({ store, clock, ids });
-    this.pods = new PodService({ store, workers });
+    this.pods = new PodService({ store, clock, ids, workers });
     this.billing = new BillingService({ store, clock, workers });
+    this.users = new UserService({ store });
+    this.secrets = new SecretService({ store, clock, ids });
   }
 }

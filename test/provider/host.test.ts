@@ -2,6 +2,8 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { containerRegistryAuthForwarder } from "../../provider/container-registry-auth";
 import { endpointForwarder } from "../../provider/endpoint";
 import { networkVolumeForwarder } from "../../provider/network-volume";
+import { podForwarder } from "../../provider/pod";
+import { secretForwarder } from "../../provider/secret";
 import { templateForwarder } from "../../provider/template";
 import { UNKNOWN } from "../../provider/unknowns";
 import { GraphQLClient } from "../../sdk/graphql";
@@ -37,6 +39,8 @@ beforeAll(async () => {
   text.Template = await serializeProvider(templateForwarder);
   text.NetworkVolume = await serializeProvider(networkVolumeForwarder);
   text.ContainerRegistryAuth = await serializeProvider(containerRegistryAuthForwarder);
+  text.Pod = await serializeProvider(podForwarder);
+  text.Secret = await serializeProvider(secretForwarder);
   // The host gets a clean environment: the key can only come from Configure.
   host = await startCheckoutHost();
   await host.configure({
@@ -112,6 +116,51 @@ describe("through Pulumi's provider host", () => {
     await host.delete(t.urn, t.id, refreshed.properties);
     expect((await host.read(t.urn, t.id, refreshed.properties)).id).toBe("");
     await host.delete(t.urn, t.id, refreshed.properties); // already gone: still a success
+  });
+
+  test("Pod: create RUNNING, stop by desiredStatus, a new GPU type replaces, terminate, gone", async () => {
+    const p = await up("Pod", "box", { imageName: "img:1", gpuTypeIds: ["NVIDIA GeForce RTX 4090"] });
+    expect(p.properties).toMatchObject({
+      desiredStatus: "RUNNING",
+      computeType: "GPU",
+      __provider: text.Pod,
+    });
+    expect((await rest.pods.get(p.id)).desiredStatus).toBe("RUNNING");
+    const stopped = await host.check(p.urn, p.inputs, { ...p.inputs, desiredStatus: "EXITED" });
+    expect((await host.diff(p.urn, p.id, p.properties, stopped.inputs)).changes).toBe("some");
+    const updated = await host.update(p.urn, p.id, p.properties, stopped.inputs);
+    expect(updated.properties.desiredStatus).toBe("EXITED");
+    expect((await rest.pods.get(p.id)).desiredStatus).toBe("EXITED");
+    const moved = await host.check(p.urn, stopped.inputs, {
+      ...stopped.inputs,
+      gpuTypeIds: ["NVIDIA A100 80GB PCIe"],
+    });
+    expect(await host.diff(p.urn, p.id, updated.properties, moved.inputs)).toMatchObject({
+      replaces: ["gpuTypeIds"],
+    });
+    await host.delete(p.urn, p.id, updated.properties);
+    expect((await host.read(p.urn, p.id, updated.properties)).id).toBe("");
+  });
+
+  test("Secret: the value travels only as input and state, never back from the service; rotated in place", async () => {
+    const s = await up("Secret", "hf", { name: "hf_token", value: "hf_first" });
+    expect(s.properties).toMatchObject({
+      name: "hf_token",
+      value: "hf_first",
+      reference: "{{ RUNPOD_SECRET_hf_token }}",
+    });
+    const rotated = await host.check(s.urn, s.inputs, { ...s.inputs, value: "hf_second" });
+    expect(await host.diff(s.urn, s.id, s.properties, rotated.inputs)).toMatchObject({
+      changes: "some",
+      replaces: [],
+    });
+    const updated = await host.update(s.urn, s.id, s.properties, rotated.inputs);
+    expect(updated.properties.value).toBe("hf_second");
+    const read = await host.read(s.urn, s.id, updated.properties);
+    expect(read.properties).toMatchObject({ value: "hf_second", name: "hf_token" });
+    expect(JSON.stringify(await graphql.listSecrets()).includes("hf_second")).toBe(false);
+    await host.delete(s.urn, s.id, updated.properties);
+    expect(await graphql.listSecrets()).toEqual([]);
   });
 
   test("NetworkVolume: shrinking fails check by property; a new data center replaces", async () => {

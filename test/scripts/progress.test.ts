@@ -127,13 +127,15 @@ describe("where to look next", () => {
     ).toEqual(["where to look next", "  docs     docs/_index.md", "  console  http://127.0.0.1:8080/"]);
   });
 
-  test("the main job's list: the docs (which exist) and the logs command", () => {
-    const steps = nextSteps({ queueUrl: "http://127.0.0.1:8080" });
-    expect(steps.map((s) => s.label)).toEqual(["docs", "logs", "again"]);
+  test("the main job's list: the console of the running service, the logs command, the docs (which exist)", () => {
+    const steps = nextSteps({ queueUrl: "http://127.0.0.1:43117" });
+    expect(steps.map((s) => s.label)).toEqual(["console", "logs", "docs", "again"]);
+    expect(steps[0]?.text).toMatch(/^http:\/\/127\.0\.0\.1:43117\/console\/ /);
+    expect(steps[1]?.text).toMatch(/^runpodkit logs <endpoint id> .*\[--follow\] .*RUNPOD_API_KEY/);
+    expect(steps[1]?.text).not.toMatch(/rpk_/);
     for (const path of DOCS_POINTED_TO) {
-      expect(steps[0]?.text).toContain(path);
+      expect(steps[2]?.text).toContain(path);
       expect(existsSync(join(PROJECT_ROOT, path)), path).toBe(true);
     }
-    expect(steps[1]?.text).toMatch(/^runpodkit logs <endpoint id> .*\[--follow\]$/);
   });
 });

@@ -110,6 +110,22 @@ export class JobBook {
     return [...this.#live.values()].filter((job) => job.endpointId === endpointId);
   }
 
+  /**
+   * The endpoint's newest jobs (queued, running and kept results), newest first: what is in memory,
+   * completed by what the store holds.
+   */
+  recent(endpointId: string, limit: number): Job[] {
+    const now = this.#clock.now();
+    const byId = new Map<string, Job>();
+    for (const job of this.#store.recent(endpointId, limit)) byId.set(job.id, job);
+    for (const jobs of [this.#recent.values(), this.#live.values()])
+      for (const job of jobs) if (job.endpointId === endpointId) byId.set(job.id, job);
+    return [...byId.values()]
+      .filter((job) => !isExpired(job, now))
+      .sort((a, b) => b.createdAt - a.createdAt || (b.storeRow || Infinity) - (a.storeRow || Infinity))
+      .slice(0, limit);
+  }
+
   /** The job if it exists and has not expired. */
   find(id: string): Job | undefined {
     const job = this.#live.get(id) ?? this.#recent.get(id) ?? this.#store.get(id);

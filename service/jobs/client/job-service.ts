@@ -6,6 +6,7 @@ import {
   type JobSubmission,
   type StreamChunk,
 } from "../../../sdk/schemas/job";
+import type { RecentJob } from "../../../sdk/schemas/observe";
 import type { Clock } from "../../clock";
 import { notFound, ServiceError } from "../../errors";
 import type { Ids } from "../../ids";
@@ -57,6 +58,35 @@ export class JobService {
     this.#clock = deps.clock;
     this.#ids = deps.ids;
     this.#workerCounts = deps.workerCounts;
+  }
+
+  /** The account's endpoint of any type, or NOT_FOUND. */
+  endpoint(accountId: string, endpointId: string): EndpointSettings {
+    const endpoint = this.#endpoints.get(accountId, endpointId);
+    if (!endpoint) throw notFound("endpoint", endpointId);
+    return endpoint;
+  }
+
+  /** The endpoint's newest jobs, newest first, with their timelines (the console's view). */
+  recent(accountId: string, endpointId: string, limit: number): RecentJob[] {
+    this.endpoint(accountId, endpointId);
+    const now = this.#clock.now();
+    return this.#book.recent(endpointId, limit).map((job) => {
+      const { id: _id, status: _status, ...times } = envelopeOf(job, now);
+      return {
+        id: job.id,
+        status: job.status,
+        createdAt: job.createdAt,
+        queuedAt: job.queuedAt,
+        startedAt: job.startedAt,
+        completedAt: job.completedAt,
+        ...times,
+        workerId: job.workerId,
+        retries: job.retries,
+        input: job.input,
+        stream: (job.stream ?? []).map((chunk) => chunk.output),
+      };
+    });
   }
 
   /** The account's queue-based endpoint, or NOT_FOUND / UNSUPPORTED. */

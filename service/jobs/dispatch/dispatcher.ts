@@ -20,8 +20,8 @@ export interface WorkerSession {
   readonly held: Map<string, number>;
   /** Stopped jobs it still holds: how many pings in a row have not listed them. */
   readonly unlisted: Map<string, number>;
-  /** Job ids the worker must stop; sent on its next job-stop poll. */
-  stopQueue: string[];
+  /** Jobs the worker must stop, sent on its job-stop polls (again and again while it still holds them). */
+  readonly stopping: Map<string, StopState>;
   take: PendingPoll<Job[]> | null;
   /** Listed among its endpoint's waiting takers (at most once). */
   inLine: boolean;
@@ -31,10 +31,25 @@ export interface WorkerSession {
   /** First request from the worker (null: still starting). */
   readyAt: number | null;
   lastSeen: number;
+  /** Pings received so far (orders pings against stop deliveries), and when the last one came (null: none yet). */
+  pings: number;
+  lastPingAt: number | null;
   /** Since when it has held no job. */
   idleSince: number;
   unhealthy: boolean;
   sdkVersion: string | null;
+  /** Jobs handed to it so far. */
+  jobsTaken: number;
+}
+
+/** A stop the worker has to honour. */
+export interface StopState {
+  /** When it was last sent on a job-stop poll (null: not yet). */
+  sentAt: number | null;
+  /** session.pings when it was first sent (null: not yet): later pings were sent after it was. */
+  sentAtPing: number | null;
+  /** The stop grace has passed and the worker still held the job. */
+  overdue: boolean;
 }
 
 interface PendingPoll<T> {
@@ -59,6 +74,10 @@ export interface DispatchOptions {
   pollHoldMs: number;
   /** How long a worker has to stop a cancelled or timed-out job before it is replaced. */
   stopGraceMs: number;
+  /** A stop the worker still holds the job of is sent again this long after the last time. */
+  stopResendMs: number;
+  /** A worker that has not pinged for this long is silent (past a stop grace: killed). */
+  heartbeatGraceMs: number;
   /** A job whose worker is lost is requeued until it has been retried this many times, then FAILED. */
   maxRetries: number;
   /** Largest stream chunk, bytes. */
@@ -77,6 +96,8 @@ export class Dispatcher {
   readonly #options: DispatchOptions;
   readonly #events: Emitter<DispatchEvents>;
   readonly #graceTimers = new Set<Timer>();
+  /** Workers already reported unresponsive (reported once). */
+  readonly #condemned = new WeakSet<WorkerSession>();
 
   constructor(book: JobBook, clock: Clock, options: DispatchOptions, events: Emitter<DispatchEvents>) {
     this.#book = book;
@@ -100,16 +121,19 @@ export class Dispatcher {
       ...spec,
       held: new Map(),
       unlisted: new Map(),
-      stopQueue: [],
+      stopping: new Map(),
       take: null,
       inLine: false,
       stopPoll: null,
       draining: false,
       readyAt: null,
       lastSeen: now,
+      pings: 0,
+      lastPingAt: null,
       idleSince: now,
       unhealthy: false,
       sdkVersion: null,
+      jobsTaken: 0,
     };
     this.#sessions.set(spec.id, session);
     this.#events.emit("worker.opened", session);
@@ -194,13 +218,23 @@ export class Dispatcher {
     }
   }
 
-  /** job-stop: resolves with ids to stop, or none after the hold. */
+  /**
+   * job-stop: resolves with ids to stop, or none after the hold. A stop is sent again, at most every
+   * stopResendMs, for as long as the worker still holds its job: the Python library ignores a stop for
+   * a job still waiting in its local queue, and honours the same stop once the job has started.
+   */
   stopSignals(session: WorkerSession, signal: AbortSignal): Promise<string[]> {
-    this.#seen(session, this.#clock.now());
+    const now = this.#clock.now();
+    this.#seen(session, now);
     this.#answerStop(session, []);
-    if (session.stopQueue.length > 0 || session.draining) return Promise.resolve(this.#takeStops(session));
+    const due = this.#dueStops(session, now);
+    if (due.length > 0 || session.draining) return Promise.resolve(this.#sendStops(session, due));
+    const resendIn = this.#nextResendIn(session, now);
     return new Promise<string[]>((resolve) => {
-      const timer = this.#clock.setTimer(this.#options.pollHoldMs, () => finish([]));
+      const timer =
+        resendIn < this.#options.pollHoldMs
+          ? this.#clock.setTimer(resendIn, () => finish(this.#sendStops(session, this.#dueStops(session))))
+          : this.#clock.setTimer(this.#options.pollHoldMs, () => finish([]));
       const onAbort = () => finish([]);
       const finish = (value: string[]) => {
         timer.cancel();
@@ -214,18 +248,23 @@ export class Dispatcher {
     });
   }
 
-  /** A running job must stop on this worker; replace the worker if it does not in time. */
+  /**
+   * A running job must stop on this worker. The stop goes out on its job-stop poll, and again while
+   * the worker still holds the job. Past the stop grace the worker is replaced only if it still
+   * reports the job (a later ping lists it) or has gone silent (no ping for the heartbeat grace).
+   */
   requestStop(job: Job, workerId: string): void {
     const session = this.#sessions.get(workerId);
     if (!session) return;
-    session.stopQueue.push(job.id);
-    if (session.stopPoll) this.#answerStop(session, this.#takeStops(session));
-    const timer = this.#clock.setTimer(this.#options.stopGraceMs, () => {
-      this.#graceTimers.delete(timer);
-      if (this.#sessions.get(session.id) === session && session.held.has(job.id))
-        this.#events.emit("worker.unresponsive", session);
+    if (!session.stopping.has(job.id))
+      session.stopping.set(job.id, { sentAt: null, sentAtPing: null, overdue: false });
+    if (session.stopPoll) this.#answerStop(session, this.#sendStops(session, this.#dueStops(session)));
+    this.#after(this.#options.stopGraceMs, () => {
+      const stop = this.#live(session) && session.held.has(job.id) ? session.stopping.get(job.id) : undefined;
+      if (!stop) return;
+      stop.overdue = true;
+      this.#watchSilence(session, job.id);
     });
-    this.#graceTimers.add(timer);
   }
 
   /** job-done: a final result, or a progress update (top-level status IN_PROGRESS). */
@@ -261,17 +300,34 @@ export class Dispatcher {
 
   /** ping: liveness, SDK version, health report and the jobs the worker says it holds. */
   ping(session: WorkerSession, report: { jobIds: string[]; version?: string; unhealthy: boolean }): void {
-    this.#seen(session, this.#clock.now());
+    const now = this.#clock.now();
+    this.#seen(session, now);
+    session.pings++;
+    session.lastPingAt = now;
     if (report.version) session.sdkVersion = report.version;
     if (report.unhealthy) session.unhealthy = true;
-    // A job it was told to stop (or that ended) and that two pings in a row no longer list has been
-    // dropped by the worker. One ping is not enough: it may have been sent before the job arrived.
     const listed = new Set(report.jobIds);
-    for (const jobId of [...session.held.keys()]) {
-      const job = this.#book.find(jobId);
-      const stillRuns = job?.workerId === session.id && job.status === "IN_PROGRESS";
-      if (listed.has(jobId) || stillRuns) {
+    for (const [jobId, handedAt] of [...session.held]) {
+      const stop = session.stopping.get(jobId);
+      if (listed.has(jobId)) {
         session.unlisted.delete(jobId);
+        // Past the stop grace and still running the stopped job: the worker is replaced.
+        if (stop?.overdue) this.#unresponsive(session);
+        continue;
+      }
+      const job = this.#book.find(jobId);
+      if (job?.workerId === session.id && job.status === "IN_PROGRESS") {
+        session.unlisted.delete(jobId);
+        continue;
+      }
+      // A stopped job that a ping sent after the stop reached the worker no longer lists is gone: it
+      // is released at once. A ping that came within stopResendMs of the handover may have been sent
+      // before the job reached the worker; then, and for a job that ended without a stop being
+      // delivered, two pings in a row must not list it.
+      const sentBefore =
+        stop?.sentAtPing !== null && stop?.sentAtPing !== undefined && session.pings > stop.sentAtPing;
+      if (sentBefore && now - handedAt >= this.#options.stopResendMs) {
+        this.#release(session, jobId);
         continue;
       }
       const missed = (session.unlisted.get(jobId) ?? 0) + 1;
@@ -297,6 +353,7 @@ export class Dispatcher {
       if (!job) break;
       this.#book.start(job, session.id);
       session.held.set(job.id, this.#clock.now());
+      session.jobsTaken++;
       jobs.push(job);
     }
     if (jobs.length > 0) this.#events.emit("worker.changed", session.endpointId);
@@ -314,8 +371,67 @@ export class Dispatcher {
 
   #release(session: WorkerSession, jobId: string): void {
     session.unlisted.delete(jobId);
+    session.stopping.delete(jobId);
     if (session.held.delete(jobId) && session.held.size === 0) session.idleSince = this.#clock.now();
-    session.stopQueue = session.stopQueue.filter((id) => id !== jobId);
+  }
+
+  /** Stops to send on a job-stop poll now: never sent, or sent stopResendMs ago and the job still held. */
+  #dueStops(session: WorkerSession, now = this.#clock.now()): string[] {
+    const due: string[] = [];
+    for (const [jobId, stop] of session.stopping) {
+      if (stop.sentAt === null || now - stop.sentAt >= this.#options.stopResendMs) due.push(jobId);
+    }
+    return due;
+  }
+
+  /** How long until a stop is due again (Infinity: none pending). */
+  #nextResendIn(session: WorkerSession, now: number): number {
+    let next = Number.POSITIVE_INFINITY;
+    for (const stop of session.stopping.values()) {
+      if (stop.sentAt !== null) next = Math.min(next, stop.sentAt + this.#options.stopResendMs - now);
+    }
+    return Math.max(0, next);
+  }
+
+  /** The ids go out now. A stop for a job the worker no longer holds is sent once, then forgotten. */
+  #sendStops(session: WorkerSession, jobIds: string[]): string[] {
+    const now = this.#clock.now();
+    for (const jobId of jobIds) {
+      const stop = session.stopping.get(jobId);
+      if (!stop) continue;
+      stop.sentAt = now;
+      stop.sentAtPing ??= session.pings;
+      if (!session.held.has(jobId)) session.stopping.delete(jobId);
+    }
+    return jobIds;
+  }
+
+  /** Past the grace, a worker that stays silent for the heartbeat grace is replaced. */
+  #watchSilence(session: WorkerSession, jobId: string): void {
+    if (!this.#live(session) || !session.stopping.get(jobId)?.overdue) return;
+    const silentSince = session.lastPingAt ?? session.readyAt ?? session.lastSeen;
+    const left = silentSince + this.#options.heartbeatGraceMs - this.#clock.now();
+    if (left <= 0) this.#unresponsive(session);
+    else this.#after(left, () => this.#watchSilence(session, jobId));
+  }
+
+  #unresponsive(session: WorkerSession): void {
+    if (this.#condemned.has(session) || !this.#live(session)) return;
+    this.#condemned.add(session);
+    this.#events.emit("worker.unresponsive", session);
+  }
+
+  #live(session: WorkerSession): boolean {
+    return this.#sessions.get(session.id) === session;
+  }
+
+  /** A timer cancelled when the dispatcher stops. */
+  #after(ms: number, run: () => void): void {
+    const timer = this.#clock.setTimer(ms, () => {
+      this.#graceTimers.delete(timer);
+      run();
+    });
+    this.#graceTimers.add(timer);
   }
 
   #seen(session: WorkerSession, now: number): void {
@@ -325,12 +441,6 @@ export class Dispatcher {
       session.idleSince = now;
       this.#events.emit("worker.changed", session.endpointId);
     }
-  }
-
-  #takeStops(session: WorkerSession): string[] {
-    const ids = session.stopQueue;
-    session.stopQueue = [];
-    return ids;
   }
 
   #answerTake(session: WorkerSession, jobs: Job[]): void {

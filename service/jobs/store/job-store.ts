@@ -106,6 +106,7 @@ export class JobStore implements InputSource {
   readonly #expire: StatementSync;
   readonly #counts: StatementSync;
   readonly #byEndpoint: StatementSync;
+  readonly #recent: StatementSync;
   /**
    * Row of every stored finished job, by job id (reads of jobs no longer in memory). Queued and
    * running jobs carry their row themselves (`storeRow`): no map entry for each of 100,000 queued.
@@ -160,6 +161,7 @@ export class JobStore implements InputSource {
        FROM jobs GROUP BY endpoint_id, status`,
     );
     this.#byEndpoint = db.prepare("DELETE FROM jobs WHERE endpoint_id = ? RETURNING id");
+    this.#recent = db.prepare("SELECT * FROM jobs WHERE endpoint_id = ? ORDER BY seq DESC LIMIT ?");
     // Iterated, not .all(): a 100,000-row array would grow V8's heap for good (~200 MB RSS).
     // Live jobs are not indexed: they carry their row (see #seqById).
     const finished = db.prepare(`SELECT seq, id FROM jobs WHERE status IN ${TERMINAL_SQL}`);
@@ -324,6 +326,14 @@ export class JobStore implements InputSource {
   counts(): StoredCounts[] {
     this.flush();
     return this.#counts.all() as unknown as StoredCounts[];
+  }
+
+  /** The endpoint's newest jobs as written (for the console), newest first. */
+  recent(endpointId: string, limit: number): Job[] {
+    this.flush();
+    return (this.#recent.all(endpointId, limit) as unknown as JobRow[]).map((row) =>
+      jobOf(row, this.#shared),
+    );
   }
 
   deleteEndpoint(endpointId: string): void {

@@ -83,24 +83,22 @@ export class Launcher {
     return { spec: { kind: "module", module: BUILTIN_HANDLERS[FALLBACK_IMAGE] as string }, fallback: true };
   }
 
-  /** Starts a worker process for the spec with the given environment, in its own directory. */
-  spawn(
-    spec: LaunchSpec,
-    env: Record<string, string>,
-    cwd: string,
-    output: "inherit" | "ignore",
-  ): ChildProcess {
-    const stdio = output === "inherit" ? "inherit" : "ignore";
+  /**
+   * Starts a worker process for the spec with the given environment, in its own directory. Its
+   * stdout and stderr are pipes: the pool reads them into the worker's logs.
+   */
+  spawn(spec: LaunchSpec, env: Record<string, string>, cwd: string): ChildProcess {
+    const stdio = "pipe";
     if (spec.kind === "module") {
       return spawn(process.execPath, [...loaderArgs(spec.module), RUNTIME_MAIN, spec.module], {
         env,
         cwd,
         // The IPC channel lets the worker notice when the service dies, and exit.
-        stdio: [stdio, stdio, stdio, "ipc"],
+        stdio: ["ignore", stdio, stdio, "ipc"],
       });
     }
     // Its own process group, so that killing the worker also kills what the shell started.
-    return spawn(spec.command, { env, cwd, shell: true, detached: true, stdio: [stdio, stdio, stdio] });
+    return spawn(spec.command, { env, cwd, shell: true, detached: true, stdio: ["ignore", stdio, stdio] });
   }
 
   #absolute(spec: LaunchSpec): LaunchSpec {

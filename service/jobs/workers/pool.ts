@@ -3,13 +3,16 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { createInterface } from "node:readline";
+import type { Readable } from "node:stream";
 import type { Clock, Timer } from "../../clock";
 import type { Emitter } from "../../event-bus";
 import type { Ids } from "../../ids";
-import type { EndpointSettings, WorkerPod, WorkerRegistry } from "../../planes";
+import type { EndpointSettings, SecretDirectory, WorkerPod, WorkerRegistry } from "../../planes";
 import type { WorkerCounts } from "../client/job-service";
 import type { Dispatcher, WorkerSession } from "../dispatch/dispatcher";
-import type { Launcher } from "./launch";
+import type { LogBook } from "../logs/log-book";
+import type { Launcher, LaunchSpec } from "./launch";
 
 export type { ManagedWorker };
 
@@ -24,7 +27,18 @@ export interface PoolOptions {
   pingIntervalMs: number;
   /** Stopped workers kept in the pod list per endpoint. */
   historyPerEndpoint: number;
+  /** Captured worker lines are also echoed to the service's stderr ("inherit"), or only kept ("ignore"). */
   workerOutput: "inherit" | "ignore";
+}
+
+/** A worker as the console shows it: its pod, when it became ready, its cold start and jobs. */
+export interface WorkerView extends WorkerPod {
+  managed: boolean;
+  /** First request to the service (null: still starting). */
+  readyAt: number | null;
+  /** From creation to first request, ms (null: still starting). */
+  coldStartMs: number | null;
+  jobsRun: number;
 }
 
 /** What the pool announces (the scaler re-evaluates the endpoint). */
@@ -47,6 +61,8 @@ interface ManagedWorker {
   coldStart: Timer | null;
   killTimer: Timer | null;
   stopping: StopReason | null;
+  /** Why it could not start (shown with its pod); null when it did. */
+  failure: string | null;
   exited: Promise<void>;
   markExited: () => void;
 }
@@ -58,16 +74,18 @@ interface ManagedWorker {
  */
 export class WorkerPool implements WorkerRegistry {
   readonly #workers = new Map<string, ManagedWorker>();
-  readonly #history = new Map<string, WorkerPod[]>();
+  readonly #history = new Map<string, WorkerView[]>();
   /** Workers that died before their first request, per endpoint: starts back off. */
   readonly #crashes = new Map<string, { count: number; until: number }>();
   readonly #clock: Clock;
   readonly #ids: Ids;
   readonly #dispatcher: Dispatcher;
   readonly #launcher: Launcher;
+  readonly #secrets: SecretDirectory;
   readonly #options: PoolOptions;
   readonly #log: (message: string) => void;
   readonly #events: Emitter<PoolEvents>;
+  readonly #logs: LogBook;
   #baseUrl: string | null = null;
 
   constructor(deps: {
@@ -75,14 +93,18 @@ export class WorkerPool implements WorkerRegistry {
     ids: Ids;
     dispatcher: Dispatcher;
     launcher: Launcher;
+    secrets: SecretDirectory;
     options: PoolOptions;
     log: (message: string) => void;
     events: Emitter<PoolEvents>;
+    logs: LogBook;
   }) {
+    this.#logs = deps.logs;
     this.#clock = deps.clock;
     this.#ids = deps.ids;
     this.#dispatcher = deps.dispatcher;
     this.#launcher = deps.launcher;
+    this.#secrets = deps.secrets;
     this.#options = deps.options;
     this.#log = deps.log;
     this.#events = deps.events;
@@ -132,6 +154,7 @@ export class WorkerPool implements WorkerRegistry {
       coldStart: null,
       killTimer: null,
       stopping: null,
+      failure: null,
       exited,
       markExited,
     };
@@ -206,9 +229,25 @@ export class WorkerPool implements WorkerRegistry {
     }
     for (const [epId, past] of this.#history) {
       if (endpointId !== undefined && epId !== endpointId) continue;
-      for (const pod of past) if (pod.accountId === accountId) pods.push(pod);
+      for (const view of past) if (view.accountId === accountId) pods.push(podOf(view));
     }
     return pods;
+  }
+
+  /** The endpoint's workers, live ones first, then the recently stopped ones, for the console. */
+  views(accountId: string, endpointId: string): WorkerView[] {
+    const views: WorkerView[] = [];
+    for (const worker of this.#workers.values()) {
+      if (worker.session.accountId === accountId && worker.session.endpointId === endpointId)
+        views.push(viewOf(this.#pod(worker), worker.session));
+    }
+    for (const session of this.#dispatcher.sessions(endpointId)) {
+      if (!session.managed && session.accountId === accountId)
+        views.push(viewOf(externalPod(session), session));
+    }
+    for (const view of this.#history.get(endpointId) ?? [])
+      if (view.accountId === accountId) views.push(view);
+    return views;
   }
 
   counts(endpointId: string): WorkerCounts {
@@ -243,13 +282,21 @@ export class WorkerPool implements WorkerRegistry {
       return;
     }
     const { session, endpoint } = worker;
+    const secrets = this.#secrets.resolveEnv(endpoint.accountId, endpoint.env);
+    if (!secrets.ok) {
+      const names = secrets.missing.map((name) => `RUNPOD_SECRET_${name}`).join(", ");
+      worker.failure = `env references ${names}, but the account has no secret named ${secrets.missing.join(", ")}`;
+      this.#log(`worker ${session.id} of endpoint ${endpoint.id} could not start: ${worker.failure}`);
+      this.#exited(worker, null, null);
+      return;
+    }
     const { spec } = this.#launcher.resolve(endpoint.imageName);
     worker.workdir = mkdtempSync(join(tmpdir(), `runpodkit-worker-${session.id}-`));
     const base = `${this.#baseUrl}/v2/${endpoint.id}`;
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? "",
       HOME: worker.workdir,
-      ...endpoint.env,
+      ...secrets.env,
       RUNPOD_WEBHOOK_GET_JOB: `${base}/job-take/$ID?gpu=LOCAL`,
       RUNPOD_WEBHOOK_POST_OUTPUT: `${base}/job-done/$RUNPOD_POD_ID/$ID?gpu=LOCAL`,
       RUNPOD_WEBHOOK_POST_STREAM: `${base}/job-stream/$RUNPOD_POD_ID/$ID?gpu=LOCAL`,
@@ -265,8 +312,11 @@ export class WorkerPool implements WorkerRegistry {
       RUNPOD_SKIP_GPU_CHECK: "true",
     };
     try {
-      const child = this.#launcher.spawn(spec, env, worker.workdir, this.#options.workerOutput);
+      const child = this.#launcher.spawn(spec, env, worker.workdir);
       worker.process = child;
+      this.#capture(worker, child.stdout, "stdout");
+      this.#capture(worker, child.stderr, "stderr");
+      this.#logs.note(endpoint.id, session.id, "INFO", `worker started (${spec.kind} ${describe(spec)})`);
       worker.processGroup = spec.kind === "command";
       worker.startedAt = this.#clock.now();
       child.once("exit", (code, signal) => this.#exited(worker, code, signal));
@@ -280,6 +330,18 @@ export class WorkerPool implements WorkerRegistry {
       );
       this.#exited(worker, null, null);
     }
+  }
+
+  /** Each line the process prints goes to its logs (attributed to the job it holds), and maybe to stderr. */
+  #capture(worker: ManagedWorker, from: Readable | null, stream: "stdout" | "stderr"): void {
+    if (!from) return;
+    const { session } = worker;
+    const echo = this.#options.workerOutput === "inherit";
+    const lines = createInterface({ input: from, crlfDelay: Number.POSITIVE_INFINITY });
+    lines.on("line", (line) => {
+      this.#logs.line(session.endpointId, session.id, stream, line, [...session.held.keys()]);
+      if (echo) process.stderr.write(`[${session.id}] ${line}\n`);
+    });
   }
 
   #terminate(worker: ManagedWorker, signal: "SIGTERM" | "SIGKILL"): void {
@@ -317,10 +379,24 @@ export class WorkerPool implements WorkerRegistry {
     this.#workers.delete(session.id);
     worker.killTimer?.cancel();
     worker.coldStart?.cancel();
-    if (!worker.stopping && worker.process) {
-      this.#log(`worker ${session.id} exited unexpectedly (code ${code}, signal ${signal}): replacing it`);
+    if (worker.process) {
+      const unexpected = !worker.stopping;
+      this.#logs.note(
+        session.endpointId,
+        session.id,
+        unexpected ? "ERROR" : "INFO",
+        `worker exited (code ${code}, signal ${signal})${unexpected ? " unexpectedly: replacing it" : ""}`,
+        session.held.size === 1 ? ([...session.held.keys()][0] as string) : null,
+      );
+    }
+    const failedToStart = worker.failure !== null;
+    if ((!worker.stopping && worker.process) || failedToStart) {
+      if (!failedToStart) {
+        this.#log(`worker ${session.id} exited unexpectedly (code ${code}, signal ${signal}): replacing it`);
+      }
       if (session.readyAt === null) {
-        // Died before its first request (a handler that fails to load): back off 1 s, 2 s, ... 60 s.
+        // Died before its first request (a handler that fails to load, an unknown secret): back off
+        // 1 s, 2 s, ... 60 s.
         const count = (this.#crashes.get(session.endpointId)?.count ?? 0) + 1;
         const until = this.#clock.now() + Math.min(60_000, 1_000 * 2 ** (count - 1));
         this.#crashes.set(session.endpointId, { count, until });
@@ -329,10 +405,10 @@ export class WorkerPool implements WorkerRegistry {
     if (session.readyAt !== null) this.#crashes.delete(session.endpointId);
     this.#dispatcher.close(session);
     if (worker.workdir) rmSync(worker.workdir, { recursive: true, force: true });
-    const pod = this.#pod(worker);
-    pod.desiredStatus = worker.stopping === "idle" ? "EXITED" : "TERMINATED";
+    const view = viewOf(this.#pod(worker), session);
+    view.desiredStatus = worker.stopping === "idle" ? "EXITED" : "TERMINATED";
     const past = this.#history.get(session.endpointId) ?? [];
-    past.unshift(pod);
+    past.unshift(view);
     past.length = Math.min(past.length, this.#options.historyPerEndpoint);
     if (worker.stopping !== "deleted") this.#history.set(session.endpointId, past);
     worker.markExited();
@@ -352,6 +428,7 @@ export class WorkerPool implements WorkerRegistry {
       createdAt: worker.createdAt,
       lastStartedAt: worker.startedAt,
       state: stateOf(session),
+      ...(worker.failure !== null ? { failure: worker.failure } : {}),
     };
   }
 }
@@ -360,6 +437,25 @@ function stateOf(session: WorkerSession): "initializing" | "idle" | "running" | 
   if (session.unhealthy) return "unhealthy";
   if (session.readyAt === null) return "initializing";
   return session.held.size > 0 ? "running" : "idle";
+}
+
+function viewOf(pod: WorkerPod, session: WorkerSession): WorkerView {
+  return {
+    ...pod,
+    managed: session.managed,
+    readyAt: session.readyAt,
+    coldStartMs: session.readyAt === null ? null : session.readyAt - pod.createdAt,
+    jobsRun: session.jobsTaken,
+  };
+}
+
+function podOf(view: WorkerView): WorkerPod {
+  const { managed: _m, readyAt: _r, coldStartMs: _c, jobsRun: _j, ...pod } = view;
+  return pod;
+}
+
+function describe(spec: LaunchSpec): string {
+  return spec.kind === "module" ? spec.module : spec.command;
 }
 
 function externalPod(session: WorkerSession): WorkerPod {

@@ -1,23 +1,54 @@
 import type { z } from "zod";
 import {
+  GqlCpuFlavorInput,
+  GqlGpuAvailabilityInput,
+  GqlGpuLowestPriceInput,
+  GqlGpuTypeFilter,
+} from "../../../sdk/schemas/catalogue";
+import { givenRef } from "../../../sdk/schemas/common";
+import {
   ContainerRegistryAuthCreateInput,
   GqlRegistryAuthUpdateInput,
 } from "../../../sdk/schemas/container-registry-auth";
-import { GqlEndpointInput } from "../../../sdk/schemas/endpoint";
+import { parseDockerArgs } from "../../../sdk/schemas/docker-args";
+import { GqlEndpointInput, GqlUpdateEndpointTemplateInput } from "../../../sdk/schemas/endpoint";
 import {
   GqlNetworkVolumeDeleteInput,
   GqlNetworkVolumeUpdateInput,
   NetworkVolumeCreateInput,
 } from "../../../sdk/schemas/network-volume";
-import { GqlTemplateInput, type KeyValue, splitCommaList } from "../../../sdk/schemas/template";
+import {
+  GqlDeployCpuPodInput,
+  GqlPodEditJobInput,
+  GqlPodFilter,
+  GqlPodFindAndDeployOnDemandInput,
+  GqlPodIdInput,
+  GqlPodResumeInput,
+} from "../../../sdk/schemas/pod";
+import {
+  GqlSecretCreateInput,
+  GqlSecretDescriptionUpdateInput,
+  GqlSecretValueUpdateInput,
+} from "../../../sdk/schemas/secret";
+import { GqlTemplateInput, type KeyValue, PortSpec, splitCommaList } from "../../../sdk/schemas/template";
+import { GqlUserSettingsInput } from "../../../sdk/schemas/user";
 import { parseInput } from "../../edge/parse";
-import { ServiceError } from "../../errors";
+import { invalid, ServiceError } from "../../errors";
 import type { Management } from "../index";
+import {
+  cpuFlavors,
+  dataCenters,
+  type GpuTypeView,
+  gpuAvailability,
+  gpuTypes,
+  lowestPrice,
+} from "../model/catalogue";
 import { publicRegistryAuth } from "../model/container-registry-auth";
 import type { EndpointChanges } from "../model/endpoint";
+import type { PodCreate } from "../model/pod";
 import type { EndpointRecord } from "../model/records";
 import type { TemplateChanges } from "../model/template";
-import { envList, gqlPod, gqlTemplate } from "./shape";
+import { envList, gqlPod, gqlPodEntry, gqlRentedPod, gqlSecret, gqlTemplate } from "./shape";
 
 export interface GraphqlContext {
   management: Management;
@@ -26,8 +57,10 @@ export interface GraphqlContext {
 
 type Args = Record<string, unknown>;
 
-const envMap = (env: readonly KeyValue[] | null | undefined) =>
-  env ? Object.fromEntries(env.map(({ key, value }) => [key, value])) : undefined;
+const envMap = (env: readonly (KeyValue | null)[] | null | undefined) =>
+  env
+    ? Object.fromEntries(env.flatMap((entry) => (entry ? [[entry.key, entry.value] as const] : [])))
+    : undefined;
 /** GraphQL null means "not given": with full-replace semantics it resets the field to its default. */
 const given = <T>(value: T | null | undefined): T | undefined => (value === null ? undefined : value);
 
@@ -44,7 +77,7 @@ function endpointChanges(input: GqlEndpointInput): EndpointChanges {
     workersMin: given(input.workersMin),
     workersMax: given(input.workersMax),
     workersStandby: given(input.workersStandby),
-    networkVolumeId: given(input.networkVolumeId),
+    networkVolumeId: givenRef(input.networkVolumeId),
     hubReleaseId: given(input.hubReleaseId),
     modelName: given(input.modelName),
     type: given(input.type),
@@ -66,17 +99,63 @@ function templateChanges(input: GqlTemplateInput): TemplateChanges {
     containerDiskInGb: given(input.containerDiskInGb),
     volumeInGb: given(input.volumeInGb),
     volumeMountPath: given(input.volumeMountPath),
-    // dockerArgs is the start command as one string; REST holds it as an argv array.
-    dockerStartCmd:
-      typeof input.dockerArgs === "string" ? input.dockerArgs.split(/\s+/).filter(Boolean) : undefined,
+    // dockerArgs is the start command as one string; REST holds it as an argv array (shell quoting).
+    dockerStartCmd: typeof input.dockerArgs === "string" ? parseDockerArgs(input.dockerArgs) : undefined,
     env: envMap(input.env),
-    ports: input.ports ? splitCommaList(input.ports) : undefined,
+    // "" is no ports (the Python library sends it when none are given); null or absent: the default.
+    ports: typeof input.ports === "string" ? splitCommaList(input.ports) : undefined,
     readme: given(input.readme),
     isPublic: given(input.isPublic),
-    containerRegistryAuthId: given(input.containerRegistryAuthId),
+    containerRegistryAuthId: givenRef(input.containerRegistryAuthId),
     startSsh: given(input.startSsh),
     startJupyter: given(input.startJupyter),
   };
+}
+
+/** A pod's comma list of ports, each "<port>/<http|tcp|udp>"; "" is none, null or absent not given. */
+function portList(ports: string | null | undefined): string[] | undefined {
+  if (typeof ports !== "string") return undefined;
+  const list = splitCommaList(ports);
+  for (const port of list) {
+    if (!PortSpec.safeParse(port).success)
+      throw invalid("ports", `bad port "${port}"; expected "<port>/<http|tcp|udp>"`);
+  }
+  return list;
+}
+
+/** What deployCpuPod and podFindAndDeployOnDemand share; "" is "not given" for strings, as the real service. */
+function deployChanges(
+  input: GqlDeployCpuPodInput | GqlPodFindAndDeployOnDemandInput,
+): Omit<PodCreate, "computeType"> {
+  const dataCenterId = givenRef(input.dataCenterId);
+  return {
+    name: input.name || undefined,
+    cloudType: given(input.cloudType) ?? "ALL",
+    dataCenterIds: dataCenterId ? [dataCenterId] : undefined,
+    countryCodes: input.countryCode ? [input.countryCode] : undefined,
+    imageName: input.imageName || undefined,
+    dockerStartCmd: input.dockerArgs ? parseDockerArgs(input.dockerArgs) : undefined,
+    env: envMap(input.env),
+    ports: portList(input.ports),
+    containerDiskInGb: given(input.containerDiskInGb),
+    volumeMountPath: input.volumeMountPath || undefined,
+    templateId: givenRef(input.templateId),
+    networkVolumeId: givenRef(input.networkVolumeId),
+    containerRegistryAuthId: givenRef(input.containerRegistryAuthId),
+    supportPublicIp: given(input.supportPublicIp),
+    startSsh: given(input.startSsh),
+    startJupyter: given(input.startJupyter),
+  };
+}
+
+/** null for a pod the account does not have (other accounts' ids read as missing). */
+function orNull<T>(read: () => T): T | null {
+  try {
+    return read();
+  } catch (error) {
+    if (error instanceof ServiceError && error.code === "NOT_FOUND") return null;
+    throw error;
+  }
 }
 
 const parse = <S extends z.ZodType>(schema: S, value: unknown) => parseInput(schema, value, "input");
@@ -85,9 +164,33 @@ const parse = <S extends z.ZodType>(schema: S, value: unknown) => parseInput(sch
 export const resolvers = {
   Query: {
     myself: () => ({}),
+    pod: (_: unknown, args: Args, c: GraphqlContext) => {
+      const { podId } = parse(GqlPodFilter, args.input);
+      return orNull(() => gqlPodEntry(c.management.pods.get(c.accountId, podId), c.management.pods.now()));
+    },
+    gpuTypes: (_: unknown, args: Args) => gpuTypes(args.input ? parse(GqlGpuTypeFilter, args.input) : {}),
+    cpuFlavors: (_: unknown, args: Args) =>
+      cpuFlavors(args.input ? parse(GqlCpuFlavorInput, args.input) : {}),
+    dataCenters: () => dataCenters(),
+  },
+  GpuType: {
+    /** Without input: the price of one GPU. */
+    lowestPrice: (t: GpuTypeView, args: Args) =>
+      lowestPrice(t.id, args.input ? parse(GqlGpuLowestPriceInput, args.input) : { gpuCount: 1 }),
+  },
+  DataCenter: {
+    gpuAvailability: (_: unknown, args: Args) =>
+      gpuAvailability(args.input ? parse(GqlGpuAvailabilityInput, args.input) : {}),
   },
   User: {
     id: (_: unknown, __: Args, c: GraphqlContext) => c.accountId,
+    pubKey: (_: unknown, __: Args, c: GraphqlContext) => c.management.users.get(c.accountId).pubKey,
+    secrets: (_: unknown, __: Args, c: GraphqlContext) =>
+      c.management.secrets.list(c.accountId).map(gqlSecret),
+    pods: (_: unknown, __: Args, c: GraphqlContext) => {
+      const now = c.management.pods.now();
+      return c.management.pods.list(c.accountId).map((entry) => gqlPodEntry(entry, now));
+    },
     endpoints: (_: unknown, __: Args, c: GraphqlContext) => c.management.endpoints.list(c.accountId),
     /** null when the account has no such endpoint (ids of other accounts read as missing). */
     endpoint: (_: unknown, args: Args, c: GraphqlContext) => {
@@ -114,9 +217,104 @@ export const resolvers = {
     template: (e: EndpointRecord, _: Args, c: GraphqlContext) =>
       gqlTemplate(c.management.templates.get(c.accountId, e.templateId)),
     pods: (e: EndpointRecord, _: Args, c: GraphqlContext) =>
-      c.management.pods.list(c.accountId, { endpointId: e.id, includeWorkers: true }).map(gqlPod),
+      c.management.pods.workers(c.accountId, { endpointId: e.id }).map(gqlPod),
+    aiKey: () => null,
+    networkVolume: (e: EndpointRecord, _: Args, c: GraphqlContext) =>
+      e.networkVolumeId ? (c.management.networkVolumes.find(c.accountId, e.networkVolumeId) ?? null) : null,
   },
   Mutation: {
+    secretCreate: (_: unknown, args: Args, c: GraphqlContext) =>
+      gqlSecret(c.management.secrets.create(c.accountId, parse(GqlSecretCreateInput, args.input))),
+    secretValueUpdate: (_: unknown, args: Args, c: GraphqlContext) => {
+      const { id, value } = parse(GqlSecretValueUpdateInput, args.input);
+      return gqlSecret(c.management.secrets.updateValue(c.accountId, id, value));
+    },
+    secretDescriptionUpdate: (_: unknown, args: Args, c: GraphqlContext) => {
+      const { id, description } = parse(GqlSecretDescriptionUpdateInput, args.input);
+      return gqlSecret(c.management.secrets.updateDescription(c.accountId, id, description));
+    },
+    secretDelete: (_: unknown, args: Args, c: GraphqlContext) => {
+      c.management.secrets.delete(c.accountId, String(args.id));
+      return null;
+    },
+    podFindAndDeployOnDemand: (_: unknown, args: Args, c: GraphqlContext) => {
+      const input = parse(GqlPodFindAndDeployOnDemandInput, args.input ?? {});
+      const common = deployChanges(input);
+      const pods = c.management.pods;
+      if (input.computeType === "CPU") {
+        const instanceId = input.instanceIds?.find((id) => id) ?? undefined;
+        return gqlRentedPod(
+          pods.create(c.accountId, { ...common, computeType: "CPU", instanceId }),
+          pods.now(),
+        );
+      }
+      const list = (input.gpuTypeIdList ?? []).filter((id): id is string => Boolean(id));
+      const pod = pods.create(c.accountId, {
+        ...common,
+        computeType: "GPU",
+        gpuTypeIds: input.gpuTypeId ? [input.gpuTypeId] : list,
+        gpuCount: given(input.gpuCount),
+        minVcpuCount: given(input.minVcpuCount),
+        minMemoryInGb: given(input.minMemoryInGb),
+        volumeInGb: given(input.volumeInGb),
+      });
+      return gqlRentedPod(pod, pods.now());
+    },
+    deployCpuPod: (_: unknown, args: Args, c: GraphqlContext) => {
+      const input = parse(GqlDeployCpuPodInput, args.input);
+      const pods = c.management.pods;
+      const pod = pods.create(c.accountId, {
+        ...deployChanges(input),
+        computeType: "CPU",
+        instanceId: input.instanceId || undefined,
+      });
+      return gqlRentedPod(pod, pods.now());
+    },
+    podEditJob: (_: unknown, args: Args, c: GraphqlContext) => {
+      const input = parse(GqlPodEditJobInput, args.input);
+      const pods = c.management.pods;
+      const pod = pods.update(c.accountId, input.podId, {
+        imageName: input.imageName,
+        dockerStartCmd: typeof input.dockerArgs === "string" ? parseDockerArgs(input.dockerArgs) : undefined,
+        env: envMap(input.env),
+        ports: portList(input.ports),
+        containerDiskInGb: input.containerDiskInGb,
+        volumeInGb: given(input.volumeInGb),
+        volumeMountPath: input.volumeMountPath || undefined,
+        containerRegistryAuthId: givenRef(input.containerRegistryAuthId),
+      });
+      return gqlRentedPod(pod, pods.now());
+    },
+    podStop: (_: unknown, args: Args, c: GraphqlContext) => {
+      const pods = c.management.pods;
+      return gqlRentedPod(pods.stop(c.accountId, parse(GqlPodIdInput, args.input).podId), pods.now());
+    },
+    podResume: (_: unknown, args: Args, c: GraphqlContext) => {
+      const { podId, gpuCount } = parse(GqlPodResumeInput, args.input);
+      const pods = c.management.pods;
+      return gqlRentedPod(pods.start(c.accountId, podId, gpuCount), pods.now());
+    },
+    podRestart: (_: unknown, args: Args, c: GraphqlContext) => {
+      const pods = c.management.pods;
+      return gqlRentedPod(pods.restart(c.accountId, parse(GqlPodIdInput, args.input).podId), pods.now());
+    },
+    podReset: (_: unknown, args: Args, c: GraphqlContext) => {
+      const pods = c.management.pods;
+      return gqlRentedPod(pods.reset(c.accountId, parse(GqlPodIdInput, args.input).podId), pods.now());
+    },
+    podTerminate: (_: unknown, args: Args, c: GraphqlContext) => {
+      c.management.pods.terminate(c.accountId, parse(GqlPodIdInput, args.input).podId);
+      return null;
+    },
+    updateEndpointTemplate: (_: unknown, args: Args, c: GraphqlContext) => {
+      const input = parse(GqlUpdateEndpointTemplateInput, args.input);
+      return c.management.endpoints.update(c.accountId, input.endpointId, { templateId: input.templateId });
+    },
+    updateUserSettings: (_: unknown, args: Args, c: GraphqlContext) => {
+      const input = parse(GqlUserSettingsInput, args.input);
+      c.management.users.update(c.accountId, { pubKey: given(input.pubKey) });
+      return {};
+    },
     saveEndpoint: (_: unknown, args: Args, c: GraphqlContext) => {
       const input = parse(GqlEndpointInput, args.input);
       const changes = endpointChanges(input);

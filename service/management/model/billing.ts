@@ -10,6 +10,9 @@ import type { EndpointRecord } from "./records";
  * - Compute: a worker (pod) is billed while the job plane reports it RUNNING, from its last start
  *   (or creation) until now, at a per-GPU hourly price of its endpoint's first GPU type times its
  *   GPU count. Stopped workers are not billed: the registry keeps no history of their past runs.
+ * - Rented pods (/billing/pods only): every running period (kept after the pod is stopped or
+ *   terminated) at the pod's hourly price then (costPerHr); grouped by gpuTypeId, a CPU pod counts
+ *   under its CPU flavor.
  * - Storage: each network volume is billed for every size it had (kept in a usage history that
  *   outlives the volume) at $0.07 per GB per 30 days, prorated to the millisecond.
  * Records are grouped per time bucket (UTC) and per the asked grouping; empty buckets are omitted.
@@ -43,6 +46,8 @@ export interface BillingRange {
 }
 
 export interface ComputeBillingQuery extends BillingRange {
+  /** Also bill rented pods (GET /billing/pods). */
+  includeRentedPods?: boolean | undefined;
   grouping?: "endpointId" | "podId" | "gpuTypeId" | undefined;
   endpointId?: string | undefined;
   podId?: string | undefined;
@@ -200,7 +205,45 @@ export class BillingService {
         totals.set(key, record);
       }
     }
+    if (q.includeRentedPods) this.#rentedPods(accountId, q, buckets, now, grouping, totals);
     return [...totals.values()].sort((a, b) => a.time.localeCompare(b.time));
+  }
+
+  #rentedPods(
+    accountId: string,
+    q: ComputeBillingQuery,
+    buckets: Bucket[],
+    now: number,
+    grouping: NonNullable<ComputeBillingQuery["grouping"]>,
+    totals: Map<string, ComputeBillingRecord>,
+  ): void {
+    const filtered =
+      q.endpointId !== undefined ||
+      q.templateId !== undefined ||
+      q.imageName !== undefined ||
+      q.dataCenterIds?.length;
+    if (filtered) return;
+    for (const row of this.#store.podUsage(accountId)) {
+      if (q.podId !== undefined && row.podId !== q.podId) continue;
+      if (q.gpuTypeIds?.length && !(row.gpuTypeId && q.gpuTypeIds.includes(row.gpuTypeId))) continue;
+      const group =
+        grouping === "gpuTypeId" ? { gpuTypeId: row.gpuTypeId ?? "unknown" } : { podId: row.podId };
+      const usdPerMs = row.usdPerHour / HOUR;
+      for (const bucket of buckets) {
+        const ms = overlap(bucket, row.fromMs, row.untilMs ?? now);
+        if (ms === 0) continue;
+        const key = `${bucket.label}|${Object.values(group)[0]}`;
+        const record = totals.get(key) ?? {
+          amount: 0,
+          timeBilledMs: 0,
+          time: new Date(bucket.label).toISOString(),
+          ...group,
+        };
+        record.timeBilledMs += ms;
+        record.amount = round(record.amount + ms * usdPerMs);
+        totals.set(key, record);
+      }
+    }
   }
 
   /** /billing/networkvolumes: GB x time of every volume size the account held, per bucket. */

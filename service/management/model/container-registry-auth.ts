@@ -75,7 +75,7 @@ export class RegistryAuthService {
     });
   }
 
-  /** Refused while a template pulls its image with these credentials. */
+  /** Refused while a template or a pod pulls its image with these credentials. */
   delete(accountId: string, authId: string): void {
     this.#store.transaction(() => {
       this.get(accountId, authId);
@@ -85,6 +85,16 @@ export class RegistryAuthService {
           "IN_USE",
           `container registry auth ${authId} is used by template(s) ${users.join(", ")}`,
           { field: "containerRegistryAuthId" },
+        );
+      }
+      const pods = this.#store.podIdsUsing(accountId, "registry_auth_id", authId);
+      if (pods.length > 0) {
+        throw new ServiceError(
+          "IN_USE",
+          `container registry auth ${authId} is used by pod(s) ${pods.join(", ")}`,
+          {
+            field: "containerRegistryAuthId",
+          },
         );
       }
       this.#store.registryAuths.delete(accountId, authId);

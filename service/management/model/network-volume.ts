@@ -36,6 +36,11 @@ export class NetworkVolumeService {
     return record;
   }
 
+  /** The volume, or undefined when the account has none of that id. */
+  find(accountId: string, volumeId: string): NetworkVolumeRecord | undefined {
+    return this.#store.volumes.get(accountId, volumeId);
+  }
+
   list(accountId: string): NetworkVolumeRecord[] {
     return this.#store.volumes.list(accountId);
   }
@@ -74,7 +79,7 @@ export class NetworkVolumeService {
     });
   }
 
-  /** Refused while an endpoint has the volume attached. */
+  /** Refused while an endpoint or a pod has the volume attached. */
   delete(accountId: string, volumeId: string): void {
     this.#store.transaction(() => {
       this.get(accountId, volumeId);
@@ -83,6 +88,14 @@ export class NetworkVolumeService {
         throw new ServiceError(
           "IN_USE",
           `network volume ${volumeId} is attached to endpoint(s) ${users.join(", ")}; detach it first`,
+          { field: "networkVolumeId" },
+        );
+      }
+      const pods = this.#store.podIdsUsing(accountId, "network_volume_id", volumeId);
+      if (pods.length > 0) {
+        throw new ServiceError(
+          "IN_USE",
+          `network volume ${volumeId} is attached to pod(s) ${pods.join(", ")}; terminate them first`,
           { field: "networkVolumeId" },
         );
       }

@@ -95,3 +95,70 @@ export interface VolumeUsageRow {
   fromMs: number;
   untilMs: number | null;
 }
+
+/**
+ * A rented pod (GPU or CPU). It runs no container on this service: it holds its settings and its
+ * lifecycle (desiredStatus), and is billed while RUNNING. TERMINATED pods are deleted.
+ */
+export interface PodRecord {
+  id: string;
+  accountId: string;
+  name: string;
+  computeType: "GPU" | "CPU";
+  /** GPU pods: the rented GPU type; null for CPU pods. */
+  gpuTypeId: string | null;
+  /** 0 for CPU pods. */
+  gpuCount: number;
+  /** CPU pods: flavor-vcpu-memory, e.g. "cpu3c-2-4"; null for GPU pods. */
+  instanceId: string | null;
+  cpuFlavorId: string | null;
+  vcpuCount: number;
+  memoryInGb: number;
+  cloudType: "SECURE" | "COMMUNITY";
+  interruptible: boolean;
+  dataCenterId: string;
+  machineId: string;
+  imageName: string;
+  dockerEntrypoint: string[];
+  dockerStartCmd: string[];
+  env: Record<string, string>;
+  ports: string[];
+  containerDiskInGb: number;
+  volumeInGb: number;
+  volumeMountPath: string;
+  templateId: string | null;
+  networkVolumeId: string | null;
+  containerRegistryAuthId: string | null;
+  supportPublicIp: boolean;
+  startSsh: boolean;
+  startJupyter: boolean;
+  /** A locked pod cannot be stopped or reset. */
+  locked: boolean;
+  desiredStatus: "RUNNING" | "EXITED";
+  /** USD per hour while running. */
+  costPerHr: number;
+  createdAt: number;
+  lastStartedAt: number | null;
+  /** What happened last, e.g. "Stopped by user". */
+  lastStatusChange: string;
+  lastStatusChangeAt: number;
+}
+
+/** One running period of a pod, at its price then. */
+export interface PodUsageRow {
+  podId: string;
+  gpuTypeId: string | null;
+  usdPerHour: number;
+  fromMs: number;
+  untilMs: number | null;
+}
+
+/** A secret as the service shows it: the value is stored apart and never part of this record. */
+export interface SecretRecord {
+  id: string;
+  accountId: string;
+  name: string;
+  description: string | null;
+  createdAt: number;
+  updatedAt: number | null;
+}

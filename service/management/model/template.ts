@@ -130,7 +130,7 @@ export class TemplateService {
     }));
   }
 
-  /** Refused while an endpoint uses the template. */
+  /** Refused while an endpoint or a pod uses the template. */
   delete(accountId: string, templateId: string): void {
     this.#store.transaction(() => {
       this.get(accountId, templateId);
@@ -141,6 +141,12 @@ export class TemplateService {
           `template ${templateId} is used by endpoint(s) ${users.map((e) => e.id).join(", ")}; delete or repoint them first`,
           { field: "templateId" },
         );
+      }
+      const pods = this.#store.podIdsUsing(accountId, "template_id", templateId);
+      if (pods.length > 0) {
+        throw new ServiceError("IN_USE", `template ${templateId} is used by pod(s) ${pods.join(", ")}`, {
+          field: "templateId",
+        });
       }
       this.#store.templates.delete(accountId, templateId);
     });

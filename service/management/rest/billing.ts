@@ -19,7 +19,7 @@ export const billingRoutes: RestRoute[] = [
       url: "/billing/pods",
       operationId: "PodBilling",
       tag: TAG,
-      summary: "Pod (worker) compute billing per time bucket",
+      summary: "Pod compute billing per time bucket (rented pods and serverless workers)",
       query: PodBillingQuery,
       response: BillingRecords,
     },
@@ -29,6 +29,7 @@ export const billingRoutes: RestRoute[] = [
         ...rest,
         grouping: grouping ?? "gpuTypeId",
         gpuTypeIds: list(gpuTypeId),
+        includeRentedPods: true,
       });
     },
   ),

@@ -26,9 +26,7 @@ function reply(management: Management, record: EndpointRecord, query: EndpointGe
   const { accountId } = record;
   return restEndpoint(record, {
     template: query.includeTemplate ? management.templates.get(accountId, record.templateId) : undefined,
-    workers: query.includeWorkers
-      ? management.pods.list(accountId, { endpointId: record.id, includeWorkers: true })
-      : undefined,
+    workers: query.includeWorkers ? management.pods.workers(accountId, { endpointId: record.id }) : undefined,
   });
 }
 

@@ -1,33 +1,88 @@
-import { Pod, PodGetQuery, PodList, PodListQuery } from "../../../sdk/schemas/pod";
-import { type RestRoute, type RouteSpec, route } from "./route";
-import { restPod } from "./shape";
+import {
+  Pod,
+  PodCreateInput,
+  PodGetQuery,
+  PodList,
+  PodListQuery,
+  PodUpdateInput,
+} from "../../../sdk/schemas/pod";
+import type { Management } from "../index";
+import type { PodEntry } from "../model/pod";
+import type { PodRecord } from "../model/records";
+import { type RestRoute, route, updateRoutes } from "./route";
+import { restPod, restRentedPod } from "./shape";
 
 const TAG = "pods";
 
-/** Pod operations this service does not offer: each answers 501 naming itself, never a fake success. */
-const NOT_IMPLEMENTED: Pick<RouteSpec, "method" | "url" | "operationId">[] = [
-  { method: "POST", url: "/pods", operationId: "CreatePod" },
-  { method: "PATCH", url: "/pods/:podId", operationId: "UpdatePod" },
-  { method: "POST", url: "/pods/:podId/update", operationId: "UpdatePod" },
-  { method: "DELETE", url: "/pods/:podId", operationId: "DeletePod" },
-  { method: "POST", url: "/pods/:podId/start", operationId: "StartPod" },
-  { method: "POST", url: "/pods/:podId/stop", operationId: "StopPod" },
-  { method: "POST", url: "/pods/:podId/reset", operationId: "ResetPod" },
-  { method: "POST", url: "/pods/:podId/restart", operationId: "RestartPod" },
-];
+function reply(management: Management, accountId: string, entry: PodEntry, includeTemplate = false) {
+  if (entry.kind === "worker") return restPod(entry.view, includeTemplate);
+  const { templateId } = entry.pod;
+  const template =
+    includeTemplate && templateId
+      ? management.templates.list(accountId).find((t) => t.id === templateId)
+      : undefined;
+  return restRentedPod(entry.pod, template);
+}
+
+const rented = (pod: PodRecord) => restRentedPod(pod);
+
+/** A lifecycle action: POST /pods/{podId}/<action>, answering the pod. */
+function action(
+  name: "start" | "stop" | "reset" | "restart",
+  operationId: string,
+  summary: string,
+  act: (management: Management, accountId: string, podId: string) => PodRecord,
+): RestRoute {
+  return route(
+    { method: "POST", url: `/pods/:podId/${name}`, operationId, tag: TAG, summary, response: Pod },
+    (c) => rented(act(c.management, c.accountId, c.params.podId ?? "")),
+  );
+}
 
 export const podRoutes: RestRoute[] = [
+  route(
+    {
+      method: "POST",
+      url: "/pods",
+      operationId: "CreatePod",
+      tag: TAG,
+      summary: "Rent a GPU or CPU pod (it runs no container on this service; it is billed while RUNNING)",
+      body: PodCreateInput,
+      response: Pod,
+    },
+    (c) => {
+      const { computeType, cloudType, countryCodes, ...rest } = c.body;
+      return rented(
+        c.management.pods.create(c.accountId, {
+          ...rest,
+          computeType: computeType ?? "GPU",
+          cloudType: cloudType ?? "SECURE",
+          countryCodes,
+          containerDiskInGb: rest.containerDiskInGb ?? undefined,
+          volumeInGb: rest.volumeInGb ?? undefined,
+          supportPublicIp: rest.supportPublicIp ?? undefined,
+          minVcpuCount:
+            rest.minVCPUPerGPU !== undefined ? rest.minVCPUPerGPU * (rest.gpuCount ?? 1) : undefined,
+          minMemoryInGb:
+            rest.minRAMPerGPU !== undefined ? rest.minRAMPerGPU * (rest.gpuCount ?? 1) : undefined,
+        }),
+      );
+    },
+  ),
   route(
     {
       method: "GET",
       url: "/pods",
       operationId: "ListPods",
       tag: TAG,
-      summary: "List pods; serverless workers are included with includeWorkers=true",
+      summary: "List rented pods; serverless workers are included with includeWorkers=true",
       query: PodListQuery,
       response: PodList,
     },
-    (c) => c.management.pods.list(c.accountId, c.query).map((p) => restPod(p, c.query.includeTemplate)),
+    (c) =>
+      c.management.pods
+        .list(c.accountId, c.query)
+        .map((p) => reply(c.management, c.accountId, p, c.query.includeTemplate)),
   ),
   route(
     {
@@ -39,13 +94,51 @@ export const podRoutes: RestRoute[] = [
       query: PodGetQuery,
       response: Pod,
     },
-    (c) => restPod(c.management.pods.get(c.accountId, c.params.podId ?? ""), c.query.includeTemplate),
-  ),
-  ...NOT_IMPLEMENTED.map((op) =>
-    route({ ...op, tag: TAG, summary: `${op.operationId}: not implemented here (501)` }, (c) =>
-      c.management.pods.notImplemented(
-        `${op.operationId} (${op.method} ${op.url.replace(/:(\w+)/g, "{$1}")})`,
+    (c) =>
+      reply(
+        c.management,
+        c.accountId,
+        c.management.pods.get(c.accountId, c.params.podId ?? ""),
+        c.query.includeTemplate,
       ),
-    ),
   ),
+  ...updateRoutes(
+    "/pods/:podId",
+    {
+      body: PodUpdateInput,
+      response: Pod,
+      tag: TAG,
+      summary: "Update a pod; a new image, command, env, ports or disk resets it; volumeInGb only grows",
+      operationId: "UpdatePod",
+    },
+    (c) => {
+      const { globalNetworking: _g, containerDiskInGb, volumeInGb, ...changes } = c.body;
+      return rented(
+        c.management.pods.update(c.accountId, c.params.podId ?? "", {
+          ...changes,
+          containerDiskInGb: containerDiskInGb ?? undefined,
+          volumeInGb: volumeInGb ?? undefined,
+        }),
+      );
+    },
+  ),
+  route(
+    {
+      method: "DELETE",
+      url: "/pods/:podId",
+      operationId: "DeletePod",
+      tag: TAG,
+      summary: "Terminate a pod (it is gone; 404 after)",
+      status: 204,
+    },
+    (c) => c.management.pods.terminate(c.accountId, c.params.podId ?? ""),
+  ),
+  action("start", "StartPod", "Start a stopped pod (EXITED -> RUNNING)", (m, a, id) => m.pods.start(a, id)),
+  action("stop", "StopPod", "Stop a pod (RUNNING -> EXITED); refused while locked", (m, a, id) =>
+    m.pods.stop(a, id),
+  ),
+  action("reset", "ResetPod", "Reset a pod's container and start it; refused while locked", (m, a, id) =>
+    m.pods.reset(a, id),
+  ),
+  action("restart", "RestartPod", "Restart a running pod", (m, a, id) => m.pods.restart(a, id)),
 ];

@@ -2,8 +2,9 @@ import type { Endpoint } from "../../../sdk/schemas/endpoint";
 import type { NetworkVolume } from "../../../sdk/schemas/network-volume";
 import type { Pod } from "../../../sdk/schemas/pod";
 import type { Template } from "../../../sdk/schemas/template";
-import { type PodView, podName } from "../model/pod";
-import type { EndpointRecord, NetworkVolumeRecord, TemplateRecord } from "../model/records";
+import { gpuDisplayName } from "../model/catalogue";
+import { type PodView, podName, workerStatusChange } from "../model/pod";
+import type { EndpointRecord, NetworkVolumeRecord, PodRecord, TemplateRecord } from "../model/records";
 
 /** Records to REST v1 replies. Pure functions: what a domain record looks like on this wire. */
 
@@ -50,9 +51,47 @@ export function restPod(pod: PodView, includeTemplate = false): Pod & { template
     interruptible: false,
     locked: false,
     lastStartedAt: iso(worker.lastStartedAt),
-    lastStatusChange: `${worker.state} since ${iso(worker.lastStartedAt ?? worker.createdAt)}`,
+    lastStatusChange: workerStatusChange(worker),
     slsVersion: endpoint?.version ?? 0,
     ...(includeTemplate && template ? { template: restTemplate(template) } : {}),
+  };
+}
+
+/** A rented pod on REST; publicIp empty and no port mappings: no container runs here. */
+export function restRentedPod(pod: PodRecord, template?: TemplateRecord): Pod & { template?: Template } {
+  return {
+    id: pod.id,
+    name: pod.name,
+    desiredStatus: pod.desiredStatus,
+    consumerUserId: pod.accountId,
+    image: pod.imageName,
+    templateId: pod.templateId,
+    machineId: pod.machineId,
+    memoryInGb: pod.memoryInGb,
+    vcpuCount: pod.vcpuCount,
+    cpuFlavorId: pod.cpuFlavorId,
+    gpu: pod.gpuTypeId
+      ? { id: pod.gpuTypeId, count: pod.gpuCount, displayName: gpuDisplayName(pod.gpuTypeId) }
+      : null,
+    costPerHr: pod.costPerHr,
+    adjustedCostPerHr: pod.costPerHr,
+    env: pod.env,
+    ports: pod.ports,
+    containerDiskInGb: pod.containerDiskInGb,
+    volumeInGb: pod.volumeInGb,
+    volumeMountPath: pod.volumeMountPath,
+    dockerEntrypoint: pod.dockerEntrypoint,
+    dockerStartCmd: pod.dockerStartCmd,
+    networkVolumeId: pod.networkVolumeId,
+    containerRegistryAuthId: pod.containerRegistryAuthId,
+    interruptible: pod.interruptible,
+    locked: pod.locked,
+    publicIp: "",
+    portMappings: {},
+    machine: { dataCenterId: pod.dataCenterId, gpuTypeId: pod.gpuTypeId },
+    lastStartedAt: iso(pod.lastStartedAt),
+    lastStatusChange: pod.lastStatusChange,
+    ...(template ? { template: restTemplate(template) } : {}),
   };
 }
 

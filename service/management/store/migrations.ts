@@ -62,4 +62,50 @@ export const managementMigrations: Migration[] = [
       );
     `,
   },
+  {
+    name: "management-002-users-pods-secrets",
+    sql: `
+      -- Per-account settings (the SSH public key pods would get).
+      CREATE TABLE mgmt_user_settings (
+        account_id TEXT NOT NULL PRIMARY KEY,
+        pub_key TEXT NOT NULL DEFAULT ''
+      );
+      -- Rented pods (serverless workers are the job plane's and are not stored here).
+      CREATE TABLE mgmt_pods (
+        account_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        template_id TEXT,
+        network_volume_id TEXT,
+        registry_auth_id TEXT,
+        created_at INTEGER NOT NULL,
+        data TEXT NOT NULL,
+        PRIMARY KEY (account_id, id)
+      );
+      CREATE INDEX mgmt_pods_template ON mgmt_pods (account_id, template_id);
+      CREATE INDEX mgmt_pods_volume ON mgmt_pods (account_id, network_volume_id);
+      CREATE INDEX mgmt_pods_auth ON mgmt_pods (account_id, registry_auth_id);
+      -- Running periods of every pod at its price then, kept after termination, for billing.
+      CREATE TABLE mgmt_pod_usage (
+        account_id TEXT NOT NULL,
+        pod_id TEXT NOT NULL,
+        gpu_type_id TEXT,
+        usd_per_hour REAL NOT NULL,
+        from_ms INTEGER NOT NULL,
+        until_ms INTEGER
+      );
+      CREATE INDEX mgmt_pod_usage_account ON mgmt_pod_usage (account_id, pod_id);
+      -- Secrets: the value has its own column, which no reply ever selects.
+      CREATE TABLE mgmt_secrets (
+        account_id TEXT NOT NULL,
+        id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        description TEXT,
+        value TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER,
+        PRIMARY KEY (account_id, id),
+        UNIQUE (account_id, name)
+      );
+    `,
+  },
 ];

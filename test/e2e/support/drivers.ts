@@ -43,6 +43,8 @@ export interface DriverOptions {
   /** Holds the backend (state) of this driver. */
   workDir: string;
   passphrase: string;
+  /** Extra environment of the program and the provider host (the engine only; e.g. a PATH). */
+  env?: Record<string, string>;
 }
 
 /** Why the Automation API path cannot run here, or undefined when it can. */
@@ -64,6 +66,7 @@ async function engineDriver(options: DriverOptions): Promise<StackDriver> {
     stackName: options.stackName,
     stateDir: join(options.workDir, "state"),
     passphrase: options.passphrase,
+    ...(options.env ? { env: options.env } : {}),
   });
   const writes = () =>
     stack.providerCalls.filter((c) => ["create", "update", "delete"].includes(c.op)).length;

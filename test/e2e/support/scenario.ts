@@ -6,10 +6,10 @@
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { delimiter, dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, test } from "vitest";
 import type { ConfigMap, OutputMap } from "../../../engine/engine";
-import { installProgram, PROJECT_ROOT, packProject } from "../../../engine/package";
+import { installNode, installProgram, PROJECT_ROOT, packProject } from "../../../engine/package";
 import { automationSkipReason, createDriver, type DriverKind, type StackDriver } from "./drivers";
 import { type ServiceFixture, startServiceFixture } from "./service";
 
@@ -40,9 +40,18 @@ export const DRIVER_KINDS: DriverKind[] = ["automation", "engine"];
 const STEP_TIMEOUT = 180_000;
 const SETUP_TIMEOUT = 300_000;
 
-export function describeScenario(kind: DriverKind, scenario: Scenario): void {
+export interface ScenarioOptions {
+  /**
+   * Run the program and the provider host on this Node.js version (the npm `node` package, first on
+   * their PATH) instead of the `node` on PATH. The test engine only.
+   */
+  node?: string;
+}
+
+export function describeScenario(kind: DriverKind, scenario: Scenario, options: ScenarioOptions = {}): void {
   const skipReason = kind === "automation" ? automationSkipReason() : undefined;
-  const title = `${scenario.example} via the ${kind === "engine" ? "test engine" : "Automation API"}`;
+  const on = options.node ? ` on Node ${options.node}` : "";
+  const title = `${scenario.example} via the ${kind === "engine" ? "test engine" : "Automation API"}${on}`;
   describe.skipIf(skipReason !== undefined)(skipReason ? `${title} (skipped: ${skipReason})` : title, () => {
     const ctx = {} as ScenarioContext;
     let workDir = "";
@@ -51,12 +60,14 @@ export function describeScenario(kind: DriverKind, scenario: Scenario): void {
       const pkg = await packProject();
       const program = await installProgram(join(PROJECT_ROOT, "examples", scenario.example), pkg);
       workDir = await mkdtemp(join(tmpdir(), `runpodkit-${scenario.example}-`));
+      const node = options.node ? await installNode(options.node) : undefined;
       ctx.svc = await startServiceFixture();
       ctx.driver = await createDriver(kind, {
         programDir: program.dir,
         stackName: "dev",
         workDir,
         passphrase: randomBytes(12).toString("hex"),
+        ...(node ? { env: { PATH: [dirname(node), process.env.PATH ?? ""].join(delimiter) } } : {}),
       });
       ctx.outputs = {};
       ctx.memo = {};

@@ -208,6 +208,7 @@ describe("500: an unexpected failure", () => {
         },
         listAll: () => [],
       },
+      secrets: { resolveEnv: (_, env) => ({ ok: true, env }) },
       log: () => {},
     });
     const app = Fastify({ logger: false });

@@ -11,7 +11,7 @@ import type { JobPlaneConfig } from "../../../service/jobs/config";
 import { JobPlane } from "../../../service/jobs/plane";
 import { jobMigrations } from "../../../service/jobs/store/job-store";
 import { Management } from "../../../service/management";
-import { EndpointRecords } from "../../../service/management/directory";
+import { EndpointRecords, SecretValues } from "../../../service/management/directory";
 import type { EndpointChanges, EndpointRecord } from "../../../service/management/model/endpoint";
 import { managementMigrations } from "../../../service/management/store/migrations";
 import { ManagementStore } from "../../../service/management/store/store";
@@ -76,6 +76,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     accounts,
     events,
     endpoints: new EndpointRecords(store),
+    secrets: new SecretValues(store),
     config: {
       coldStartMs: 0,
       flashBootColdStartMs: 0,

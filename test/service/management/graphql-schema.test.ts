@@ -12,18 +12,48 @@ import {
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import {
+  CpuFlavor,
+  DataCenter,
+  GpuType,
+  GqlCpuFlavorInput,
+  GqlGpuAvailabilityInput,
+  GqlGpuLowestPriceInput,
+  GqlGpuTypeFilter,
+} from "../../../sdk/schemas/catalogue";
+import {
   ContainerRegistryAuth,
   ContainerRegistryAuthCreateInput,
   GqlRegistryAuthUpdateInput,
 } from "../../../sdk/schemas/container-registry-auth";
-import { GqlEndpoint, GqlEndpointInput, ServerlessDiscount } from "../../../sdk/schemas/endpoint";
+import {
+  GqlEndpoint,
+  GqlEndpointInput,
+  GqlUpdateEndpointTemplateInput,
+  ServerlessDiscount,
+} from "../../../sdk/schemas/endpoint";
 import {
   GqlNetworkVolumeDeleteInput,
   GqlNetworkVolumeUpdateInput,
   NetworkVolume,
   NetworkVolumeCreateInput,
 } from "../../../sdk/schemas/network-volume";
+import {
+  GqlDeployCpuPodInput,
+  GqlPod,
+  GqlPodEditJobInput,
+  GqlPodFilter,
+  GqlPodFindAndDeployOnDemandInput,
+  GqlPodIdInput,
+  GqlPodResumeInput,
+} from "../../../sdk/schemas/pod";
+import {
+  GqlSecret,
+  GqlSecretCreateInput,
+  GqlSecretDescriptionUpdateInput,
+  GqlSecretValueUpdateInput,
+} from "../../../sdk/schemas/secret";
 import { GqlPodTemplate, GqlTemplateInput, KeyValue } from "../../../sdk/schemas/template";
+import { GqlUser, GqlUserSettingsInput } from "../../../sdk/schemas/user";
 import { typeDefs } from "../../../service/management/graphql/schema";
 
 /*
@@ -116,6 +146,7 @@ function sdlShape(type: GraphQLType, depth = 2): Shape {
     const kinds: Record<string, Shape["kind"]> = {
       String: "string",
       ID: "string",
+      DateTime: "string",
       Int: "integer",
       Float: "number",
       Boolean: "boolean",
@@ -209,6 +240,24 @@ const INPUTS: [sdl: string, zod: z.ZodType][] = [
   ["SaveRegistryAuthInput", ContainerRegistryAuthCreateInput],
   ["UpdateRegistryAuthInput", GqlRegistryAuthUpdateInput],
   ["EnvironmentVariableInput", KeyValue],
+  ["UpdateEndpointTemplateInput", GqlUpdateEndpointTemplateInput],
+  ["UpdateUserSettingsInput", GqlUserSettingsInput],
+  ["GpuTypeFilter", GqlGpuTypeFilter],
+  ["GpuLowestPriceInput", GqlGpuLowestPriceInput],
+  ["CpuFlavorInput", GqlCpuFlavorInput],
+  ["GpuAvailabilityInput", GqlGpuAvailabilityInput],
+  ["PodFilter", GqlPodFilter],
+  ["PodFindAndDeployOnDemandInput", GqlPodFindAndDeployOnDemandInput],
+  ["deployCpuPodInput", GqlDeployCpuPodInput],
+  ["PodEditJobInput", GqlPodEditJobInput],
+  ["PodStopInput", GqlPodIdInput],
+  ["PodResumeInput", GqlPodResumeInput],
+  ["PodRestartInput", GqlPodIdInput],
+  ["PodResetInput", GqlPodIdInput],
+  ["PodTerminateInput", GqlPodIdInput],
+  ["SecretCreateInput", GqlSecretCreateInput],
+  ["SecretValueUpdateInput", GqlSecretValueUpdateInput],
+  ["SecretDescriptionUpdateInput", GqlSecretDescriptionUpdateInput],
 ];
 
 const OUTPUTS: [sdl: string, zod: z.ZodType][] = [
@@ -217,6 +266,12 @@ const OUTPUTS: [sdl: string, zod: z.ZodType][] = [
   ["NetworkVolume", NetworkVolume],
   ["ContainerRegistryAuth", ContainerRegistryAuth],
   ["ServerlessDiscount", ServerlessDiscount],
+  ["User", GqlUser],
+  ["GpuType", GpuType],
+  ["CpuFlavor", CpuFlavor],
+  ["DataCenter", DataCenter],
+  ["Pod", GqlPod],
+  ["Secret", GqlSecret],
 ];
 
 describe("the GraphQL SDL against the zod wire schemas", () => {
@@ -237,7 +292,7 @@ describe("the GraphQL SDL against the zod wire schemas", () => {
   });
 
   it("names the SDL fields the SDK does not read", () => {
-    expect(sdlOnly("Endpoint", GqlEndpoint)).toEqual(["template"]);
+    expect(sdlOnly("Endpoint", GqlEndpoint)).toEqual(["template", "aiKey", "networkVolume"]);
     expect(sdlOnly("PodTemplate", GqlPodTemplate)).toEqual(["startSsh", "startJupyter"]);
     expect(sdlOnly("NetworkVolume", NetworkVolume)).toEqual([]);
     expect(sdlOnly("ContainerRegistryAuth", ContainerRegistryAuth)).toEqual([]);

@@ -261,6 +261,47 @@ describe("GraphQL templates, volumes and registry auths", () => {
     expect(missing.body.errors?.[0]?.extensions?.code).toBe("NOT_FOUND");
   });
 
+  it("dockerArgs is read with shell quoting into dockerStartCmd, and REST's argv reads back quoted", async () => {
+    const id = await saveTemplate("g-quoted", { dockerArgs: `bash -c "sleep 1 && echo hi"` });
+    const rest = await api.rest<{ dockerStartCmd: string[] }>("GET", `/templates/${id}`);
+    expect(rest.body.dockerStartCmd).toEqual(["bash", "-c", "sleep 1 && echo hi"]);
+    const readArgs = async () => {
+      const read = await api.gql<{ myself: { podTemplates: { id: string; dockerArgs: string }[] } }>(
+        `{ myself { podTemplates { id dockerArgs } } }`,
+      );
+      return read.body.data.myself.podTemplates.find((t) => t.id === id)?.dockerArgs;
+    };
+    expect(await readArgs()).toBe(`bash -c 'sleep 1 && echo hi'`);
+
+    // The other way: an argv set over REST reads back as a string that saveTemplate parses to the same argv.
+    const argv = ["python", "-c", "print('it''s')", "", "$HOME", "*", "a b"];
+    const patched = await api.rest("PATCH", `/templates/${id}`, { dockerStartCmd: argv });
+    expect(patched.status).toBe(200);
+    const text = await readArgs();
+    expect(typeof text).toBe("string");
+    await saveTemplate("g-quoted", { id, dockerArgs: text });
+    expect(
+      (await api.rest<{ dockerStartCmd: string[] }>("GET", `/templates/${id}`)).body.dockerStartCmd,
+    ).toEqual(argv);
+  });
+
+  it("refuses a dockerArgs that needs a shell (operators, variables, globs), naming dockerArgs", async () => {
+    for (const dockerArgs of ["cd /app && python serve.py", "serve | tee log", "run $MODEL", "ls *.bin"]) {
+      const reply = await api.gql(
+        `mutation($input: SaveTemplateInput!) { saveTemplate(input: $input) { id } }`,
+        {
+          input: { name: "g-shell", imageName: "repo/worker:1", isServerless: true, dockerArgs },
+        },
+      );
+      expect(reply.status).toBe(200);
+      expect(reply.body.data).toEqual({ saveTemplate: null });
+      expect(reply.body.errors?.[0]?.extensions).toEqual({ code: "VALIDATION", field: "dockerArgs" });
+      expect(reply.body.errors?.[0]?.message).toMatch(/dockerArgs|outside/);
+    }
+    const list = await api.rest<{ name: string }[]>("GET", "/templates");
+    expect(list.body.some((t) => t.name === "g-shell")).toBe(false);
+  });
+
   it("network volumes: create, update (grow-only), list, delete", async () => {
     const created = await api.gql<{ createNetworkVolume: { id: string; size: number } }>(
       `mutation { createNetworkVolume(input: {name: "gv", size: 20, dataCenterId: "US-TX-3"}) { id size } }`,
@@ -318,6 +359,44 @@ describe("GraphQL templates, volumes and registry auths", () => {
       id,
     });
     expect(deleted.body).toEqual({ data: { deleteRegistryAuth: null } });
+  });
+});
+
+describe("GraphQL empty reference ids", () => {
+  it('treats "" as not given for networkVolumeId and containerRegistryAuthId, as the real service', async () => {
+    const template = await api.gql<{ saveTemplate: { id: string; containerRegistryAuthId: string | null } }>(
+      `mutation($input: SaveTemplateInput!) { saveTemplate(input: $input) { id containerRegistryAuthId } }`,
+      {
+        input: {
+          name: "empty-refs",
+          imageName: "repo/worker:1",
+          isServerless: true,
+          containerRegistryAuthId: "",
+        },
+      },
+    );
+    expect(template.body.errors).toBeUndefined();
+    expect(template.body.data.saveTemplate.containerRegistryAuthId).toBeNull();
+    const created = await saveEndpoint({
+      name: "empty-refs",
+      templateId: template.body.data.saveTemplate.id,
+      gpuIds: "AMPERE_16",
+      networkVolumeId: "",
+      locations: "",
+    });
+    expect(created).toMatchObject({ networkVolumeId: null, locations: null });
+    const unknown = await api.gql(SAVE_ENDPOINT, {
+      input: {
+        name: "bad-ref",
+        templateId: created.templateId,
+        gpuIds: "AMPERE_16",
+        networkVolumeId: "nope",
+      },
+    });
+    expect(unknown.body.errors?.[0]?.extensions).toMatchObject({
+      code: "VALIDATION",
+      field: "networkVolumeId",
+    });
   });
 });
 

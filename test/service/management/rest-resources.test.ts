@@ -227,17 +227,17 @@ describe("REST container registry auths", () => {
 });
 
 describe("REST pods and billing", () => {
-  it("lists pods as an array and answers 501 naming unimplemented pod operations", async () => {
+  it("lists pods as an array; pod create and actions are real operations (400 and 404, not 501)", async () => {
     const list = await api.rest("GET", "/pods?includeWorkers=true");
     expect(list.status).toBe(200);
     expect(list.body).toEqual([]);
     expect((await api.rest("GET", "/pods/nosuchpod00000")).status).toBe(404);
-    const create = await api.rest<ErrorBody>("POST", "/pods", { name: "x" });
-    expect(create.status).toBe(501);
-    expect(create.body.message).toContain("CreatePod");
+    const create = await api.rest<ErrorBody>("POST", "/pods", { name: "x", imageName: "repo/app:1" });
+    expect(create.status).toBe(400);
+    expect(create.body.message).toMatch(/^gpuTypeId: /);
     const stop = await api.rest<ErrorBody>("POST", "/pods/abc/stop");
-    expect(stop.status).toBe(501);
-    expect(stop.body.message).toContain("StopPod");
+    expect(stop.status).toBe(404);
+    expect(stop.body.message).toContain("pod abc not found");
   });
 
   it("validates billing query parameters", async () => {

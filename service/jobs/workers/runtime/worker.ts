@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Agent, type Dispatcher, interceptors, request } from "undici";
+import { logLine } from "./log";
 import { exceptionBody, isStream, RUNTIME_VERSION, resultBody, serialise } from "./result";
 import type { HandlerContext, JobResultBody, StartOptions, WorkerJob } from "./types";
 
@@ -221,6 +222,7 @@ export class QueueWorker {
     };
     let body: JobResultBody;
     let streamed = false;
+    logLine("INFO", "Started.", job.id);
     try {
       const result = await this.#options.handler(job, context);
       if (isStream(result)) {
@@ -230,9 +232,18 @@ export class QueueWorker {
         body = resultBody(result);
       }
     } catch (error) {
+      logLine("ERROR", `Captured Handler Exception\n${tracebackOf(error)}`, job.id);
       body = streamed ? { error: `handler: ${String(error)}` } : exceptionBody(error, this.#env.workerId);
     }
-    if (signal.aborted) return;
+    if (signal.aborted) {
+      logLine("INFO", "Stopped by the platform.", job.id);
+      return;
+    }
+    logLine(
+      body.error === undefined ? "INFO" : "ERROR",
+      body.error === undefined ? "Finished." : "Failed.",
+      job.id,
+    );
     if (this.#options.refreshWorker) body.stopPod = true;
     else this.#handOver(job.id);
     await this.#post(this.#doneUrl(job.id, streamed), body);
@@ -255,6 +266,7 @@ export class QueueWorker {
       }
     } catch (error) {
       const stack = error instanceof Error ? (error.stack ?? "") : "";
+      logLine("ERROR", `Captured Handler Exception\n${tracebackOf(error)}`, job.id);
       return {
         error: `handler: ${error instanceof Error ? error.message : String(error)} \ntraceback: ${stack}`,
       };
@@ -292,6 +304,10 @@ export class QueueWorker {
       };
     });
   }
+}
+
+function tracebackOf(error: unknown): string {
+  return error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
 }
 
 function jobsOf(text: string): WorkerJob[] {

@@ -1,0 +1,337 @@
+import { join } from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import { z } from "zod";
+import { PodCreateInput, type Pod as PodRecord, type PodUpdateInput } from "../sdk/schemas";
+import { type CheckFailure, type InputSpec, parseInputs } from "./check";
+import { hostContext, type ProviderContext } from "./context";
+import { forwardingProvider, packageSpecifier } from "./dynamic";
+import { ProviderError } from "./errors";
+import { ADOPT_ID, adoptIdInput, implement, orNull, type ResourceDefinition } from "./implement";
+import {
+  DYNAMIC_MODULE,
+  type OutputsOf,
+  outputKeys,
+  type PulumiInputs,
+  resourceProps,
+  type StateOf,
+  withSecretOutputs,
+} from "./resource";
+import { isUnknown } from "./unknowns";
+
+// Arguments ---------------------------------------------------------------------------------------
+
+const fields = PodCreateInput.shape;
+
+/** Inputs of Pod (REST /pods): a rented GPU or CPU machine. */
+export const PodInputs = z.strictObject({
+  name: fields.name.describe("Pod name. Default: the resource name plus a generated suffix."),
+  imageName: z.string().min(1).describe("Container image the pod runs, e.g. `runpod/pytorch:2.4`."),
+  computeType: fields.computeType
+    .unwrap()
+    .default("GPU")
+    .describe("GPU or CPU pod (default GPU). Changing it replaces the pod."),
+  gpuTypeIds: fields.gpuTypeIds.describe(
+    "GPU types to rent, in order of preference (GPU pods; see getGpuTypes). Changing them replaces the pod.",
+  ),
+  gpuCount: fields.gpuCount
+    .unwrap()
+    .default(1)
+    .describe("GPUs per pod (GPU pods, default 1). Changing it replaces the pod."),
+  cpuFlavorIds: fields.cpuFlavorIds.describe(
+    "CPU flavors, in order of preference (CPU pods; see getCpuFlavors). Changing them replaces the pod.",
+  ),
+  vcpuCount: fields.vcpuCount.describe("vCPUs (CPU pods). Changing it replaces the pod."),
+  cloudType: fields.cloudType.describe("SECURE or COMMUNITY (default SECURE). Changing it replaces the pod."),
+  dataCenterIds: fields.dataCenterIds.describe(
+    "Data centers the pod may be placed in (see getDataCenters). Changing them replaces the pod.",
+  ),
+  interruptible: fields.interruptible
+    .unwrap()
+    .default(false)
+    .describe("Rent at the interruptible (spot) price (default false). Changing it replaces the pod."),
+  containerDiskInGb: z.int().min(1).optional().describe("Container disk in GB. A change resets the pod."),
+  volumeInGb: z.int().min(0).optional().describe("Pod volume in GB. It can only grow."),
+  volumeMountPath: fields.volumeMountPath.describe("Where the volume is mounted (default /workspace)."),
+  networkVolumeId: fields.networkVolumeId.describe(
+    "Network volume to attach; its data center places the pod. Changing it replaces the pod.",
+  ),
+  templateId: fields.templateId.describe("Template the pod starts from. Changing it replaces the pod."),
+  containerRegistryAuthId: fields.containerRegistryAuthId.describe(
+    "Registry credentials for a private image.",
+  ),
+  dockerEntrypoint: fields.dockerEntrypoint.describe(
+    "Overrides the image's entrypoint. A change resets the pod.",
+  ),
+  dockerStartCmd: fields.dockerStartCmd.describe("Overrides the image's command. A change resets the pod."),
+  env: fields.env.describe(
+    "Environment of the container; values may reference secrets as `{{ RUNPOD_SECRET_name }}`. Stored as a secret. A change resets the pod.",
+  ),
+  ports: fields.ports.describe('Exposed ports, e.g. ["8888/http", "22/tcp"]. A change resets the pod.'),
+  locked: fields.locked.describe("Refuse stop and reset while true."),
+  desiredStatus: z
+    .enum(["RUNNING", "EXITED"])
+    .default("RUNNING")
+    .describe("RUNNING (default) or EXITED: the provider starts or stops the pod to match."),
+  adoptId: adoptIdInput("Id of an existing pod to take over instead of renting one."),
+});
+export type PodArgs = PulumiInputs<z.input<typeof PodInputs>>;
+/** The desired configuration: the arguments with defaults applied and a name. */
+export type PodDesired = z.output<typeof PodInputs> & { name: string };
+
+// State -------------------------------------------------------------------------------------------
+
+/** Outputs the service computes. */
+export const PodComputed = z.object({
+  costPerHr: z.number().describe("What the pod costs per hour while it runs (USD)."),
+  dataCenterId: z.string().nullable().describe("The data center the pod was placed in."),
+  gpuTypeId: z.string().nullable().describe("The GPU type the pod got (GPU pods)."),
+  cpuFlavorId: z.string().nullable().describe("The CPU flavor the pod got (CPU pods)."),
+});
+export type PodState = StateOf<typeof PodInputs, typeof PodComputed>;
+
+const REPLACING = [
+  "computeType",
+  "gpuTypeIds",
+  "gpuCount",
+  "cpuFlavorIds",
+  "vcpuCount",
+  "cloudType",
+  "dataCenterIds",
+  "interruptible",
+  "networkVolumeId",
+  "templateId",
+];
+
+export const podSpec = {
+  type: "Pod",
+  schema: PodInputs,
+  computed: PodComputed,
+  secrets: ["env"],
+  replaceOnChange: REPLACING,
+  uniqueName: false,
+  createOnly: [ADOPT_ID],
+  rules: (news, olds) => {
+    const failures: CheckFailure[] = [];
+    const gpu = news.computeType !== "CPU";
+    if (gpu && news.cpuFlavorIds !== undefined && news.cpuFlavorIds !== null) {
+      failures.push({
+        property: "cpuFlavorIds",
+        reason: 'cpuFlavorIds: only for CPU pods (set computeType: "CPU")',
+      });
+    }
+    if (!gpu && news.gpuTypeIds !== undefined && news.gpuTypeIds !== null) {
+      failures.push({
+        property: "gpuTypeIds",
+        reason: 'gpuTypeIds: only for GPU pods (remove it or set computeType: "GPU")',
+      });
+    }
+    const before = olds?.volumeInGb;
+    const after = news.volumeInGb;
+    if (typeof before === "number" && typeof after === "number" && !isUnknown(after) && after < before) {
+      failures.push({
+        property: "volumeInGb",
+        reason: `volumeInGb: a pod volume can only grow (from ${before} GB, not to ${after} GB)`,
+      });
+    }
+    return failures;
+  },
+} satisfies InputSpec;
+
+// CRUD --------------------------------------------------------------------------------------------
+
+export function podDefinition(): ResourceDefinition<PodDesired, PodRecord> {
+  return {
+    noun: "pod",
+    spec: podSpec,
+    desired: (props) => parseInputs(podSpec, props),
+    fetch: (call, id) =>
+      orNull(async () => {
+        const pod = await call.api.pods.get(id);
+        // A serverless worker is a pod too, but not one a Pod resource manages.
+        if (pod.endpointId) {
+          throw new ProviderError(
+            "VALIDATION",
+            `${call.operation}: ${id} is a serverless worker of endpoint ${pod.endpointId}, not a rented pod; manage the Endpoint instead`,
+            { operation: call.operation, field: "id" },
+          );
+        }
+        return pod;
+      }),
+    create: async (call, desired) => {
+      const created = await call.api.pods.create(toCreateInput(desired));
+      return desired.desiredStatus === "EXITED" ? call.api.pods.stop(created.id) : created;
+    },
+    apply: async (call, id, current, desired) => {
+      let pod = current;
+      const patch = toPatch(current, desired);
+      if (Object.keys(patch).length > 0) pod = await call.api.pods.update(id, patch);
+      if (desired.desiredStatus === "RUNNING" && pod.desiredStatus === "EXITED")
+        pod = await call.api.pods.start(id);
+      if (desired.desiredStatus === "EXITED" && pod.desiredStatus === "RUNNING")
+        pod = await call.api.pods.stop(id);
+      return pod;
+    },
+    remove: (call, id) => call.api.pods.terminate(id),
+    idOf: (record) => record.id,
+    nameOf: (record) => record.name,
+    outputs: podOutputs,
+  };
+}
+
+export function createPodProvider(context: ProviderContext) {
+  return implement(podDefinition(), context);
+}
+
+/** What Pulumi's provider host loads (through provider/pod-provider.ts, see provider/dynamic.ts). */
+export const podProvider = createPodProvider(hostContext());
+
+// The Resource class ------------------------------------------------------------------------------
+
+/** The provider object Pulumi serializes into the state (see provider/dynamic.ts). */
+export const podForwarder = forwardingProvider(
+  packageSpecifier(join(__dirname, "pod-provider")),
+  "podProvider",
+);
+
+/** Every output: the inputs, adoptId and the computed fields. */
+export const POD_OUTPUTS = outputKeys(podSpec);
+
+export interface Pod extends OutputsOf<PodState> {}
+
+/**
+ * A rented GPU or CPU pod (REST /pods). Type token `pulumi-nodejs:dynamic/runpodkit:Pod`
+ * (`runpodkit:index:Pod` in schema.json). Placement fields (compute type, GPU types and count, CPU
+ * flavors, vCPUs, cloud, data centers, volume, template) replace it; image, command, env, ports and
+ * disks update it in place (the service resets the pod); `desiredStatus` starts or stops it. env is
+ * stored as a secret. On the local service a pod holds state and is billed but runs no container.
+ */
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface above declares the outputs once, from the schemas; Pulumi sets each on the instance
+export class Pod extends pulumi.dynamic.Resource {
+  constructor(name: string, args: PodArgs, opts?: pulumi.CustomResourceOptions);
+  constructor(
+    name: string,
+    args: undefined,
+    opts: pulumi.CustomResourceOptions & { id: pulumi.Input<pulumi.ID> },
+  );
+  constructor(name: string, args: PodArgs | undefined, opts?: pulumi.CustomResourceOptions) {
+    super(
+      podForwarder,
+      name,
+      resourceProps(name, args, podSpec, opts),
+      withSecretOutputs(opts, podSpec),
+      DYNAMIC_MODULE,
+      "Pod",
+    );
+  }
+
+  /** Looks up an existing pod by id without managing it. */
+  static get(name: string, id: pulumi.Input<pulumi.ID>, opts?: pulumi.CustomResourceOptions): Pod {
+    return new Pod(name, undefined, { ...opts, id });
+  }
+}
+
+// Pure mappers ------------------------------------------------------------------------------------
+
+export function toCreateInput(desired: PodDesired): PodCreateInput {
+  const gpu = desired.computeType === "GPU";
+  const input: PodCreateInput = {
+    name: desired.name,
+    imageName: desired.imageName,
+    computeType: desired.computeType,
+    ...(gpu ? { gpuCount: desired.gpuCount } : {}),
+  };
+  const optional = {
+    gpuTypeIds: gpu ? desired.gpuTypeIds : undefined,
+    cpuFlavorIds: gpu ? undefined : desired.cpuFlavorIds,
+    vcpuCount: gpu ? undefined : desired.vcpuCount,
+    cloudType: desired.cloudType,
+    dataCenterIds: desired.dataCenterIds,
+    interruptible: desired.interruptible,
+    containerDiskInGb: desired.containerDiskInGb,
+    volumeInGb: desired.volumeInGb,
+    volumeMountPath: desired.volumeMountPath,
+    networkVolumeId: desired.networkVolumeId,
+    templateId: desired.templateId,
+    containerRegistryAuthId: desired.containerRegistryAuthId,
+    dockerEntrypoint: desired.dockerEntrypoint,
+    dockerStartCmd: desired.dockerStartCmd,
+    env: desired.env,
+    ports: desired.ports,
+    locked: desired.locked,
+  };
+  for (const [key, value] of Object.entries(optional)) {
+    if (value !== undefined && value !== null) Object.assign(input, { [key]: value });
+  }
+  return input;
+}
+
+/** Only what differs, so an unchanged pod is not reset by an update that changes nothing. */
+export function toPatch(current: PodRecord, desired: PodDesired): PodUpdateInput {
+  const patch: PodUpdateInput = {};
+  const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+  if (desired.name !== current.name) patch.name = desired.name;
+  if (desired.imageName !== current.image) patch.imageName = desired.imageName;
+  const optional: [keyof PodUpdateInput, unknown, unknown][] = [
+    ["containerDiskInGb", desired.containerDiskInGb, current.containerDiskInGb],
+    ["volumeInGb", desired.volumeInGb, current.volumeInGb],
+    ["volumeMountPath", desired.volumeMountPath, current.volumeMountPath],
+    ["dockerEntrypoint", desired.dockerEntrypoint, current.dockerEntrypoint],
+    ["dockerStartCmd", desired.dockerStartCmd, current.dockerStartCmd],
+    ["env", desired.env, current.env],
+    ["ports", desired.ports, current.ports],
+    ["locked", desired.locked, current.locked],
+  ];
+  for (const [key, want, have] of optional) {
+    if (want !== undefined && want !== null && !same(want, have)) Object.assign(patch, { [key]: want });
+  }
+  const auth = desired.containerRegistryAuthId ?? null;
+  if (auth !== (current.containerRegistryAuthId ?? null)) patch.containerRegistryAuthId = auth;
+  return patch;
+}
+
+/**
+ * Fields the service fills from the template or the compute type when the program leaves them out:
+ * only a program that sets one manages it (reads it back, sees drift); otherwise it stays null.
+ */
+const SERVICE_CHOSEN = [
+  "containerDiskInGb",
+  "volumeInGb",
+  "volumeMountPath",
+  "dockerEntrypoint",
+  "dockerStartCmd",
+  "ports",
+  "locked",
+] as const;
+
+export function podOutputs(record: PodRecord, previous: Record<string, unknown>): Record<string, unknown> {
+  const out = podRecordOutputs(record);
+  for (const field of SERVICE_CHOSEN) {
+    if (previous[field] === undefined || previous[field] === null) out[field] = null;
+  }
+  return out;
+}
+
+function podRecordOutputs(record: PodRecord): Record<string, unknown> {
+  return {
+    name: record.name,
+    imageName: record.image,
+    computeType: record.cpuFlavorId ? "CPU" : "GPU",
+    containerDiskInGb: record.containerDiskInGb ?? null,
+    volumeInGb: record.volumeInGb ?? null,
+    volumeMountPath: record.volumeMountPath ?? null,
+    networkVolumeId: record.networkVolumeId ?? null,
+    templateId: record.templateId ?? null,
+    containerRegistryAuthId: record.containerRegistryAuthId ?? null,
+    dockerEntrypoint: record.dockerEntrypoint ?? null,
+    dockerStartCmd: record.dockerStartCmd ?? null,
+    env: record.env ?? null,
+    ports: record.ports ?? null,
+    locked: record.locked ?? null,
+    interruptible: record.interruptible ?? false,
+    desiredStatus: record.desiredStatus === "EXITED" ? "EXITED" : "RUNNING",
+    costPerHr: record.costPerHr ?? 0,
+    dataCenterId: record.machine?.dataCenterId ?? null,
+    gpuTypeId: record.machine?.gpuTypeId ?? record.gpu?.id ?? null,
+    cpuFlavorId: record.cpuFlavorId ?? null,
+  };
+}

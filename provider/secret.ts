@@ -1,0 +1,165 @@
+import { join } from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import { z } from "zod";
+import { SecretDescription, SecretName, type GqlSecret as SecretRecord, SecretValue } from "../sdk/schemas";
+import { type InputSpec, type Props, parseInputs } from "./check";
+import { hostContext, type ProviderContext } from "./context";
+import { forwardingProvider, packageSpecifier } from "./dynamic";
+import { ProviderError } from "./errors";
+import { ADOPT_ID, adoptIdInput, implement, type ResourceDefinition } from "./implement";
+import {
+  DYNAMIC_MODULE,
+  type OutputsOf,
+  outputKeys,
+  type PulumiInputs,
+  resourceProps,
+  type StateOf,
+  withSecretOutputs,
+} from "./resource";
+
+// Arguments ---------------------------------------------------------------------------------------
+
+/**
+ * Inputs of Secret (GraphQL secretCreate / secretValueUpdate / secretDescriptionUpdate / secretDelete).
+ * The service never returns a value, so refresh cannot see it drift; a new value or description
+ * updates in place; a new name replaces the secret.
+ */
+export const SecretInputs = z.strictObject({
+  name: SecretName.optional().describe(
+    "Name, unique in the account; env references it as `{{ RUNPOD_SECRET_<name> }}`. Default: the resource name plus a generated suffix. Changing it replaces the secret.",
+  ),
+  value: SecretValue.describe(
+    "The secret value. Stored only as a secret; never readable back from the service.",
+  ),
+  description: SecretDescription.optional().describe("What the secret is for."),
+  adoptId: adoptIdInput("Id of an existing secret to take over; its value is set to this one."),
+});
+export type SecretArgs = PulumiInputs<z.input<typeof SecretInputs>>;
+/** The desired configuration: the arguments and a name. */
+export type SecretDesired = z.output<typeof SecretInputs> & { name: string };
+
+// State -------------------------------------------------------------------------------------------
+
+/** Outputs the service computes. */
+export const SecretComputed = z.object({
+  reference: z
+    .string()
+    .describe("What to put in an env value to use the secret: `{{ RUNPOD_SECRET_<name> }}`."),
+  createdAt: z.string().describe("When the secret was created (ISO-8601)."),
+});
+export type SecretState = StateOf<typeof SecretInputs, typeof SecretComputed>;
+
+export const secretSpec = {
+  type: "Secret",
+  schema: SecretInputs,
+  computed: SecretComputed,
+  secrets: ["value"],
+  replaceOnChange: ["name"],
+  uniqueName: true,
+  createOnly: [ADOPT_ID],
+} satisfies InputSpec;
+
+// CRUD --------------------------------------------------------------------------------------------
+
+export function secretDefinition(): ResourceDefinition<SecretDesired, SecretRecord> {
+  return {
+    noun: "secret",
+    spec: secretSpec,
+    desired: (props) => parseInputs(secretSpec, props),
+    fetch: async (call, id) => (await call.api.secrets.list()).find((s) => s.id === id) ?? null,
+    create: async (call, desired) =>
+      call.api.secrets.create({
+        name: desired.name,
+        value: desired.value,
+        ...(desired.description !== undefined ? { description: desired.description } : {}),
+      }),
+    apply: async (call, id, current, desired, previous) => {
+      if (desired.name !== current.name) {
+        throw new ProviderError(
+          "VALIDATION",
+          `${call.operation}: secret ${id} is named ${current.name}; its name cannot change (omit name or set it to ${current.name})`,
+          { operation: call.operation, field: "name" },
+        );
+      }
+      let record = current;
+      // Adoption and drift cannot be seen on a write-only value: a value not known to be this one is set.
+      if (previous.value !== desired.value)
+        record = await call.api.secrets.updateValue({ id, value: desired.value });
+      const description = desired.description ?? "";
+      if ((record.description ?? "") !== description) {
+        record = await call.api.secrets.updateDescription({ id, description });
+      }
+      return record;
+    },
+    remove: (call, id) => call.api.secrets.delete(id),
+    findByName: async (call, name) => (await call.api.secrets.list()).find((s) => s.name === name),
+    idOf: (record) => record.id,
+    nameOf: (record) => record.name,
+    outputs: secretOutputs,
+  };
+}
+
+export function createSecretProvider(context: ProviderContext) {
+  return implement(secretDefinition(), context);
+}
+
+/** What Pulumi's provider host loads (through provider/secret-provider.ts, see provider/dynamic.ts). */
+export const secretProvider = createSecretProvider(hostContext());
+
+// The Resource class ------------------------------------------------------------------------------
+
+/** The provider object Pulumi serializes into the state (see provider/dynamic.ts). */
+export const secretForwarder = forwardingProvider(
+  packageSpecifier(join(__dirname, "secret-provider")),
+  "secretProvider",
+);
+
+/** Every output: the inputs, adoptId and the computed fields. */
+export const SECRET_OUTPUTS = outputKeys(secretSpec);
+
+export interface Secret extends OutputsOf<SecretState> {}
+
+/**
+ * An account secret (GraphQL secretCreate). Type token `pulumi-nodejs:dynamic/runpodkit:Secret`
+ * (`runpodkit:index:Secret` in schema.json). Template, endpoint and pod env reference it as
+ * `{{ RUNPOD_SECRET_<name> }}` (the `reference` output); the service substitutes the value when a
+ * worker or pod starts, so the value never appears in their configuration. The value is only ever
+ * stored as a secret.
+ */
+// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface above declares the outputs once, from the schemas; Pulumi sets each on the instance
+export class Secret extends pulumi.dynamic.Resource {
+  constructor(name: string, args: SecretArgs, opts?: pulumi.CustomResourceOptions);
+  constructor(
+    name: string,
+    args: undefined,
+    opts: pulumi.CustomResourceOptions & { id: pulumi.Input<pulumi.ID> },
+  );
+  constructor(name: string, args: SecretArgs | undefined, opts?: pulumi.CustomResourceOptions) {
+    super(
+      secretForwarder,
+      name,
+      resourceProps(name, args, secretSpec, opts),
+      withSecretOutputs(opts, secretSpec),
+      DYNAMIC_MODULE,
+      "Secret",
+    );
+  }
+
+  /** Looks up an existing secret by id without managing it (its value reads as null). */
+  static get(name: string, id: pulumi.Input<pulumi.ID>, opts?: pulumi.CustomResourceOptions): Secret {
+    return new Secret(name, undefined, { ...opts, id });
+  }
+}
+
+// Pure mappers ------------------------------------------------------------------------------------
+
+/** The value is write-only on the service: the last applied one is kept. */
+export function secretOutputs(record: SecretRecord, previous: Props): Record<string, unknown> {
+  return {
+    name: record.name,
+    value: typeof previous.value === "string" ? previous.value : null,
+    description: record.description ? record.description : null,
+    reference: `{{ RUNPOD_SECRET_${record.name} }}`,
+    createdAt: record.createdAt,
+  };
+}

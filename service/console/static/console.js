@@ -1,0 +1,664 @@
+// The runpodkit console: a page over the local service's own APIs (REST /v1, the job API /v2 and its
+// read-only logs/jobs/workers routes). No framework, no build step. The account key is kept in this
+// tab's sessionStorage and sent in the authorization header; it never goes into a URL.
+
+const KEY_ITEM = "runpodkit.apiKey";
+const REFRESH_MS = 1000;
+/** The chart shows at most this much of the past. */
+const CHART_WINDOW_MS = 10 * 60 * 1000;
+
+const view = document.getElementById("view");
+const nav = document.getElementById("nav");
+const login = document.getElementById("login");
+
+/** Ends what the current view runs (refresh timer, followed logs). */
+let leave = () => {};
+
+// ---------------------------------------------------------------- helpers
+
+/** An element with attributes and children (strings become text: nothing is parsed as HTML). */
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+    else node.setAttribute(name, value === true ? "" : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === undefined || child === null || child === false) continue;
+    node.append(child instanceof Node ? child : String(child));
+  }
+  return node;
+}
+
+const SVG = "http://www.w3.org/2000/svg";
+function svg(tag, attrs = {}, ...children) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, String(value));
+  for (const child of children) node.append(child instanceof Node ? child : String(child));
+  return node;
+}
+
+function table(headers, rows, onRow) {
+  return el(
+    "table",
+    {},
+    el(
+      "thead",
+      {},
+      el(
+        "tr",
+        {},
+        headers.map((h) => el("th", {}, h)),
+      ),
+    ),
+    el(
+      "tbody",
+      {},
+      rows.map((row) =>
+        el(
+          "tr",
+          {
+            class: onRow ? "link" : undefined,
+            "data-id": row.id,
+            onclick: onRow ? () => onRow(row) : undefined,
+          },
+          row.cells.map((cell) => el("td", {}, cell)),
+        ),
+      ),
+    ),
+  );
+}
+
+const state = (value) => el("span", { class: `state ${value}` }, value);
+const time = (ms) => (ms === null || ms === undefined ? "" : new Date(ms).toLocaleTimeString());
+const duration = (ms) =>
+  ms === undefined || ms === null ? "" : ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(2)} s`;
+const json = (value) => el("pre", {}, value === undefined ? "(none)" : JSON.stringify(value, null, 2));
+
+function apiKey() {
+  return sessionStorage.getItem(KEY_ITEM);
+}
+
+class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+/** A call to the service with the key in the authorization header; 401 signs out. */
+async function api(path, init = {}) {
+  const reply = await fetch(path, {
+    ...init,
+    headers: { ...init.headers, authorization: `Bearer ${apiKey()}` },
+  });
+  if (reply.status === 401) {
+    signOut("The key was refused (401). Paste a key of one of the service's accounts.");
+    throw new ApiError(401, "unauthorized");
+  }
+  if (!reply.ok) {
+    const text = await reply.text();
+    let message = text;
+    try {
+      const body = JSON.parse(text);
+      message = body.error ?? body.message ?? text;
+    } catch {
+      // not JSON
+    }
+    throw new ApiError(reply.status, `${path}: ${reply.status} ${message}`);
+  }
+  return init.raw ? reply : reply.json();
+}
+
+/** Renders the view now and again every second while it is shown. */
+function every(render) {
+  let timer = null;
+  let stopped = false;
+  const tick = async () => {
+    try {
+      await render();
+    } catch (error) {
+      // A view left while its data was on the way finds its elements gone: nothing to show then.
+      if (!stopped && !(error instanceof ApiError && error.status === 401)) showError(error);
+    }
+    if (!stopped) timer = setTimeout(tick, REFRESH_MS);
+  };
+  tick();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+}
+
+function show(name, ...children) {
+  view.dataset.view = name;
+  view.replaceChildren(...children);
+}
+
+function showError(error) {
+  const existing = view.querySelector(".error[data-view-error]");
+  const text = error instanceof Error ? error.message : String(error);
+  if (existing) existing.textContent = text;
+  else view.prepend(el("p", { class: "error", "data-view-error": true, role: "alert" }, text));
+}
+
+// ---------------------------------------------------------------- sign in
+
+function signOut(message = "") {
+  sessionStorage.removeItem(KEY_ITEM);
+  leave();
+  leave = () => {};
+  view.replaceChildren();
+  nav.hidden = true;
+  login.hidden = false;
+  document.getElementById("login-error").textContent = message;
+}
+
+login.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const input = document.getElementById("key");
+  sessionStorage.setItem(KEY_ITEM, input.value.trim());
+  input.value = "";
+  try {
+    await api("/v1/endpoints");
+  } catch {
+    return;
+  }
+  login.hidden = true;
+  nav.hidden = false;
+  route();
+});
+
+document.getElementById("signout").addEventListener("click", () => signOut());
+
+// ---------------------------------------------------------------- views
+
+async function endpointsView() {
+  show("endpoints", el("h1", {}, "Endpoints"), el("div", { id: "endpoints-list" }, "Loading..."));
+  return every(async () => {
+    const endpoints = await api("/v1/endpoints");
+    const rows = endpoints.map((ep) => ({
+      id: ep.id,
+      cells: [
+        ep.name,
+        el("code", {}, ep.id),
+        ep.type ?? "QB",
+        `${ep.workersMin} / ${ep.workersMax}`,
+        `${ep.idleTimeout} s`,
+        `${ep.scalerType} ${ep.scalerValue}`,
+        ep.flashboot ? "yes" : "no",
+        (ep.gpuTypeIds ?? []).join(", "),
+      ],
+    }));
+    document
+      .getElementById("endpoints-list")
+      .replaceChildren(
+        endpoints.length === 0
+          ? el(
+              "p",
+              { class: "muted" },
+              "No endpoints yet: deploy one (pulumi up) or create one through the API.",
+            )
+          : table(
+              ["Name", "Id", "Type", "Workers min / max", "Idle timeout", "Scaler", "FlashBoot", "GPUs"],
+              rows,
+              (row) => go(`#/endpoint/${row.id}`),
+            ),
+      );
+  });
+}
+
+function endpointLinks(id) {
+  return el(
+    "div",
+    { class: "links" },
+    el("a", { href: `#/endpoint/${id}` }, "Settings and workers"),
+    el("a", { href: `#/jobs/${id}` }, "Queue and jobs"),
+    el("a", { href: `#/logs/${id}` }, "Logs"),
+  );
+}
+
+async function endpointView(id) {
+  show(
+    "endpoint",
+    el("h1", {}, "Endpoint ", el("code", {}, id)),
+    endpointLinks(id),
+    el("h2", {}, "Settings"),
+    el("div", { id: "settings" }),
+    el("h2", {}, "Workers"),
+    el("div", { id: "workers" }),
+  );
+  return every(async () => {
+    const [ep, { workers }] = await Promise.all([api(`/v1/endpoints/${id}`), api(`/v2/${id}/workers`)]);
+    const settings = [
+      ["Name", ep.name],
+      ["Type", ep.type ?? "QB"],
+      ["Template", ep.templateId],
+      ["Workers min / max", `${ep.workersMin} / ${ep.workersMax}`],
+      ["Idle timeout", `${ep.idleTimeout} s`],
+      ["Scaler", `${ep.scalerType} ${ep.scalerValue}`],
+      ["Execution timeout", duration(ep.executionTimeoutMs)],
+      ["FlashBoot", ep.flashboot ? "yes" : "no"],
+      ["GPUs", `${(ep.gpuTypeIds ?? []).join(", ")} x ${ep.gpuCount ?? 1}`],
+      ["Data centers", (ep.dataCenterIds ?? []).join(", ")],
+      ["Network volume", ep.networkVolumeId ?? "none"],
+      ["Environment", Object.keys(ep.env ?? {}).join(", ") || "none"],
+      ["Version", ep.version],
+    ];
+    document.getElementById("settings").replaceChildren(
+      el(
+        "dl",
+        {},
+        settings.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v ?? "")]),
+      ),
+    );
+    document.getElementById("workers").replaceChildren(
+      workers.length === 0
+        ? el("p", { class: "muted" }, "No workers: they start when jobs arrive (or workersMin > 0).")
+        : table(
+            ["Worker", "State", "Status", "Created", "Cold start", "Jobs run"],
+            workers.map((w) => ({
+              id: w.id,
+              cells: [
+                el("code", {}, w.id),
+                state(w.state),
+                w.desiredStatus,
+                time(w.createdAt),
+                w.coldStartMs === null ? "starting" : duration(w.coldStartMs),
+                String(w.jobsRun),
+              ],
+            })),
+            (row) => go(`#/logs/${id}?worker=${encodeURIComponent(row.id)}`),
+          ),
+    );
+  });
+}
+
+const LINES = [
+  ["inQueue", "in queue", "#e0a800"],
+  ["inProgress", "in progress", "#4a7bd8"],
+  ["workers", "workers", "#2e9e5b"],
+];
+
+/**
+ * Queue depth, running jobs and workers over time (the service records a point at each change; the
+ * last point is now), as step lines in inline SVG.
+ */
+function chart(all) {
+  const width = 640;
+  const height = 180;
+  const pad = 28;
+  const now = all.at(-1)?.t ?? 0;
+  const from = Math.max(all[0]?.t ?? now, now - CHART_WINDOW_MS);
+  // The value in force when the window opens, then every change inside it.
+  const before = all.filter((p) => p.t <= from).at(-1);
+  const points = [...(before ? [{ ...before, t: from }] : []), ...all.filter((p) => p.t > from)];
+  const max = Math.max(1, ...points.flatMap((p) => LINES.map(([key]) => p[key])));
+  const t0 = from;
+  const span = Math.max(1, now - t0);
+  const x = (t) => pad + ((t - t0) / span) * (width - 2 * pad);
+  const y = (v) => height - pad - (v / max) * (height - 2 * pad);
+  const node = svg(
+    "svg",
+    {
+      class: "chart",
+      width,
+      height,
+      viewBox: `0 0 ${width} ${height}`,
+      role: "img",
+      "aria-label": "queue and workers",
+    },
+    svg("line", { x1: pad, y1: y(0), x2: width - pad, y2: y(0), stroke: "#c5cad5" }),
+    svg("line", { x1: pad, y1: y(max), x2: width - pad, y2: y(max), stroke: "#eef0f4" }),
+    svg("text", { x: 4, y: y(max) + 4, "font-size": 11, fill: "#5a6275" }, String(max)),
+    svg("text", { x: 4, y: y(0) + 4, "font-size": 11, fill: "#5a6275" }, "0"),
+  );
+  for (const [key, label, color] of LINES) {
+    const path = points
+      .flatMap((p, i) => {
+        const at = `${x(p.t).toFixed(1)},${y(p[key]).toFixed(1)}`;
+        return i === 0 ? [at] : [`${x(p.t).toFixed(1)},${y(points[i - 1][key]).toFixed(1)}`, at];
+      })
+      .join(" ");
+    node.append(
+      svg("polyline", { points: path, fill: "none", stroke: color, "stroke-width": 2, "data-series": key }),
+    );
+    node.append(svg("title", {}, label));
+  }
+  const legend = el(
+    "div",
+    { class: "legend" },
+    LINES.map(([key, label, color]) =>
+      el(
+        "span",
+        {},
+        el("i", { style: `background:${color}` }),
+        `${label}: `,
+        el("b", { "data-now": key }, String(points.at(-1)?.[key] ?? 0)),
+      ),
+    ),
+  );
+  return el("div", {}, node, legend);
+}
+
+function timeline(job, scale) {
+  const end = job.completedAt ?? Date.now();
+  const start = job.startedAt ?? end;
+  const px = (ms) => `${Math.max(1, Math.round(ms * scale))}px`;
+  return el(
+    "div",
+    {
+      class: "bar",
+      title: `waited ${duration(job.delayTime ?? start - job.queuedAt)}, ran ${duration(job.executionTime)}`,
+    },
+    el("span", { class: "wait", style: `left:0;width:${px(start - job.queuedAt)}` }),
+    job.startedAt === null
+      ? null
+      : el("span", {
+          class: `run ${job.status}`,
+          style: `left:${px(start - job.queuedAt)};width:${px(end - start)}`,
+        }),
+  );
+}
+
+async function jobsView(id) {
+  show(
+    "jobs",
+    el("h1", {}, "Queue and jobs of ", el("code", {}, id)),
+    endpointLinks(id),
+    el("div", { id: "counts", class: "cards" }),
+    el("h2", {}, "Queue depth and workers"),
+    el("div", { id: "chart" }),
+    el("h2", {}, "Recent jobs"),
+    el("div", { id: "jobs" }),
+  );
+  return every(async () => {
+    const [health, { jobs }, { points }] = await Promise.all([
+      api(`/v2/${id}/health`),
+      api(`/v2/${id}/jobs?limit=50`),
+      api(`/v2/${id}/metrics`),
+    ]);
+    const counts = [
+      ["inQueue", "In queue", health.jobs.inQueue],
+      ["inProgress", "In progress", health.jobs.inProgress],
+      ["completed", "Completed", health.jobs.completed],
+      ["failed", "Failed", health.jobs.failed],
+      ["idle", "Workers idle", health.workers.idle],
+      ["running", "Workers running", health.workers.running],
+      ["initializing", "Workers starting", health.workers.initializing],
+    ];
+    document
+      .getElementById("counts")
+      .replaceChildren(
+        ...counts.map(([key, label, n]) =>
+          el("div", { class: "card", "data-count": key }, el("b", {}, String(n)), label),
+        ),
+      );
+    document.getElementById("chart").replaceChildren(chart(points));
+    const longest = Math.max(1, ...jobs.map((j) => (j.completedAt ?? Date.now()) - j.queuedAt));
+    document.getElementById("jobs").replaceChildren(
+      jobs.length === 0
+        ? el("p", { class: "muted" }, "No jobs yet.")
+        : table(
+            ["Job", "Status", "Queued", "Timeline (wait, run)", "Delay", "Execution", "Worker"],
+            jobs.map((job) => ({
+              id: job.id,
+              cells: [
+                el("code", {}, job.id),
+                state(job.status),
+                time(job.queuedAt),
+                timeline(job, 220 / longest),
+                duration(job.delayTime),
+                duration(job.executionTime),
+                job.workerId ? el("code", {}, job.workerId) : "",
+              ],
+            })),
+            (row) => go(`#/job/${id}/${row.id}`),
+          ),
+    );
+  });
+}
+
+/** A job's error as the worker sent it: a JSON string for a thrown exception, shown parsed. */
+function errorOf(text) {
+  try {
+    const parsed = JSON.parse(text);
+    if (parsed && typeof parsed === "object") {
+      return el(
+        "div",
+        {},
+        el("p", { class: "error" }, `${parsed.error_type ?? "error"}: ${parsed.error_message ?? ""}`),
+        el("pre", { "data-traceback": true }, parsed.error_traceback ?? text),
+      );
+    }
+  } catch {
+    // a plain string
+  }
+  return el("pre", { class: "error" }, text);
+}
+
+async function jobView(id, jobId) {
+  show(
+    "job",
+    el("h1", {}, "Job ", el("code", {}, jobId)),
+    endpointLinks(id),
+    el("div", { id: "job" }, "Loading..."),
+  );
+  return every(async () => {
+    const { jobs } = await api(`/v2/${id}/jobs?limit=500`);
+    const job = jobs.find((j) => j.id === jobId);
+    const target = document.getElementById("job");
+    if (!job) {
+      target.replaceChildren(el("p", { class: "muted" }, "This job is not kept any more (results expire)."));
+      return;
+    }
+    const steps = [
+      ["IN_QUEUE", job.queuedAt],
+      ["IN_PROGRESS", job.startedAt],
+      [job.status === "IN_QUEUE" || job.status === "IN_PROGRESS" ? "(running)" : job.status, job.completedAt],
+    ];
+    target.replaceChildren(
+      el(
+        "dl",
+        {},
+        el("dt", {}, "Status"),
+        el("dd", {}, state(job.status)),
+        el("dt", {}, "Timeline"),
+        el(
+          "dd",
+          { "data-timeline": true },
+          steps
+            .filter(([, t]) => t !== null)
+            .map(([s, t]) => `${s} ${time(t)}`)
+            .join("  ->  "),
+        ),
+        el("dt", {}, "Delay time"),
+        el("dd", {}, duration(job.delayTime)),
+        el("dt", {}, "Execution time"),
+        el("dd", {}, duration(job.executionTime)),
+        el("dt", {}, "Worker"),
+        el("dd", {}, job.workerId ?? ""),
+        el("dt", {}, "Retries"),
+        el("dd", {}, String(job.retries)),
+      ),
+      el("h2", {}, "Input"),
+      json(job.input),
+      el("h2", {}, job.error === undefined ? "Output" : "Error"),
+      job.error === undefined ? json(job.output) : errorOf(job.error),
+      el("h2", {}, "Stream (chunks not yet read by /stream)"),
+      json(job.stream),
+      el(
+        "div",
+        { class: "links" },
+        el("a", { href: `#/logs/${id}?job=${encodeURIComponent(jobId)}` }, "This job's logs"),
+      ),
+    );
+  });
+}
+
+function logLine(entry) {
+  return el(
+    "div",
+    { class: entry.level, "data-seq": entry.seq },
+    el(
+      "span",
+      { class: "meta" },
+      `${entry.time.slice(11, 23)} ${entry.workerId}${entry.requestId ? ` ${entry.requestId}` : ""} `,
+    ),
+    `${entry.level.padEnd(5)} ${entry.message}`,
+  );
+}
+
+/** Follows the endpoint's logs: a chunked JSON-lines reply read as it arrives. */
+async function logsView(id, params) {
+  const worker = params.get("worker") ?? "";
+  const job = params.get("job") ?? "";
+  const box = el("div", { class: "log", id: "log" });
+  const count = el("span", { id: "log-count" }, "0");
+  const filter = el(
+    "form",
+    {
+      class: "links",
+      onsubmit: (event) => {
+        event.preventDefault();
+        const query = new URLSearchParams();
+        const data = new FormData(event.target);
+        for (const key of ["worker", "job"]) if (data.get(key)) query.set(key, String(data.get(key)));
+        go(`#/logs/${id}${query.size ? `?${query}` : ""}`);
+      },
+    },
+    el("label", {}, "Worker ", el("input", { name: "worker", value: worker })),
+    el("label", {}, "Job ", el("input", { name: "job", value: job })),
+    el("button", { type: "submit" }, "Filter"),
+  );
+  show(
+    "logs",
+    el("h1", {}, "Logs of ", el("code", {}, id)),
+    endpointLinks(id),
+    filter,
+    el("p", { class: "muted" }, "Following live: ", count, " lines"),
+    box,
+  );
+  const abort = new AbortController();
+  const query = new URLSearchParams({ follow: "1", limit: "2000" });
+  if (worker) query.set("worker", worker);
+  if (job) query.set("job", job);
+  (async () => {
+    const reply = await api(`/v2/${id}/logs?${query}`, { raw: true, signal: abort.signal });
+    const reader = reply.body.pipeThrough(new TextDecoderStream()).getReader();
+    let rest = "";
+    let n = 0;
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      rest += value;
+      const lines = rest.split("\n");
+      rest = lines.pop() ?? "";
+      const atBottom = box.scrollTop + box.clientHeight >= box.scrollHeight - 4;
+      for (const line of lines) if (line.trim()) box.append(logLine(JSON.parse(line)));
+      n += lines.filter((l) => l.trim()).length;
+      count.textContent = String(n);
+      if (atBottom) box.scrollTop = box.scrollHeight;
+    }
+  })().catch((error) => {
+    if (!abort.signal.aborted && !(error instanceof ApiError && error.status === 401)) showError(error);
+  });
+  return () => abort.abort();
+}
+
+async function templatesView() {
+  show("templates", el("h1", {}, "Templates"), el("div", { id: "templates-list" }));
+  return every(async () => {
+    const templates = await api("/v1/templates");
+    document.getElementById("templates-list").replaceChildren(
+      table(
+        ["Name", "Id", "Image", "Category", "Serverless", "Environment (names only)", "Registry auth"],
+        templates.map((t) => ({
+          id: t.id,
+          cells: [
+            t.name,
+            el("code", {}, t.id),
+            el("code", {}, t.imageName),
+            t.category,
+            t.isServerless ? "yes" : "no",
+            Object.keys(t.env ?? {}).join(", "),
+            t.containerRegistryAuthId ?? "",
+          ],
+        })),
+      ),
+    );
+  });
+}
+
+async function volumesView() {
+  show("volumes", el("h1", {}, "Network volumes"), el("div", { id: "volumes-list" }));
+  return every(async () => {
+    const volumes = await api("/v1/networkvolumes");
+    document.getElementById("volumes-list").replaceChildren(
+      table(
+        ["Name", "Id", "Size", "Data center"],
+        volumes.map((v) => ({
+          id: v.id,
+          cells: [v.name, el("code", {}, v.id), `${v.size} GB`, v.dataCenterId],
+        })),
+      ),
+    );
+  });
+}
+
+async function registryView() {
+  show(
+    "registry",
+    el("h1", {}, "Container registry auths"),
+    el("p", { class: "muted" }, "Names only: credentials are never shown."),
+    el("div", { id: "registry-list" }),
+  );
+  return every(async () => {
+    const auths = await api("/v1/containerregistryauth");
+    document.getElementById("registry-list").replaceChildren(
+      table(
+        ["Name", "Id"],
+        auths.map((a) => ({ id: a.id, cells: [a.name, el("code", {}, a.id)] })),
+      ),
+    );
+  });
+}
+
+// ---------------------------------------------------------------- routing (ids only in the hash)
+
+function go(hash) {
+  if (location.hash === hash) route();
+  else location.hash = hash;
+}
+
+async function route() {
+  if (!apiKey()) {
+    signOut();
+    return;
+  }
+  leave();
+  const [path, search = ""] = location.hash.replace(/^#/, "").split("?");
+  const [, name = "endpoints", a, b] = path.split("/").map(decodeURIComponent);
+  const params = new URLSearchParams(search);
+  const views = {
+    endpoints: () => endpointsView(),
+    endpoint: () => endpointView(a),
+    jobs: () => jobsView(a),
+    job: () => jobView(a, b),
+    logs: () => logsView(a, params),
+    templates: () => templatesView(),
+    volumes: () => volumesView(),
+    registry: () => registryView(),
+  };
+  leave = await (views[name] ?? views.endpoints)();
+}
+
+window.addEventListener("hashchange", route);
+if (apiKey()) {
+  login.hidden = true;
+  nav.hidden = false;
+  route();
+} else {
+  signOut();
+}

@@ -1,0 +1,166 @@
+import type { Clock } from "../../clock";
+import { Deque } from "../book/collections";
+import { parseWorkerLine } from "./lines";
+
+/** One captured line: what the logs route answers, one JSON object per line. */
+export interface LogEntry {
+  /** Increasing per service run; `after` resumes from it. */
+  seq: number;
+  /** ISO 8601, on the service's clock, when the line was read. */
+  time: string;
+  endpointId: string;
+  workerId: string;
+  /** The job the line belongs to: named in the line, or the one job the worker held when it printed. */
+  requestId: string | null;
+  level: string;
+  /** Where it came from: the process's stdout or stderr, or the service (start, exit). */
+  stream: "stdout" | "stderr" | "service";
+  message: string;
+}
+
+export interface LogLimits {
+  /** Lines kept per worker (its ring buffer). */
+  perWorker: number;
+  /** Lines kept per endpoint, all its workers together. */
+  perEndpoint: number;
+  /** Workers whose lines are kept per endpoint (the oldest worker's ring goes first). */
+  workersPerEndpoint: number;
+  /** A longer message is cut to this many characters. */
+  maxLineChars: number;
+}
+
+export const DEFAULT_LOG_LIMITS: LogLimits = {
+  perWorker: 2_000,
+  perEndpoint: 10_000,
+  workersPerEndpoint: 50,
+  maxLineChars: 64 * 1024,
+};
+
+export interface LogFilter {
+  workerId?: string | undefined;
+  requestId?: string | undefined;
+  /** Entries at or after this time, ms since the epoch. */
+  since?: number | undefined;
+  /** Entries after this seq. */
+  after?: number | undefined;
+}
+
+type Listener = (entry: LogEntry) => void;
+
+interface EndpointLogs {
+  all: Deque<LogEntry>;
+  workers: Map<string, Deque<LogEntry>>;
+  listeners: Set<Listener>;
+}
+
+/**
+ * Worker output, bounded: a ring buffer per worker and one per endpoint (the limits above), in
+ * memory. Lines are attributed to a job as they arrive; readers query with filters or follow.
+ */
+export class LogBook {
+  readonly #endpoints = new Map<string, EndpointLogs>();
+  readonly #clock: Clock;
+  readonly #limits: LogLimits;
+  #seq = 0;
+
+  constructor(clock: Clock, limits: LogLimits) {
+    this.#clock = clock;
+    this.#limits = limits;
+  }
+
+  /**
+   * A line a worker printed. `heldJobs` are the jobs the worker holds now: a line naming no job
+   * belongs to the one job a worker holds (none when it holds several).
+   */
+  line(
+    endpointId: string,
+    workerId: string,
+    stream: "stdout" | "stderr",
+    text: string,
+    heldJobs: readonly string[],
+  ): void {
+    const parsed = parseWorkerLine(text, stream);
+    const requestId = parsed.requestId ?? (heldJobs.length === 1 ? (heldJobs[0] as string) : null);
+    const message = this.#cut(parsed.message);
+    this.#add({ endpointId, workerId, stream, level: parsed.level, requestId, message });
+  }
+
+  /** A line of the service's own about a worker (started, exited). */
+  note(
+    endpointId: string,
+    workerId: string,
+    level: string,
+    message: string,
+    requestId: string | null = null,
+  ): void {
+    this.#add({ endpointId, workerId, stream: "service", level, requestId, message });
+  }
+
+  query(endpointId: string, filter: LogFilter = {}, limit = Number.POSITIVE_INFINITY): LogEntry[] {
+    const logs = this.#endpoints.get(endpointId);
+    if (!logs) return [];
+    const source = filter.workerId ? logs.workers.get(filter.workerId) : logs.all;
+    if (!source) return [];
+    const out: LogEntry[] = [];
+    for (const entry of source) if (matches(entry, filter)) out.push(entry);
+    return out.length > limit ? out.slice(out.length - limit) : out;
+  }
+
+  /** Calls `listener` with each new entry of the endpoint that matches; returns the unsubscribe. */
+  follow(endpointId: string, filter: LogFilter, listener: Listener): () => void {
+    const logs = this.#logs(endpointId);
+    const wrapped: Listener = (entry) => {
+      if (matches(entry, filter)) listener(entry);
+    };
+    logs.listeners.add(wrapped);
+    return () => logs.listeners.delete(wrapped);
+  }
+
+  deleteEndpoint(endpointId: string): void {
+    this.#endpoints.delete(endpointId);
+  }
+
+  #add(fields: Omit<LogEntry, "seq" | "time">): void {
+    const entry: LogEntry = { seq: ++this.#seq, time: new Date(this.#clock.now()).toISOString(), ...fields };
+    const logs = this.#logs(entry.endpointId);
+    push(logs.all, entry, this.#limits.perEndpoint);
+    let ring = logs.workers.get(entry.workerId);
+    if (!ring) {
+      ring = new Deque<LogEntry>();
+      logs.workers.set(entry.workerId, ring);
+      if (logs.workers.size > this.#limits.workersPerEndpoint) {
+        const oldest = logs.workers.keys().next().value;
+        if (oldest !== undefined) logs.workers.delete(oldest);
+      }
+    }
+    push(ring, entry, this.#limits.perWorker);
+    for (const listener of logs.listeners) listener(entry);
+  }
+
+  #logs(endpointId: string): EndpointLogs {
+    let logs = this.#endpoints.get(endpointId);
+    if (!logs) {
+      logs = { all: new Deque(), workers: new Map(), listeners: new Set() };
+      this.#endpoints.set(endpointId, logs);
+    }
+    return logs;
+  }
+
+  #cut(text: string): string {
+    const max = this.#limits.maxLineChars;
+    return text.length <= max ? text : `${text.slice(0, max)} ...[cut ${text.length - max} characters]`;
+  }
+}
+
+function push(ring: Deque<LogEntry>, entry: LogEntry, max: number): void {
+  ring.push(entry);
+  while (ring.size > max) ring.shift();
+}
+
+function matches(entry: LogEntry, filter: LogFilter): boolean {
+  if (filter.workerId && entry.workerId !== filter.workerId) return false;
+  if (filter.requestId && entry.requestId !== filter.requestId) return false;
+  if (filter.after !== undefined && entry.seq <= filter.after) return false;
+  if (filter.since !== undefined && Date.parse(entry.time) < filter.since) return false;
+  return true;
+}

@@ -1,0 +1,68 @@
+/**
+ * The secrets-cpu example: a Secret whose value comes from secret config, referenced from a CPU
+ * endpoint's and a CPU pod's env. Shows the value staying out of every configuration, the state and
+ * the logs; rotation in place; the pod stopped by config; the lookup output; destroy.
+ */
+import { randomBytes } from "node:crypto";
+import { expect } from "vitest";
+import { outputString, type Scenario } from "./scenario";
+
+const token = `tok_${randomBytes(16).toString("hex")}`;
+const rotated = `tok_${randomBytes(16).toString("hex")}`;
+
+export const secretsCpuScenario: Scenario = {
+  example: "secrets-cpu",
+  config: () => ({ apiToken: { value: token, secret: true } }),
+  steps: [
+    {
+      name: "up creates the secret, the CPU endpoint and the CPU pod, both referencing the secret by name",
+      async run(ctx) {
+        const { outputs, changes } = await ctx.driver.up();
+        expect(changes).toEqual({ create: 5 });
+        ctx.outputs = outputs;
+        expect(outputs.secretName?.value).toBe("api_token");
+        expect(outputs.cpuFlavors?.value).toEqual(expect.arrayContaining(["cpu3c", "cpu5c"]));
+        const endpoint = ctx.svc.endpoint(outputString(outputs, "endpointId"));
+        expect(endpoint).toMatchObject({ computeType: "CPU", instanceIds: ["cpu3c-2-4"] });
+        expect(endpoint?.env).toEqual({ API_TOKEN: "{{ RUNPOD_SECRET_api_token }}" });
+        const pod = await ctx.svc.rest.pods.get(outputString(outputs, "podId"));
+        expect(pod).toMatchObject({ desiredStatus: "RUNNING", cpuFlavorId: "cpu3c" });
+        expect(pod.env).toEqual({ API_TOKEN: "{{ RUNPOD_SECRET_api_token }}" });
+        expect(outputs.podCostPerHr?.value).toBeGreaterThan(0);
+      },
+    },
+    {
+      name: "the secret's value is in no reply, no state and no log",
+      async run({ driver, svc }) {
+        const state = await driver.exportState();
+        expect(state.includes(token)).toBe(false);
+        expect(driver.logText().includes(token)).toBe(false);
+        const pods = JSON.stringify(await svc.rest.pods.list());
+        const endpoints = JSON.stringify(await svc.rest.endpoints.list());
+        expect(pods.includes(token) || endpoints.includes(token)).toBe(false);
+      },
+    },
+    {
+      name: "a new value rotates the secret in place; stopping the pod by config updates it in place",
+      async run({ driver, svc, outputs }) {
+        await driver.setConfig("apiToken", { value: rotated, secret: true });
+        await driver.setConfig("podStopped", { value: "true" });
+        const { changes } = await driver.up();
+        expect(changes).toMatchObject({ update: 2 });
+        expect((await svc.rest.pods.get(outputString(outputs, "podId"))).desiredStatus).toBe("EXITED");
+        expect((await driver.exportState()).includes(rotated)).toBe(false);
+      },
+    },
+    {
+      name: "destroy removes the pod, the endpoint, the template and the secret",
+      async run({ driver, svc, outputs }) {
+        await driver.destroy();
+        await expect(svc.rest.pods.get(outputString(outputs, "podId"))).rejects.toMatchObject({
+          code: "NOT_FOUND",
+        });
+        expect(await svc.rest.endpoints.list()).toEqual([]);
+        expect(await svc.rest.templates.list()).toEqual([]);
+      },
+    },
+  ],
+};

@@ -1,0 +1,138 @@
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { inputFields } from "../../provider/check";
+import { createPodProvider, podSpec } from "../../provider/pod";
+import { UNKNOWN } from "../../provider/unknowns";
+import { checkAndCreate, expectPlainJson, type Harness, inputsOf, startHarness } from "./support";
+
+let h: Harness;
+let provider: ReturnType<typeof createPodProvider>;
+
+beforeEach(async () => {
+  h = await startHarness({ deleteTimeoutMs: 20_000 });
+  provider = createPodProvider(h.context);
+});
+afterEach(async () => {
+  await h.close();
+});
+
+const fields = inputFields(podSpec);
+const GPU_POD = { imageName: "runpod/pytorch:2.4", gpuTypeIds: ["NVIDIA GeForce RTX 4090"], gpuCount: 1 };
+const up = (news: Record<string, unknown>) => checkAndCreate(provider, "box", news);
+
+describe("Pod check", () => {
+  test("names each bad property without calling the service; unknowns pass in preview", async () => {
+    const { failures } = await provider.check(
+      {},
+      { __logicalName: "p", imageName: "x", gpuTypeIds: ["NO SUCH GPU"], cpuFlavorIds: ["cpu3c"], colour: 1 },
+    );
+    expect(failures.map((f) => f.property).sort()).toEqual(["colour", "cpuFlavorIds", "gpuTypeIds.0"]);
+    const cpu = await provider.check(
+      {},
+      { __logicalName: "p", imageName: "x", computeType: "CPU", gpuTypeIds: ["NVIDIA GeForce RTX 4090"] },
+    );
+    expect(cpu.failures).toEqual([
+      {
+        property: "gpuTypeIds",
+        reason: 'gpuTypeIds: only for GPU pods (remove it or set computeType: "GPU")',
+      },
+    ]);
+    const shrink = await provider.check(
+      { name: "p", imageName: "x", volumeInGb: 50, __autoNamed: false },
+      { name: "p", imageName: "x", volumeInGb: 20 },
+    );
+    expect(shrink.failures.map((f) => f.property)).toEqual(["volumeInGb"]);
+    const preview = await provider.check({}, { __logicalName: "p", imageName: UNKNOWN, gpuTypeIds: UNKNOWN });
+    expect(preview.failures).toEqual([]);
+    expect(h.apiRequests()).toBe(0);
+  });
+});
+
+describe("Pod lifecycle", () => {
+  test("a GPU pod: created RUNNING with its price, read whole, unchanged on a second up", async () => {
+    const created = await up({ ...GPU_POD, env: { TOKEN: "{{ RUNPOD_SECRET_hf }}" }, ports: ["8888/http"] });
+    expect(created.outs).toMatchObject({
+      imageName: "runpod/pytorch:2.4",
+      computeType: "GPU",
+      desiredStatus: "RUNNING",
+      env: { TOKEN: "{{ RUNPOD_SECRET_hf }}" },
+      ports: ["8888/http"],
+      adoptId: null,
+    });
+    expect(created.outs.costPerHr).toBeGreaterThan(0);
+    expectPlainJson(created.outs);
+    expect(await h.rest.pods.get(created.id)).toMatchObject({
+      desiredStatus: "RUNNING",
+      image: "runpod/pytorch:2.4",
+    });
+    const next = await provider.check(inputsOf(created.outs, fields), {
+      __logicalName: "box",
+      ...GPU_POD,
+      env: { TOKEN: "{{ RUNPOD_SECRET_hf }}" },
+      ports: ["8888/http"],
+    });
+    expect(await provider.diff(created.id, created.outs, next.inputs)).toEqual({
+      changes: false,
+      replaces: [],
+      deleteBeforeReplace: false,
+    });
+  });
+
+  test("desiredStatus stops and starts it; env updates in place; a new GPU type replaces", async () => {
+    const created = await up(GPU_POD);
+    const stopped = (await provider.check(created.inputs, { ...created.inputs, desiredStatus: "EXITED" }))
+      .inputs;
+    expect(await provider.diff(created.id, created.outs, stopped)).toMatchObject({
+      changes: true,
+      replaces: [],
+    });
+    const afterStop = await provider.update(created.id, created.outs, stopped);
+    expect(afterStop.outs.desiredStatus).toBe("EXITED");
+    expect((await h.rest.pods.get(created.id)).desiredStatus).toBe("EXITED");
+
+    const running = (await provider.check(stopped, { ...stopped, desiredStatus: "RUNNING", env: { A: "1" } }))
+      .inputs;
+    const afterStart = await provider.update(created.id, afterStop.outs, running);
+    expect(afterStart.outs).toMatchObject({ desiredStatus: "RUNNING", env: { A: "1" } });
+    expect(await h.rest.pods.get(created.id)).toMatchObject({ desiredStatus: "RUNNING", env: { A: "1" } });
+
+    const moved = (await provider.check(running, { ...running, gpuTypeIds: ["NVIDIA A100 80GB PCIe"] }))
+      .inputs;
+    expect(await provider.diff(created.id, afterStart.outs, moved)).toMatchObject({
+      replaces: ["gpuTypeIds"],
+    });
+  });
+
+  test("a CPU pod gets a CPU flavor; drift (stopped elsewhere) is read back and put right", async () => {
+    const created = await up({
+      imageName: "alpine:3",
+      computeType: "CPU",
+      cpuFlavorIds: ["cpu3c"],
+      vcpuCount: 2,
+    });
+    expect(created.outs).toMatchObject({ computeType: "CPU", cpuFlavorId: "cpu3c", gpuTypeId: null });
+    await h.rest.pods.stop(created.id);
+    const read = await provider.read(created.id, created.outs);
+    expect(read.props).toMatchObject({ desiredStatus: "EXITED" });
+    const next = await provider.check(read.inputs ?? {}, {
+      __logicalName: "box",
+      imageName: "alpine:3",
+      computeType: "CPU",
+      cpuFlavorIds: ["cpu3c"],
+      vcpuCount: 2,
+    });
+    expect(await provider.diff(created.id, read.props, next.inputs)).toMatchObject({
+      changes: true,
+      replaces: [],
+    });
+    await provider.update(created.id, read.props, next.inputs);
+    expect((await h.rest.pods.get(created.id)).desiredStatus).toBe("RUNNING");
+  });
+
+  test("delete terminates it; a gone pod reads as blank; a serverless worker cannot be adopted", async () => {
+    const created = await up(GPU_POD);
+    await provider.delete(created.id, created.outs);
+    await expect(h.rest.pods.get(created.id)).rejects.toMatchObject({ code: "NOT_FOUND" });
+    expect(await provider.read(created.id, created.outs)).toEqual({ id: "", props: {} });
+    await expect(up({ ...GPU_POD, adoptId: "no-such-pod" })).rejects.toThrow(/no-such-pod/);
+  });
+});

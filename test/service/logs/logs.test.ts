@@ -1,0 +1,236 @@
+import { spawn } from "node:child_process";
+import { resolve } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { LogEntry } from "../../../sdk/schemas/observe";
+import { ManualClock } from "../../../service/clock";
+import { parseWorkerLine } from "../../../service/jobs/logs/lines";
+import { LogBook } from "../../../service/jobs/logs/log-book";
+import type { EndpointRecord } from "../../../service/management/model/endpoint";
+import { eventually, type Harness, KEY, OTHER_KEY, startHarness } from "../jobs/harness";
+
+const LOADER = `file://${resolve("node_modules/tsx/dist/loader.mjs")}`;
+const CLI = resolve("service/main.ts");
+
+const entriesOf = (text: string) =>
+  text
+    .split("\n")
+    .filter((line) => line.trim())
+    .map((line) => LogEntry.parse(JSON.parse(line)));
+
+describe("worker lines: the shapes of the real worker library and plain output", () => {
+  it("reads the JSON line a platform worker prints, with its job id", () => {
+    expect(
+      parseWorkerLine('{"requestId": "8d2c-job-0001-u1", "message": "Started.", "level": "INFO"}', "stdout"),
+    ).toEqual({ level: "INFO", requestId: "8d2c-job-0001-u1", message: "Started." });
+    expect(
+      parseWorkerLine('{"requestId": null, "message": "Jobs in queue: 0", "level": "DEBUG"}', "stdout"),
+    ).toEqual({ level: "DEBUG", requestId: null, message: "Jobs in queue: 0" });
+  });
+
+  it("reads the text line `LEVEL  | job id | message`, and keeps other lines whole", () => {
+    expect(parseWorkerLine("ERROR  | abcd-1234-ef | Captured Handler Exception", "stdout")).toEqual({
+      level: "ERROR",
+      requestId: "abcd-1234-ef",
+      message: "Captured Handler Exception",
+    });
+    expect(parseWorkerLine("INFO   | Starting worker.", "stdout")).toEqual({
+      level: "INFO",
+      requestId: null,
+      message: "Starting worker.",
+    });
+    expect(parseWorkerLine("Traceback (most recent call last):", "stderr")).toEqual({
+      level: "ERROR",
+      requestId: null,
+      message: "Traceback (most recent call last):",
+    });
+    expect(parseWorkerLine('{"not": "a log line"}', "stdout").message).toBe('{"not": "a log line"}');
+  });
+
+  it("attributes a line naming no job to the one job its worker holds, and bounds what it keeps", () => {
+    const book = new LogBook(new ManualClock(0), {
+      perWorker: 3,
+      perEndpoint: 4,
+      workersPerEndpoint: 2,
+      maxLineChars: 20,
+    });
+    book.line("ep", "w1", "stdout", "plain line", ["job-a"]);
+    book.line("ep", "w1", "stdout", "two jobs held", ["job-a", "job-b"]);
+    book.line("ep", "w1", "stdout", '{"requestId":"job-cccccc","message":"named","level":"WARN"}', ["job-a"]);
+    expect(book.query("ep").map((e) => [e.message, e.requestId])).toEqual([
+      ["plain line", "job-a"],
+      ["two jobs held", null],
+      ["named", "job-cccccc"],
+    ]);
+    for (let i = 0; i < 5; i++) book.line("ep", "w2", "stderr", `w2 line ${i}`, []);
+    expect(book.query("ep").map((e) => e.message)).toEqual([
+      "w2 line 1",
+      "w2 line 2",
+      "w2 line 3",
+      "w2 line 4",
+    ]);
+    expect(book.query("ep", { workerId: "w1" }).map((e) => e.message)).toEqual([
+      "plain line",
+      "two jobs held",
+      "named",
+    ]);
+    expect(book.query("ep", { workerId: "w2" })).toHaveLength(3);
+    book.line("ep", "w3", "stdout", "x".repeat(50), []);
+    expect(book.query("ep", { workerId: "w1" })).toEqual([]);
+    expect(book.query("ep", { workerId: "w3" })[0]?.message).toBe(`${"x".repeat(20)} ...[cut 30 characters]`);
+  });
+});
+
+describe("worker logs through the API and `runpodkit logs`", () => {
+  let h: Harness;
+  afterEach(async () => h?.close());
+
+  const runFailing = async (ep: EndpointRecord, message: string) => {
+    const reply = await h.call("POST", `/v2/${ep.id}/run`, { body: { input: { message } } });
+    const id = (reply.body as { id: string }).id;
+    await eventually(async () => {
+      const status = (await h.call("GET", `/v2/${ep.id}/status/${id}`)).body as { status: string };
+      return status.status === "FAILED" ? true : undefined;
+    });
+    return id;
+  };
+
+  const cli = (args: string[], key = KEY) =>
+    spawn(process.execPath, ["--import", LOADER, CLI, "logs", ...args], {
+      env: { PATH: process.env.PATH ?? "", RUNPOD_API_KEY: key, RUNPOD_BASE_URL: `${h.url}/v2` },
+    });
+
+  const output = (child: ReturnType<typeof cli>) => {
+    const seen = { stdout: "", stderr: "", code: null as number | null };
+    child.stdout.on("data", (chunk) => {
+      seen.stdout += String(chunk);
+    });
+    child.stderr.on("data", (chunk) => {
+      seen.stderr += String(chunk);
+    });
+    const exited = new Promise<void>((done) =>
+      child.once("exit", (code) => {
+        seen.code = code;
+        done();
+      }),
+    );
+    return { seen, exited };
+  };
+
+  it("a failing handler's traceback is readable through the API within a second, attributed to its job", async () => {
+    h = await startHarness();
+    const ep = h.endpoint("runpodkit/fail");
+    const id = await runFailing(ep, "exploded on purpose");
+    // Bounded: the lines must be there within a second of the failure.
+    const entries = await eventually(async () => {
+      const reply = await h.call("GET", `/v2/${ep.id}/logs?job=${id}`);
+      expect(reply.status).toBe(200);
+      expect(reply.headers["content-type"]).toContain("application/x-ndjson");
+      const list = entriesOf(reply.text);
+      return list.some((e) => e.message.includes("Error: exploded on purpose")) ? list : undefined;
+    }, 1_000);
+    const traceback = entries.find((e) => e.message.includes("Error: exploded on purpose"));
+    expect(traceback).toMatchObject({ level: "ERROR", requestId: id, endpointId: ep.id, stream: "stdout" });
+    expect(traceback?.message).toContain("Captured Handler Exception");
+    expect(traceback?.message).toMatch(/\n\s+at .*handler/);
+    expect(entries.map((e) => e.message)).toContain("Started.");
+    expect(entries.every((e) => e.requestId === id)).toBe(true);
+
+    // The same through the worker filter; another job's lines are not in this job's.
+    const workerId = traceback?.workerId ?? "";
+    const other = await runFailing(ep, "second failure");
+    const byWorker = await eventually(async () => {
+      const list = entriesOf((await h.call("GET", `/v2/${ep.id}/logs?worker=${workerId}`)).text);
+      return list.some((e) => e.requestId === other && e.message.includes("second failure"))
+        ? list
+        : undefined;
+    }, 1_000);
+    expect(new Set(byWorker.map((e) => e.workerId))).toEqual(new Set([workerId]));
+    const firstOnly = entriesOf((await h.call("GET", `/v2/${ep.id}/logs?job=${id}`)).text);
+    expect(firstOnly.some((e) => e.message.includes("second failure"))).toBe(false);
+    const after = entriesOf((await h.call("GET", `/v2/${ep.id}/logs?after=${traceback?.seq}`)).text);
+    expect(after.every((e) => e.seq > (traceback?.seq ?? 0))).toBe(true);
+    expect(after.some((e) => e.message.includes("second failure"))).toBe(true);
+
+    // Only with the account's key.
+    expect((await h.call("GET", `/v2/${ep.id}/logs`, { key: null })).status).toBe(401);
+    expect((await h.call("GET", `/v2/${ep.id}/logs`, { key: OTHER_KEY })).status).toBe(404);
+    expect((await h.call("GET", `/v2/${ep.id}/logs?since=yesterday`)).status).toBe(400);
+  });
+
+  it("`runpodkit logs` prints the traceback, follows new lines, and never prints the key", async () => {
+    h = await startHarness({ clock: new ManualClock(Date.now()) });
+    const ep = h.endpoint("runpodkit/fail");
+    const id = await runFailing(ep, "cli sees this");
+    await eventually(async () => {
+      const list = entriesOf((await h.call("GET", `/v2/${ep.id}/logs?job=${id}`)).text);
+      return list.some((e) => e.message.includes("cli sees this")) ? true : undefined;
+    }, 1_000);
+
+    const once = output(cli([ep.id, "--job", id]));
+    await once.exited;
+    expect(once.seen.stderr).toBe("");
+    expect(once.seen.code).toBe(0);
+    expect(once.seen.stdout).toContain(`${id} ERROR Captured Handler Exception`);
+    expect(once.seen.stdout).toContain("Error: cli sees this");
+    expect(once.seen.stdout).not.toContain(KEY);
+
+    const follower = cli([ep.id, "--follow"]);
+    const followed = output(follower);
+    try {
+      const next = await runFailing(ep, "followed live");
+      await eventually(
+        () => (followed.seen.stdout.includes("Error: followed live") ? true : undefined),
+        10_000,
+      );
+      expect(followed.seen.stdout).toContain(`${next} ERROR Captured Handler Exception`);
+    } finally {
+      follower.kill("SIGTERM");
+      await followed.exited;
+    }
+
+    const refused = output(cli([ep.id], "rpk_wrong_key_000000000000"));
+    await refused.exited;
+    expect(refused.seen.code).toBe(1);
+    expect(refused.seen.stderr).toContain("answered 401");
+    expect(refused.seen.stderr).not.toContain("rpk_wrong_key_000000000000");
+  });
+
+  it("a worker that dies mid-job leaves a line naming its exit, attributed to the job; closing ends followers", async () => {
+    h = await startHarness();
+    const ep = h.endpoint("runpodkit/misbehave");
+    const run = await h.call("POST", `/v2/${ep.id}/run`, { body: { input: { mode: "crash", code: 7 } } });
+    const id = (run.body as { id: string }).id;
+    const exit = await eventually(async () => {
+      const list = entriesOf((await h.call("GET", `/v2/${ep.id}/logs?job=${id}`)).text);
+      return list.find((e) => e.stream === "service" && e.message.includes("code 7"));
+    });
+    expect(exit).toMatchObject({ level: "ERROR", requestId: id });
+    expect(exit?.message).toBe("worker exited (code 7, signal null) unexpectedly: replacing it");
+
+    // A followed reply still open does not hold the service's close.
+    const follower = await fetch(`${h.url}/v2/${ep.id}/logs?follow=1`, { headers: { authorization: KEY } });
+    expect(follower.status).toBe(200);
+    const reader = follower.body?.getReader();
+    await reader?.read();
+    await h.app.close();
+    for (;;) if ((await reader?.read())?.done !== false) break;
+  });
+
+  it("metrics: a point per change of queue depth, running jobs and workers, the last one now", async () => {
+    h = await startHarness();
+    const ep = h.endpoint("runpodkit/echo");
+    const empty = (await h.call("GET", `/v2/${ep.id}/metrics`)).body as { points: object[] };
+    expect(empty.points).toEqual([{ t: h.clock.now(), inQueue: 0, inProgress: 0, workers: 0 }]);
+    const done = (await h.call("POST", `/v2/${ep.id}/runsync`, { body: { input: { n: 1 } } })).body;
+    expect(done).toMatchObject({ status: "COMPLETED" });
+    const { points } = (await h.call("GET", `/v2/${ep.id}/metrics`)).body as {
+      points: { inQueue: number; inProgress: number; workers: number }[];
+    };
+    const states = points.map((p) => [p.inQueue, p.inProgress, p.workers]);
+    // Queued (a worker starts for it), then running on it, then done with the worker idle.
+    expect(states[0]?.[0]).toBe(1);
+    expect(states).toContainEqual([0, 1, 1]);
+    expect(states.at(-1)).toEqual([0, 0, 1]);
+    expect((await h.call("GET", `/v2/${ep.id}/metrics`, { key: OTHER_KEY })).status).toBe(404);
+  });
+});
