@@ -161,7 +161,7 @@ export class JobStore implements InputSource {
        FROM jobs GROUP BY endpoint_id, status`,
     );
     this.#byEndpoint = db.prepare("DELETE FROM jobs WHERE endpoint_id = ? RETURNING id");
-    this.#recent = db.prepare("SELECT * FROM jobs WHERE endpoint_id = ? ORDER BY seq DESC LIMIT ?");
+    this.#recent = db.prepare(`SELECT ${columns} FROM jobs WHERE endpoint_id = ? ORDER BY seq DESC LIMIT ?`);
     // Iterated, not .all(): a 100,000-row array would grow V8's heap for good (~200 MB RSS).
     // Live jobs are not indexed: they carry their row (see #seqById).
     const finished = db.prepare(`SELECT seq, id FROM jobs WHERE status IN ${TERMINAL_SQL}`);
@@ -332,7 +332,7 @@ export class JobStore implements InputSource {
   recent(endpointId: string, limit: number): Job[] {
     this.flush();
     return (this.#recent.all(endpointId, limit) as unknown as JobRow[]).map((row) =>
-      jobOf(row, this.#shared),
+      jobOf(row, this.#shared, this),
     );
   }
 
