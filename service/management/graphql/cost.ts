@@ -17,7 +17,10 @@ import {
  * How much one GraphQL document may ask for, checked before anything runs (and before graphql-js's
  * own validation, some of whose rules grow with the square of the fields): a document beyond any bound
  * is refused whole, with a message naming the bound. The SDK's documents (sdk/graphql-documents.ts)
- * cost at most about 700 and nest 4 levels; test/service/management/graphql-cost.test.ts keeps them inside.
+ * cost at most about 700 and nest 4 levels (test/service/management/graphql-cost.test.ts keeps them
+ * within a quarter of each limit); the official Python library's documents (test/service/compat,
+ * run against the service with these limits) nest up to 5 levels and stay within a quarter of the
+ * cost and alias limits.
  */
 export interface GraphqlCostLimits {
   maxTokens: number;
