@@ -79,6 +79,11 @@ const CLIENT: Route[] = [
   { method: "POST", path: (ep) => `/v2/${ep}/purge-queue`, query: [] },
   { method: "GET", path: (ep) => `/v2/${ep}/health`, query: [] },
   { method: "GET", path: (ep) => `/v2/${ep}/requests`, query: [], allowed501: true },
+  // Observation routes (`follow` is left out: it keeps the reply open by design).
+  { method: "GET", path: (ep) => `/v2/${ep}/logs`, query: ["worker", "job", "since", "after", "limit"] },
+  { method: "GET", path: (ep) => `/v2/${ep}/jobs`, query: ["limit"] },
+  { method: "GET", path: (ep) => `/v2/${ep}/metrics`, query: [] },
+  { method: "GET", path: (ep) => `/v2/${ep}/workers`, query: [] },
   { method: "POST", path: (ep) => `/v2/${ep}/openai/v1/chat/completions`, query: [], allowed501: true },
 ];
 
@@ -116,7 +121,7 @@ function requestsOf(routes: Route[]): fc.Arbitrary<{ req: FuzzRequest; route: Ro
         ep: segment(endpoints),
         id: segment(jobs),
         worker: segment(workers),
-        query: queryOf(route.query),
+        query: queryOf(route.query).map((q) => q.replace(/(^|[?&])follow=[^&]*/gi, "$1")),
         key: credential,
         type: contentType,
         body: route.body || route.method === "POST" ? bodyOf(route.body) : fc.constant(undefined),
