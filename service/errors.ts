@@ -12,12 +12,13 @@ export type ErrorCode =
   | "PAYLOAD_TOO_LARGE"
   | "RATE_LIMITED"
   | "UNSUPPORTED" // e.g. queue operations on a load-balancing endpoint
-  | "NOT_IMPLEMENTED";
+  | "NOT_IMPLEMENTED"
+  | "UNAVAILABLE"; // the service cannot take this now (memory budget, the store refusing writes): retry later
 
 export class ServiceError extends Error {
   readonly code: ErrorCode;
   readonly field: string | undefined;
-  /** For RATE_LIMITED: when the client may try again. */
+  /** For RATE_LIMITED and UNAVAILABLE: when the client may try again. */
   readonly retryAfterMs: number | undefined;
 
   constructor(code: ErrorCode, message: string, options: { field?: string; retryAfterMs?: number } = {}) {

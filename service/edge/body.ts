@@ -1,26 +1,100 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import JSON5 from "json5";
 import { ServiceError } from "../errors";
 
 /*
- * How request bodies are read, and how large they may be. Each route sets its own limit below the
- * server's (management bodies: config.managementBodyLimit; /run and /runsync: the job API's limits;
- * worker results: the job plane's workerBodyLimit); Fastify refuses a larger body with 413 before
- * anything parses it. What a body must contain is then checked by its zod schema (parse.ts).
+ * How request bodies are read, and how large and how deep they may be. Each route sets its own size
+ * limit below the server's (management bodies: config.managementBodyLimit; /run and /runsync: the job
+ * API's limits; worker results: the job plane's workerBodyLimit); Fastify refuses a larger body with
+ * 413 before anything parses it. Every JSON body's nesting is bounded here, on its text, before it is
+ * parsed: a value nested deeper than JSON_LIMITS.depth is refused with 400 naming the member (a deeper
+ * value could not be written to the store or serialized into a reply). What a body must contain is
+ * then checked by its zod schema (parse.ts).
  */
 
 /** The largest any route needs (/runsync: 20 MB, plus JSON framing). */
 export const SERVER_BODY_LIMIT = 21 * 1024 * 1024;
 
-/** JSON bodies of a scope may be empty (bodyless POSTs that still say application/json): empty is undefined. */
-export function acceptEmptyJson(app: FastifyInstance): void {
-  const defaultJson = app.getDefaultJsonParser("error", "ignore");
-  app.removeContentTypeParser("application/json");
+/** Bounds of every JSON value the service accepts, besides each route's size limit. */
+export const JSON_LIMITS = {
+  /** Levels of objects and arrays in one member of a body (`{"input": {"a": []}}`: input has 2). */
+  depth: 64,
+} as const;
+
+/**
+ * The member of a JSON (or JSON5) text nested deeper than `limit` levels, or null when none is: a
+ * top-level member by its key, the whole body as "body". A scan of the text, before any parser (whose
+ * stack a deep text could exhaust) runs; strings are skipped, quotes of either kind.
+ */
+export function memberTooDeep(text: string, limit: number = JSON_LIMITS.depth): string | null {
+  let depth = 0;
+  let topIsObject = false;
+  let key: string | null = null;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 || c === 0x27) {
+      // A string: its end is the next quote of its kind not escaped (an odd run of backslashes).
+      const start = i;
+      const quote = text[i] as string;
+      for (i = text.indexOf(quote, i + 1); i >= 0; i = text.indexOf(quote, i + 1)) {
+        let backslashes = 0;
+        while (text.charCodeAt(i - 1 - backslashes) === 0x5c) backslashes++;
+        if (backslashes % 2 === 0) break;
+      }
+      if (i < 0) return null;
+      if (depth === 1 && topIsObject) key = text.slice(start + 1, i);
+    } else if (c === 0x7b || c === 0x5b) {
+      if (depth === 0) topIsObject = c === 0x7b;
+      depth++;
+      // The body itself is level 0 of its members: a member may open `limit` levels below it.
+      if (depth > limit + 1) return topIsObject && key !== null ? key : "body";
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--;
+    }
+  }
+  return null;
+}
+
+/** Refuses a body text nested too deep (VALIDATION naming the member and the limit). */
+export function checkJsonDepth(text: string): void {
+  const member = memberTooDeep(text);
+  if (member !== null) {
+    throw new ServiceError("VALIDATION", `${member} nested deeper than ${JSON_LIMITS.depth} levels`, {
+      field: member,
+    });
+  }
+}
+
+type Done = (error: Error | null, body?: unknown) => void;
+type JsonParser = (request: FastifyRequest, text: string, done: Done) => void;
+
+/**
+ * The JSON parser of a scope: the depth bound first, then Fastify's own parser (which refuses
+ * `__proto__` keys); empty text is undefined when `emptyIsUndefined`.
+ */
+function boundedJson(app: FastifyInstance, emptyIsUndefined: boolean): void {
+  const defaultJson: JsonParser = app.getDefaultJsonParser("error", "ignore");
+  if (app.hasContentTypeParser("application/json")) app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
     const text = typeof body === "string" ? body : body.toString("utf8");
-    if (text === "") done(null, undefined);
-    else defaultJson(request, text, done);
+    if (text === "" && emptyIsUndefined) return done(null, undefined);
+    try {
+      checkJsonDepth(text);
+    } catch (error) {
+      return done(error as ServiceError, undefined);
+    }
+    defaultJson(request, text, done);
   });
+}
+
+/** The server's JSON parser: every application/json body of every route is depth-bounded. */
+export function boundedJsonBodies(app: FastifyInstance): void {
+  boundedJson(app, false);
+}
+
+/** JSON bodies of a scope may be empty (bodyless POSTs that still say application/json): empty is undefined. */
+export function acceptEmptyJson(app: FastifyInstance): void {
+  boundedJson(app, true);
 }
 
 /**
@@ -30,8 +104,14 @@ export function acceptEmptyJson(app: FastifyInstance): void {
 export function parseAnyBodyAsJson(app: FastifyInstance, bodyLimit: number): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", { parseAs: "string", bodyLimit }, (_request, body, done) => {
+    const text = String(body);
     try {
-      done(null, lenientJson(String(body)));
+      checkJsonDepth(text);
+    } catch (error) {
+      return done(error as ServiceError, undefined);
+    }
+    try {
+      done(null, lenientJson(text));
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       done(new ServiceError("VALIDATION", `body: not JSON: ${reason}`, { field: "body" }), undefined);
@@ -39,7 +119,10 @@ export function parseAnyBodyAsJson(app: FastifyInstance, bodyLimit: number): voi
   });
 }
 
-/** JSON, or JSON5 when it holds NaN or Infinity tokens (they become numbers); empty text is undefined. */
+/**
+ * JSON, or JSON5 when it holds NaN or Infinity tokens (they become numbers); empty text is undefined.
+ * Keys named `__proto__` stay plain data (own properties), never a prototype.
+ */
 export function lenientJson(text: string): unknown {
   if (text.trim() === "") return undefined;
   try {

@@ -26,6 +26,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   RATE_LIMITED: 429,
   UNSUPPORTED: 400,
   NOT_IMPLEMENTED: 501,
+  UNAVAILABLE: 503,
 };
 
 type Wire = "rest" | "jobs" | "graphql";
@@ -77,6 +78,9 @@ function fastifyRefusal(error: FastifyError, status: number): Refusal {
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | ServiceError | ZodError, request, reply) => {
     const wire = wireOf(request.url);
+    // Refused before its body was read (a bad key, a rate limit): the connection is not kept for the
+    // rest of a body nobody will read.
+    if (!request.raw.complete) reply.header("connection", "close");
     if (error instanceof ServiceError) {
       if (error.retryAfterMs !== undefined) reply.header("retry-after", Math.ceil(error.retryAfterMs / 1000));
       const { code, message, field } = error;

@@ -1,11 +1,12 @@
 import type { Server } from "node:http";
 import { isIP } from "node:net";
 import Fastify, { type FastifyInstance } from "fastify";
-import { SERVER_BODY_LIMIT } from "./body";
+import { boundedJsonBodies, SERVER_BODY_LIMIT } from "./body";
 import { installErrorHandling, redactUrl } from "./errors";
 
 /**
- * The Fastify instance every route of the service hangs on: the server-wide body limit, request logs
+ * The Fastify instance every route of the service hangs on: the server-wide body limit, JSON bodies
+ * bounded in depth (body.ts), request logs
  * that never carry a key (no headers, `api_key` redacted from URLs) and the one error handler.
  */
 export function edgeServer(): FastifyInstance {
@@ -16,6 +17,7 @@ export function edgeServer(): FastifyInstance {
       serializers: { req: (req) => ({ method: req.method, url: redactUrl(req.url) }) },
     },
   });
+  boundedJsonBodies(app);
   installErrorHandling(app);
   return app;
 }

@@ -46,6 +46,12 @@ export interface JobPlaneConfig {
   logs: LogLimits;
   /** Address workers use to reach the service; default: the address it listens on. */
   workerBaseUrl: string | null;
+  /** Jobs an endpoint may have in its queue; past it /run and /runsync answer 429. */
+  maxQueuedPerEndpoint: number;
+  /** Service-wide bound of job input bytes held in memory; past it /run and /runsync answer 503. */
+  memoryBudgetBytes: number;
+  /** Inputs larger than this live in the store, not in memory, while they wait (read back when taken). */
+  spillInputBytes: number;
   rateLimits: RateLimitOptions;
   webhooks: WebhookOptions;
 }
@@ -71,6 +77,9 @@ export const DEFAULT_JOB_PLANE_CONFIG: JobPlaneConfig = {
   workerOutput: "inherit",
   logs: DEFAULT_LOG_LIMITS,
   workerBaseUrl: null,
+  maxQueuedPerEndpoint: 100_000,
+  memoryBudgetBytes: 256 * 1024 * 1024,
+  spillInputBytes: 64 * 1024,
   rateLimits: DEFAULT_RATE_LIMIT_OPTIONS,
   webhooks: DEFAULT_WEBHOOK_OPTIONS,
 };

@@ -6,6 +6,7 @@ import { EventBus } from "../event-bus";
 import type { Ids } from "../ids";
 import type { EndpointDirectory, SecretDirectory, ServiceEventBus, WorkerRegistry } from "../planes";
 import { type BookEvents, JobBook } from "./book/book";
+import { JobMemory } from "./book/memory";
 import { JobService } from "./client/job-service";
 import { RateLimiter } from "./client/rate-limit";
 import { DEFAULT_JOB_PLANE_CONFIG, type JobPlaneConfig } from "./config";
@@ -49,6 +50,7 @@ export type JobEvents = BookEvents & DispatchEvents & PoolEvents;
 export class JobPlane {
   readonly config: JobPlaneConfig;
   readonly events = new EventBus<JobEvents>();
+  readonly memory: JobMemory;
   readonly store: JobStore;
   readonly book: JobBook;
   readonly endpoints: CachedEndpoints;
@@ -82,8 +84,18 @@ export class JobPlane {
     this.#serviceEvents = deps.events;
     this.#log = log;
 
-    this.store = new JobStore(deps.db);
-    this.book = new JobBook(this.store, clock, { recentCacheSize: config.recentCacheSize }, this.events);
+    this.memory = new JobMemory({
+      budgetBytes: config.memoryBudgetBytes,
+      spillInputBytes: config.spillInputBytes,
+    });
+    this.store = new JobStore(deps.db, { log, memory: this.memory });
+    this.book = new JobBook(
+      this.store,
+      clock,
+      { recentCacheSize: config.recentCacheSize },
+      this.events,
+      this.memory,
+    );
     this.endpoints = new CachedEndpoints(deps.endpoints);
     this.logs = new LogBook(clock, { ...DEFAULT_JOB_PLANE_CONFIG.logs, ...deps.config?.logs });
     this.dispatcher = new Dispatcher(
@@ -135,6 +147,8 @@ export class JobPlane {
     this.jobs = new JobService({
       book: this.book,
       store: this.store,
+      memory: this.memory,
+      maxQueuedPerEndpoint: config.maxQueuedPerEndpoint,
       endpoints: this.endpoints,
       clock,
       ids,
@@ -280,7 +294,12 @@ export class JobPlane {
   }
 
   readonly #sweep = (): void => {
-    this.book.sweep();
+    try {
+      this.book.sweep();
+    } catch (error) {
+      // The store refused (busy, full): the next sweep tries again; never fatal.
+      this.#log(`sweep of expired results: ${error instanceof Error ? error.message : String(error)}`);
+    }
     this.#sweepTimer = this.#clock.setTimer(this.config.sweepIntervalMs, this.#sweep);
   };
 }

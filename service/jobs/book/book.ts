@@ -4,6 +4,7 @@ import type { Emitter } from "../../event-bus";
 import { isExpired, isTerminal, type Job, transition } from "../model/job";
 import type { JobStore, RemovedJob } from "../store/job-store";
 import { DeadlineQueue, Deque } from "./collections";
+import type { JobMemory } from "./memory";
 import { Watchers } from "./watchers";
 
 /** Job counts of one endpoint, kept as jobs move; /health reads them. */
@@ -54,7 +55,18 @@ export class JobBook {
   readonly #options: JobBookOptions;
   readonly #events: Emitter<BookEvents>;
 
-  constructor(store: JobStore, clock: Clock, options: JobBookOptions, events: Emitter<BookEvents>) {
+  readonly #memory: JobMemory | undefined;
+  /** Deadlines left after the last compaction (see #forgetDeadlines). */
+  #deadlinesKept = 0;
+
+  constructor(
+    store: JobStore,
+    clock: Clock,
+    options: JobBookOptions,
+    events: Emitter<BookEvents>,
+    memory?: JobMemory,
+  ) {
+    this.#memory = memory;
     this.#store = store;
     this.#clock = clock;
     this.#options = options;
@@ -74,12 +86,18 @@ export class JobBook {
     const running: Job[] = [];
     for (const job of this.#store.loadLive()) {
       this.#live.set(job.id, job);
+      this.#memory?.hold(job);
       this.#count(job, 1);
       if (job.status === "IN_QUEUE") this.#endpoint(job.endpointId).queue.push(job);
       else running.push(job);
       this.#deadlines.add(this.#nextDeadline(job), job);
     }
     return running;
+  }
+
+  /** Entries in the deadline queue (finished jobs' are compacted away; see #forgetDeadlines). */
+  get deadlineCount(): number {
+    return this.#deadlines.size;
   }
 
   counts(endpointId: string): EndpointJobCounts {
@@ -124,6 +142,7 @@ export class JobBook {
   /** A new job enters its endpoint's queue. */
   submit(job: Job): void {
     this.#live.set(job.id, job);
+    this.#memory?.hold(job);
     this.#enqueue(job, false);
   }
 
@@ -201,6 +220,7 @@ export class JobBook {
   /** FAILED or TIMED_OUT -> IN_QUEUE: same id and input, previous result removed. */
   retry(job: Job): void {
     this.#live.set(job.id, job);
+    this.#memory?.hold(job);
     this.#recent.delete(job.id);
     this.#resetForQueue(job);
   }
@@ -216,6 +236,8 @@ export class JobBook {
     this.#count(job, -1);
     this.#endpoint(job.endpointId).retried -= job.retries;
     this.#live.delete(job.id);
+    this.#memory?.release(job);
+    this.#forgetDeadlines();
     this.#recent.delete(job.id);
     this.#store.remove(job);
     this.watchers.notify(job.id);
@@ -296,6 +318,8 @@ export class JobBook {
     this.#count(job, 1);
     if (isTerminal(job)) {
       this.#live.delete(job.id);
+      this.#memory?.release(job);
+      this.#forgetDeadlines();
       this.#remember(job);
     }
     this.#store.save(job);
@@ -334,6 +358,17 @@ export class JobBook {
     }
     const next = this.#nextDeadline(job);
     if (next > now) this.#deadlines.add(next, job);
+  }
+
+  /**
+   * Deadlines of jobs that left (finished, deleted) stay in the queue until due (a day, for a ttl)
+   * and would hold each job until then. Once the queue has doubled since it was last compacted (and
+   * the jobs have left the live index), those entries go: amortized, a constant cost per deadline.
+   */
+  #forgetDeadlines(): void {
+    if (this.#deadlines.size <= 2 * this.#deadlinesKept + 1_024) return;
+    this.#deadlines.compact((job) => this.#live.get(job.id) === job);
+    this.#deadlinesKept = this.#deadlines.size;
   }
 
   #remember(job: Job): void {

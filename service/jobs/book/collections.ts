@@ -97,6 +97,26 @@ export class DeadlineQueue<T> {
     if (at < this.#armedAt) this.#arm();
   }
 
+  /**
+   * Drops every entry whose item `keep` refuses (items that left: their deadlines no longer matter),
+   * so that they are not held until their time comes. O(n log n); callers make it rare.
+   */
+  compact(keep: (item: T) => boolean): void {
+    const entries: { at: number; item: T }[] = [];
+    for (let i = 0; i < this.#at.length; i++) {
+      const item = this.#items[i] as T;
+      if (keep(item)) entries.push({ at: this.#at[i] as number, item });
+    }
+    entries.sort((a, b) => a.at - b.at); // a sorted array is a heap
+    this.#at.length = 0;
+    this.#items.length = 0;
+    for (const entry of entries) {
+      this.#at.push(entry.at);
+      this.#items.push(entry.item);
+    }
+    this.#arm();
+  }
+
   stop(): void {
     this.#stopped = true;
     this.#timer?.cancel();

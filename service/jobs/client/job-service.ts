@@ -12,6 +12,7 @@ import { notFound, ServiceError } from "../../errors";
 import type { Ids } from "../../ids";
 import type { EndpointDirectory, EndpointSettings } from "../../planes";
 import type { JobBook } from "../book/book";
+import type { JobMemory } from "../book/memory";
 import { createJob, envelopeOf, isTerminal, type Job, type JobKind } from "../model/job";
 import type { JobStore } from "../store/job-store";
 
@@ -32,6 +33,8 @@ export type WorkerCounts = {
 export class JobService {
   readonly #book: JobBook;
   readonly #store: JobStore;
+  readonly #memory: JobMemory;
+  readonly #maxQueued: number;
   readonly #endpoints: EndpointDirectory;
   readonly #clock: Clock;
   readonly #ids: Ids;
@@ -40,6 +43,8 @@ export class JobService {
   constructor(deps: {
     book: JobBook;
     store: JobStore;
+    memory: JobMemory;
+    maxQueuedPerEndpoint: number;
     endpoints: EndpointDirectory;
     clock: Clock;
     ids: Ids;
@@ -47,6 +52,8 @@ export class JobService {
   }) {
     this.#book = deps.book;
     this.#store = deps.store;
+    this.#memory = deps.memory;
+    this.#maxQueued = deps.maxQueuedPerEndpoint;
     this.#endpoints = deps.endpoints;
     this.#clock = deps.clock;
     this.#ids = deps.ids;
@@ -101,7 +108,7 @@ export class JobService {
    */
   async run(accountId: string, endpointId: string, body: JobSubmission): Promise<JobAccepted> {
     const job = this.submit(accountId, endpointId, body, "async");
-    await this.#store.flushed();
+    await this.#written(job);
     return { id: job.id, status: "IN_QUEUE" };
   }
 
@@ -117,7 +124,7 @@ export class JobService {
     signal: AbortSignal,
   ): Promise<JobEnvelope> {
     const job = this.submit(accountId, endpointId, body, "sync");
-    await this.#store.flushed();
+    await this.#written(job);
     const ended = await this.#waitForEnd(job, waitMs ?? JOB_LIMITS.runsyncWait.default, signal);
     if (!this.exists(job)) throw notFound("job", job.id);
     await this.#store.flushed();
@@ -131,9 +138,26 @@ export class JobService {
     return this.envelope(job);
   }
 
+  /**
+   * Room for a new job of about `bytes` (a request's content-length, before its body is read): the
+   * endpoint's queue cap (RATE_LIMITED, 429) and the service's memory budget (UNAVAILABLE, 503).
+   */
+  checkRoom(endpointId: string, bytes: number): void {
+    const queued = this.#book.counts(endpointId).inQueue;
+    if (queued >= this.#maxQueued) {
+      throw new ServiceError(
+        "RATE_LIMITED",
+        `endpoint ${endpointId} has ${queued} jobs in queue, its cap (maxQueuedPerEndpoint ${this.#maxQueued}); retry once workers have taken some`,
+        { retryAfterMs: 10_000 },
+      );
+    }
+    this.#memory.admit(bytes);
+  }
+
   /** A new job in the queue (the job of /run and /runsync). */
   submit(accountId: string, endpointId: string, body: JobSubmission, kind: JobKind): Job {
     const endpoint = this.queueEndpoint(accountId, endpointId);
+    this.checkRoom(endpoint.id, 0);
     const job = createJob({
       id: this.#ids.job(kind),
       // The cached endpoint's strings: shared by all its jobs, not a copy cut from each request's URL.
@@ -147,8 +171,22 @@ export class JobService {
       endpointExecutionTimeoutMs: endpoint.executionTimeoutMs > 0 ? endpoint.executionTimeoutMs : undefined,
       now: this.#clock.now(),
     });
+    this.#memory.admit(job.inputText.length);
     this.#book.submit(job);
     return job;
+  }
+
+  /**
+   * Waits for the new job's write. A job the store could not write is withdrawn and refused
+   * (UNAVAILABLE): a client is never told a job was accepted that a restart would lose.
+   */
+  async #written(job: Job): Promise<void> {
+    await this.#store.flushed();
+    if (!this.#store.isPending(job.id)) return;
+    if (this.exists(job)) this.#book.delete(job);
+    throw new ServiceError("UNAVAILABLE", `the job store could not write job ${job.id}; try again`, {
+      retryAfterMs: 1_000,
+    });
   }
 
   /** The job of this endpoint and account; `ttl` (ms) resets its lifetime. */

@@ -23,20 +23,42 @@ interface JobParams extends EndpointParams {
   jobId: string;
 }
 
+/** Who a request is from and which endpoint it is for, decided before its body is read. */
+interface Admission {
+  accountId: string;
+  endpointId: string;
+}
+
 /**
- * The client side of /v2/{endpoint_id}: authenticate, find the queue endpoint, rate-limit, parse,
+ * The client side of /v2/{endpoint_id}: authenticate, find the queue endpoint, rate-limit (all three
+ * in the route's onRequest hook, before the body is read: a refused request costs no parsing), parse,
  * call one JobService method, shape the reply. No rule lives here.
  */
 export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps): void {
   const { jobs, limiter } = deps;
+  const admissions = new WeakMap<FastifyRequest, Admission>();
 
-  /** The caller's account (401 otherwise), its queue endpoint (404/400), then the rate limit (429). */
-  const admit = (request: FastifyRequest, operation: RateLimitedOperation | null) => {
-    const accountId = deps.accounts.authenticate(request.headers.authorization);
-    const { endpointId } = request.params as EndpointParams;
-    jobs.queueEndpoint(accountId, endpointId);
-    const release = operation ? limiter.admit(endpointId, operation) : () => {};
-    return { accountId, endpointId, release };
+  /**
+   * The onRequest hook of a route: the caller's account (401 otherwise), its queue endpoint
+   * (404/400), then the rate limit (429); the request counts as in flight until its reply is done.
+   */
+  const admit =
+    (operation: RateLimitedOperation | null) => async (request: FastifyRequest, reply: FastifyReply) => {
+      const accountId = deps.accounts.authenticate(request.headers.authorization);
+      const { endpointId } = request.params as EndpointParams;
+      jobs.queueEndpoint(accountId, endpointId);
+      if (operation) reply.raw.once("close", limiter.admit(endpointId, operation));
+      // A new job: room in the endpoint's queue and in memory for what the request says it carries.
+      if (operation === "run" || operation === "runsync") {
+        jobs.checkRoom(endpointId, Number(request.headers["content-length"] ?? 0) || 0);
+      }
+      admissions.set(request, { accountId, endpointId });
+    };
+
+  const admitted = (request: FastifyRequest): Admission => {
+    const admission = admissions.get(request);
+    if (!admission) throw new Error(`${request.url}: the route has no admission hook`);
+    return admission;
   };
 
   const jobOf = (request: FastifyRequest, accountId: string, ttl?: number) => {
@@ -44,103 +66,80 @@ export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps
     return jobs.job(accountId, endpointId, jobId, ttl);
   };
 
-  app.post("/:endpointId/run", { bodyLimit: JOB_POLICY.runBodyBytes }, async (request) => {
-    const { accountId, endpointId, release } = admit(request, "run");
-    try {
-      return await jobs.run(accountId, endpointId, parseInput(JobSubmission, request.body, "body"));
-    } finally {
-      release();
-    }
-  });
+  app.post(
+    "/:endpointId/run",
+    { bodyLimit: JOB_POLICY.runBodyBytes, onRequest: admit("run") },
+    async (request) => {
+      const { accountId, endpointId } = admitted(request);
+      return jobs.run(accountId, endpointId, parseInput(JobSubmission, request.body, "body"));
+    },
+  );
 
-  app.post("/:endpointId/runsync", { bodyLimit: JOB_POLICY.runsyncBodyBytes }, async (request, reply) => {
-    const { accountId, endpointId, release } = admit(request, "runsync");
-    try {
+  app.post(
+    "/:endpointId/runsync",
+    { bodyLimit: JOB_POLICY.runsyncBodyBytes, onRequest: admit("runsync") },
+    async (request, reply) => {
+      const { accountId, endpointId } = admitted(request);
       const { wait } = parseInput(RunSyncQuery, request.query, "wait");
       const body = parseInput(JobSubmission, request.body, "body");
-      return await jobs.runSync(accountId, endpointId, body, wait, clientGone(reply));
-    } finally {
-      release();
-    }
-  });
+      return jobs.runSync(accountId, endpointId, body, wait, clientGone(reply));
+    },
+  );
 
-  const status = async (request: FastifyRequest) => {
-    const { accountId, release } = admit(request, "status");
-    try {
-      const { ttl } = parseInput(StatusQuery, request.query, "ttl");
-      return jobs.envelope(jobOf(request, accountId, ttl));
-    } finally {
-      release();
-    }
+  const status = { onRequest: admit("status") };
+  const statusOf = async (request: FastifyRequest) => {
+    const { accountId } = admitted(request);
+    const { ttl } = parseInput(StatusQuery, request.query, "ttl");
+    return jobs.envelope(jobOf(request, accountId, ttl));
   };
-  app.get("/:endpointId/status/:jobId", status);
-  app.post("/:endpointId/status/:jobId", status);
+  app.get("/:endpointId/status/:jobId", status, statusOf);
+  app.post("/:endpointId/status/:jobId", status, statusOf);
 
   // Long-poll status, used by the official JS and Go clients.
   const statusSync = async (request: FastifyRequest, reply: FastifyReply) => {
-    const { accountId, release } = admit(request, "status");
-    try {
-      const { wait, ttl } = parseInput(StatusSyncQuery, request.query, "wait");
-      return await jobs.statusSync(jobOf(request, accountId, ttl), wait, clientGone(reply));
-    } finally {
-      release();
-    }
+    const { accountId } = admitted(request);
+    const { wait, ttl } = parseInput(StatusSyncQuery, request.query, "wait");
+    return jobs.statusSync(jobOf(request, accountId, ttl), wait, clientGone(reply));
   };
-  app.get("/:endpointId/status-sync/:jobId", statusSync);
-  app.post("/:endpointId/status-sync/:jobId", statusSync);
+  app.get("/:endpointId/status-sync/:jobId", status, statusSync);
+  app.post("/:endpointId/status-sync/:jobId", status, statusSync);
 
   const stream = async (request: FastifyRequest, reply: FastifyReply) => {
-    const { accountId, release } = admit(request, "stream");
-    try {
-      const job = jobOf(request, accountId);
-      const { chunks } = await jobs.stream(job, deps.streamHoldMs, clientGone(reply));
-      const envelope = jobs.envelope(job);
-      return envelope.error === undefined
-        ? { status: job.status, stream: chunks }
-        : { status: job.status, stream: chunks, error: envelope.error };
-    } finally {
-      release();
-    }
+    const { accountId } = admitted(request);
+    const job = jobOf(request, accountId);
+    const { chunks } = await jobs.stream(job, deps.streamHoldMs, clientGone(reply));
+    const envelope = jobs.envelope(job);
+    return envelope.error === undefined
+      ? { status: job.status, stream: chunks }
+      : { status: job.status, stream: chunks, error: envelope.error };
   };
-  app.get("/:endpointId/stream/:jobId", stream);
-  app.post("/:endpointId/stream/:jobId", stream);
+  app.get("/:endpointId/stream/:jobId", { onRequest: admit("stream") }, stream);
+  app.post("/:endpointId/stream/:jobId", { onRequest: admit("stream") }, stream);
 
-  app.post("/:endpointId/cancel/:jobId", async (request) => {
-    const { accountId, release } = admit(request, "cancel");
-    try {
-      const job = jobs.cancel(jobOf(request, accountId));
-      return { id: job.id, status: job.status };
-    } finally {
-      release();
-    }
+  app.post("/:endpointId/cancel/:jobId", { onRequest: admit("cancel") }, async (request) => {
+    const job = jobs.cancel(jobOf(request, admitted(request).accountId));
+    return { id: job.id, status: job.status };
   });
 
-  app.post("/:endpointId/retry/:jobId", async (request) => {
-    const { accountId } = admit(request, null);
-    return jobs.retry(jobOf(request, accountId));
+  app.post("/:endpointId/retry/:jobId", { onRequest: admit(null) }, async (request) =>
+    jobs.retry(jobOf(request, admitted(request).accountId)),
+  );
+
+  app.post("/:endpointId/purge-queue", { onRequest: admit("purge-queue") }, async (request) => {
+    const { accountId, endpointId } = admitted(request);
+    return { removed: jobs.purgeQueue(accountId, endpointId), status: "completed" };
   });
 
-  app.post("/:endpointId/purge-queue", async (request) => {
-    const { accountId, endpointId, release } = admit(request, "purge-queue");
-    try {
-      return { removed: jobs.purgeQueue(accountId, endpointId), status: "completed" };
-    } finally {
-      release();
-    }
-  });
-
-  app.get("/:endpointId/health", async (request) => {
-    const { accountId, endpointId } = admit(request, null);
+  app.get("/:endpointId/health", { onRequest: admit(null) }, async (request) => {
+    const { accountId, endpointId } = admitted(request);
     return jobs.health(accountId, endpointId);
   });
 
   // In the spec's rate-limit table, with no documented shapes: refused loudly, after the limits apply.
-  app.get("/:endpointId/requests", async (request) => {
-    admit(request, "requests").release();
+  app.get("/:endpointId/requests", { onRequest: admit("requests") }, async () => {
     throw new ServiceError("NOT_IMPLEMENTED", "GET /requests is not implemented by the local service");
   });
-  app.post("/:endpointId/openai/*", async (request) => {
-    admit(request, "openai").release();
+  app.post("/:endpointId/openai/*", { onRequest: admit("openai") }, async () => {
     throw new ServiceError("NOT_IMPLEMENTED", "POST /openai/* is not implemented by the local service");
   });
 }

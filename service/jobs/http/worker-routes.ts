@@ -25,20 +25,27 @@ interface WorkerJobParams extends WorkerParams {
 /**
  * The worker protocol (docs/worker-protocol.md), exactly as workers of the real service speak it:
  * job-take (long-poll) and job-take-batch, job-stop, job-done (results and progress), job-stream,
- * ping. Bodies are read raw and parsed as JSON whatever their content-type says.
+ * ping. Bodies are read raw and parsed as JSON whatever their content-type says, once the worker is
+ * identified (an onRequest hook of the scope: a refused request's body is never parsed).
  */
 export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps): void {
   const { dispatcher } = deps;
   parseAnyBodyAsJson(app, deps.bodyLimit);
+  const sessions = new WeakMap<FastifyRequest, { session: WorkerSession; extra: URLSearchParams }>();
 
   /** The worker's session (see WorkerAccess), and parameters appended to its id by a template without `?`. */
-  const sessionOf = (request: FastifyRequest): { session: WorkerSession; extra: URLSearchParams } => {
-    const params = request.params as WorkerParams;
+  app.addHook("onRequest", async (request) => {
+    const params = request.params as Partial<WorkerParams>;
+    if (params.endpointId === undefined || params.workerId === undefined) return;
     const { id: workerId, extra } = pathParam(params.workerId);
-    return {
-      session: deps.access.session(params.endpointId, workerId, request.headers.authorization),
-      extra,
-    };
+    const session = deps.access.session(params.endpointId, workerId, request.headers.authorization);
+    sessions.set(request, { session, extra });
+  });
+
+  const sessionOf = (request: FastifyRequest): { session: WorkerSession; extra: URLSearchParams } => {
+    const identified = sessions.get(request);
+    if (!identified) throw new Error(`${request.url}: the worker was not identified`);
+    return identified;
   };
 
   const take = (batch: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {

@@ -22,10 +22,19 @@ export interface Job {
   readonly endpointId: string;
   readonly kind: JobKind;
   status: JobStatus;
-  /** The input as JSON text: what is kept (and stored) for the job's life. */
+  /**
+   * The input as JSON text: what is kept (and stored) for the job's life. Held in memory, or, once a
+   * large input is written, read from the store on each use (see `releaseInput`).
+   */
   readonly inputText: string;
   /** Parsed from `inputText` on each read (job-take, webhooks), so queued jobs hold no object tree. */
   readonly input: Record<string, unknown>;
+  /** Is the input text held in memory (not only in the store)? */
+  readonly inputInMemory: boolean;
+  /** Drops the in-memory input text: later reads come from `source` (the store, once it holds the row). */
+  releaseInput(source: InputSource): void;
+  /** Bytes of this job counted against the service's memory budget; set by JobMemory only. */
+  heldBytes: number;
   readonly webhook: string | undefined;
   /** As submitted; passed through to the worker with the job. */
   readonly policy: JobPolicy | undefined;
@@ -52,8 +61,15 @@ export interface Job {
   storeRow: number;
 }
 
-/** Every field of a job but the parsed input. */
-export type JobFields = Omit<Job, "input">;
+/** Where an input no longer held in memory is read (the job store). */
+export interface InputSource {
+  readInput(job: Job): string;
+}
+
+/** Every field of a job but the parsed input; the input text may be where to read it. */
+export type JobFields = Omit<Job, "input" | "inputText" | "inputInMemory" | "releaseInput" | "heldBytes"> & {
+  inputText: string | InputSource;
+};
 
 /** What a job gets once it runs; queued jobs share none (null), which saves ~50 bytes each. */
 interface RunState {
@@ -83,7 +99,6 @@ class JobRecord implements Job {
   readonly endpointId: string;
   readonly kind: JobKind;
   status: JobStatus;
-  readonly inputText: string;
   readonly executionTimeoutMs: number;
   ttlMs: number;
   readonly lowPriority: boolean;
@@ -91,6 +106,8 @@ class JobRecord implements Job {
   queuedAt: number;
   retries: number;
   storeRow: number;
+  heldBytes = 0;
+  #input: string | InputSource;
   readonly #extras: Extras | null;
   #run: RunState | null = null;
 
@@ -100,7 +117,7 @@ class JobRecord implements Job {
     this.endpointId = f.endpointId;
     this.kind = f.kind;
     this.status = f.status;
-    this.inputText = f.inputText;
+    this.#input = f.inputText;
     this.executionTimeoutMs = f.executionTimeoutMs;
     this.ttlMs = f.ttlMs;
     this.lowPriority = f.lowPriority;
@@ -118,8 +135,21 @@ class JobRecord implements Job {
     this.stream = f.stream;
   }
 
+  get inputText(): string {
+    const input = this.#input;
+    return typeof input === "string" ? input : input.readInput(this);
+  }
+
   get input(): Record<string, unknown> {
     return JSON.parse(this.inputText) as Record<string, unknown>;
+  }
+
+  get inputInMemory(): boolean {
+    return typeof this.#input === "string";
+  }
+
+  releaseInput(source: InputSource): void {
+    this.#input = source;
   }
 
   get webhook(): string | undefined {

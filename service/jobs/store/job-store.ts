@@ -1,7 +1,9 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
 import type { JobPolicy, JobStatus, S3Config } from "../../../sdk/schemas/job";
 import { type Migration, transaction } from "../../db";
-import { expiresAt, isTerminal, type Job, type JobKind, jobFrom } from "../model/job";
+import { ServiceError } from "../../errors";
+import type { JobMemory } from "../book/memory";
+import { expiresAt, type InputSource, isTerminal, type Job, type JobKind, jobFrom } from "../model/job";
 
 /**
  * The job plane's table. Rows are keyed by a sequence number the store assigns in increasing order,
@@ -51,7 +53,8 @@ interface JobRow {
   endpoint_id: string;
   kind: string;
   status: string;
-  input: string;
+  /** null: a large input, left in the store (read with readInput). */
+  input: string | null;
   webhook: string | null;
   policy: string | null;
   s3_config: string | null;
@@ -92,9 +95,11 @@ const TERMINAL_SQL = "('COMPLETED','FAILED','CANCELLED','TIMED_OUT')";
  * until its change is on disk, which /run does before answering. Reads of jobs changed but not yet
  * flushed must come from memory: the job plane keeps such jobs in its index until the flush.
  */
-export class JobStore {
+export class JobStore implements InputSource {
   readonly #db: DatabaseSync;
   readonly #upsert: StatementSync;
+  readonly #update: StatementSync;
+  readonly #input: StatementSync;
   readonly #delete: StatementSync;
   readonly #get: StatementSync;
   readonly #live: StatementSync;
@@ -113,9 +118,20 @@ export class JobStore {
   readonly #dirty = new Map<string, Job>();
   readonly #deleted = new Map<string, Job>();
   #scheduled: Promise<void> | null = null;
+  readonly #log: (message: string) => void;
+  /** The memory budget; large inputs leave memory once written (none without it). */
+  readonly #memory: JobMemory | undefined;
 
-  constructor(db: DatabaseSync) {
+  constructor(db: DatabaseSync, options: { log?: (message: string) => void; memory?: JobMemory } = {}) {
     this.#db = db;
+    this.#log = options.log ?? (() => {});
+    this.#memory = options.memory;
+    // Large inputs are not read back with their row: they are read when used (readInput).
+    const spill = options.memory?.options.spillInputBytes ?? Number.MAX_SAFE_INTEGER;
+    const columns = `seq, id, account_id, endpoint_id, kind, status,
+      CASE WHEN length(input) > ${Math.floor(spill)} THEN NULL ELSE input END AS input,
+      webhook, policy, s3_config, execution_timeout_ms, ttl_ms, low_priority, created_at, queued_at,
+      started_at, completed_at, worker_id, output, error, retries`;
     this.#upsert = db.prepare(`
       INSERT INTO jobs (seq, id, account_id, endpoint_id, kind, status, input, webhook, policy, s3_config,
         execution_timeout_ms, ttl_ms, low_priority, created_at, queued_at, started_at, completed_at,
@@ -125,10 +141,16 @@ export class JobStore {
         queued_at = excluded.queued_at, started_at = excluded.started_at,
         completed_at = excluded.completed_at, worker_id = excluded.worker_id, output = excluded.output,
         error = excluded.error, retries = excluded.retries, expires_at = excluded.expires_at`);
+    // A row already written changes only in these columns: its input is never bound again.
+    this.#update = db.prepare(`
+      UPDATE jobs SET status = ?, ttl_ms = ?, queued_at = ?, started_at = ?, completed_at = ?,
+        worker_id = ?, output = ?, error = ?, retries = ?, expires_at = ?
+      WHERE seq = ?`);
+    this.#input = db.prepare("SELECT input FROM jobs WHERE seq = ?");
     this.#delete = db.prepare("DELETE FROM jobs WHERE seq = ?");
-    this.#get = db.prepare("SELECT * FROM jobs WHERE seq = ?");
+    this.#get = db.prepare(`SELECT ${columns} FROM jobs WHERE seq = ?`);
     this.#live = db.prepare(
-      "SELECT * FROM jobs WHERE status IN ('IN_QUEUE', 'IN_PROGRESS') ORDER BY queued_at, seq",
+      `SELECT ${columns} FROM jobs WHERE status IN ('IN_QUEUE', 'IN_PROGRESS') ORDER BY queued_at, seq`,
     );
     this.#expire = db.prepare(
       `DELETE FROM jobs WHERE expires_at <= ? AND status IN ${TERMINAL_SQL}
@@ -139,7 +161,7 @@ export class JobStore {
        FROM jobs GROUP BY endpoint_id, status`,
     );
     this.#byEndpoint = db.prepare("DELETE FROM jobs WHERE endpoint_id = ? RETURNING id");
-    this.#recent = db.prepare("SELECT * FROM jobs WHERE endpoint_id = ? ORDER BY seq DESC LIMIT ?");
+    this.#recent = db.prepare(`SELECT ${columns} FROM jobs WHERE endpoint_id = ? ORDER BY seq DESC LIMIT ?`);
     // Iterated, not .all(): a 100,000-row array would grow V8's heap for good (~200 MB RSS).
     // Live jobs are not indexed: they carry their row (see #seqById).
     const finished = db.prepare(`SELECT seq, id FROM jobs WHERE status IN ${TERMINAL_SQL}`);
@@ -174,30 +196,115 @@ export class JobStore {
     return this.#scheduled ?? Promise.resolve();
   }
 
-  /** Writes everything marked, now. */
+  /**
+   * Writes everything marked, now, in one transaction. Never throws: when the transaction fails,
+   * each change is written on its own; a change that cannot be written (a value no row can hold) is
+   * logged and dropped, and one the database refuses (busy, full) is logged and kept for the next flush.
+   */
   flush(): void {
     if (this.#dirty.size === 0 && this.#deleted.size === 0) return;
-    transaction(this.#db, () => {
-      for (const [id, job] of this.#deleted) {
-        const seq = job.storeRow || this.#seqById.get(id);
-        this.#seqById.delete(id);
-        if (seq) this.#delete.run(seq);
+    try {
+      transaction(this.#db, () => {
+        for (const job of this.#deleted.values()) this.#writeDelete(job);
+        for (const job of this.#dirty.values()) this.#write(job);
+      });
+      for (const job of this.#dirty.values()) this.#spill(job);
+      this.#deleted.clear();
+      this.#dirty.clear();
+    } catch {
+      this.#flushEach();
+    }
+  }
+
+  /** The flush, one change per transaction; see flush(). */
+  #flushEach(): void {
+    for (const [id, job] of this.#deleted) {
+      if (this.#attempt(id, "delete", () => transaction(this.#db, () => this.#writeDelete(job)))) {
+        this.#deleted.delete(id);
       }
-      for (const job of this.#dirty.values()) {
-        if (job.storeRow === 0) job.storeRow = this.#nextSeq++;
-        this.#upsert.run(job.storeRow, ...rowValues(job));
-        if (isTerminal(job)) this.#seqById.set(job.id, job.storeRow);
+    }
+    for (const [id, job] of this.#dirty) {
+      let write: () => void;
+      try {
+        write = this.#writer(job);
+      } catch (error) {
+        this.#log(`job store: the change of job ${id} cannot be written and is dropped: ${reason(error)}`);
+        this.#dirty.delete(id);
+        continue;
       }
-    });
-    this.#deleted.clear();
-    this.#dirty.clear();
+      if (this.#attempt(id, "write", () => transaction(this.#db, write))) {
+        this.#dirty.delete(id);
+        this.#spill(job);
+      }
+    }
+  }
+
+  /** Runs one write; false (logged, kept for the next flush) when the database refuses it. */
+  #attempt(id: string, what: string, write: () => void): boolean {
+    try {
+      write();
+      return true;
+    } catch (error) {
+      this.#log(
+        `job store: the ${what} of job ${id} failed and is retried at the next flush: ${reason(error)}`,
+      );
+      return false;
+    }
+  }
+
+  #writeDelete(job: Job): void {
+    const seq = job.storeRow || this.#seqById.get(job.id);
+    this.#seqById.delete(job.id);
+    if (seq) this.#delete.run(seq);
+  }
+
+  #write(job: Job): void {
+    this.#writer(job)();
+  }
+
+  /**
+   * The write of a job's current state, its values computed now (they may throw: a value no row
+   * holds): an insert of the whole row the first time, then an update of what changes.
+   */
+  #writer(job: Job): () => void {
+    const changes = changedValues(job);
+    const insert = job.storeRow === 0 ? rowValues(job) : null;
+    return () => {
+      if (insert === null) {
+        const updated = this.#update.run(...changes, job.storeRow);
+        // The row is gone (deleted by expiry while the job was in memory): written whole again, when
+        // its input is still at hand.
+        if (Number(updated.changes) === 0 && job.inputInMemory) {
+          this.#upsert.run(job.storeRow, ...rowValues(job));
+        }
+      } else {
+        job.storeRow = this.#nextSeq++;
+        this.#upsert.run(job.storeRow, ...insert);
+      }
+      if (isTerminal(job)) this.#seqById.set(job.id, job.storeRow);
+    };
+  }
+
+  /** A large input, now in the store, leaves memory (and the memory budget). */
+  #spill(job: Job): void {
+    const memory = this.#memory;
+    if (!memory?.spills(job) || job.storeRow === 0) return;
+    job.releaseInput(this);
+    memory.release(job);
+  }
+
+  /** The input text of a job whose input was left in the store. */
+  readInput(job: Job): string {
+    const row = this.#input.get(job.storeRow) as { input: string } | undefined;
+    if (!row) throw new ServiceError("NOT_FOUND", `job ${job.id}: its input is no longer stored`);
+    return row.input;
   }
 
   get(id: string): Job | undefined {
     const seq = this.#seqById.get(id);
     if (seq === undefined) return undefined;
     const row = this.#get.get(seq) as JobRow | undefined;
-    return row ? jobOf(row, this.#shared) : undefined;
+    return row ? jobOf(row, this.#shared, this) : undefined;
   }
 
   /**
@@ -205,7 +312,7 @@ export class JobStore {
    * carries its row, so they need no index entry).
    */
   *loadLive(): Generator<Job> {
-    for (const row of this.#live.iterate() as Iterable<JobRow>) yield jobOf(row, this.#shared);
+    for (const row of this.#live.iterate() as Iterable<JobRow>) yield jobOf(row, this.#shared, this);
   }
 
   /** Deletes finished jobs whose results expired; returns what was removed. */
@@ -225,7 +332,7 @@ export class JobStore {
   recent(endpointId: string, limit: number): Job[] {
     this.flush();
     return (this.#recent.all(endpointId, limit) as unknown as JobRow[]).map((row) =>
-      jobOf(row, this.#shared),
+      jobOf(row, this.#shared, this),
     );
   }
 
@@ -236,25 +343,37 @@ export class JobStore {
 
   #schedule(): void {
     if (this.#scheduled) return;
-    this.#scheduled = new Promise<void>((resolve, reject) => {
+    this.#scheduled = new Promise<void>((resolve) => {
       setImmediate(() => {
         this.#scheduled = null;
-        try {
-          this.flush();
-          resolve();
-        } catch (error) {
-          reject(error);
-        }
+        this.flush();
+        resolve();
       });
     });
-    // A failed flush is reported to whoever awaits it; never an unhandled rejection.
-    this.#scheduled.catch(() => {});
   }
 }
+
+const reason = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 const json = (value: unknown): string | null => (value === undefined ? null : JSON.stringify(value));
 const parsed = <T>(text: string | null): T | undefined =>
   text === null ? undefined : (JSON.parse(text) as T);
+
+/** The columns an update writes, in the order of the update statement (before `seq`). */
+function changedValues(job: Job): SQLInputValue[] {
+  return [
+    job.status,
+    job.ttlMs,
+    job.queuedAt,
+    job.startedAt,
+    job.completedAt,
+    job.workerId,
+    json(job.output),
+    job.error ?? null,
+    job.retries,
+    expiresAt(job),
+  ];
+}
 
 function rowValues(job: Job): SQLInputValue[] {
   return [
@@ -300,14 +419,14 @@ const STATUSES: Record<string, JobStatus> = {
   TIMED_OUT: "TIMED_OUT",
 };
 
-function jobOf(row: JobRow, strings: Map<string, string>): Job {
+function jobOf(row: JobRow, strings: Map<string, string>, source: InputSource): Job {
   return jobFrom({
     id: row.id,
     accountId: shared(strings, row.account_id),
     endpointId: shared(strings, row.endpoint_id),
     kind: KINDS[row.kind] ?? (row.kind as JobKind),
     status: STATUSES[row.status] ?? (row.status as JobStatus),
-    inputText: row.input,
+    inputText: row.input ?? source,
     webhook: row.webhook ?? undefined,
     policy: parsed<JobPolicy>(row.policy),
     s3Config: parsed<S3Config>(row.s3_config),

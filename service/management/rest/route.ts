@@ -1,4 +1,4 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { z } from "zod";
 import { parseInput } from "../../edge/parse";
 import type { Management, ManagementWireDeps } from "../index";
@@ -47,15 +47,19 @@ export function route<const S extends RouteSpec>(
   return {
     spec,
     register(app, deps) {
+      // Authenticated in onRequest, before the body is read: a bad key costs no parsing.
+      const accounts = new WeakMap<FastifyRequest, string>();
       app.route({
         method: spec.method,
         url: spec.url,
         bodyLimit: deps.bodyLimit,
+        onRequest: async (request) => {
+          if (!spec.public) accounts.set(request, deps.accounts.authenticate(request.headers.authorization));
+        },
         handler: async (request, reply) => {
-          const accountId = spec.public ? "" : deps.accounts.authenticate(request.headers.authorization);
           const ctx = {
             management: deps.management,
-            accountId,
+            accountId: accounts.get(request) ?? "",
             params: request.params as Record<string, string>,
             body: (spec.body ? parseInput(spec.body, request.body, "body") : undefined) as Parsed<S["body"]>,
             query: (spec.query ? parseInput(spec.query, request.query, "query") : undefined) as Parsed<

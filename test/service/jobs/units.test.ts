@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../../service/clock";
 import { openDatabase } from "../../../service/db";
+import { EventBus } from "../../../service/event-bus";
+import { JobBook } from "../../../service/jobs/book/book";
 import { DeadlineQueue, Deque } from "../../../service/jobs/book/collections";
 import { Watchers } from "../../../service/jobs/book/watchers";
 import { splitChunk } from "../../../service/jobs/dispatch/chunks";
@@ -137,5 +139,41 @@ describe("JobStore", () => {
     store.save(next);
     store.flush();
     expect(next.storeRow).toBeGreaterThan(q2.storeRow);
+  });
+});
+
+describe("DeadlineQueue.compact", () => {
+  it("drops refused entries and keeps the rest firing in time order", async () => {
+    const clock = new ManualClock(0);
+    const fired: number[] = [];
+    const q = new DeadlineQueue<number>(clock, (item) => fired.push(item));
+    for (const n of [50, 10, 40, 20, 30, 60]) q.add(n * 10, n);
+    q.compact((n) => n % 20 !== 0);
+    expect(q.size).toBe(3);
+    await clock.advance(1_000);
+    expect(fired).toEqual([10, 30, 50]);
+  });
+});
+
+describe("JobBook deadlines", () => {
+  it("finished jobs' deadlines do not pile up (they would hold each job for its ttl)", () => {
+    const clock = new ManualClock(0);
+    const store = new JobStore(openDatabase(":memory:", jobMigrations));
+    const book = new JobBook(store, clock, { recentCacheSize: 10 }, new EventBus());
+    for (let i = 0; i < 5_000; i++) {
+      const job = createJob({
+        id: `j${i}`,
+        accountId: "a",
+        endpointId: "ep",
+        kind: "async",
+        input: {},
+        now: 0,
+      });
+      book.submit(job);
+      book.start(book.nextQueued("ep") as typeof job, "w");
+      book.finish(job, "COMPLETED", { output: i });
+    }
+    // Two deadlines a job (ttl, execution), all of jobs that left: compacted as they accumulate.
+    expect(book.deadlineCount).toBeLessThan(2_100);
   });
 });

@@ -1,0 +1,58 @@
+import { ServiceError } from "../../errors";
+import type { Job } from "../model/job";
+
+export interface JobMemoryOptions {
+  /** Service-wide bound of the job bytes held in memory (inputs of queued and running jobs), bytes. */
+  budgetBytes: number;
+  /** Inputs larger than this are kept in the store only, once written, and read back when needed. */
+  spillInputBytes: number;
+}
+
+/**
+ * The service-wide budget of job bytes in memory: the input text of every queued or running job
+ * still held in memory (small inputs for their whole life, large ones until the store has them). A
+ * new job that would pass the budget is refused with UNAVAILABLE (503, Retry-After) before it is
+ * accepted. Sizes are counted in UTF-16 units of the JSON text (what a string costs, give or take).
+ */
+export class JobMemory {
+  readonly options: JobMemoryOptions;
+  #used = 0;
+
+  constructor(options: JobMemoryOptions) {
+    this.options = options;
+  }
+
+  /** Bytes held now. */
+  get used(): number {
+    return this.#used;
+  }
+
+  /** Refuses a job of `bytes` that would not fit in the budget now. */
+  admit(bytes: number): void {
+    const { budgetBytes } = this.options;
+    if (this.#used + bytes <= budgetBytes) return;
+    throw new ServiceError(
+      "UNAVAILABLE",
+      `the service's memory budget for jobs (${budgetBytes} bytes) is used up (${this.#used} held); try again shortly`,
+      { retryAfterMs: 1_000 },
+    );
+  }
+
+  /** Counts the job's in-memory input (once; a job counted already is left as it is). */
+  hold(job: Job): void {
+    if (job.heldBytes > 0 || !job.inputInMemory) return;
+    job.heldBytes = job.inputText.length;
+    this.#used += job.heldBytes;
+  }
+
+  /** The job no longer holds what was counted (it left the queue and the workers, or its input was spilled). */
+  release(job: Job): void {
+    this.#used -= job.heldBytes;
+    job.heldBytes = 0;
+  }
+
+  /** Is this input large enough to live in the store only? */
+  spills(job: Job): boolean {
+    return job.inputInMemory && job.inputText.length > this.options.spillInputBytes;
+  }
+}

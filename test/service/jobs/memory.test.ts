@@ -1,0 +1,111 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { ManualClock } from "../../../service/clock";
+import type { JobPlaneConfig } from "../../../service/jobs/config";
+import { type Harness, startHarness } from "./harness";
+import { ProtocolWorker } from "./protocol-worker";
+
+/** Issue 10, finding 4: large queued inputs live in the store, queues have a cap, memory a budget. */
+describe("job memory", () => {
+  const running: Harness[] = [];
+  const dirs: string[] = [];
+  afterEach(async () => {
+    for (const h of running.splice(0)) await h.close().catch(() => {});
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  const start = async (config: Partial<JobPlaneConfig>, data?: string, clock?: ManualClock) => {
+    const h = await startHarness({ config, ...(data ? { data } : {}), ...(clock ? { clock } : {}) });
+    running.push(h);
+    return h;
+  };
+  const run = async (h: Harness, endpointId: string, input: object) => {
+    const reply = await h.call("POST", `/v2/${endpointId}/run`, { body: { input } });
+    expect(reply.status).toBe(200);
+    return (reply.body as { id: string }).id;
+  };
+
+  it("an input past spillInputBytes leaves memory once written and is read back when the job is taken", async () => {
+    const h = await start({ spillInputBytes: 1_024 });
+    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const big = { text: "é".repeat(5_000) };
+    const small = { n: 1 };
+    const bigId = await run(h, ep.id, big);
+    const smallId = await run(h, ep.id, small);
+    expect(h.plane.book.find(bigId)?.inputInMemory).toBe(false);
+    expect(h.plane.book.find(smallId)?.inputInMemory).toBe(true);
+    // Only the small input counts against the budget.
+    expect(h.plane.memory.used).toBe(JSON.stringify(small).length);
+
+    const worker = new ProtocolWorker(h, ep.id, "w-memory");
+    const taken = await worker.take();
+    expect(taken.body).toEqual({ id: bigId, input: big });
+    await worker.done(bigId, { output: { ok: 1 } });
+    expect((await h.call("GET", `/v2/${ep.id}/status/${bigId}`)).body).toMatchObject({
+      status: "COMPLETED",
+      output: { ok: 1 },
+    });
+    await worker.take();
+    await worker.done(smallId, { output: {} });
+    expect(h.plane.memory.used).toBe(0);
+  });
+
+  it("after a restart, large queued inputs stay in the store until taken", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "runpodkit-memory-"));
+    dirs.push(dir);
+    const data = join(dir, "service.sqlite");
+    const clock = new ManualClock();
+    const first = await start({ spillInputBytes: 1_024 }, data, clock);
+    const ep = first.endpoint("runpodkit/echo", { workersMax: 0 });
+    const big = { text: "x".repeat(50_000) };
+    const id = await run(first, ep.id, big);
+    await first.close();
+    running.splice(running.indexOf(first), 1);
+
+    const second = await start({ spillInputBytes: 1_024 }, data, clock);
+    expect(second.plane.book.find(id)?.inputInMemory).toBe(false);
+    expect(second.plane.memory.used).toBe(0);
+    const taken = await new ProtocolWorker(second, ep.id, "w-after").take();
+    expect(taken.body).toEqual({ id, input: big });
+  });
+
+  it("the queue cap: 429 with Retry-After naming the cap; room again once the queue shrinks", async () => {
+    const h = await start({ maxQueuedPerEndpoint: 2 });
+    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    await run(h, ep.id, { n: 1 });
+    await run(h, ep.id, { n: 2 });
+    for (const path of ["run", "runsync"]) {
+      const over = await h.call("POST", `/v2/${ep.id}/${path}`, { body: { input: { n: 3 } } });
+      expect(over.status).toBe(429);
+      expect(over.headers["retry-after"]).toBe("10");
+      expect(over.body).toMatchObject({ code: "RATE_LIMITED" });
+      expect((over.body as { error: string }).error).toContain("maxQueuedPerEndpoint 2");
+    }
+    // Another endpoint has its own queue.
+    const other = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    await run(h, other.id, { n: 1 });
+    await h.call("POST", `/v2/${ep.id}/purge-queue`);
+    await run(h, ep.id, { n: 4 });
+  });
+
+  it("the memory budget: 503 with Retry-After, before the body is read when its length says so", async () => {
+    const h = await start({ memoryBudgetBytes: 1_000, spillInputBytes: 10_000 });
+    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    await run(h, ep.id, { text: "x".repeat(600) });
+    const over = await h.call("POST", `/v2/${ep.id}/run`, { body: { input: { text: "y".repeat(600) } } });
+    expect(over.status).toBe(503);
+    expect(over.headers["retry-after"]).toBe("1");
+    expect(over.body).toMatchObject({ code: "UNAVAILABLE" });
+    expect((over.body as { error: string }).error).toContain("memory budget for jobs (1000 bytes)");
+    // A body that says it is larger than the room left is refused unread (it is not even JSON).
+    const unread = await h.call("POST", `/v2/${ep.id}/run`, { raw: `{${"z".repeat(2_000)}` });
+    expect(unread.status).toBe(503);
+    // Nothing of the refused jobs was kept; the budget frees as jobs leave.
+    expect(h.plane.book.counts(ep.id).inQueue).toBe(1);
+    await h.call("POST", `/v2/${ep.id}/purge-queue`);
+    expect(h.plane.memory.used).toBe(0);
+    await run(h, ep.id, { text: "y".repeat(600) });
+  });
+});
