@@ -9,6 +9,7 @@
  */
 import { execFile } from "node:child_process";
 import { createHash, randomUUID } from "node:crypto";
+import { existsSync } from "node:fs";
 import { cp, mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join, relative } from "node:path";
@@ -137,8 +138,18 @@ export async function installProgram(
 }
 
 /** The entry script of a package-manager devDependency, run with this process's node. */
+/**
+ * A package manager's bin script by path inside its package: found through Node's lookup directories,
+ * not `require.resolve`, since a package's `exports` may hide its bin files (pnpm 11 does).
+ */
 function managerScript(specifier: string): string {
-  return require.resolve(specifier, { paths: [PROJECT_ROOT] });
+  const [scope, name, ...rest] = specifier.split("/");
+  const [pkg, file] = scope?.startsWith("@") ? [`${scope}/${name}`, rest] : [scope ?? "", [name, ...rest]];
+  for (const dir of require.resolve.paths(pkg) ?? []) {
+    const candidate = join(dir, pkg, ...file.filter((part): part is string => part !== undefined));
+    if (existsSync(candidate)) return candidate;
+  }
+  throw new EngineError("MANAGER_NOT_FOUND", "package.install", `${specifier} is not installed`);
 }
 
 async function installWith(

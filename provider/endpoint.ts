@@ -3,6 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import {
   ComputeType,
+  CudaVersion,
   CudaVersionsList,
   ENDPOINT_DEFAULTS,
   EndpointType,
@@ -107,7 +108,7 @@ export const EndpointInputs = z.strictObject({
     .default(ENDPOINT_DEFAULTS.scalerValue)
     .describe("Autoscaler target (default 4)."),
   flashBootType: FlashBootType.default(ENDPOINT_DEFAULTS.flashBootType).describe(
-    "FLASHBOOT for faster cold starts (default OFF).",
+    "FLASHBOOT for faster cold starts, PRIORITY_FLASHBOOT to keep cached workers first in line (default OFF).",
   ),
   executionTimeoutMs: wire.executionTimeoutMs
     .unwrap()
@@ -124,6 +125,15 @@ export const EndpointInputs = z.strictObject({
     .nullable()
     .default(null)
     .describe("Network volume mounted on the workers."),
+  networkVolumeIds: z
+    .array(z.string().min(1))
+    .default(() => [])
+    .describe(
+      "Network volumes in several data centers (at most one per data center): workers mount the one where they run.",
+    ),
+  minCudaVersion: CudaVersion.nullable()
+    .default(null)
+    .describe('Workers only on hosts with at least this CUDA version, e.g. "12.4"; null for any.'),
   env: z
     .record(z.string().min(1), z.string())
     .default(() => ({}))
@@ -304,6 +314,8 @@ export function toSaveInput(
     locations: desired.locations,
     allowedCudaVersions: desired.allowedCudaVersions,
     networkVolumeId: desired.networkVolumeId,
+    networkVolumeIds: desired.networkVolumeIds.map((networkVolumeId) => ({ networkVolumeId })),
+    minCudaVersion: desired.minCudaVersion,
     env: Object.entries(env).map(([key, value]) => ({ key, value })),
   };
 }
@@ -331,6 +343,10 @@ export function recordAsDesired(record: GqlEndpoint): EndpointDesired {
     locations: commaListOrNull(record.locations),
     allowedCudaVersions: commaListOrNull(record.allowedCudaVersions),
     networkVolumeId: record.networkVolumeId ?? null,
+    networkVolumeIds: (record.networkVolumeIds ?? []).flatMap((v) =>
+      v.networkVolumeId ? [v.networkVolumeId] : [],
+    ),
+    minCudaVersion: CudaVersion.safeParse(record.minCudaVersion).data ?? null,
     env: envMap(record),
     adoptId: undefined,
   };

@@ -89,7 +89,11 @@ export function networkVolumeDefinition(): ResourceDefinition<NetworkVolumeDesir
       return call.api.networkVolumes.update(id, patch);
     },
     remove: (call, id) => call.api.networkVolumes.delete(id),
-    dependents: (call, id) => endpointsUsing(call, (e) => e.networkVolumeId === id),
+    dependents: (call, id) =>
+      endpointsUsing(
+        call,
+        (e) => e.networkVolumeId === id || (e.networkVolumeIds ?? []).some((v) => v.networkVolumeId === id),
+      ),
     idOf: (record) => record.id,
     nameOf: (record) => record.name,
     outputs: volumeOutputs,

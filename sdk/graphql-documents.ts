@@ -33,7 +33,8 @@ const PORTABLE_ENDPOINT_FIELDS = `
   env { key value } allowedCudaVersions instanceIds version createdAt pods { id desiredStatus }`;
 
 /** Plus the deployment source (hub release, cached model), which a service may not expose. */
-const EXTENDED_ENDPOINT_FIELDS = `${PORTABLE_ENDPOINT_FIELDS} hubReleaseId modelName`;
+const EXTENDED_ENDPOINT_FIELDS = `${PORTABLE_ENDPOINT_FIELDS} hubReleaseId modelName
+  networkVolumeIds { networkVolumeId dataCenterId } minCudaVersion`;
 
 function endpointDocuments(fields: string) {
   return {

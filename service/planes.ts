@@ -53,7 +53,7 @@ export interface EndpointSettings {
   idleTimeout: number;
   scalerType: "QUEUE_DELAY" | "REQUEST_COUNT";
   scalerValue: number;
-  flashBootType: "OFF" | "FLASHBOOT";
+  flashBootType: "OFF" | "FLASHBOOT" | "PRIORITY_FLASHBOOT";
   /** Default execution timeout of its jobs, ms. */
   executionTimeoutMs: number;
   /** Set when the model is cached: faster cold starts. */

@@ -20,7 +20,7 @@ export const SCALER_TYPES = ["QUEUE_DELAY", "REQUEST_COUNT"] as const;
 export const ScalerType = z.enum(SCALER_TYPES);
 
 /** GraphQL enum FlashBootType; sent as an enum literal. */
-export const FLASHBOOT_TYPES = ["OFF", "FLASHBOOT"] as const;
+export const FLASHBOOT_TYPES = ["OFF", "FLASHBOOT", "PRIORITY_FLASHBOOT"] as const;
 export const FlashBootType = z.enum(FLASHBOOT_TYPES);
 
 export const COMPUTE_TYPES = ["GPU", "CPU"] as const;

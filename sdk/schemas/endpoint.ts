@@ -145,6 +145,9 @@ export const CudaVersionsList = z.string().superRefine((value, ctx) => {
   }
 });
 
+/** GraphQL NetworkVolumeIdsInput: one of an endpoint's volumes in several data centers. */
+export const GqlNetworkVolumeIdsInput = z.strictObject({ networkVolumeId: z.string().min(1) });
+
 /**
  * GraphQL EndpointInput of saveEndpoint. Without id: create. With id: FULL REPLACE, as the real
  * service: every omitted (or null) field is reset to ENDPOINT_DEFAULTS. computeType cannot change.
@@ -176,6 +179,9 @@ export const GqlEndpointInput = z.strictObject({
   /** CPU instance ids, e.g. "cpu3c-2-4". */
   instanceIds: z.array(z.string().min(1)).nullish(),
   computeType: ComputeType.nullish(),
+  /** Volumes in several data centers (each id must exist; at most one per data center). */
+  networkVolumeIds: z.array(GqlNetworkVolumeIdsInput).nullish(),
+  minCudaVersion: CudaVersion.nullish(),
 });
 export type GqlEndpointInput = z.infer<typeof GqlEndpointInput>;
 
@@ -214,6 +220,11 @@ export const GqlEndpoint = z.object({
   version: z.number().int(),
   createdAt: z.string(),
   pods: z.array(z.object({ id: z.string(), desiredStatus: GqlPodStatus })),
+  /** Not selected by the portable documents: absent from replies of services without them. */
+  networkVolumeIds: z
+    .array(z.object({ networkVolumeId: z.string().nullish(), dataCenterId: z.string().nullish() }))
+    .optional(),
+  minCudaVersion: z.string().nullish(),
 });
 export type GqlEndpoint = z.infer<typeof GqlEndpoint>;
 

@@ -169,7 +169,11 @@ export class WorkerPool implements WorkerRegistry {
 
   coldStartMs(endpoint: EndpointSettings): number {
     const base =
-      endpoint.flashBootType === "FLASHBOOT" ? this.#options.flashBootColdStartMs : this.#options.coldStartMs;
+      endpoint.flashBootType === "PRIORITY_FLASHBOOT"
+        ? Math.round(this.#options.flashBootColdStartMs / 2)
+        : endpoint.flashBootType === "FLASHBOOT"
+          ? this.#options.flashBootColdStartMs
+          : this.#options.coldStartMs;
     return Math.round(endpoint.modelName ? base * this.#options.cachedModelFactor : base);
   }
 

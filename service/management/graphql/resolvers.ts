@@ -87,6 +87,9 @@ function endpointChanges(input: GqlEndpointInput): EndpointChanges {
     allowedCudaVersions: input.allowedCudaVersions ? splitCommaList(input.allowedCudaVersions) : undefined,
     instanceIds: given(input.instanceIds),
     computeType: given(input.computeType),
+    networkVolumeIds: input.networkVolumeIds?.map((v) => v.networkVolumeId),
+    // Kept when not sent at all (older clients); null clears it.
+    minCudaVersion: input.minCudaVersion === undefined ? undefined : (input.minCudaVersion ?? null),
   };
 }
 
@@ -221,6 +224,11 @@ export const resolvers = {
     aiKey: () => null,
     networkVolume: (e: EndpointRecord, _: Args, c: GraphqlContext) =>
       e.networkVolumeId ? (c.management.networkVolumes.find(c.accountId, e.networkVolumeId) ?? null) : null,
+    networkVolumeIds: (e: EndpointRecord, _: Args, c: GraphqlContext) =>
+      e.networkVolumeIds.map((id) => ({
+        networkVolumeId: id,
+        dataCenterId: c.management.networkVolumes.find(c.accountId, id)?.dataCenterId ?? null,
+      })),
   },
   Mutation: {
     secretCreate: (_: unknown, args: Args, c: GraphqlContext) =>

@@ -33,9 +33,21 @@ export const typeDefs = /* GraphQL */ `
     description: String!
   }
 
+  "PRIORITY_FLASHBOOT: flashboot with priority on cached workers (half the FLASHBOOT cold start here)."
   enum FlashBootType {
     OFF
     FLASHBOOT
+    PRIORITY_FLASHBOOT
+  }
+
+  "A network volume an endpoint mounts, and where it is."
+  type NetworkVolumeIds {
+    networkVolumeId: String
+    dataCenterId: String
+  }
+
+  input NetworkVolumeIdsInput {
+    networkVolumeId: String!
   }
 
   type EnvironmentVariable {
@@ -192,6 +204,10 @@ export const typeDefs = /* GraphQL */ `
     aiKey: String
     "The attached network volume (networkVolumeId), null when none."
     networkVolume: NetworkVolume
+    "Volumes in several data centers: workers in each mount the one there."
+    networkVolumeIds: [NetworkVolumeIds!]!
+    "Workers only on hosts with at least this CUDA version; null for any."
+    minCudaVersion: String
   }
 
   type NetworkVolume {
@@ -404,6 +420,8 @@ export const typeDefs = /* GraphQL */ `
     allowedCudaVersions: String
     instanceIds: [String!]
     computeType: String
+    networkVolumeIds: [NetworkVolumeIdsInput!]
+    minCudaVersion: String
   }
 
   "Without id: create. With id: full replace (category and isServerless kept when omitted)."

@@ -134,8 +134,9 @@ export class EndpointService {
 
   /**
    * GraphQL saveEndpoint with an id: a FULL REPLACE, as the real service. Fields the change leaves out
-   * go back to their defaults, except computeType (not updatable) and the REST-only fields GraphQL
-   * cannot express (dataCenterIds, networkVolumeIds, minCudaVersion, cpuFlavorIds, vcpuCount).
+   * go back to their defaults, except computeType (not updatable), the REST-only fields GraphQL
+   * cannot express (dataCenterIds, cpuFlavorIds, vcpuCount), and networkVolumeIds and minCudaVersion,
+   * which older GraphQL clients never send: kept unless the input gives them (null clears).
    */
   replace(accountId: string, endpointId: string, changes: EndpointChanges): EndpointRecord {
     return this.#change(accountId, endpointId, changes, (existing) => {

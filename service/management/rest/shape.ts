@@ -118,7 +118,7 @@ export function restEndpoint(e: EndpointRecord, extras: EndpointExtras = {}): En
     dataCenterIds: e.dataCenterIds,
     networkVolumeId: e.networkVolumeId,
     networkVolumeIds: e.networkVolumeIds,
-    flashboot: e.flashBootType === "FLASHBOOT",
+    flashboot: e.flashBootType !== "OFF",
     executionTimeoutMs: e.executionTimeoutMs,
     env: e.env,
     allowedCudaVersions: e.allowedCudaVersions,

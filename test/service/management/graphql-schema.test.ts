@@ -28,6 +28,7 @@ import {
 import {
   GqlEndpoint,
   GqlEndpointInput,
+  GqlNetworkVolumeIdsInput,
   GqlUpdateEndpointTemplateInput,
   ServerlessDiscount,
 } from "../../../sdk/schemas/endpoint";
@@ -233,6 +234,7 @@ function sdlOnly(sdlName: string, zod: z.ZodType): string[] {
 
 const INPUTS: [sdl: string, zod: z.ZodType][] = [
   ["EndpointInput", GqlEndpointInput],
+  ["NetworkVolumeIdsInput", GqlNetworkVolumeIdsInput],
   ["SaveTemplateInput", GqlTemplateInput],
   ["CreateNetworkVolumeInput", NetworkVolumeCreateInput],
   ["UpdateNetworkVolumeInput", GqlNetworkVolumeUpdateInput],
