@@ -190,20 +190,7 @@ export class BillingService {
           : grouping === "gpuTypeId"
             ? { gpuTypeId: endpoint?.gpuTypeIds[0] ?? "unknown" }
             : { endpointId: worker.endpointId };
-      for (const bucket of buckets) {
-        const ms = overlap(bucket, runningSince, now);
-        if (ms === 0) continue;
-        const key = `${bucket.label}|${Object.values(group)[0]}`;
-        const record = totals.get(key) ?? {
-          amount: 0,
-          timeBilledMs: 0,
-          time: new Date(bucket.label).toISOString(),
-          ...group,
-        };
-        record.timeBilledMs += ms;
-        record.amount = round(record.amount + ms * usdPerMs);
-        totals.set(key, record);
-      }
+      addToBuckets(totals, buckets, group, runningSince, now, usdPerMs);
     }
     if (q.includeRentedPods) this.#rentedPods(accountId, q, buckets, now, grouping, totals);
     return [...totals.values()].sort((a, b) => a.time.localeCompare(b.time));
@@ -229,20 +216,7 @@ export class BillingService {
       const group =
         grouping === "gpuTypeId" ? { gpuTypeId: row.gpuTypeId ?? "unknown" } : { podId: row.podId };
       const usdPerMs = row.usdPerHour / HOUR;
-      for (const bucket of buckets) {
-        const ms = overlap(bucket, row.fromMs, row.untilMs ?? now);
-        if (ms === 0) continue;
-        const key = `${bucket.label}|${Object.values(group)[0]}`;
-        const record = totals.get(key) ?? {
-          amount: 0,
-          timeBilledMs: 0,
-          time: new Date(bucket.label).toISOString(),
-          ...group,
-        };
-        record.timeBilledMs += ms;
-        record.amount = round(record.amount + ms * usdPerMs);
-        totals.set(key, record);
-      }
+      addToBuckets(totals, buckets, group, row.fromMs, row.untilMs ?? now, usdPerMs);
     }
   }
 
@@ -270,5 +244,30 @@ export class BillingService {
       });
     }
     return records;
+  }
+}
+
+/** Adds a running period (fromMs..untilMs at usdPerMs) to each bucket it overlaps, per group. */
+function addToBuckets(
+  totals: Map<string, ComputeBillingRecord>,
+  buckets: Bucket[],
+  group: Pick<ComputeBillingRecord, "endpointId" | "podId" | "gpuTypeId">,
+  fromMs: number,
+  untilMs: number,
+  usdPerMs: number,
+): void {
+  for (const bucket of buckets) {
+    const ms = overlap(bucket, fromMs, untilMs);
+    if (ms === 0) continue;
+    const key = `${bucket.label}|${Object.values(group)[0]}`;
+    const record = totals.get(key) ?? {
+      amount: 0,
+      timeBilledMs: 0,
+      time: new Date(bucket.label).toISOString(),
+      ...group,
+    };
+    record.timeBilledMs += ms;
+    record.amount = round(record.amount + ms * usdPerMs);
+    totals.set(key, record);
   }
 }

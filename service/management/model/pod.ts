@@ -312,15 +312,7 @@ export class PodService {
       }
       const next: PodRecord = { ...pod, ...given };
       if (runtimeChanged(pod, next)) {
-        if (pod.locked && next.locked) {
-          throw new ServiceError(
-            "PRECONDITION",
-            `pod ${podId} is locked; unlock it before changing what it runs`,
-            {
-              field: "locked",
-            },
-          );
-        }
+        if (next.locked) refuseIfLocked(pod, "changing what it runs");
         const now = this.#clock.now();
         next.lastStatusChange = `Reset by update: ${new Date(now).toISOString()}`;
         next.lastStatusChangeAt = now;
@@ -335,11 +327,7 @@ export class PodService {
   stop(accountId: string, podId: string): PodRecord {
     return this.#store.transaction(() => {
       const pod = this.rented(accountId, podId);
-      if (pod.locked) {
-        throw new ServiceError("PRECONDITION", `pod ${podId} is locked; unlock it before stopping it`, {
-          field: "locked",
-        });
-      }
+      refuseIfLocked(pod, "stopping it");
       if (pod.desiredStatus === "EXITED") return pod;
       const now = this.#clock.now();
       const next: PodRecord = { ...pod, desiredStatus: "EXITED", ...this.#status("Stopped by user", now) };
@@ -416,11 +404,7 @@ export class PodService {
   reset(accountId: string, podId: string): PodRecord {
     return this.#store.transaction(() => {
       const pod = this.rented(accountId, podId);
-      if (pod.locked) {
-        throw new ServiceError("PRECONDITION", `pod ${podId} is locked; unlock it before resetting it`, {
-          field: "locked",
-        });
-      }
+      refuseIfLocked(pod, "resetting it");
       const now = this.#clock.now();
       const next: PodRecord = {
         ...pod,
@@ -548,4 +532,12 @@ export class PodService {
       template: this.#store.templates.get(accountId, worker.templateId),
     };
   }
+}
+
+/** A locked pod refuses what would interrupt it: PRECONDITION naming `locked` and the fix. */
+function refuseIfLocked(pod: PodRecord, action: string): void {
+  if (!pod.locked) return;
+  throw new ServiceError("PRECONDITION", `pod ${pod.id} is locked; unlock it before ${action}`, {
+    field: "locked",
+  });
 }
