@@ -7,10 +7,10 @@ import {
 } from "./schemas/container-registry-auth";
 import { GqlEndpoint, GqlEndpointInput, ServerlessDiscount } from "./schemas/endpoint";
 import {
+  GqlNetworkVolume,
+  GqlNetworkVolumeCreateInput,
   GqlNetworkVolumeDeleteInput,
   GqlNetworkVolumeUpdateInput,
-  NetworkVolume,
-  NetworkVolumeCreateInput,
 } from "./schemas/network-volume";
 import {
   GqlSecret,
@@ -62,9 +62,9 @@ export const ENDPOINT_DOCUMENTS = {
 
 const TEMPLATE_FIELDS = `
   id name imageName category isServerless isPublic containerDiskInGb volumeInGb volumeMountPath
-  dockerArgs env { key value } ports readme containerRegistryAuthId`;
+  dockerArgs env { key value } ports readme containerRegistryAuthId startSsh startJupyter startScript`;
 
-const VOLUME_FIELDS = "id name size dataCenterId";
+const VOLUME_FIELDS = "id name size dataCenterId storageType";
 const REGISTRY_AUTH_FIELDS = "id name";
 
 const DELETE_ENDPOINT = `mutation deleteEndpoint($id: String!) {
@@ -359,8 +359,8 @@ export const OPERATIONS = {
     name: "createNetworkVolume",
     kind: "mutation",
     document: CREATE_NETWORK_VOLUME,
-    input: NetworkVolumeCreateInput,
-    reply: z.object({ createNetworkVolume: NetworkVolume }),
+    input: GqlNetworkVolumeCreateInput,
+    reply: z.object({ createNetworkVolume: GqlNetworkVolume }),
     pick: (data) => data.createNetworkVolume,
   }),
   updateNetworkVolume: operation({
@@ -368,7 +368,7 @@ export const OPERATIONS = {
     kind: "mutation",
     document: UPDATE_NETWORK_VOLUME,
     input: GqlNetworkVolumeUpdateInput,
-    reply: z.object({ updateNetworkVolume: NetworkVolume }),
+    reply: z.object({ updateNetworkVolume: GqlNetworkVolume }),
     pick: (data) => data.updateNetworkVolume,
   }),
   deleteNetworkVolume: operation({
@@ -383,7 +383,7 @@ export const OPERATIONS = {
     name: "listNetworkVolumes",
     kind: "query",
     document: LIST_NETWORK_VOLUMES,
-    reply: myself({ networkVolumes: z.array(NetworkVolume) }),
+    reply: myself({ networkVolumes: z.array(GqlNetworkVolume) }),
     pick: (data) => data.myself.networkVolumes,
   }),
   saveRegistryAuth: operation({

@@ -24,9 +24,9 @@ import type {
 } from "./schemas/container-registry-auth";
 import type { GqlEndpoint, GqlEndpointInput, ServerlessDiscount } from "./schemas/endpoint";
 import type {
+  GqlNetworkVolume,
+  GqlNetworkVolumeCreateInput,
   GqlNetworkVolumeUpdateInput,
-  NetworkVolume,
-  NetworkVolumeCreateInput,
 } from "./schemas/network-volume";
 import type {
   GqlSecret,
@@ -118,17 +118,18 @@ export class GraphQLClient {
     return this.#run(OPERATIONS.listTemplates, undefined, options);
   }
 
+  /** Creates a volume; `isNextGenStorage` (GraphQL only) picks its storage for good. */
   createNetworkVolume(
-    input: z.input<typeof NetworkVolumeCreateInput>,
+    input: z.input<typeof GqlNetworkVolumeCreateInput>,
     options: CallOptions = {},
-  ): Promise<NetworkVolume> {
+  ): Promise<GqlNetworkVolume> {
     return this.#run(OPERATIONS.createNetworkVolume, input, options);
   }
 
   updateNetworkVolume(
     input: z.input<typeof GqlNetworkVolumeUpdateInput>,
     options: CallOptions = {},
-  ): Promise<NetworkVolume> {
+  ): Promise<GqlNetworkVolume> {
     return this.#run(OPERATIONS.updateNetworkVolume, input, options);
   }
 
@@ -136,7 +137,7 @@ export class GraphQLClient {
     return this.#run(OPERATIONS.deleteNetworkVolume, { id }, options);
   }
 
-  listNetworkVolumes(options: CallOptions = {}): Promise<NetworkVolume[]> {
+  listNetworkVolumes(options: CallOptions = {}): Promise<GqlNetworkVolume[]> {
     return this.#run(OPERATIONS.listNetworkVolumes, undefined, options);
   }
 

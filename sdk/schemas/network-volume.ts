@@ -17,13 +17,47 @@ export const NetworkVolume = z.object({
 export type NetworkVolume = z.infer<typeof NetworkVolume>;
 export const NetworkVolumeList = z.array(NetworkVolume);
 
-/** POST /networkvolumes; also GraphQL createNetworkVolume(input). */
+/** The storage behind a volume (GraphQL `storageType`). */
+export const StorageType = z.enum(["CEPH_FS", "DDN", "MOOSE_FS", "ONE_FS", "PURE", "VAST"]);
+export type StorageType = z.infer<typeof StorageType>;
+
+/**
+ * The storage type of a volume created with `isNextGenStorage: true`, and of any other. The local
+ * service stores these two; runpodkit's provider reads `NEXT_GEN_STORAGE_TYPE` back as next-gen and
+ * any other type as standard storage.
+ */
+export const NEXT_GEN_STORAGE_TYPE: StorageType = "VAST";
+export const STANDARD_STORAGE_TYPE: StorageType = "MOOSE_FS";
+
+/** Whether a storage type is next-gen storage; null when the service did not say. */
+export function isNextGenStorageType(storageType: string | null | undefined): boolean | null {
+  if (storageType === null || storageType === undefined) return null;
+  return storageType === NEXT_GEN_STORAGE_TYPE;
+}
+
+/**
+ * GraphQL NetworkVolume: the REST record plus `storageType`, which only GraphQL shows (nullish: a
+ * service may leave it out).
+ */
+export const GqlNetworkVolume = NetworkVolume.extend({ storageType: StorageType.nullish() });
+export type GqlNetworkVolume = z.infer<typeof GqlNetworkVolume>;
+
+/** POST /networkvolumes (GraphQL createNetworkVolume also takes isNextGenStorage, see below). */
 export const NetworkVolumeCreateInput = z.strictObject({
   name: z.string().min(1).max(191),
   size: VolumeSize,
   dataCenterId: DataCenterId,
 });
 export type NetworkVolumeCreateInput = z.infer<typeof NetworkVolumeCreateInput>;
+
+/**
+ * GraphQL createNetworkVolume(input): the REST fields plus `isNextGenStorage`, which REST does not
+ * take. The storage cannot be changed after creation (no update carries it).
+ */
+export const GqlNetworkVolumeCreateInput = NetworkVolumeCreateInput.extend({
+  isNextGenStorage: z.boolean().nullish(),
+});
+export type GqlNetworkVolumeCreateInput = z.infer<typeof GqlNetworkVolumeCreateInput>;
 
 /** PATCH /networkvolumes/{id} and POST .../update: absent = unchanged; size must not shrink. */
 export const NetworkVolumeUpdateInput = z.strictObject({

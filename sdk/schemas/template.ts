@@ -26,6 +26,11 @@ export const PortSpec = z.string().regex(/^\d{1,5}\/(http|tcp|udp)$/, 'expected 
 
 const notUpdatable = () => z.never({ error: "is not updatable; create a new template instead" }).optional();
 
+/** Upper bound of a template's startScript, in characters. */
+export const START_SCRIPT_MAX_LENGTH = 65_536;
+/** A template's startScript: a script its pods run at start (GraphQL only; REST has no such field). */
+export const StartScript = z.string().max(START_SCRIPT_MAX_LENGTH);
+
 /** Defaults of the real service, applied to fields a create leaves out. */
 export const TEMPLATE_DEFAULTS = {
   category: "NVIDIA",
@@ -143,6 +148,7 @@ export const GqlTemplateInput = z.strictObject({
   containerRegistryAuthId: OptionalRef,
   startSsh: z.boolean().nullish(),
   startJupyter: z.boolean().nullish(),
+  startScript: StartScript.nullish(),
 });
 export type GqlTemplateInput = z.infer<typeof GqlTemplateInput>;
 
@@ -162,6 +168,10 @@ export const GqlPodTemplate = z.object({
   ports: z.string(),
   readme: z.string().nullish(),
   containerRegistryAuthId: z.string().nullish(),
+  /** GraphQL only (REST templates have none of these three); nullish: a service may leave them out. */
+  startSsh: z.boolean().nullish(),
+  startJupyter: z.boolean().nullish(),
+  startScript: z.string().nullish(),
 });
 export type GqlPodTemplate = z.infer<typeof GqlPodTemplate>;
 

@@ -13,9 +13,9 @@ import {
 import { parseDockerArgs } from "../../../sdk/schemas/docker-args";
 import { GqlEndpointInput, GqlUpdateEndpointTemplateInput } from "../../../sdk/schemas/endpoint";
 import {
+  GqlNetworkVolumeCreateInput,
   GqlNetworkVolumeDeleteInput,
   GqlNetworkVolumeUpdateInput,
-  NetworkVolumeCreateInput,
 } from "../../../sdk/schemas/network-volume";
 import {
   GqlDeployCpuPodInput,
@@ -112,6 +112,7 @@ function templateChanges(input: GqlTemplateInput): TemplateChanges {
     containerRegistryAuthId: givenRef(input.containerRegistryAuthId),
     startSsh: given(input.startSsh),
     startJupyter: given(input.startJupyter),
+    startScript: given(input.startScript),
   };
 }
 
@@ -347,7 +348,7 @@ export const resolvers = {
       return null;
     },
     createNetworkVolume: (_: unknown, args: Args, c: GraphqlContext) =>
-      c.management.networkVolumes.create(c.accountId, parse(NetworkVolumeCreateInput, args.input)),
+      c.management.networkVolumes.create(c.accountId, parse(GqlNetworkVolumeCreateInput, args.input)),
     updateNetworkVolume: (_: unknown, args: Args, c: GraphqlContext) => {
       const input = parse(GqlNetworkVolumeUpdateInput, args.input);
       return c.management.networkVolumes.update(c.accountId, input.id, {

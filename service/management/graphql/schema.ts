@@ -168,6 +168,8 @@ export const typeDefs = /* GraphQL */ `
     containerRegistryAuthId: String
     startSsh: Boolean
     startJupyter: Boolean
+    "A script pods of the template run at start."
+    startScript: String
   }
 
   type Endpoint {
@@ -215,6 +217,17 @@ export const typeDefs = /* GraphQL */ `
     name: String!
     size: Int!
     dataCenterId: String!
+    "Set at creation by isNextGenStorage; never changes."
+    storageType: StorageType
+  }
+
+  enum StorageType {
+    CEPH_FS
+    DDN
+    MOOSE_FS
+    ONE_FS
+    PURE
+    VAST
   }
 
   "Credentials are never readable."
@@ -442,12 +455,15 @@ export const typeDefs = /* GraphQL */ `
     containerRegistryAuthId: String
     startSsh: Boolean
     startJupyter: Boolean
+    startScript: String
   }
 
   input CreateNetworkVolumeInput {
     name: String!
     size: Int!
     dataCenterId: String!
+    "Next-gen storage (default false). It cannot be changed later."
+    isNextGenStorage: Boolean
   }
 
   input UpdateNetworkVolumeInput {

@@ -1,3 +1,4 @@
+import { NEXT_GEN_STORAGE_TYPE, STANDARD_STORAGE_TYPE } from "../../../sdk/schemas/network-volume";
 import type { Clock } from "../../clock";
 import { invalid, notFound, ServiceError } from "../../errors";
 import type { Ids } from "../../ids";
@@ -10,6 +11,8 @@ export interface NetworkVolumeCreate {
   name: string;
   size: number;
   dataCenterId: string;
+  /** GraphQL only: the storage, for good (no update changes it). Default: standard storage. */
+  isNextGenStorage?: boolean | null | undefined;
 }
 
 /** Absent fields are unchanged; dataCenterId is fixed at creation. */
@@ -48,8 +51,10 @@ export class NetworkVolumeService {
   create(accountId: string, input: NetworkVolumeCreate): NetworkVolumeRecord {
     return this.#store.transaction(() => {
       const now = this.#clock.now();
+      const { isNextGenStorage, ...fields } = input;
       const record: NetworkVolumeRecord = {
-        ...input,
+        ...fields,
+        storageType: isNextGenStorage ? NEXT_GEN_STORAGE_TYPE : STANDARD_STORAGE_TYPE,
         id: this.#ids.networkVolume(),
         accountId,
         createdAt: now,

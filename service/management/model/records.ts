@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import type { ComputeType, EndpointType, FlashBootType, ScalerType } from "../../../sdk/schemas/common";
+import type { StorageType } from "../../../sdk/schemas/network-volume";
 
 type Enum<T extends z.ZodType> = z.infer<T>;
 
@@ -65,8 +66,10 @@ export interface TemplateRecord {
   ports: string[];
   readme: string;
   containerRegistryAuthId: string | null;
+  /** startSsh, startJupyter and startScript: for pods; GraphQL shows and sets them, REST does not. */
   startSsh: boolean;
   startJupyter: boolean;
+  startScript: string;
   createdAt: number;
 }
 
@@ -76,6 +79,8 @@ export interface NetworkVolumeRecord {
   name: string;
   size: number;
   dataCenterId: string;
+  /** Chosen at creation (GraphQL isNextGenStorage) and never changed; GraphQL shows it, REST does not. */
+  storageType: StorageType;
   createdAt: number;
 }
 

@@ -34,6 +34,7 @@ function defaultSettings(): TemplateSettings {
     containerRegistryAuthId: null,
     startSsh: false,
     startJupyter: false,
+    startScript: "",
   };
 }
 

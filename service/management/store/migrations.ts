@@ -118,4 +118,14 @@ export const managementMigrations: Migration[] = [
       );
     `,
   },
+  {
+    // Fields added to stored documents: templates' startScript (and startSsh/startJupyter, stored
+    // since pods), volumes' storageType. json_insert only adds what a document lacks.
+    name: "management-004-template-start-volume-storage",
+    sql: `
+      UPDATE mgmt_templates SET data = json_insert(data,
+        '$.startSsh', json('false'), '$.startJupyter', json('false'), '$.startScript', '');
+      UPDATE mgmt_network_volumes SET data = json_insert(data, '$.storageType', 'MOOSE_FS');
+    `,
+  },
 ];

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { GqlEndpoint } from "../../../sdk/schemas/endpoint";
+import { NEXT_GEN_STORAGE_TYPE, STANDARD_STORAGE_TYPE } from "../../../sdk/schemas/network-volume";
+import { START_SCRIPT_MAX_LENGTH } from "../../../sdk/schemas/template";
 import { type TestService, withService } from "../../helpers/service";
 import { clients } from "./client";
 
@@ -333,6 +335,101 @@ describe("GraphQL templates, volumes and registry auths", () => {
     const deleted = await api.gql(`mutation($id: String!) { deleteNetworkVolume(input: {id: $id}) }`, { id });
     expect(deleted.body).toEqual({ data: { deleteNetworkVolume: null } });
     expect((await api.rest("GET", `/networkvolumes/${id}`)).status).toBe(404);
+  });
+
+  it("saveTemplate stores startSsh, startJupyter and startScript; GraphQL reads them back, REST does not show them", async () => {
+    const FIELDS = "id startSsh startJupyter startScript";
+    const script = "#!/bin/bash\necho ready > /tmp/ready";
+    const saved = await api.gql<{ saveTemplate: Record<string, unknown> }>(
+      `mutation($input: SaveTemplateInput!) { saveTemplate(input: $input) { ${FIELDS} } }`,
+      {
+        input: {
+          name: "g-start",
+          imageName: "repo/pod:1",
+          startSsh: true,
+          startJupyter: true,
+          startScript: script,
+        },
+      },
+    );
+    expect(saved.body.errors).toBeUndefined();
+    const id = String(saved.body.data.saveTemplate.id);
+    expect(saved.body.data.saveTemplate).toEqual({
+      id,
+      startSsh: true,
+      startJupyter: true,
+      startScript: script,
+    });
+    const listed = await api.gql<{ myself: { podTemplates: Record<string, unknown>[] } }>(
+      `{ myself { podTemplates { ${FIELDS} } } }`,
+    );
+    expect(listed.body.data.myself.podTemplates.find((t) => t.id === id)).toEqual(
+      saved.body.data.saveTemplate,
+    );
+    const rest = await api.rest("GET", `/templates/${id}`);
+    expect(rest.status).toBe(200);
+    expect(Object.keys(rest.body)).not.toContain("startScript");
+    expect(Object.keys(rest.body)).not.toContain("startSsh");
+    // A REST PATCH leaves them alone (absent = unchanged); saveTemplate with id is a full replace.
+    expect((await api.rest("PATCH", `/templates/${id}`, { readme: "r" })).status).toBe(200);
+    const afterPatch = await api.gql<{ myself: { podTemplates: Record<string, unknown>[] } }>(
+      `{ myself { podTemplates { ${FIELDS} } } }`,
+    );
+    expect(afterPatch.body.data.myself.podTemplates.find((t) => t.id === id)).toEqual(
+      saved.body.data.saveTemplate,
+    );
+    const replaced = await api.gql<{ saveTemplate: Record<string, unknown> }>(
+      `mutation($input: SaveTemplateInput!) { saveTemplate(input: $input) { ${FIELDS} } }`,
+      { input: { id, name: "g-start", imageName: "repo/pod:1" } },
+    );
+    expect(replaced.body.data.saveTemplate).toEqual({
+      id,
+      startSsh: false,
+      startJupyter: false,
+      startScript: "",
+    });
+    const tooLong = await api.gql(
+      `mutation($input: SaveTemplateInput!) { saveTemplate(input: $input) { id } }`,
+      {
+        input: {
+          name: "g-long",
+          imageName: "repo/pod:1",
+          startScript: "x".repeat(START_SCRIPT_MAX_LENGTH + 1),
+        },
+      },
+    );
+    expect(tooLong.body.errors?.[0]?.extensions).toEqual({ code: "VALIDATION", field: "startScript" });
+  });
+
+  it("createNetworkVolume with isNextGenStorage picks the storage type, shown on GraphQL only", async () => {
+    const created = await api.gql<{ createNetworkVolume: Record<string, unknown> }>(
+      `mutation { createNetworkVolume(input: {name: "ng", size: 10, dataCenterId: "EU-RO-1", isNextGenStorage: true}) { id storageType } }`,
+    );
+    expect(created.body.errors).toBeUndefined();
+    const id = String(created.body.data.createNetworkVolume.id);
+    expect(created.body.data.createNetworkVolume).toEqual({ id, storageType: NEXT_GEN_STORAGE_TYPE });
+    const standard = await api.gql<{ createNetworkVolume: Record<string, unknown> }>(
+      `mutation { createNetworkVolume(input: {name: "std", size: 10, dataCenterId: "EU-RO-1"}) { id storageType } }`,
+    );
+    expect(standard.body.data.createNetworkVolume.storageType).toBe(STANDARD_STORAGE_TYPE);
+    const grown = await api.gql<{ updateNetworkVolume: Record<string, unknown> }>(
+      `mutation($id: String!) { updateNetworkVolume(input: {id: $id, size: 20}) { size storageType } }`,
+      { id },
+    );
+    expect(grown.body.data.updateNetworkVolume).toEqual({ size: 20, storageType: NEXT_GEN_STORAGE_TYPE });
+    const rest = await api.rest("GET", `/networkvolumes/${id}`);
+    expect(rest.body).toEqual({ id, name: "ng", size: 20, dataCenterId: "EU-RO-1" });
+    const viaRest = await api.rest("POST", "/networkvolumes", {
+      name: "r",
+      size: 1,
+      dataCenterId: "EU-RO-1",
+      isNextGenStorage: true,
+    });
+    expect(viaRest.status).toBe(400);
+    const { body } = await api.gql<{ myself: { networkVolumes: Record<string, unknown>[] } }>(
+      `{ myself { networkVolumes { id storageType } } }`,
+    );
+    expect(body.data.myself.networkVolumes.find((v) => v.id === id)?.storageType).toBe(NEXT_GEN_STORAGE_TYPE);
   });
 
   it("registry auths: save, update credentials, list {id name}, delete; never returns the password", async () => {

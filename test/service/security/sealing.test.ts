@@ -195,6 +195,7 @@ describe("secrets at rest", () => {
       containerRegistryAuthId: null,
       startSsh: false,
       startJupyter: false,
+      startScript: "",
     });
     legacy
       .prepare(
