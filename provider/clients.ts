@@ -4,7 +4,8 @@ import type { ProviderSettings } from "./config";
 import type { ManagementApi } from "./management-api";
 
 /**
- * The providers' calls bound to the SDK: REST for templates, network volumes and registry auths;
+ * The providers' calls bound to the SDK: REST for templates, network volumes and registry auths
+ * (plus GraphQL for the fields only it has: templates' start fields, volumes' storage);
  * GraphQL for endpoints (saveEndpoint is the full-replace save the spec describes, and only GraphQL
  * knows gpuIds, locations, hubReleaseId and modelName) and for registry credentials (REST cannot
  * update them).
@@ -25,10 +26,14 @@ export function createManagementApi(settings: ProviderSettings): ManagementApi {
       create: (input) => rest.templates.create(input),
       update: (id, patch) => rest.templates.update(id, patch),
       delete: (id) => rest.templates.delete(id),
+      listGraphql: () => graphql.listTemplates(),
+      save: (input) => graphql.saveTemplate(input),
     },
     networkVolumes: {
       get: (id) => rest.networkVolumes.get(id),
       create: (input) => rest.networkVolumes.create(input),
+      createGraphql: (input) => graphql.createNetworkVolume(input),
+      listGraphql: () => graphql.listNetworkVolumes(),
       update: (id, patch) => rest.networkVolumes.update(id, patch),
       delete: (id) => rest.networkVolumes.delete(id),
     },

@@ -3,11 +3,15 @@ import type {
   ContainerRegistryAuthCreateInput,
   GqlEndpoint,
   GqlEndpointInput,
+  GqlNetworkVolume,
+  GqlNetworkVolumeCreateInput,
+  GqlPodTemplate,
   GqlRegistryAuthUpdateInput,
   GqlSecret,
   GqlSecretCreateInput,
   GqlSecretDescriptionUpdateInput,
   GqlSecretValueUpdateInput,
+  GqlTemplateInput,
   NetworkVolume,
   NetworkVolumeCreateInput,
   NetworkVolumeUpdateInput,
@@ -40,10 +44,18 @@ export interface ManagementApi {
     create(input: TemplateCreateInput): Promise<Template>;
     update(id: string, patch: TemplateUpdateInput): Promise<Template>;
     delete(id: string): Promise<void>;
+    /** `myself { podTemplates }`: the only view with startSsh, startJupyter and startScript. */
+    listGraphql(): Promise<GqlPodTemplate[]>;
+    /** GraphQL saveTemplate with an id: a FULL replace, and the only write of the three start fields. */
+    save(input: GqlTemplateInput): Promise<GqlPodTemplate>;
   };
   networkVolumes: {
     get(id: string): Promise<NetworkVolume>;
     create(input: NetworkVolumeCreateInput): Promise<NetworkVolume>;
+    /** GraphQL createNetworkVolume: the only create that takes isNextGenStorage. */
+    createGraphql(input: GqlNetworkVolumeCreateInput): Promise<GqlNetworkVolume>;
+    /** `myself { networkVolumes }`: the only view with storageType. */
+    listGraphql(): Promise<GqlNetworkVolume[]>;
     update(id: string, patch: NetworkVolumeUpdateInput): Promise<NetworkVolume>;
     delete(id: string): Promise<void>;
   };

@@ -2,16 +2,18 @@ import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import {
+  type GqlNetworkVolume,
+  isNextGenStorageType,
   NetworkVolumeCreateInput,
-  type NetworkVolume as NetworkVolumeRecord,
+  type NetworkVolume as NetworkVolumeRest,
   type NetworkVolumeUpdateInput,
 } from "../sdk/schemas";
-import { type CheckFailure, type InputSpec, parseInputs } from "./check";
+import { type CheckFailure, type InputSpec, type Props, parseInputs } from "./check";
 import { hostContext, type ProviderContext } from "./context";
 import { forwardingProvider, packageSpecifier } from "./dynamic";
 import { endpointsUsing } from "./endpoint";
 import { ProviderError } from "./errors";
-import { ADOPT_ID, adoptIdInput, implement, orNull, type ResourceDefinition } from "./implement";
+import { ADOPT_ID, adoptIdInput, type Call, implement, orNull, type ResourceDefinition } from "./implement";
 import {
   DYNAMIC_MODULE,
   type OutputsOf,
@@ -35,6 +37,12 @@ export const NetworkVolumeInputs = z.strictObject({
   dataCenterId: fields.dataCenterId.describe(
     "Data center holding the volume. Changing it replaces the volume.",
   ),
+  isNextGenStorage: z
+    .boolean()
+    .default(false)
+    .describe(
+      "Whether the volume is on next-gen storage (default false). The service cannot convert a volume's storage, so changing it replaces the volume. Created through GraphQL, the only create that takes it; read back from storageType.",
+    ),
   adoptId: adoptIdInput(
     "Id of an existing volume to take over instead of creating one (`pulumi import` does not work for dynamic resources).",
   ),
@@ -45,12 +53,26 @@ export type NetworkVolumeDesired = z.output<typeof NetworkVolumeInputs> & { name
 
 // State -------------------------------------------------------------------------------------------
 
-export type NetworkVolumeState = StateOf<typeof NetworkVolumeInputs>;
+/** Outputs the service computes. */
+export const NetworkVolumeComputed = z.object({
+  storageType: z
+    .string()
+    .nullable()
+    .describe(
+      "The storage behind the volume, e.g. VAST or MOOSE_FS (GraphQL `storageType`; null if not reported).",
+    ),
+});
+
+export type NetworkVolumeState = StateOf<typeof NetworkVolumeInputs, typeof NetworkVolumeComputed>;
+
+/** A volume as the provider sees it: the REST record plus storageType from GraphQL (null: unknown). */
+export type NetworkVolumeRecord = NetworkVolumeRest & { storageType: string | null };
 
 export const networkVolumeSpec = {
   type: "NetworkVolume",
   schema: NetworkVolumeInputs,
-  replaceOnChange: ["dataCenterId"],
+  computed: NetworkVolumeComputed,
+  replaceOnChange: ["dataCenterId", "isNextGenStorage"],
   uniqueName: false,
   createOnly: [ADOPT_ID],
   rules: (news, olds) => {
@@ -74,8 +96,22 @@ export function networkVolumeDefinition(): ResourceDefinition<NetworkVolumeDesir
     noun: "network volume",
     spec: networkVolumeSpec,
     desired: (props) => parseInputs(networkVolumeSpec, props),
-    fetch: (call, id) => orNull(() => call.api.networkVolumes.get(id)),
-    create: (call, desired) => call.api.networkVolumes.create(toCreateInput(desired)),
+    fetch: async (call, id) => {
+      const record = await orNull(() => call.api.networkVolumes.get(id));
+      return record && { ...record, storageType: await storageTypeOf(call, id) };
+    },
+    create: async (call, desired) => {
+      // Only GraphQL's create takes isNextGenStorage; standard volumes keep the REST path.
+      if (desired.isNextGenStorage) {
+        const created = await call.api.networkVolumes.createGraphql({
+          ...toCreateInput(desired),
+          isNextGenStorage: true,
+        });
+        return { ...created, storageType: created.storageType ?? null };
+      }
+      const record = await call.api.networkVolumes.create(toCreateInput(desired));
+      return { ...record, storageType: await storageTypeOf(call, record.id) };
+    },
     apply: async (call, id, current, desired) => {
       if (desired.dataCenterId !== current.dataCenterId) {
         throw new ProviderError(
@@ -84,9 +120,18 @@ export function networkVolumeDefinition(): ResourceDefinition<NetworkVolumeDesir
           { operation: call.operation, field: "dataCenterId" },
         );
       }
+      // Reached only on adoption (a change of it replaces): the storage of a volume cannot change.
+      const nextGen = isNextGenStorageType(current.storageType);
+      if (nextGen !== null && nextGen !== desired.isNextGenStorage) {
+        throw new ProviderError(
+          "VALIDATION",
+          `${call.operation}: volume ${id} is on ${current.storageType} storage; its storage cannot be converted (set isNextGenStorage to ${nextGen})`,
+          { operation: call.operation, field: "isNextGenStorage" },
+        );
+      }
       const patch = toPatch(current, desired);
       if (Object.keys(patch).length === 0) return current;
-      return call.api.networkVolumes.update(id, patch);
+      return { ...(await call.api.networkVolumes.update(id, patch)), storageType: current.storageType };
     },
     remove: (call, id) => call.api.networkVolumes.delete(id),
     dependents: (call, id) =>
@@ -122,7 +167,12 @@ export interface NetworkVolume extends OutputsOf<NetworkVolumeState> {}
 
 /**
  * A network volume (REST /networkvolumes). Type token `pulumi-nodejs:dynamic/runpodkit:NetworkVolume`
- * (`runpodkit:index:NetworkVolume` in schema.json). Changing dataCenterId replaces it; size only grows.
+ * (`runpodkit:index:NetworkVolume` in schema.json). Changing dataCenterId or isNextGenStorage replaces
+ * it; size only grows.
+ *
+ * REST is the main path. The storage exists only in GraphQL: a volume with isNextGenStorage is
+ * created by GraphQL createNetworkVolume (REST's create does not take it), and every read adds
+ * storageType from `myself { networkVolumes }`, from which isNextGenStorage is read back.
  */
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface above declares the outputs once, from the schemas; Pulumi sets each on the instance
 export class NetworkVolume extends pulumi.dynamic.Resource {
@@ -166,11 +216,26 @@ export function toPatch(
   return patch;
 }
 
-export function volumeOutputs(record: NetworkVolumeRecord): Omit<
-  NetworkVolumeState,
-  "adoptId" | "dataCenterId"
-> & {
+export function volumeOutputs(
+  record: NetworkVolumeRecord,
+  previous: Props = {},
+): Omit<NetworkVolumeState, "adoptId" | "dataCenterId"> & {
   dataCenterId: string;
 } {
-  return { name: record.name, size: record.size, dataCenterId: record.dataCenterId };
+  // Not reported: the last known value stands.
+  const reported = isNextGenStorageType(record.storageType);
+  const known = typeof previous.isNextGenStorage === "boolean" ? previous.isNextGenStorage : false;
+  return {
+    name: record.name,
+    size: record.size,
+    dataCenterId: record.dataCenterId,
+    isNextGenStorage: reported ?? known,
+    storageType: record.storageType,
+  };
+}
+
+/** storageType from GraphQL (REST does not show it); null when GraphQL does not list the volume. */
+async function storageTypeOf(call: Call, id: string): Promise<string | null> {
+  const volumes: GqlNetworkVolume[] = await call.api.networkVolumes.listGraphql();
+  return volumes.find((v) => v.id === id)?.storageType ?? null;
 }

@@ -2,16 +2,23 @@ import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import {
+  DockerArgsError,
+  formatDockerArgs,
+  type GqlPodTemplate,
+  type GqlTemplateInput,
+  parseDockerArgs,
+  START_SCRIPT_MAX_LENGTH,
+  StartScript,
   TEMPLATE_DEFAULTS,
   TemplateCreateInput,
-  type Template as TemplateRecord,
+  type Template as TemplateRest,
   type TemplateUpdateInput,
 } from "../sdk/schemas";
-import { type InputSpec, parseInputs } from "./check";
+import { type CheckFailure, type InputSpec, type Props, parseInputs } from "./check";
 import { hostContext, type ProviderContext } from "./context";
 import { forwardingProvider, packageSpecifier } from "./dynamic";
 import { endpointsUsing } from "./endpoint";
-import { ADOPT_ID, adoptIdInput, implement, orNull, type ResourceDefinition } from "./implement";
+import { ADOPT_ID, adoptIdInput, type Call, implement, orNull, type ResourceDefinition } from "./implement";
 import {
   DYNAMIC_MODULE,
   type OutputsOf,
@@ -21,6 +28,7 @@ import {
   type StateOf,
   withSecretOutputs,
 } from "./resource";
+import { containsUnknown, isUnknown } from "./unknowns";
 
 // Arguments ---------------------------------------------------------------------------------------
 
@@ -61,7 +69,17 @@ export const TemplateInputs = z.strictObject({
   dockerStartCmd: fields.dockerStartCmd
     .unwrap()
     .default(() => [])
-    .describe("Start command override (default none)."),
+    .describe(
+      "Start command override as an argv array (default none). The same command as dockerArgs: set either; the other follows.",
+    ),
+  dockerArgs: z
+    .string()
+    .superRefine(refuseUnparsable)
+    .nullable()
+    .default(null)
+    .describe(
+      "Start command override as one string, read with POSIX shell quoting into dockerStartCmd (`bash -c 'a && b'` is three arguments). Nothing in it may need a shell (an operator, a variable or a glob outside quotes is refused). Set either this or dockerStartCmd; the outputs always show both.",
+    ),
   env: fields.env
     .unwrap()
     .default(() => ({}))
@@ -80,6 +98,17 @@ export const TemplateInputs = z.strictObject({
     .nullable()
     .default(null)
     .describe("Id of the registry credentials used to pull a private image (default none)."),
+  startSsh: z
+    .boolean()
+    .default(false)
+    .describe("Whether pods of the template start an SSH server (default false). Set through GraphQL."),
+  startJupyter: z
+    .boolean()
+    .default(false)
+    .describe("Whether pods of the template start Jupyter (default false). Set through GraphQL."),
+  startScript: StartScript.default("").describe(
+    `A script pods of the template run at start (default none; at most ${START_SCRIPT_MAX_LENGTH} characters). Set through GraphQL.`,
+  ),
   adoptId: adoptIdInput("Id of an existing template to take over instead of creating one."),
 });
 export type TemplateArgs = PulumiInputs<z.input<typeof TemplateInputs>>;
@@ -97,7 +126,30 @@ export const templateSpec = {
   replaceOnChange: ["category", "isServerless"],
   uniqueName: true,
   createOnly: [ADOPT_ID],
+  canonical: startCommandBothWays,
+  rules: (news) => {
+    const failures: CheckFailure[] = [];
+    const { dockerArgs, dockerStartCmd } = news;
+    if (typeof dockerArgs !== "string" || containsUnknown(dockerStartCmd) || !isArgv(dockerStartCmd)) {
+      return failures;
+    }
+    const argv = argvOf(dockerArgs);
+    if (argv && dockerStartCmd.length > 0 && !sameArgv(argv, dockerStartCmd)) {
+      failures.push({
+        property: "dockerArgs",
+        reason: `dockerArgs: reads as ${JSON.stringify(argv)} but dockerStartCmd is ${JSON.stringify(dockerStartCmd)}; set one of them`,
+      });
+    }
+    return failures;
+  },
 } satisfies InputSpec;
+
+/** The start fields only GraphQL reads and writes, with the values of a template that never set them. */
+const START_DEFAULTS = { startSsh: false, startJupyter: false, startScript: "" } as const;
+type StartFields = { startSsh: boolean; startJupyter: boolean; startScript: string };
+
+/** A template as the provider sees it: the REST record plus the start fields from GraphQL (null: unknown). */
+export type TemplateRecord = TemplateRest & { [K in keyof StartFields]: StartFields[K] | null };
 
 // CRUD --------------------------------------------------------------------------------------------
 
@@ -105,11 +157,11 @@ export function templateDefinition(): ResourceDefinition<TemplateDesired, Templa
   return {
     noun: "template",
     spec: templateSpec,
-    desired: (props) => parseInputs(templateSpec, props),
-    fetch: (call, id) => orNull(() => call.api.templates.get(id)),
-    create: (call, desired) => call.api.templates.create(toCreateInput(desired)),
+    desired: (props) => parseInputs(templateSpec, startCommandBothWays(props)),
+    fetch: fetchTemplate,
+    create: createTemplate,
     // The whole desired configuration every time, so drift in any field is put right.
-    apply: (call, id, _current, desired) => call.api.templates.update(id, toUpdateInput(desired)),
+    apply: (call, id, current, desired) => applyTemplate(call, id, current, desired),
     remove: (call, id) => call.api.templates.delete(id),
     dependents: (call, id) => endpointsUsing(call, (e) => e.templateId === id),
     // PATCH may rename: a same-name replacement moves the old template aside instead of deleting it
@@ -117,7 +169,10 @@ export function templateDefinition(): ResourceDefinition<TemplateDesired, Templa
     rename: async (call, id, name) => {
       await call.api.templates.update(id, { name });
     },
-    findByName: async (call, name) => (await call.api.templates.list()).find((t) => t.name === name),
+    findByName: async (call, name) => {
+      const found = (await call.api.templates.list()).find((t) => t.name === name);
+      return found && { ...found, startSsh: null, startJupyter: null, startScript: null };
+    },
     idOf: (record) => record.id,
     nameOf: (record) => record.name,
     outputs: templateOutputs,
@@ -149,6 +204,14 @@ export interface Template extends OutputsOf<TemplateState> {}
  * `pulumi-nodejs:dynamic/runpodkit:Template` (`runpodkit:index:Template` in schema.json). Changing
  * category or isServerless replaces it (without downtime, even under an explicit name); env is
  * stored as a secret.
+ *
+ * REST is the main path. startSsh, startJupyter and startScript exist only in GraphQL (REST neither
+ * takes nor returns them), so: every read adds them from `myself { podTemplates }`; a create or
+ * update whose start fields differ from the template's first sends GraphQL saveTemplate (a full
+ * replace, carrying every field GraphQL has) and then, as always, the REST update with the whole
+ * configuration (which restores dockerEntrypoint, a field saveTemplate lacks). Every field changes
+ * in place. dockerArgs and dockerStartCmd are two spellings of one start command (shell quoting,
+ * sdk/schemas/docker-args.ts).
  */
 // biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface above declares the outputs once, from the schemas; Pulumi sets each on the instance
 export class Template extends pulumi.dynamic.Resource {
@@ -207,7 +270,10 @@ export function toCreateInput(desired: TemplateDesired): TemplateCreateInput {
   };
 }
 
-export function templateOutputs(record: TemplateRecord): Omit<TemplateState, "adoptId" | "category"> & {
+export function templateOutputs(
+  record: TemplateRecord,
+  previous: Props = {},
+): Omit<TemplateState, "adoptId" | "category"> & {
   category: string;
 } {
   return {
@@ -220,10 +286,162 @@ export function templateOutputs(record: TemplateRecord): Omit<TemplateState, "ad
     volumeMountPath: record.volumeMountPath,
     dockerEntrypoint: record.dockerEntrypoint,
     dockerStartCmd: record.dockerStartCmd,
+    dockerArgs: formatted(record.dockerStartCmd),
     env: record.env,
     ports: record.ports,
     readme: record.readme,
     isPublic: record.isPublic,
     containerRegistryAuthId: record.containerRegistryAuthId ?? null,
+    // null: the service did not report them (then the last known value stands).
+    startSsh: record.startSsh ?? asBoolean(previous.startSsh, START_DEFAULTS.startSsh),
+    startJupyter: record.startJupyter ?? asBoolean(previous.startJupyter, START_DEFAULTS.startJupyter),
+    startScript:
+      record.startScript ??
+      (typeof previous.startScript === "string" ? previous.startScript : START_DEFAULTS.startScript),
   };
 }
+
+const asBoolean = (value: unknown, fallback: boolean) => (typeof value === "boolean" ? value : fallback);
+
+/** toCreateInput's GraphQL twin: saveTemplate with `id` replaces everything GraphQL can express. */
+export function toSaveTemplateInput(id: string, desired: TemplateDesired): GqlTemplateInput {
+  return {
+    id,
+    name: desired.name,
+    imageName: desired.imageName,
+    category: desired.category,
+    isServerless: desired.isServerless,
+    containerDiskInGb: desired.containerDiskInGb,
+    volumeInGb: desired.volumeInGb,
+    volumeMountPath: desired.volumeMountPath,
+    dockerArgs: formatDockerArgs(desired.dockerStartCmd),
+    env: Object.entries(desired.env).map(([key, value]) => ({ key, value })),
+    ports: desired.ports.join(","),
+    readme: desired.readme,
+    isPublic: desired.isPublic,
+    containerRegistryAuthId: desired.containerRegistryAuthId,
+    startSsh: desired.startSsh,
+    startJupyter: desired.startJupyter,
+    startScript: desired.startScript,
+  };
+}
+
+// Calls -------------------------------------------------------------------------------------------
+
+/** The REST record and, from GraphQL, the start fields (null when GraphQL does not list the template). */
+async function fetchTemplate(call: Call, id: string): Promise<TemplateRecord | null> {
+  const record = await orNull(() => call.api.templates.get(id));
+  if (record === null) return null;
+  const view = (await call.api.templates.listGraphql()).find((t) => t.id === id);
+  return { ...record, ...startOf(view) };
+}
+
+/**
+ * REST create; then, when a start field is not its default, the same as an update. If that second
+ * step fails, the new template is deleted again (Pulumi would not know its id) and the error stands.
+ */
+async function createTemplate(call: Call, desired: TemplateDesired): Promise<TemplateRecord> {
+  const record: TemplateRecord = {
+    ...(await call.api.templates.create(toCreateInput(desired))),
+    ...START_DEFAULTS,
+  };
+  if (!startDiffers(record, desired)) return record;
+  try {
+    return await applyTemplate(call, record.id, record, desired);
+  } catch (error) {
+    await call.api.templates.delete(record.id).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** GraphQL saveTemplate when a start field differs (or is unknown), then the REST update of everything. */
+async function applyTemplate(
+  call: Call,
+  id: string,
+  current: TemplateRecord,
+  desired: TemplateDesired,
+): Promise<TemplateRecord> {
+  let start = startOf(current);
+  if (startDiffers(current, desired)) {
+    const saved = await call.api.templates.save(toSaveTemplateInput(id, desired));
+    start = {
+      startSsh: saved.startSsh ?? desired.startSsh,
+      startJupyter: saved.startJupyter ?? desired.startJupyter,
+      startScript: saved.startScript ?? desired.startScript,
+    };
+  }
+  const record = await call.api.templates.update(id, toUpdateInput(desired));
+  return { ...record, ...start };
+}
+
+function startOf(view: Partial<Pick<GqlPodTemplate, keyof StartFields>> | undefined) {
+  return {
+    startSsh: view?.startSsh ?? null,
+    startJupyter: view?.startJupyter ?? null,
+    startScript: view?.startScript ?? null,
+  };
+}
+
+function startDiffers(current: TemplateRecord, desired: TemplateDesired): boolean {
+  return (
+    current.startSsh !== desired.startSsh ||
+    current.startJupyter !== desired.startJupyter ||
+    current.startScript !== desired.startScript
+  );
+}
+
+// The two spellings of the start command ---------------------------------------------------------
+
+/** zod refinement: dockerArgs must read as an argv; the message names the field (check prefixes it). */
+function refuseUnparsable(value: string, ctx: z.RefinementCtx): void {
+  try {
+    parseDockerArgs(value);
+  } catch (error) {
+    if (!(error instanceof DockerArgsError)) throw error;
+    ctx.addIssue({ code: "custom", message: error.message.replace(/^dockerArgs: /, "") });
+  }
+}
+
+/**
+ * check's and diff's one spelling (InputSpec.canonical): dockerArgs given -> dockerStartCmd is its
+ * argv and dockerArgs its quoted form; otherwise dockerArgs is dockerStartCmd formatted. A value that
+ * does not parse, or two that disagree, are left as they are for the schema and the rules to report.
+ */
+function startCommandBothWays(props: Props): Props {
+  const { dockerArgs, dockerStartCmd } = props;
+  if (isUnknown(dockerArgs) || containsUnknown(dockerStartCmd)) return props;
+  if (typeof dockerArgs === "string") {
+    const argv = argvOf(dockerArgs);
+    if (argv === undefined) return props;
+    const cmd = isArgv(dockerStartCmd) ? dockerStartCmd : [];
+    if (cmd.length > 0 && !sameArgv(argv, cmd)) return props;
+    return { ...props, dockerStartCmd: argv, dockerArgs: formatted(argv) ?? dockerArgs };
+  }
+  if (isArgv(dockerStartCmd)) return { ...props, dockerArgs: formatted(dockerStartCmd) };
+  return props;
+}
+
+function argvOf(dockerArgs: string): string[] | undefined {
+  try {
+    return parseDockerArgs(dockerArgs);
+  } catch (error) {
+    if (error instanceof DockerArgsError) return undefined;
+    throw error;
+  }
+}
+
+/** The argv as one string; null for the rare argument no quoting can express. */
+function formatted(argv: readonly string[]): string | null {
+  try {
+    return formatDockerArgs(argv);
+  } catch (error) {
+    if (error instanceof DockerArgsError) return null;
+    throw error;
+  }
+}
+
+const isArgv = (value: unknown): value is string[] =>
+  Array.isArray(value) && value.every((item) => typeof item === "string");
+
+const sameArgv = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((item, i) => item === b[i]);
