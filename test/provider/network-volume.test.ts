@@ -201,3 +201,135 @@ describe("NetworkVolume lifecycle", () => {
     expectPlainJson(read.props);
   });
 });
+
+describe("NetworkVolume storage (isNextGenStorage, storageType)", () => {
+  /** Records which create the provider uses. */
+  const countCreates = () => {
+    const calls: string[] = [];
+    h.intercept((api) => ({
+      ...api,
+      networkVolumes: {
+        ...api.networkVolumes,
+        create: (input) => {
+          calls.push("rest");
+          return api.networkVolumes.create(input);
+        },
+        createGraphql: (input) => {
+          calls.push(`graphql isNextGenStorage=${String(input.isNextGenStorage)}`);
+          return api.networkVolumes.createGraphql(input);
+        },
+      },
+    }));
+    return calls;
+  };
+  const storageOf = async (id: string) =>
+    (await h.graphql.listNetworkVolumes()).find((v) => v.id === id)?.storageType;
+
+  test("check defaults isNextGenStorage to false and refuses a non-boolean by name", async () => {
+    const { inputs } = await provider.check({}, { __logicalName: "v", size: 1, dataCenterId: "EU-RO-1" });
+    expect(inputs.isNextGenStorage).toBe(false);
+    const bad = await provider.check(
+      {},
+      { __logicalName: "v", size: 1, dataCenterId: "EU-RO-1", isNextGenStorage: 1 },
+    );
+    expect(bad.failures.map((f) => f.property)).toEqual(["isNextGenStorage"]);
+  });
+
+  test("a next-gen volume is created through GraphQL; storageType is an output; a second up changes nothing", async () => {
+    const calls = countCreates();
+    const created = await up({ size: 10, dataCenterId: "EU-RO-1", isNextGenStorage: true });
+    expect(calls).toEqual(["graphql isNextGenStorage=true"]);
+    expectPlainJson(created.outs);
+    expect(created.outs).toMatchObject({ size: 10, isNextGenStorage: true, storageType: "VAST" });
+    expect(await storageOf(created.id)).toBe("VAST");
+    expect(await h.rest.networkVolumes.get(created.id)).toEqual({
+      id: created.id,
+      name: created.outs.name,
+      size: 10,
+      dataCenterId: "EU-RO-1",
+    });
+    const next = await provider.check(inputsOf(created.outs, fields), {
+      __logicalName: "vol",
+      size: 10,
+      dataCenterId: "EU-RO-1",
+      isNextGenStorage: true,
+    });
+    expect(await provider.diff(created.id, created.outs, next.inputs)).toEqual({
+      changes: false,
+      replaces: [],
+      deleteBeforeReplace: false,
+    });
+  });
+
+  test("a standard volume keeps the REST create and reads its storage type", async () => {
+    const calls = countCreates();
+    const created = await up({ size: 10, dataCenterId: "EU-RO-1" });
+    expect(calls).toEqual(["rest"]);
+    expect(created.outs).toMatchObject({ isNextGenStorage: false, storageType: "MOOSE_FS" });
+  });
+
+  test("changing isNextGenStorage replaces the volume; growing it does not", async () => {
+    const created = await up({ name: "data", size: 10, dataCenterId: "EU-RO-1" });
+    const nextGen = (
+      await provider.check(created.inputs, {
+        name: "data",
+        size: 10,
+        dataCenterId: "EU-RO-1",
+        isNextGenStorage: true,
+      })
+    ).inputs;
+    expect(await provider.diff(created.id, created.outs, nextGen)).toEqual({
+      changes: true,
+      replaces: ["isNextGenStorage"],
+      deleteBeforeReplace: false,
+    });
+    const grown = (await provider.check(created.inputs, { name: "data", size: 20, dataCenterId: "EU-RO-1" }))
+      .inputs;
+    expect(await provider.diff(created.id, created.outs, grown)).toEqual({
+      changes: true,
+      replaces: [],
+      deleteBeforeReplace: false,
+    });
+    const updated = await provider.update(created.id, created.outs, grown);
+    expect(updated.outs).toMatchObject({ size: 20, isNextGenStorage: false, storageType: "MOOSE_FS" });
+  });
+
+  test("read brings storageType back and reads isNextGenStorage from it (drift against the program)", async () => {
+    const made = await h.graphql.createNetworkVolume({
+      name: "made-elsewhere",
+      size: 5,
+      dataCenterId: "EU-RO-1",
+      isNextGenStorage: true,
+    });
+    // State that claims standard storage (e.g. written before the field existed).
+    const state = { name: "made-elsewhere", size: 5, dataCenterId: "EU-RO-1", isNextGenStorage: false };
+    const read = await provider.read(made.id, state);
+    expect(read.props).toMatchObject({ isNextGenStorage: true, storageType: "VAST" });
+    expect(read.inputs).toMatchObject({ isNextGenStorage: true });
+    const next = await provider.check(read.inputs ?? {}, state);
+    expect(await provider.diff(made.id, read.props, next.inputs)).toMatchObject({
+      changes: true,
+      replaces: ["isNextGenStorage"],
+    });
+  });
+
+  test("adoption keeps the storage it finds, and refuses to convert it, naming isNextGenStorage", async () => {
+    const nextGen = await h.graphql.createNetworkVolume({
+      name: "ng",
+      size: 5,
+      dataCenterId: "EU-RO-1",
+      isNextGenStorage: true,
+    });
+    const adopted = await up({
+      adoptId: nextGen.id,
+      size: 6,
+      dataCenterId: "EU-RO-1",
+      isNextGenStorage: true,
+    });
+    expect(adopted.outs).toMatchObject({ name: "ng", size: 6, isNextGenStorage: true, storageType: "VAST" });
+    const refused = up({ adoptId: nextGen.id, size: 6, dataCenterId: "EU-RO-1" });
+    await expect(refused).rejects.toMatchObject({ code: "VALIDATION", field: "isNextGenStorage" });
+    await expect(refused).rejects.toThrow(/storage cannot be converted \(set isNextGenStorage to true\)/);
+    expect(await storageOf(nextGen.id)).toBe("VAST");
+  });
+});

@@ -245,3 +245,231 @@ describe("Template lifecycle", () => {
     await expect(failure).rejects.not.toThrow(h.settings.apiKey);
   });
 });
+
+describe("Template start fields (GraphQL) and dockerArgs", () => {
+  /** The start fields as GraphQL reports them (REST has none). */
+  const startOf = async (id: string) => {
+    const view = (await h.graphql.listTemplates()).find((t) => t.id === id);
+    return { startSsh: view?.startSsh, startJupyter: view?.startJupyter, startScript: view?.startScript };
+  };
+  /** Counts the provider's GraphQL saveTemplate calls (and can make them fail). */
+  const countSaves = (fail?: Error) => {
+    const saves: string[] = [];
+    h.intercept((api) => ({
+      ...api,
+      templates: {
+        ...api.templates,
+        save: async (input) => {
+          saves.push(String(input.id));
+          if (fail) throw fail;
+          return api.templates.save(input);
+        },
+      },
+    }));
+    return saves;
+  };
+
+  test("check: dockerArgs and dockerStartCmd are one command; either fills the other, in one spelling", async () => {
+    const fromArgs = await provider.check(
+      {},
+      { __logicalName: "t", imageName: "i", dockerArgs: 'bash -c "sleep 1 && echo hi"' },
+    );
+    expect(fromArgs.failures).toEqual([]);
+    expect(fromArgs.inputs).toMatchObject({
+      dockerStartCmd: ["bash", "-c", "sleep 1 && echo hi"],
+      dockerArgs: "bash -c 'sleep 1 && echo hi'",
+      startSsh: false,
+      startJupyter: false,
+      startScript: "",
+    });
+    const fromCmd = await provider.check(
+      {},
+      { __logicalName: "t", imageName: "i", dockerStartCmd: ["python", "a b.py"] },
+    );
+    expect(fromCmd.inputs).toMatchObject({
+      dockerStartCmd: ["python", "a b.py"],
+      dockerArgs: "python 'a b.py'",
+    });
+    const both = await provider.check(
+      {},
+      { __logicalName: "t", imageName: "i", dockerArgs: "python x", dockerStartCmd: ["python", "x"] },
+    );
+    expect(both.failures).toEqual([]);
+    expect(h.apiRequests()).toBe(0);
+  });
+
+  test("check refuses a dockerArgs that needs a shell, one that disagrees, and a too long startScript, by field", async () => {
+    const shell = await provider.check(
+      {},
+      { __logicalName: "t", imageName: "i", dockerArgs: "cd /app && serve" },
+    );
+    expect(shell.failures).toEqual([
+      {
+        property: "dockerArgs",
+        reason: expect.stringMatching(/^dockerArgs: shell operator && outside quotes/) as unknown as string,
+      },
+    ]);
+    const disagree = await provider.check(
+      {},
+      { __logicalName: "t", imageName: "i", dockerArgs: "python a", dockerStartCmd: ["python", "b"] },
+    );
+    expect(disagree.failures).toEqual([
+      {
+        property: "dockerArgs",
+        reason: 'dockerArgs: reads as ["python","a"] but dockerStartCmd is ["python","b"]; set one of them',
+      },
+    ]);
+    const long = await provider.check(
+      {},
+      { __logicalName: "t", imageName: "i", startScript: "x".repeat(65_537), startSsh: "yes" },
+    );
+    expect(long.failures.map((f) => f.property).sort()).toEqual(["startScript", "startSsh"]);
+    expect(long.failures.find((f) => f.property === "startScript")?.reason).toMatch(/^startScript: .*65536/);
+    expect(h.apiRequests()).toBe(0);
+  });
+
+  test("create sets the start fields through saveTemplate, keeps REST-only dockerEntrypoint; a second up changes nothing", async () => {
+    const saves = countSaves();
+    const program = {
+      imageName: "img:1",
+      dockerEntrypoint: ["/bin/sh", "-c"],
+      dockerArgs: "bash -c 'sleep 1 && echo hi'",
+      startSsh: true,
+      startScript: "echo ready",
+    };
+    const created = await up(program);
+    expect(saves).toEqual([created.id]);
+    expectPlainJson(created.outs);
+    expect(created.outs).toMatchObject({
+      dockerEntrypoint: ["/bin/sh", "-c"],
+      dockerStartCmd: ["bash", "-c", "sleep 1 && echo hi"],
+      dockerArgs: "bash -c 'sleep 1 && echo hi'",
+      startSsh: true,
+      startJupyter: false,
+      startScript: "echo ready",
+    });
+    expect(await h.rest.templates.get(created.id)).toMatchObject({
+      dockerEntrypoint: ["/bin/sh", "-c"],
+      dockerStartCmd: ["bash", "-c", "sleep 1 && echo hi"],
+    });
+    expect(await startOf(created.id)).toEqual({
+      startSsh: true,
+      startJupyter: false,
+      startScript: "echo ready",
+    });
+    const next = await provider.check(inputsOf(created.outs, fields), { __logicalName: "tpl", ...program });
+    expect(await provider.diff(created.id, created.outs, next.inputs)).toEqual({
+      changes: false,
+      replaces: [],
+      deleteBeforeReplace: false,
+    });
+  });
+
+  test("a template without start fields is created and updated over REST only", async () => {
+    const saves = countSaves();
+    const created = await up({ imageName: "img:1", dockerStartCmd: ["python", "serve.py"] });
+    expect(created.outs).toMatchObject({
+      startSsh: false,
+      startJupyter: false,
+      startScript: "",
+      dockerArgs: "python serve.py",
+    });
+    const news = (
+      await provider.check(created.inputs, {
+        __logicalName: "tpl",
+        imageName: "img:2",
+        dockerArgs: "python serve.py",
+      })
+    ).inputs;
+    const updated = await provider.update(created.id, created.outs, news);
+    expect(updated.outs).toMatchObject({ imageName: "img:2", dockerStartCmd: ["python", "serve.py"] });
+    expect(saves).toEqual([]);
+  });
+
+  test("changing a start field or dockerArgs is an update in place, never a replacement", async () => {
+    const created = await up({ imageName: "img:1", dockerEntrypoint: ["/entry"], startSsh: true });
+    const news = (
+      await provider.check(created.inputs, {
+        __logicalName: "tpl",
+        imageName: "img:1",
+        dockerEntrypoint: ["/entry"],
+        startSsh: false,
+        startJupyter: true,
+        startScript: "pip install x",
+        dockerArgs: "python -u main.py",
+      })
+    ).inputs;
+    const diff = await provider.diff(created.id, created.outs, news);
+    expect(diff).toEqual({ changes: true, replaces: [], deleteBeforeReplace: false });
+    const updated = await provider.update(created.id, created.outs, news);
+    expect(updated.outs).toMatchObject({
+      startSsh: false,
+      startJupyter: true,
+      startScript: "pip install x",
+      dockerStartCmd: ["python", "-u", "main.py"],
+      dockerEntrypoint: ["/entry"],
+    });
+    expect(await startOf(created.id)).toEqual({
+      startSsh: false,
+      startJupyter: true,
+      startScript: "pip install x",
+    });
+    expect(await h.rest.templates.get(created.id)).toMatchObject({
+      id: created.id,
+      dockerEntrypoint: ["/entry"],
+      dockerStartCmd: ["python", "-u", "main.py"],
+    });
+  });
+
+  test("read brings the start fields back from GraphQL, so a change made elsewhere is drift, put right by up", async () => {
+    const program = { imageName: "img:1", startJupyter: true, dockerArgs: "python main.py" };
+    const created = await up(program);
+    // Elsewhere: saveTemplate (a full replace) turns Jupyter off and changes the command.
+    const elsewhere = await h.graphql.saveTemplate({
+      id: created.id,
+      name: String(created.outs.name),
+      imageName: "img:1",
+      dockerArgs: "python other.py",
+      startJupyter: false,
+    });
+    expect(elsewhere.startJupyter).toBe(false);
+    const read = await provider.read(created.id, created.outs);
+    expect(read.props).toMatchObject({
+      startJupyter: false,
+      dockerArgs: "python other.py",
+      dockerStartCmd: ["python", "other.py"],
+    });
+    const next = await provider.check(read.inputs ?? {}, { __logicalName: "tpl", ...program });
+    const diff = await provider.diff(created.id, read.props, next.inputs);
+    expect(diff).toEqual({ changes: true, replaces: [], deleteBeforeReplace: false });
+    const restored = await provider.update(created.id, read.props, next.inputs);
+    expect(restored.outs).toMatchObject({ startJupyter: true, dockerStartCmd: ["python", "main.py"] });
+    expect(await startOf(created.id)).toMatchObject({ startJupyter: true });
+  });
+
+  test("adoption reads the existing start fields and applies the desired ones", async () => {
+    const existing = await h.graphql.saveTemplate({
+      name: "legacy",
+      imageName: "old:1",
+      startSsh: true,
+      startScript: "old",
+    });
+    const adopted = await up({ adoptId: existing.id, imageName: "new:2", startScript: "new" });
+    expect(adopted.id).toBe(existing.id);
+    expect(adopted.outs).toMatchObject({
+      name: "legacy",
+      startSsh: false,
+      startScript: "new",
+      imageName: "new:2",
+    });
+    expect(await startOf(existing.id)).toEqual({ startSsh: false, startJupyter: false, startScript: "new" });
+  });
+
+  test("a create whose saveTemplate fails deletes the new template again and reports the failure", async () => {
+    countSaves(new Error("saveTemplate refused"));
+    await expect(up({ name: "half", imageName: "img:1", startSsh: true })).rejects.toThrow(
+      /saveTemplate refused/,
+    );
+    expect((await h.rest.templates.list()).map((t) => t.name)).toEqual([]);
+  });
+});
