@@ -174,6 +174,75 @@ describe("through Pulumi's provider host", () => {
     await host.delete(v.urn, v.id, v.properties);
   });
 
+  test("Template start fields and dockerArgs: set through GraphQL, read back, changed in place; a shell command refused by field", async () => {
+    const t = await up("Template", "pod-tpl", {
+      imageName: "img:1",
+      dockerArgs: 'bash -c "sleep 1 && echo hi"',
+      startSsh: true,
+      startScript: "echo ready",
+    });
+    expect(t.properties).toMatchObject({
+      dockerArgs: "bash -c 'sleep 1 && echo hi'",
+      dockerStartCmd: ["bash", "-c", "sleep 1 && echo hi"],
+      startSsh: true,
+      startJupyter: false,
+      startScript: "echo ready",
+    });
+    expect((await graphql.listTemplates()).find((x) => x.id === t.id)).toMatchObject({
+      startSsh: true,
+      startScript: "echo ready",
+      dockerArgs: "bash -c 'sleep 1 && echo hi'",
+    });
+    expect((await host.diff(t.urn, t.id, t.properties, t.inputs)).changes).toBe("none");
+    const next = await host.check(t.urn, t.inputs, { ...t.inputs, startSsh: false, startJupyter: true });
+    expect(await host.diff(t.urn, t.id, t.properties, next.inputs)).toEqual({
+      changes: "some",
+      replaces: [],
+      deleteBeforeReplace: false,
+    });
+    const updated = await host.update(t.urn, t.id, t.properties, next.inputs);
+    expect(updated.properties).toMatchObject({
+      startSsh: false,
+      startJupyter: true,
+      startScript: "echo ready",
+    });
+    const refreshed = await host.read(t.urn, t.id, updated.properties);
+    expect(refreshed.properties).toMatchObject({ startSsh: false, startJupyter: true });
+    expect(refreshed.inputs).toMatchObject({
+      startJupyter: true,
+      dockerArgs: "bash -c 'sleep 1 && echo hi'",
+    });
+    const shell = await host.check(t.urn, t.inputs, { ...t.inputs, dockerArgs: "serve > log" });
+    expect(shell.failures).toEqual([
+      {
+        property: "dockerArgs",
+        reason: expect.stringMatching(/^dockerArgs: shell operator > outside quotes/),
+      },
+    ]);
+    await host.delete(t.urn, t.id, refreshed.properties);
+  });
+
+  test("NetworkVolume isNextGenStorage: created with its storage, storageType read back, a change replaces", async () => {
+    const v = await up("NetworkVolume", "fast", {
+      size: 20,
+      dataCenterId: "EU-RO-1",
+      isNextGenStorage: true,
+    });
+    expect(v.properties).toMatchObject({ isNextGenStorage: true, storageType: "VAST", size: 20 });
+    expect((await graphql.listNetworkVolumes()).find((x) => x.id === v.id)?.storageType).toBe("VAST");
+    const read = await host.read(v.urn, v.id, v.properties);
+    expect(read.properties).toMatchObject({ isNextGenStorage: true, storageType: "VAST" });
+    const standard = await host.check(v.urn, v.inputs, { ...v.inputs, isNextGenStorage: false });
+    expect(await host.diff(v.urn, v.id, v.properties, standard.inputs)).toEqual({
+      changes: "some",
+      replaces: ["isNextGenStorage"],
+      deleteBeforeReplace: false,
+    });
+    const grown = await host.check(v.urn, v.inputs, { ...v.inputs, size: 30 });
+    expect(await host.diff(v.urn, v.id, v.properties, grown.inputs)).toMatchObject({ replaces: [] });
+    await host.delete(v.urn, v.id, v.properties);
+  });
+
   test("ContainerRegistryAuth: credentials update in place; a new name is created before the old is deleted", async () => {
     const c = await up("ContainerRegistryAuth", "creds", {
       name: "ghcr",
