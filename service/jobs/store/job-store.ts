@@ -4,12 +4,14 @@ import { type Migration, transaction } from "../../db";
 import { ServiceError } from "../../errors";
 import type { JobMemory } from "../book/memory";
 import { expiresAt, type InputSource, isTerminal, type Job, type JobKind, jobFrom } from "../model/job";
+import { RowIndex } from "./row-index";
 
 /**
  * The job plane's table. Rows are keyed by a sequence number the store assigns in increasing order,
  * not by the random job id: inserts then append to the end of the B-tree instead of touching a random
  * page each (an order of magnitude less write work per job). Ids are resolved through an in-memory
- * index (id -> seq) rebuilt from the table at start, about 100 bytes per kept job.
+ * index (id hash -> seq, `RowIndex`) rebuilt from the table at start, 12-24 bytes per kept job outside
+ * the V8 heap.
  */
 export const jobMigrations: Migration[] = [
   {
@@ -109,9 +111,9 @@ export class JobStore implements InputSource {
   readonly #recent: StatementSync;
   /**
    * Row of every stored finished job, by job id (reads of jobs no longer in memory). Queued and
-   * running jobs carry their row themselves (`storeRow`): no map entry for each of 100,000 queued.
+   * running jobs carry their row themselves (`storeRow`): no entry for each of 100,000 queued.
    */
-  readonly #seqById = new Map<string, number>();
+  readonly #rows = new RowIndex();
   #nextSeq: number;
   /** One copy of each account and endpoint id for all the jobs read back (rows give fresh strings). */
   readonly #shared = new Map<string, string>();
@@ -154,19 +156,19 @@ export class JobStore implements InputSource {
     );
     this.#expire = db.prepare(
       `DELETE FROM jobs WHERE expires_at <= ? AND status IN ${TERMINAL_SQL}
-       RETURNING id, endpoint_id AS endpointId, status, retries`,
+       RETURNING seq, id, endpoint_id AS endpointId, status, retries`,
     );
     this.#counts = db.prepare(
       `SELECT endpoint_id AS endpointId, status, COUNT(*) AS count, SUM(retries) AS retries
        FROM jobs GROUP BY endpoint_id, status`,
     );
-    this.#byEndpoint = db.prepare("DELETE FROM jobs WHERE endpoint_id = ? RETURNING id");
+    this.#byEndpoint = db.prepare("DELETE FROM jobs WHERE endpoint_id = ? RETURNING seq, id");
     this.#recent = db.prepare(`SELECT ${columns} FROM jobs WHERE endpoint_id = ? ORDER BY seq DESC LIMIT ?`);
     // Iterated, not .all(): a 100,000-row array would grow V8's heap for good (~200 MB RSS).
-    // Live jobs are not indexed: they carry their row (see #seqById).
+    // Live jobs are not indexed: they carry their row (see #rows).
     const finished = db.prepare(`SELECT seq, id FROM jobs WHERE status IN ${TERMINAL_SQL}`);
     for (const row of finished.iterate() as Iterable<{ seq: number; id: string }>) {
-      this.#seqById.set(row.id, row.seq);
+      this.#rows.add(row.id, row.seq);
     }
     const max = db.prepare("SELECT MAX(seq) AS last FROM jobs").get() as { last: number | null };
     this.#nextSeq = (max.last ?? 0) + 1;
@@ -253,9 +255,10 @@ export class JobStore implements InputSource {
   }
 
   #writeDelete(job: Job): void {
-    const seq = job.storeRow || this.#seqById.get(job.id);
-    this.#seqById.delete(job.id);
-    if (seq) this.#delete.run(seq);
+    const seq = job.storeRow || this.#rowOf(job.id);
+    if (!seq) return;
+    this.#rows.delete(job.id, seq);
+    this.#delete.run(seq);
   }
 
   #write(job: Job): void {
@@ -281,7 +284,7 @@ export class JobStore implements InputSource {
         job.storeRow = this.#nextSeq++;
         this.#upsert.run(job.storeRow, ...insert);
       }
-      if (isTerminal(job)) this.#seqById.set(job.id, job.storeRow);
+      if (isTerminal(job)) this.#rows.add(job.id, job.storeRow);
     };
   }
 
@@ -301,10 +304,26 @@ export class JobStore implements InputSource {
   }
 
   get(id: string): Job | undefined {
-    const seq = this.#seqById.get(id);
-    if (seq === undefined) return undefined;
-    const row = this.#get.get(seq) as JobRow | undefined;
+    const row = this.#rowById(id);
     return row ? jobOf(row, this.#shared, this) : undefined;
+  }
+
+  /** Entries and bytes of the id -> row index (for the bench and tests). */
+  get indexStats(): { entries: number; bytes: number } {
+    return { entries: this.#rows.size, bytes: this.#rows.bytes };
+  }
+
+  /** The stored row of job `id` among the index's candidates (hashes may collide). */
+  #rowById(id: string): JobRow | undefined {
+    for (const seq of this.#rows.candidates(id)) {
+      const row = this.#get.get(seq) as JobRow | undefined;
+      if (row?.id === id) return row;
+    }
+    return undefined;
+  }
+
+  #rowOf(id: string): number {
+    return this.#rowById(id)?.seq ?? 0;
   }
 
   /**
@@ -318,9 +337,11 @@ export class JobStore implements InputSource {
   /** Deletes finished jobs whose results expired; returns what was removed. */
   deleteExpired(now: number): RemovedJob[] {
     this.flush();
-    const removed = this.#expire.all(now) as unknown as RemovedJob[];
-    for (const row of removed) this.#seqById.delete(row.id);
-    return removed;
+    const rows = this.#expire.all(now) as unknown as (RemovedJob & { seq: number })[];
+    return rows.map(({ seq, ...removed }) => {
+      this.#rows.delete(removed.id, seq);
+      return removed;
+    });
   }
 
   counts(): StoredCounts[] {
@@ -338,7 +359,9 @@ export class JobStore implements InputSource {
 
   deleteEndpoint(endpointId: string): void {
     this.flush();
-    for (const row of this.#byEndpoint.all(endpointId) as { id: string }[]) this.#seqById.delete(row.id);
+    for (const row of this.#byEndpoint.all(endpointId) as { seq: number; id: string }[]) {
+      this.#rows.delete(row.id, row.seq);
+    }
   }
 
   #schedule(): void {

@@ -71,6 +71,33 @@ describe("job memory", () => {
     expect(taken.body).toEqual({ id, input: big });
   });
 
+  it("finished results past the in-memory cache are served from the store for their retention, then gone", async () => {
+    const clock = new ManualClock();
+    const h = await start({ recentCacheSize: 2 }, undefined, clock);
+    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const worker = new ProtocolWorker(h, ep.id, "w-retained");
+    const ids: string[] = [];
+    for (let n = 0; n < 8; n++) {
+      const id = await run(h, ep.id, { n });
+      ids.push(id);
+      await worker.take();
+      await worker.done(id, { output: { n } });
+    }
+    await h.plane.store.flushed();
+    // Every finished job is indexed by its row (no Job kept for it); the oldest is read from the store.
+    expect(h.plane.store.indexStats.entries).toBe(8);
+    for (const [n, id] of ids.entries()) {
+      const reply = await h.call("GET", `/v2/${ep.id}/status/${id}`);
+      expect(reply.status).toBe(200);
+      expect(reply.body).toMatchObject({ id, status: "COMPLETED", output: { n } });
+    }
+    // Retention (30 minutes after /run's jobs end): swept from the store and the index.
+    await clock.advance(30 * 60_000 + 10_000);
+    for (const id of ids) expect((await h.call("GET", `/v2/${ep.id}/status/${id}`)).status).toBe(404);
+    expect(h.plane.store.indexStats.entries).toBe(0);
+    expect(h.plane.book.counts(ep.id).completed).toBe(0);
+  });
+
   it("the queue cap: 429 with Retry-After naming the cap; room again once the queue shrinks", async () => {
     const h = await start({ maxQueuedPerEndpoint: 2 });
     const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
