@@ -52,6 +52,8 @@ export interface JobPlaneConfig {
   memoryBudgetBytes: number;
   /** Inputs larger than this live in the store, not in memory, while they wait (read back when taken). */
   spillInputBytes: number;
+  /** Outputs larger than this (JSON) live in the store once written, not in memory (read back when asked for). */
+  spillOutputBytes: number;
   rateLimits: RateLimitOptions;
   webhooks: WebhookOptions;
 }
@@ -80,6 +82,7 @@ export const DEFAULT_JOB_PLANE_CONFIG: JobPlaneConfig = {
   maxQueuedPerEndpoint: 100_000,
   memoryBudgetBytes: 256 * 1024 * 1024,
   spillInputBytes: 64 * 1024,
+  spillOutputBytes: 1024,
   rateLimits: DEFAULT_RATE_LIMIT_OPTIONS,
   webhooks: DEFAULT_WEBHOOK_OPTIONS,
 };

@@ -87,6 +87,7 @@ export class JobPlane {
     this.memory = new JobMemory({
       budgetBytes: config.memoryBudgetBytes,
       spillInputBytes: config.spillInputBytes,
+      spillOutputBytes: config.spillOutputBytes,
     });
     this.store = new JobStore(deps.db, { log, memory: this.memory });
     this.book = new JobBook(

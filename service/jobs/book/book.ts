@@ -132,7 +132,7 @@ export class JobBook {
     if (!job) return undefined;
     if (isExpired(job, this.#clock.now())) {
       if (this.#live.get(id) === job) this.delete(job);
-      else this.#recent.delete(id);
+      else this.#forget(job);
       return undefined;
     }
     if (isTerminal(job) && !this.#recent.has(id)) this.#remember(job);
@@ -180,9 +180,17 @@ export class JobBook {
     this.watchers.notify(job.id);
   }
 
-  /** Stream chunks from the worker; ignored once the job is no longer running. */
+  /**
+   * Stream chunks from the worker; ignored once the job is no longer running. They count against the
+   * memory budget until drained: past it they are refused (UNAVAILABLE, naming the budget).
+   */
   appendChunks(job: Job, chunks: StreamChunk[]): void {
     if (job.status !== "IN_PROGRESS" || this.#live.get(job.id) !== job) return;
+    if (this.#memory) {
+      let bytes = 0;
+      for (const chunk of chunks) bytes += (JSON.stringify(chunk.output) ?? "null").length;
+      this.#memory.holdStream(job, bytes);
+    }
     if (job.stream === null) job.stream = [];
     for (const chunk of chunks) job.stream.push(chunk);
     this.watchers.notify(job.id);
@@ -192,6 +200,7 @@ export class JobBook {
   drainChunks(job: Job): StreamChunk[] {
     const chunks = job.stream ?? [];
     job.stream = null;
+    this.#memory?.releaseStream(job);
     return chunks;
   }
 
@@ -221,7 +230,7 @@ export class JobBook {
   retry(job: Job): void {
     this.#live.set(job.id, job);
     this.#memory?.hold(job);
-    this.#recent.delete(job.id);
+    this.#forget(job);
     this.#resetForQueue(job);
   }
 
@@ -238,7 +247,7 @@ export class JobBook {
     this.#live.delete(job.id);
     this.#memory?.release(job);
     this.#forgetDeadlines();
-    this.#recent.delete(job.id);
+    this.#forget(job);
     this.#store.remove(job);
     this.watchers.notify(job.id);
   }
@@ -266,13 +275,13 @@ export class JobBook {
   sweep(): void {
     const now = this.#clock.now();
     for (const removed of this.#store.deleteExpired(now)) this.#uncount(removed);
-    for (const [id, job] of this.#recent) if (isExpired(job, now)) this.#recent.delete(id);
+    for (const job of this.#recent.values()) if (isExpired(job, now)) this.#forget(job);
   }
 
   /** The endpoint is gone: so are its jobs. Running ones are stopped. */
   deleteEndpoint(endpointId: string): void {
     for (const job of this.liveJobs(endpointId)) this.delete(job);
-    for (const [id, job] of this.#recent) if (job.endpointId === endpointId) this.#recent.delete(id);
+    for (const job of this.#recent.values()) if (job.endpointId === endpointId) this.#forget(job);
     this.#store.deleteEndpoint(endpointId);
     this.#endpoints.delete(endpointId);
   }
@@ -295,6 +304,7 @@ export class JobBook {
     job.output = undefined;
     job.error = undefined;
     job.stream = null;
+    this.#memory?.releaseStream(job);
     this.#enqueue(job, atHead);
   }
 
@@ -375,10 +385,18 @@ export class JobBook {
     this.#recent.set(job.id, job);
     if (this.#recent.size <= this.#options.recentCacheSize) return;
     // Oldest first; a job whose write is still pending must stay readable from memory.
-    for (const id of this.#recent.keys()) {
-      if (this.#recent.size <= this.#options.recentCacheSize || this.#store.isPending(id)) break;
-      this.#recent.delete(id);
+    for (const old of this.#recent.values()) {
+      if (this.#recent.size <= this.#options.recentCacheSize || this.#store.isPending(old.id)) break;
+      this.#forget(old);
     }
+  }
+
+  /** A finished job leaves the recent cache, with the chunks /stream did not drain. */
+  #forget(job: Job): void {
+    const cached = this.#recent.get(job.id);
+    this.#recent.delete(job.id);
+    if (cached && cached !== job) this.#memory?.releaseStream(cached);
+    this.#memory?.releaseStream(job);
   }
 
   #endpoint(endpointId: string): EndpointJobs {

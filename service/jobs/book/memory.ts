@@ -6,13 +6,21 @@ export interface JobMemoryOptions {
   budgetBytes: number;
   /** Inputs larger than this are kept in the store only, once written, and read back when needed. */
   spillInputBytes: number;
+  /**
+   * Outputs (results and progress) whose JSON is longer than this are kept in the store only, once
+   * written, and read back when needed: the finished jobs kept in memory for fast reads then hold at
+   * most this much output each.
+   */
+  spillOutputBytes: number;
 }
 
 /**
  * The service-wide budget of job bytes in memory: the input text of every queued or running job
- * still held in memory (small inputs for their whole life, large ones until the store has them). A
- * new job that would pass the budget is refused with UNAVAILABLE (503, Retry-After) before it is
- * accepted. Sizes are counted in UTF-16 units of the JSON text (what a string costs, give or take).
+ * still held in memory (small inputs for their whole life, large ones until the store has them), and
+ * the stream chunks workers posted that /stream has not drained yet. A new job or chunk that would
+ * pass the budget is refused with UNAVAILABLE (503, Retry-After) before it is kept. Outputs are not
+ * counted: past `spillOutputBytes` they leave memory once written. Sizes are counted in UTF-16 units
+ * of the JSON text (what a string costs, give or take).
  */
 export class JobMemory {
   readonly options: JobMemoryOptions;
@@ -49,6 +57,19 @@ export class JobMemory {
   release(job: Job): void {
     this.#used -= job.heldBytes;
     job.heldBytes = 0;
+  }
+
+  /** Counts stream chunks of `bytes` now buffered for the job, refusing them past the budget. */
+  holdStream(job: Job, bytes: number): void {
+    this.admit(bytes);
+    job.streamBytes += bytes;
+    this.#used += bytes;
+  }
+
+  /** The job's buffered chunks were drained (or dropped with the job). */
+  releaseStream(job: Job): void {
+    this.#used -= job.streamBytes;
+    job.streamBytes = 0;
   }
 
   /** Is this input large enough to live in the store only? */

@@ -50,24 +50,45 @@ export interface Job {
   startedAt: number | null;
   completedAt: number | null;
   workerId: string | null;
-  /** undefined: no output. While IN_PROGRESS, the latest progress value. */
+  /**
+   * undefined: no output. While IN_PROGRESS, the latest progress value. A large output, once written,
+   * is read from the store on each use (see `releaseOutput`).
+   */
   output: unknown;
+  /** Is the output held in memory (not only in the store)? */
+  readonly outputInMemory: boolean;
+  /** Drops the in-memory output: later reads come from `source` (the store, which holds it now). */
+  releaseOutput(source: InputSource): void;
   error: string | undefined;
   /** Times the job went back to the queue (client retry, or recovered from a lost worker). */
   retries: number;
   /** Stream chunks not yet drained by /stream (memory only); null until the first chunk. */
   stream: StreamChunk[] | null;
+  /** Bytes of `stream` counted against the service's memory budget; set by JobMemory only. */
+  streamBytes: number;
   /** The store's row of this job, 0 until first written; set by the store only (store/job-store.ts). */
   storeRow: number;
 }
 
-/** Where an input no longer held in memory is read (the job store). */
+/** Where an input or output no longer held in memory is read (the job store). */
 export interface InputSource {
   readInput(job: Job): string;
+  /** The output's JSON text. */
+  readOutput(job: Job): string;
 }
 
 /** Every field of a job but the parsed input; the input text may be where to read it. */
-export type JobFields = Omit<Job, "input" | "inputText" | "inputInMemory" | "releaseInput" | "heldBytes"> & {
+export type JobFields = Omit<
+  Job,
+  | "input"
+  | "inputText"
+  | "inputInMemory"
+  | "releaseInput"
+  | "heldBytes"
+  | "outputInMemory"
+  | "releaseOutput"
+  | "streamBytes"
+> & {
   inputText: string | InputSource;
 };
 
@@ -77,8 +98,11 @@ interface RunState {
   completedAt: number | null;
   workerId: string | null;
   output: unknown;
+  /** Set when the output was left in the store: `output` is then read from here. */
+  outputSource: InputSource | null;
   error: string | undefined;
   stream: StreamChunk[] | null;
+  streamBytes: number;
 }
 
 /** The rarely given pass-through fields, in one object only when one is given. */
@@ -181,10 +205,23 @@ class JobRecord implements Job {
     if (value !== null || this.#run) this.#runState().workerId = value;
   }
   get output(): unknown {
-    return this.#run?.output;
+    const run = this.#run;
+    if (run?.outputSource) return JSON.parse(run.outputSource.readOutput(this)) as unknown;
+    return run?.output;
   }
   set output(value: unknown) {
-    if (value !== undefined || this.#run) this.#runState().output = value;
+    if (value === undefined && !this.#run) return;
+    const run = this.#runState();
+    run.output = value;
+    run.outputSource = null;
+  }
+  get outputInMemory(): boolean {
+    return !this.#run?.outputSource;
+  }
+  releaseOutput(source: InputSource): void {
+    const run = this.#runState();
+    run.output = undefined;
+    run.outputSource = source;
   }
   get error(): string | undefined {
     return this.#run?.error;
@@ -198,6 +235,12 @@ class JobRecord implements Job {
   set stream(value: StreamChunk[] | null) {
     if (value !== null || this.#run) this.#runState().stream = value;
   }
+  get streamBytes(): number {
+    return this.#run?.streamBytes ?? 0;
+  }
+  set streamBytes(value: number) {
+    if (value !== 0 || this.#run) this.#runState().streamBytes = value;
+  }
 
   #runState(): RunState {
     this.#run ??= {
@@ -205,8 +248,10 @@ class JobRecord implements Job {
       completedAt: null,
       workerId: null,
       output: undefined,
+      outputSource: null,
       error: undefined,
       stream: null,
+      streamBytes: 0,
     };
     return this.#run;
   }

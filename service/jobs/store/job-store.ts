@@ -4,12 +4,14 @@ import { type Migration, transaction } from "../../db";
 import { ServiceError } from "../../errors";
 import type { JobMemory } from "../book/memory";
 import { expiresAt, type InputSource, isTerminal, type Job, type JobKind, jobFrom } from "../model/job";
+import { RowIndex } from "./row-index";
 
 /**
  * The job plane's table. Rows are keyed by a sequence number the store assigns in increasing order,
  * not by the random job id: inserts then append to the end of the B-tree instead of touching a random
  * page each (an order of magnitude less write work per job). Ids are resolved through an in-memory
- * index (id -> seq) rebuilt from the table at start, about 100 bytes per kept job.
+ * index (id hash -> seq, `RowIndex`) rebuilt from the table at start, 12-24 bytes per kept job outside
+ * the V8 heap.
  */
 export const jobMigrations: Migration[] = [
   {
@@ -66,7 +68,9 @@ interface JobRow {
   started_at: number | null;
   completed_at: number | null;
   worker_id: string | null;
+  /** null: no output, or a large one left in the store (`output_stored`; read with readOutput). */
   output: string | null;
+  output_stored: number;
   error: string | null;
   retries: number;
 }
@@ -99,7 +103,13 @@ export class JobStore implements InputSource {
   readonly #db: DatabaseSync;
   readonly #upsert: StatementSync;
   readonly #update: StatementSync;
+  readonly #updateKeepingOutput: StatementSync;
   readonly #input: StatementSync;
+  readonly #output: StatementSync;
+  /** Outputs longer than this (JSON text) leave memory once written; read back when used. */
+  readonly #spillOutput: number;
+  /** Jobs whose large output this flush writes: released from memory once it commits. */
+  readonly #writtenOutputs = new Set<Job>();
   readonly #delete: StatementSync;
   readonly #get: StatementSync;
   readonly #live: StatementSync;
@@ -109,9 +119,9 @@ export class JobStore implements InputSource {
   readonly #recent: StatementSync;
   /**
    * Row of every stored finished job, by job id (reads of jobs no longer in memory). Queued and
-   * running jobs carry their row themselves (`storeRow`): no map entry for each of 100,000 queued.
+   * running jobs carry their row themselves (`storeRow`): no entry for each of 100,000 queued.
    */
-  readonly #seqById = new Map<string, number>();
+  readonly #rows = new RowIndex();
   #nextSeq: number;
   /** One copy of each account and endpoint id for all the jobs read back (rows give fresh strings). */
   readonly #shared = new Map<string, string>();
@@ -128,10 +138,14 @@ export class JobStore implements InputSource {
     this.#memory = options.memory;
     // Large inputs are not read back with their row: they are read when used (readInput).
     const spill = options.memory?.options.spillInputBytes ?? Number.MAX_SAFE_INTEGER;
+    this.#spillOutput = options.memory?.options.spillOutputBytes ?? Number.MAX_SAFE_INTEGER;
+    const spillOut = Math.floor(Math.min(this.#spillOutput, Number.MAX_SAFE_INTEGER));
     const columns = `seq, id, account_id, endpoint_id, kind, status,
       CASE WHEN length(input) > ${Math.floor(spill)} THEN NULL ELSE input END AS input,
       webhook, policy, s3_config, execution_timeout_ms, ttl_ms, low_priority, created_at, queued_at,
-      started_at, completed_at, worker_id, output, error, retries`;
+      started_at, completed_at, worker_id,
+      CASE WHEN length(output) > ${spillOut} THEN NULL ELSE output END AS output,
+      coalesce(length(output) > ${spillOut}, 0) AS output_stored, error, retries`;
     this.#upsert = db.prepare(`
       INSERT INTO jobs (seq, id, account_id, endpoint_id, kind, status, input, webhook, policy, s3_config,
         execution_timeout_ms, ttl_ms, low_priority, created_at, queued_at, started_at, completed_at,
@@ -144,9 +158,15 @@ export class JobStore implements InputSource {
     // A row already written changes only in these columns: its input is never bound again.
     this.#update = db.prepare(`
       UPDATE jobs SET status = ?, ttl_ms = ?, queued_at = ?, started_at = ?, completed_at = ?,
-        worker_id = ?, output = ?, error = ?, retries = ?, expires_at = ?
+        worker_id = ?, error = ?, retries = ?, expires_at = ?, output = ?
+      WHERE seq = ?`);
+    // The same, for a job whose output was left in the store: the stored output stays.
+    this.#updateKeepingOutput = db.prepare(`
+      UPDATE jobs SET status = ?, ttl_ms = ?, queued_at = ?, started_at = ?, completed_at = ?,
+        worker_id = ?, error = ?, retries = ?, expires_at = ?
       WHERE seq = ?`);
     this.#input = db.prepare("SELECT input FROM jobs WHERE seq = ?");
+    this.#output = db.prepare("SELECT output FROM jobs WHERE seq = ?");
     this.#delete = db.prepare("DELETE FROM jobs WHERE seq = ?");
     this.#get = db.prepare(`SELECT ${columns} FROM jobs WHERE seq = ?`);
     this.#live = db.prepare(
@@ -154,19 +174,19 @@ export class JobStore implements InputSource {
     );
     this.#expire = db.prepare(
       `DELETE FROM jobs WHERE expires_at <= ? AND status IN ${TERMINAL_SQL}
-       RETURNING id, endpoint_id AS endpointId, status, retries`,
+       RETURNING seq, id, endpoint_id AS endpointId, status, retries`,
     );
     this.#counts = db.prepare(
       `SELECT endpoint_id AS endpointId, status, COUNT(*) AS count, SUM(retries) AS retries
        FROM jobs GROUP BY endpoint_id, status`,
     );
-    this.#byEndpoint = db.prepare("DELETE FROM jobs WHERE endpoint_id = ? RETURNING id");
+    this.#byEndpoint = db.prepare("DELETE FROM jobs WHERE endpoint_id = ? RETURNING seq, id");
     this.#recent = db.prepare(`SELECT ${columns} FROM jobs WHERE endpoint_id = ? ORDER BY seq DESC LIMIT ?`);
     // Iterated, not .all(): a 100,000-row array would grow V8's heap for good (~200 MB RSS).
-    // Live jobs are not indexed: they carry their row (see #seqById).
+    // Live jobs are not indexed: they carry their row (see #rows).
     const finished = db.prepare(`SELECT seq, id FROM jobs WHERE status IN ${TERMINAL_SQL}`);
     for (const row of finished.iterate() as Iterable<{ seq: number; id: string }>) {
-      this.#seqById.set(row.id, row.seq);
+      this.#rows.add(row.id, row.seq);
     }
     const max = db.prepare("SELECT MAX(seq) AS last FROM jobs").get() as { last: number | null };
     this.#nextSeq = (max.last ?? 0) + 1;
@@ -212,6 +232,7 @@ export class JobStore implements InputSource {
       this.#deleted.clear();
       this.#dirty.clear();
     } catch {
+      this.#writtenOutputs.clear();
       this.#flushEach();
     }
   }
@@ -236,6 +257,7 @@ export class JobStore implements InputSource {
         this.#dirty.delete(id);
         this.#spill(job);
       }
+      this.#writtenOutputs.clear();
     }
   }
 
@@ -253,9 +275,10 @@ export class JobStore implements InputSource {
   }
 
   #writeDelete(job: Job): void {
-    const seq = job.storeRow || this.#seqById.get(job.id);
-    this.#seqById.delete(job.id);
-    if (seq) this.#delete.run(seq);
+    const seq = job.storeRow || this.#rowOf(job.id);
+    if (!seq) return;
+    this.#rows.delete(job.id, seq);
+    this.#delete.run(seq);
   }
 
   #write(job: Job): void {
@@ -267,26 +290,33 @@ export class JobStore implements InputSource {
    * holds): an insert of the whole row the first time, then an update of what changes.
    */
   #writer(job: Job): () => void {
+    const keepsOutput = !job.outputInMemory;
+    const output = keepsOutput ? null : json(job.output);
     const changes = changedValues(job);
-    const insert = job.storeRow === 0 ? rowValues(job) : null;
+    const insert = job.storeRow === 0 ? rowValues(job, output) : null;
     return () => {
       if (insert === null) {
-        const updated = this.#update.run(...changes, job.storeRow);
-        // The row is gone (deleted by expiry while the job was in memory): written whole again, when
-        // its input is still at hand.
-        if (Number(updated.changes) === 0 && job.inputInMemory) {
-          this.#upsert.run(job.storeRow, ...rowValues(job));
+        if (keepsOutput) this.#updateKeepingOutput.run(...changes, job.storeRow);
+        else {
+          const updated = this.#update.run(...changes, output, job.storeRow);
+          // The row is gone (deleted by expiry while the job was in memory): written whole again,
+          // when its input is still at hand.
+          if (Number(updated.changes) === 0 && job.inputInMemory) {
+            this.#upsert.run(job.storeRow, ...rowValues(job, output));
+          }
         }
       } else {
         job.storeRow = this.#nextSeq++;
         this.#upsert.run(job.storeRow, ...insert);
       }
-      if (isTerminal(job)) this.#seqById.set(job.id, job.storeRow);
+      if (output !== null && output.length > this.#spillOutput) this.#writtenOutputs.add(job);
+      if (isTerminal(job)) this.#rows.add(job.id, job.storeRow);
     };
   }
 
-  /** A large input, now in the store, leaves memory (and the memory budget). */
+  /** A large input or output, now in the store, leaves memory (an input also the memory budget). */
   #spill(job: Job): void {
+    if (this.#writtenOutputs.delete(job)) job.releaseOutput(this);
     const memory = this.#memory;
     if (!memory?.spills(job) || job.storeRow === 0) return;
     job.releaseInput(this);
@@ -300,11 +330,36 @@ export class JobStore implements InputSource {
     return row.input;
   }
 
+  /** The output text of a job whose output was left in the store. */
+  readOutput(job: Job): string {
+    const row = this.#output.get(job.storeRow) as { output: string | null } | undefined;
+    if (!row || row.output === null) {
+      throw new ServiceError("NOT_FOUND", `job ${job.id}: its output is no longer stored`);
+    }
+    return row.output;
+  }
+
   get(id: string): Job | undefined {
-    const seq = this.#seqById.get(id);
-    if (seq === undefined) return undefined;
-    const row = this.#get.get(seq) as JobRow | undefined;
+    const row = this.#rowById(id);
     return row ? jobOf(row, this.#shared, this) : undefined;
+  }
+
+  /** Entries and bytes of the id -> row index (for the bench and tests). */
+  get indexStats(): { entries: number; bytes: number } {
+    return { entries: this.#rows.size, bytes: this.#rows.bytes };
+  }
+
+  /** The stored row of job `id` among the index's candidates (hashes may collide). */
+  #rowById(id: string): JobRow | undefined {
+    for (const seq of this.#rows.candidates(id)) {
+      const row = this.#get.get(seq) as JobRow | undefined;
+      if (row?.id === id) return row;
+    }
+    return undefined;
+  }
+
+  #rowOf(id: string): number {
+    return this.#rowById(id)?.seq ?? 0;
   }
 
   /**
@@ -318,9 +373,11 @@ export class JobStore implements InputSource {
   /** Deletes finished jobs whose results expired; returns what was removed. */
   deleteExpired(now: number): RemovedJob[] {
     this.flush();
-    const removed = this.#expire.all(now) as unknown as RemovedJob[];
-    for (const row of removed) this.#seqById.delete(row.id);
-    return removed;
+    const rows = this.#expire.all(now) as unknown as (RemovedJob & { seq: number })[];
+    return rows.map(({ seq, ...removed }) => {
+      this.#rows.delete(removed.id, seq);
+      return removed;
+    });
   }
 
   counts(): StoredCounts[] {
@@ -338,7 +395,9 @@ export class JobStore implements InputSource {
 
   deleteEndpoint(endpointId: string): void {
     this.flush();
-    for (const row of this.#byEndpoint.all(endpointId) as { id: string }[]) this.#seqById.delete(row.id);
+    for (const row of this.#byEndpoint.all(endpointId) as { seq: number; id: string }[]) {
+      this.#rows.delete(row.id, row.seq);
+    }
   }
 
   #schedule(): void {
@@ -359,7 +418,10 @@ const json = (value: unknown): string | null => (value === undefined ? null : JS
 const parsed = <T>(text: string | null): T | undefined =>
   text === null ? undefined : (JSON.parse(text) as T);
 
-/** The columns an update writes, in the order of the update statement (before `seq`). */
+/**
+ * The columns an update writes but the output, in the order of the update statements (the output,
+ * when written, goes after them, before `seq`).
+ */
 function changedValues(job: Job): SQLInputValue[] {
   return [
     job.status,
@@ -368,14 +430,13 @@ function changedValues(job: Job): SQLInputValue[] {
     job.startedAt,
     job.completedAt,
     job.workerId,
-    json(job.output),
     job.error ?? null,
     job.retries,
     expiresAt(job),
   ];
 }
 
-function rowValues(job: Job): SQLInputValue[] {
+function rowValues(job: Job, output: string | null): SQLInputValue[] {
   return [
     job.id,
     job.accountId,
@@ -394,7 +455,7 @@ function rowValues(job: Job): SQLInputValue[] {
     job.startedAt,
     job.completedAt,
     job.workerId,
-    json(job.output),
+    output,
     job.error ?? null,
     job.retries,
     expiresAt(job),
@@ -420,7 +481,7 @@ const STATUSES: Record<string, JobStatus> = {
 };
 
 function jobOf(row: JobRow, strings: Map<string, string>, source: InputSource): Job {
-  return jobFrom({
+  const job = jobFrom({
     id: row.id,
     accountId: shared(strings, row.account_id),
     endpointId: shared(strings, row.endpoint_id),
@@ -438,10 +499,12 @@ function jobOf(row: JobRow, strings: Map<string, string>, source: InputSource): 
     startedAt: row.started_at,
     completedAt: row.completed_at,
     workerId: row.worker_id,
-    output: parsed<unknown>(row.output),
+    output: row.output_stored ? undefined : parsed<unknown>(row.output),
     error: row.error ?? undefined,
     retries: row.retries,
     stream: null,
     storeRow: row.seq,
   });
+  if (row.output_stored) job.releaseOutput(source);
+  return job;
 }

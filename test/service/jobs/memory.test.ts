@@ -71,6 +71,90 @@ describe("job memory", () => {
     expect(taken.body).toEqual({ id, input: big });
   });
 
+  it("finished results past the in-memory cache are served from the store for their retention, then gone", async () => {
+    const clock = new ManualClock();
+    const h = await start({ recentCacheSize: 2 }, undefined, clock);
+    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const worker = new ProtocolWorker(h, ep.id, "w-retained");
+    const ids: string[] = [];
+    for (let n = 0; n < 8; n++) {
+      const id = await run(h, ep.id, { n });
+      ids.push(id);
+      await worker.take();
+      await worker.done(id, { output: { n } });
+    }
+    await h.plane.store.flushed();
+    // Every finished job is indexed by its row (no Job kept for it); the oldest is read from the store.
+    expect(h.plane.store.indexStats.entries).toBe(8);
+    for (const [n, id] of ids.entries()) {
+      const reply = await h.call("GET", `/v2/${ep.id}/status/${id}`);
+      expect(reply.status).toBe(200);
+      expect(reply.body).toMatchObject({ id, status: "COMPLETED", output: { n } });
+    }
+    // Retention (30 minutes after /run's jobs end): swept from the store and the index.
+    await clock.advance(30 * 60_000 + 10_000);
+    for (const id of ids) expect((await h.call("GET", `/v2/${ep.id}/status/${id}`)).status).toBe(404);
+    expect(h.plane.store.indexStats.entries).toBe(0);
+    expect(h.plane.book.counts(ep.id).completed).toBe(0);
+  });
+
+  it("stream chunks count against the memory budget until drained: past it 503 naming the budget", async () => {
+    const h = await start({ memoryBudgetBytes: 1_500 });
+    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const id = await run(h, ep.id, { n: 1 });
+    const worker = new ProtocolWorker(h, ep.id, "w-stream");
+    await worker.take();
+    const chunk = "c".repeat(600);
+    const sizeOf = JSON.stringify(chunk).length;
+    expect((await worker.streamChunk(id, chunk)).status).toBe(200);
+    expect((await worker.streamChunk(id, chunk)).status).toBe(200);
+    expect(h.plane.memory.used).toBe(JSON.stringify({ n: 1 }).length + 2 * sizeOf);
+    const over = await worker.streamChunk(id, chunk);
+    expect(over.status).toBe(503);
+    expect(over.headers["retry-after"]).toBe("1");
+    expect((over.body as { error: string }).error).toContain("memory budget for jobs (1500 bytes)");
+    // The service keeps answering; /stream drains what was kept, which frees the budget.
+    const drained = await h.call("GET", `/v2/${ep.id}/stream/${id}`);
+    expect((drained.body as { stream: unknown[] }).stream).toEqual([{ output: chunk }, { output: chunk }]);
+    expect(h.plane.memory.used).toBe(JSON.stringify({ n: 1 }).length);
+    expect((await worker.streamChunk(id, chunk)).status).toBe(200);
+    await worker.done(id, { output: { ok: true } });
+    // Chunks of a finished job are held until drained or the job leaves memory.
+    expect(h.plane.memory.used).toBe(sizeOf);
+    await h.call("GET", `/v2/${ep.id}/stream/${id}`);
+    expect(h.plane.memory.used).toBe(0);
+  });
+
+  it("an output past spillOutputBytes leaves memory once written and is read back when asked for", async () => {
+    const h = await start({ spillOutputBytes: 1_024, recentCacheSize: 10 });
+    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const worker = new ProtocolWorker(h, ep.id, "w-output");
+    const large = { text: "o".repeat(5_000) };
+    const id = await run(h, ep.id, { n: 1 });
+    await worker.take();
+    await worker.progress(id, large);
+    await h.plane.store.flushed();
+    expect(h.plane.book.find(id)?.outputInMemory).toBe(false);
+    expect((await h.call("GET", `/v2/${ep.id}/status/${id}`)).body).toMatchObject({
+      status: "IN_PROGRESS",
+      output: large,
+    });
+    await worker.done(id, { output: large });
+    await h.plane.store.flushed();
+    const finished = h.plane.book.find(id);
+    expect(finished?.outputInMemory).toBe(false);
+    expect((await h.call("GET", `/v2/${ep.id}/status/${id}`)).body).toMatchObject({
+      status: "COMPLETED",
+      output: large,
+    });
+    // A small output stays in memory (the recent cache's fast path).
+    const small = await run(h, ep.id, { n: 2 });
+    await worker.take();
+    await worker.done(small, { output: { ok: 1 } });
+    await h.plane.store.flushed();
+    expect(h.plane.book.find(small)?.outputInMemory).toBe(true);
+  });
+
   it("the queue cap: 429 with Retry-After naming the cap; room again once the queue shrinks", async () => {
     const h = await start({ maxQueuedPerEndpoint: 2 });
     const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
