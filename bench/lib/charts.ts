@@ -183,7 +183,7 @@ export function vegaLiteSpec(c: Chart): TopLevelSpec {
         axis: { format: "~s" },
       },
       y: { field: "y", type: "quantitative", title: c.y.title, scale: { zero: true } },
-      color: { field: "series", type: "nominal", title: null, legend: { orient: "bottom" } },
+      color: { field: "series", type: "nominal", title: null, legend: { orient: "bottom", labelLimit: 400 } },
     },
   };
 }

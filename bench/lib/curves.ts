@@ -72,3 +72,21 @@ export function linearity(
 }
 
 export const LINEAR_FACTOR = 1.5;
+
+/**
+ * The cost of each added unit between neighbouring sizes: (total(b) - total(a)) / (b - a). Where a
+ * fixed start-up cost dominates (a program's start, a process's), the cost per unit falls with size
+ * and says little; the marginal cost shows whether each added unit costs the same at every size.
+ */
+export function marginalCosts(
+  points: readonly { x: number; total: number }[],
+): { from: number; to: number; perUnit: number }[] {
+  const sorted = [...points].filter((p) => Number.isFinite(p.total)).sort((a, b) => a.x - b.x);
+  const out: { from: number; to: number; perUnit: number }[] = [];
+  for (let i = 1; i < sorted.length; i++) {
+    const a = sorted[i - 1] as { x: number; total: number };
+    const b = sorted[i] as { x: number; total: number };
+    if (b.x > a.x) out.push({ from: a.x, to: b.x, perUnit: round((b.total - a.total) / (b.x - a.x), 2) });
+  }
+  return out;
+}

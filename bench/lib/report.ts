@@ -5,7 +5,7 @@ import { CURVE_OPERATIONS, type ProviderResult, type StackSizeCurve } from "../s
 import type { QueueDepthCurve } from "../suites/queue-depth";
 import type { RunRateResult } from "../suites/run-rate";
 import type { SdkResult, StreamThroughput } from "../suites/sdk";
-import { judgeCurve, LINEAR_FACTOR, linearity } from "./curves";
+import { judgeCurve, LINEAR_FACTOR, linearity, marginalCosts } from "./curves";
 import { atLeast, atMost, type Figure, type Target } from "./figures";
 import { median, round } from "./stats";
 
@@ -36,10 +36,12 @@ export function table(r: Results): string[] {
     rows.push(["/run server CPU per request, ceiling", f(r.runRate.ceilingCpuPerRequestUs ?? undefined)]);
     rows.push(["/run ceiling CPU / service CPU", f(r.runRate.cpuRatio ?? undefined)]);
   }
-  const e2eRows = (list: EndToEndRow[] | undefined, prefix: string) => {
+  const e2eRows = (list: EndToEndRow[] | undefined, prefix: string, byEndpoints = false) => {
     for (const row of list ?? []) {
       const what =
-        row.endpoints > 1 ? `${row.endpoints} endpoints, ${row.workers} workers` : `${row.workers} worker(s)`;
+        byEndpoints || row.endpoints > 1
+          ? `${row.endpoints} endpoint(s), ${row.workers} worker(s)`
+          : `${row.workers} worker(s)`;
       rows.push([`${prefix}, ${what}`, f(row.jobsPerSec)]);
       const cpu = row.cpuPerJobUs;
       if (cpu) {
@@ -51,8 +53,8 @@ export function table(r: Results): string[] {
     }
   };
   e2eRows(r.endToEnd, "end-to-end");
-  e2eRows(r.e2eWorkers, "e2e curve");
-  e2eRows(r.e2eEndpoints, "e2e curve");
+  e2eRows(r.e2eWorkers, "e2e workers curve");
+  e2eRows(r.e2eEndpoints, "e2e endpoints curve", true);
   if (r.runSync) {
     rows.push(["/runsync no-op p50", f(r.runSync.p50Ms)]);
     rows.push(["/runsync no-op p99", f(r.runSync.p99Ms)]);
@@ -192,6 +194,13 @@ export function curveLines(r: Results): string[] {
         { tolerance: LINEAR_FACTOR, step: LINEAR_FACTOR },
       ),
     );
+    const steps = marginalCosts(
+      points.map((p) => ({ x: p.resources, total: p.operations[op].providerCpuMs.median })),
+    );
+    if (steps.length > 0)
+      out.push(
+        `stack size, ${op} provider CPU per added resource: ${steps.map((s) => `${s.perUnit} ms (${s.from} -> ${s.to})`).join(", ")}`,
+      );
   }
   return out;
 }

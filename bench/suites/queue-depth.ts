@@ -4,8 +4,10 @@
  * /run windows (autocannon, a fixed number of requests) with the service's CPU per request read from
  * process.cpuUsage in the service (microsecond resolution, unlike /proc's 10 ms ticks); then a
  * graceful restart on the same SQLite file (spawn to ready, every job restored), RSS again, and the
- * next fill goes on in the restarted process. The per-endpoint queue cap is raised for this suite
- * (the service's default, 100,000, would refuse the 1,000,000 step).
+ * next fill goes on in the restarted process. Every new process is first warmed by 5,000 /run to a
+ * scratch endpoint, whose queue is then purged (the cancelled jobs leave the queue; what they keep is
+ * an id entry each), so the windows measure depth, not a cold JIT. The per-endpoint queue cap is
+ * raised for this suite (the service's default, 100,000, would refuse the 1,000,000 step).
  */
 import { performance } from "node:perf_hooks";
 import { JobClient } from "../../sdk/jobs";
@@ -18,6 +20,7 @@ import {
   startService,
   tempDataDir,
 } from "../lib/servers";
+import { round } from "../lib/stats";
 
 export interface DepthPoint {
   /** Jobs in the queue when the /run windows started. */
@@ -50,6 +53,7 @@ export interface QueueDepthCurve {
 }
 
 const MB = 1024 * 1024;
+const WARMUP = 5_000;
 const BODY = JSON.stringify({ input: { prompt: "hello", max_tokens: 16 } });
 
 /** Requests in one measured window at a depth: a tenth of it, within 2,000..10,000. */
@@ -79,8 +83,26 @@ export async function queueDepthCurve(options: {
   const headers = { "content-type": "application/json", authorization: `Bearer ${BENCH_API_KEY}` };
   try {
     const endpointId = await createQueueEndpoint(svc, "depth", "runpodkit/echo", 0);
+    const scratchId = await createQueueEndpoint(svc, "depth-warmup", "runpodkit/echo", 0);
     const emptyRssMb = (await svc.stats()).rss / MB;
     options.log(`  empty service: RSS ${emptyRssMb.toFixed(0)} MB`);
+    /** Warms a new process: /run to the scratch endpoint, then its queue purged. */
+    const warm = async () => {
+      const url = `${svc.ready.queueUrl}/v2/${scratchId}`;
+      const result = await load({
+        url: `${url}/run`,
+        connections: options.connections,
+        amount: WARMUP,
+        method: "POST",
+        headers,
+        body: BODY,
+      });
+      if (result.total2xx !== WARMUP) throw new Error(`queue depth: warm-up ${result.total2xx}/${WARMUP}`);
+      const purged = await fetch(`${url}/purge-queue`, { method: "POST", headers });
+      if (!purged.ok) throw new Error(`queue depth: purge-queue answered ${purged.status}`);
+      await purged.arrayBuffer();
+    };
+    await warm();
     /** Submits `amount` jobs; the rate and the service's CPU per request over them. */
     const submit = async (amount: number) => {
       const before = (await svc.stats()).cpuUs;
@@ -126,19 +148,24 @@ export async function queueDepthCurve(options: {
       const restartMs = performance.now() - spawned;
       const restored = await inQueue(svc, endpointId);
       const restarted = await svc.stats();
+      await warm();
       if (restored !== queued) throw new Error(`queue depth: ${restored}/${queued} jobs restored`);
       const point: DepthPoint = {
         depth,
         depthAfterWindows: queued,
-        rssMb: filled.rss / MB,
-        heapMb: filled.heapUsed / MB,
-        fill,
+        rssMb: round(filled.rss / MB, 1),
+        heapMb: round(filled.heapUsed / MB, 1),
+        fill: fill && {
+          requests: fill.requests,
+          perSec: round(fill.perSec, 0),
+          cpuPerRequestUs: round(fill.cpuPerRequestUs, 1),
+        },
         runPerSec: figure(rates, "/run per s", 0),
         cpuPerRequestUs: figure(cpu, "us/request", 1),
-        restartMs,
-        startServiceMs: svc.ready.startMs,
-        rssAfterRestartMb: restarted.rss / MB,
-        heapAfterRestartMb: restarted.heapUsed / MB,
+        restartMs: round(restartMs, 0),
+        startServiceMs: round(svc.ready.startMs, 0),
+        rssAfterRestartMb: round(restarted.rss / MB, 1),
+        heapAfterRestartMb: round(restarted.heapUsed / MB, 1),
         restored,
       };
       points.push(point);
@@ -149,7 +176,7 @@ export async function queueDepthCurve(options: {
     return {
       connections: options.connections,
       windowRequests: options.depths.map(windowRequests),
-      emptyRssMb,
+      emptyRssMb: round(emptyRssMb, 1),
       points,
     };
   } finally {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { judgeCurve, LINEAR_FACTOR, linearity } from "../../bench/lib/curves";
+import { judgeCurve, LINEAR_FACTOR, linearity, marginalCosts } from "../../bench/lib/curves";
 
 describe("judgeCurve", () => {
   it("calls a curve flat when the cost per unit at the largest size is within 1.25x of the smallest", () => {
@@ -70,5 +70,21 @@ describe("linearity", () => {
     // 500 in 40,000 ms (80 ms each): 4x per resource, quadratic work.
     expect(linearity({ resources: 100, ms: 2_000 }, { resources: 500, ms: 40_000 })).toBe(4);
     expect(4 > LINEAR_FACTOR && 1.2 <= LINEAR_FACTOR).toBe(true);
+  });
+});
+
+describe("marginalCosts", () => {
+  it("is the cost of each added unit between neighbouring sizes, whatever the fixed part", () => {
+    // 8 s fixed + 10 ms per resource up to 100, then 20 ms per added resource.
+    expect(
+      marginalCosts([
+        { x: 500, total: 17_000 },
+        { x: 10, total: 8_100 },
+        { x: 100, total: 9_000 },
+      ]),
+    ).toEqual([
+      { from: 10, to: 100, perUnit: 10 },
+      { from: 100, to: 500, perUnit: 20 },
+    ]);
   });
 });
