@@ -1,7 +1,8 @@
 /**
  * The ceiling: a bare node:http server on the same machine answering what the service answers for
- * /run and /status of a queued job, with nothing behind it (no routing library, validation, auth or
- * store). It reads each request body, as the service must. Run in its own process, like the service.
+ * /run and /status of a queued job, and /runsync of a no-op handler (the input echoed), with nothing
+ * behind it (no routing library, validation, auth or store). It reads each request body, as the
+ * service must. Run in its own process, like the service.
  */
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
@@ -16,11 +17,21 @@ function reply(res: ServerResponse, status: number, body: string): void {
   res.end(body);
 }
 
-function answer(req: IncomingMessage, res: ServerResponse): void {
+function answer(req: IncomingMessage, res: ServerResponse, body: string): void {
   const path = (req.url ?? "/").split("?")[0] ?? "/";
-  // /v2/{endpoint}/run and /v2/{endpoint}/status/{job}, as the job API's paths.
+  // /v2/{endpoint}/run, /runsync and /status/{job}, as the job API's paths.
   const parts = path.split("/");
-  if (req.method === "POST" && parts[3] === "run") {
+  if (req.method === "POST" && parts[3] === "runsync") {
+    // The round-trip floor of /runsync: the input echoed back as a completed job, nothing queued.
+    let input: unknown = null;
+    try {
+      input = (JSON.parse(body) as { input?: unknown }).input ?? null;
+    } catch {
+      reply(res, 400, JSON.stringify({ error: "body is not JSON" }));
+      return;
+    }
+    reply(res, 200, JSON.stringify({ id: `sync-${randomUUID()}-u1`, status: "COMPLETED", output: input }));
+  } else if (req.method === "POST" && parts[3] === "run") {
     reply(res, 200, JSON.stringify({ id: `${randomUUID()}-u1`, status: "IN_QUEUE" }));
   } else if (req.method === "GET" && parts[3] === "status" && parts[4]) {
     reply(res, 200, JSON.stringify({ id: parts[4], status: "IN_QUEUE" }));
@@ -30,9 +41,16 @@ function answer(req: IncomingMessage, res: ServerResponse): void {
 }
 
 const server = createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
-  // The body is read in full before answering, as a real endpoint must.
-  req.on("data", () => {});
-  req.on("end", () => answer(req, res));
+  // The body is read in full before answering, as a real endpoint must; only /runsync keeps it (to
+  // echo the input), so the /run ceiling stays what it was in earlier runs.
+  let body = "";
+  if (req.url?.includes("/runsync")) {
+    req.setEncoding("utf8");
+    req.on("data", (chunk: string) => {
+      body += chunk;
+    });
+  } else req.on("data", () => {});
+  req.on("end", () => answer(req, res, body));
 });
 
 server.listen(0, "127.0.0.1", () => {

@@ -66,6 +66,9 @@ async function main(): Promise<void> {
     // Worker lines are captured into the logs either way; echoing every job's lines would flood the bench's output.
     workerOutput: "ignore",
     rateLimits: { enabled: options.rateLimits, requestsPerWorker: 100, limits: {} },
+    ...(options.maxQueuedPerEndpoint === undefined
+      ? {}
+      : { maxQueuedPerEndpoint: options.maxQueuedPerEndpoint }),
   };
   const config: Partial<ServiceConfig> & { jobs: Partial<JobPlaneConfig> } = { jobs };
   const started = performance.now();
@@ -87,7 +90,9 @@ async function main(): Promise<void> {
     {
       stats: (): ServerStats => {
         const memory = process.memoryUsage();
+        const cpu = process.cpuUsage();
         return {
+          cpuUs: cpu.user + cpu.system,
           rss: memory.rss,
           heapUsed: memory.heapUsed,
           heapTotal: memory.heapTotal,

@@ -1,8 +1,10 @@
 /**
  * End-to-end client (its own process): submits `jobs` no-op jobs with /run through the SDK, 64 in
- * flight, and watches /health until all of them are COMPLETED; then checks a sample of them by
- * /status (COMPLETED, output equal to the input). Time runs from the first submission to the health
- * poll that saw the last completion (polled every few ms, so the error is a few ms per run).
+ * flight, job i to endpoint i mod n, and watches /health until all of them are COMPLETED; then checks
+ * a sample of them by /status (COMPLETED, output equal to the input). Time runs from the first
+ * submission to the health poll that saw the last completion. Endpoints are watched one after the
+ * other (each polled every few ms until done), so with many endpoints the polling stays one request
+ * at a time and the error is a few ms plus one /health per endpoint.
  */
 
 import { setTimeout as sleep } from "node:timers/promises";
@@ -17,33 +19,49 @@ const POLL_MS = 5;
 async function runE2e(raw: unknown): Promise<E2eResult> {
   const args = E2eArgs.parse(raw);
   const apiKey = process.env.BENCH_API_KEY ?? "";
-  const client = new JobClient({
-    apiKey,
-    endpointId: args.endpointId,
-    baseUrl: `${args.queueUrl}/v2`,
-    connections: args.concurrency + 2,
-  });
+  const n = args.endpointIds.length;
+  const clients = args.endpointIds.map(
+    (endpointId) =>
+      new JobClient({
+        apiKey,
+        endpointId,
+        baseUrl: `${args.queueUrl}/v2`,
+        connections: Math.ceil(args.concurrency / n) + 2,
+      }),
+  );
+  const client = (i: number) => clients[i % n] as JobClient;
+  // Health counts are cumulative per endpoint: what each will have once this run's jobs are done.
+  const targets: number[] = [];
+  for (const [e, c] of clients.entries()) {
+    const mine = Math.floor(args.jobs / n) + (e < args.jobs % n ? 1 : 0);
+    const health = await c.health();
+    targets.push(health.jobs.completed + health.jobs.failed + mine);
+  }
   const ids: string[] = new Array(args.jobs);
   const cpu = process.cpuUsage();
   const started = performance.now();
   const submitting = inParallel(args.jobs, args.concurrency, async (i) => {
-    ids[i] = (await client.run({ input: { n: i } })).id;
+    ids[i] = (await client(i).run({ input: { n: i } })).id;
   });
   let submittedMs = 0;
   void submitting.then(() => {
     submittedMs = performance.now() - started;
   });
-  let completed = 0;
   let failed = 0;
-  const target = args.completedBefore + args.jobs;
-  for (;;) {
-    const health = await client.health();
-    completed = health.jobs.completed;
-    failed = health.jobs.failed;
-    if (completed + failed >= target) break;
-    if (performance.now() - started > 120_000)
-      throw new Error(`only ${completed}/${target} completed after 120 s`);
-    await sleep(POLL_MS);
+  for (const [e, c] of clients.entries()) {
+    const target = targets[e] ?? 0;
+    for (;;) {
+      const health = await c.health();
+      if (health.jobs.completed + health.jobs.failed >= target) {
+        failed += health.jobs.failed;
+        break;
+      }
+      if (performance.now() - started > 180_000)
+        throw new Error(
+          `endpoint ${args.endpointIds[e]}: ${health.jobs.completed}/${target} completed after 180 s`,
+        );
+      await sleep(POLL_MS);
+    }
   }
   const elapsedMs = performance.now() - started;
   const submit = await submitting;
@@ -52,10 +70,10 @@ async function runE2e(raw: unknown): Promise<E2eResult> {
   const step = Math.max(1, Math.floor(args.jobs / Math.max(1, args.sample)));
   for (let i = 0; i < args.jobs && args.sample > 0; i += step) {
     const id = ids[i];
-    const status = id ? await client.status(id) : undefined;
+    const status = id ? await client(i).status(id) : undefined;
     if (status?.status !== "COMPLETED" || !isDeepStrictEqual(status.output, { n: i })) wrong++;
   }
-  await client.close();
+  await Promise.all(clients.map((c) => c.close()));
   return {
     jobs: args.jobs,
     elapsedMs,

@@ -1,7 +1,8 @@
 /**
  * /runsync latency client (its own process): one request at a time over a keep-alive connection
  * (undici, no SDK layer, so the figure is the service's), each timed; and the same no-op handler
- * called directly in-process, the floor the service's path is compared with.
+ * called directly in-process, the floor the service's path is compared with. Pointed at the bare
+ * server (`direct: false`), the same loop gives the bare keep-alive HTTP round trip.
  */
 import { performance } from "node:perf_hooks";
 import { Pool } from "undici";
@@ -33,7 +34,7 @@ async function runsync(raw: unknown): Promise<LatencyResult> {
     await pool.close();
   }
   const direct: number[] = [];
-  for (let i = 0; i < args.warmup + args.requests; i++) {
+  for (let i = 0; args.direct && i < args.warmup + args.requests; i++) {
     const started = performance.now();
     await echo({ id: `direct-${i}`, input: { n: i } });
     if (i >= args.warmup) direct.push(performance.now() - started);
@@ -41,8 +42,8 @@ async function runsync(raw: unknown): Promise<LatencyResult> {
   return {
     p50Ms: quantile(samples, 0.5),
     p99Ms: quantile(samples, 0.99),
-    directP50Ms: quantile(direct, 0.5),
-    directP99Ms: quantile(direct, 0.99),
+    directP50Ms: direct.length > 0 ? quantile(direct, 0.5) : 0,
+    directP99Ms: direct.length > 0 ? quantile(direct, 0.99) : 0,
     wrong,
   };
 }

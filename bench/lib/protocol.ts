@@ -8,6 +8,8 @@ export const ServerOptions = z.object({
   /** The spec's per-endpoint rate limits; off to measure capacity rather than the policy. */
   rateLimits: z.boolean().default(false),
   countCalls: z.boolean().default(false),
+  /** The job plane's per-endpoint queue cap (the service's default when absent). */
+  maxQueuedPerEndpoint: z.number().int().positive().optional(),
 });
 export type ServerOptions = z.input<typeof ServerOptions>;
 
@@ -29,6 +31,8 @@ export const ServerStats = z.object({
   heapUsed: z.number(),
   heapTotal: z.number(),
   external: z.number(),
+  /** The service process's CPU so far (process.cpuUsage, user + system), microseconds. */
+  cpuUs: z.number(),
   calls: z.array(CallCount),
 });
 export type ServerStats = z.infer<typeof ServerStats>;
@@ -53,11 +57,10 @@ export const ClientReady = z.object({ pid: z.number() });
 
 export const E2eArgs = z.object({
   queueUrl: z.string(),
-  endpointId: z.string(),
+  /** The jobs go round-robin to these endpoints (job i to endpoint i mod n). */
+  endpointIds: z.array(z.string()).min(1),
   jobs: z.number().int().positive(),
   concurrency: z.number().int().positive(),
-  /** Jobs of this endpoint already completed before this run (health counts are cumulative). */
-  completedBefore: z.number().int().nonnegative(),
   sample: z.number().int().nonnegative(),
 });
 export type E2eArgs = z.infer<typeof E2eArgs>;
@@ -76,7 +79,10 @@ export const E2eResult = z.object({
 export type E2eResult = z.infer<typeof E2eResult>;
 
 export const LatencyArgs = z.object({
+  /** The service's queue URL, or the bare server's (the keep-alive round-trip floor). */
   queueUrl: z.string(),
+  /** Also time the no-op handler called in-process (the service run only). */
+  direct: z.boolean().default(true),
   endpointId: z.string(),
   warmup: z.number().int().nonnegative(),
   requests: z.number().int().positive(),

@@ -1,11 +1,12 @@
 /**
  * 1b. End-to-end jobs per second: /run, the built-in no-op handler (runpodkit/echo) in N worker
  * processes of the project's worker runtime speaking the worker protocol over HTTP, COMPLETED seen
- * by the client. One service and endpoint per worker count; a warm-up run, then the measured runs.
+ * by the client. One service per configuration (endpoints x workers each; the jobs spread over the
+ * endpoints round-robin); a warm-up run, then the measured runs. The worker and endpoint curves are
+ * this suite over a list of configurations.
  */
 
 import { cpus } from "node:os";
-import { JobClient } from "../../sdk/jobs";
 import { built } from "../lib/build";
 import { type Figure, figure } from "../lib/figures";
 import { Child } from "../lib/ipc";
@@ -20,7 +21,10 @@ import {
 } from "../lib/servers";
 
 export interface EndToEndRow {
+  /** Workers in all (each endpoint has workers / endpoints of them). */
   workers: number;
+  /** Endpoints the jobs were spread over (job i to endpoint i mod n). */
+  endpoints: number;
   jobsPerRun: number;
   jobsPerSec: Figure;
   /** /run submissions per second while the workers drained (same runs). */
@@ -36,11 +40,17 @@ export interface EndToEndRow {
   cpuBoundJobsPerSec: Figure | null;
 }
 
+/** One measured configuration: `endpoints` endpoints with `workersPerEndpoint` workers each. */
+export interface EndToEndPoint {
+  endpoints: number;
+  workersPerEndpoint: number;
+}
+
 export interface EndToEndOptions {
   runs: number;
-  workerCounts: number[];
-  /** Jobs per measured run for a worker count. */
-  jobsFor: (workers: number) => number;
+  points: EndToEndPoint[];
+  /** Jobs per measured run for a configuration. */
+  jobsFor: (point: EndToEndPoint) => number;
   concurrency: number;
   log: (line: string) => void;
 }
@@ -49,36 +59,40 @@ const cores = () => cpus().length;
 
 export async function endToEnd(options: EndToEndOptions): Promise<EndToEndRow[]> {
   const rows: EndToEndRow[] = [];
-  for (const workers of options.workerCounts) {
+  for (const point of options.points) {
+    const workers = point.endpoints * point.workersPerEndpoint;
+    const label =
+      point.endpoints === 1
+        ? `${workers} worker(s)`
+        : `${point.endpoints} endpoints x ${point.workersPerEndpoint} worker(s)`;
     const data = await tempDataDir();
     const svc = await startService({ data: data.file });
     const client = new Child(built("bench/clients/e2e"), [], { env: { BENCH_API_KEY } });
-    const health = (endpointId: string) =>
-      new JobClient({ apiKey: BENCH_API_KEY, endpointId, baseUrl: `${svc.ready.queueUrl}/v2` });
     try {
       await client.ready(ClientReady);
-      const endpointId = await createQueueEndpoint(svc, `e2e-${workers}`, "runpodkit/echo", workers);
-      await waitForIdleWorkers(svc, endpointId, workers);
-      const jobs = options.jobsFor(workers);
+      const endpointIds: string[] = [];
+      for (let e = 0; e < point.endpoints; e++) {
+        const name = `e2e-${point.endpoints}x${point.workersPerEndpoint}-${e}`;
+        endpointIds.push(await createQueueEndpoint(svc, name, "runpodkit/echo", point.workersPerEndpoint));
+      }
+      for (const endpointId of endpointIds)
+        await waitForIdleWorkers(svc, endpointId, point.workersPerEndpoint, 300_000);
+      const jobs = options.jobsFor(point);
       const rates: number[] = [];
       const submits: number[] = [];
       const cpu = { service: [] as number[], workers: [] as number[], client: [] as number[] };
       let failed = 0;
       let sampleWrong = 0;
       for (let run = 0; run <= options.runs; run++) {
-        const reader = health(endpointId);
-        const before = (await reader.health()).jobs.completed;
-        await reader.close();
         const size = run === 0 ? Math.ceil(jobs / 4) : jobs;
         const cpuBefore = treeCpu(svc.ready.pid);
         const result = await client.call(
           "run",
           {
             queueUrl: svc.ready.queueUrl,
-            endpointId,
+            endpointIds,
             jobs: size,
             concurrency: options.concurrency,
-            completedBefore: before,
             sample: 100,
           },
           E2eResult,
@@ -98,11 +112,12 @@ export async function endToEnd(options: EndToEndOptions): Promise<EndToEndRow[]>
         failed += result.failed;
         sampleWrong += result.sampleWrong;
         options.log(
-          `  ${workers} worker(s): ${rate.toFixed(0)} jobs/s (${result.jobs} jobs in ${result.elapsedMs.toFixed(0)} ms); CPU/job: service ${cpu.service.at(-1)?.toFixed(0)} us, workers ${cpu.workers.at(-1)?.toFixed(0)} us, client ${cpu.client.at(-1)?.toFixed(0)} us`,
+          `  ${label}: ${rate.toFixed(0)} jobs/s (${result.jobs} jobs in ${result.elapsedMs.toFixed(0)} ms); CPU/job: service ${cpu.service.at(-1)?.toFixed(0)} us, workers ${cpu.workers.at(-1)?.toFixed(0)} us, client ${cpu.client.at(-1)?.toFixed(0)} us`,
         );
       }
       rows.push({
         workers,
+        endpoints: point.endpoints,
         jobsPerRun: jobs,
         jobsPerSec: figure(rates, "jobs/s", 0),
         submitPerSec: figure(submits, "/run per s", 0),

@@ -1,12 +1,13 @@
 /**
- * 1c. /runsync latency (p50, p99) of the no-op handler with one worker, beside a direct call.
+ * 1c. /runsync latency (p50, p99) of the no-op handler with one worker, beside a direct call and the
+ * bare server's keep-alive round trip (same client loop, same run).
  * 1d. Resident memory of the service holding 100,000 queued jobs, and the time to restart with them
  * in the store (graceful stop, then a new process on the same SQLite file until it listens).
  */
 import { performance } from "node:perf_hooks";
 import { JobClient } from "../../sdk/jobs";
 import { built } from "../lib/build";
-import { type Figure, figure } from "../lib/figures";
+import { type Figure, figure, ratioFigure } from "../lib/figures";
 import { Child } from "../lib/ipc";
 import { load } from "../lib/load";
 import { ClientReady, LatencyResult } from "../lib/protocol";
@@ -14,6 +15,7 @@ import {
   BENCH_API_KEY,
   type BenchService,
   createQueueEndpoint,
+  startBare,
   startService,
   tempDataDir,
   waitForIdleWorkers,
@@ -26,6 +28,14 @@ export interface RunSyncLatency {
   directCallP50Ms: Figure;
   /** runsync p50 minus the direct call's p50. */
   overheadP50Ms: Figure;
+  /**
+   * The same client loop (one undici keep-alive connection, same request count) against the bare
+   * server's /runsync, which echoes the input at once: the HTTP round-trip floor of the same run.
+   */
+  bareP50Ms: Figure;
+  bareP99Ms: Figure;
+  /** /runsync p50 / bare round-trip p50, per side-by-side pair. */
+  p50OverBare: Figure;
   wrong: number;
 }
 
@@ -36,17 +46,41 @@ export async function runSyncLatency(options: {
 }): Promise<RunSyncLatency> {
   const data = await tempDataDir();
   const svc = await startService({ data: data.file });
+  const bare = await startBare();
   const client = new Child(built("bench/clients/runsync"), [], { env: { BENCH_API_KEY } });
   try {
     await client.ready(ClientReady);
     const endpointId = await createQueueEndpoint(svc, "runsync", "runpodkit/echo", 1);
     await waitForIdleWorkers(svc, endpointId, 1);
     const results: LatencyResult[] = [];
-    for (let run = 0; run < options.runs; run++) {
+    const floor: LatencyResult[] = [];
+    const measureService = async () => {
       const args = { queueUrl: svc.ready.queueUrl, endpointId, warmup: 200, requests: options.requests };
       const result = await client.call("run", args, LatencyResult);
       results.push(result);
-      options.log(`  /runsync p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms`);
+      options.log(`  /runsync p50 ${result.p50Ms.toFixed(3)} ms, p99 ${result.p99Ms.toFixed(3)} ms`);
+    };
+    const measureBare = async () => {
+      const args = {
+        queueUrl: bare.url,
+        endpointId: "bareendpoint00",
+        warmup: 200,
+        requests: options.requests,
+        direct: false,
+      };
+      const result = await client.call("run", args, LatencyResult);
+      floor.push(result);
+      options.log(`  bare round trip p50 ${result.p50Ms.toFixed(3)} ms, p99 ${result.p99Ms.toFixed(3)} ms`);
+    };
+    for (let run = 0; run < options.runs; run++) {
+      // Alternate which goes first, so a drift in machine load biases neither.
+      if (run % 2 === 0) {
+        await measureBare();
+        await measureService();
+      } else {
+        await measureService();
+        await measureBare();
+      }
     }
     return {
       requestsPerRun: options.requests,
@@ -70,10 +104,25 @@ export async function runSyncLatency(options: {
         "ms",
         3,
       ),
-      wrong: results.reduce((n, r) => n + r.wrong, 0),
+      bareP50Ms: figure(
+        floor.map((r) => r.p50Ms),
+        "ms",
+        3,
+      ),
+      bareP99Ms: figure(
+        floor.map((r) => r.p99Ms),
+        "ms",
+        3,
+      ),
+      p50OverBare: ratioFigure(
+        results.map((r) => r.p50Ms),
+        floor.map((r) => r.p50Ms),
+      ),
+      wrong: results.reduce((n, r) => n + r.wrong, 0) + floor.reduce((n, r) => n + r.wrong, 0),
     };
   } finally {
     await client.stop();
+    await bare.close();
     await svc.close();
     await data.remove();
   }
