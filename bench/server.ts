@@ -8,7 +8,6 @@
 import { subscribe } from "node:diagnostics_channel";
 import { performance } from "node:perf_hooks";
 import type { FastifyInstance } from "fastify";
-import { Kind, parse } from "graphql";
 import type { ServiceConfig } from "../service/config";
 import { startService } from "../service/index";
 import type { JobPlaneConfig } from "../service/jobs/config";
@@ -17,8 +16,16 @@ import { type CallCount, ServerOptions, type ServerReady, type ServerStats } fro
 
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
+/** graphql-js, loaded only when calls are counted (the service itself loads it on the first GraphQL request). */
+type GraphqlJs = typeof import("graphql");
+
 /** One answered request as "METHOD /route/:pattern", or "GRAPHQL query myself.endpoint" / "... mutation saveEndpoint". */
-function classify(method: string, route: string, body: unknown): { key: string; kind: "read" | "write" } {
+function classify(
+  { Kind, parse }: GraphqlJs,
+  method: string,
+  route: string,
+  body: unknown,
+): { key: string; kind: "read" | "write" } {
   if (route.endsWith("/graphql")) {
     const query = (body as { query?: unknown } | undefined)?.query;
     if (typeof query === "string") {
@@ -50,11 +57,12 @@ async function main(): Promise<void> {
   if (!apiKey) throw new Error("BENCH_API_KEY is not set");
   const calls = new Map<string, CallCount>();
   if (options.countCalls) {
+    const graphql = await import("graphql");
     subscribe("fastify.initialization", (message) => {
       const { fastify } = message as { fastify: FastifyInstance };
       fastify.addHook("onResponse", async (request) => {
         const route = request.routeOptions.url ?? request.url.split("?")[0] ?? "";
-        const { key, kind } = classify(request.method, route, request.body);
+        const { key, kind } = classify(graphql, request.method, route, request.body);
         const entry = calls.get(key) ?? { key, kind, count: 0 };
         entry.count++;
         calls.set(key, entry);

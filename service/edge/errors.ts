@@ -1,5 +1,4 @@
-import type { FastifyBaseLogger, FastifyError, FastifyInstance } from "fastify";
-import { GraphQLError } from "graphql";
+import type { FastifyError, FastifyInstance } from "fastify";
 import { ZodError } from "zod";
 import { describeIssues } from "../../sdk/schemas/common";
 import type { JobErrorBody } from "../../sdk/schemas/job";
@@ -11,6 +10,7 @@ import { type ErrorCode, ServiceError } from "../errors";
  *   REST v1     {message, code, field?}                                 (the real service: {message})
  *   job API     {error, message, code, field?}                          (the real service: {error})
  *   GraphQL     {errors: [{message, path?, extensions: {code, field?}}], data}
+ *               (errors raised while a document executes: management/graphql/engine.ts)
  * `code` is an addition to the real service's bodies: clients branch on it, never on the text.
  */
 
@@ -104,27 +104,6 @@ export function installErrorHandling(app: FastifyInstance): void {
     const refusal: Refusal = { code: "NOT_FOUND", message: `no route ${request.method} ${path}` };
     return reply.code(404).send(body(wireOf(request.url), refusal));
   });
-}
-
-/**
- * An error raised while a GraphQL document executed (the reply is still a 200): a ServiceError keeps
- * its code, a document graphql-js refused is GRAPHQL_VALIDATION, anything else is logged and INTERNAL.
- */
-export function graphqlErrorBody(error: GraphQLError, log: FastifyBaseLogger): GraphqlErrorBody {
-  const original = error.originalError;
-  const path = error.path ? { path: error.path } : {};
-  if (original instanceof ServiceError) {
-    const field = original.field ? { field: original.field } : {};
-    return { message: original.message, ...path, extensions: { code: original.code, ...field } };
-  }
-  if (original && !(original instanceof GraphQLError)) {
-    log.error(
-      { err: { message: original.message, stack: original.stack } },
-      "unexpected error in a GraphQL resolver",
-    );
-    return { message: "Internal server error", ...path, extensions: { code: "INTERNAL" } };
-  }
-  return { message: error.message, ...path, extensions: { code: "GRAPHQL_VALIDATION" } };
 }
 
 /** Removes `api_key=...` from a URL so it can be logged or echoed. */

@@ -1,4 +1,4 @@
-import { Agent, request } from "undici";
+import type { Agent, request } from "undici";
 import type { WebhookPayload } from "../../../sdk/schemas/job";
 import type { Clock } from "../../clock";
 import { JOB_POLICY } from "../policy";
@@ -26,6 +26,12 @@ export interface WebhookAttempt {
   status: number;
 }
 
+/** undici's pool and request function, as the first delivery loads them. */
+interface WebhookHttp {
+  agent: Agent;
+  request: typeof request;
+}
+
 /**
  * Delivers a finished job's status envelope to its webhook: POST JSON, success is a 200; otherwise
  * up to `retries` more attempts, `spacingMs` apart. The spacing and timeouts run on the injected clock
@@ -35,7 +41,8 @@ export interface WebhookAttempt {
 export class Webhooks {
   readonly #clock: Clock;
   readonly #options: WebhookOptions;
-  readonly #agent = new Agent({ keepAliveTimeout: 4_000, connections: 32 });
+  /** undici and its connection pool, loaded by the first delivery (most runs never send a webhook). */
+  #http: Promise<WebhookHttp> | undefined;
   readonly #inFlight = new Set<Promise<void>>();
   readonly #stopping = new AbortController();
   readonly #onAttempt: (attempt: WebhookAttempt) => void;
@@ -65,7 +72,15 @@ export class Webhooks {
   async stop(): Promise<void> {
     this.#stopping.abort();
     await this.idle();
-    await this.#agent.close();
+    if (this.#http) await (await this.#http).agent.close();
+  }
+
+  #client(): Promise<WebhookHttp> {
+    this.#http ??= import("undici").then(({ Agent, request }) => ({
+      agent: new Agent({ keepAliveTimeout: 4_000, connections: 32 }),
+      request,
+    }));
+    return this.#http;
   }
 
   async #deliver(url: string, payload: WebhookPayload): Promise<void> {
@@ -90,11 +105,12 @@ export class Webhooks {
     const onStop = () => abort.abort();
     this.#stopping.signal.addEventListener("abort", onStop, { once: true });
     try {
+      const { agent, request } = await this.#client();
       const reply = await request(url, {
         method: "POST",
         body,
         headers: { "content-type": "application/json", "user-agent": "runpodkit-webhook" },
-        dispatcher: this.#agent,
+        dispatcher: agent,
         signal: abort.signal,
       });
       await reply.body.dump();

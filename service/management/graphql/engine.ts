@@ -1,0 +1,116 @@
+/**
+ * The GraphQL engine: the schema built from the SDL, graphql-js parsing, cost limits, validation and
+ * execution, and the body of each error execution raised. Loaded on the first POST /graphql
+ * (index.ts), so a service nobody queries over GraphQL never loads graphql-js or builds the schema.
+ */
+import type { FastifyBaseLogger } from "fastify";
+import {
+  buildSchema,
+  type DocumentNode,
+  defaultFieldResolver,
+  type ExecutionResult,
+  execute,
+  GraphQLError,
+  type GraphQLFieldResolver,
+  type GraphQLSchema,
+  parse,
+  validate,
+} from "graphql";
+import type { GraphqlErrorBody } from "../../edge/errors";
+import { ServiceError } from "../../errors";
+import { costLimitRule, GRAPHQL_COST_LIMITS } from "./cost";
+import { type GraphqlContext, resolvers } from "./resolvers";
+import { typeDefs } from "./schema";
+
+type ResolverMap = Record<string, Record<string, GraphQLFieldResolver<unknown, GraphqlContext>>>;
+
+/**
+ * Resolves each field from the resolver map, by type and field name, else reads the property. Done
+ * with graphql-js alone (not @graphql-tools) so one copy of graphql runs the schema under every
+ * loader (vitest loads graphql's ESM build while @graphql-tools would require its CJS build).
+ */
+const fieldResolver: GraphQLFieldResolver<unknown, GraphqlContext> = (source, args, context, info) => {
+  const resolve = (resolvers as unknown as ResolverMap)[info.parentType.name]?.[info.fieldName];
+  return (resolve ?? defaultFieldResolver)(source, args, context, info);
+};
+
+const costRule = costLimitRule(GRAPHQL_COST_LIMITS);
+
+const schema = buildSchema(typeDefs);
+
+/**
+ * The document of a request, or why it is refused: too many tokens or too deep to parse, beyond the
+ * cost limits (cost.ts, checked first and alone: some of graphql-js's rules grow with the square of
+ * the fields), then graphql-js's own validation.
+ */
+export function checkedDocument(
+  schema: GraphQLSchema,
+  source: string,
+): { document: DocumentNode } | { errors: readonly GraphQLError[] } {
+  let document: DocumentNode;
+  try {
+    document = parse(source, { maxTokens: GRAPHQL_COST_LIMITS.maxTokens });
+  } catch (error) {
+    if (error instanceof GraphQLError) return { errors: [error] };
+    // The parser recurses once per level of braces, brackets and parentheses.
+    if (error instanceof RangeError)
+      return { errors: [new GraphQLError("Query refused: the document is nested too deep to parse")] };
+    throw error;
+  }
+  const costErrors = validate(schema, document, [costRule]);
+  if (costErrors.length > 0) return { errors: costErrors };
+  const errors = validate(schema, document);
+  return errors.length > 0 ? { errors } : { document };
+}
+
+/**
+ * An error raised while a GraphQL document executed (the reply is still a 200): a ServiceError keeps
+ * its code, a document graphql-js refused is GRAPHQL_VALIDATION, anything else is logged and INTERNAL.
+ * (Errors refused before execution, such as a bad key, are answered by the edge: edge/errors.ts.)
+ */
+export function graphqlErrorBody(error: GraphQLError, log: FastifyBaseLogger): GraphqlErrorBody {
+  const original = error.originalError;
+  const path = error.path ? { path: error.path } : {};
+  if (original instanceof ServiceError) {
+    const field = original.field ? { field: original.field } : {};
+    return { message: original.message, ...path, extensions: { code: original.code, ...field } };
+  }
+  if (original && !(original instanceof GraphQLError)) {
+    log.error(
+      { err: { message: original.message, stack: original.stack } },
+      "unexpected error in a GraphQL resolver",
+    );
+    return { message: "Internal server error", ...path, extensions: { code: "INTERNAL" } };
+  }
+  return { message: error.message, ...path, extensions: { code: "GRAPHQL_VALIDATION" } };
+}
+
+export interface GraphqlOperation {
+  query: string;
+  variables?: Record<string, unknown> | null | undefined;
+  operationName?: string | null | undefined;
+}
+
+/** The reply body of one operation: refused (errors, data null) or executed (data, and errors if any). */
+export async function runGraphql(
+  operation: GraphqlOperation,
+  contextValue: GraphqlContext,
+  log: FastifyBaseLogger,
+): Promise<{ errors?: GraphqlErrorBody[]; data: unknown }> {
+  const checked = checkedDocument(schema, operation.query);
+  const result: ExecutionResult =
+    "errors" in checked
+      ? { errors: checked.errors }
+      : await execute({
+          schema,
+          document: checked.document,
+          variableValues: operation.variables ?? undefined,
+          operationName: operation.operationName ?? undefined,
+          contextValue,
+          fieldResolver,
+        });
+  return {
+    ...(result.errors ? { errors: result.errors.map((e) => graphqlErrorBody(e, log)) } : {}),
+    data: result.data ?? null,
+  };
+}
