@@ -12,6 +12,8 @@ const volume = new NetworkVolume("models", {
   size: config.getNumber("volumeSize") ?? 50,
   // A volume cannot move: a new data center replaces it (and the endpoint follows the new one).
   dataCenterId: config.get<"EU-RO-1" | "US-TX-3" | "EU-SE-1">("dataCenterId") ?? "EU-RO-1",
+  // Faster storage for loading weights. The storage of a volume is fixed: changing this replaces it.
+  isNextGenStorage: config.getBoolean("nextGenStorage") ?? true,
 });
 
 const registry = new ContainerRegistryAuth("ghcr", {
@@ -25,6 +27,10 @@ const template = new Template("llm-worker", {
   containerRegistryAuthId: registry.id,
   containerDiskInGb: 20,
   volumeMountPath: "/runpod-volume",
+  // The start command as a shell would read it (dockerStartCmd shows it as an argv array).
+  dockerArgs: 'python -u /app/serve.py --model-dir "/runpod-volume/models"',
+  // SSH into pods started from this template, to look around while debugging.
+  startSsh: true,
 });
 
 const endpoint = new Endpoint("llm", {
@@ -46,3 +52,4 @@ export const jobUrl = endpoint.url;
 export const volumeId = volume.id;
 export const registryAuthId = registry.id;
 export const templateId = template.id;
+export const storageType = volume.storageType;

@@ -34,6 +34,11 @@ export const privateModelScenario: Scenario = {
           size: 50,
           dataCenterId: "EU-RO-1",
         });
+        // Next-gen storage, set through GraphQL (REST has no such field), reported back as an output.
+        expect((await ctx.svc.graphql.listNetworkVolumes()).find((v) => v.id === volumeId)?.storageType).toBe(
+          "VAST",
+        );
+        expect(outputs.storageType?.value).toBe("VAST");
         expect(await ctx.svc.rest.containerRegistryAuths.get(registryAuthId)).toMatchObject({
           id: registryAuthId,
           name: expect.stringMatching(/^ghcr/),
@@ -42,6 +47,13 @@ export const privateModelScenario: Scenario = {
           imageName: "ghcr.io/acme/llm-worker:2.1",
           containerRegistryAuthId: registryAuthId,
           volumeMountPath: "/runpod-volume",
+          // dockerArgs read with shell quoting into the argv.
+          dockerStartCmd: ["python", "-u", "/app/serve.py", "--model-dir", "/runpod-volume/models"],
+        });
+        expect((await ctx.svc.graphql.listTemplates()).find((t) => t.id === templateId)).toMatchObject({
+          startSsh: true,
+          startJupyter: false,
+          dockerArgs: "python -u /app/serve.py --model-dir /runpod-volume/models",
         });
         expect(await ctx.svc.rest.endpoints.get(endpointId)).toMatchObject({
           templateId,
@@ -80,6 +92,19 @@ export const privateModelScenario: Scenario = {
       },
     },
     {
+      name: "turning next-gen storage off shows the volume replaced in preview (storage cannot be converted)",
+      async run({ driver, svc }) {
+        const writes = driver.providerWrites();
+        await driver.setConfig("nextGenStorage", { value: "false" });
+        // The volume is replaced; the endpoint is updated to the new volume's id.
+        expect(await driver.preview()).toEqual({ same: 3, replace: 1, update: 1 });
+        if (writes !== undefined) expect(driver.providerWrites()).toBe(writes);
+        await driver.setConfig("nextGenStorage", { value: "true" });
+        expect(await driver.preview()).toEqual({ same: 5 });
+        expect(await svc.rest.networkVolumes.list()).toHaveLength(1);
+      },
+    },
+    {
       name: "a new data center replaces the volume; the endpoint moves to the new one; the old is deleted",
       async run(ctx) {
         const endpointId = outputString(ctx.outputs, "endpointId");
@@ -96,6 +121,7 @@ export const privateModelScenario: Scenario = {
           dataCenterId: "US-TX-3",
           size: 50,
         });
+        expect(outputs.storageType?.value).toBe("VAST");
         await expect(ctx.svc.rest.networkVolumes.get(oldVolume)).rejects.toMatchObject({ code: "NOT_FOUND" });
         expect((await ctx.svc.rest.endpoints.get(endpointId)).networkVolumeId).toBe(newVolume);
         ctx.outputs = outputs;

@@ -1,10 +1,11 @@
 /**
  * The local service for an e2e scenario, started in-process with a freshly generated key, plus what
- * the scenario needs to assert on the SERVICE's state: the SDK's REST client, direct reads of the
+ * the scenario needs to assert on the SERVICE's state: the SDK's REST and GraphQL clients, direct reads of the
  * endpoint records, and a log of endpoint saves (with the worker counts at that moment) and deletes.
  */
 import { randomBytes } from "node:crypto";
 import type { ConfigMap } from "../../../engine/engine";
+import { GraphQLClient } from "../../../sdk/graphql";
 import { RestClient } from "../../../sdk/rest";
 import { accountIdOf } from "../../../service/edge/auth";
 import { type RunningService, startService } from "../../../service/index";
@@ -21,6 +22,8 @@ export interface ServiceFixture {
   service: RunningService;
   apiKey: string;
   rest: RestClient;
+  /** For what only GraphQL shows (templates' start fields, volumes' storageType). */
+  graphql: GraphQLClient;
   events: EndpointEvent[];
   /** The endpoint as the service stores it, or undefined when it does not exist. */
   endpoint(id: string): EndpointRecord | undefined;
@@ -34,6 +37,7 @@ export async function startServiceFixture(): Promise<ServiceFixture> {
   const accountId = accountIdOf(apiKey);
   const service = await startService({ apiKeys: [apiKey], port: 0 });
   const rest = new RestClient({ apiKey, baseUrl: service.restUrl });
+  const graphql = new GraphQLClient({ apiKey, baseUrl: service.graphqlUrl });
   const endpoint = (id: string): EndpointRecord | undefined => {
     try {
       return service.management.endpoints.get(accountId, id);
@@ -59,6 +63,7 @@ export async function startServiceFixture(): Promise<ServiceFixture> {
     service,
     apiKey,
     rest,
+    graphql,
     events,
     endpoint,
     stackConfig: () => ({
@@ -70,7 +75,7 @@ export async function startServiceFixture(): Promise<ServiceFixture> {
       "runpodkit:deleteTimeout": { value: "60" },
     }),
     close: async () => {
-      await rest.close();
+      await Promise.all([rest.close(), graphql.close()]);
       await service.close();
     },
   };
