@@ -8,6 +8,7 @@ import { openDatabase } from "./db";
 import { Accounts } from "./edge/auth";
 import { DEFAULT_HOST, isLoopback, listeningUrl } from "./edge/server";
 import { EventBus } from "./event-bus";
+import { releaseStartupMemory } from "./heap";
 import { createIds, type Ids } from "./ids";
 import { JobPlane } from "./jobs/plane";
 import { jobMigrations } from "./jobs/store/job-store";
@@ -109,6 +110,9 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   }
   const { port } = app.server.address() as AddressInfo;
   const base = listeningUrl(app.server) ?? `http://${DEFAULT_HOST}:${port}`;
+  // Just after startService returns, so its caller is not held up by the pause.
+  const settle = config.releaseStartupMemory ? setImmediate(releaseStartupMemory) : undefined;
+  settle?.unref();
   let closing: Promise<void> | undefined;
   return {
     restUrl: `${base}/v1`,
@@ -119,6 +123,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     events,
     close() {
       closing ??= (async () => {
+        if (settle) clearImmediate(settle);
         await app.close();
         db.close();
       })();

@@ -47,6 +47,7 @@ const ModulesReply = z.object({
   heapUsed: z.number(),
   heapTotal: z.number(),
   external: z.number(),
+  spaces: z.array(z.object({ name: z.string(), size: z.number(), used: z.number() })),
 });
 type ModulesReply = z.infer<typeof ModulesReply>;
 
@@ -103,6 +104,11 @@ process.on("message", (message) => {
     heapUsed: memory.heapUsed,
     heapTotal: memory.heapTotal,
     external: memory.external,
+    spaces: require("node:v8").getHeapSpaceStatistics().map((s) => ({
+      name: s.space_name,
+      size: s.space_size,
+      used: s.space_used_size,
+    })),
   });
 });
 `;
@@ -205,6 +211,13 @@ function table(reply: ModulesReply): string {
     ),
     `    ${"total".padEnd(44)} ${String(rows.reduce((s, r) => s + r.modules, 0)).padStart(4)} modules ${(total / 1024).toFixed(0).padStart(6)} KB`,
     `    heap used ${(reply.heapUsed / MB).toFixed(1)} MB of ${(reply.heapTotal / MB).toFixed(1)} MB, external ${(reply.external / MB).toFixed(1)} MB`,
+    `    heap spaces (used/size MB): ${reply.spaces
+      .filter((space) => space.size > 0)
+      .map(
+        (space) =>
+          `${space.name.replace(/_space$/, "")} ${(space.used / MB).toFixed(1)}/${(space.size / MB).toFixed(1)}`,
+      )
+      .join(", ")}`,
   ].join("\n");
 }
 

@@ -5,6 +5,24 @@ import { boundedJsonBodies, SERVER_BODY_LIMIT } from "./body";
 import { installErrorHandling, redactUrl } from "./errors";
 
 /**
+ * Fastify's JSON-schema compilers (ajv, fast-json-stringify) are never built: every route parses its
+ * input with zod (edge/parse.ts) and answers plain objects. Left to itself Fastify loads both with
+ * every instance (several MB); these stand-ins keep them unloaded, and a route declaring a JSON schema
+ * fails the service's start with this message instead of being half-checked.
+ */
+const noJsonSchemas = (what: string) => () => {
+  throw new Error(
+    `edgeServer: a route declares a JSON ${what} schema; the service parses with zod (edge/parse.ts) instead`,
+  );
+};
+export const WITHOUT_JSON_SCHEMAS = {
+  compilersFactory: {
+    buildValidator: noJsonSchemas("validation"),
+    buildSerializer: noJsonSchemas("response"),
+  },
+};
+
+/**
  * The Fastify instance every route of the service hangs on: the server-wide body limit, JSON bodies
  * bounded in depth (body.ts), request logs
  * that never carry a key (no headers, `api_key` redacted from URLs) and the one error handler.
@@ -12,6 +30,12 @@ import { installErrorHandling, redactUrl } from "./errors";
 export function edgeServer(): FastifyInstance {
   const app = Fastify({
     bodyLimit: SERVER_BODY_LIMIT,
+    schemaController: {
+      compilersFactory: {
+        buildValidator: noJsonSchemas("validation"),
+        buildSerializer: noJsonSchemas("response"),
+      },
+    },
     logger: {
       level: "warn",
       serializers: { req: (req) => ({ method: req.method, url: redactUrl(req.url) }) },

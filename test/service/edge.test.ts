@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { edgeServer } from "../../service/edge/server";
 import { type TestService, withService } from "../helpers/service";
 
 /*
@@ -109,5 +110,16 @@ describe("one refusal, three wires", () => {
       expect(text).toContain("UNAUTHORIZED");
       expect(text).not.toContain(wrong);
     }
+  });
+});
+
+describe("the edge's Fastify instance", () => {
+  it("refuses a route that declares a JSON schema: input is parsed with zod, not half-checked by ajv", async () => {
+    const app = edgeServer();
+    app.post("/typed", { schema: { body: { type: "object" } } }, async () => ({}));
+    await expect(app.ready()).rejects.toThrow(/JSON validation schema; the service parses with zod/);
+    const answering = edgeServer();
+    answering.get("/typed", { schema: { response: { 200: { type: "object" } } } }, async () => ({}));
+    await expect(answering.ready()).rejects.toThrow(/JSON response schema; the service parses with zod/);
   });
 });

@@ -9,6 +9,7 @@
  */
 import swaggerUi from "@fastify/swagger-ui";
 import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyRequest } from "fastify";
+import { WITHOUT_JSON_SCHEMAS } from "../../edge/server";
 
 /**
  * Stands in for @fastify/swagger, which @fastify/swagger-ui declares as a dependency: our document
@@ -45,7 +46,7 @@ export async function docsPages(
   document: () => Record<string, unknown>,
   routePrefix: string,
 ): Promise<DocsPages> {
-  const pages: FastifyInstance = Fastify({ logger: false });
+  const pages: FastifyInstance = Fastify({ logger: false, schemaController: WITHOUT_JSON_SCHEMAS });
   const errors = new WeakMap<object, Error>();
   pages.setErrorHandler(async (error: Error, request, reply) => {
     errors.set(request.raw, error);
