@@ -134,6 +134,32 @@ describe("GraphQLClient templates, volumes and registry auths", () => {
     expect((await gql.listNetworkVolumes()).map((v) => v.id)).not.toContain(volume.id);
   });
 
+  it("carries a template's start fields and a volume's storage both ways, and checks them before sending", async () => {
+    const template = await gql.saveTemplate({
+      name: name("start"),
+      imageName: "img:1",
+      startSsh: true,
+      startJupyter: false,
+      startScript: "echo hi",
+    });
+    expect(template).toMatchObject({ startSsh: true, startJupyter: false, startScript: "echo hi" });
+    expect((await gql.listTemplates()).find((t) => t.id === template.id)?.startScript).toBe("echo hi");
+    const tooLong = await failure(
+      gql.saveTemplate({ name: name("x"), imageName: "i", startScript: "x".repeat(65_537) }),
+    );
+    expect(tooLong).toMatchObject({ code: "VALIDATION", field: "startScript" });
+    const volume = await gql.createNetworkVolume({
+      name: name("ng"),
+      size: 5,
+      dataCenterId: "US-TX-3",
+      isNextGenStorage: true,
+    });
+    expect(volume).toMatchObject({ size: 5, storageType: "VAST" });
+    expect((await gql.listNetworkVolumes()).find((v) => v.id === volume.id)?.storageType).toBe("VAST");
+    await gql.deleteNetworkVolume(volume.id);
+    await gql.deleteTemplate(template.name);
+  });
+
   it("saves, updates, lists and deletes a registry auth", async () => {
     const auth = await gql.saveRegistryAuth({ name: name("r"), username: "me", password: "first-secret" });
     expect(await gql.updateRegistryAuth({ id: auth.id, username: "me", password: "second-secret" })).toEqual(
