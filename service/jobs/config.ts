@@ -34,6 +34,12 @@ export interface JobPlaneConfig {
   sweepIntervalMs: number;
   /** Finished jobs kept in memory for fast status reads. */
   recentCacheSize: number;
+  /**
+   * Queued jobs of an endpoint held in memory; /run's jobs behind them wait in the store only and are
+   * read back in queue order (a deep queue costs ~40 bytes of memory a job). Their ttl is enforced by
+   * the sweep (sweepIntervalMs) and on every read.
+   */
+  hotQueuedPerEndpoint: number;
   /** Ping interval given to workers, ms. */
   pingIntervalMs: number;
   /** A hand-run worker silent this long is gone, ms. */
@@ -73,6 +79,7 @@ export const DEFAULT_JOB_PLANE_CONFIG: JobPlaneConfig = {
   scalerIntervalMs: 1_000,
   sweepIntervalMs: 5_000,
   recentCacheSize: 10_000,
+  hotQueuedPerEndpoint: 10_000,
   pingIntervalMs: 10_000,
   externalWorkerTimeoutMs: 60_000,
   workerBodyLimit: 5 * JOB_POLICY.runsyncBodyBytes,

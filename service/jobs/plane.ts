@@ -93,7 +93,7 @@ export class JobPlane {
     this.book = new JobBook(
       this.store,
       clock,
-      { recentCacheSize: config.recentCacheSize },
+      { recentCacheSize: config.recentCacheSize, hotQueued: config.hotQueuedPerEndpoint },
       this.events,
       this.memory,
     );

@@ -20,8 +20,12 @@ export interface EndpointJobCounts {
 }
 
 interface EndpointJobs extends EndpointJobCounts {
-  /** FIFO of queued jobs; entries of jobs that left the queue otherwise are skipped when met. */
-  queue: Deque<Job>;
+  /**
+   * FIFO of queued jobs: a Job held in memory, or the store row of one left in the store (a deep
+   * queue's tail: see JobBookOptions.hotQueued). Entries of jobs that left the queue otherwise are
+   * skipped when met.
+   */
+  queue: Deque<Job | number>;
 }
 
 /** What the book announces as jobs move (the job plane routes these to the parts that act on them). */
@@ -37,7 +41,18 @@ export interface BookEvents {
 export interface JobBookOptions {
   /** Finished jobs kept in memory for fast reads; older ones are read from the store. */
   recentCacheSize: number;
+  /**
+   * Queued jobs of an endpoint held in memory. A job /run adds to a longer queue is kept in the
+   * store only (the queue holds its row) and read back when it reaches the head or is asked for;
+   * its ttl is then enforced by the sweep (and on every read) rather than by a timer of its own.
+   */
+  hotQueued: number;
 }
+
+/** The most expired queued jobs one sweep deletes (the next sweep continues). */
+const SWEEP_BATCH = 10_000;
+/** How far past the head oldestScalingQueuedAt reads stored rows looking for a job that scales. */
+const SCALING_SCAN = 1_000;
 
 /**
  * The jobs of the service: an in-memory index (live jobs, queues per endpoint, recent results,
@@ -81,16 +96,28 @@ export class JobBook {
       const counts = this.#endpoint(row.endpointId);
       if (row.status === "COMPLETED") counts.completed += row.count;
       if (row.status === "FAILED") counts.failed += row.count;
+      if (row.status === "IN_PROGRESS") counts.inProgress += row.count;
+      if (row.status === "IN_QUEUE") {
+        counts.inQueue += row.count;
+        counts.inQueueScaling += row.count;
+      }
       counts.retried += row.retries;
     }
-    const running: Job[] = [];
-    for (const job of this.#store.loadLive()) {
-      this.#live.set(job.id, job);
-      this.#memory?.hold(job);
-      this.#count(job, 1);
-      if (job.status === "IN_QUEUE") this.#endpoint(job.endpointId).queue.push(job);
-      else running.push(job);
-      this.#deadlines.add(this.#nextDeadline(job), job);
+    for (const row of this.#store.lowPriorityQueued())
+      this.#endpoint(row.endpointId).inQueueScaling -= row.count;
+    const running = this.#store.loadRunning();
+    for (const job of running) this.#warm(job);
+    // The queue's head in memory, the rest by row: a million queued jobs are not all read back.
+    const hot = new Map<string, number>();
+    for (const { seq, endpointId } of this.#store.queuedRows()) {
+      const queue = this.#endpoint(endpointId).queue;
+      const held = hot.get(endpointId) ?? 0;
+      const job = held < this.#options.hotQueued ? this.#store.atRow(seq) : undefined;
+      if (job) {
+        hot.set(endpointId, held + 1);
+        this.#warm(job);
+        queue.push(job);
+      } else queue.push(seq);
     }
     return running;
   }
@@ -131,16 +158,30 @@ export class JobBook {
     const job = this.#live.get(id) ?? this.#recent.get(id) ?? this.#store.get(id);
     if (!job) return undefined;
     if (isExpired(job, this.#clock.now())) {
-      if (this.#live.get(id) === job) this.delete(job);
+      if (this.#live.get(id) === job || job.status === "IN_QUEUE") this.delete(job);
       else this.#forget(job);
       return undefined;
     }
-    if (isTerminal(job) && !this.#recent.has(id)) this.#remember(job);
+    if (isTerminal(job)) {
+      if (!this.#recent.has(id)) this.#remember(job);
+    } else if (this.#live.get(id) !== job) this.#warm(job);
     return job;
   }
 
-  /** A new job enters its endpoint's queue. */
+  /**
+   * A new job enters its endpoint's queue: held in memory, or, behind `hotQueued` others of an
+   * async queue, left in the store once written (the queue keeps its row).
+   */
   submit(job: Job): void {
+    const entry = this.#endpoint(job.endpointId);
+    if (job.kind === "async" && entry.inQueue >= this.#options.hotQueued) {
+      this.#count(job, 1);
+      this.#store.save(job);
+      entry.queue.push(job.storeRow);
+      this.watchers.notify(job.id);
+      this.#events.emit("job.queued", job);
+      return;
+    }
     this.#live.set(job.id, job);
     this.#memory?.hold(job);
     this.#enqueue(job, false);
@@ -150,16 +191,38 @@ export class JobBook {
   nextQueued(endpointId: string): Job | undefined {
     const queue = this.#endpoint(endpointId).queue;
     for (;;) {
-      const job = queue.shift();
-      if (!job || this.#isQueued(job)) return job;
+      const entry = queue.shift();
+      if (entry === undefined) return undefined;
+      const job = typeof entry === "number" ? this.#fromRow(entry) : entry;
+      if (job && this.#isQueued(job)) return job;
     }
   }
 
   /** When the oldest scaling-relevant queued job entered the queue (undefined: none). */
   oldestScalingQueuedAt(endpointId: string): number | undefined {
     const queue = this.#endpoint(endpointId).queue;
-    while (queue.size > 0 && !this.#isQueued(queue.peek() as Job)) queue.shift();
-    for (const job of queue) if (this.#isQueued(job) && !job.lowPriority) return job.queuedAt;
+    // The head in memory (read back if it was left in the store), skipping entries of jobs gone.
+    for (;;) {
+      const head = queue.peek();
+      if (head === undefined) return undefined;
+      const job = typeof head === "number" ? this.#fromRow(head) : head;
+      if (job && this.#isQueued(job)) {
+        if (typeof head === "number") {
+          queue.shift();
+          queue.unshift(job);
+        }
+        break;
+      }
+      queue.shift();
+    }
+    let scanned = 0;
+    for (const entry of queue) {
+      if (typeof entry === "number") {
+        if (++scanned > SCALING_SCAN) return undefined;
+        const job = this.#store.atRow(entry);
+        if (job?.status === "IN_QUEUE" && !job.lowPriority) return job.queuedAt;
+      } else if (this.#isQueued(entry) && !entry.lowPriority) return entry.queuedAt;
+    }
     return undefined;
   }
 
@@ -254,11 +317,26 @@ export class JobBook {
 
   /** Removes every queued job of the endpoint; running ones continue. */
   purgeQueue(endpointId: string): number {
-    const queue = this.#endpoint(endpointId).queue;
+    const entry = this.#endpoint(endpointId);
     let removed = 0;
-    for (let job = queue.shift(); job; job = queue.shift()) {
-      if (!this.#isQueued(job)) continue;
-      this.delete(job);
+    let stored = false;
+    for (let job = entry.queue.shift(); job !== undefined; job = entry.queue.shift()) {
+      if (typeof job === "number") stored = true;
+      else if (this.#isQueued(job)) {
+        this.delete(job);
+        removed++;
+      }
+    }
+    if (!stored) return removed;
+    // Those left in the store go in one statement (jobs read back since are deleted as above).
+    for (const row of this.#store.deleteQueued(endpointId)) {
+      const job = this.#live.get(row.id);
+      if (job) this.delete(job);
+      else {
+        this.#tally(entry, "IN_QUEUE", row.lowPriority === 1, -1);
+        entry.retried -= row.retries;
+        this.watchers.notify(row.id);
+      }
       removed++;
     }
     return removed;
@@ -271,10 +349,13 @@ export class JobBook {
     if (this.#live.get(job.id) === job) this.#deadlines.add(this.#nextDeadline(job), job);
   }
 
-  /** Deletes finished jobs whose results expired (store and counts). */
+  /** Deletes finished jobs whose results expired, and queued jobs left in the store past their ttl. */
   sweep(): void {
     const now = this.#clock.now();
     for (const removed of this.#store.deleteExpired(now)) this.#uncount(removed);
+    for (const job of this.#store.expiredQueued(now, SWEEP_BATCH)) {
+      if (!this.#live.has(job.id)) this.delete(job);
+    }
     for (const job of this.#recent.values()) if (isExpired(job, now)) this.#forget(job);
   }
 
@@ -339,6 +420,31 @@ export class JobBook {
 
   #isQueued(job: Job): boolean {
     return job.status === "IN_QUEUE" && this.#live.get(job.id) === job;
+  }
+
+  /** A job read from the store is held in memory from now on (indexed, budgeted, its deadline set). */
+  #warm(job: Job): void {
+    this.#live.set(job.id, job);
+    this.#memory?.hold(job);
+    this.#deadlines.add(this.#nextDeadline(job), job);
+  }
+
+  /**
+   * The queued job of a queue entry left in the store, now held in memory; undefined when it left
+   * the queue (taken after a read, cancelled, purged) or its ttl passed (then it is deleted).
+   */
+  #fromRow(seq: number): Job | undefined {
+    const stored = this.#store.atRow(seq);
+    if (!stored) return undefined;
+    const live = this.#live.get(stored.id);
+    if (live) return live;
+    if (stored.status !== "IN_QUEUE") return undefined;
+    if (isExpired(stored, this.#clock.now())) {
+      this.delete(stored);
+      return undefined;
+    }
+    this.#warm(stored);
+    return stored;
   }
 
   #nextDeadline(job: Job): number {

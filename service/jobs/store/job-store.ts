@@ -3,7 +3,7 @@ import type { JobPolicy, JobStatus, S3Config } from "../../../sdk/schemas/job";
 import { type Migration, transaction } from "../../db";
 import { ServiceError } from "../../errors";
 import type { JobMemory } from "../book/memory";
-import { expiresAt, type InputSource, isTerminal, type Job, type JobKind, jobFrom } from "../model/job";
+import { expiresAt, type InputSource, type Job, type JobKind, jobFrom } from "../model/job";
 import { RowIndex } from "./row-index";
 
 /**
@@ -97,7 +97,7 @@ const TERMINAL_SQL = "('COMPLETED','FAILED','CANCELLED','TIMED_OUT')";
  * The durable copy of jobs. Writes are marked and flushed together once per event-loop turn in one
  * transaction (a job changed several times in a turn is written once); `flushed()` lets a caller wait
  * until its change is on disk, which /run does before answering. Reads of jobs changed but not yet
- * flushed must come from memory: the job plane keeps such jobs in its index until the flush.
+ * flushed answer the pending Job itself (the one object the job plane changes).
  */
 export class JobStore implements InputSource {
   readonly #db: DatabaseSync;
@@ -118,10 +118,17 @@ export class JobStore implements InputSource {
   readonly #byEndpoint: StatementSync;
   readonly #recent: StatementSync;
   /**
-   * Row of every stored finished job, by job id (reads of jobs no longer in memory). Queued and
-   * running jobs carry their row themselves (`storeRow`): no entry for each of 100,000 queued.
+   * Row of every stored job, by job id: reads of jobs not in memory (finished ones kept for their
+   * retention, queued ones left in the store).
    */
   readonly #rows = new RowIndex();
+  /** Jobs given a row (`storeRow`) whose row is not written yet, by row. */
+  readonly #unwritten = new Map<number, Job>();
+  readonly #queuedRows: StatementSync;
+  readonly #lowPriorityQueued: StatementSync;
+  readonly #expiredQueued: StatementSync;
+  readonly #deleteQueued: StatementSync;
+  readonly #running: StatementSync;
   #nextSeq: number;
   /** One copy of each account and endpoint id for all the jobs read back (rows give fresh strings). */
   readonly #shared = new Map<string, string>();
@@ -182,18 +189,39 @@ export class JobStore implements InputSource {
     );
     this.#byEndpoint = db.prepare("DELETE FROM jobs WHERE endpoint_id = ? RETURNING seq, id");
     this.#recent = db.prepare(`SELECT ${columns} FROM jobs WHERE endpoint_id = ? ORDER BY seq DESC LIMIT ?`);
+    this.#queuedRows = db.prepare(
+      "SELECT seq, endpoint_id AS endpointId FROM jobs WHERE status = 'IN_QUEUE' ORDER BY queued_at, seq",
+    );
+    this.#lowPriorityQueued = db.prepare(
+      `SELECT endpoint_id AS endpointId, COUNT(*) AS count FROM jobs
+       WHERE status = 'IN_QUEUE' AND low_priority = 1 GROUP BY endpoint_id`,
+    );
+    this.#expiredQueued = db.prepare(
+      `SELECT ${columns} FROM jobs WHERE expires_at <= ? AND status = 'IN_QUEUE' ORDER BY expires_at LIMIT ?`,
+    );
+    this.#deleteQueued = db.prepare(
+      `DELETE FROM jobs WHERE endpoint_id = ? AND status = 'IN_QUEUE'
+       RETURNING seq, id, low_priority AS lowPriority, retries`,
+    );
+    this.#running = db.prepare(
+      `SELECT ${columns} FROM jobs WHERE status = 'IN_PROGRESS' ORDER BY queued_at, seq`,
+    );
     // Iterated, not .all(): a 100,000-row array would grow V8's heap for good (~200 MB RSS).
-    // Live jobs are not indexed: they carry their row (see #rows).
-    const finished = db.prepare(`SELECT seq, id FROM jobs WHERE status IN ${TERMINAL_SQL}`);
-    for (const row of finished.iterate() as Iterable<{ seq: number; id: string }>) {
-      this.#rows.add(row.id, row.seq);
-    }
+    const all = db.prepare("SELECT seq, id FROM jobs");
+    for (const row of all.iterate() as Iterable<{ seq: number; id: string }>) this.#rows.add(row.id, row.seq);
     const max = db.prepare("SELECT MAX(seq) AS last FROM jobs").get() as { last: number | null };
     this.#nextSeq = (max.last ?? 0) + 1;
   }
 
-  /** Marks the job's current state to be written at the next flush. */
+  /**
+   * Marks the job's current state to be written at the next flush. A new job gets its row now
+   * (`storeRow`), so the queue can refer to it by row before it is written.
+   */
   save(job: Job): void {
+    if (job.storeRow === 0) {
+      job.storeRow = this.#nextSeq++;
+      this.#unwritten.set(job.storeRow, job);
+    }
     this.#deleted.delete(job.id);
     this.#dirty.set(job.id, job);
     this.#schedule();
@@ -228,7 +256,10 @@ export class JobStore implements InputSource {
         for (const job of this.#deleted.values()) this.#writeDelete(job);
         for (const job of this.#dirty.values()) this.#write(job);
       });
-      for (const job of this.#dirty.values()) this.#spill(job);
+      for (const job of this.#dirty.values()) {
+        this.#unwritten.delete(job.storeRow);
+        this.#spill(job);
+      }
       this.#deleted.clear();
       this.#dirty.clear();
     } catch {
@@ -251,10 +282,13 @@ export class JobStore implements InputSource {
       } catch (error) {
         this.#log(`job store: the change of job ${id} cannot be written and is dropped: ${reason(error)}`);
         this.#dirty.delete(id);
+        // A later change writes the row whole (see #writer), while its input is at hand.
+        this.#unwritten.delete(job.storeRow);
         continue;
       }
       if (this.#attempt(id, "write", () => transaction(this.#db, write))) {
         this.#dirty.delete(id);
+        this.#unwritten.delete(job.storeRow);
         this.#spill(job);
       }
       this.#writtenOutputs.clear();
@@ -278,6 +312,7 @@ export class JobStore implements InputSource {
     const seq = job.storeRow || this.#rowOf(job.id);
     if (!seq) return;
     this.#rows.delete(job.id, seq);
+    if (this.#unwritten.delete(seq)) return;
     this.#delete.run(seq);
   }
 
@@ -293,7 +328,7 @@ export class JobStore implements InputSource {
     const keepsOutput = !job.outputInMemory;
     const output = keepsOutput ? null : json(job.output);
     const changes = changedValues(job);
-    const insert = job.storeRow === 0 ? rowValues(job, output) : null;
+    const insert = this.#unwritten.has(job.storeRow) ? rowValues(job, output) : null;
     return () => {
       if (insert === null) {
         if (keepsOutput) this.#updateKeepingOutput.run(...changes, job.storeRow);
@@ -306,11 +341,10 @@ export class JobStore implements InputSource {
           }
         }
       } else {
-        job.storeRow = this.#nextSeq++;
         this.#upsert.run(job.storeRow, ...insert);
+        this.#rows.add(job.id, job.storeRow);
       }
       if (output !== null && output.length > this.#spillOutput) this.#writtenOutputs.add(job);
-      if (isTerminal(job)) this.#rows.add(job.id, job.storeRow);
     };
   }
 
@@ -318,7 +352,7 @@ export class JobStore implements InputSource {
   #spill(job: Job): void {
     if (this.#writtenOutputs.delete(job)) job.releaseOutput(this);
     const memory = this.#memory;
-    if (!memory?.spills(job) || job.storeRow === 0) return;
+    if (!memory?.spills(job) || this.#unwritten.has(job.storeRow)) return;
     job.releaseInput(this);
     memory.release(job);
   }
@@ -339,9 +373,68 @@ export class JobStore implements InputSource {
     return row.output;
   }
 
+  /** The job `id` as stored, or its pending state when a change is not written yet. */
   get(id: string): Job | undefined {
+    const pending = this.#dirty.get(id);
+    if (pending) return pending;
+    if (this.#deleted.has(id)) return undefined;
     const row = this.#rowById(id);
     return row ? jobOf(row, this.#shared, this) : undefined;
+  }
+
+  /** The job of row `seq` as stored, or its pending state (see get). */
+  atRow(seq: number): Job | undefined {
+    const unwritten = this.#unwritten.get(seq);
+    if (unwritten) return this.#deleted.has(unwritten.id) ? undefined : unwritten;
+    const row = this.#get.get(seq) as JobRow | undefined;
+    if (!row) return undefined;
+    const pending = this.#dirty.get(row.id);
+    if (pending) return pending;
+    if (this.#deleted.has(row.id)) return undefined;
+    return jobOf(row, this.#shared, this);
+  }
+
+  /** Rows of the queued jobs in queue order (when each entered it), with their endpoint. */
+  *queuedRows(): Generator<{ seq: number; endpointId: string }> {
+    this.flush();
+    for (const row of this.#queuedRows.iterate() as Iterable<{ seq: number; endpointId: string }>) {
+      yield { seq: row.seq, endpointId: shared(this.#shared, row.endpointId) };
+    }
+  }
+
+  /** Per endpoint: how many queued jobs are lowPriority. */
+  lowPriorityQueued(): { endpointId: string; count: number }[] {
+    this.flush();
+    return this.#lowPriorityQueued.all() as unknown as { endpointId: string; count: number }[];
+  }
+
+  /** Jobs running when the store was last written. */
+  loadRunning(): Job[] {
+    this.flush();
+    return (this.#running.all() as unknown as JobRow[]).map((row) => jobOf(row, this.#shared, this));
+  }
+
+  /** Queued jobs whose ttl has passed (at most `limit`), as stored. */
+  expiredQueued(now: number, limit: number): Job[] {
+    this.flush();
+    return (this.#expiredQueued.all(now, limit) as unknown as JobRow[]).map((row) =>
+      jobOf(row, this.#shared, this),
+    );
+  }
+
+  /** Deletes every queued job of the endpoint, now; returns what was removed. */
+  deleteQueued(endpointId: string): { id: string; lowPriority: number; retries: number }[] {
+    this.flush();
+    const rows = this.#deleteQueued.all(endpointId) as unknown as {
+      seq: number;
+      id: string;
+      lowPriority: number;
+      retries: number;
+    }[];
+    return rows.map(({ seq, ...removed }) => {
+      this.#rows.delete(removed.id, seq);
+      return removed;
+    });
   }
 
   /** Entries and bytes of the id -> row index (for the bench and tests). */
