@@ -81,6 +81,10 @@ export function chartSpecs(r: Results): Chart[] {
       chart("queue-depth-restart.svg", "Restart time against queue depth", x, "spawn to ready, ms", [
         { name: "restart", points: depth.points.map((p) => ({ x: p.depthAfterWindows, y: p.restartMs })) },
         {
+          name: "CPU of the new process to ready",
+          points: depth.points.map((p) => ({ x: p.depthAfterWindows, y: p.restartCpuMs })),
+        },
+        {
           name: "of which startService",
           points: depth.points.map((p) => ({ x: p.depthAfterWindows, y: p.startServiceMs })),
         },

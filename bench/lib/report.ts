@@ -50,6 +50,12 @@ export function table(r: Results): string[] {
           `${cpu.service.median}+${cpu.workers.median}+${cpu.client.median} us; 2-core bound ${row.cpuBoundJobsPerSec?.median} jobs/s`,
         ]);
       }
+      if (row.idleCpuMsPerSec) {
+        rows.push([
+          `  idle CPU service+workers`,
+          `${row.idleCpuMsPerSec.service}+${row.idleCpuMsPerSec.workers} ms per second with no job`,
+        ]);
+      }
     }
   };
   e2eRows(r.endToEnd, "end-to-end");
@@ -71,6 +77,7 @@ export function table(r: Results): string[] {
     rows.push([`RSS with ${r.queued.jobs} queued (after restart)`, f(r.queued.rssAfterRestartMb)]);
     rows.push(["restart with them in the store", f(r.queued.restartMs)]);
     rows.push(["  of which startService", f(r.queued.startServiceMs)]);
+    rows.push(["  CPU of the new process to ready", f(r.queued.restartCpuMs)]);
     rows.push(["RSS of the empty service (its endpoint, no job)", f(r.queued.rssEmptyMb)]);
   }
   if (r.sdk) {
@@ -106,7 +113,7 @@ export function table(r: Results): string[] {
       ]);
       rows.push([
         `  RSS; restart with ${p.depthAfterWindows}`,
-        `${p.rssMb.toFixed(1)} MB (heap ${p.heapMb.toFixed(1)}); ${p.restartMs.toFixed(0)} ms, RSS after ${p.rssAfterRestartMb.toFixed(1)} MB`,
+        `${p.rssMb.toFixed(1)} MB (heap ${p.heapMb.toFixed(1)}); ${p.restartMs.toFixed(0)} ms (${p.restartCpuMs} ms CPU), RSS after ${p.rssAfterRestartMb.toFixed(1)} MB`,
       ]);
     }
   }
@@ -261,7 +268,15 @@ export function targets(r: Results): Target[] {
         `${r.queued.rssAfterSubmitMb.median} after submit, ${r.queued.rssAfterRestartMb.median} after restart`,
       ),
     );
-    out.push(atMost(`restart with ${r.queued.jobs} queued jobs`, r.queued.restartMs.median, 600, "ms"));
+    out.push(
+      atMost(
+        `restart with ${r.queued.jobs} queued jobs`,
+        r.queued.restartMs.median,
+        600,
+        "ms",
+        `${r.queued.restartCpuMs.median} ms of CPU`,
+      ),
+    );
   }
   const million = r.queueDepth?.points.find((p) => p.depth >= 1_000_000);
   if (million) {

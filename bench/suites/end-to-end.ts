@@ -7,6 +7,8 @@
  */
 
 import { cpus } from "node:os";
+import { performance } from "node:perf_hooks";
+import { setTimeout as sleep } from "node:timers/promises";
 import { built } from "../lib/build";
 import { type Figure, figure } from "../lib/figures";
 import { Child } from "../lib/ipc";
@@ -19,6 +21,7 @@ import {
   tempDataDir,
   waitForIdleWorkers,
 } from "../lib/servers";
+import { round } from "../lib/stats";
 
 export interface EndToEndRow {
   /** Workers in all (each endpoint has workers / endpoints of them). */
@@ -38,6 +41,11 @@ export interface EndToEndRow {
    */
   cpuPerJobUs: { service: Figure; workers: Figure; client: Figure } | null;
   cpuBoundJobsPerSec: Figure | null;
+  /**
+   * CPU the service and its idle workers spend with no job at all, ms per second (2 s read before the
+   * runs): the background cost (workers' polls and heartbeats) that a run's jobs share.
+   */
+  idleCpuMsPerSec: { service: number; workers: number } | null;
 }
 
 /** One measured configuration: `endpoints` endpoints with `workersPerEndpoint` workers each. */
@@ -77,6 +85,22 @@ export async function endToEnd(options: EndToEndOptions): Promise<EndToEndRow[]>
       }
       for (const endpointId of endpointIds)
         await waitForIdleWorkers(svc, endpointId, point.workersPerEndpoint, 300_000);
+      const idleBefore = treeCpu(svc.ready.pid);
+      const idleStarted = performance.now();
+      await sleep(2_000);
+      const idleAfter = treeCpu(svc.ready.pid);
+      const idleSec = (performance.now() - idleStarted) / 1000;
+      const idleCpuMsPerSec =
+        idleBefore && idleAfter
+          ? {
+              service: round((idleAfter.selfMs - idleBefore.selfMs) / idleSec, 1),
+              workers: round((idleAfter.childrenMs - idleBefore.childrenMs) / idleSec, 1),
+            }
+          : null;
+      if (idleCpuMsPerSec)
+        options.log(
+          `  ${label} idle: service ${idleCpuMsPerSec.service} ms/s, workers ${idleCpuMsPerSec.workers} ms/s of CPU`,
+        );
       const jobs = options.jobsFor(point);
       const rates: number[] = [];
       const submits: number[] = [];
@@ -116,6 +140,7 @@ export async function endToEnd(options: EndToEndOptions): Promise<EndToEndRow[]>
         );
       }
       rows.push({
+        idleCpuMsPerSec,
         workers,
         endpoints: point.endpoints,
         jobsPerRun: jobs,

@@ -143,6 +143,8 @@ export interface QueuedMemory {
   restartMs: Figure;
   /** Of which startService itself (store open, restore, listen), ms. */
   startServiceMs: Figure;
+  /** CPU the new process spent from its start to ready, ms (steadier than the wall time under load). */
+  restartCpuMs: Figure;
   /** Jobs in the queue after the restart, per run (must equal `jobs`). */
   restoredJobs: number[];
 }
@@ -170,6 +172,7 @@ export async function queuedMemory(options: {
   const heapRestart: number[] = [];
   const restart: number[] = [];
   const startMs: number[] = [];
+  const restartCpu: number[] = [];
   const restored: number[] = [];
   for (let run = 0; run < options.runs; run++) {
     const data = await tempDataDir();
@@ -196,6 +199,7 @@ export async function queuedMemory(options: {
       svc = await startService({ data: data.file });
       restart.push(performance.now() - spawned);
       startMs.push(svc.ready.startMs);
+      restartCpu.push((await svc.stats()).cpuUs / 1000);
       restored.push(await inQueue(svc, endpointId));
       const restarted = await svc.stats();
       afterRestart.push(restarted.rss / MB);
@@ -217,6 +221,7 @@ export async function queuedMemory(options: {
     heapAfterRestartMb: figure(heapRestart, "MB", 1),
     restartMs: figure(restart, "ms", 0),
     startServiceMs: figure(startMs, "ms", 0),
+    restartCpuMs: figure(restartCpu, "ms", 0),
     restoredJobs: restored,
   };
 }

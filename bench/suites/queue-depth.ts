@@ -38,6 +38,11 @@ export interface DepthPoint {
   /** Graceful stop, then a new process on the same file: spawn to ready (jobs restored), ms. */
   restartMs: number;
   startServiceMs: number;
+  /**
+   * CPU the new process spent from its start to ready (user + system), ms: on a loaded machine the
+   * steadier form of the restart time (the wall time there includes waiting for a core).
+   */
+  restartCpuMs: number;
   rssAfterRestartMb: number;
   heapAfterRestartMb: number;
   /** Jobs in the queue after the restart (must equal depthAfterWindows). */
@@ -146,6 +151,7 @@ export async function queueDepthCurve(options: {
       const spawned = performance.now();
       svc = await start();
       const restartMs = performance.now() - spawned;
+      const atReady = await svc.stats();
       const restored = await inQueue(svc, endpointId);
       const restarted = await svc.stats();
       await warm();
@@ -164,13 +170,14 @@ export async function queueDepthCurve(options: {
         cpuPerRequestUs: figure(cpu, "us/request", 1),
         restartMs: round(restartMs, 0),
         startServiceMs: round(svc.ready.startMs, 0),
+        restartCpuMs: round(atReady.cpuUs / 1000, 0),
         rssAfterRestartMb: round(restarted.rss / MB, 1),
         heapAfterRestartMb: round(restarted.heapUsed / MB, 1),
         restored,
       };
       points.push(point);
       options.log(
-        `  depth ${depth}: /run ${point.runPerSec.median}/s, ${point.cpuPerRequestUs.median} us CPU/request (fill ${fill ? `${fill.perSec.toFixed(0)}/s, ${fill.cpuPerRequestUs.toFixed(1)} us` : "-"}); RSS ${point.rssMb.toFixed(0)} MB (heap ${point.heapMb.toFixed(0)}); restart with ${queued} in ${restartMs.toFixed(0)} ms, RSS after ${point.rssAfterRestartMb.toFixed(0)} MB`,
+        `  depth ${depth}: /run ${point.runPerSec.median}/s, ${point.cpuPerRequestUs.median} us CPU/request (fill ${fill ? `${fill.perSec.toFixed(0)}/s, ${fill.cpuPerRequestUs.toFixed(1)} us` : "-"}); RSS ${point.rssMb.toFixed(0)} MB (heap ${point.heapMb.toFixed(0)}); restart with ${queued} in ${restartMs.toFixed(0)} ms (${point.restartCpuMs} ms CPU), RSS after ${point.rssAfterRestartMb.toFixed(0)} MB`,
       );
     }
     return {

@@ -19,6 +19,7 @@ function e2eRow(workers: number, endpoints: number, serviceUs: number): EndToEnd
     sampleWrong: 0,
     cpuPerJobUs: { service: fig([serviceUs]), workers: fig([200]), client: fig([100]) },
     cpuBoundJobsPerSec: fig([4_000]),
+    idleCpuMsPerSec: null,
   };
 }
 
@@ -33,6 +34,7 @@ function depthPoint(depth: number, cpuUs: number, rssMb: number, restartMs: numb
     cpuPerRequestUs: fig([cpuUs]),
     restartMs,
     startServiceMs: restartMs - 100,
+    restartCpuMs: restartMs / 2,
     rssAfterRestartMb: rssMb - 10,
     heapAfterRestartMb: rssMb / 3,
     restored: depth + 6_000,
