@@ -374,7 +374,7 @@ export class WorkerPool implements WorkerRegistry {
     const echo = this.#options.workerOutput === "inherit";
     const lines = createInterface({ input: from, crlfDelay: Number.POSITIVE_INFINITY });
     lines.on("line", (line) => {
-      this.#logs.line(session.endpointId, session.id, stream, line, [...session.held.keys()]);
+      this.#logs.line(session.endpointId, session.id, stream, line, session.held);
       if (echo) process.stderr.write(`[${session.id}] ${line}\n`);
     });
   }
