@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { LogEntry } from "../../../sdk/schemas/observe";
 import { ManualClock } from "../../../service/clock";
 import { parseWorkerLine } from "../../../service/jobs/logs/lines";
-import { LogBook } from "../../../service/jobs/logs/log-book";
+import { DEFAULT_LOG_LIMITS, LogBook } from "../../../service/jobs/logs/log-book";
 import type { EndpointRecord } from "../../../service/management/model/endpoint";
 import { eventually, type Harness, KEY, OTHER_KEY, startHarness } from "../jobs/harness";
 
@@ -61,6 +61,21 @@ describe("worker lines: the shapes of the real worker library and plain output",
       ["two jobs held", null],
       ["named", "job-cccccc"],
     ]);
+    // The worker session's own map of held jobs (id -> handed-at) reads the same.
+    const other = new LogBook(new ManualClock(0), DEFAULT_LOG_LIMITS);
+    other.line("ep", "w1", "stdout", "one held", new Map([["job-a", 1]]));
+    other.line(
+      "ep",
+      "w1",
+      "stdout",
+      "two held",
+      new Map([
+        ["job-a", 1],
+        ["job-b", 2],
+      ]),
+    );
+    other.line("ep", "w1", "stdout", "none held", new Map());
+    expect(other.query("ep").map((e) => e.requestId)).toEqual(["job-a", null, null]);
     for (let i = 0; i < 5; i++) book.line("ep", "w2", "stderr", `w2 line ${i}`, []);
     expect(book.query("ep").map((e) => e.message)).toEqual([
       "w2 line 1",
