@@ -25,12 +25,15 @@ export const SETTLE_HEAP_BELOW = 48 * 1024 * 1024;
 export function releaseStartupMemory(): number | undefined {
   if (getHeapStatistics().used_heap_size >= SETTLE_HEAP_BELOW) return undefined;
   const started = performance.now();
-  setFlagsFromString("--expose-gc");
-  let gc: Gc;
-  try {
-    gc = runInNewContext("gc") as Gc;
-  } finally {
-    setFlagsFromString("--no-expose-gc");
+  // Started with --expose-gc: use it, and leave the flag as the process was given it.
+  let gc = (globalThis as { gc?: Gc }).gc;
+  if (typeof gc !== "function") {
+    setFlagsFromString("--expose-gc");
+    try {
+      gc = runInNewContext("gc") as Gc;
+    } finally {
+      setFlagsFromString("--no-expose-gc");
+    }
   }
   gc({ type: "major", execution: "sync", flavor: "last-resort" });
   return performance.now() - started;

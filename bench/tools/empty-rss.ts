@@ -39,6 +39,27 @@ async function procRss(pid: number): Promise<{ rss: number; anon: number; file: 
   };
 }
 
+/** Resident MB per mapping (file name and permissions, or [anon]/[heap]), the largest first, from /proc/<pid>/smaps. */
+async function mappings(pid: number): Promise<string> {
+  const smaps = await readFile(`/proc/${pid}/smaps`, "utf8");
+  const totals = new Map<string, number>();
+  let current: string | undefined;
+  for (const line of smaps.split("\n")) {
+    const head = /^[0-9a-f]+-[0-9a-f]+ (\S+) \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (head) {
+      current = `${(head[2] || "[anon]").split("/").pop()} ${head[1]}`;
+      continue;
+    }
+    const rss = /^Rss:\s+(\d+) kB/.exec(line);
+    if (rss && current) totals.set(current, (totals.get(current) ?? 0) + Number(rss[1]) / 1024);
+  }
+  return [...totals]
+    .filter(([, mb]) => mb >= 0.5)
+    .sort((a, b) => b[1] - a[1])
+    .map(([name, mb]) => `${name} ${mb.toFixed(1)}`)
+    .join(", ");
+}
+
 const ModuleGroup = z.object({ name: z.string(), modules: z.number(), bytes: z.number() });
 const ModulesReply = z.object({
   type: z.literal("empty-rss:modules"),
@@ -239,24 +260,28 @@ async function main(): Promise<void> {
   await writeFile(preload, PRELOAD);
   const ready: number[] = [];
   const touched: number[] = [];
-  let last: { atReady: ModulesReply; afterRequests: ModulesReply } | undefined;
+  let last:
+    | { atReady: ModulesReply; afterRequests: ModulesReply; atReadyMaps: string; afterMaps: string }
+    | undefined;
   for (let run = 0; run < runs; run++) {
     const data = await tempDataDir();
     const service = await startService({ data: data.file }, { execArgv: [...flags, "--require", preload] });
     try {
       await sleep(500); // whatever start-up scheduled (timers, the first store flush) has run
       const atReadyRss = await procRss(service.child.pid);
+      const atReadyMaps = await mappings(service.child.pid);
       const atReady = await modules(service);
       await touchEveryPart(service);
       await sleep(500);
       const afterRss = await procRss(service.child.pid);
+      const afterMaps = await mappings(service.child.pid);
       const afterRequests = await modules(service);
       ready.push(atReadyRss.rss);
       touched.push(afterRss.rss);
       console.log(
         `run ${run + 1}: ready ${fmt(atReadyRss)}, start ${service.ready.startMs.toFixed(0)} ms; after requests ${fmt(afterRss)}`,
       );
-      last = { atReady, afterRequests };
+      last = { atReady, afterRequests, atReadyMaps, afterMaps };
     } finally {
       await service.close();
       await data.remove();
@@ -267,6 +292,11 @@ async function main(): Promise<void> {
     `\nmedian of ${runs}: ready ${median(ready).toFixed(1)} MB, after requests ${median(touched).toFixed(1)} MB${flags.length ? ` (node flags: ${flags.join(" ")})` : ""}`,
   );
   if (!last) return;
+  console.log(
+    "\nresident by mapping, MB (last run; `node r-xp` is the binary's code, `node r--p` its read-only data):",
+  );
+  console.log(`  ready:          ${last.atReadyMaps}`);
+  console.log(`  after requests: ${last.afterMaps}`);
   console.log("\nloaded at ready (last run):");
   console.log(table(last.atReady));
   console.log("\nloaded after requests (last run):");
