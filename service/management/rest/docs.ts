@@ -9,16 +9,20 @@
  */
 import swaggerUi from "@fastify/swagger-ui";
 import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyRequest } from "fastify";
+import { stringify as toYaml } from "yaml";
 import { WITHOUT_JSON_SCHEMAS } from "../../edge/server";
 
 /**
  * Stands in for @fastify/swagger, which @fastify/swagger-ui declares as a dependency: our document
- * is generated from the zod schemas (openapi.ts), so only the `swagger()` accessor is needed.
+ * is generated from the zod schemas (openapi.ts), so only the `swagger()` accessor is needed;
+ * swagger-ui's /yaml page calls it with `{ yaml: true }` and sends what it returns as the YAML text.
  * The two symbols are the ones fastify-plugin sets (share the decorator, carry the plugin's name).
  */
 function documentProvider(document: () => Record<string, unknown>): FastifyPluginAsync {
   const plugin: FastifyPluginAsync = async (app) => {
-    app.decorate("swagger", document);
+    app.decorate("swagger", (options?: { yaml?: boolean }) =>
+      options?.yaml === true ? toYaml(document()) : document(),
+    );
   };
   Object.assign(plugin, {
     [Symbol.for("skip-override")]: true,

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse } from "yaml";
 import type { ErrorBody } from "../../../sdk/schemas/common";
 import type { Template } from "../../../sdk/schemas/template";
 import { type TestService, withService } from "../../helpers/service";
@@ -155,5 +156,27 @@ describe("REST description", () => {
     const reply = await api.send(`${service.restUrl}/docs/`, {});
     expect(reply.status).toBe(200);
     expect(reply.text).toContain("swagger");
+  });
+
+  it("serves the document as JSON and YAML under the docs pages (no 5xx on any of them)", async () => {
+    const json = await fetch(`${service.restUrl}/docs/json`);
+    expect(json.status).toBe(200);
+    const fromJson = (await json.json()) as { openapi: string; paths: Record<string, unknown> };
+    const yaml = await fetch(`${service.restUrl}/docs/yaml`);
+    expect(yaml.status).toBe(200);
+    expect(yaml.headers.get("content-type")).toContain("application/x-yaml");
+    const fromYaml = parse(await yaml.text()) as typeof fromJson;
+    expect(fromYaml.openapi).toBe(fromJson.openapi);
+    expect(Object.keys(fromYaml.paths)).toEqual(Object.keys(fromJson.paths));
+    for (const page of [
+      "/docs",
+      "/docs/",
+      "/docs/static/index.html",
+      "/docs/static/no-such-file",
+      "/docs/x/../../yaml",
+    ]) {
+      const reply = await fetch(`${service.restUrl}${page}`);
+      expect(reply.status, page).toBeLessThan(500);
+    }
   });
 });
