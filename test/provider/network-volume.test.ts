@@ -313,6 +313,23 @@ describe("NetworkVolume storage (isNextGenStorage, storageType)", () => {
     });
   });
 
+  test("state written before isNextGenStorage existed: the same program shows no change, refresh fills it in", async () => {
+    const created = await up({ size: 10, dataCenterId: "EU-RO-1" });
+    const { isNextGenStorage: _n, storageType: _s, ...oldOuts } = created.outs;
+    const next = await provider.check(inputsOf(oldOuts, fields), {
+      __logicalName: "vol",
+      size: 10,
+      dataCenterId: "EU-RO-1",
+    });
+    expect(await provider.diff(created.id, oldOuts, next.inputs)).toEqual({
+      changes: false,
+      replaces: [],
+      deleteBeforeReplace: false,
+    });
+    const read = await provider.read(created.id, oldOuts);
+    expect(read.props).toMatchObject({ isNextGenStorage: false, storageType: "MOOSE_FS" });
+  });
+
   test("adoption keeps the storage it finds, and refuses to convert it, naming isNextGenStorage", async () => {
     const nextGen = await h.graphql.createNetworkVolume({
       name: "ng",

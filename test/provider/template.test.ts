@@ -465,6 +465,20 @@ describe("Template start fields (GraphQL) and dockerArgs", () => {
     expect(await startOf(existing.id)).toEqual({ startSsh: false, startJupyter: false, startScript: "new" });
   });
 
+  test("state written before these fields existed: the same program shows no change", async () => {
+    const program = { imageName: "img:1", dockerStartCmd: ["python", "main.py"] };
+    const created = await up(program);
+    const NEW = ["dockerArgs", "startSsh", "startJupyter", "startScript"];
+    const oldOuts = Object.fromEntries(Object.entries(created.outs).filter(([k]) => !NEW.includes(k)));
+    expect(Object.keys(oldOuts)).not.toContain("dockerArgs");
+    const next = await provider.check(inputsOf(oldOuts, fields), { __logicalName: "tpl", ...program });
+    expect(await provider.diff(created.id, oldOuts, next.inputs)).toEqual({
+      changes: false,
+      replaces: [],
+      deleteBeforeReplace: false,
+    });
+  });
+
   test("a create whose saveTemplate fails deletes the new template again and reports the failure", async () => {
     countSaves(new Error("saveTemplate refused"));
     await expect(up({ name: "half", imageName: "img:1", startSsh: true })).rejects.toThrow(
