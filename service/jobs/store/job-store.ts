@@ -3,7 +3,7 @@ import type { JobPolicy, JobStatus, S3Config } from "../../../sdk/schemas/job";
 import { type Migration, transaction } from "../../db";
 import { ServiceError } from "../../errors";
 import type { JobMemory } from "../book/memory";
-import { expiresAt, type InputSource, type Job, type JobKind, jobFrom } from "../model/job";
+import { expiresAt, type InputSource, isTerminal, type Job, type JobKind, jobFrom } from "../model/job";
 import { RowIndex } from "./row-index";
 
 /**
@@ -348,9 +348,17 @@ export class JobStore implements InputSource {
     };
   }
 
-  /** A large input or output, now in the store, leaves memory (an input also the memory budget). */
+  /**
+   * A large input or output, now in the store, leaves memory (an input also the memory budget); so
+   * does a finished job's input, which only the console reads again: finished jobs kept for fast
+   * reads hold their result, not their input.
+   */
   #spill(job: Job): void {
     if (this.#writtenOutputs.delete(job)) job.releaseOutput(this);
+    if (isTerminal(job) && job.inputInMemory && job.heldBytes === 0) {
+      job.releaseInput(this);
+      return;
+    }
     const memory = this.#memory;
     if (!memory?.spills(job) || this.#unwritten.has(job.storeRow)) return;
     job.releaseInput(this);
