@@ -51,6 +51,8 @@ export interface JobBookOptions {
 
 /** The most expired queued jobs one sweep deletes (the next sweep continues). */
 const SWEEP_BATCH = 10_000;
+/** Queued jobs of an endpoint read back at a restart (the rest when they reach the head). */
+const RESTORED_HEAD = 1_000;
 /** How far past the head oldestScalingQueuedAt reads stored rows looking for a job that scales. */
 const SCALING_SCAN = 1_000;
 
@@ -109,10 +111,11 @@ export class JobBook {
     for (const job of running) this.#warm(job);
     // The queue's head in memory, the rest by row: a million queued jobs are not all read back.
     const hot = new Map<string, number>();
+    const head = Math.min(this.#options.hotQueued, RESTORED_HEAD);
     for (const { seq, endpointId } of this.#store.queuedRows()) {
       const queue = this.#endpoint(endpointId).queue;
       const held = hot.get(endpointId) ?? 0;
-      const job = held < this.#options.hotQueued ? this.#store.atRow(seq) : undefined;
+      const job = held < head ? this.#store.atRow(seq) : undefined;
       if (job) {
         hot.set(endpointId, held + 1);
         this.#warm(job);
