@@ -74,6 +74,8 @@ async function main(): Promise<void> {
       workers: { type: "string", multiple: true },
       /** Fresh cycles per size of the stack-size curve (default 1). */
       "stack-cycles": { type: "string", default: "1" },
+      /** Resources per stack of the stack-size curve, comma-separated (default 10,100,500). */
+      "stack-sizes": { type: "string" },
       out: { type: "string" },
       /** Where the curves' SVG charts go (default: charts/ beside --out). */
       charts: { type: "string" },
@@ -189,12 +191,13 @@ async function main(): Promise<void> {
       });
     },
   );
+  const stackSizes = values["stack-sizes"]?.split(",").map(Number) ?? size.stackSizes;
   await timed(
     "stack-size",
-    `curve: provider against stack size ${size.stackSizes.join(", ")} resources`,
+    `curve: provider against stack size ${stackSizes.join(", ")} resources`,
     async () => {
       r.stackSize = await stackSizeCurve({
-        sizes: size.stackSizes,
+        sizes: stackSizes,
         cycles: Math.max(1, Number(values["stack-cycles"]) || 1),
         log,
       });

@@ -99,6 +99,8 @@ export class Deployment {
   private readonly running = new Set<Promise<unknown>>();
   private readonly limit: ReturnType<typeof pLimit>;
   private persisting: Promise<void> = Promise.resolve();
+  /** The write queued behind the one in progress, not started yet (later calls join it). */
+  private waitingWrite: Promise<void> | null = null;
   /** Dependents deleted ahead of a delete-before-replace, by URN: they come back as replacements. */
   private readonly condemned = new Map<string, { state: ResourceState; keys: string[] }>();
   private canceled = false;
@@ -437,11 +439,22 @@ export class Deployment {
     }
   }
 
-  /** State writes in order, one at a time, each of the state as of its turn. */
+  /**
+   * State writes in order, one at a time, each of the state as of its turn. A call made while a write
+   * is still waiting for its turn joins that write (it will snapshot the state later than the call),
+   * so steps finishing together cost one write, not one each: writing the whole state per step was
+   * quadratic in the stack's size (bench/README.md, stack-size curve).
+   */
   private persist(): Promise<void> {
     if (this.ctx.dryRun) return Promise.resolve();
-    this.persisting = this.persisting.then(() => this.ctx.persist(this.snapshot()));
-    return this.persisting;
+    if (this.waitingWrite) return this.waitingWrite;
+    const write = this.persisting.then(() => {
+      this.waitingWrite = null;
+      return this.ctx.persist(this.snapshot());
+    });
+    this.waitingWrite = write;
+    this.persisting = write;
+    return write;
   }
 
   /** One step at a time, its failure recorded. */

@@ -257,7 +257,8 @@ export function targets(r: Results): Target[] {
   }
   const empty = r.queued?.rssEmptyMb.median ?? r.queueDepth?.emptyRssMb;
   if (empty !== undefined) out.push(atMost("RSS of the empty service", round(empty, 1), 70, "MB"));
-  if (r.queued) {
+  // The 100,000-job bars apply to a run of at least that many (a --quick run queues fewer).
+  if (r.queued && r.queued.jobs >= 100_000) {
     const worst = Math.max(r.queued.rssAfterSubmitMb.median, r.queued.rssAfterRestartMb.median);
     out.push(
       atMost(

@@ -121,6 +121,29 @@ describe("targets", () => {
     expect(byName("no-op up provider CPU per resource")).toMatchObject({ value: 1.3, met: true });
   });
 
+  it("judges the 100,000-job bars only on a run that queued that many", () => {
+    const queued = (jobs: number) => ({
+      jobs,
+      rssAfterSubmitMb: fig([140]),
+      rssAfterRestartMb: fig([160]),
+      rssEmptyMb: fig([60]),
+      heapAfterSubmitMb: fig([50]),
+      heapAfterRestartMb: fig([50]),
+      restartMs: fig([500]),
+      startServiceMs: fig([400]),
+      restartCpuMs: fig([450]),
+      restoredJobs: [jobs],
+    });
+    const quick = targets({ queued: queued(20_000) });
+    expect(quick.map((t) => t.name)).toEqual(["RSS of the empty service"]);
+    const full = targets({ queued: queued(100_000) });
+    expect(full.find((t) => t.name.startsWith("RSS with 100000"))).toMatchObject({ value: 160, met: false });
+    expect(full.find((t) => t.name.startsWith("restart with 100000"))).toMatchObject({
+      value: 500,
+      met: true,
+    });
+  });
+
   it("keeps the end-to-end rate target on the 4-worker row", () => {
     expect(byName("end-to-end jobs/s, 4 workers")).toMatchObject({ value: 3_000, met: true });
   });
