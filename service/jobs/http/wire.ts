@@ -1,15 +1,10 @@
 import type { FastifyReply } from "fastify";
 
-/**
- * Aborts when the client goes away before its reply is written (long-polls stop holding then);
- * `alsoWhenGone` runs then too (one close listener for both).
- */
-export function clientGone(reply: FastifyReply, alsoWhenGone?: () => void): AbortSignal {
+/** Aborts when the client goes away before its reply is written (long-polls stop holding then). */
+export function clientGone(reply: FastifyReply): AbortSignal {
   const controller = new AbortController();
   reply.raw.once("close", () => {
-    if (reply.raw.writableFinished) return;
-    controller.abort();
-    alsoWhenGone?.();
+    if (!reply.raw.writableFinished) controller.abort();
   });
   return controller.signal;
 }
@@ -18,15 +13,8 @@ export function clientGone(reply: FastifyReply, alsoWhenGone?: () => void): Abor
  * A path parameter of a worker route, with parameters a template without `?` appended to it
  * (`J1&isStream=false`): the real library adds `&...` blindly (docs/worker-protocol.md, section 1).
  */
-export function pathParam(value: string): { id: string; extra: URLSearchParams | null } {
+export function pathParam(value: string): { id: string; extra: URLSearchParams } {
   const at = value.indexOf("&");
-  // The usual case (no parameters appended) allocates nothing.
-  if (at < 0) return { id: value, extra: null };
+  if (at < 0) return { id: value, extra: new URLSearchParams() };
   return { id: value.slice(0, at), extra: new URLSearchParams(value.slice(at + 1)) };
-}
-
-/** The id part of a worker route's path parameter (see pathParam). */
-export function pathId(value: string): string {
-  const at = value.indexOf("&");
-  return at < 0 ? value : value.slice(0, at);
 }
