@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
-import { type Dispatcher, interceptors, Pool, type RetryHandler } from "undici";
+import { type Dispatcher, Pool, RetryHandler } from "undici";
 import {
   AbortedError,
   ConnectionError,
@@ -107,6 +107,19 @@ const TIMEOUT_CODES = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE"]);
 
+/**
+ * The statuses undici's RetryHandler turns into a retry decision (its defaults, given once so no call
+ * allocates them); which of them are retried is the decider's choice (isRetryable).
+ */
+const RETRY_STATUS_CODES = [500, 502, 503, 504, 429];
+
+/**
+ * undici's retry interceptor, without its per-call copies: each call already carries its
+ * `retryOptions` (one shared object per mode), so nothing is merged; RetryHandler does the rest.
+ */
+const retryInterceptor: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (opts, handler) =>
+  dispatch(opts, new RetryHandler(opts, { dispatch, handler }));
+
 interface RetryErrorShape {
   statusCode?: number;
   code?: string;
@@ -180,12 +193,12 @@ export class HttpClient {
     this.#secrets = options.secrets ?? [];
     this.#pool = new Pool(this.#origin, { connections: options.connections ?? 64 });
     const policy = defaultPolicy(options.retry);
-    const base = { throwOnError: false, maxRetries: policy.retries };
+    const base = { throwOnError: false, maxRetries: policy.retries, statusCodes: RETRY_STATUS_CODES };
     this.#retryOptions = {
       idempotent: { ...base, retry: retryDecider("idempotent", policy) },
       "rejected-only": { ...base, retry: retryDecider("rejected-only", policy) },
     };
-    this.#retrying = this.#pool.compose(interceptors.retry({ throwOnError: false }));
+    this.#retrying = this.#pool.compose(retryInterceptor);
   }
 
   /** One HTTP exchange (with its retries). Throws only transport errors: timeout, abort, connection. */
@@ -266,20 +279,31 @@ export class HttpClient {
 
   #dispatch(call: HttpCall, budgetMs: number): Promise<Dispatcher.ResponseData> {
     const hasBody = call.body !== undefined || call.rawBody !== undefined;
-    const options: Dispatcher.RequestOptions = {
+    const headers = hasBody ? this.#jsonHeaders : this.#headers;
+    const body = call.rawBody ?? (call.body === undefined ? undefined : JSON.stringify(call.body));
+    const mode = call.retry ?? (SAFE_METHODS.has(call.method) ? "idempotent" : "never");
+    // One options object per call, built whole for the path it takes (no copy for the retrying one).
+    if (mode === "never") {
+      return this.#pool.request({
+        origin: this.#origin,
+        method: call.method,
+        path: this.#pathOf(call),
+        headers,
+        body,
+        signal: call.signal,
+        headersTimeout: budgetMs,
+        bodyTimeout: budgetMs,
+      });
+    }
+    const retrying: RetryingRequest = {
       origin: this.#origin,
       method: call.method,
       path: this.#pathOf(call),
-      headers: hasBody ? this.#jsonHeaders : this.#headers,
-      body: call.rawBody ?? (call.body === undefined ? undefined : JSON.stringify(call.body)),
+      headers,
+      body,
       signal: call.signal,
       headersTimeout: budgetMs,
       bodyTimeout: budgetMs,
-    };
-    const mode = call.retry ?? (SAFE_METHODS.has(call.method) ? "idempotent" : "never");
-    if (mode === "never") return this.#pool.request(options);
-    const retrying: RetryingRequest = {
-      ...options,
       retryOptions: this.#retryOptions[mode],
       deadline: Date.now() + budgetMs,
     };

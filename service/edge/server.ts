@@ -1,6 +1,6 @@
 import type { Server } from "node:http";
 import { isIP } from "node:net";
-import Fastify, { type FastifyInstance } from "fastify";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import { boundedJsonBodies, SERVER_BODY_LIMIT } from "./body";
 import { installErrorHandling, redactUrl } from "./errors";
 
@@ -16,10 +16,71 @@ export function edgeServer(): FastifyInstance {
       level: "warn",
       serializers: { req: (req) => ({ method: req.method, url: redactUrl(req.url) }) },
     },
+    // The per-request "incoming request" and "request completed" lines are info: below the level,
+    // never written. Not calling them lets a request's logger stay unbuilt (LazyChildLogger).
+    logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: (logger, bindings, options) => new LazyChildLogger(logger, bindings, options),
   });
   boundedJsonBodies(app);
   installErrorHandling(app);
   return app;
+}
+
+type Bindings = Parameters<FastifyBaseLogger["child"]>[0];
+type ChildOptions = Parameters<FastifyBaseLogger["child"]>[1];
+type LogArgs = Parameters<FastifyBaseLogger["error"]>;
+
+/**
+ * A request's logger (its lines carry the request id), built on its first use: most requests log
+ * nothing, and a pino child costs an object and a serialization of its bindings per request.
+ */
+class LazyChildLogger {
+  readonly #parent: FastifyBaseLogger;
+  readonly #bindings: Bindings;
+  readonly #options: ChildOptions;
+  #built: FastifyBaseLogger | null = null;
+
+  constructor(parent: FastifyBaseLogger, bindings: Bindings, options: ChildOptions) {
+    this.#parent = parent;
+    this.#bindings = bindings;
+    this.#options = options;
+  }
+
+  #real(): FastifyBaseLogger {
+    this.#built ??= this.#parent.child(this.#bindings, this.#options);
+    return this.#built;
+  }
+
+  get level(): string {
+    return this.#built?.level ?? this.#options?.level ?? this.#parent.level;
+  }
+  set level(level: string) {
+    this.#real().level = level;
+  }
+  fatal(...args: LogArgs): void {
+    this.#real().fatal(...args);
+  }
+  error(...args: LogArgs): void {
+    this.#real().error(...args);
+  }
+  warn(...args: LogArgs): void {
+    this.#real().warn(...args);
+  }
+  info(...args: LogArgs): void {
+    this.#real().info(...args);
+  }
+  debug(...args: LogArgs): void {
+    this.#real().debug(...args);
+  }
+  trace(...args: LogArgs): void {
+    this.#real().trace(...args);
+  }
+  silent(...args: LogArgs): void {
+    this.#real().silent(...args);
+  }
+  child(bindings: Bindings, options?: ChildOptions): FastifyBaseLogger {
+    return this.#real().child(bindings, options);
+  }
 }
 
 /** http://<address>:<port> of a listening server (any-address binds are reached on loopback); null before it listens. */

@@ -40,6 +40,11 @@ export class RateLimiter {
     this.#workersUp = workersUp;
   }
 
+  /** False when the service runs without rate limits: admit() counts nothing then. */
+  get enabled(): boolean {
+    return this.#options.enabled;
+  }
+
   /** Admits one request or throws RATE_LIMITED; call the returned function when it is answered. */
   admit(endpointId: string, operation: RateLimitedOperation): () => void {
     if (!this.#options.enabled) return noop;

@@ -90,6 +90,8 @@ export interface DispatchOptions {
  */
 export class Dispatcher {
   readonly #sessions = new Map<string, WorkerSession>();
+  /** The same sessions by endpoint, then worker id: lookups and per-endpoint reads without a key string or a copy. */
+  readonly #byEndpoint = new Map<string, Map<string, WorkerSession>>();
   readonly #takers = new Map<string, Deque<WorkerSession>>();
   readonly #book: JobBook;
   readonly #clock: Clock;
@@ -111,12 +113,17 @@ export class Dispatcher {
    * caller only ever reaches the sessions of an endpoint it was allowed to name (see WorkerAccess).
    */
   session(endpointId: string, workerId: string): WorkerSession | undefined {
-    return this.#sessions.get(sessionKey(endpointId, workerId));
+    return this.#byEndpoint.get(endpointId)?.get(workerId);
+  }
+
+  /** The endpoint's sessions, oldest first, read in place (not to be changed while iterated). */
+  sessionsOf(endpointId: string): Iterable<WorkerSession> {
+    return this.#byEndpoint.get(endpointId)?.values() ?? NO_SESSIONS;
   }
 
   sessions(endpointId?: string): WorkerSession[] {
-    const all = [...this.#sessions.values()];
-    return endpointId === undefined ? all : all.filter((s) => s.endpointId === endpointId);
+    if (endpointId === undefined) return [...this.#sessions.values()];
+    return [...this.sessionsOf(endpointId)];
   }
 
   open(spec: { id: string; accountId: string; endpointId: string; managed: boolean; key: string | null }) {
@@ -140,6 +147,12 @@ export class Dispatcher {
       jobsTaken: 0,
     };
     this.#sessions.set(sessionKey(spec.endpointId, spec.id), session);
+    let ofEndpoint = this.#byEndpoint.get(spec.endpointId);
+    if (!ofEndpoint) {
+      ofEndpoint = new Map();
+      this.#byEndpoint.set(spec.endpointId, ofEndpoint);
+    }
+    ofEndpoint.set(spec.id, session);
     this.#events.emit("worker.opened", session);
     return session;
   }
@@ -156,6 +169,9 @@ export class Dispatcher {
   close(session: WorkerSession): void {
     if (!this.#live(session)) return;
     this.#sessions.delete(sessionKey(session.endpointId, session.id));
+    const ofEndpoint = this.#byEndpoint.get(session.endpointId);
+    ofEndpoint?.delete(session.id);
+    if (ofEndpoint?.size === 0) this.#byEndpoint.delete(session.endpointId);
     this.#answerTake(session, []);
     this.#answerStop(session, []);
     for (const jobId of [...session.held.keys()]) this.#lost(session, jobId);
@@ -426,7 +442,7 @@ export class Dispatcher {
   }
 
   #live(session: WorkerSession): boolean {
-    return this.#sessions.get(sessionKey(session.endpointId, session.id)) === session;
+    return this.#byEndpoint.get(session.endpointId)?.get(session.id) === session;
   }
 
   /** A timer cancelled when the dispatcher stops. */
@@ -468,6 +484,8 @@ export class Dispatcher {
     return takers;
   }
 }
+
+const NO_SESSIONS: readonly WorkerSession[] = [];
 
 /** The key of a session: its endpoint and worker id (an endpoint id never holds a NUL). */
 function sessionKey(endpointId: string, workerId: string): string {

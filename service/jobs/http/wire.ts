@@ -1,10 +1,15 @@
 import type { FastifyReply } from "fastify";
 
-/** Aborts when the client goes away before its reply is written (long-polls stop holding then). */
-export function clientGone(reply: FastifyReply): AbortSignal {
+/**
+ * Aborts when the client goes away before its reply is written (long-polls stop holding then);
+ * `alsoWhenGone` runs then too (one close listener for both).
+ */
+export function clientGone(reply: FastifyReply, alsoWhenGone?: () => void): AbortSignal {
   const controller = new AbortController();
   reply.raw.once("close", () => {
-    if (!reply.raw.writableFinished) controller.abort();
+    if (reply.raw.writableFinished) return;
+    controller.abort();
+    alsoWhenGone?.();
   });
   return controller.signal;
 }
@@ -13,8 +18,15 @@ export function clientGone(reply: FastifyReply): AbortSignal {
  * A path parameter of a worker route, with parameters a template without `?` appended to it
  * (`J1&isStream=false`): the real library adds `&...` blindly (docs/worker-protocol.md, section 1).
  */
-export function pathParam(value: string): { id: string; extra: URLSearchParams } {
+export function pathParam(value: string): { id: string; extra: URLSearchParams | null } {
   const at = value.indexOf("&");
-  if (at < 0) return { id: value, extra: new URLSearchParams() };
+  // The usual case (no parameters appended) allocates nothing.
+  if (at < 0) return { id: value, extra: null };
   return { id: value.slice(0, at), extra: new URLSearchParams(value.slice(at + 1)) };
+}
+
+/** The id part of a worker route's path parameter (see pathParam). */
+export function pathId(value: string): string {
+  const at = value.indexOf("&");
+  return at < 0 ? value : value.slice(0, at);
 }

@@ -5,7 +5,7 @@ import { parseInput } from "../../edge/parse";
 import type { Dispatcher, WorkerSession } from "../dispatch/dispatcher";
 import type { WorkerAccess } from "../dispatch/worker-access";
 import { type Job, workerJobOf } from "../model/job";
-import { clientGone, pathParam } from "./wire";
+import { clientGone, pathId, pathParam } from "./wire";
 
 export interface WorkerRouteDeps {
   dispatcher: Dispatcher;
@@ -31,18 +31,24 @@ interface WorkerJobParams extends WorkerParams {
 export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps): void {
   const { dispatcher } = deps;
   parseAnyBodyAsJson(app, deps.bodyLimit);
-  const sessions = new WeakMap<FastifyRequest, { session: WorkerSession; extra: URLSearchParams }>();
+  const sessions = new WeakMap<FastifyRequest, { session: WorkerSession; extra: URLSearchParams | null }>();
 
-  /** The worker's session (see WorkerAccess), and parameters appended to its id by a template without `?`. */
-  app.addHook("onRequest", async (request) => {
+  /**
+   * The worker's session (see WorkerAccess), and parameters appended to its id by a template without
+   * `?`. A callback hook, not an async one: no promise and no extra turn per worker request (a
+   * thrown refusal reaches the error handler all the same).
+   */
+  app.addHook("onRequest", (request, _reply, done) => {
     const params = request.params as Partial<WorkerParams>;
-    if (params.endpointId === undefined || params.workerId === undefined) return;
-    const { id: workerId, extra } = pathParam(params.workerId);
-    const session = deps.access.session(params.endpointId, workerId, request.headers.authorization);
-    sessions.set(request, { session, extra });
+    if (params.endpointId !== undefined && params.workerId !== undefined) {
+      const { id: workerId, extra } = pathParam(params.workerId);
+      const session = deps.access.session(params.endpointId, workerId, request.headers.authorization);
+      sessions.set(request, { session, extra });
+    }
+    done();
   });
 
-  const sessionOf = (request: FastifyRequest): { session: WorkerSession; extra: URLSearchParams } => {
+  const sessionOf = (request: FastifyRequest): { session: WorkerSession; extra: URLSearchParams | null } => {
     const identified = sessions.get(request);
     if (!identified) throw new Error(`${request.url}: the worker was not identified`);
     return identified;
@@ -52,23 +58,22 @@ export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps
     const { session, extra } = sessionOf(request);
     const query = parseInput(
       JobTakeQuery,
-      { ...Object.fromEntries(extra), ...(request.query as object) },
+      extra === null ? request.query : { ...Object.fromEntries(extra), ...(request.query as object) },
       "query",
     );
     const max = batch ? (query.batch_size ?? 1) : 1;
     const holds = query.job_in_progress === undefined ? undefined : query.job_in_progress === "1";
-    const jobs = await dispatcher.take(session, max, holds, clientGone(reply));
+    // A job counts as taken once its reply is written; if the worker is gone before, it is requeued.
+    // One close listener: the poll stops holding, or the jobs it was answered with go back.
+    let handed: Job[] | null = null;
+    const gone = clientGone(reply, () => {
+      if (handed !== null) dispatcher.undelivered(session, handed);
+    });
+    const jobs = await dispatcher.take(session, max, holds, gone);
     if (jobs.length === 0) return reply.code(204).send();
-    watchDelivery(reply, session, jobs);
+    handed = jobs;
     const payload = batch ? jobs.map(workerJobOf) : workerJobOf(jobs[0] as Job);
     return reply.type("application/json").send(JSON.stringify(payload));
-  };
-
-  /** A job counts as taken once its reply is written; if the worker is gone before, it is requeued. */
-  const watchDelivery = (reply: FastifyReply, session: WorkerSession, jobs: Job[]) => {
-    reply.raw.once("close", () => {
-      if (!reply.raw.writableFinished) dispatcher.undelivered(session, jobs);
-    });
   };
 
   app.get("/:endpointId/job-take/:workerId", take(false));
@@ -83,14 +88,14 @@ export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps
 
   app.post("/:endpointId/job-done/:workerId/:jobId", async (request) => {
     const { session } = sessionOf(request);
-    const { id: jobId } = pathParam((request.params as WorkerJobParams).jobId);
+    const jobId = pathId((request.params as WorkerJobParams).jobId);
     dispatcher.done(session, jobId, parseInput(JobDoneBody, request.body ?? {}, "body"));
     return {};
   });
 
   app.post("/:endpointId/job-stream/:workerId/:jobId", async (request) => {
     const { session } = sessionOf(request);
-    const { id: jobId } = pathParam((request.params as WorkerJobParams).jobId);
+    const jobId = pathId((request.params as WorkerJobParams).jobId);
     const body = parseInput(JobStreamBody, request.body, "body");
     dispatcher.stream(session, jobId, { output: body.output });
     return {};

@@ -53,6 +53,15 @@ interface EndpointLogs {
   listeners: Set<Listener>;
 }
 
+/** The one job held, or null when none or several are. */
+function onlyJob(held: readonly string[] | ReadonlyMap<string, unknown>): string | null {
+  if (Array.isArray(held)) return held.length === 1 ? (held[0] as string) : null;
+  const map = held as ReadonlyMap<string, unknown>;
+  if (map.size !== 1) return null;
+  for (const id of map.keys()) return id;
+  return null;
+}
+
 /**
  * Worker output, bounded: a ring buffer per worker and one per endpoint (the limits above), in
  * memory. Lines are attributed to a job as they arrive; readers query with filters or follow.
@@ -70,17 +79,18 @@ export class LogBook {
 
   /**
    * A line a worker printed. `heldJobs` are the jobs the worker holds now: a line naming no job
-   * belongs to the one job a worker holds (none when it holds several).
+   * belongs to the one job a worker holds (none when it holds several). Ids, or a map by id (the
+   * worker session's own, read only when the line names no job).
    */
   line(
     endpointId: string,
     workerId: string,
     stream: "stdout" | "stderr",
     text: string,
-    heldJobs: readonly string[],
+    heldJobs: readonly string[] | ReadonlyMap<string, unknown>,
   ): void {
     const parsed = parseWorkerLine(text, stream);
-    const requestId = parsed.requestId ?? (heldJobs.length === 1 ? (heldJobs[0] as string) : null);
+    const requestId = parsed.requestId ?? onlyJob(heldJobs);
     const message = this.#cut(parsed.message);
     this.#add({ endpointId, workerId, stream, level: parsed.level, requestId, message });
   }

@@ -266,7 +266,7 @@ export class WorkerPool implements WorkerRegistry {
       throttled: 0,
       unhealthy: 0,
     };
-    for (const session of this.#dispatcher.sessions(endpointId)) {
+    for (const session of this.#dispatcher.sessionsOf(endpointId)) {
       const state = stateOf(session);
       counts[state]++;
       if (state === "idle") counts.ready++;
@@ -277,7 +277,7 @@ export class WorkerPool implements WorkerRegistry {
   /** Workers up and answering (for the rate limit's dynamic rule). */
   upCount(endpointId: string): number {
     let n = 0;
-    for (const session of this.#dispatcher.sessions(endpointId)) if (session.readyAt !== null) n++;
+    for (const session of this.#dispatcher.sessionsOf(endpointId)) if (session.readyAt !== null) n++;
     return n;
   }
 
@@ -374,7 +374,7 @@ export class WorkerPool implements WorkerRegistry {
     const echo = this.#options.workerOutput === "inherit";
     const lines = createInterface({ input: from, crlfDelay: Number.POSITIVE_INFINITY });
     lines.on("line", (line) => {
-      this.#logs.line(session.endpointId, session.id, stream, line, [...session.held.keys()]);
+      this.#logs.line(session.endpointId, session.id, stream, line, session.held);
       if (echo) process.stderr.write(`[${session.id}] ${line}\n`);
     });
   }

@@ -56,7 +56,10 @@ export class QueueWorker {
    * for job_in_progress and are listed in pings until the post ends.
    */
   readonly #posting = new Set<string>();
-  readonly #http: Dispatcher;
+  /** Polls (job-take, job-stop, ping): never retried, so they skip the retry handler. */
+  readonly #http: Agent;
+  /** Results and chunks (POST), over the same connections, with the retry policy below. */
+  readonly #posts: Dispatcher;
   /** Stops taking jobs. */
   readonly #shutdown = new AbortController();
   /** Ends the stop channel and pings, once the jobs in hand are done. */
@@ -68,7 +71,8 @@ export class QueueWorker {
     this.#env = env;
     this.#options = options;
     // Results are retried on 5xx only, like the real library (3 attempts); never on 4xx.
-    this.#http = new Agent({ keepAliveTimeout: 60_000 }).compose(
+    this.#http = new Agent({ keepAliveTimeout: 60_000 });
+    this.#posts = this.#http.compose(
       interceptors.retry({
         maxRetries: 2,
         minTimeout: 2_000,
@@ -288,7 +292,7 @@ export class QueueWorker {
         method: "POST",
         body: serialise(body),
         headers: { authorization: this.#env.key, "content-type": "application/json" },
-        dispatcher: this.#http,
+        dispatcher: this.#posts,
       });
       await reply.body.dump();
     } catch (error) {
