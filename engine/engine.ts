@@ -7,6 +7,7 @@
 import { mkdir, readFile } from "node:fs/promises";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
+import pLimit from "p-limit";
 import which from "which";
 import {
   countSteps,
@@ -166,47 +167,67 @@ export class LocalStack {
     await this.active?.cancel();
   }
 
-  /** Reads every managed resource back from its provider; drops those that are gone. */
+  /**
+   * Reads every managed resource back from its provider; drops those that are gone. As in
+   * `pulumi refresh`, reads run in parallel (bounded like --parallel); state is written once, after
+   * every read succeeded.
+   */
   async refresh(): Promise<RunResult> {
     return this.withProvider("refresh", async (state, provider, persist) => {
-      const steps: Step[] = [];
-      const kept: ResourceState[] = [];
-      for (const r of state.resources) {
-        if (!r.custom || r.pendingDelete) {
-          kept.push(r);
-          continue;
-        }
+      const limit = pLimit(Math.max(1, this.parallel()));
+      const read = async (r: ResourceState): Promise<{ step?: Step; kept?: ResourceState }> => {
+        if (!r.custom || r.pendingDelete) return { kept: r };
         const host = await provider();
-        const read = await host.read(r.urn, r.id, reveal(r.outputs), reveal(r.inputs));
-        if (read.id === "") {
-          steps.push({ op: "delete", urn: r.urn, keys: [] });
-          continue;
-        }
-        const outputs = markSecret(read.properties, [...secretKeys(r.outputs), ...r.additionalSecretOutputs]);
-        const inputs = read.inputs ? markSecret(read.inputs, secretKeys(r.inputs)) : r.inputs;
+        const found = await host.read(r.urn, r.id, reveal(r.outputs), reveal(r.inputs));
+        if (found.id === "") return { step: { op: "delete", urn: r.urn, keys: [] } };
+        const outputs = markSecret(found.properties, [
+          ...secretKeys(r.outputs),
+          ...r.additionalSecretOutputs,
+        ]);
+        const inputs = found.inputs ? markSecret(found.inputs, secretKeys(r.inputs)) : r.inputs;
         const keys = Object.keys({ ...r.outputs, ...outputs })
           .filter((k) => !sameValues(revealValue(r.outputs[k] ?? null), revealValue(outputs[k] ?? null)))
           .sort();
-        steps.push({ op: keys.length > 0 ? "update" : "same", urn: r.urn, keys });
-        kept.push({ ...r, id: read.id, inputs, outputs });
-      }
+        return {
+          step: { op: keys.length > 0 ? "update" : "same", urn: r.urn, keys },
+          kept: { ...r, id: found.id, inputs, outputs },
+        };
+      };
+      // In state order whatever order the reads finish in.
+      const settled = await Promise.allSettled(state.resources.map((r) => limit(() => read(r))));
+      const failed = settled.find((x) => x.status === "rejected");
+      if (failed) throw failed.reason;
+      const results = settled.flatMap((x) => (x.status === "fulfilled" ? [x.value] : []));
+      const steps = results.flatMap((x) => (x.step ? [x.step] : []));
+      const kept = results.flatMap((x) => (x.kept ? [x.kept] : []));
       await persist({ ...state, resources: kept });
       return steps;
     });
   }
 
-  /** Deletes every resource, dependents first. */
+  /**
+   * Deletes every resource, dependents first. As in `pulumi destroy`, deletes run in parallel (bounded
+   * like --parallel): a resource's delete starts once every resource that depends on it is gone. After
+   * a failure no new delete starts; those running finish, and state keeps what was not deleted.
+   */
   async destroy(): Promise<RunResult> {
     return this.withProvider("destroy", async (state, provider, persist) => {
-      const steps: Step[] = [];
-      let remaining = [...state.resources];
-      for (const r of dependencyOrder(state.resources).reverse()) {
+      const order = dependencyOrder(state.resources).reverse();
+      const gone = new Set<ResourceState>();
+      const save = coalesced(() =>
+        persist({ ...state, resources: state.resources.filter((r) => !gone.has(r)) }),
+      );
+      const failures = await inReverseDependencyOrder(order, this.parallel(), async (r) => {
         await deleteResource(r, provider);
-        remaining = remaining.filter((x) => x !== r);
-        if (!r.external && !r.pendingDelete) steps.push({ op: "delete", urn: r.urn, keys: [] });
-        await persist({ ...state, resources: remaining });
-      }
-      return steps;
+        gone.add(r);
+        await save();
+      });
+      await save();
+      if (failures.length > 0) throw failures[0];
+      // Reported in dependency order, whatever order the parallel deletes finished in.
+      return order
+        .filter((r) => gone.has(r) && !r.external && !r.pendingDelete)
+        .map((r): Step => ({ op: "delete", urn: r.urn, keys: [] }));
     });
   }
 
@@ -429,4 +450,74 @@ function failure(operation: string, errors: EngineError[], logs: LogEntry[], exi
   const programErrors = logs.filter((l) => l.severity === "error").map((l) => l.message);
   const detail = [...reasons, ...programErrors].join("\n") || `program exited with code ${exitCode}`;
   return new EngineError(errors[0]?.code ?? "PROGRAM_FAILED", operation, detail, errors[0]?.urn);
+}
+
+/**
+ * A state writer for steps finishing together: a call made while a write waits for its turn joins
+ * that write (which snapshots the state when it runs), so N steps cost at most N writes and usually
+ * far fewer; writing the whole state once per step is quadratic in the stack's size.
+ */
+function coalesced(write: () => Promise<void>): () => Promise<void> {
+  let last: Promise<void> = Promise.resolve();
+  let waiting: Promise<void> | null = null;
+  return () => {
+    if (waiting) return waiting;
+    const next = last.then(() => {
+      waiting = null;
+      return write();
+    });
+    waiting = next;
+    last = next.catch(() => undefined);
+    return next;
+  };
+}
+
+/**
+ * Runs `step` for each resource of `order` (dependents before what they depend on), at most `parallel`
+ * at once, each after the steps of the resources earlier in `order` that depend on it. Once a step
+ * fails no new one starts; returns the failures.
+ */
+async function inReverseDependencyOrder(
+  order: readonly ResourceState[],
+  parallel: number,
+  step: (r: ResourceState) => Promise<void>,
+): Promise<unknown[]> {
+  const limit = pLimit(Math.max(1, parallel));
+  const index = new Map(order.map((r, i) => [r, i]));
+  const byUrn = new Map<string, ResourceState[]>();
+  for (const r of order) byUrn.set(r.urn, [...(byUrn.get(r.urn) ?? []), r]);
+  // Only dependents earlier in the order are waited for, so a dependency cycle cannot deadlock.
+  const dependents = new Map<ResourceState, ResourceState[]>(order.map((r) => [r, []]));
+  for (const r of order) {
+    const needs = new Set([...r.dependencies, ...Object.values(r.propertyDependencies).flat(), r.parent]);
+    for (const urn of needs) {
+      for (const dep of byUrn.get(urn) ?? []) {
+        if (dep !== r && (index.get(r) ?? 0) < (index.get(dep) ?? 0)) dependents.get(dep)?.push(r);
+      }
+    }
+  }
+  const failures: unknown[] = [];
+  const done = new Map<ResourceState, Promise<boolean>>();
+  for (const r of order) {
+    const after = (dependents.get(r) ?? []).map((d) => done.get(d) ?? Promise.resolve(true));
+    done.set(
+      r,
+      Promise.all(after).then((ok) =>
+        ok.every(Boolean) && failures.length === 0
+          ? limit(async () => {
+              if (failures.length > 0) return false;
+              try {
+                await step(r);
+                return true;
+              } catch (error) {
+                failures.push(error);
+                return false;
+              }
+            })
+          : false,
+      ),
+    );
+  }
+  await Promise.all(done.values());
+  return failures;
 }

@@ -52,13 +52,17 @@ async function harness(parallel: number, config: Record<string, string>): Promis
   return { root, dir, stack, journal, things };
 }
 
-/** The most creates in flight at once, read from the journal's start/end lines. */
-function maxInFlight(lines: string[]): number {
-  let inFlight = 0;
+/** The most creates (or slow deletes) in flight at once, read from the journal's start/end lines. */
+function maxInFlight(lines: string[], op: "create" | "delete" = "create"): number {
+  const end = op === "create" ? "end create " : "delete ";
+  const inFlight = new Set<string>();
   let most = 0;
   for (const line of lines) {
-    if (line.startsWith("start create")) most = Math.max(most, ++inFlight);
-    if (line.startsWith("end create")) inFlight--;
+    if (line.startsWith(`start ${op} `)) {
+      inFlight.add(line.slice(`start ${op} `.length));
+      most = Math.max(most, inFlight.size);
+    }
+    if (line.startsWith(end)) inFlight.delete(line.slice(end.length));
   }
   return most;
 }
@@ -158,14 +162,29 @@ describe("engine rules on the rules fixture", () => {
   );
 
   test(
-    "slow things deleted on destroy carry their delete timeout from state",
+    "refresh reads in parallel and changes nothing; destroy deletes in parallel, dependents first, with each delete timeout from state",
     async () => {
+      const refresh = await h.stack.refresh();
+      expect(refresh.changes).toEqual({ same: 10 });
       const start = h.stack.providerCalls.length;
-      await h.stack.destroy();
+      const journalBefore = h.journal().length;
+      const destroy = await h.stack.destroy();
+      expect(destroy.changes).toEqual({ delete: 11 }); // the ten things and the stack itself
       const deletes = h.stack.providerCalls.slice(start).filter((c) => c.op === "delete");
       expect(deletes).toHaveLength(10);
       expect(deletes.filter((c) => c.timeoutSeconds === 90)).toHaveLength(6);
+      const lines = h.journal().slice(journalBefore);
+      // The six slow deletes (400 ms each) overlap, never more than --parallel (3) at once.
+      expect(maxInFlight(lines, "delete")).toBe(3);
+      // The chain: a thing in use refuses deletion, so any other order would have failed the destroy.
+      const order = lines.filter((l) => l.startsWith("delete ")).map((l) => l.slice("delete ".length));
+      expect(order).toHaveLength(10);
       expect(h.things()).toEqual([]);
+      // Steps are reported in dependency order (dependents first) whatever order the deletes finished in.
+      const reported = destroy.steps.map((s) => s.urn);
+      expect(reported.indexOf(urn("grandchild"))).toBeLessThan(reported.indexOf(urn("child")));
+      expect(reported.indexOf(urn("child"))).toBeLessThan(reported.indexOf(urn("base")));
+      expect(reported.indexOf(urn("watcher"))).toBeLessThan(reported.indexOf(urn("base")));
     },
     RUN_TIMEOUT,
   );
