@@ -94,33 +94,36 @@ export class JobBook {
 
   /** Rebuilds the index from the store after a restart; returns the jobs that were running. */
   restore(): Job[] {
-    for (const row of this.#store.counts()) {
+    const startup = this.#store.startup();
+    for (const row of startup.counts) {
       const counts = this.#endpoint(row.endpointId);
       if (row.status === "COMPLETED") counts.completed += row.count;
       if (row.status === "FAILED") counts.failed += row.count;
       if (row.status === "IN_PROGRESS") counts.inProgress += row.count;
       if (row.status === "IN_QUEUE") {
         counts.inQueue += row.count;
-        counts.inQueueScaling += row.count;
+        counts.inQueueScaling += row.count - (row.lowPriority ?? 0);
       }
       counts.retried += row.retries;
     }
-    for (const row of this.#store.lowPriorityQueued())
-      this.#endpoint(row.endpointId).inQueueScaling -= row.count;
-    const running = this.#store.loadRunning();
-    for (const job of running) this.#warm(job);
+    const running: Job[] = [];
+    for (const seq of startup.running) {
+      const job = this.#store.atRow(seq);
+      if (!job) continue;
+      this.#warm(job);
+      running.push(job);
+    }
     // The queue's head in memory, the rest by row: a million queued jobs are not all read back.
-    const hot = new Map<string, number>();
     const head = Math.min(this.#options.hotQueued, RESTORED_HEAD);
-    for (const { seq, endpointId } of this.#store.queuedRows()) {
+    for (const [endpointId, seqs] of startup.queues) {
       const queue = this.#endpoint(endpointId).queue;
-      const held = hot.get(endpointId) ?? 0;
-      const job = held < head ? this.#store.atRow(seq) : undefined;
-      if (job) {
-        hot.set(endpointId, held + 1);
-        this.#warm(job);
-        queue.push(job);
-      } else queue.push(seq);
+      for (const [i, seq] of seqs.entries()) {
+        const job = i < head ? this.#store.atRow(seq) : undefined;
+        if (job) {
+          this.#warm(job);
+          queue.push(job);
+        } else queue.push(seq);
+      }
     }
     return running;
   }

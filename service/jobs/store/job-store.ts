@@ -89,6 +89,17 @@ export interface StoredCounts {
   status: JobStatus;
   count: number;
   retries: number;
+  /** How many of them are lowPriority (from the scan at start only). */
+  lowPriority?: number;
+}
+
+/** What the store held at start (see JobStore.startup). */
+export interface StoreStartup {
+  counts: StoredCounts[];
+  /** Rows of the jobs that were running. */
+  running: number[];
+  /** Each endpoint's queued rows, in queue order. */
+  queues: Map<string, number[]>;
 }
 
 const TERMINAL_SQL = "('COMPLETED','FAILED','CANCELLED','TIMED_OUT')";
@@ -124,12 +135,10 @@ export class JobStore implements InputSource {
   readonly #rows = new RowIndex();
   /** Jobs given a row (`storeRow`) whose row is not written yet, by row. */
   readonly #unwritten = new Map<number, Job>();
-  readonly #queuedRows: StatementSync;
-  readonly #requeuedRows: StatementSync;
-  readonly #lowPriorityQueued: StatementSync;
+  /** What the scan at start found, until the job plane takes it (`startup`). */
+  #startup: StoreStartup | null;
   readonly #expiredQueued: StatementSync;
   readonly #deleteQueued: StatementSync;
-  readonly #running: StatementSync;
   #nextSeq: number;
   /** One copy of each account and endpoint id for all the jobs read back (rows give fresh strings). */
   readonly #shared = new Map<string, string>();
@@ -190,22 +199,6 @@ export class JobStore implements InputSource {
     );
     this.#byEndpoint = db.prepare("DELETE FROM jobs WHERE endpoint_id = ? RETURNING seq, id");
     this.#recent = db.prepare(`SELECT ${columns} FROM jobs WHERE endpoint_id = ? ORDER BY seq DESC LIMIT ?`);
-    // Jobs never requeued entered the queue in row order (read in batches of rows, no sort); the
-    // few requeued ones (retried, or back from a lost worker) are sorted and merged in.
-    this.#queuedRows = db.prepare(
-      `SELECT seq, endpoint_id, queued_at FROM jobs WHERE seq > ? AND status = 'IN_QUEUE' AND retries = 0
-       ORDER BY seq LIMIT 10000`,
-    );
-    this.#queuedRows.setReturnArrays(true);
-    this.#requeuedRows = db.prepare(
-      `SELECT seq, endpoint_id, queued_at FROM jobs WHERE status = 'IN_QUEUE' AND retries > 0
-       ORDER BY queued_at, seq`,
-    );
-    this.#requeuedRows.setReturnArrays(true);
-    this.#lowPriorityQueued = db.prepare(
-      `SELECT endpoint_id AS endpointId, COUNT(*) AS count FROM jobs
-       WHERE status = 'IN_QUEUE' AND low_priority = 1 GROUP BY endpoint_id`,
-    );
     this.#expiredQueued = db.prepare(
       `SELECT ${columns} FROM jobs WHERE expires_at <= ? AND status = 'IN_QUEUE' ORDER BY expires_at LIMIT ?`,
     );
@@ -213,20 +206,7 @@ export class JobStore implements InputSource {
       `DELETE FROM jobs WHERE endpoint_id = ? AND status = 'IN_QUEUE'
        RETURNING seq, id, low_priority AS lowPriority, retries`,
     );
-    this.#running = db.prepare(
-      `SELECT ${columns} FROM jobs WHERE status = 'IN_PROGRESS' ORDER BY queued_at, seq`,
-    );
-    // In batches of rows as arrays (a third of the time of objects): one array of a million rows
-    // would grow V8's heap for good.
-    const ids = db.prepare("SELECT seq, id FROM jobs WHERE seq > ? ORDER BY seq LIMIT 10000");
-    ids.setReturnArrays(true);
-    for (let after = 0; ; ) {
-      const batch = ids.all(after) as unknown as [number, string][];
-      for (const [seq, id] of batch) this.#rows.add(id, seq);
-      const last = batch.at(-1);
-      if (!last) break;
-      after = last[0];
-    }
+    this.#startup = this.#scan();
     const max = db.prepare("SELECT MAX(seq) AS last FROM jobs").get() as { last: number | null };
     this.#nextSeq = (max.last ?? 0) + 1;
   }
@@ -420,37 +400,90 @@ export class JobStore implements InputSource {
     return jobOf(row, this.#shared, this);
   }
 
-  /** Rows of the queued jobs in queue order (when each entered it), with their endpoint. */
-  *queuedRows(): Generator<{ seq: number; endpointId: string }> {
-    this.flush();
-    type Row = [seq: number, endpointId: string, queuedAt: number];
-    const requeued = this.#requeuedRows.all() as unknown as Row[];
-    let r = 0;
-    const before = (a: Row, b: Row) => a[2] < b[2] || (a[2] === b[2] && a[0] < b[0]);
-    const out = (row: Row) => ({ seq: row[0], endpointId: shared(this.#shared, row[1]) });
+  /**
+   * What was stored at start, once (then released): counts, running jobs' rows, and each endpoint's
+   * queued rows in queue order. Read in one pass over the table with the id index.
+   */
+  startup(): StoreStartup {
+    const found = this.#startup ?? { counts: [], running: [], queues: new Map() };
+    this.#startup = null;
+    return found;
+  }
+
+  /**
+   * One pass over the table, in batches of rows as arrays (a third of the time of objects; one array
+   * of a million rows would grow V8's heap for good): the id index, counts, running jobs, and the
+   * queues. Jobs never requeued entered their queue in row order; the few requeued ones (retried,
+   * or back from a lost worker) are sorted by when they re-entered and merged in.
+   */
+  #scan(): StoreStartup {
+    const rows = this.#db.prepare(
+      `SELECT seq, id, endpoint_id, status, low_priority, retries, queued_at FROM jobs
+       WHERE seq > ? ORDER BY seq LIMIT 10000`,
+    );
+    rows.setReturnArrays(true);
+    type Row = [number, string, string, JobStatus, number, number, number];
+    const counts = new Map<string, Map<JobStatus, StoredCounts>>();
+    const running: number[] = [];
+    const queued = new Map<string, { seqs: number[]; queuedAt: number[]; requeued: [number, number][] }>();
     for (let after = 0; ; ) {
-      const batch = this.#queuedRows.all(after) as unknown as Row[];
-      for (const row of batch) {
-        for (; r < requeued.length && before(requeued[r] as Row, row); r++) yield out(requeued[r] as Row);
-        yield out(row);
+      const batch = rows.all(after) as unknown as Row[];
+      for (const [seq, id, endpoint, status, lowPriority, retries, queuedAt] of batch) {
+        this.#rows.add(id, seq);
+        const endpointId = shared(this.#shared, endpoint);
+        let byStatus = counts.get(endpointId);
+        if (!byStatus) {
+          byStatus = new Map();
+          counts.set(endpointId, byStatus);
+        }
+        let entry = byStatus.get(status);
+        if (!entry) {
+          entry = { endpointId, status: STATUSES[status] ?? status, count: 0, retries: 0, lowPriority: 0 };
+          byStatus.set(status, entry);
+        }
+        entry.count++;
+        entry.retries += retries;
+        if (lowPriority === 1) entry.lowPriority = (entry.lowPriority ?? 0) + 1;
+        if (status === "IN_PROGRESS") running.push(seq);
+        else if (status === "IN_QUEUE") {
+          let queue = queued.get(endpointId);
+          if (!queue) {
+            queue = { seqs: [], queuedAt: [], requeued: [] };
+            queued.set(endpointId, queue);
+          }
+          if (retries === 0) {
+            queue.seqs.push(seq);
+            queue.queuedAt.push(queuedAt);
+          } else queue.requeued.push([seq, queuedAt]);
+        }
       }
       const last = batch.at(-1);
       if (!last) break;
       after = last[0];
     }
-    for (; r < requeued.length; r++) yield out(requeued[r] as Row);
-  }
-
-  /** Per endpoint: how many queued jobs are lowPriority. */
-  lowPriorityQueued(): { endpointId: string; count: number }[] {
-    this.flush();
-    return this.#lowPriorityQueued.all() as unknown as { endpointId: string; count: number }[];
-  }
-
-  /** Jobs running when the store was last written. */
-  loadRunning(): Job[] {
-    this.flush();
-    return (this.#running.all() as unknown as JobRow[]).map((row) => jobOf(row, this.#shared, this));
+    const queues = new Map<string, number[]>();
+    for (const [endpointId, { seqs, queuedAt, requeued }] of queued) {
+      if (requeued.length === 0) {
+        queues.set(endpointId, seqs);
+        continue;
+      }
+      requeued.sort((a, b) => a[1] - b[1] || a[0] - b[0]);
+      const merged: number[] = [];
+      let r = 0;
+      for (let i = 0; i < seqs.length; i++) {
+        const seq = seqs[i] as number;
+        const at = queuedAt[i] as number;
+        for (; r < requeued.length; r++) {
+          const [rSeq, rAt] = requeued[r] as [number, number];
+          if (rAt > at || (rAt === at && rSeq > seq)) break;
+          merged.push(rSeq);
+        }
+        merged.push(seq);
+      }
+      for (; r < requeued.length; r++) merged.push((requeued[r] as [number, number])[0]);
+      queues.set(endpointId, merged);
+    }
+    return { counts: [...counts.values()].flatMap((m) => [...m.values()]), running, queues };
   }
 
   /** Queued jobs whose ttl has passed (at most `limit`), as stored. */

@@ -118,7 +118,8 @@ describe("JobStore", () => {
   });
 
   it("queued rows come back in queue order: requeued jobs merged in by when they re-entered", () => {
-    const store = new JobStore(openDatabase(":memory:", jobMigrations));
+    const db = openDatabase(":memory:", jobMigrations);
+    const store = new JobStore(db);
     const [q1, q2, q3, q4] = [job("q1", 10), job("q2", 20), job("q3", 30), job("q4", 40)];
     if (!q1 || !q2 || !q3 || !q4) throw new Error("four jobs expected");
     q1.retries = 1;
@@ -127,8 +128,11 @@ describe("JobStore", () => {
     q4.queuedAt = 5;
     for (const j of [q1, q2, q3, q4]) store.save(j);
     store.flush();
-    const order = [...store.queuedRows()].map((row) => row.seq);
-    expect(order).toEqual([q4, q2, q1, q3].map((j) => j.storeRow));
+    const startup = new JobStore(db).startup();
+    expect(startup.queues.get("ep")).toEqual([q4, q2, q1, q3].map((j) => j.storeRow));
+    expect(startup.counts).toEqual([
+      { endpointId: "ep", status: "IN_QUEUE", count: 4, retries: 3, lowPriority: 0 },
+    ]);
   });
 
   it("restored live jobs keep their rows: a finished one is updated in place, a removed one is gone", () => {
