@@ -60,7 +60,8 @@ async function main(): Promise<void> {
     const client = async (index: number) => {
       for (let n = index; Date.now() < until; n += 16) {
         const due = started + (n * 1000) / rate;
-        if (due > Date.now()) await new Promise((resolve) => setTimeout(resolve, due - Date.now()));
+        const wait = due - Date.now();
+        if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
         const reply = await pool.request({ method: "POST", path: `/v2/${streamEp}/run`, headers, body });
         await reply.body.dump();
         if (reply.statusCode === 200) submitted++;
