@@ -103,6 +103,16 @@ export async function createQueueEndpoint(
   return endpoint.id;
 }
 
+/** Jobs in an endpoint's queue, by its /health. */
+export async function inQueue(svc: BenchService, endpointId: string): Promise<number> {
+  const jobs = new JobClient({ apiKey: BENCH_API_KEY, endpointId, baseUrl: `${svc.ready.queueUrl}/v2` });
+  try {
+    return (await jobs.health()).jobs.inQueue;
+  } finally {
+    await jobs.close();
+  }
+}
+
 /** Waits until the endpoint reports `count` idle workers (started, polling for jobs). */
 export async function waitForIdleWorkers(
   service: BenchService,

@@ -5,7 +5,6 @@
  * in the store (graceful stop, then a new process on the same SQLite file until it listens).
  */
 import { performance } from "node:perf_hooks";
-import { JobClient } from "../../sdk/jobs";
 import { built } from "../lib/build";
 import { type Figure, figure, ratioFigure } from "../lib/figures";
 import { Child } from "../lib/ipc";
@@ -13,8 +12,8 @@ import { load } from "../lib/load";
 import { ClientReady, LatencyResult } from "../lib/protocol";
 import {
   BENCH_API_KEY,
-  type BenchService,
   createQueueEndpoint,
+  inQueue,
   startBare,
   startService,
   tempDataDir,
@@ -150,15 +149,6 @@ export interface QueuedMemory {
 }
 
 const MB = 1024 * 1024;
-
-async function inQueue(svc: BenchService, endpointId: string): Promise<number> {
-  const jobs = new JobClient({ apiKey: BENCH_API_KEY, endpointId, baseUrl: `${svc.ready.queueUrl}/v2` });
-  try {
-    return (await jobs.health()).jobs.inQueue;
-  } finally {
-    await jobs.close();
-  }
-}
 
 export async function queuedMemory(options: {
   runs: number;

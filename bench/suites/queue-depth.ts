@@ -10,16 +10,9 @@
  * raised for this suite (the service's default, 100,000, would refuse the 1,000,000 step).
  */
 import { performance } from "node:perf_hooks";
-import { JobClient } from "../../sdk/jobs";
 import { type Figure, figure } from "../lib/figures";
 import { load } from "../lib/load";
-import {
-  BENCH_API_KEY,
-  type BenchService,
-  createQueueEndpoint,
-  startService,
-  tempDataDir,
-} from "../lib/servers";
+import { BENCH_API_KEY, createQueueEndpoint, inQueue, startService, tempDataDir } from "../lib/servers";
 import { round } from "../lib/stats";
 
 export interface DepthPoint {
@@ -64,15 +57,6 @@ const BODY = JSON.stringify({ input: { prompt: "hello", max_tokens: 16 } });
 /** Requests in one measured window at a depth: a tenth of it, within 2,000..10,000. */
 export function windowRequests(depth: number): number {
   return Math.min(10_000, Math.max(2_000, Math.round(depth / 10)));
-}
-
-async function inQueue(svc: BenchService, endpointId: string): Promise<number> {
-  const jobs = new JobClient({ apiKey: BENCH_API_KEY, endpointId, baseUrl: `${svc.ready.queueUrl}/v2` });
-  try {
-    return (await jobs.health()).jobs.inQueue;
-  } finally {
-    await jobs.close();
-  }
 }
 
 export async function queueDepthCurve(options: {

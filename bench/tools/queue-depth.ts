@@ -7,27 +7,11 @@
  */
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { JobClient } from "../../sdk/jobs";
 import { buildBench } from "../lib/build";
 import { load } from "../lib/load";
-import {
-  BENCH_API_KEY,
-  type BenchService,
-  createQueueEndpoint,
-  startService,
-  tempDataDir,
-} from "../lib/servers";
+import { BENCH_API_KEY, createQueueEndpoint, inQueue, startService, tempDataDir } from "../lib/servers";
 
 const MB = 1024 * 1024;
-
-async function inQueue(svc: BenchService, endpointId: string): Promise<number> {
-  const jobs = new JobClient({ apiKey: BENCH_API_KEY, endpointId, baseUrl: `${svc.ready.queueUrl}/v2` });
-  try {
-    return (await jobs.health()).jobs.inQueue;
-  } finally {
-    await jobs.close();
-  }
-}
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
