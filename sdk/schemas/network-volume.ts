@@ -22,24 +22,26 @@ export const StorageType = z.enum(["CEPH_FS", "DDN", "MOOSE_FS", "ONE_FS", "PURE
 export type StorageType = z.infer<typeof StorageType>;
 
 /**
- * The storage type of a volume created with `isNextGenStorage: true`, and of any other. The local
- * service stores these two; runpodkit's provider reads `NEXT_GEN_STORAGE_TYPE` back as next-gen and
- * any other type as standard storage.
+ * The storage type the local service gives a volume created with `isNextGenStorage: true`, and any
+ * other. runpodkit's provider reads these two back as next-gen and standard storage; any other type
+ * says nothing about it (the last known `isNextGenStorage` stands), so a type this package does not
+ * know never shows as a change of storage, and never as a replacement.
  */
 export const NEXT_GEN_STORAGE_TYPE: StorageType = "VAST";
 export const STANDARD_STORAGE_TYPE: StorageType = "MOOSE_FS";
 
-/** Whether a storage type is next-gen storage; null when the service did not say. */
+/** Whether a storage type is next-gen storage; null when the service did not say or the type is not one of the two. */
 export function isNextGenStorageType(storageType: string | null | undefined): boolean | null {
-  if (storageType === null || storageType === undefined) return null;
-  return storageType === NEXT_GEN_STORAGE_TYPE;
+  if (storageType === NEXT_GEN_STORAGE_TYPE) return true;
+  if (storageType === STANDARD_STORAGE_TYPE) return false;
+  return null;
 }
 
 /**
  * GraphQL NetworkVolume: the REST record plus `storageType`, which only GraphQL shows (nullish: a
- * service may leave it out).
+ * service may leave it out; any string: a type added later must not fail the read).
  */
-export const GqlNetworkVolume = NetworkVolume.extend({ storageType: StorageType.nullish() });
+export const GqlNetworkVolume = NetworkVolume.extend({ storageType: z.string().max(64).nullish() });
 export type GqlNetworkVolume = z.infer<typeof GqlNetworkVolume>;
 
 /** POST /networkvolumes (GraphQL createNetworkVolume also takes isNextGenStorage, see below). */

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { inputFields } from "../../provider/check";
-import { createNetworkVolumeProvider, networkVolumeSpec } from "../../provider/network-volume";
+import { createNetworkVolumeProvider, networkVolumeSpec, volumeOutputs } from "../../provider/network-volume";
 import { UNKNOWN } from "../../provider/unknowns";
+import { GqlNetworkVolume, isNextGenStorageType } from "../../sdk/schemas/network-volume";
 import {
   checkAndCreate,
   expectPlainJson,
@@ -348,5 +349,28 @@ describe("NetworkVolume storage (isNextGenStorage, storageType)", () => {
     await expect(refused).rejects.toMatchObject({ code: "VALIDATION", field: "isNextGenStorage" });
     await expect(refused).rejects.toThrow(/storage cannot be converted \(set isNextGenStorage to true\)/);
     expect(await storageOf(nextGen.id)).toBe("VAST");
+  });
+});
+
+describe("storage types the provider does not know", () => {
+  const record = { id: "nv1", name: "v", size: 10, dataCenterId: "US-TX-3" };
+
+  test("read as unknown: the last known isNextGenStorage stands, so no change and no replacement shows", () => {
+    expect(isNextGenStorageType("VAST")).toBe(true);
+    expect(isNextGenStorageType("MOOSE_FS")).toBe(false);
+    expect(isNextGenStorageType("PURE")).toBeNull();
+    expect(isNextGenStorageType("SOME_FUTURE_FS")).toBeNull();
+    expect(volumeOutputs({ ...record, storageType: "DDN" }, { isNextGenStorage: true })).toMatchObject({
+      isNextGenStorage: true,
+      storageType: "DDN",
+    });
+    expect(
+      volumeOutputs({ ...record, storageType: "DDN" }, { isNextGenStorage: false }).isNextGenStorage,
+    ).toBe(false);
+  });
+
+  test("a GraphQL volume with a storage type added later still parses", () => {
+    const parsed = GqlNetworkVolume.parse({ ...record, storageType: "SOME_FUTURE_FS" });
+    expect(parsed.storageType).toBe("SOME_FUTURE_FS");
   });
 });
