@@ -39,9 +39,10 @@ export function isNextGenStorageType(storageType: string | null | undefined): bo
 
 /**
  * GraphQL NetworkVolume: the REST record plus `storageType`, which only GraphQL shows (nullish: a
- * service may leave it out; any string: a type added later must not fail the read).
+ * service may leave it out; a type this package does not know reads as null rather than failing the
+ * read, and the provider then keeps the last known `isNextGenStorage`).
  */
-export const GqlNetworkVolume = NetworkVolume.extend({ storageType: z.string().max(64).nullish() });
+export const GqlNetworkVolume = NetworkVolume.extend({ storageType: StorageType.nullish().catch(null) });
 export type GqlNetworkVolume = z.infer<typeof GqlNetworkVolume>;
 
 /** POST /networkvolumes (GraphQL createNetworkVolume also takes isNextGenStorage, see below). */
