@@ -10,7 +10,7 @@ import { EngineError } from "./errors";
 import type { LogSink } from "./log";
 import { type PlanChecker, type PlanRecorder, planInputs, type StepOp } from "./plan";
 import type { DynamicProviderHost } from "./provider-host";
-import { dependencyOrder, type ResourceState, type StackState } from "./state";
+import { coalescedWrites, dependencyOrder, type ResourceState, type StackState } from "./state";
 import { type CustomTimeouts, timeoutSeconds } from "./timeouts";
 import { makeUrn, STACK_TYPE } from "./urn";
 import { markSecret, type PropertyMap, reveal, sameValues, secretKeys, UNKNOWN } from "./values";
@@ -98,9 +98,8 @@ export class Deployment {
   private readonly seen = new Set<string>();
   private readonly running = new Set<Promise<unknown>>();
   private readonly limit: ReturnType<typeof pLimit>;
-  private persisting: Promise<void> = Promise.resolve();
-  /** The write queued behind the one in progress, not started yet (later calls join it). */
-  private waitingWrite: Promise<void> | null = null;
+  /** State writes, coalesced while one waits for its turn (state.ts `coalescedWrites`). */
+  private readonly writes = coalescedWrites(() => this.ctx.persist(this.snapshot()));
   /** Dependents deleted ahead of a delete-before-replace, by URN: they come back as replacements. */
   private readonly condemned = new Map<string, { state: ResourceState; keys: string[] }>();
   private canceled = false;
@@ -229,7 +228,7 @@ export class Deployment {
   async idle(): Promise<void> {
     await this.queue;
     while (this.running.size > 0) await Promise.allSettled([...this.running]);
-    await this.persisting;
+    await this.writes.settled();
   }
 
   stackOutputs(): PropertyMap {
@@ -439,22 +438,8 @@ export class Deployment {
     }
   }
 
-  /**
-   * State writes in order, one at a time, each of the state as of its turn. A call made while a write
-   * is still waiting for its turn joins that write (it will snapshot the state later than the call),
-   * so steps finishing together cost one write, not one each: writing the whole state per step was
-   * quadratic in the stack's size (bench/README.md, stack-size curve).
-   */
   private persist(): Promise<void> {
-    if (this.ctx.dryRun) return Promise.resolve();
-    if (this.waitingWrite) return this.waitingWrite;
-    const write = this.persisting.then(() => {
-      this.waitingWrite = null;
-      return this.ctx.persist(this.snapshot());
-    });
-    this.waitingWrite = write;
-    this.persisting = write;
-    return write;
+    return this.ctx.dryRun ? Promise.resolve() : this.writes.write();
   }
 
   /** One step at a time, its failure recorded. */

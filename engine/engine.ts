@@ -26,6 +26,7 @@ import { type ProjectSettings, readProject } from "./project";
 import { DynamicProviderHost, type ProviderCall } from "./provider-host";
 import { SecretBox } from "./secret-box";
 import {
+  coalescedWrites,
   dependencyOrder,
   emptyState,
   openState,
@@ -214,15 +215,15 @@ export class LocalStack {
     return this.withProvider("destroy", async (state, provider, persist) => {
       const order = dependencyOrder(state.resources).reverse();
       const gone = new Set<ResourceState>();
-      const save = coalesced(() =>
+      const writes = coalescedWrites(() =>
         persist({ ...state, resources: state.resources.filter((r) => !gone.has(r)) }),
       );
       const failures = await inReverseDependencyOrder(order, this.parallel(), async (r) => {
         await deleteResource(r, provider);
         gone.add(r);
-        await save();
+        await writes.write();
       });
-      await save();
+      await writes.write();
       if (failures.length > 0) throw failures[0];
       // Reported in dependency order, whatever order the parallel deletes finished in.
       return order
@@ -450,26 +451,6 @@ function failure(operation: string, errors: EngineError[], logs: LogEntry[], exi
   const programErrors = logs.filter((l) => l.severity === "error").map((l) => l.message);
   const detail = [...reasons, ...programErrors].join("\n") || `program exited with code ${exitCode}`;
   return new EngineError(errors[0]?.code ?? "PROGRAM_FAILED", operation, detail, errors[0]?.urn);
-}
-
-/**
- * A state writer for steps finishing together: a call made while a write waits for its turn joins
- * that write (which snapshots the state when it runs), so N steps cost at most N writes and usually
- * far fewer; writing the whole state once per step is quadratic in the stack's size.
- */
-function coalesced(write: () => Promise<void>): () => Promise<void> {
-  let last: Promise<void> = Promise.resolve();
-  let waiting: Promise<void> | null = null;
-  return () => {
-    if (waiting) return waiting;
-    const next = last.then(() => {
-      waiting = null;
-      return write();
-    });
-    waiting = next;
-    last = next.catch(() => undefined);
-    return next;
-  };
 }
 
 /**

@@ -153,3 +153,35 @@ export function dependencyOrder(resources: readonly ResourceState[]): ResourceSt
   for (const r of resources) visit(r);
   return ordered;
 }
+
+/** A state writer whose concurrent requests coalesce (see `coalescedWrites`). */
+export interface CoalescedWrites {
+  /** Requests a write; resolves once a write that started after this call has finished. */
+  write(): Promise<void>;
+  /** The last write requested so far, settled. */
+  settled(): Promise<void>;
+}
+
+/**
+ * State writes in order, one at a time, each of the state as of its turn. A request made while a
+ * write is still waiting for its turn joins that write (which snapshots the state later than the
+ * request), so steps finishing together cost one write, not one each: writing the whole state per
+ * step is quadratic in the stack's size (bench/README.md, stack-size curve).
+ */
+export function coalescedWrites(write: () => Promise<void>): CoalescedWrites {
+  let last: Promise<void> = Promise.resolve();
+  let waiting: Promise<void> | null = null;
+  return {
+    write() {
+      if (waiting) return waiting;
+      const next = last.then(() => {
+        waiting = null;
+        return write();
+      });
+      waiting = next;
+      last = next;
+      return next;
+    },
+    settled: () => last,
+  };
+}
