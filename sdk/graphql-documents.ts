@@ -222,6 +222,11 @@ const Nothing = z.unknown();
 const myself = <S extends z.ZodRawShape>(shape: S) => z.object({ myself: z.object(shape) });
 
 /** Every operation of GraphQLClient, by method. */
+/** env values may be credentials: kept out of the errors of the calls that send them. */
+function envValues(input: { env?: readonly { value: string }[] | null }): string[] {
+  return (input.env ?? []).map((entry) => entry.value);
+}
+
 export const OPERATIONS = {
   createSecret: operation({
     name: "secretCreate",
@@ -297,6 +302,7 @@ export const OPERATIONS = {
     input: GqlEndpointInput,
     reply: z.object({ saveEndpoint: GqlEndpoint }),
     pick: (data) => data.saveEndpoint,
+    secrets: envValues,
   }),
   getEndpoint: operation({
     name: "getEndpoint",
@@ -338,6 +344,7 @@ export const OPERATIONS = {
     input: GqlTemplateInput,
     reply: z.object({ saveTemplate: GqlPodTemplate }),
     pick: (data) => data.saveTemplate,
+    secrets: envValues,
   }),
   deleteTemplate: operation({
     name: "deleteTemplate",

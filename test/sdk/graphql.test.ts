@@ -185,3 +185,23 @@ describe("GraphQLClient keys", () => {
     }
   });
 });
+
+describe("GraphQLClient env values", () => {
+  it("keeps env values out of the errors of saveTemplate and saveEndpoint (they travel in the variables)", async () => {
+    const value = "env-credential-7f3a9c2e";
+    const env = [{ key: "HF_TOKEN", value }];
+    const template = await failure(
+      gql.saveTemplate({ id: "no-such-template", name: name("t"), imageName: "i", env }),
+    );
+    expect(template).toBeInstanceOf(Error);
+    const endpoint = await failure(
+      gql.saveEndpoint({ name: name("ep"), templateId: "no-such-template", gpuIds: "AMPERE_24", env }),
+    );
+    expect(endpoint).toBeInstanceOf(Error);
+    for (const error of [template, endpoint]) {
+      const strings = everyStringOf(error);
+      expect(strings.length).toBeGreaterThan(0);
+      expect(strings).not.toContain(value);
+    }
+  });
+});
