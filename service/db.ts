@@ -1,6 +1,7 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync } from "node:sqlite";
+import { type CheckpointPolicy, WalCheckpointer } from "./db-checkpoint";
 
 /** One named, ordered schema change. Each part of the service owns its own list. */
 export interface Migration {
@@ -13,17 +14,58 @@ export const STORE_FILE_MODE = 0o600;
 /** A directory the service creates for its store. */
 export const STORE_DIR_MODE = 0o700;
 
+/** A WAL file left larger than this when SQLite starts it over is cut back to it. */
+export const WAL_SIZE_LIMIT = 8 * 1024 * 1024;
+
+/**
+ * The service's connection to its store. For a file, SQLite's auto-checkpoint is off and a
+ * `WalCheckpointer` copies the WAL back off the event loop (`transaction` tells it of each commit);
+ * `close` ends it first, leaving the WAL truncated. ":memory:" has no WAL and no checkpointer.
+ */
+export class StoreDatabase extends DatabaseSync {
+  readonly checkpointer: WalCheckpointer | null;
+
+  constructor(path: string, checkpoint: Partial<CheckpointPolicy> | false = {}) {
+    super(path);
+    this.checkpointer =
+      path === ":memory:" || checkpoint === false ? null : new WalCheckpointer(path, this, checkpoint);
+  }
+
+  override close(): void {
+    if (this.isOpen) this.checkpointer?.close();
+    super.close();
+  }
+}
+
+export interface OpenDatabaseOptions {
+  /** When checkpoints are asked for (tests use small figures); false: SQLite's auto-checkpoint. */
+  checkpoint?: Partial<CheckpointPolicy> | false;
+}
+
 /**
  * Opens the embedded store: a SQLite file in WAL mode, or ":memory:". Applies each migration once,
  * in order, recording it by name, so parts of the service can add tables independently.
+ *
+ * Durability: `synchronous = NORMAL` in WAL mode, so a commit is written to the WAL before it returns
+ * (an ended process loses nothing committed) but not fsynced; a power loss or OS crash may lose the
+ * last commits, never the file's consistency. Checkpoints (which fsync) run on the checkpointer's
+ * thread, not inside a commit.
  */
-export function openDatabase(path: string, migrations: readonly Migration[]): DatabaseSync {
+export function openDatabase(
+  path: string,
+  migrations: readonly Migration[],
+  options: OpenDatabaseOptions = {},
+): StoreDatabase {
   if (path !== ":memory:") prepareStoreFile(path);
-  const db = new DatabaseSync(path);
+  const db = new StoreDatabase(path, options.checkpoint ?? {});
   // Deleted rows (credentials among them) are overwritten, not left in free pages.
   db.exec("PRAGMA secure_delete = ON");
   db.exec("PRAGMA journal_mode = WAL");
   db.exec("PRAGMA synchronous = NORMAL");
+  if (db.checkpointer) {
+    db.exec("PRAGMA wal_autocheckpoint = 0");
+    db.exec(`PRAGMA journal_size_limit = ${WAL_SIZE_LIMIT}`);
+  }
   db.exec("PRAGMA foreign_keys = ON");
   db.exec("PRAGMA busy_timeout = 5000");
   db.exec("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)");
@@ -55,13 +97,17 @@ function prepareStoreFile(path: string): void {
   }
 }
 
-/** Runs `fn` in one transaction: all of it is written, or none of it. Nested calls join the outer one. */
+/**
+ * Runs `fn` in one transaction: all of it is written, or none of it. Nested calls join the outer one.
+ * Each commit is counted by the store's WAL checkpointer.
+ */
 export function transaction<T>(db: DatabaseSync, fn: () => T): T {
   if (db.isTransaction) return fn();
   db.exec("BEGIN IMMEDIATE");
   try {
     const result = fn();
     db.exec("COMMIT");
+    if (db instanceof StoreDatabase) db.checkpointer?.committed();
     return result;
   } catch (error) {
     db.exec("ROLLBACK");

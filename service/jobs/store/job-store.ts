@@ -1,6 +1,7 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
 import type { JobPolicy, JobStatus, S3Config } from "../../../sdk/schemas/job";
-import { type Migration, transaction } from "../../db";
+import { type Migration, StoreDatabase, transaction } from "../../db";
+import type { WalCheckpointer } from "../../db-checkpoint";
 import { ServiceError } from "../../errors";
 import type { JobMemory } from "../book/memory";
 import { expiresAt, type InputSource, isTerminal, type Job, type JobKind, jobFrom } from "../model/job";
@@ -112,6 +113,10 @@ const TERMINAL_SQL = "('COMPLETED','FAILED','CANCELLED','TIMED_OUT')";
  */
 export class JobStore implements InputSource {
   readonly #db: DatabaseSync;
+  /** Told how many bytes of inputs and outputs each flush wrote (a file store's WAL checkpointer). */
+  readonly #checkpointer: WalCheckpointer | null;
+  /** Bytes of inputs and outputs the current flush writes. */
+  #flushBytes = 0;
   readonly #upsert: StatementSync;
   readonly #update: StatementSync;
   readonly #updateKeepingOutput: StatementSync;
@@ -151,6 +156,7 @@ export class JobStore implements InputSource {
 
   constructor(db: DatabaseSync, options: { log?: (message: string) => void; memory?: JobMemory } = {}) {
     this.#db = db;
+    this.#checkpointer = db instanceof StoreDatabase ? db.checkpointer : null;
     this.#log = options.log ?? (() => {});
     this.#memory = options.memory;
     // Large inputs are not read back with their row: they are read when used (readInput).
@@ -260,6 +266,7 @@ export class JobStore implements InputSource {
       }
       this.#deleted.clear();
       this.#dirty.clear();
+      this.#wrote();
     } catch {
       this.#writtenOutputs.clear();
       this.#flushEach();
@@ -291,6 +298,13 @@ export class JobStore implements InputSource {
       }
       this.#writtenOutputs.clear();
     }
+    this.#wrote();
+  }
+
+  #wrote(): void {
+    if (this.#flushBytes === 0) return;
+    this.#checkpointer?.wrote(this.#flushBytes);
+    this.#flushBytes = 0;
   }
 
   /** Runs one write; false (logged, kept for the next flush) when the database refuses it. */
@@ -343,6 +357,7 @@ export class JobStore implements InputSource {
         this.#rows.add(job.id, job.storeRow);
       }
       if (output !== null && output.length > this.#spillOutput) this.#writtenOutputs.add(job);
+      this.#flushBytes += (insert === null ? 0 : job.inputText.length) + (output?.length ?? 0);
     };
   }
 

@@ -1,0 +1,241 @@
+import type { DatabaseSync, StatementSync } from "node:sqlite";
+import { Worker } from "node:worker_threads";
+
+/**
+ * When the checkpointer copies the WAL back into the store file. SQLite's own auto-checkpoint (off on
+ * the service's connection: `wal_autocheckpoint = 0`) would run it inside whichever commit crossed
+ * 1,000 pages, with its fsyncs, on the event loop; here it runs on a thread of its own.
+ */
+export interface CheckpointPolicy {
+  /** A checkpoint is asked for after this many commits (through `transaction`) since the last ask. */
+  commits: number;
+  /** ... or once the commits since the last ask wrote about this many bytes of job inputs/outputs. */
+  bytes: number;
+  /**
+   * A passive checkpoint never waits for the writer, so under steady writes the WAL may never be
+   * copied back entirely and could not start over from its beginning. Past this many WAL frames
+   * (pages) left after the passive passes, the checkpoint is a RESTART: it holds new commits back
+   * (the writer waits under its busy timeout) for as long as it copies the rest.
+   */
+  restartFrames: number;
+}
+
+export const DEFAULT_CHECKPOINT_POLICY: CheckpointPolicy = {
+  commits: 256,
+  bytes: 4 * 1024 * 1024,
+  restartFrames: 4_000,
+};
+
+/** `PRAGMA wal_checkpoint` as SQLite reports it: busy (0/1), frames in the WAL, frames copied back. */
+export interface CheckpointResult {
+  busy: number;
+  log: number;
+  checkpointed: number;
+}
+
+/** One word shared with the thread: which side may touch the WAL-checkpoint lock now. */
+const IDLE = 0;
+const RUNNING = 1;
+const CLOSED = 2;
+
+/**
+ * The thread's code (CommonJS, evaluated: no file to resolve under tsc, tsx or vitest). It opens its
+ * own connection to the store file and runs a checkpoint per message; `state` is IDLE while it does
+ * nothing, RUNNING while it checkpoints, and once the main thread set CLOSED it starts none again.
+ */
+const THREAD_SOURCE = `
+const { parentPort, workerData } = require("node:worker_threads");
+const { DatabaseSync } = require("node:sqlite");
+const state = new Int32Array(workerData.state);
+const db = new DatabaseSync(workerData.path);
+db.exec("PRAGMA busy_timeout = 5000");
+db.exec("PRAGMA wal_autocheckpoint = 0");
+const passive = db.prepare("PRAGMA wal_checkpoint(PASSIVE)");
+const restart = db.prepare("PRAGMA wal_checkpoint(RESTART)");
+const run = (restartFrames) => {
+  let result = passive.get();
+  // Frames committed while it copied: a second pass copies only those.
+  for (let pass = 0; pass < 2 && result.busy === 0 && result.checkpointed < result.log; pass++) {
+    result = passive.get();
+  }
+  if (result.checkpointed < result.log && result.log >= restartFrames) result = restart.get();
+  return result;
+};
+parentPort.on("message", (message) => {
+  if (message.close) {
+    db.close();
+    parentPort.close();
+    return;
+  }
+  if (Atomics.compareExchange(state, 0, ${IDLE}, ${RUNNING}) !== ${IDLE}) {
+    parentPort.postMessage({ skipped: true });
+    return;
+  }
+  let reply;
+  try {
+    const r = run(message.restartFrames);
+    reply = { busy: r.busy, log: r.log, checkpointed: r.checkpointed };
+  } catch (error) {
+    reply = { error: String(error && error.message ? error.message : error) };
+  }
+  Atomics.store(state, 0, ${IDLE});
+  Atomics.notify(state, 0);
+  parentPort.postMessage(reply);
+});
+`;
+
+type ThreadReply = CheckpointResult | { skipped: true } | { error: string };
+
+/**
+ * Keeps a store file's WAL bounded without checkpointing on the event loop. The main connection
+ * counts its commits (`committed`); past the policy's count or bytes, a checkpoint is asked of a
+ * worker thread holding its own connection to the same file (started on the first ask: an idle
+ * service has no thread). One checkpoint runs at a time; asks in between are folded into one more.
+ * The thread never keeps the process alive (unref). Should the thread fail, checkpoints run on the
+ * main connection instead (what SQLite's auto-checkpoint did). `close` waits for a running
+ * checkpoint, then truncates the WAL to zero bytes from the main connection.
+ */
+export class WalCheckpointer {
+  readonly #path: string;
+  readonly #db: DatabaseSync;
+  readonly #policy: CheckpointPolicy;
+  readonly #state = new Int32Array(new SharedArrayBuffer(4));
+  #worker: Worker | null = null;
+  /** The thread failed: checkpoints run on the main connection. */
+  #inline = false;
+  #passive: StatementSync | null = null;
+  #commits = 0;
+  #bytes = 0;
+  /** A checkpoint is on the thread. */
+  #inFlight = false;
+  /** Asked again while one was on the thread. */
+  #again = false;
+  #closed = false;
+  #waiters: (() => void)[] = [];
+  /** Checkpoints finished, and the last one's figures (tests and the bench read them). */
+  completed = 0;
+  last: CheckpointResult | null = null;
+
+  constructor(path: string, db: DatabaseSync, policy: Partial<CheckpointPolicy> = {}) {
+    this.#path = path;
+    this.#db = db;
+    this.#policy = { ...DEFAULT_CHECKPOINT_POLICY, ...policy };
+  }
+
+  /** One commit of the main connection. */
+  committed(): void {
+    if (++this.#commits >= this.#policy.commits) this.request();
+  }
+
+  /** About `bytes` of large values (job inputs, outputs) were just committed. */
+  wrote(bytes: number): void {
+    this.#bytes += bytes;
+    if (this.#bytes >= this.#policy.bytes) this.request();
+  }
+
+  /** Asks for a checkpoint now (one more if one is running). */
+  request(): void {
+    if (this.#closed) return;
+    this.#commits = 0;
+    this.#bytes = 0;
+    if (this.#inFlight) {
+      this.#again = true;
+      return;
+    }
+    const worker = this.#thread();
+    if (!worker) {
+      this.#checkpointInline();
+      return;
+    }
+    this.#inFlight = true;
+    worker.postMessage({ restartFrames: this.#policy.restartFrames });
+  }
+
+  /** Resolves once no checkpoint is running or asked for. */
+  settled(): Promise<void> {
+    if (!this.#inFlight) return Promise.resolve();
+    return new Promise((resolve) => this.#waiters.push(resolve));
+  }
+
+  /**
+   * Stops checkpointing: waits (synchronously, up to 5 s) for a checkpoint on the thread to end, lets
+   * the thread close its connection, and truncates the WAL from the main connection, so a store
+   * closed gracefully leaves no large WAL behind. Call before closing the main connection.
+   */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    // IDLE -> CLOSED, waiting while the thread is RUNNING: from here on it starts no checkpoint.
+    const deadline = Date.now() + 5_000;
+    while (Atomics.compareExchange(this.#state, 0, IDLE, CLOSED) === RUNNING && Date.now() < deadline) {
+      Atomics.wait(this.#state, 0, RUNNING, 100);
+    }
+    this.#worker?.postMessage({ close: true });
+    this.#worker = null;
+    this.#db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    this.#inFlight = false;
+    this.#release();
+  }
+
+  #thread(): Worker | null {
+    if (this.#worker || this.#inline) return this.#worker;
+    try {
+      const worker = new Worker(THREAD_SOURCE, {
+        eval: true,
+        workerData: { path: this.#path, state: this.#state.buffer },
+        // A checkpoint needs next to no JavaScript heap.
+        resourceLimits: { maxOldGenerationSizeMb: 8, maxYoungGenerationSizeMb: 1 },
+      });
+      worker.unref();
+      worker.on("message", (reply: ThreadReply) => this.#onReply(reply));
+      worker.on("error", () => this.#fail(worker));
+      worker.on("exit", () => this.#fail(worker));
+      this.#worker = worker;
+    } catch {
+      this.#inline = true;
+    }
+    return this.#worker;
+  }
+
+  #onReply(reply: ThreadReply): void {
+    this.#inFlight = false;
+    if ("error" in reply) {
+      // The thread's connection could not checkpoint (e.g. the file went away): from here on, inline.
+      this.#worker?.postMessage({ close: true });
+      this.#worker = null;
+      this.#inline = true;
+    } else if (!("skipped" in reply)) {
+      this.completed++;
+      this.last = reply;
+    }
+    if (this.#again && !this.#closed) {
+      this.#again = false;
+      this.request();
+      return;
+    }
+    this.#release();
+  }
+
+  #fail(worker: Worker): void {
+    if (this.#worker !== worker) return;
+    this.#worker = null;
+    this.#inline = true;
+    if (this.#inFlight) {
+      this.#inFlight = false;
+      if (!this.#closed) this.#checkpointInline();
+    }
+    this.#release();
+  }
+
+  #checkpointInline(): void {
+    this.#passive ??= this.#db.prepare("PRAGMA wal_checkpoint(PASSIVE)");
+    const result = this.#passive.get() as unknown as CheckpointResult;
+    this.completed++;
+    this.last = { busy: result.busy, log: result.log, checkpointed: result.checkpointed };
+  }
+
+  #release(): void {
+    if (this.#inFlight) return;
+    for (const resolve of this.#waiters.splice(0)) resolve();
+  }
+}
