@@ -89,7 +89,7 @@ export class JobPlane {
       spillInputBytes: config.spillInputBytes,
       spillOutputBytes: config.spillOutputBytes,
     });
-    this.store = new JobStore(deps.db, { log, memory: this.memory });
+    this.store = new JobStore(deps.db, { log, memory: this.memory, clock });
     this.book = new JobBook(
       this.store,
       clock,

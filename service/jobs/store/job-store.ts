@@ -1,5 +1,6 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
 import type { JobPolicy, JobStatus, S3Config } from "../../../sdk/schemas/job";
+import type { Clock, Timer } from "../../clock";
 import { type Migration, StoreDatabase, transaction } from "../../db";
 import type { WalCheckpointer } from "../../db-checkpoint";
 import { ServiceError } from "../../errors";
@@ -105,11 +106,21 @@ export interface StoreStartup {
 
 const TERMINAL_SQL = "('COMPLETED','FAILED','CANCELLED','TIMED_OUT')";
 
+/** How long a job's move to IN_PROGRESS may wait for its end before it is written on its own. */
+export const START_WRITE_DELAY_MS = 1_000;
+
 /**
  * The durable copy of jobs. Writes are marked and flushed together once per event-loop turn in one
  * transaction (a job changed several times in a turn is written once); `flushed()` lets a caller wait
  * until its change is on disk, which /run does before answering. Reads of jobs changed but not yet
  * flushed answer the pending Job itself (the one object the job plane changes).
+ *
+ * With a clock, a written job's move to IN_PROGRESS is not a write of its own: it waits for the
+ * job's next change (most jobs end within it: one row update instead of two), at most
+ * `START_WRITE_DELAY_MS`, after which every such mark waiting is written. What a crash (not a
+ * graceful stop, which writes everything) may lose is only that mark: a job started less than that
+ * before the crash is read back IN_QUEUE without a retry counted, and runs again like one that was
+ * running (see JobPlane's restart recovery). Every other change is written in the turn it was made.
  */
 export class JobStore implements InputSource {
   readonly #db: DatabaseSync;
@@ -150,12 +161,20 @@ export class JobStore implements InputSource {
   readonly #dirty = new Map<string, Job>();
   readonly #deleted = new Map<string, Job>();
   #scheduled: Promise<void> | null = null;
+  /** Written jobs whose move to IN_PROGRESS waits for their next change (see above). */
+  readonly #started = new Map<string, Job>();
+  readonly #clock: Clock | undefined;
+  #startTimer: Timer | null = null;
   readonly #log: (message: string) => void;
   /** The memory budget; large inputs leave memory once written (none without it). */
   readonly #memory: JobMemory | undefined;
 
-  constructor(db: DatabaseSync, options: { log?: (message: string) => void; memory?: JobMemory } = {}) {
+  constructor(
+    db: DatabaseSync,
+    options: { log?: (message: string) => void; memory?: JobMemory; clock?: Clock } = {},
+  ) {
     this.#db = db;
+    this.#clock = options.clock;
     this.#checkpointer = db instanceof StoreDatabase ? db.checkpointer : null;
     this.#log = options.log ?? (() => {});
     this.#memory = options.memory;
@@ -225,20 +244,47 @@ export class JobStore implements InputSource {
     if (job.storeRow === 0) {
       job.storeRow = this.#nextSeq++;
       this.#unwritten.set(job.storeRow, job);
+    } else if (job.status === "IN_PROGRESS" && this.#clock && !this.#dirty.has(job.id)) {
+      // A start, not a progress value (those are written as they come: a large one leaves memory).
+      if (!this.#unwritten.has(job.storeRow) && job.outputInMemory && job.output === undefined) {
+        this.#started.set(job.id, job);
+        this.#startTimer ??= this.#clock.setTimer(START_WRITE_DELAY_MS, this.#writeStarted);
+        return;
+      }
     }
+    this.#started.delete(job.id);
     this.#deleted.delete(job.id);
     this.#dirty.set(job.id, job);
     this.#schedule();
   }
 
+  /** The IN_PROGRESS marks waiting are due: written at the next flush. */
+  readonly #writeStarted = (): void => {
+    this.#startTimer = null;
+    if (this.#started.size === 0) return;
+    this.#takeStarted();
+    this.#schedule();
+  };
+
+  #takeStarted(): void {
+    for (const [id, job] of this.#started) this.#dirty.set(id, job);
+    this.#started.clear();
+    this.#startTimer?.cancel();
+    this.#startTimer = null;
+  }
+
   /** Marks the job to be deleted at the next flush. */
   remove(job: Job): void {
+    this.#started.delete(job.id);
     this.#dirty.delete(job.id);
     this.#deleted.set(job.id, job);
     this.#schedule();
   }
 
-  /** Is a change of this job still waiting for the flush? */
+  /**
+   * Is a change of this job still waiting for the flush? (Not an IN_PROGRESS mark waiting: the job's
+   * row is written, and reads here answer the job in memory.)
+   */
   isPending(id: string): boolean {
     return this.#dirty.has(id) || this.#deleted.has(id);
   }
@@ -249,11 +295,18 @@ export class JobStore implements InputSource {
   }
 
   /**
-   * Writes everything marked, now, in one transaction. Never throws: when the transaction fails,
-   * each change is written on its own; a change that cannot be written (a value no row can hold) is
-   * logged and dropped, and one the database refuses (busy, full) is logged and kept for the next flush.
+   * Writes everything marked, now, in one transaction, IN_PROGRESS marks waiting included (every read
+   * or delete by SQL calls this first). Never throws: when the transaction fails, each change is
+   * written on its own; a change that cannot be written (a value no row can hold) is logged and
+   * dropped, and one the database refuses (busy, full) is logged and kept for the next flush.
    */
   flush(): void {
+    if (this.#started.size > 0) this.#takeStarted();
+    this.#flushMarked();
+  }
+
+  /** The flush of each event-loop turn: what is marked, not the IN_PROGRESS marks waiting. */
+  #flushMarked(): void {
     if (this.#dirty.size === 0 && this.#deleted.size === 0) return;
     try {
       transaction(this.#db, () => {
@@ -396,7 +449,7 @@ export class JobStore implements InputSource {
 
   /** The job `id` as stored, or its pending state when a change is not written yet. */
   get(id: string): Job | undefined {
-    const pending = this.#dirty.get(id);
+    const pending = this.#dirty.get(id) ?? this.#started.get(id);
     if (pending) return pending;
     if (this.#deleted.has(id)) return undefined;
     const row = this.#rowById(id);
@@ -409,7 +462,7 @@ export class JobStore implements InputSource {
     if (unwritten) return this.#deleted.has(unwritten.id) ? undefined : unwritten;
     const row = this.#get.get(seq) as JobRow | undefined;
     if (!row) return undefined;
-    const pending = this.#dirty.get(row.id);
+    const pending = this.#dirty.get(row.id) ?? this.#started.get(row.id);
     if (pending) return pending;
     if (this.#deleted.has(row.id)) return undefined;
     return jobOf(row, this.#shared, this);
@@ -585,7 +638,7 @@ export class JobStore implements InputSource {
     this.#scheduled = new Promise<void>((resolve) => {
       setImmediate(() => {
         this.#scheduled = null;
-        this.flush();
+        this.#flushMarked();
         resolve();
       });
     });

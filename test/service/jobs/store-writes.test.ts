@@ -1,0 +1,119 @@
+import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { afterEach, describe, expect, it } from "vitest";
+import { ManualClock } from "../../../service/clock";
+import { START_WRITE_DELAY_MS } from "../../../service/jobs/store/job-store";
+import { type Harness, startHarness } from "./harness";
+import { ProtocolWorker } from "./protocol-worker";
+
+interface StoredRow {
+  status: string;
+  started_at: number | null;
+  worker_id: string | null;
+  retries: number;
+}
+
+/** The job's row as another connection reads it from the store file (what a restart would find). */
+function stored(data: string, id: string): StoredRow | undefined {
+  const reader = new DatabaseSync(data, { readOnly: true });
+  try {
+    return reader.prepare("SELECT status, started_at, worker_id, retries FROM jobs WHERE id = ?").get(id) as
+      | StoredRow
+      | undefined;
+  } finally {
+    reader.close();
+  }
+}
+
+describe("job store writes: a job's start waits for its end", () => {
+  let dir: string;
+  const running: Harness[] = [];
+  afterEach(async () => {
+    for (const h of running.splice(0)) await h.close().catch(() => {});
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const start = async (data: string, clock: ManualClock) => {
+    const h = await startHarness({ data, clock });
+    running.push(h);
+    return h;
+  };
+
+  it("a job that ends within the delay is written once more, ended; one still running is written IN_PROGRESS after it", async () => {
+    dir = mkdtempSync(join(tmpdir(), "runpodkit-start-write-"));
+    const data = join(dir, "service.sqlite");
+    const clock = new ManualClock();
+    const h = await start(data, clock);
+    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const worker = new ProtocolWorker(h, ep.id, "w-1");
+    const submit = async (n: number) =>
+      ((await h.call("POST", `/v2/${ep.id}/run`, { body: { input: { n } } })).body as { id: string }).id;
+
+    const quick = await submit(1);
+    await worker.take();
+    await h.plane.store.flushed();
+    // Running, as the service answers; its row still says IN_QUEUE.
+    expect((await h.call("GET", `/v2/${ep.id}/status/${quick}`)).body).toMatchObject({
+      status: "IN_PROGRESS",
+    });
+    expect(stored(data, quick)).toMatchObject({ status: "IN_QUEUE", started_at: null, worker_id: null });
+    await worker.done(quick, { output: { ok: true } });
+    await h.plane.store.flushed();
+    expect(stored(data, quick)).toMatchObject({ status: "COMPLETED", worker_id: "w-1", retries: 0 });
+    expect(stored(data, quick)?.started_at).toBe(clock.now());
+
+    const slow = await submit(2);
+    await worker.take(true);
+    await h.plane.store.flushed();
+    expect(stored(data, slow)).toMatchObject({ status: "IN_QUEUE" });
+    await clock.advance(START_WRITE_DELAY_MS - 1);
+    await h.plane.store.flushed();
+    expect(stored(data, slow)).toMatchObject({ status: "IN_QUEUE" });
+    await clock.advance(1);
+    await h.plane.store.flushed();
+    expect(stored(data, slow)).toMatchObject({ status: "IN_PROGRESS", worker_id: "w-1" });
+  });
+
+  it("a crash within the delay loses only the start: the job is read back IN_QUEUE, no retry counted, and runs", async () => {
+    dir = mkdtempSync(join(tmpdir(), "runpodkit-start-crash-"));
+    const data = join(dir, "service.sqlite");
+    const clock = new ManualClock();
+    const h = await start(data, clock);
+    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const id = (
+      (await h.call("POST", `/v2/${ep.id}/run`, { body: { input: { n: 1 } } })).body as { id: string }
+    ).id;
+    await new ProtocolWorker(h, ep.id, "w-before").take();
+    await h.plane.store.flushed();
+    // The store file as a crash now would leave it (no graceful stop: nothing more written).
+    const crashed = join(dir, "crashed.sqlite");
+    for (const suffix of ["", "-wal", ".key"]) {
+      if (existsSync(`${data}${suffix}`)) copyFileSync(`${data}${suffix}`, `${crashed}${suffix}`);
+    }
+    const after = await start(crashed, new ManualClock(clock.now()));
+    expect((await after.call("GET", `/v2/${ep.id}/status/${id}`)).body).toEqual({ id, status: "IN_QUEUE" });
+    expect((await after.call("GET", `/v2/${ep.id}/health`)).body).toMatchObject({
+      jobs: { inQueue: 1, inProgress: 0, retried: 0 },
+    });
+    expect((await new ProtocolWorker(after, ep.id, "w-after").take()).body).toMatchObject({
+      id,
+      input: { n: 1 },
+    });
+  });
+
+  it("a graceful stop writes the start of a running job (a restart then requeues it as retried)", async () => {
+    dir = mkdtempSync(join(tmpdir(), "runpodkit-start-stop-"));
+    const data = join(dir, "service.sqlite");
+    const clock = new ManualClock();
+    const h = await start(data, clock);
+    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const id = ((await h.call("POST", `/v2/${ep.id}/run`, { body: { input: {} } })).body as { id: string })
+      .id;
+    await new ProtocolWorker(h, ep.id, "w-before").take();
+    await h.close();
+    running.pop();
+    expect(stored(data, id)).toMatchObject({ status: "IN_PROGRESS", worker_id: "w-before" });
+  });
+});
