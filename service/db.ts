@@ -1,6 +1,6 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
-import { DatabaseSync } from "node:sqlite";
+import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { type CheckpointPolicy, WalCheckpointer } from "./db-checkpoint";
 
 /** One named, ordered schema change. Each part of the service owns its own list. */
@@ -24,11 +24,24 @@ export const WAL_SIZE_LIMIT = 8 * 1024 * 1024;
  */
 export class StoreDatabase extends DatabaseSync {
   readonly checkpointer: WalCheckpointer | null;
+  #begin: StatementSync | null = null;
+  #commit: StatementSync | null = null;
 
   constructor(path: string, checkpoint: Partial<CheckpointPolicy> | false = {}) {
     super(path);
     this.checkpointer =
       path === ":memory:" || checkpoint === false ? null : new WalCheckpointer(path, this, checkpoint);
+  }
+
+  /** BEGIN IMMEDIATE and COMMIT, prepared once (`transaction` runs them for every flush). */
+  get begin(): StatementSync {
+    this.#begin ??= this.prepare("BEGIN IMMEDIATE");
+    return this.#begin;
+  }
+
+  get commit(): StatementSync {
+    this.#commit ??= this.prepare("COMMIT");
+    return this.#commit;
   }
 
   override close(): void {
@@ -103,11 +116,15 @@ function prepareStoreFile(path: string): void {
  */
 export function transaction<T>(db: DatabaseSync, fn: () => T): T {
   if (db.isTransaction) return fn();
-  db.exec("BEGIN IMMEDIATE");
+  const store = db instanceof StoreDatabase ? db : null;
+  if (store) store.begin.run();
+  else db.exec("BEGIN IMMEDIATE");
   try {
     const result = fn();
-    db.exec("COMMIT");
-    if (db instanceof StoreDatabase) db.checkpointer?.committed();
+    if (store) {
+      store.commit.run();
+      store.checkpointer?.committed();
+    } else db.exec("COMMIT");
     return result;
   } catch (error) {
     db.exec("ROLLBACK");
