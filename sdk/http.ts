@@ -108,46 +108,71 @@ const TIMEOUT_CODES = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE"]);
 
 /**
- * The statuses undici's RetryHandler turns into a retry decision (its defaults, given once so no call
- * allocates them); which of them are retried is the decider's choice (isRetryable).
- */
-const RETRY_STATUS_CODES = [500, 502, 503, 504, 429];
-
-/**
  * undici's retry interceptor, without its per-call copies: each call already carries its
  * `retryOptions` (one shared object per mode), so nothing is merged; RetryHandler does the rest.
  */
 const retryInterceptor: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (opts, handler) =>
   dispatch(opts, new RetryHandler(opts, { dispatch, handler }));
 
-interface RetryErrorShape {
+/** What the policy looks at after a failed attempt: the reply's status and Retry-After, or the error's code. */
+interface Failure {
   statusCode?: number;
   code?: string;
-  headers?: Record<string, string | string[] | undefined>;
+  retryAfter?: string | string[];
 }
 
-function isRetryable(mode: RetryMode, error: RetryErrorShape): boolean {
+function isRetryable(mode: RetryMode, failure: Failure): boolean {
   if (mode === "never") return false;
-  if (error.code === "UND_ERR_REQ_RETRY" && error.statusCode !== undefined) {
-    if (error.statusCode === 429) return true;
-    return mode === "idempotent" && error.statusCode >= 500 && error.statusCode !== 501;
+  if (failure.statusCode !== undefined) {
+    if (failure.statusCode === 429) return true;
+    return mode === "idempotent" && failure.statusCode >= 500 && failure.statusCode !== 501;
   }
-  return mode === "idempotent" && error.code !== undefined && CONNECTION_CODES.has(error.code);
+  return mode === "idempotent" && failure.code !== undefined && CONNECTION_CODES.has(failure.code);
 }
 
-/** The decision undici's RetryHandler asks for after each failed attempt. */
+/** A reply the policy may retry (429, 5xx): looked at once per call, before anything else. */
+const mayRetryStatus = (status: number): boolean => status === 429 || status >= 500;
+
+/**
+ * The one retry policy: after `failed` failed attempts (1 after the first), the backoff before the
+ * next attempt, or undefined when the failure goes back to the caller.
+ */
+function backoffAfter(
+  mode: RetryMode,
+  policy: Required<RetryPolicy>,
+  failure: Failure,
+  failed: number,
+  deadline: number,
+): number | undefined {
+  if (!isRetryable(mode, failure) || failed > policy.retries) return undefined;
+  const retryAfter = parseRetryAfter(failure.retryAfter);
+  if (retryAfter !== undefined && retryAfter > policy.maxRetryAfterMs) return undefined;
+  const step = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (failed - 1));
+  // Equal jitter: never zero, never in lockstep with other clients.
+  const delay = retryAfter ?? step / 2 + (policy.random() * step) / 2;
+  // The budget covers the retries: one that would start past the deadline is not made.
+  return Date.now() + delay >= deadline ? undefined : delay;
+}
+
+/**
+ * The decision undici's RetryHandler asks for after each failed attempt of the retry path. That path
+ * starts after the first attempt (sent plainly) failed, so its counter is one behind the call's.
+ */
 function retryDecider(mode: RetryMode, policy: Required<RetryPolicy>): RetryHandler.RetryCallback {
   return (error, { state, opts }, done) => {
-    const shape = error as RetryErrorShape;
-    if (!isRetryable(mode, shape) || state.counter > policy.retries) return done(error);
+    const shape = error as {
+      statusCode?: number;
+      code?: string;
+      headers?: Record<string, string | string[]>;
+    };
+    // RetryHandler reports a reply it may retry as UND_ERR_REQ_RETRY with the reply's status.
+    const failure: Failure =
+      shape.code === "UND_ERR_REQ_RETRY" && shape.statusCode !== undefined
+        ? { statusCode: shape.statusCode, retryAfter: shape.headers?.["retry-after"] }
+        : { code: shape.code };
     const { deadline } = opts as unknown as { deadline: number };
-    const retryAfter = parseRetryAfter(shape.headers?.["retry-after"]);
-    if (retryAfter !== undefined && retryAfter > policy.maxRetryAfterMs) return done(error);
-    const step = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (state.counter - 1));
-    // Equal jitter: never zero, never in lockstep with other clients.
-    const delay = retryAfter ?? step / 2 + (policy.random() * step) / 2;
-    // The budget covers the retries: one that would start past the deadline is not made.
-    if (Date.now() + delay >= deadline) return done(error);
+    const delay = backoffAfter(mode, policy, failure, state.counter + 1, deadline);
+    if (delay === undefined) return done(error);
     // undici clears the returned timer when the caller aborts during the backoff.
     return policy.schedule(() => done(null), delay) as undefined;
   };
@@ -180,6 +205,7 @@ export class HttpClient {
   readonly #jsonHeaders: Record<string, string>;
   readonly #timeoutMs: number;
   readonly #secrets: readonly string[];
+  readonly #policy: Required<RetryPolicy>;
   readonly #retryOptions: Record<Exclude<RetryMode, "never">, RetryHandler.RetryOptions>;
 
   constructor(options: HttpClientOptions) {
@@ -192,42 +218,122 @@ export class HttpClient {
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     this.#secrets = options.secrets ?? [];
     this.#pool = new Pool(this.#origin, { connections: options.connections ?? 64 });
-    const policy = defaultPolicy(options.retry);
-    const base = { throwOnError: false, maxRetries: policy.retries, statusCodes: RETRY_STATUS_CODES };
+    this.#policy = defaultPolicy(options.retry);
+    // throwOnError false: RetryHandler asks the decider about every reply >= 300 and forwards the one
+    // the decider gives up on, as a reply.
     this.#retryOptions = {
-      idempotent: { ...base, retry: retryDecider("idempotent", policy) },
-      "rejected-only": { ...base, retry: retryDecider("rejected-only", policy) },
+      idempotent: { throwOnError: false, retry: retryDecider("idempotent", this.#policy) },
+      "rejected-only": { throwOnError: false, retry: retryDecider("rejected-only", this.#policy) },
     };
     this.#retrying = this.#pool.compose(retryInterceptor);
   }
 
-  /** One HTTP exchange (with its retries). Throws only transport errors: timeout, abort, connection. */
+  /**
+   * One HTTP exchange (with its retries). Throws only transport errors: timeout, abort, connection.
+   *
+   * The first attempt goes through the plain pool, so a call that succeeds pays nothing for retries.
+   * Only a failure the policy may retry (429, 5xx, a connection error) takes the retry path: the
+   * policy's backoff, then undici's RetryHandler for the remaining attempts.
+   */
   async exchange(call: HttpCall): Promise<HttpReply> {
     if (call.signal?.aborted) throw this.#aborted(call);
     // No per-call timer or AbortController: undici's headers/body timeouts carry the budget and the
     // caller's signal goes to undici as is.
     const budgetMs = call.timeoutMs ?? this.#timeoutMs;
     try {
-      const reply = await this.#dispatch(call, budgetMs);
-      const text = await reply.body.text();
-      return { status: reply.statusCode, headers: reply.headers, text };
-    } catch (error) {
-      if (call.signal?.aborted) throw this.#aborted(call, error);
-      const code = (error as { code?: unknown } | null)?.code;
-      if (typeof code === "string" && TIMEOUT_CODES.has(code)) {
-        throw new TimeoutError({
-          operation: call.operation,
-          message: `${call.operation}: no reply within ${budgetMs} ms`,
-          secrets: this.#secrets,
-        });
+      // Built inside the try: a body that JSON cannot serialize fails as the call's error, as any other.
+      const mode = call.retry ?? (SAFE_METHODS.has(call.method) ? "idempotent" : "never");
+      const hasBody = call.body !== undefined || call.rawBody !== undefined;
+      const request: Dispatcher.RequestOptions = {
+        method: call.method,
+        path: this.#pathOf(call),
+        headers: hasBody ? this.#jsonHeaders : this.#headers,
+        body: call.rawBody ?? (call.body === undefined ? undefined : JSON.stringify(call.body)),
+        signal: call.signal,
+        headersTimeout: budgetMs,
+        bodyTimeout: budgetMs,
+      };
+      const deadline = mode === "never" ? 0 : Date.now() + budgetMs;
+      let reply: HttpReply;
+      try {
+        const data = await this.#pool.request(request);
+        reply = { status: data.statusCode, headers: data.headers, text: await data.body.text() };
+      } catch (error) {
+        if (mode !== "idempotent" || call.signal?.aborted) throw error;
+        const code = (error as { code?: unknown } | null)?.code;
+        return await this.#retry(
+          request,
+          mode,
+          deadline,
+          { code: typeof code === "string" ? code : undefined },
+          error,
+        );
       }
-      throw new ConnectionError({
+      if (mode === "never" || !mayRetryStatus(reply.status)) return reply;
+      const failure = { statusCode: reply.status, retryAfter: reply.headers["retry-after"] };
+      return await this.#retry(request, mode, deadline, failure, reply);
+    } catch (error) {
+      throw this.#transportError(call, budgetMs, error);
+    }
+  }
+
+  /**
+   * After a first attempt that failed: the failure back to the caller when the policy does not retry
+   * it (a reply as a reply, an error thrown), else the policy's backoff and the remaining attempts.
+   */
+  async #retry(
+    request: Dispatcher.RequestOptions,
+    mode: Exclude<RetryMode, "never">,
+    deadline: number,
+    failure: Failure,
+    first: HttpReply | unknown,
+  ): Promise<HttpReply> {
+    const delay = backoffAfter(mode, this.#policy, failure, 1, deadline);
+    if (delay === undefined) {
+      if (failure.statusCode !== undefined) return first as HttpReply;
+      throw first;
+    }
+    await this.#backoff(delay, request.signal as AbortSignal | undefined);
+    const retrying: RetryingRequest = { ...request, retryOptions: this.#retryOptions[mode], deadline };
+    const data = await this.#retrying.request(retrying);
+    return { status: data.statusCode, headers: data.headers, text: await data.body.text() };
+  }
+
+  /** The first backoff, on the policy's scheduler; the caller's signal ends it at once. */
+  #backoff(delayMs: number, signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let timer: unknown;
+      const onAbort = () => {
+        clearTimeout(timer as NodeJS.Timeout | undefined);
+        reject(signal?.reason);
+      };
+      // Listening before scheduling: a scheduler may run (or abort) at once.
+      signal?.addEventListener("abort", onAbort, { once: true });
+      timer = this.#policy.schedule(() => {
+        signal?.removeEventListener("abort", onAbort);
+        resolve();
+      }, delayMs);
+      if (signal?.aborted) clearTimeout(timer as NodeJS.Timeout | undefined);
+    });
+  }
+
+  /** A failed exchange as the SDK's error: aborted by the caller, out of time, or the connection. */
+  #transportError(call: HttpCall, budgetMs: number, error: unknown): RunpodkitError {
+    if (call.signal?.aborted) return this.#aborted(call, error);
+    const code = (error as { code?: unknown } | null)?.code;
+    if (typeof code === "string" && TIMEOUT_CODES.has(code)) {
+      return new TimeoutError({
         operation: call.operation,
-        message: `${call.operation}: ${error instanceof Error ? error.message : String(error)}`,
-        cause: error,
+        message: `${call.operation}: no reply within ${budgetMs} ms`,
         secrets: this.#secrets,
       });
     }
+    return new ConnectionError({
+      operation: call.operation,
+      message: `${call.operation}: ${error instanceof Error ? error.message : String(error)}`,
+      cause: error,
+      secrets: this.#secrets,
+    });
   }
 
   /**
@@ -275,39 +381,6 @@ export class HttpClient {
 
   async close(): Promise<void> {
     await this.#pool.close();
-  }
-
-  #dispatch(call: HttpCall, budgetMs: number): Promise<Dispatcher.ResponseData> {
-    const hasBody = call.body !== undefined || call.rawBody !== undefined;
-    const headers = hasBody ? this.#jsonHeaders : this.#headers;
-    const body = call.rawBody ?? (call.body === undefined ? undefined : JSON.stringify(call.body));
-    const mode = call.retry ?? (SAFE_METHODS.has(call.method) ? "idempotent" : "never");
-    // One options object per call, built whole for the path it takes (no copy for the retrying one).
-    if (mode === "never") {
-      return this.#pool.request({
-        origin: this.#origin,
-        method: call.method,
-        path: this.#pathOf(call),
-        headers,
-        body,
-        signal: call.signal,
-        headersTimeout: budgetMs,
-        bodyTimeout: budgetMs,
-      });
-    }
-    const retrying: RetryingRequest = {
-      origin: this.#origin,
-      method: call.method,
-      path: this.#pathOf(call),
-      headers,
-      body,
-      signal: call.signal,
-      headersTimeout: budgetMs,
-      bodyTimeout: budgetMs,
-      retryOptions: this.#retryOptions[mode],
-      deadline: Date.now() + budgetMs,
-    };
-    return this.#retrying.request(retrying);
   }
 
   #pathOf(call: HttpCall): string {

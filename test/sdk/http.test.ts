@@ -249,6 +249,121 @@ describe("HttpClient retries", () => {
   });
 });
 
+describe("HttpClient retries: first attempt plain, then the retry path", () => {
+  it("retries connection resets on the first and on later attempts, with the policy's backoff", async () => {
+    const { server, client, delays } = await setup((_hit, res, i) =>
+      i < 2 ? res.socket?.destroy() : json(res, 200, { ok: 4 }),
+    );
+    await expect(client.request(get)).resolves.toEqual({ ok: 4 });
+    expect(server.hits).toHaveLength(3);
+    // random() = 0: half of 250, then half of 500
+    expect(delays).toEqual([125, 250]);
+  });
+
+  it("retries an idempotent call whose reply breaks off mid-body", async () => {
+    const { server, client } = await setup((_hit, res, i) => {
+      if (i > 0) return json(res, 200, { ok: 5 });
+      res.writeHead(200, { "content-type": "application/json", "content-length": "100" });
+      res.write('{"ok":');
+      setImmediate(() => res.socket?.destroy());
+    });
+    await expect(client.request(get)).resolves.toEqual({ ok: 5 });
+    expect(server.hits).toHaveLength(2);
+  });
+
+  it("honours Retry-After on a later attempt as on the first", async () => {
+    const { server, client, delays } = await setup((_hit, res, i) =>
+      i === 0
+        ? json(res, 503, {})
+        : i === 1
+          ? json(res, 429, {}, { "retry-after": "5" })
+          : json(res, 200, { ok: 6 }),
+    );
+    await expect(client.request(get)).resolves.toEqual({ ok: 6 });
+    expect(server.hits).toHaveLength(3);
+    expect(delays).toEqual([125, 5000]);
+  });
+
+  it("counts the first attempt against the retries: 1 retry means 2 attempts", async () => {
+    const { server, client, delays } = await setup((_hit, res) => json(res, 503, { message: "down" }), {
+      retry: { retries: 1 },
+    });
+    const error = await failure(client.request(get));
+    expect(error).toBeInstanceOf(ServerError);
+    expect(server.hits).toHaveLength(2);
+    expect(delays).toEqual([125]);
+  });
+
+  it("sends once with 0 retries", async () => {
+    const { server, client, delays } = await setup((_hit, res) => json(res, 503, {}), {
+      retry: { retries: 0 },
+    });
+    await failure(client.request(get));
+    expect(server.hits).toHaveLength(1);
+    expect(delays).toEqual([]);
+  });
+
+  it("keeps the call's budget on the retry path: a later wait past it hands the 429 back", async () => {
+    const { server, client, delays } = await setup((_hit, res, i) =>
+      i === 0 ? json(res, 503, {}) : json(res, 429, { message: "rate" }, { "retry-after": "20" }),
+    );
+    const error = await failure(client.request({ ...get, timeoutMs: 10_000 }));
+    expect(error).toBeInstanceOf(RateLimitedError);
+    expect(error.retryAfterMs).toBe(20_000);
+    expect(server.hits).toHaveLength(2);
+    expect(delays).toEqual([125]);
+  });
+
+  it("retries any 5xx but 501 for an idempotent call (507 here)", async () => {
+    const { server, client } = await setup((_hit, res, i) =>
+      i === 0 ? json(res, 507, {}) : json(res, 200, { ok: 7 }),
+    );
+    await expect(client.request(get)).resolves.toEqual({ ok: 7 });
+    expect(server.hits).toHaveLength(2);
+  });
+
+  it("does not retry a connection reset of a rejected-only POST (only its 429)", async () => {
+    const { server, client, delays } = await setup((_hit, res) => res.socket?.destroy());
+    const error = await failure(client.request({ ...post, retry: "rejected-only" }));
+    expect(error).toBeInstanceOf(ConnectionError);
+    expect(server.hits).toHaveLength(1);
+    expect(delays).toEqual([]);
+  });
+
+  it("sends the same body on every attempt", async () => {
+    const { server, client } = await setup((_hit, res, i) =>
+      i < 2 ? json(res, 429, {}, { "retry-after": "1" }) : json(res, 200, {}),
+    );
+    await client.request({ ...post, retry: "rejected-only" });
+    expect(server.hits.map((hit) => hit.body)).toEqual(['{"a":1}', '{"a":1}', '{"a":1}']);
+  });
+
+  it("aborts during a later backoff at once", async () => {
+    const controller = new AbortController();
+    const server = await startScriptedServer((_hit, res) => json(res, 503, {}));
+    let waits = 0;
+    const client = new HttpClient({
+      baseUrl: server.url,
+      retry: {
+        // the first backoff ends at once; the second never does: only the abort can end the call
+        schedule: (run) => {
+          if (++waits === 1) return setImmediate(run);
+          controller.abort();
+          return undefined;
+        },
+      },
+    });
+    cleanup.push(
+      () => server.close(),
+      () => client.close(),
+    );
+    const error = await failure(client.request({ ...get, signal: controller.signal, timeoutMs: 60_000 }));
+    expect(error).toBeInstanceOf(AbortedError);
+    expect(server.hits).toHaveLength(2);
+    expect(waits).toBe(2);
+  });
+});
+
 describe("HttpClient timeout and abort", () => {
   it("throws TimeoutError when no reply comes within the call's budget", async () => {
     const { client } = await setup(() => {
