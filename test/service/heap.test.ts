@@ -54,3 +54,49 @@ describe("releaseStartupMemory", () => {
     expect(outcome.ranWithLargeHeap).toBe(false);
   });
 });
+
+const Growth = z.object({
+  set: z.boolean(),
+  newSpaceMax: z.number(),
+  newSpaceAfter: z.number(),
+  setWithLargeHeap: z.boolean(),
+});
+
+/** A burst of short-lived garbage (as /run at full rate makes), with or without favourMemoryOverSpeed first. */
+const BURST = (favour: boolean) => `
+import { getHeapSpaceStatistics } from "node:v8";
+const { favourMemoryOverSpeed } = await import(${JSON.stringify(HEAP)});
+const newSpace = () => getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size;
+const set = ${favour} ? favourMemoryOverSpeed() : false;
+let keep = [];
+let newSpaceMax = 0;
+for (let i = 0; i < 2_000_000; i++) {
+  keep.push({ i, s: "x" + i });
+  if (keep.length > 100000) keep = [];
+  if (i % 10000 === 0) newSpaceMax = Math.max(newSpaceMax, newSpace());
+}
+keep = [];
+const newSpaceAfter = newSpace();
+const large = Array.from({ length: 1_000_000 }, (_, i) => ({ i, s: "y" + i }));
+const setWithLargeHeap = favourMemoryOverSpeed();
+process.stdout.write(JSON.stringify({ set, newSpaceMax, newSpaceAfter, setWithLargeHeap, kept: large.length }));
+`;
+
+describe("favourMemoryOverSpeed", () => {
+  it("keeps a fraction of the young generation a burst grows without it, and skips a large heap", () => {
+    const run = (favour: boolean) =>
+      Growth.parse(
+        JSON.parse(
+          execFileSync(process.execPath, ["--import", LOADER, "--input-type=module", "-e", BURST(favour)], {
+            encoding: "utf8",
+          }),
+        ),
+      );
+    const plain = run(false);
+    const favoured = run(true);
+    expect(favoured.set).toBe(true);
+    expect(favoured.newSpaceMax).toBeLessThan(plain.newSpaceMax);
+    expect(favoured.newSpaceAfter).toBeLessThanOrEqual(plain.newSpaceAfter / 4);
+    expect(plain.setWithLargeHeap).toBe(false);
+  });
+});
