@@ -39,6 +39,12 @@ export class Accounts {
 
 /** The key of a credential: an `Authorization` value loses its `Bearer ` prefix. */
 export function bareKey(credential: string): string {
+  // Every worker request carries the raw key: printable ASCII at both ends and no b/B first can have
+  // neither a prefix nor anything trim() would remove, so it is its own key (no regular expression).
+  const first = credential.charCodeAt(0);
+  const last = credential.charCodeAt(credential.length - 1);
+  if (first > 0x20 && first < 0x7f && last > 0x20 && last < 0x7f && (first | 0x20) !== 0x62)
+    return credential;
   return credential.replace(/^Bearer\s+/i, "").trim();
 }
 

@@ -29,6 +29,9 @@ interface Admission {
   endpointId: string;
 }
 
+const ADMISSION = "runpodkitAdmission";
+type AdmittedRequest = FastifyRequest & { [ADMISSION]: Admission | null };
+
 /**
  * The client side of /v2/{endpoint_id}: authenticate, find the queue endpoint, rate-limit (all three
  * in the route's onRequest hook, before the body is read: a refused request costs no parsing), parse,
@@ -36,7 +39,9 @@ interface Admission {
  */
 export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps): void {
   const { jobs, limiter } = deps;
-  const admissions = new WeakMap<FastifyRequest, Admission>();
+  // A field of every request of this scope (declared once, so requests keep one shape) rather than
+  // a WeakMap entry per request.
+  app.decorateRequest(ADMISSION, null);
 
   /**
    * The onRequest hook of a route: the caller's account (401 otherwise), its queue endpoint
@@ -55,12 +60,12 @@ export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps
       if (operation === "run" || operation === "runsync") {
         jobs.checkRoom(endpointId, Number(request.headers["content-length"] ?? 0) || 0);
       }
-      admissions.set(request, { accountId, endpointId });
+      (request as AdmittedRequest)[ADMISSION] = { accountId, endpointId };
       done();
     };
 
   const admitted = (request: FastifyRequest): Admission => {
-    const admission = admissions.get(request);
+    const admission = (request as AdmittedRequest)[ADMISSION];
     if (!admission) throw new Error(`${request.url}: the route has no admission hook`);
     return admission;
   };
@@ -134,9 +139,10 @@ export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps
     return { removed: jobs.purgeQueue(accountId, endpointId), status: "completed" };
   });
 
-  app.get("/:endpointId/health", { onRequest: admit(null) }, async (request) => {
+  // Plain, not async: polled often (the SDK's and the console's progress), and answered at once.
+  app.get("/:endpointId/health", { onRequest: admit(null) }, (request, reply) => {
     const { accountId, endpointId } = admitted(request);
-    return jobs.health(accountId, endpointId);
+    reply.send(jobs.health(accountId, endpointId));
   });
 
   // In the spec's rate-limit table, with no documented shapes: refused loudly, after the limits apply.

@@ -1,5 +1,8 @@
 import type { FastifyReply } from "fastify";
 
+/** The content type Fastify gives a serialised object; replies sent as ready JSON text say the same. */
+export const JSON_TYPE = "application/json; charset=utf-8";
+
 /**
  * Aborts when the client goes away before its reply is written (long-polls stop holding then);
  * `alsoWhenGone` runs then too (one close listener for both).

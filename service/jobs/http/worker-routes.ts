@@ -5,7 +5,7 @@ import { parseInput } from "../../edge/parse";
 import type { Dispatcher, WorkerSession } from "../dispatch/dispatcher";
 import type { WorkerAccess } from "../dispatch/worker-access";
 import { type Job, workerJobOf } from "../model/job";
-import { clientGone, pathId, pathParam } from "./wire";
+import { clientGone, JSON_TYPE, pathId, pathParam } from "./wire";
 
 export interface WorkerRouteDeps {
   dispatcher: Dispatcher;
@@ -22,6 +22,17 @@ interface WorkerJobParams extends WorkerParams {
   jobId: string;
 }
 
+/** Who a worker request is from, set by the scope's onRequest hook (a request decoration, see below). */
+interface Identified {
+  session: WorkerSession;
+  extra: URLSearchParams | null;
+}
+const WORKER = "runpodkitWorker";
+type WorkerRequest = FastifyRequest & { [WORKER]: Identified | null };
+
+/** The reply of job-done, job-stream and ping: always the same text. */
+const EMPTY_REPLY = "{}";
+
 /**
  * The worker protocol (docs/worker-protocol.md), exactly as workers of the real service speak it:
  * job-take (long-poll) and job-take-batch, job-stop, job-done (results and progress), job-stream,
@@ -31,7 +42,9 @@ interface WorkerJobParams extends WorkerParams {
 export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps): void {
   const { dispatcher } = deps;
   parseAnyBodyAsJson(app, deps.bodyLimit);
-  const sessions = new WeakMap<FastifyRequest, { session: WorkerSession; extra: URLSearchParams | null }>();
+  // A field of every request of this scope (declared once, so requests keep one shape) rather than
+  // a WeakMap entry per request.
+  app.decorateRequest(WORKER, null);
 
   /**
    * The worker's session (see WorkerAccess), and parameters appended to its id by a template without
@@ -43,13 +56,13 @@ export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps
     if (params.endpointId !== undefined && params.workerId !== undefined) {
       const { id: workerId, extra } = pathParam(params.workerId);
       const session = deps.access.session(params.endpointId, workerId, request.headers.authorization);
-      sessions.set(request, { session, extra });
+      (request as WorkerRequest)[WORKER] = { session, extra };
     }
     done();
   });
 
-  const sessionOf = (request: FastifyRequest): { session: WorkerSession; extra: URLSearchParams | null } => {
-    const identified = sessions.get(request);
+  const sessionOf = (request: FastifyRequest): Identified => {
+    const identified = (request as WorkerRequest)[WORKER];
     if (!identified) throw new Error(`${request.url}: the worker was not identified`);
     return identified;
   };
@@ -86,22 +99,24 @@ export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps
     return { jobsToStop: ids };
   });
 
-  app.post("/:endpointId/job-done/:workerId/:jobId", async (request) => {
+  // Plain (not async) handlers answering a fixed text: no promise, no serialisation per request. A
+  // refusal thrown here reaches the error handler as from an async one.
+  app.post("/:endpointId/job-done/:workerId/:jobId", (request, reply) => {
     const { session } = sessionOf(request);
     const jobId = pathId((request.params as WorkerJobParams).jobId);
     dispatcher.done(session, jobId, parseInput(JobDoneBody, request.body ?? {}, "body"));
-    return {};
+    reply.type(JSON_TYPE).send(EMPTY_REPLY);
   });
 
-  app.post("/:endpointId/job-stream/:workerId/:jobId", async (request) => {
+  app.post("/:endpointId/job-stream/:workerId/:jobId", (request, reply) => {
     const { session } = sessionOf(request);
     const jobId = pathId((request.params as WorkerJobParams).jobId);
     const body = parseInput(JobStreamBody, request.body, "body");
     dispatcher.stream(session, jobId, { output: body.output });
-    return {};
+    reply.type(JSON_TYPE).send(EMPTY_REPLY);
   });
 
-  app.get("/:endpointId/ping/:workerId", async (request) => {
+  app.get("/:endpointId/ping/:workerId", (request, reply) => {
     const { session } = sessionOf(request);
     const query = parseInput(PingQuery, request.query, "query");
     dispatcher.ping(session, {
@@ -109,6 +124,6 @@ export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps
       version: query.runpod_version,
       unhealthy: query.status === "unhealthy",
     });
-    return {};
+    reply.type(JSON_TYPE).send(EMPTY_REPLY);
   });
 }

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { readApiKeys, redactKey } from "../../../service/api-keys";
-import { accountIdOf } from "../../../service/edge/auth";
+import { Accounts, accountIdOf, bareKey } from "../../../service/edge/auth";
 import { redactUrl } from "../../../service/edge/errors";
 import { type Cli, startCli } from "./cli";
 
@@ -18,6 +18,25 @@ async function accountSees(cli: Cli, key: string): Promise<number> {
   const reply = await fetch(`${restUrl}/endpoints`, { headers: { authorization: `Bearer ${key}` } });
   return reply.status;
 }
+
+describe("a credential's key", () => {
+  it("is the raw key, or an Authorization value without its Bearer prefix and surrounding space", () => {
+    expect(bareKey("rpk_abc")).toBe("rpk_abc");
+    expect(bareKey("Bearer rpk_abc")).toBe("rpk_abc");
+    expect(bareKey("bearer \t rpk_abc ")).toBe("rpk_abc");
+    expect(bareKey("  rpk_abc")).toBe("rpk_abc");
+    expect(bareKey("rpk_abc\u00a0")).toBe("rpk_abc");
+    // A raw key starting with b is still a raw key; only "Bearer" and space make a prefix.
+    expect(bareKey("bkey_1")).toBe("bkey_1");
+    expect(bareKey("Bearerkey")).toBe("Bearerkey");
+    expect(bareKey("")).toBe("");
+    const accounts = new Accounts(["rpk_abc", "bkey_1"]);
+    expect(accounts.resolve("Bearer rpk_abc")).toBe(accountIdOf("rpk_abc"));
+    expect(accounts.resolve("rpk_abc")).toBe(accountIdOf("rpk_abc"));
+    expect(accounts.resolve("bkey_1")).toBe(accountIdOf("bkey_1"));
+    expect(accounts.resolve("rpk_ab")).toBeUndefined();
+  });
+});
 
 describe("account keys", () => {
   it("come from RUNPODKIT_API_KEYS and are never printed (only a redacted form)", async () => {

@@ -201,6 +201,29 @@ describe("worker runtime and built-in handlers", () => {
     });
   });
 
+  it("the runtime's lines and a handler's own output keep their order in the job's logs", async () => {
+    await start({
+      config: { handlers: { "acme/chatty": resolve("test/service/workers/fixtures/chatty.ts") } },
+    });
+    const ep = h.endpoint("acme/chatty");
+    const messagesOf = async (id: string) =>
+      (await h.call("GET", `/v2/${ep.id}/logs?job=${id}`)).text
+        .split("\n")
+        .filter((line) => line.trim())
+        .map((line) => (JSON.parse(line) as { message: string }).message);
+    for (const say of ["one", "two"]) {
+      const reply = await runsync(ep, { say });
+      expect(reply).toMatchObject({ status: "COMPLETED", output: { said: say } });
+      // The runtime's lines of a turn go out together at its end; the handler's line must not
+      // overtake "Started.", and "Finished." must arrive although nothing else is printed after it.
+      const messages = await eventually(async () => {
+        const list = await messagesOf(reply.id);
+        return list.includes("Finished.") ? list : undefined;
+      });
+      expect(messages).toEqual(["Started.", `handler says ${say}`, "Finished."]);
+    }
+  });
+
   it("an image nobody configured runs the echo handler, with a warning", async () => {
     await start();
     const ep = h.endpoint("someone/unknown-image:latest");

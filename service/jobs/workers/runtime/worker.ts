@@ -37,6 +37,11 @@ function withParams(url: string, params: Record<string, string>): string {
   return `${url}${url.includes("?") ? "&" : "?"}${query}`;
 }
 
+/** withParams(url, {[name]: value}) for a name and value that need no escaping, without building a URLSearchParams. */
+function withParam(url: string, name: string, value: string): string {
+  return `${url}${url.includes("?") ? "&" : "?"}${name}=${value}`;
+}
+
 interface Running {
   abort: AbortController;
 }
@@ -66,10 +71,16 @@ export class QueueWorker {
   readonly #closing = new AbortController();
   #concurrency = 1;
   #slotFreed: (() => void) | null = null;
+  /** The single job-take URL, by job_in_progress ("0" / "1"): the same two strings every time. */
+  readonly #takeOne: { "0": string; "1": string };
 
   constructor(env: WorkerEnv, options: StartOptions) {
     this.#env = env;
     this.#options = options;
+    this.#takeOne = {
+      "0": withParam(env.takeUrl, "job_in_progress", "0"),
+      "1": withParam(env.takeUrl, "job_in_progress", "1"),
+    };
     // Results are retried on 5xx only, like the real library (3 attempts); never on 4xx.
     this.#http = new Agent({ keepAliveTimeout: 60_000 });
     this.#posts = this.#http.compose(
@@ -116,7 +127,7 @@ export class QueueWorker {
       const inProgress = this.#running.size > 0 || this.#posting.size > 0 ? "1" : "0";
       const url =
         needed === 1
-          ? withParams(this.#env.takeUrl, { job_in_progress: inProgress })
+          ? this.#takeOne[inProgress]
           : withParams(this.#env.takeUrl.replaceAll("/job-take/", "/job-take-batch/"), {
               batch_size: String(needed),
               job_in_progress: inProgress,
@@ -279,11 +290,11 @@ export class QueueWorker {
   }
 
   #doneUrl(jobId: string, isStreamed: boolean): string {
-    return withParams(this.#env.doneTemplate.replaceAll("$ID", jobId), { isStream: String(isStreamed) });
+    return withParam(this.#env.doneTemplate.replaceAll("$ID", jobId), "isStream", String(isStreamed));
   }
 
   #streamUrl(jobId: string): string {
-    return withParams(this.#env.streamTemplate.replaceAll("$ID", jobId), { isStream: "false" });
+    return withParam(this.#env.streamTemplate.replaceAll("$ID", jobId), "isStream", "false");
   }
 
   async #post(url: string, body: JobResultBody | { status: string; output: unknown }): Promise<void> {
