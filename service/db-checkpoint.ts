@@ -12,18 +12,19 @@ export interface CheckpointPolicy {
   /** ... or once the commits since the last ask wrote about this many bytes of job inputs/outputs. */
   bytes: number;
   /**
-   * A passive checkpoint never waits for the writer, so under steady writes the WAL may never be
-   * copied back entirely and could not start over from its beginning. Past this many WAL frames
-   * (pages) left after the passive passes, the checkpoint is a RESTART: it holds new commits back
-   * (the writer waits under its busy timeout) for as long as it copies the rest.
+   * A passive checkpoint on the thread never holds the writer back, so under steady writes the
+   * frames committed while it copies are always left, and the WAL, never copied back entirely,
+   * cannot start over from its beginning: it would grow without end. Once the thread's passes leave
+   * frames in a WAL of at least this many frames (pages), the main connection copies the rest itself
+   * between two commits (a few frames, and the fsyncs: the one checkpoint left on the event loop).
    */
-  restartFrames: number;
+  catchUpFrames: number;
 }
 
 export const DEFAULT_CHECKPOINT_POLICY: CheckpointPolicy = {
   commits: 256,
   bytes: 4 * 1024 * 1024,
-  restartFrames: 4_000,
+  catchUpFrames: 4_000,
 };
 
 /** `PRAGMA wal_checkpoint` as SQLite reports it: busy (0/1), frames in the WAL, frames copied back. */
@@ -51,14 +52,12 @@ const db = new DatabaseSync(workerData.path);
 db.exec("PRAGMA busy_timeout = 5000");
 db.exec("PRAGMA wal_autocheckpoint = 0");
 const passive = db.prepare("PRAGMA wal_checkpoint(PASSIVE)");
-const restart = db.prepare("PRAGMA wal_checkpoint(RESTART)");
-const run = (restartFrames) => {
+const run = () => {
   let result = passive.get();
-  // Frames committed while it copied: a second pass copies only those.
+  // Frames committed while it copied: another pass copies only those.
   for (let pass = 0; pass < 2 && result.busy === 0 && result.checkpointed < result.log; pass++) {
     result = passive.get();
   }
-  if (result.checkpointed < result.log && result.log >= restartFrames) result = restart.get();
   return result;
 };
 parentPort.on("message", (message) => {
@@ -73,7 +72,7 @@ parentPort.on("message", (message) => {
   }
   let reply;
   try {
-    const r = run(message.restartFrames);
+    const r = run();
     reply = { busy: r.busy, log: r.log, checkpointed: r.checkpointed };
   } catch (error) {
     reply = { error: String(error && error.message ? error.message : error) };
@@ -91,6 +90,8 @@ type ThreadReply = CheckpointResult | { skipped: true } | { error: string };
  * counts its commits (`committed`); past the policy's count or bytes, a checkpoint is asked of a
  * worker thread holding its own connection to the same file (started on the first ask: an idle
  * service has no thread). One checkpoint runs at a time; asks in between are folded into one more.
+ * Under steady writes the thread cannot finish the WAL alone; past `catchUpFrames` the main
+ * connection copies the last frames (see CheckpointPolicy).
  * The thread never keeps the process alive (unref). Should the thread fail, checkpoints run on the
  * main connection instead (what SQLite's auto-checkpoint did). `close` waits for a running
  * checkpoint, then truncates the WAL to zero bytes from the main connection.
@@ -106,6 +107,10 @@ export class WalCheckpointer {
   #passive: StatementSync | null = null;
   #commits = 0;
   #bytes = 0;
+  /** Commits since a checkpoint last finished. */
+  #sinceFinished = 0;
+  /** The main connection is to checkpoint once the thread's checkpoint ends (see #catchUp). */
+  #catchUpDue = false;
   /** A checkpoint is on the thread. */
   #inFlight = false;
   /** Asked again while one was on the thread. */
@@ -115,6 +120,8 @@ export class WalCheckpointer {
   /** Checkpoints finished, and the last one's figures (tests and the bench read them). */
   completed = 0;
   last: CheckpointResult | null = null;
+  /** Checkpoints the main connection ran (see `catchUpFrames`; all of them if the thread failed). */
+  catchUps = 0;
 
   constructor(path: string, db: DatabaseSync, policy: Partial<CheckpointPolicy> = {}) {
     this.#path = path;
@@ -122,8 +129,12 @@ export class WalCheckpointer {
     this.#policy = { ...DEFAULT_CHECKPOINT_POLICY, ...policy };
   }
 
-  /** One commit of the main connection. */
+  /**
+   * One commit of the main connection. Past four times the policy's commits with no checkpoint
+   * finished (the thread still starting, or slowed down), the main connection checkpoints itself.
+   */
   committed(): void {
+    if (++this.#sinceFinished >= 4 * this.#policy.commits && !this.#closed) this.#catchUp();
     if (++this.#commits >= this.#policy.commits) this.request();
   }
 
@@ -144,11 +155,11 @@ export class WalCheckpointer {
     }
     const worker = this.#thread();
     if (!worker) {
-      this.#checkpointInline();
+      this.#catchUp();
       return;
     }
     this.#inFlight = true;
-    worker.postMessage({ restartFrames: this.#policy.restartFrames });
+    worker.postMessage({ checkpoint: true });
   }
 
   /** Resolves once no checkpoint is running or asked for. */
@@ -207,7 +218,13 @@ export class WalCheckpointer {
     } else if (!("skipped" in reply)) {
       this.completed++;
       this.last = reply;
+      this.#sinceFinished = 0;
+      // `log` is the WAL as the checkpoint found it: commits made while it copied are not in it, so a
+      // "complete" checkpoint may still leave frames. A WAL this long has not started over lately.
+      if (reply.log >= this.#policy.catchUpFrames) this.#catchUpDue = true;
     }
+    // The thread is idle now (it set so before replying): the main connection's turn.
+    if (this.#catchUpDue && !this.#closed) this.#catchUp();
     if (this.#again && !this.#closed) {
       this.#again = false;
       this.request();
@@ -222,16 +239,32 @@ export class WalCheckpointer {
     this.#inline = true;
     if (this.#inFlight) {
       this.#inFlight = false;
-      if (!this.#closed) this.#checkpointInline();
+      if (!this.#closed) this.#catchUp();
     }
     this.#release();
   }
 
-  #checkpointInline(): void {
-    this.#passive ??= this.#db.prepare("PRAGMA wal_checkpoint(PASSIVE)");
-    const result = this.#passive.get() as unknown as CheckpointResult;
-    this.completed++;
-    this.last = { busy: result.busy, log: result.log, checkpointed: result.checkpointed };
+  /**
+   * A checkpoint on the main connection, between two of its commits, so it copies the WAL to its end
+   * and the next commit starts the WAL over. Only while the thread is not checkpointing (a
+   * checkpoint running there would make this one give up at once): it then waits for its reply.
+   */
+  #catchUp(): void {
+    if (Atomics.compareExchange(this.#state, 0, IDLE, RUNNING) !== IDLE) {
+      this.#catchUpDue = true;
+      return;
+    }
+    this.#catchUpDue = false;
+    try {
+      this.#passive ??= this.#db.prepare("PRAGMA wal_checkpoint(PASSIVE)");
+      const result = this.#passive.get() as unknown as CheckpointResult;
+      this.#sinceFinished = 0;
+      this.completed++;
+      this.catchUps++;
+      this.last = { busy: result.busy, log: result.log, checkpointed: result.checkpointed };
+    } finally {
+      Atomics.store(this.#state, 0, IDLE);
+    }
   }
 
   #release(): void {

@@ -8,7 +8,7 @@
  * jobs-per-flush 1 is /runsync's shape (a job's insert, then its completion, each flushed alone);
  * larger figures the shape of /run under load (many jobs' writes in one flush).
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SystemClock } from "../../service/clock";
@@ -38,7 +38,9 @@ function start(job: Job, now: number): void {
 
 async function measure(label: string, checkpointer: boolean, deferStart = true): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), "runpodkit-store-flush-"));
-  const db = openDatabase(join(dir, "s.sqlite"), jobMigrations, { checkpoint: checkpointer ? {} : false });
+  const file = join(dir, "s.sqlite");
+  const db = openDatabase(file, jobMigrations, { checkpoint: checkpointer ? {} : false });
+  let walMax = 0;
   // With a clock, as in the service: a start waits for the job's end (see JobStore).
   const store = new JobStore(db, deferStart ? { clock: new SystemClock() } : {});
   const flushes: number[] = [];
@@ -85,6 +87,9 @@ async function measure(label: string, checkpointer: boolean, deferStart = true):
     }
     timed();
     // Let the checkpointer's replies in, as the event loop would between requests.
+    if (n % (64 * perFlush) === 0 && existsSync(`${file}-wal`)) {
+      walMax = Math.max(walMax, statSync(`${file}-wal`).size);
+    }
     if (gap) await new Promise((resolve) => setTimeout(resolve, 0));
     else if (n % (64 * perFlush) === 0) await new Promise((resolve) => setImmediate(resolve));
   }
@@ -98,7 +103,7 @@ async function measure(label: string, checkpointer: boolean, deferStart = true):
   // The event loop's own CPU in flushes (this thread only: not the checkpointer's).
   const inFlush = flushCpu / jobs;
   console.log(
-    `${label.padEnd(32)} flush p50 ${quantile(flushes, 0.5).toFixed(3)} ms  p99 ${quantile(flushes, 0.99).toFixed(3)} ms  p99.9 ${quantile(flushes, 0.999).toFixed(3)} ms  max ${(flushes.at(-1) ?? 0).toFixed(3)} ms  >2 ms ${slow}  main-thread CPU in flushes ${inFlush.toFixed(1)} us/job  process CPU ${us.toFixed(1)} us/job  checkpoints ${db.checkpointer?.completed ?? "auto"}`,
+    `${label.padEnd(32)} flush p50 ${quantile(flushes, 0.5).toFixed(3)} ms  p99 ${quantile(flushes, 0.99).toFixed(3)} ms  p99.9 ${quantile(flushes, 0.999).toFixed(3)} ms  max ${(flushes.at(-1) ?? 0).toFixed(3)} ms  >2 ms ${slow}  main-thread CPU in flushes ${inFlush.toFixed(1)} us/job  process CPU ${us.toFixed(1)} us/job  checkpoints ${db.checkpointer?.completed ?? "auto"} (catch-ups ${db.checkpointer?.catchUps ?? "-"})  WAL max ${(walMax / 1048576).toFixed(1)} MB`,
   );
 }
 

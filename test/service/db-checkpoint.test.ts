@@ -16,7 +16,7 @@ describe("the store's WAL checkpointer", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const start = (policy: { commits?: number; bytes?: number; restartFrames?: number } = {}) => {
+  const start = (policy: { commits?: number; bytes?: number; catchUpFrames?: number } = {}) => {
     dir = mkdtempSync(join(tmpdir(), "runpodkit-wal-"));
     const path = join(dir, "service.sqlite");
     const db = openDatabase(path, migrations, { checkpoint: policy });
@@ -49,10 +49,11 @@ describe("the store's WAL checkpointer", () => {
     // WAL would hold them all. Each round's checkpoint copied everything back, and the WAL started
     // over from its beginning (SQLite does so at the first commit after a complete checkpoint; now
     // and then that takes a few rounds), so it never held more than a few rounds' frames.
+    // (Bounds with room: other tests load the machine.)
     expect(db.checkpointer?.completed).toBeGreaterThanOrEqual(39);
     expect(framesAtCheckpoint).toBeGreaterThan(50);
-    expect(framesAtCheckpoint).toBeLessThan(600);
-    expect(largest).toBeLessThan(3 * 1_024 * 1_024);
+    expect(framesAtCheckpoint).toBeLessThan(1_000);
+    expect(largest).toBeLessThan(5 * 1_024 * 1_024);
     expect(largest).toBeGreaterThan(0);
     expect(db.checkpointer?.last).toMatchObject({ busy: 0 });
     expect(db.checkpointer?.last?.checkpointed).toBe(db.checkpointer?.last?.log);
@@ -60,6 +61,25 @@ describe("the store's WAL checkpointer", () => {
     const reader = new DatabaseSync(path, { readOnly: true });
     expect(reader.prepare("SELECT COUNT(*) AS n FROM t").get()).toEqual({ n: 2_000 });
     reader.close();
+  });
+
+  it("keeps the WAL bounded under steady commits the thread cannot catch up with: the main connection copies the rest", async () => {
+    const { db, path, commit } = start({ commits: 20, catchUpFrames: 200 });
+    let largest = 0;
+    for (let i = 1; i <= 6_000; i++) {
+      commit();
+      // The event loop turns (the thread's replies come in) but the commits never pause for it.
+      if (i % 10 === 0) await new Promise((resolve) => setImmediate(resolve));
+      if (i % 100 === 0) largest = Math.max(largest, walSize(path));
+    }
+    await db.checkpointer?.settled();
+    // 6,000 commits wrote over 24 MB of WAL frames (without the catch-up the WAL held them all); it
+    // started over every few hundred to ~1,500 frames (the catch-up finds the thread checkpointing
+    // now and then, and waits for its next reply).
+    expect(db.checkpointer?.completed).toBeGreaterThan(10);
+    expect(db.checkpointer?.catchUps).toBeGreaterThan(0);
+    expect(largest).toBeGreaterThan(0);
+    expect(largest).toBeLessThan(8 * 1_024 * 1_024);
   });
 
   it("asks for a checkpoint by bytes written too (large inputs), before the commit count is reached", async () => {
