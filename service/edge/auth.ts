@@ -41,10 +41,16 @@ export class Accounts {
 export function bareKey(credential: string): string {
   // Every worker request carries the raw key: printable ASCII at both ends and no b/B first can have
   // neither a prefix nor anything trim() would remove, so it is its own key (no regular expression).
+  // Clients send exactly "Bearer <key>": printable ASCII after one space needs no regex either.
   const first = credential.charCodeAt(0);
   const last = credential.charCodeAt(credential.length - 1);
-  if (first > 0x20 && first < 0x7f && last > 0x20 && last < 0x7f && (first | 0x20) !== 0x62)
-    return credential;
+  if (last > 0x20 && last < 0x7f) {
+    if (first > 0x20 && first < 0x7f && (first | 0x20) !== 0x62) return credential;
+    if (credential.startsWith("Bearer ")) {
+      const keyFirst = credential.charCodeAt(7);
+      if (keyFirst > 0x20 && keyFirst < 0x7f) return credential.slice(7);
+    }
+  }
   return credential.replace(/^Bearer\s+/i, "").trim();
 }
 

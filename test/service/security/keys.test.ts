@@ -23,6 +23,9 @@ describe("a credential's key", () => {
   it("is the raw key, or an Authorization value without its Bearer prefix and surrounding space", () => {
     expect(bareKey("rpk_abc")).toBe("rpk_abc");
     expect(bareKey("Bearer rpk_abc")).toBe("rpk_abc");
+    expect(bareKey("Bearer  rpk_abc")).toBe("rpk_abc");
+    expect(bareKey("Bearer \u00a0rpk_abc")).toBe("rpk_abc");
+    expect(bareKey("Bearer b")).toBe("b");
     expect(bareKey("bearer \t rpk_abc ")).toBe("rpk_abc");
     expect(bareKey("  rpk_abc")).toBe("rpk_abc");
     expect(bareKey("rpk_abc\u00a0")).toBe("rpk_abc");
