@@ -11,8 +11,10 @@ import {
 } from "./errors";
 
 /**
- * The one HTTP layer of the SDK: one keep-alive undici Pool per client (per origin), with retry and
- * backoff composed once as an undici interceptor. Calls only say whether they may be retried.
+ * The one HTTP layer of the SDK: one keep-alive undici Pool per client (per origin). A call's first
+ * attempt goes to the pool as it is; a failure the call's retry mode allows takes the retry path
+ * (the policy's backoff, then undici's RetryHandler, composed once as an interceptor on the same
+ * pool). Calls only say whether they may be retried.
  */
 
 /**
@@ -264,7 +266,6 @@ type RetryingRequest = Dispatcher.DispatchOptions & {
 export class HttpClient {
   readonly #pool: Pool;
   readonly #retrying: Dispatcher;
-  readonly #origin: string;
   readonly #basePath: string;
   readonly #baseQuery: string;
   readonly #headers: Record<string, string>;
@@ -276,14 +277,13 @@ export class HttpClient {
 
   constructor(options: HttpClientOptions) {
     const url = new URL(options.baseUrl);
-    this.#origin = url.origin;
     this.#basePath = url.pathname.replace(/\/+$/, "");
     this.#baseQuery = url.search.slice(1);
     this.#headers = { accept: "application/json", ...options.headers };
     this.#jsonHeaders = { ...this.#headers, "content-type": "application/json" };
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     this.#secrets = options.secrets ?? [];
-    this.#pool = new Pool(this.#origin, { connections: options.connections ?? 64 });
+    this.#pool = new Pool(url.origin, { connections: options.connections ?? 64 });
     this.#policy = defaultPolicy(options.retry);
     // throwOnError false: RetryHandler asks the decider about every reply >= 300 and forwards the one
     // the decider gives up on, as a reply.
