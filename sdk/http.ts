@@ -11,8 +11,10 @@ import {
 } from "./errors";
 
 /**
- * The one HTTP layer of the SDK: one keep-alive undici Pool per client (per origin), with retry and
- * backoff composed once as an undici interceptor. Calls only say whether they may be retried.
+ * The one HTTP layer of the SDK: one keep-alive undici Pool per client (per origin). A call's first
+ * attempt goes to the pool as it is; a failure the call's retry mode allows takes the retry path
+ * (the policy's backoff, then undici's RetryHandler, composed once as an interceptor on the same
+ * pool). Calls only say whether they may be retried.
  */
 
 /**
@@ -178,6 +180,72 @@ function retryDecider(mode: RetryMode, policy: Required<RetryPolicy>): RetryHand
   };
 }
 
+/**
+ * The handler of one dispatch: the whole reply as text. It stands in for undici's `request()`, whose
+ * per-call async resource, body stream and promise a small JSON reply does not need. The caller's
+ * signal aborts the exchange through the dispatch's controller (at once, or as soon as it starts).
+ */
+class ReplyCollector implements Dispatcher.DispatchHandler {
+  readonly #signal: AbortSignal | undefined;
+  readonly #resolve: (reply: HttpReply) => void;
+  readonly #reject: (error: unknown) => void;
+  #controller: Dispatcher.DispatchController | undefined;
+  #status = 0;
+  #headers: IncomingHttpHeaders = {};
+  #chunks: Buffer[] = [];
+  #length = 0;
+
+  constructor(
+    signal: AbortSignal | undefined,
+    resolve: (reply: HttpReply) => void,
+    reject: (error: unknown) => void,
+  ) {
+    this.#signal = signal;
+    this.#resolve = resolve;
+    this.#reject = reject;
+    signal?.addEventListener("abort", this.#onAbort);
+  }
+
+  readonly #onAbort = (): void => {
+    this.#controller?.abort(this.#signal?.reason);
+  };
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#signal?.aborted) controller.abort(this.#signal.reason);
+  }
+
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: IncomingHttpHeaders,
+  ): void {
+    // 1xx replies are informational: the final reply follows.
+    if (statusCode < 200) return;
+    this.#status = statusCode;
+    this.#headers = headers;
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.#chunks.push(chunk);
+    this.#length += chunk.length;
+  }
+
+  onResponseEnd(): void {
+    this.#signal?.removeEventListener("abort", this.#onAbort);
+    const chunks = this.#chunks;
+    const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, this.#length);
+    // UTF-8, a byte order mark skipped (as undici's body.text()).
+    const start = body.length > 2 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
+    this.#resolve({ status: this.#status, headers: this.#headers, text: body.toString("utf8", start) });
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | null, error: Error): void {
+    this.#signal?.removeEventListener("abort", this.#onAbort);
+    this.#reject(error);
+  }
+}
+
 function defaultPolicy(policy: RetryPolicy = {}): Required<RetryPolicy> {
   return {
     retries: policy.retries ?? 3,
@@ -189,7 +257,7 @@ function defaultPolicy(policy: RetryPolicy = {}): Required<RetryPolicy> {
   };
 }
 
-type RetryingRequest = Dispatcher.RequestOptions & {
+type RetryingRequest = Dispatcher.DispatchOptions & {
   retryOptions: RetryHandler.RetryOptions;
   /** Epoch ms the call's budget ends; read back by the retry decider. */
   deadline: number;
@@ -198,7 +266,6 @@ type RetryingRequest = Dispatcher.RequestOptions & {
 export class HttpClient {
   readonly #pool: Pool;
   readonly #retrying: Dispatcher;
-  readonly #origin: string;
   readonly #basePath: string;
   readonly #baseQuery: string;
   readonly #headers: Record<string, string>;
@@ -210,14 +277,13 @@ export class HttpClient {
 
   constructor(options: HttpClientOptions) {
     const url = new URL(options.baseUrl);
-    this.#origin = url.origin;
     this.#basePath = url.pathname.replace(/\/+$/, "");
     this.#baseQuery = url.search.slice(1);
     this.#headers = { accept: "application/json", ...options.headers };
     this.#jsonHeaders = { ...this.#headers, "content-type": "application/json" };
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     this.#secrets = options.secrets ?? [];
-    this.#pool = new Pool(this.#origin, { connections: options.connections ?? 64 });
+    this.#pool = new Pool(url.origin, { connections: options.connections ?? 64 });
     this.#policy = defaultPolicy(options.retry);
     // throwOnError false: RetryHandler asks the decider about every reply >= 300 and forwards the one
     // the decider gives up on, as a reply.
@@ -236,42 +302,36 @@ export class HttpClient {
    * policy's backoff, then undici's RetryHandler for the remaining attempts.
    */
   async exchange(call: HttpCall): Promise<HttpReply> {
-    if (call.signal?.aborted) throw this.#aborted(call);
+    const signal = call.signal;
+    if (signal?.aborted) throw this.#aborted(call);
     // No per-call timer or AbortController: undici's headers/body timeouts carry the budget and the
-    // caller's signal goes to undici as is.
+    // caller's signal aborts the dispatch through its controller.
     const budgetMs = call.timeoutMs ?? this.#timeoutMs;
     try {
       // Built inside the try: a body that JSON cannot serialize fails as the call's error, as any other.
       const mode = call.retry ?? (SAFE_METHODS.has(call.method) ? "idempotent" : "never");
       const hasBody = call.body !== undefined || call.rawBody !== undefined;
-      const request: Dispatcher.RequestOptions = {
+      const request: Dispatcher.DispatchOptions = {
         method: call.method,
         path: this.#pathOf(call),
         headers: hasBody ? this.#jsonHeaders : this.#headers,
         body: call.rawBody ?? (call.body === undefined ? undefined : JSON.stringify(call.body)),
-        signal: call.signal,
         headersTimeout: budgetMs,
         bodyTimeout: budgetMs,
       };
       const deadline = mode === "never" ? 0 : Date.now() + budgetMs;
       let reply: HttpReply;
       try {
-        const data = await this.#pool.request(request);
-        reply = { status: data.statusCode, headers: data.headers, text: await data.body.text() };
+        reply = await this.#send(this.#pool, request, signal);
       } catch (error) {
-        if (mode !== "idempotent" || call.signal?.aborted) throw error;
+        if (mode !== "idempotent" || signal?.aborted) throw error;
         const code = (error as { code?: unknown } | null)?.code;
-        return await this.#retry(
-          request,
-          mode,
-          deadline,
-          { code: typeof code === "string" ? code : undefined },
-          error,
-        );
+        const failure = { code: typeof code === "string" ? code : undefined };
+        return await this.#retry(request, signal, mode, deadline, failure, error);
       }
       if (mode === "never" || !mayRetryStatus(reply.status)) return reply;
       const failure = { statusCode: reply.status, retryAfter: reply.headers["retry-after"] };
-      return await this.#retry(request, mode, deadline, failure, reply);
+      return await this.#retry(request, signal, mode, deadline, failure, reply);
     } catch (error) {
       throw this.#transportError(call, budgetMs, error);
     }
@@ -282,7 +342,8 @@ export class HttpClient {
    * it (a reply as a reply, an error thrown), else the policy's backoff and the remaining attempts.
    */
   async #retry(
-    request: Dispatcher.RequestOptions,
+    request: Dispatcher.DispatchOptions,
+    signal: AbortSignal | undefined,
     mode: Exclude<RetryMode, "never">,
     deadline: number,
     failure: Failure,
@@ -293,10 +354,20 @@ export class HttpClient {
       if (failure.statusCode !== undefined) return first as HttpReply;
       throw first;
     }
-    await this.#backoff(delay, request.signal as AbortSignal | undefined);
+    await this.#backoff(delay, signal);
     const retrying: RetryingRequest = { ...request, retryOptions: this.#retryOptions[mode], deadline };
-    const data = await this.#retrying.request(retrying);
-    return { status: data.statusCode, headers: data.headers, text: await data.body.text() };
+    return await this.#send(this.#retrying, retrying, signal);
+  }
+
+  /** One dispatch (to the plain pool, or through the retry interceptor), its reply read whole. */
+  #send(
+    dispatcher: Dispatcher,
+    request: Dispatcher.DispatchOptions,
+    signal: AbortSignal | undefined,
+  ): Promise<HttpReply> {
+    return new Promise<HttpReply>((resolve, reject) => {
+      dispatcher.dispatch(request, new ReplyCollector(signal, resolve, reject));
+    });
   }
 
   /** The first backoff, on the policy's scheduler; the caller's signal ends it at once. */

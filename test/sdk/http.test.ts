@@ -68,6 +68,21 @@ describe("HttpClient requests", () => {
     await expect(client.request({ ...get, method: "DELETE" })).resolves.toBeUndefined();
   });
 
+  it("reads a reply sent in several chunks, a UTF-8 character split between two, and skips a BOM", async () => {
+    const { client } = await setup((_hit, res) => {
+      const bytes = Buffer.concat([
+        Buffer.from([0xef, 0xbb, 0xbf]),
+        Buffer.from('{"name":"caf\u00e9 \u00e9t\u00e9"}'),
+      ]);
+      res.writeHead(200, { "content-type": "application/json", "content-length": String(bytes.length) });
+      // "é" is two bytes: the first write ends between them
+      const cut = bytes.indexOf(0xc3) + 1;
+      res.write(bytes.subarray(0, cut));
+      setImmediate(() => res.end(bytes.subarray(cut)));
+    });
+    await expect(client.request(get)).resolves.toEqual({ name: "caf\u00e9 \u00e9t\u00e9" });
+  });
+
   it("reuses keep-alive connections for sequential calls", async () => {
     const { server, client } = await setup((_hit, res) => json(res, 200, {}));
     for (let i = 0; i < 10; i++) await client.request(get);
@@ -402,6 +417,41 @@ describe("HttpClient timeout and abort", () => {
     const error = await failure(client.request({ ...get, signal: controller.signal, timeoutMs: 60_000 }));
     expect(error).toBeInstanceOf(AbortedError);
     expect(server.hits).toHaveLength(1);
+  });
+
+  it("throws AbortedError when the caller's signal fires while the reply's body arrives", async () => {
+    const controller = new AbortController();
+    const { server, client } = await setup((_hit, res) => {
+      res.writeHead(200, { "content-type": "application/json", "content-length": "100" });
+      res.write('{"partial":');
+      setImmediate(() => controller.abort());
+    });
+    const error = await failure(client.request({ ...get, signal: controller.signal, timeoutMs: 60_000 }));
+    expect(error).toBeInstanceOf(AbortedError);
+    // an abort is not a failure to retry
+    expect(server.hits).toHaveLength(1);
+  });
+
+  it("leaves no abort listener on the caller's signal after a call", async () => {
+    const controller = new AbortController();
+    const { client } = await setup((_hit, res, i) => (i === 0 ? json(res, 503, {}) : json(res, 200, {})));
+    let added = 0;
+    let removed = 0;
+    const signal = controller.signal;
+    const add = signal.addEventListener.bind(signal);
+    const remove = signal.removeEventListener.bind(signal);
+    signal.addEventListener = ((...args: Parameters<typeof add>) => {
+      added++;
+      add(...args);
+    }) as typeof add;
+    signal.removeEventListener = ((...args: Parameters<typeof remove>) => {
+      removed++;
+      remove(...args);
+    }) as typeof remove;
+    await client.request({ ...get, signal });
+    await client.request({ ...get, signal });
+    expect(added).toBeGreaterThan(0);
+    expect(removed).toBe(added);
   });
 
   it("sends nothing when the signal is already aborted", async () => {
