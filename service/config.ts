@@ -11,7 +11,7 @@ export interface ServiceConfig {
    */
   releaseStartupMemory: boolean;
   /**
-   * At start, switch V8 to favour memory over speed for the whole process (heap.ts
+   * Once listening, switch V8 to favour memory over speed for the whole process (heap.ts
    * `favourMemoryOverSpeed`): the young generation a burst of requests grows is ~2 MB instead of
    * ~100 MB. Skipped when the process's live heap is already large (an embedding host).
    */

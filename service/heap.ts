@@ -39,19 +39,23 @@ export function releaseStartupMemory(): number | undefined {
   return performance.now() - started;
 }
 
+/** Whether the process's live heap is small enough for the settings here (below SETTLE_HEAP_BELOW). */
+export function heapIsSmall(): boolean {
+  return getHeapStatistics().used_heap_size < SETTLE_HEAP_BELOW;
+}
+
 /**
  * Tells V8 to favour memory over speed for the rest of the process (`--optimize-for-size`, set at
  * run time: what it changes is read as the heap runs). Without it, /run at full rate grows the young
  * generation to ~100 MB (V8 sizes it from the machine's memory) and an idle heap keeps it: 100,000
  * /run left the service at ~230 MB with 60 MB live; with it ~118 MB. The old generation's growth
  * is also held closer to what is live. The service's CPU per /run did not move measurably
- * (bench/README.md, "What changed").
+ * (bench/tools/run-cpu.ts, alternating services with and without it).
  *
- * Only while the live heap is below SETTLE_HEAP_BELOW: a host process with a large heap of its own
- * (a test runner embedding the service) keeps its settings. Returns whether the flag was set.
+ * startService sets it once it listens (the restore of a large queue runs with V8's defaults), and
+ * only when the process's heap was small when it started (heapIsSmall): a host process with a large
+ * heap of its own (a test runner embedding the service) keeps its settings.
  */
-export function favourMemoryOverSpeed(): boolean {
-  if (getHeapStatistics().used_heap_size >= SETTLE_HEAP_BELOW) return false;
+export function favourMemoryOverSpeed(): void {
   setFlagsFromString("--optimize-for-size");
-  return true;
 }

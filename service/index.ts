@@ -8,7 +8,7 @@ import { openDatabase } from "./db";
 import { Accounts } from "./edge/auth";
 import { DEFAULT_HOST, isLoopback, listeningUrl } from "./edge/server";
 import { EventBus } from "./event-bus";
-import { favourMemoryOverSpeed, releaseStartupMemory } from "./heap";
+import { favourMemoryOverSpeed, heapIsSmall, releaseStartupMemory } from "./heap";
 import { createIds, type Ids } from "./ids";
 import { JobPlane } from "./jobs/plane";
 import { jobMigrations } from "./jobs/store/job-store";
@@ -69,7 +69,8 @@ export interface RunningService {
 export async function startService(options: StartServiceOptions): Promise<RunningService> {
   if (options.apiKeys.length === 0) throw new Error("startService: at least one API key is required");
   const config = { ...DEFAULT_CONFIG, ...options.config };
-  if (config.favourMemoryOverSpeed) favourMemoryOverSpeed();
+  // Decided before the store is restored (a large queue makes the heap large), applied once listening.
+  const favourMemory = config.favourMemoryOverSpeed && heapIsSmall();
   const data = options.data ?? ":memory:";
   const db = openDatabase(data, [...managementMigrations, ...jobMigrations]);
   let store: ManagementStore;
@@ -112,7 +113,13 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const { port } = app.server.address() as AddressInfo;
   const base = listeningUrl(app.server) ?? `http://${DEFAULT_HOST}:${port}`;
   // Just after startService returns, so its caller is not held up by the pause.
-  const settle = config.releaseStartupMemory ? setImmediate(releaseStartupMemory) : undefined;
+  const settle =
+    favourMemory || config.releaseStartupMemory
+      ? setImmediate(() => {
+          if (favourMemory) favourMemoryOverSpeed();
+          if (config.releaseStartupMemory) releaseStartupMemory();
+        })
+      : undefined;
   settle?.unref();
   let closing: Promise<void> | undefined;
   return {

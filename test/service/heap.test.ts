@@ -65,9 +65,10 @@ const Growth = z.object({
 /** A burst of short-lived garbage (as /run at full rate makes), with or without favourMemoryOverSpeed first. */
 const BURST = (favour: boolean) => `
 import { getHeapSpaceStatistics } from "node:v8";
-const { favourMemoryOverSpeed } = await import(${JSON.stringify(HEAP)});
+const { favourMemoryOverSpeed, heapIsSmall } = await import(${JSON.stringify(HEAP)});
 const newSpace = () => getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size;
-const set = ${favour} ? favourMemoryOverSpeed() : false;
+const set = ${favour} && heapIsSmall();
+if (set) favourMemoryOverSpeed();
 let keep = [];
 let newSpaceMax = 0;
 for (let i = 0; i < 2_000_000; i++) {
@@ -78,7 +79,7 @@ for (let i = 0; i < 2_000_000; i++) {
 keep = [];
 const newSpaceAfter = newSpace();
 const large = Array.from({ length: 1_000_000 }, (_, i) => ({ i, s: "y" + i }));
-const setWithLargeHeap = favourMemoryOverSpeed();
+const setWithLargeHeap = heapIsSmall();
 process.stdout.write(JSON.stringify({ set, newSpaceMax, newSpaceAfter, setWithLargeHeap, kept: large.length }));
 `;
 
