@@ -59,3 +59,37 @@ export function heapIsSmall(): boolean {
 export function favourMemoryOverSpeed(): void {
   setFlagsFromString("--optimize-for-size");
 }
+
+/** The engine flags a user may have set on the command line that deferOptimizingCompilers leaves alone. */
+const TIER_FLAGS = /--(no-)?(maglev|turbofan|opt|jitless|max-opt|sparkplug)\b/;
+
+let optimizingDeferred = false;
+
+/**
+ * Runs the process without V8's optimizing compilers (Maglev, Turbofan) until
+ * resumeOptimizingCompilers: start-up code (module bodies, the schemas built at load, Fastify's
+ * route setup) runs once, yet its hotter loops got optimized, paging in ~9 MB of compiler code and
+ * scratch memory the empty service kept (bench/tools/empty-rss.ts: 78 -> 69 MB when ready) and
+ * competing for the CPU while the service starts. Code keeps running in the interpreter and the
+ * baseline compiler meanwhile. Called by service/lean-start.ts, which the service's own process entry
+ * (the CLI) imports before anything else; not by the library, so an embedding process keeps its engine.
+ * Does nothing when the process was started with a tiering flag of its own (see TIER_FLAGS).
+ */
+export function deferOptimizingCompilers(): boolean {
+  if (optimizingDeferred) return true;
+  const given = [...process.execArgv, process.env.NODE_OPTIONS ?? ""].join(" ");
+  if (TIER_FLAGS.test(given)) return false;
+  setFlagsFromString("--no-maglev");
+  setFlagsFromString("--no-turbofan");
+  optimizingDeferred = true;
+  return true;
+}
+
+/** Turns the optimizing compilers back on if deferOptimizingCompilers turned them off; startService calls it. */
+export function resumeOptimizingCompilers(): boolean {
+  if (!optimizingDeferred) return false;
+  setFlagsFromString("--maglev");
+  setFlagsFromString("--turbofan");
+  optimizingDeferred = false;
+  return true;
+}

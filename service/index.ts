@@ -8,7 +8,7 @@ import { openDatabase } from "./db";
 import { Accounts } from "./edge/auth";
 import { DEFAULT_HOST, isLoopback, listeningUrl } from "./edge/server";
 import { EventBus } from "./event-bus";
-import { favourMemoryOverSpeed, heapIsSmall, releaseStartupMemory } from "./heap";
+import { favourMemoryOverSpeed, heapIsSmall, releaseStartupMemory, resumeOptimizingCompilers } from "./heap";
 import { createIds, type Ids } from "./ids";
 import { JobPlane } from "./jobs/plane";
 import { jobMigrations } from "./jobs/store/job-store";
@@ -71,6 +71,9 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const config = { ...DEFAULT_CONFIG, ...options.config };
   // Decided before the store is restored (a large queue makes the heap large), applied once listening.
   const favourMemory = config.favourMemoryOverSpeed && heapIsSmall();
+  // The modules are loaded (lean-start.ts): the restore's scan over the job table and everything
+  // after runs with the optimizing compilers again.
+  resumeOptimizingCompilers();
   const data = options.data ?? ":memory:";
   const db = openDatabase(data, [...managementMigrations, ...jobMigrations]);
   let store: ManagementStore;

@@ -101,3 +101,53 @@ describe("favourMemoryOverSpeed", () => {
     expect(plain.setWithLargeHeap).toBe(false);
   });
 });
+
+const Tiers = z.object({
+  deferred: z.boolean(),
+  whileDeferred: z.number(),
+  resumed: z.boolean(),
+  afterResume: z.number(),
+});
+
+/** V8's %GetOptimizationStatus bit for "optimized" (Maglev or Turbofan code). */
+const OPTIMIZED = 1 << 4;
+
+const TIERS = `
+const { deferOptimizingCompilers, resumeOptimizingCompilers } = await import(${JSON.stringify(HEAP)});
+const hot = (n) => { let s = 0; for (let i = 0; i < n; i++) s += i % 7; return s; };
+const warm = (fn) => { for (let i = 0; i < 20000; i++) fn(100); return %GetOptimizationStatus(fn); };
+const deferred = deferOptimizingCompilers();
+const whileDeferred = warm(hot);
+const resumed = resumeOptimizingCompilers();
+const hot2 = (n) => { let s = 0; for (let i = 0; i < n; i++) s += i % 5; return s; };
+const afterResume = warm(hot2);
+process.stdout.write(JSON.stringify({ deferred, whileDeferred, resumed, afterResume }));
+`;
+
+describe("deferOptimizingCompilers / resumeOptimizingCompilers", () => {
+  const run = (flags: string[]) =>
+    Tiers.parse(
+      JSON.parse(
+        execFileSync(
+          process.execPath,
+          ["--allow-natives-syntax", ...flags, "--import", LOADER, "--input-type=module", "-e", TIERS],
+          { encoding: "utf8" },
+        ),
+      ),
+    );
+
+  it("hot code stays unoptimized while deferred and is optimized again once resumed", () => {
+    const outcome = run([]);
+    expect(outcome.deferred).toBe(true);
+    expect(outcome.whileDeferred & OPTIMIZED).toBe(0);
+    expect(outcome.resumed).toBe(true);
+    expect(outcome.afterResume & OPTIMIZED).toBe(OPTIMIZED);
+  });
+
+  it("leaves a process started with a tiering flag of its own as it is", () => {
+    const outcome = run(["--no-maglev", "--no-turbofan"]);
+    expect(outcome.deferred).toBe(false);
+    expect(outcome.resumed).toBe(false);
+    expect(outcome.afterResume & OPTIMIZED).toBe(0);
+  });
+});
