@@ -85,11 +85,25 @@ export function deferOptimizingCompilers(): boolean {
   return true;
 }
 
-/** Turns the optimizing compilers back on if deferOptimizingCompilers turned them off; startService calls it. */
+/** Turns the optimizing compilers back on if deferOptimizingCompilers turned them off; startService calls it once listening. */
 export function resumeOptimizingCompilers(): boolean {
   if (!optimizingDeferred) return false;
   setFlagsFromString("--maglev");
   setFlagsFromString("--turbofan");
   optimizingDeferred = false;
   return true;
+}
+
+/**
+ * Runs `work` with the compilers deferOptimizingCompilers turned off back on, then off again: for a
+ * loop over every stored job during start-up (the restore), which the interpreter alone runs several
+ * times slower. Just runs it when nothing was deferred.
+ */
+export function withOptimizingCompilers<T>(work: () => T): T {
+  if (!resumeOptimizingCompilers()) return work();
+  try {
+    return work();
+  } finally {
+    deferOptimizingCompilers();
+  }
 }

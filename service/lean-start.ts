@@ -3,8 +3,9 @@
  * bench's service process, bench/server.ts, does the same). Not imported by service/index.ts: a
  * process that embeds the service keeps its engine and its module loading as they are.
  *
- * - V8's optimizing compilers stay off while the modules load, and startService turns them back on
- *   (heap.ts deferOptimizingCompilers).
+ * - V8's optimizing compilers stay off while the modules load and the service starts; startService
+ *   turns them on for the restore's pass over the job table and for good once it listens (heap.ts
+ *   deferOptimizingCompilers).
  * - Fastify requires `node:https` and `node:http2` (and with them `tls`) at load, though it uses them
  *   only to serve TLS or HTTP/2, which the service never does: ~4 MB resident and their load time.
  *   A module hook (Node's `module.registerHooks`) hands Fastify's server module stand-ins that load

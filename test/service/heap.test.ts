@@ -105,6 +105,8 @@ describe("favourMemoryOverSpeed", () => {
 const Tiers = z.object({
   deferred: z.boolean(),
   whileDeferred: z.number(),
+  insideWith: z.number(),
+  afterWith: z.number(),
   resumed: z.boolean(),
   afterResume: z.number(),
 });
@@ -113,15 +115,19 @@ const Tiers = z.object({
 const OPTIMIZED = 1 << 4;
 
 const TIERS = `
-const { deferOptimizingCompilers, resumeOptimizingCompilers } = await import(${JSON.stringify(HEAP)});
+const { deferOptimizingCompilers, resumeOptimizingCompilers, withOptimizingCompilers } = await import(${JSON.stringify(HEAP)});
 const hot = (n) => { let s = 0; for (let i = 0; i < n; i++) s += i % 7; return s; };
 const warm = (fn) => { for (let i = 0; i < 20000; i++) fn(100); return %GetOptimizationStatus(fn); };
 const deferred = deferOptimizingCompilers();
 const whileDeferred = warm(hot);
+const hotWith = (n) => { let s = 0; for (let i = 0; i < n; i++) s += i % 3; return s; };
+const insideWith = withOptimizingCompilers(() => warm(hotWith));
+const hotAfter = (n) => { let s = 0; for (let i = 0; i < n; i++) s += i % 11; return s; };
+const afterWith = warm(hotAfter);
 const resumed = resumeOptimizingCompilers();
 const hot2 = (n) => { let s = 0; for (let i = 0; i < n; i++) s += i % 5; return s; };
 const afterResume = warm(hot2);
-process.stdout.write(JSON.stringify({ deferred, whileDeferred, resumed, afterResume }));
+process.stdout.write(JSON.stringify({ deferred, whileDeferred, insideWith, afterWith, resumed, afterResume }));
 `;
 
 describe("deferOptimizingCompilers / resumeOptimizingCompilers", () => {
@@ -136,10 +142,13 @@ describe("deferOptimizingCompilers / resumeOptimizingCompilers", () => {
       ),
     );
 
-  it("hot code stays unoptimized while deferred and is optimized again once resumed", () => {
+  it("hot code stays unoptimized while deferred, is optimized inside withOptimizingCompilers and once resumed", () => {
     const outcome = run([]);
     expect(outcome.deferred).toBe(true);
     expect(outcome.whileDeferred & OPTIMIZED).toBe(0);
+    // withOptimizingCompilers: on for its work, off again after.
+    expect(outcome.insideWith & OPTIMIZED).toBe(OPTIMIZED);
+    expect(outcome.afterWith & OPTIMIZED).toBe(0);
     expect(outcome.resumed).toBe(true);
     expect(outcome.afterResume & OPTIMIZED).toBe(OPTIMIZED);
   });
