@@ -5,6 +5,8 @@
  * from outside (fastify's `fastify.initialization` diagnostics channel hands over the instance), so
  * API calls are counted AT THE SERVICE without changing its code.
  */
+// First, as the CLI (service/main.ts) does: the service's modules load without V8's optimizing compilers.
+import "../service/lean-start";
 import { subscribe } from "node:diagnostics_channel";
 import { performance } from "node:perf_hooks";
 import type { FastifyInstance } from "fastify";

@@ -39,19 +39,72 @@ export function releaseStartupMemory(): number | undefined {
   return performance.now() - started;
 }
 
+/** Whether the process's live heap is small enough for the settings here (below SETTLE_HEAP_BELOW). */
+export function heapIsSmall(): boolean {
+  return getHeapStatistics().used_heap_size < SETTLE_HEAP_BELOW;
+}
+
 /**
  * Tells V8 to favour memory over speed for the rest of the process (`--optimize-for-size`, set at
  * run time: what it changes is read as the heap runs). Without it, /run at full rate grows the young
  * generation to ~100 MB (V8 sizes it from the machine's memory) and an idle heap keeps it: 100,000
  * /run left the service at ~230 MB with 60 MB live; with it ~118 MB. The old generation's growth
- * is also held closer to what is live. The service's CPU per /run did not move measurably
- * (bench/README.md, "What changed").
+ * is also held closer to what is live. The price: more frequent young-generation collections, ~8%
+ * more service CPU per /run (bench/tools/run-cpu.ts, alternating services with and without it:
+ * 163 vs 149 us, pairs +2 to +14%); `config.favourMemoryOverSpeed: false` keeps V8's defaults.
  *
- * Only while the live heap is below SETTLE_HEAP_BELOW: a host process with a large heap of its own
- * (a test runner embedding the service) keeps its settings. Returns whether the flag was set.
+ * startService sets it once it listens (the restore of a large queue runs with V8's defaults), and
+ * only when the process's heap was small when it started (heapIsSmall): a host process with a large
+ * heap of its own (a test runner embedding the service) keeps its settings.
  */
-export function favourMemoryOverSpeed(): boolean {
-  if (getHeapStatistics().used_heap_size >= SETTLE_HEAP_BELOW) return false;
+export function favourMemoryOverSpeed(): void {
   setFlagsFromString("--optimize-for-size");
+}
+
+/** The engine flags a user may have set on the command line that deferOptimizingCompilers leaves alone. */
+const TIER_FLAGS = /--(no-)?(maglev|turbofan|opt|jitless|max-opt|sparkplug)\b/;
+
+let optimizingDeferred = false;
+
+/**
+ * Runs the process without V8's optimizing compilers (Maglev, Turbofan) until
+ * resumeOptimizingCompilers: start-up code (module bodies, the schemas built at load, Fastify's
+ * route setup) runs once, yet its hotter loops got optimized, paging in ~9 MB of compiler code and
+ * scratch memory the empty service kept (bench/tools/empty-rss.ts: 78 -> 69 MB when ready) and
+ * competing for the CPU while the service starts. Code keeps running in the interpreter and the
+ * baseline compiler meanwhile. Called by service/lean-start.ts, which the service's own process entry
+ * (the CLI) imports before anything else; not by the library, so an embedding process keeps its engine.
+ * Does nothing when the process was started with a tiering flag of its own (see TIER_FLAGS).
+ */
+export function deferOptimizingCompilers(): boolean {
+  if (optimizingDeferred) return true;
+  const given = [...process.execArgv, process.env.NODE_OPTIONS ?? ""].join(" ");
+  if (TIER_FLAGS.test(given)) return false;
+  setFlagsFromString("--no-maglev");
+  setFlagsFromString("--no-turbofan");
+  optimizingDeferred = true;
   return true;
+}
+
+/** Turns the optimizing compilers back on if deferOptimizingCompilers turned them off; startService calls it once listening. */
+export function resumeOptimizingCompilers(): boolean {
+  if (!optimizingDeferred) return false;
+  setFlagsFromString("--maglev");
+  setFlagsFromString("--turbofan");
+  optimizingDeferred = false;
+  return true;
+}
+
+/**
+ * Runs `work` with the compilers deferOptimizingCompilers turned off back on, then off again: for a
+ * loop over every stored job during start-up (the restore), which the interpreter alone runs several
+ * times slower. Just runs it when nothing was deferred.
+ */
+export function withOptimizingCompilers<T>(work: () => T): T {
+  if (!resumeOptimizingCompilers()) return work();
+  try {
+    return work();
+  } finally {
+    deferOptimizingCompilers();
+  }
 }

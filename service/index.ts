@@ -8,7 +8,13 @@ import { openDatabase } from "./db";
 import { Accounts } from "./edge/auth";
 import { DEFAULT_HOST, isLoopback, listeningUrl } from "./edge/server";
 import { EventBus } from "./event-bus";
-import { favourMemoryOverSpeed, releaseStartupMemory } from "./heap";
+import {
+  favourMemoryOverSpeed,
+  heapIsSmall,
+  releaseStartupMemory,
+  resumeOptimizingCompilers,
+  withOptimizingCompilers,
+} from "./heap";
 import { createIds, type Ids } from "./ids";
 import { JobPlane } from "./jobs/plane";
 import { jobMigrations } from "./jobs/store/job-store";
@@ -69,7 +75,8 @@ export interface RunningService {
 export async function startService(options: StartServiceOptions): Promise<RunningService> {
   if (options.apiKeys.length === 0) throw new Error("startService: at least one API key is required");
   const config = { ...DEFAULT_CONFIG, ...options.config };
-  if (config.favourMemoryOverSpeed) favourMemoryOverSpeed();
+  // Decided before the store is restored (a large queue makes the heap large), applied once listening.
+  const favourMemory = config.favourMemoryOverSpeed && heapIsSmall();
   const data = options.data ?? ":memory:";
   const db = openDatabase(data, [...managementMigrations, ...jobMigrations]);
   let store: ManagementStore;
@@ -83,16 +90,21 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const ids = options.ids ?? createIds();
   const accounts = new Accounts(options.apiKeys);
   const events = new EventBus<ServiceEvents>();
-  const jobs = new JobPlane({
-    db,
-    clock,
-    ids,
-    accounts,
-    events,
-    endpoints: new EndpointRecords(store),
-    secrets: new SecretValues(store),
-    config: config.jobs,
-  });
+  // The job plane restores the stored jobs (one pass over the job table): with V8's optimizing
+  // compilers, if lean-start.ts deferred them; the rest of the start-up runs once and goes without.
+  const jobs = withOptimizingCompilers(
+    () =>
+      new JobPlane({
+        db,
+        clock,
+        ids,
+        accounts,
+        events,
+        endpoints: new EndpointRecords(store),
+        secrets: new SecretValues(store),
+        config: config.jobs,
+      }),
+  );
   const management = new Management({ store, clock, ids, events, workers: jobs.workers });
   const app = buildApp({ accounts, management, jobs, managementBodyLimit: config.managementBodyLimit });
   try {
@@ -103,8 +115,10 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       );
     }
     await app.listen({ host, port: options.port ?? 0 });
+    resumeOptimizingCompilers();
     jobs.start(listeningUrl(app.server));
   } catch (error) {
+    resumeOptimizingCompilers();
     await app.close().catch(() => {});
     db.close();
     throw error;
@@ -112,7 +126,13 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const { port } = app.server.address() as AddressInfo;
   const base = listeningUrl(app.server) ?? `http://${DEFAULT_HOST}:${port}`;
   // Just after startService returns, so its caller is not held up by the pause.
-  const settle = config.releaseStartupMemory ? setImmediate(releaseStartupMemory) : undefined;
+  const settle =
+    favourMemory || config.releaseStartupMemory
+      ? setImmediate(() => {
+          if (favourMemory) favourMemoryOverSpeed();
+          if (config.releaseStartupMemory) releaseStartupMemory();
+        })
+      : undefined;
   settle?.unref();
   let closing: Promise<void> | undefined;
   return {

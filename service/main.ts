@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 // First: on an unsupported Node.js, one line naming the required version instead of a crash below.
 import "../sdk/node-guard";
+// Second, before the service's modules load: a lighter start (see lean-start.ts).
+import "./lean-start";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { API_KEYS_ENV, readApiKeys, redactKey } from "./api-keys";

@@ -65,9 +65,10 @@ const Growth = z.object({
 /** A burst of short-lived garbage (as /run at full rate makes), with or without favourMemoryOverSpeed first. */
 const BURST = (favour: boolean) => `
 import { getHeapSpaceStatistics } from "node:v8";
-const { favourMemoryOverSpeed } = await import(${JSON.stringify(HEAP)});
+const { favourMemoryOverSpeed, heapIsSmall } = await import(${JSON.stringify(HEAP)});
 const newSpace = () => getHeapSpaceStatistics().find((s) => s.space_name === "new_space").space_size;
-const set = ${favour} ? favourMemoryOverSpeed() : false;
+const set = ${favour} && heapIsSmall();
+if (set) favourMemoryOverSpeed();
 let keep = [];
 let newSpaceMax = 0;
 for (let i = 0; i < 2_000_000; i++) {
@@ -78,7 +79,7 @@ for (let i = 0; i < 2_000_000; i++) {
 keep = [];
 const newSpaceAfter = newSpace();
 const large = Array.from({ length: 1_000_000 }, (_, i) => ({ i, s: "y" + i }));
-const setWithLargeHeap = favourMemoryOverSpeed();
+const setWithLargeHeap = heapIsSmall();
 process.stdout.write(JSON.stringify({ set, newSpaceMax, newSpaceAfter, setWithLargeHeap, kept: large.length }));
 `;
 
@@ -98,5 +99,64 @@ describe("favourMemoryOverSpeed", () => {
     expect(favoured.newSpaceMax).toBeLessThan(plain.newSpaceMax);
     expect(favoured.newSpaceAfter).toBeLessThanOrEqual(plain.newSpaceAfter / 4);
     expect(plain.setWithLargeHeap).toBe(false);
+  });
+});
+
+const Tiers = z.object({
+  deferred: z.boolean(),
+  whileDeferred: z.number(),
+  insideWith: z.number(),
+  afterWith: z.number(),
+  resumed: z.boolean(),
+  afterResume: z.number(),
+});
+
+/** V8's %GetOptimizationStatus bit for "optimized" (Maglev or Turbofan code). */
+const OPTIMIZED = 1 << 4;
+
+const TIERS = `
+const { deferOptimizingCompilers, resumeOptimizingCompilers, withOptimizingCompilers } = await import(${JSON.stringify(HEAP)});
+const hot = (n) => { let s = 0; for (let i = 0; i < n; i++) s += i % 7; return s; };
+const warm = (fn) => { for (let i = 0; i < 20000; i++) fn(100); return %GetOptimizationStatus(fn); };
+const deferred = deferOptimizingCompilers();
+const whileDeferred = warm(hot);
+const hotWith = (n) => { let s = 0; for (let i = 0; i < n; i++) s += i % 3; return s; };
+const insideWith = withOptimizingCompilers(() => warm(hotWith));
+const hotAfter = (n) => { let s = 0; for (let i = 0; i < n; i++) s += i % 11; return s; };
+const afterWith = warm(hotAfter);
+const resumed = resumeOptimizingCompilers();
+const hot2 = (n) => { let s = 0; for (let i = 0; i < n; i++) s += i % 5; return s; };
+const afterResume = warm(hot2);
+process.stdout.write(JSON.stringify({ deferred, whileDeferred, insideWith, afterWith, resumed, afterResume }));
+`;
+
+describe("deferOptimizingCompilers / resumeOptimizingCompilers", () => {
+  const run = (flags: string[]) =>
+    Tiers.parse(
+      JSON.parse(
+        execFileSync(
+          process.execPath,
+          ["--allow-natives-syntax", ...flags, "--import", LOADER, "--input-type=module", "-e", TIERS],
+          { encoding: "utf8" },
+        ),
+      ),
+    );
+
+  it("hot code stays unoptimized while deferred, is optimized inside withOptimizingCompilers and once resumed", () => {
+    const outcome = run([]);
+    expect(outcome.deferred).toBe(true);
+    expect(outcome.whileDeferred & OPTIMIZED).toBe(0);
+    // withOptimizingCompilers: on for its work, off again after.
+    expect(outcome.insideWith & OPTIMIZED).toBe(OPTIMIZED);
+    expect(outcome.afterWith & OPTIMIZED).toBe(0);
+    expect(outcome.resumed).toBe(true);
+    expect(outcome.afterResume & OPTIMIZED).toBe(OPTIMIZED);
+  });
+
+  it("leaves a process started with a tiering flag of its own as it is", () => {
+    const outcome = run(["--no-maglev", "--no-turbofan"]);
+    expect(outcome.deferred).toBe(false);
+    expect(outcome.resumed).toBe(false);
+    expect(outcome.afterResume & OPTIMIZED).toBe(0);
   });
 });

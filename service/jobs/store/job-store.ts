@@ -493,32 +493,47 @@ export class JobStore implements InputSource {
     type Row = [number, string, string, JobStatus, number, number, number];
     const counts = new Map<string, Map<JobStatus, StoredCounts>>();
     const running: number[] = [];
-    const queued = new Map<string, { seqs: number[]; queuedAt: number[]; requeued: [number, number][] }>();
+    type Queue = { seqs: number[]; queuedAt: number[]; requeued: [number, number][] };
+    const queued = new Map<string, Queue>();
+    // Rows come in runs of one endpoint and status (a burst of /run, a batch finishing): the entry
+    // and queue of the previous row are reused while both match, so most rows cost no map lookups
+    // (each would hash a fresh string).
+    let lastEndpoint = "";
+    let lastStatus = "";
+    let entry: StoredCounts | undefined;
+    let queue: Queue | undefined;
     for (let after = 0; ; ) {
       const batch = rows.all(after) as unknown as Row[];
       for (const [seq, id, endpoint, status, lowPriority, retries, queuedAt] of batch) {
         this.#rows.add(id, seq);
-        const endpointId = shared(this.#shared, endpoint);
-        let byStatus = counts.get(endpointId);
-        if (!byStatus) {
-          byStatus = new Map();
-          counts.set(endpointId, byStatus);
-        }
-        let entry = byStatus.get(status);
-        if (!entry) {
-          entry = { endpointId, status: STATUSES[status] ?? status, count: 0, retries: 0, lowPriority: 0 };
-          byStatus.set(status, entry);
+        if (entry === undefined || endpoint !== lastEndpoint || status !== lastStatus) {
+          const endpointId = shared(this.#shared, endpoint);
+          let byStatus = counts.get(endpointId);
+          if (!byStatus) {
+            byStatus = new Map();
+            counts.set(endpointId, byStatus);
+          }
+          entry = byStatus.get(status);
+          if (!entry) {
+            entry = { endpointId, status: STATUSES[status] ?? status, count: 0, retries: 0, lowPriority: 0 };
+            byStatus.set(status, entry);
+          }
+          queue = undefined;
+          if (status === "IN_QUEUE") {
+            queue = queued.get(endpointId);
+            if (!queue) {
+              queue = { seqs: [], queuedAt: [], requeued: [] };
+              queued.set(endpointId, queue);
+            }
+          }
+          lastEndpoint = endpoint;
+          lastStatus = status;
         }
         entry.count++;
         entry.retries += retries;
         if (lowPriority === 1) entry.lowPriority = (entry.lowPriority ?? 0) + 1;
         if (status === "IN_PROGRESS") running.push(seq);
-        else if (status === "IN_QUEUE") {
-          let queue = queued.get(endpointId);
-          if (!queue) {
-            queue = { seqs: [], queuedAt: [], requeued: [] };
-            queued.set(endpointId, queue);
-          }
+        else if (queue) {
           if (retries === 0) {
             queue.seqs.push(seq);
             queue.queuedAt.push(queuedAt);

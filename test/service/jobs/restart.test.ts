@@ -62,6 +62,48 @@ describe("restart recovery", () => {
     });
   });
 
+  it("rows of two endpoints and several statuses interleaved: each endpoint's counts and queue come back", async () => {
+    dir = mkdtempSync(join(tmpdir(), "runpodkit-interleaved-"));
+    const data = join(dir, "service.sqlite");
+    const clock = new ManualClock();
+    const first = await start(data, clock);
+    const a = first.endpoint("runpodkit/echo", { workersMax: 0 });
+    const b = first.endpoint("runpodkit/echo", { workersMax: 0 });
+    const submit = async (endpointId: string, input: object) =>
+      ((await first.call("POST", `/v2/${endpointId}/run`, { body: { input } })).body as { id: string }).id;
+    // Rows: a a a (to be COMPLETED, FAILED, running), then a b a b a b, then b b b.
+    const ids: Record<string, string[]> = { [a.id]: [], [b.id]: [] };
+    const order = [a, a, a, a, b, a, b, a, b, b, b, b];
+    for (const [i, ep] of order.entries()) ids[ep.id]?.push(await submit(ep.id, { i }));
+    const worker = new ProtocolWorker(first, a.id, "w-a");
+    const aIds = ids[a.id] ?? [];
+    await worker.take();
+    await worker.done(aIds[0] as string, { output: 1 });
+    await worker.take();
+    await worker.done(aIds[1] as string, { error: "broke" });
+    await worker.take();
+    await first.close();
+    running.pop();
+
+    const second = await start(data, new ManualClock(clock.now()));
+    const health = async (endpointId: string) => (await second.call("GET", `/v2/${endpointId}/health`)).body;
+    expect(await health(a.id)).toMatchObject({
+      jobs: { completed: 1, failed: 1, inQueue: 4, inProgress: 0, retried: 1 },
+    });
+    expect(await health(b.id)).toMatchObject({
+      jobs: { completed: 0, failed: 0, inQueue: 6, inProgress: 0, retried: 0 },
+    });
+    // Queue order: a's interrupted job first, then its waiting ones; b's all in submit order.
+    const takeAll = async (endpointId: string, n: number) => {
+      const w = new ProtocolWorker(second, endpointId, `w-after-${endpointId}`);
+      const taken: string[] = [];
+      for (let i = 0; i < n; i++) taken.push(((await w.take(i > 0)).body as { id: string }).id);
+      return taken;
+    };
+    expect(await takeAll(a.id, 4)).toEqual(aIds.slice(2));
+    expect(await takeAll(b.id, 6)).toEqual(ids[b.id]);
+  });
+
   it("a job /run accepted is already on disk when the reply arrives (no graceful stop needed)", async () => {
     dir = mkdtempSync(join(tmpdir(), "runpodkit-durable-"));
     const data = join(dir, "service.sqlite");
