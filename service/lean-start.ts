@@ -27,12 +27,29 @@ const STAND_INS = new Map([
   ["node:http2", pathToFileURL(join(__dirname, "lazy", `http2${EXT}`)).href],
 ]);
 
-registerHooks({
+/** This module's own requires go through the hook once, to prove it works on this Node. */
+const SELF = pathToFileURL(__filename).href;
+
+const hooks = registerHooks({
   resolve(specifier, context, nextResolve) {
     const standIn = STAND_INS.get(specifier);
-    if (standIn !== undefined && context.parentURL?.endsWith(FASTIFY_SERVER)) {
+    if (
+      standIn !== undefined &&
+      (context.parentURL?.endsWith(FASTIFY_SERVER) || context.parentURL === SELF)
+    ) {
       return { url: standIn, format: "commonjs", shortCircuit: true };
     }
     return nextResolve(specifier, context);
   },
 });
+
+// Node 22 (22.19 at least) cannot hand a stand-in for a built-in to `require` (its loader throws
+// inside loadBuiltinWithHooks), which would stop the CLI when Fastify loads. Ask for both here first;
+// where that fails the hook goes and Fastify loads the real modules (test/service/lean-start.test.ts
+// runs this on the lowest supported Node).
+try {
+  require("node:https");
+  require("node:http2");
+} catch {
+  hooks.deregister();
+}

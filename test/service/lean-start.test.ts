@@ -2,6 +2,8 @@ import { execFileSync } from "node:child_process";
 import { resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { installNode } from "../../engine/package";
+import { LOWEST_NODE } from "../e2e/support/node-versions";
 
 /*
  * service/lean-start.ts, in a process of its own (what it changes is process-wide): Fastify loads
@@ -19,6 +21,13 @@ const Outcome = z.object({
   createServerIsFunction: z.boolean(),
   loadedAfterUse: z.array(z.string()),
 });
+
+const run = (node: string) =>
+  Outcome.parse(
+    JSON.parse(
+      execFileSync(node, ["--import", LOADER, "--input-type=module", "-e", SCRIPT], { encoding: "utf8" }),
+    ),
+  );
 
 const SCRIPT = `
 import { createRequire } from "node:module";
@@ -42,14 +51,20 @@ process.stdout.write(JSON.stringify({ loadedAfterFastify, status: reply.status, 
 
 describe("lean-start", () => {
   it("Fastify loads without https/http2/tls, serves HTTP, and the stand-ins load the real module on use", () => {
-    const out = execFileSync(process.execPath, ["--import", LOADER, "--input-type=module", "-e", SCRIPT], {
-      encoding: "utf8",
-    });
-    const outcome = Outcome.parse(JSON.parse(out));
+    const outcome = run(process.execPath);
     expect(outcome.loadedAfterFastify).toEqual([]);
     expect(outcome.status).toBe(200);
     expect(outcome.body).toBe("plain");
     expect(outcome.createServerIsFunction).toBe(true);
     expect(outcome.loadedAfterUse).toContain("NativeModule https");
   });
+
+  // Node 22's loader throws when a built-in is handed a stand-in: lean-start must notice and let
+  // Fastify load the real modules rather than stop the CLI (it did, on 22.19).
+  it(`on the lowest supported Node (${LOWEST_NODE}) Fastify still loads and serves HTTP`, async () => {
+    const outcome = run(await installNode(LOWEST_NODE));
+    expect(outcome.status).toBe(200);
+    expect(outcome.body).toBe("plain");
+    expect(outcome.createServerIsFunction).toBe(true);
+  }, 300_000);
 });
