@@ -13,7 +13,7 @@ export interface ServiceConfig {
   /**
    * Once listening, switch V8 to favour memory over speed for the whole process (heap.ts
    * `favourMemoryOverSpeed`): the young generation a burst of requests grows is ~2 MB instead of
-   * ~100 MB, for ~8% more CPU per /run. Skipped when the process's live heap is already large (an
+   * ~100 MB, for ~8% more CPU per /run (~13% per completed job; bench/README.md). Skipped when the process's live heap is already large (an
    * embedding host).
    */
   favourMemoryOverSpeed: boolean;
