@@ -1,5 +1,9 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { request } from "undici";
+import { afterEach } from "vitest";
 import { buildApp } from "../../../service/app";
 import { type Clock, ManualClock } from "../../../service/clock";
 import { openDatabase } from "../../../service/db";
@@ -157,4 +161,39 @@ export async function eventually<T>(
     if (Date.now() > until) throw new Error("condition not met in time");
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
+}
+
+/**
+ * For tests that stop and start the service on one store file: `storeFile(prefix)` makes a fresh
+ * directory and names the file in it, `start` opens a harness on a file, `stop` closes one; after
+ * each test every harness still open is closed and every directory removed.
+ */
+export function restartableHarnesses(): {
+  storeFile(prefix: string): { dir: string; data: string };
+  start(data: string, clock: ManualClock): Promise<Harness>;
+  /** Closes a harness now (a graceful stop), so the end of the test does not close it again. */
+  stop(h: Harness): Promise<void>;
+} {
+  const dirs: string[] = [];
+  const running: Harness[] = [];
+  afterEach(async () => {
+    for (const h of running.splice(0)) await h.close().catch(() => {});
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    storeFile(prefix) {
+      const dir = mkdtempSync(join(tmpdir(), prefix));
+      dirs.push(dir);
+      return { dir, data: join(dir, "service.sqlite") };
+    },
+    async start(data, clock) {
+      const h = await startHarness({ data, clock });
+      running.push(h);
+      return h;
+    },
+    async stop(h) {
+      running.splice(running.indexOf(h), 1);
+      await h.close();
+    },
+  };
 }

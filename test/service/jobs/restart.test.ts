@@ -1,29 +1,14 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../../service/clock";
-import { type Harness, startHarness } from "./harness";
+import { restartableHarnesses } from "./harness";
 import { ProtocolWorker } from "./protocol-worker";
 
 describe("restart recovery", () => {
-  let dir: string;
-  const running: Harness[] = [];
-  afterEach(async () => {
-    for (const h of running.splice(0)) await h.close().catch(() => {});
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  const start = async (data: string, clock: ManualClock) => {
-    const h = await startHarness({ data, clock });
-    running.push(h);
-    return h;
-  };
+  const { storeFile, start, stop } = restartableHarnesses();
 
   it("loses no queued job and no kept result; running jobs are requeued, counting as retried", async () => {
-    dir = mkdtempSync(join(tmpdir(), "runpodkit-restart-"));
-    const data = join(dir, "service.sqlite");
+    const { data } = storeFile("runpodkit-restart-");
     const clock = new ManualClock();
     const first = await start(data, clock);
     const ep = first.endpoint("runpodkit/echo", { workersMax: 0 });
@@ -39,8 +24,7 @@ describe("restart recovery", () => {
     await worker.take();
     await worker.done(failed, { error: "broke" });
     await worker.take();
-    await first.close();
-    running.pop();
+    await stop(first);
 
     const second = await start(data, new ManualClock(clock.now()));
     const status = async (id: string) => (await second.call("GET", `/v2/${ep.id}/status/${id}`)).body;
@@ -63,8 +47,7 @@ describe("restart recovery", () => {
   });
 
   it("rows of two endpoints and several statuses interleaved: each endpoint's counts and queue come back", async () => {
-    dir = mkdtempSync(join(tmpdir(), "runpodkit-interleaved-"));
-    const data = join(dir, "service.sqlite");
+    const { data } = storeFile("runpodkit-interleaved-");
     const clock = new ManualClock();
     const first = await start(data, clock);
     const a = first.endpoint("runpodkit/echo", { workersMax: 0 });
@@ -82,8 +65,7 @@ describe("restart recovery", () => {
     await worker.take();
     await worker.done(aIds[1] as string, { error: "broke" });
     await worker.take();
-    await first.close();
-    running.pop();
+    await stop(first);
 
     const second = await start(data, new ManualClock(clock.now()));
     const health = async (endpointId: string) => (await second.call("GET", `/v2/${endpointId}/health`)).body;
@@ -105,8 +87,7 @@ describe("restart recovery", () => {
   });
 
   it("a job /run accepted is already on disk when the reply arrives (no graceful stop needed)", async () => {
-    dir = mkdtempSync(join(tmpdir(), "runpodkit-durable-"));
-    const data = join(dir, "service.sqlite");
+    const { data } = storeFile("runpodkit-durable-");
     const h = await start(data, new ManualClock());
     const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
     const ids: string[] = [];
@@ -127,8 +108,7 @@ describe("restart recovery", () => {
   });
 
   it("a job retried too often while its worker kept dying ends FAILED at restart", async () => {
-    dir = mkdtempSync(join(tmpdir(), "runpodkit-maxretry-"));
-    const data = join(dir, "service.sqlite");
+    const { data } = storeFile("runpodkit-maxretry-");
     const clock = new ManualClock();
     let h = await start(data, clock);
     const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
@@ -136,8 +116,7 @@ describe("restart recovery", () => {
       .id;
     for (let round = 0; round <= h.plane.config.maxRetries; round++) {
       await new ProtocolWorker(h, ep.id, `w-${round}`).take();
-      await h.close();
-      running.pop();
+      await stop(h);
       h = await start(data, new ManualClock(clock.now()));
     }
     expect((await h.call("GET", `/v2/${ep.id}/status/${id}`)).body).toMatchObject({

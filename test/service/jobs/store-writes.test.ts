@@ -1,11 +1,10 @@
-import { copyFileSync, existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { copyFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../../service/clock";
 import { START_WRITE_DELAY_MS } from "../../../service/jobs/store/job-store";
-import { type Harness, startHarness } from "./harness";
+import { restartableHarnesses } from "./harness";
 import { ProtocolWorker } from "./protocol-worker";
 
 interface StoredRow {
@@ -28,22 +27,10 @@ function stored(data: string, id: string): StoredRow | undefined {
 }
 
 describe("job store writes: a job's start waits for its end", () => {
-  let dir: string;
-  const running: Harness[] = [];
-  afterEach(async () => {
-    for (const h of running.splice(0)) await h.close().catch(() => {});
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  const start = async (data: string, clock: ManualClock) => {
-    const h = await startHarness({ data, clock });
-    running.push(h);
-    return h;
-  };
+  const { storeFile, start, stop } = restartableHarnesses();
 
   it("a job that ends within the delay is written once more, ended; one still running is written IN_PROGRESS after it", async () => {
-    dir = mkdtempSync(join(tmpdir(), "runpodkit-start-write-"));
-    const data = join(dir, "service.sqlite");
+    const { data } = storeFile("runpodkit-start-write-");
     const clock = new ManualClock();
     const h = await start(data, clock);
     const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
@@ -77,8 +64,7 @@ describe("job store writes: a job's start waits for its end", () => {
   });
 
   it("a crash within the delay loses only the start: the job is read back IN_QUEUE, no retry counted, and runs", async () => {
-    dir = mkdtempSync(join(tmpdir(), "runpodkit-start-crash-"));
-    const data = join(dir, "service.sqlite");
+    const { dir, data } = storeFile("runpodkit-start-crash-");
     const clock = new ManualClock();
     const h = await start(data, clock);
     const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
@@ -104,16 +90,14 @@ describe("job store writes: a job's start waits for its end", () => {
   });
 
   it("a graceful stop writes the start of a running job (a restart then requeues it as retried)", async () => {
-    dir = mkdtempSync(join(tmpdir(), "runpodkit-start-stop-"));
-    const data = join(dir, "service.sqlite");
+    const { data } = storeFile("runpodkit-start-stop-");
     const clock = new ManualClock();
     const h = await start(data, clock);
     const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
     const id = ((await h.call("POST", `/v2/${ep.id}/run`, { body: { input: {} } })).body as { id: string })
       .id;
     await new ProtocolWorker(h, ep.id, "w-before").take();
-    await h.close();
-    running.pop();
+    await stop(h);
     expect(stored(data, id)).toMatchObject({ status: "IN_PROGRESS", worker_id: "w-before" });
   });
 });
