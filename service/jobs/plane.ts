@@ -178,6 +178,7 @@ export class JobPlane {
         dispatcher: this.dispatcher,
         access: new WorkerAccess(deps.accounts, this.dispatcher, this.endpoints),
         bodyLimit: config.workerBodyLimit,
+        memory: this.memory,
       },
       observe: {
         accounts: deps.accounts,

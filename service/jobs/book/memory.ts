@@ -19,7 +19,8 @@ export interface JobMemoryOptions {
  * still held in memory (small inputs for their whole life, large ones until the store has them), and
  * the stream chunks workers posted that /stream has not drained yet. A new job or chunk that would
  * pass the budget is refused with UNAVAILABLE (503, Retry-After) before it is kept. Outputs are not
- * counted: past `spillOutputBytes` they leave memory once written. Sizes are counted in UTF-16 units
+ * counted once kept: past `spillOutputBytes` they leave memory once written; while a job-done body is
+ * being read and handed over it holds a reservation (see reserve). Sizes are counted in UTF-16 units
  * of the JSON text (what a string costs, give or take).
  */
 export class JobMemory {
@@ -57,6 +58,24 @@ export class JobMemory {
   release(job: Job): void {
     this.#used -= job.heldBytes;
     job.heldBytes = 0;
+  }
+
+  /**
+   * Holds `bytes` against the budget for a body about to be read (a job-done output), refusing it as
+   * admit does when it would not fit. A reservation larger than the whole budget counts as the whole
+   * budget: it passes only when nothing else is held, so a body the route accepts is never refused
+   * for ever. Returns the release, which frees the bytes once (later calls do nothing).
+   */
+  reserve(bytes: number): () => void {
+    const held = Math.min(Math.max(0, bytes), this.options.budgetBytes);
+    this.admit(held);
+    this.#used += held;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.#used -= held;
+    };
   }
 
   /** Counts stream chunks of `bytes` now buffered for the job, refusing them past the budget. */

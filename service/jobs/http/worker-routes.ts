@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { JobDoneBody, JobStreamBody, JobTakeQuery, PingQuery } from "../../../sdk/schemas/job";
 import { parseAnyBodyAsJson } from "../../edge/body";
 import { parseInput } from "../../edge/parse";
+import type { JobMemory } from "../book/memory";
 import type { Dispatcher, WorkerSession } from "../dispatch/dispatcher";
 import type { WorkerAccess } from "../dispatch/worker-access";
 import { type Job, workerJobOf } from "../model/job";
@@ -12,6 +13,8 @@ export interface WorkerRouteDeps {
   access: WorkerAccess;
   /** Largest job-done / job-stream body, bytes. */
   bodyLimit: number;
+  /** The service's memory budget: a job-done body holds its size against it while it is read. */
+  memory: JobMemory;
 }
 
 interface WorkerParams {
@@ -26,6 +29,8 @@ interface WorkerJobParams extends WorkerParams {
 interface Identified {
   session: WorkerSession;
   extra: URLSearchParams | null;
+  /** Frees a job-done body's memory reservation (see reserveBody); null when none is held. */
+  release: (() => void) | null;
 }
 const WORKER = "runpodkitWorker";
 type WorkerRequest = FastifyRequest & { [WORKER]: Identified | null };
@@ -56,7 +61,7 @@ export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps
     if (params.endpointId !== undefined && params.workerId !== undefined) {
       const { id: workerId, extra } = pathParam(params.workerId);
       const session = deps.access.session(params.endpointId, workerId, request.headers.authorization);
-      (request as WorkerRequest)[WORKER] = { session, extra };
+      (request as WorkerRequest)[WORKER] = { session, extra, release: null };
     }
     done();
   });
@@ -99,12 +104,39 @@ export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps
     return { jobsToStop: ids };
   });
 
+  /**
+   * The onRequest hook of job-done, after the worker is identified and before its body is read: the
+   * body's size is held against the memory budget until its output is handed to the book (and the
+   * store), or the request ends whichever way (the reply's close: answered, refused, aborted, too
+   * large); past the budget it is refused with UNAVAILABLE (503, Retry-After) unread. The size is the
+   * content-length; a chunked body (no content-length) counts as the route's bodyLimit, the most it
+   * may carry. A content-length past bodyLimit holds nothing: Fastify refuses it unread with 413.
+   */
+  const reserveBody = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+    const identified = sessionOf(request);
+    const declared = request.headers["content-length"];
+    const bytes =
+      declared !== undefined
+        ? Number(declared)
+        : request.headers["transfer-encoding"] !== undefined
+          ? deps.bodyLimit
+          : 0;
+    if (Number.isSafeInteger(bytes) && bytes > 0 && bytes <= deps.bodyLimit) {
+      const release = deps.memory.reserve(bytes);
+      identified.release = release;
+      reply.raw.once("close", release);
+    }
+    done();
+  };
+
   // Plain (not async) handlers answering a fixed text: no promise, no serialisation per request. A
   // refusal thrown here reaches the error handler as from an async one.
-  app.post("/:endpointId/job-done/:workerId/:jobId", (request, reply) => {
-    const { session } = sessionOf(request);
+  app.post("/:endpointId/job-done/:workerId/:jobId", { onRequest: reserveBody }, (request, reply) => {
+    const identified = sessionOf(request);
     const jobId = pathId((request.params as WorkerJobParams).jobId);
-    dispatcher.done(session, jobId, parseInput(JobDoneBody, request.body ?? {}, "body"));
+    dispatcher.done(identified.session, jobId, parseInput(JobDoneBody, request.body ?? {}, "body"));
+    // The output is the book's now (and, past spillOutputBytes, the store's once written).
+    identified.release?.();
     reply.type(JSON_TYPE).send(EMPTY_REPLY);
   });
 

@@ -81,14 +81,26 @@ export class QueueWorker {
       "0": withParam(env.takeUrl, "job_in_progress", "0"),
       "1": withParam(env.takeUrl, "job_in_progress", "1"),
     };
-    // Results are retried on 5xx only, like the real library (3 attempts); never on 4xx.
+    // Results are retried on 5xx only, like the real library (3 attempts); never on 4xx. A 503 is
+    // the service refusing for now (its memory budget is used up, with Retry-After): that is retried
+    // far longer, waiting as Retry-After says (at most 30 s), so a result is not lost to a moment of
+    // full memory; the job stays this worker's (listed in pings) meanwhile.
     this.#http = new Agent({ keepAliveTimeout: 60_000 });
     this.#posts = this.#http.compose(
       interceptors.retry({
         maxRetries: 2,
         minTimeout: 2_000,
         methods: ["POST"],
-        statusCodes: [500, 502, 503, 504],
+        statusCodes: [500, 502, 504],
+        errorCodes: [],
+        throwOnError: false,
+      }),
+      interceptors.retry({
+        maxRetries: 600,
+        minTimeout: 1_000,
+        maxTimeout: 30_000,
+        methods: ["POST"],
+        statusCodes: [503],
         errorCodes: [],
         throwOnError: false,
       }),

@@ -1,0 +1,159 @@
+import { type ClientRequest, request as httpRequest } from "node:http";
+import { Readable } from "node:stream";
+import { request } from "undici";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import type { JobPlaneConfig } from "../../../service/jobs/config";
+import { eventually, type Harness, KEY, startHarness } from "./harness";
+import { ProtocolWorker } from "./protocol-worker";
+
+/**
+ * Issue 10's leftover: a job-done body holds its size against the memory budget from before it is
+ * read until its output is handed over or the request ends; past the budget it is refused unread
+ * with 503 and Retry-After, and the worker runtime delivers it on a retry.
+ */
+describe("job-done and the memory budget", () => {
+  const running: Harness[] = [];
+  const stalls: ClientRequest[] = [];
+  afterEach(async () => {
+    for (const stalled of stalls.splice(0)) stalled.destroy();
+    for (const h of running.splice(0)) await h.close().catch(() => {});
+  });
+
+  const start = async (config: Partial<JobPlaneConfig>) => {
+    const h = await startHarness({ config });
+    running.push(h);
+    return h;
+  };
+  const run = async (h: Harness, endpointId: string, input: object) => {
+    const reply = await h.call("POST", `/v2/${endpointId}/run`, { body: { input } });
+    expect(reply.status).toBe(200);
+    return (reply.body as { id: string }).id;
+  };
+  /** Memory held now, once it settles at `bytes` (a release runs on the reply's close). */
+  const heldSettles = (h: Harness, bytes: number) =>
+    eventually(() => (h.plane.memory.used === bytes ? true : undefined), 5_000);
+
+  /**
+   * A job-done whose headers say `bytes` and whose body never comes: it holds its reservation until
+   * destroyed (a worker gone mid-body).
+   */
+  const stall = (h: Harness, endpointId: string, workerId: string, jobId: string, bytes: number) => {
+    const { port } = new URL(h.url);
+    const stalled = httpRequest({
+      host: "127.0.0.1",
+      port,
+      method: "POST",
+      path: `/v2/${endpointId}/job-done/${workerId}/${jobId}?gpu=LOCAL&isStream=false`,
+      headers: { authorization: KEY, "content-type": "application/json", "content-length": String(bytes) },
+    });
+    stalled.on("error", () => {});
+    stalled.write('{"output": "');
+    stalls.push(stalled);
+    return stalled;
+  };
+
+  it("refuses a job-done past the budget unread (503, Retry-After, naming it); after the release the same one completes the job", async () => {
+    const h = await start({ memoryBudgetBytes: 2_000 });
+    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const input = { n: 1 };
+    const inputBytes = JSON.stringify(input).length;
+    const id = await run(h, ep.id, input);
+    const worker = new ProtocolWorker(h, ep.id, "w-budget");
+    await worker.take();
+
+    const stalled = stall(h, ep.id, worker.id, id, 1_500);
+    await heldSettles(h, inputBytes + 1_500);
+    const result = { output: { text: "x".repeat(600) } };
+    const over = await worker.done(id, result);
+    expect(over.status).toBe(503);
+    expect(over.headers["retry-after"]).toBe("1");
+    expect(over.body).toMatchObject({ code: "UNAVAILABLE" });
+    expect((over.body as { error: string }).error).toContain("memory budget for jobs (2000 bytes)");
+    // Nothing of the refused body was kept; the service keeps answering.
+    expect(h.plane.memory.used).toBe(inputBytes + 1_500);
+    const status = await h.call("GET", `/v2/${ep.id}/status/${id}`);
+    expect(status.body).toMatchObject({ id, status: "IN_PROGRESS" });
+
+    // The stalled worker goes away: its reservation is released, and the same result is taken.
+    stalled.destroy();
+    await heldSettles(h, inputBytes);
+    expect((await worker.done(id, result)).status).toBe(200);
+    expect((await h.call("GET", `/v2/${ep.id}/status/${id}`)).body).toMatchObject({
+      id,
+      status: "COMPLETED",
+      output: result.output,
+    });
+    await heldSettles(h, 0);
+  });
+
+  it("releases the reservation on every end: a body that is not JSON, one its schema refuses, a client abort, one too large", async () => {
+    const h = await start({ memoryBudgetBytes: 2_000, workerBodyLimit: 1_950 });
+    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const id = await run(h, ep.id, { n: 1 });
+    const base = h.plane.memory.used;
+    const worker = new ProtocolWorker(h, ep.id, "w-release");
+    await worker.take();
+    const url = `${h.url}/v2/${ep.id}/job-done/${worker.id}/${id}?gpu=LOCAL&isStream=false`;
+
+    const notJson = await worker.done(id, `{${"z".repeat(1_500)}`);
+    expect(notJson.status).toBe(400);
+    await heldSettles(h, base);
+    const badShape = await worker.done(id, { stopPod: "yes", pad: "p".repeat(1_500) });
+    expect(badShape.status).toBe(400);
+    expect((badShape.body as { error: string }).error).toContain("stopPod");
+    await heldSettles(h, base);
+
+    const aborted = stall(h, ep.id, worker.id, id, 1_500);
+    await heldSettles(h, base + 1_500);
+    aborted.destroy();
+    await heldSettles(h, base);
+
+    // A chunked body (no content-length) holds the route's bodyLimit; past it Fastify answers 413.
+    const tooLarge = await request(url, {
+      method: "POST",
+      headers: { authorization: KEY, "content-type": "application/json" },
+      body: Readable.from(['{"output": "', "c".repeat(2_500), '"}']),
+    });
+    await tooLarge.body.dump();
+    expect(tooLarge.statusCode).toBe(413);
+    await heldSettles(h, base);
+    // A content-length past bodyLimit holds nothing: 413, not 503.
+    const declaredTooLarge = await worker.done(id, { output: "d".repeat(2_500) });
+    expect(declaredTooLarge.status).toBe(413);
+    expect(h.plane.memory.used).toBe(base);
+
+    // Nothing leaked: the largest body the budget allows next to the input still passes.
+    const largest = { output: "l".repeat(1_900) };
+    expect(JSON.stringify(largest).length + base).toBeLessThanOrEqual(2_000);
+    expect((await worker.done(id, largest)).status).toBe(200);
+    expect((await h.call("GET", `/v2/${ep.id}/status/${id}`)).body).toMatchObject({
+      status: "COMPLETED",
+      output: largest.output,
+    });
+    await heldSettles(h, 0);
+  });
+
+  it("the worker runtime retries a refused result (Retry-After), past the real library's 3 attempts, and delivers it once there is room", async () => {
+    const h = await start({ memoryBudgetBytes: 2_000 });
+    const ep = h.endpoint("runpodkit/echo", { workersMin: 1, workersMax: 1 });
+    const session = await eventually(() => h.plane.dispatcher.sessions(ep.id)[0]);
+    const reserve = vi.spyOn(h.plane.memory, "reserve");
+    // Another job-done holds most of the budget: room for the job's input, not for its result too.
+    const stalled = stall(h, ep.id, session.id, "job-elsewhere", 1_700);
+    await heldSettles(h, 1_700);
+    const input = { text: "e".repeat(200) };
+    const id = await run(h, ep.id, input);
+    // Refused more often than the real library's 3 attempts: a 503 is retried as long as it lasts.
+    const refusals = () => reserve.mock.results.filter((r) => r.type === "throw").length;
+    await eventually(() => (refusals() >= 4 ? true : undefined));
+    expect((await h.call("GET", `/v2/${ep.id}/status/${id}`)).body).toMatchObject({ status: "IN_PROGRESS" });
+
+    stalled.destroy();
+    const done = await eventually(async () => {
+      const reply = await h.call("GET", `/v2/${ep.id}/status/${id}`);
+      return (reply.body as { status: string }).status === "COMPLETED" ? reply.body : undefined;
+    });
+    expect(done).toMatchObject({ id, status: "COMPLETED", output: input });
+    reserve.mockRestore();
+  });
+});
