@@ -137,3 +137,11 @@ export async function waitForIdleWorkers(
     await jobs.close();
   }
 }
+
+/** A tool's command line split at `--`: its own options before, Node flags for the service after. */
+export function splitNodeFlags(argv: readonly string[]): { args: string[]; nodeFlags: string[] } {
+  const dash = argv.indexOf("--");
+  return dash >= 0
+    ? { args: argv.slice(0, dash), nodeFlags: argv.slice(dash + 1) }
+    : { args: [...argv], nodeFlags: [] };
+}

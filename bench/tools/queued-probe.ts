@@ -15,6 +15,7 @@ import {
   BENCH_API_KEY,
   type BenchService,
   createQueueEndpoint,
+  splitNodeFlags,
   startService,
   tempDataDir,
 } from "../lib/servers";
@@ -35,11 +36,9 @@ async function sample(label: string, svc: BenchService): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const args = process.argv.slice(2);
-  const dash = args.indexOf("--");
-  const flags = dash >= 0 ? args.slice(dash + 1) : [];
+  const { args, nodeFlags: flags } = splitNodeFlags(process.argv.slice(2));
   const { values } = parseArgs({
-    args: dash >= 0 ? args.slice(0, dash) : args,
+    args,
     options: {
       jobs: { type: "string", default: "100000" },
       "skip-build": { type: "boolean", default: false },

@@ -6,7 +6,13 @@
  */
 import { parseArgs } from "node:util";
 import { load } from "../lib/load";
-import { BENCH_API_KEY, createQueueEndpoint, startService, tempDataDir } from "../lib/servers";
+import {
+  BENCH_API_KEY,
+  createQueueEndpoint,
+  splitNodeFlags,
+  startService,
+  tempDataDir,
+} from "../lib/servers";
 
 const MB = 1024 * 1024;
 
@@ -38,11 +44,9 @@ async function once(flags: string[], jobs: number): Promise<{ cpuUs: number; rss
 }
 
 async function main(): Promise<void> {
-  const args = process.argv.slice(2);
-  const dash = args.indexOf("--");
-  const flags = dash >= 0 ? args.slice(dash + 1) : [];
+  const { args, nodeFlags: flags } = splitNodeFlags(process.argv.slice(2));
   const { values } = parseArgs({
-    args: dash >= 0 ? args.slice(0, dash) : args,
+    args,
     options: { jobs: { type: "string", default: "30000" }, rounds: { type: "string", default: "3" } },
   });
   const jobs = Number(values.jobs);

@@ -37,11 +37,6 @@ function withParams(url: string, params: Record<string, string>): string {
   return `${url}${url.includes("?") ? "&" : "?"}${query}`;
 }
 
-/** withParams(url, {[name]: value}) for a name and value that need no escaping, without building a URLSearchParams. */
-function withParam(url: string, name: string, value: string): string {
-  return `${url}${url.includes("?") ? "&" : "?"}${name}=${value}`;
-}
-
 interface Running {
   abort: AbortController;
 }
@@ -78,8 +73,8 @@ export class QueueWorker {
     this.#env = env;
     this.#options = options;
     this.#takeOne = {
-      "0": withParam(env.takeUrl, "job_in_progress", "0"),
-      "1": withParam(env.takeUrl, "job_in_progress", "1"),
+      "0": withParams(env.takeUrl, { job_in_progress: "0" }),
+      "1": withParams(env.takeUrl, { job_in_progress: "1" }),
     };
     // Results are retried on 5xx only, like the real library (3 attempts); never on 4xx. A 503 is
     // the service refusing for now (its memory budget is used up, with Retry-After): that is retried
@@ -302,11 +297,11 @@ export class QueueWorker {
   }
 
   #doneUrl(jobId: string, isStreamed: boolean): string {
-    return withParam(this.#env.doneTemplate.replaceAll("$ID", jobId), "isStream", String(isStreamed));
+    return withParams(this.#env.doneTemplate.replaceAll("$ID", jobId), { isStream: String(isStreamed) });
   }
 
   #streamUrl(jobId: string): string {
-    return withParam(this.#env.streamTemplate.replaceAll("$ID", jobId), "isStream", "false");
+    return withParams(this.#env.streamTemplate.replaceAll("$ID", jobId), { isStream: "false" });
   }
 
   async #post(url: string, body: JobResultBody | { status: string; output: unknown }): Promise<void> {
