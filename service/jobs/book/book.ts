@@ -4,7 +4,7 @@ import type { Emitter } from "../../event-bus";
 import { isExpired, isTerminal, type Job, transition } from "../model/job";
 import type { JobStore, RemovedJob } from "../store/job-store";
 import { DeadlineQueue, Deque } from "./collections";
-import type { JobMemory } from "./memory";
+import type { JobMemory, Reservation } from "./memory";
 import { Watchers } from "./watchers";
 
 /** Job counts of one endpoint, kept as jobs move; /health reads them. */
@@ -251,14 +251,15 @@ export class JobBook {
 
   /**
    * Stream chunks from the worker; ignored once the job is no longer running. They count against the
-   * memory budget until drained: past it they are refused (UNAVAILABLE, naming the budget).
+   * memory budget until drained: past it they are refused (UNAVAILABLE, naming the budget). The
+   * reservation their body held while it was read is handed over to them (JobMemory.holdStream).
    */
-  appendChunks(job: Job, chunks: StreamChunk[]): void {
+  appendChunks(job: Job, chunks: StreamChunk[], reservation?: Reservation): void {
     if (job.status !== "IN_PROGRESS" || this.#live.get(job.id) !== job) return;
     if (this.#memory) {
       let bytes = 0;
       for (const chunk of chunks) bytes += (JSON.stringify(chunk.output) ?? "null").length;
-      this.#memory.holdStream(job, bytes);
+      this.#memory.holdStream(job, bytes, reservation);
     }
     if (job.stream === null) job.stream = [];
     for (const chunk of chunks) job.stream.push(chunk);

@@ -19,9 +19,10 @@ export interface JobMemoryOptions {
  * still held in memory (small inputs for their whole life, large ones until the store has them), and
  * the stream chunks workers posted that /stream has not drained yet. A new job or chunk that would
  * pass the budget is refused with UNAVAILABLE (503, Retry-After) before it is kept. Outputs are not
- * counted once kept: past `spillOutputBytes` they leave memory once written; while a job-done body is
- * being read and handed over it holds a reservation (see reserve). Sizes are counted in UTF-16 units
- * of the JSON text (what a string costs, give or take).
+ * counted once kept: past `spillOutputBytes` they leave memory once written. While a worker's body
+ * (job-done or job-stream) is read and handed over it holds a reservation (see reserve); chunks take
+ * their bytes over from it (holdStream), so a body is never counted twice. Sizes are counted in
+ * UTF-16 units of the JSON text (what a string costs, give or take).
  */
 export class JobMemory {
   readonly options: JobMemoryOptions;
@@ -61,28 +62,32 @@ export class JobMemory {
   }
 
   /**
-   * Holds `bytes` against the budget for a body about to be read (a job-done output), refusing it as
-   * admit does when it would not fit. A reservation larger than the whole budget counts as the whole
-   * budget: it passes only when nothing else is held, so a body the route accepts is never refused
-   * for ever. Returns the release, which frees the bytes once (later calls do nothing).
+   * Holds `bytes` against the budget for a body about to be read (a job-done output, job-stream
+   * chunks), refusing it as admit does when it would not fit. A reservation larger than the whole
+   * budget counts as the whole budget: it passes only when nothing else is held, so a body the route
+   * accepts is never refused for ever. Its release frees what it still holds, once.
    */
-  reserve(bytes: number): () => void {
+  reserve(bytes: number): Reservation {
     const held = Math.min(Math.max(0, bytes), this.options.budgetBytes);
     this.admit(held);
     this.#used += held;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.#used -= held;
-    };
+    return new Reservation(held, (freed) => {
+      this.#used -= freed;
+    });
   }
 
-  /** Counts stream chunks of `bytes` now buffered for the job, refusing them past the budget. */
-  holdStream(job: Job, bytes: number): void {
-    this.admit(bytes);
+  /**
+   * Counts stream chunks of `bytes` now buffered for the job, refusing them past the budget. With the
+   * reservation their body held while it was read, the chunks take its bytes over (nothing is
+   * counted twice): only what they need beyond it must fit, and what it held beyond them is freed.
+   * A refusal leaves the reservation as it was.
+   */
+  holdStream(job: Job, bytes: number, reservation?: Reservation): void {
+    const covered = reservation?.held ?? 0;
+    if (bytes > covered) this.admit(bytes - covered);
+    reservation?.handOver();
     job.streamBytes += bytes;
-    this.#used += bytes;
+    this.#used += bytes - covered;
   }
 
   /** The job's buffered chunks were drained (or dropped with the job). */
@@ -94,5 +99,36 @@ export class JobMemory {
   /** Is this input large enough to live in the store only? */
   spills(job: Job): boolean {
     return job.inputInMemory && job.inputText.length > this.options.spillInputBytes;
+  }
+}
+
+/**
+ * Bytes a worker's body holds against the budget while it is read (JobMemory.reserve), until its
+ * release, or until holdStream hands them over to the chunks it carried.
+ */
+export class Reservation {
+  #held: number;
+  readonly #free: (bytes: number) => void;
+
+  constructor(held: number, free: (bytes: number) => void) {
+    this.#held = held;
+    this.#free = free;
+  }
+
+  /** Bytes still held by this reservation (0 once released or handed over). */
+  get held(): number {
+    return this.#held;
+  }
+
+  /** Frees what is still held; later calls do nothing. A field, so it can be a listener as it is. */
+  readonly release = (): void => {
+    const held = this.#held;
+    this.#held = 0;
+    if (held > 0) this.#free(held);
+  };
+
+  /** The bytes are counted elsewhere from now on (JobMemory.holdStream): nothing is freed. */
+  handOver(): void {
+    this.#held = 0;
   }
 }

@@ -4,6 +4,7 @@ import { notFound } from "../../errors";
 import type { Emitter } from "../../event-bus";
 import type { JobBook } from "../book/book";
 import { Deque } from "../book/collections";
+import type { Reservation } from "../book/memory";
 import type { Job } from "../model/job";
 import { splitChunk } from "./chunks";
 
@@ -309,13 +310,16 @@ export class Dispatcher {
     }
   }
 
-  /** job-stream: one chunk, split to the size limit. */
-  stream(session: WorkerSession, jobId: string, chunk: StreamChunk): void {
+  /**
+   * job-stream: one chunk, split to the size limit; the reservation its body held while read (if any)
+   * is handed over to the chunks kept (JobBook.appendChunks), and stays the caller's otherwise.
+   */
+  stream(session: WorkerSession, jobId: string, chunk: StreamChunk, reservation?: Reservation): void {
     this.#seen(session, this.#clock.now());
     const job = this.#book.find(jobId);
     if (!job) throw notFound("job", jobId);
     if (job.workerId !== session.id) return;
-    this.#book.appendChunks(job, splitChunk(chunk, this.#options.streamChunkBytes));
+    this.#book.appendChunks(job, splitChunk(chunk, this.#options.streamChunkBytes), reservation);
   }
 
   /** ping: liveness, SDK version, health report and the jobs the worker says it holds. */

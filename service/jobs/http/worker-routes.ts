@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { JobDoneBody, JobStreamBody, JobTakeQuery, PingQuery } from "../../../sdk/schemas/job";
 import { parseAnyBodyAsJson } from "../../edge/body";
 import { parseInput } from "../../edge/parse";
-import type { JobMemory } from "../book/memory";
+import type { JobMemory, Reservation } from "../book/memory";
 import type { Dispatcher, WorkerSession } from "../dispatch/dispatcher";
 import type { WorkerAccess } from "../dispatch/worker-access";
 import { type Job, workerJobOf } from "../model/job";
@@ -13,7 +13,7 @@ export interface WorkerRouteDeps {
   access: WorkerAccess;
   /** Largest job-done / job-stream body, bytes. */
   bodyLimit: number;
-  /** The service's memory budget: a job-done body holds its size against it while it is read. */
+  /** The service's memory budget: a job-done or job-stream body holds its size against it while read. */
   memory: JobMemory;
 }
 
@@ -29,8 +29,8 @@ interface WorkerJobParams extends WorkerParams {
 interface Identified {
   session: WorkerSession;
   extra: URLSearchParams | null;
-  /** Frees a job-done body's memory reservation (see reserveBody); null when none is held. */
-  release: (() => void) | null;
+  /** The memory a job-done or job-stream body holds while it is read (see reserveBody); null when none. */
+  reservation: Reservation | null;
 }
 const WORKER = "runpodkitWorker";
 type WorkerRequest = FastifyRequest & { [WORKER]: Identified | null };
@@ -61,7 +61,7 @@ export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps
     if (params.endpointId !== undefined && params.workerId !== undefined) {
       const { id: workerId, extra } = pathParam(params.workerId);
       const session = deps.access.session(params.endpointId, workerId, request.headers.authorization);
-      (request as WorkerRequest)[WORKER] = { session, extra, release: null };
+      (request as WorkerRequest)[WORKER] = { session, extra, reservation: null };
     }
     done();
   });
@@ -105,12 +105,14 @@ export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps
   });
 
   /**
-   * The onRequest hook of job-done, after the worker is identified and before its body is read: the
-   * body's size is held against the memory budget until its output is handed to the book (and the
-   * store), or the request ends whichever way (the reply's close: answered, refused, aborted, too
-   * large); past the budget it is refused with UNAVAILABLE (503, Retry-After) unread. The size is the
-   * content-length; a chunked body (no content-length) counts as the route's bodyLimit, the most it
-   * may carry. A content-length past bodyLimit holds nothing: Fastify refuses it unread with 413.
+   * The onRequest hook of job-done and job-stream, after the worker is identified and before its body
+   * is read: the body's size is held against the memory budget until the route hands it over (a
+   * job-done output to the book and the store; job-stream chunks take the bytes over as their own
+   * count, JobMemory.holdStream), or the request ends whichever way (the reply's close: answered,
+   * refused, aborted, too large); past the budget it is refused with UNAVAILABLE (503, Retry-After)
+   * unread. The size is the content-length; a chunked body (no content-length) counts as the route's
+   * bodyLimit, the most it may carry. A content-length past bodyLimit holds nothing: Fastify refuses
+   * it unread with 413.
    */
   const reserveBody = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
     const identified = sessionOf(request);
@@ -122,9 +124,9 @@ export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps
           ? deps.bodyLimit
           : 0;
     if (Number.isSafeInteger(bytes) && bytes > 0 && bytes <= deps.bodyLimit) {
-      const release = deps.memory.reserve(bytes);
-      identified.release = release;
-      reply.raw.once("close", release);
+      const reservation = deps.memory.reserve(bytes);
+      identified.reservation = reservation;
+      reply.raw.once("close", reservation.release);
     }
     done();
   };
@@ -136,15 +138,22 @@ export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps
     const jobId = pathId((request.params as WorkerJobParams).jobId);
     dispatcher.done(identified.session, jobId, parseInput(JobDoneBody, request.body ?? {}, "body"));
     // The output is the book's now (and, past spillOutputBytes, the store's once written).
-    identified.release?.();
+    identified.reservation?.release();
     reply.type(JSON_TYPE).send(EMPTY_REPLY);
   });
 
-  app.post("/:endpointId/job-stream/:workerId/:jobId", (request, reply) => {
-    const { session } = sessionOf(request);
+  app.post("/:endpointId/job-stream/:workerId/:jobId", { onRequest: reserveBody }, (request, reply) => {
+    const identified = sessionOf(request);
     const jobId = pathId((request.params as WorkerJobParams).jobId);
     const body = parseInput(JobStreamBody, request.body, "body");
-    dispatcher.stream(session, jobId, { output: body.output });
+    dispatcher.stream(
+      identified.session,
+      jobId,
+      { output: body.output },
+      identified.reservation ?? undefined,
+    );
+    // Kept chunks took the bytes over; dropped ones (a job no longer this worker's) free them here.
+    identified.reservation?.release();
     reply.type(JSON_TYPE).send(EMPTY_REPLY);
   });
 
