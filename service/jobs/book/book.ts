@@ -254,7 +254,7 @@ export class JobBook {
    * memory budget until drained: past it they are refused (UNAVAILABLE, naming the budget). The
    * reservation their body held while it was read is handed over to them (JobMemory.holdStream).
    */
-  appendChunks(job: Job, chunks: StreamChunk[], reservation?: Reservation): void {
+  appendChunks(job: Job, chunks: StreamChunk[], reservation: Reservation | null = null): void {
     if (job.status !== "IN_PROGRESS" || this.#live.get(job.id) !== job) return;
     if (this.#memory) {
       let bytes = 0;

@@ -82,7 +82,7 @@ export class JobMemory {
    * counted twice): only what they need beyond it must fit, and what it held beyond them is freed.
    * A refusal leaves the reservation as it was.
    */
-  holdStream(job: Job, bytes: number, reservation?: Reservation): void {
+  holdStream(job: Job, bytes: number, reservation: Reservation | null = null): void {
     const covered = reservation?.held ?? 0;
     if (bytes > covered) this.admit(bytes - covered);
     reservation?.handOver();

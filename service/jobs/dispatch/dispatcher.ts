@@ -314,7 +314,12 @@ export class Dispatcher {
    * job-stream: one chunk, split to the size limit; the reservation its body held while read (if any)
    * is handed over to the chunks kept (JobBook.appendChunks), and stays the caller's otherwise.
    */
-  stream(session: WorkerSession, jobId: string, chunk: StreamChunk, reservation?: Reservation): void {
+  stream(
+    session: WorkerSession,
+    jobId: string,
+    chunk: StreamChunk,
+    reservation: Reservation | null = null,
+  ): void {
     this.#seen(session, this.#clock.now());
     const job = this.#book.find(jobId);
     if (!job) throw notFound("job", jobId);

@@ -146,12 +146,7 @@ export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps
     const identified = sessionOf(request);
     const jobId = pathId((request.params as WorkerJobParams).jobId);
     const body = parseInput(JobStreamBody, request.body, "body");
-    dispatcher.stream(
-      identified.session,
-      jobId,
-      { output: body.output },
-      identified.reservation ?? undefined,
-    );
+    dispatcher.stream(identified.session, jobId, { output: body.output }, identified.reservation);
     // Kept chunks took the bytes over; dropped ones (a job no longer this worker's) free them here.
     identified.reservation?.release();
     reply.type(JSON_TYPE).send(EMPTY_REPLY);

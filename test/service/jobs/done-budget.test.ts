@@ -1,10 +1,11 @@
-import { type ClientRequest, request as httpRequest } from "node:http";
+import type { ClientRequest } from "node:http";
 import { Readable } from "node:stream";
 import { request } from "undici";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { JobPlaneConfig } from "../../../service/jobs/config";
 import { eventually, type Harness, KEY, startHarness } from "./harness";
 import { ProtocolWorker } from "./protocol-worker";
+import { stallBody } from "./stalled-body";
 
 /**
  * Issue 10's leftover: a job-done body holds its size against the memory budget from before it is
@@ -33,21 +34,9 @@ describe("job-done and the memory budget", () => {
   const heldSettles = (h: Harness, bytes: number) =>
     eventually(() => (h.plane.memory.used === bytes ? true : undefined), 5_000);
 
-  /**
-   * A job-done whose headers say `bytes` and whose body never comes: it holds its reservation until
-   * destroyed (a worker gone mid-body).
-   */
+  /** A job-done whose body never comes (stallBody), destroyed after the test at the latest. */
   const stall = (h: Harness, endpointId: string, workerId: string, jobId: string, bytes: number) => {
-    const { port } = new URL(h.url);
-    const stalled = httpRequest({
-      host: "127.0.0.1",
-      port,
-      method: "POST",
-      path: `/v2/${endpointId}/job-done/${workerId}/${jobId}?gpu=LOCAL&isStream=false`,
-      headers: { authorization: KEY, "content-type": "application/json", "content-length": String(bytes) },
-    });
-    stalled.on("error", () => {});
-    stalled.write('{"output": "');
+    const stalled = stallBody(h, endpointId, `job-done/${workerId}/${jobId}?gpu=LOCAL&isStream=false`, bytes);
     stalls.push(stalled);
     return stalled;
   };

@@ -4,6 +4,7 @@ import { openDatabase } from "../../../service/db";
 import { EventBus } from "../../../service/event-bus";
 import { JobBook } from "../../../service/jobs/book/book";
 import { DeadlineQueue, Deque } from "../../../service/jobs/book/collections";
+import { JobMemory } from "../../../service/jobs/book/memory";
 import { Watchers } from "../../../service/jobs/book/watchers";
 import { splitChunk } from "../../../service/jobs/dispatch/chunks";
 import { createJob } from "../../../service/jobs/model/job";
@@ -194,5 +195,42 @@ describe("JobBook deadlines", () => {
     }
     // Two deadlines a job (ttl, execution), all of jobs that left: compacted as they accumulate.
     expect(book.deadlineCount).toBeLessThan(2_100);
+  });
+});
+
+describe("JobMemory reservations", () => {
+  const job = () =>
+    createJob({ id: "j", accountId: "a", endpointId: "ep", kind: "async", input: {}, now: 0 });
+  const memory = () => new JobMemory({ budgetBytes: 1_000, spillInputBytes: 100, spillOutputBytes: 100 });
+
+  it("stream chunks take their body's reservation over: the surplus is freed, the excess must fit", () => {
+    const m = memory();
+    const j = job();
+    const smaller = m.reserve(300);
+    expect(m.used).toBe(300);
+    m.holdStream(j, 250, smaller);
+    expect([m.used, j.streamBytes, smaller.held]).toEqual([250, 250, 0]);
+    smaller.release(); // handed over: freeing it again changes nothing
+    expect(m.used).toBe(250);
+
+    const larger = m.reserve(600);
+    expect(m.used).toBe(850);
+    // 200 more than its reservation: 150 free is not enough; the refusal leaves everything as it was.
+    expect(() => m.holdStream(j, 800, larger)).toThrow(/memory budget for jobs \(1000 bytes\)/);
+    expect([m.used, j.streamBytes, larger.held]).toEqual([850, 250, 600]);
+    m.holdStream(j, 700, larger);
+    expect([m.used, j.streamBytes, larger.held]).toEqual([950, 950, 0]);
+    m.releaseStream(j);
+    expect(m.used).toBe(0);
+  });
+
+  it("a reservation is freed once, and counts at most the whole budget", () => {
+    const m = memory();
+    const r = m.reserve(5_000);
+    expect([m.used, r.held]).toEqual([1_000, 1_000]);
+    expect(() => m.reserve(1)).toThrow(/used up \(1000 held\)/);
+    r.release();
+    r.release();
+    expect(m.used).toBe(0);
   });
 });
