@@ -207,4 +207,30 @@ describe("job-stream and the memory budget", () => {
     await heldSettles(h, 0);
     reserve.mockRestore();
   });
+
+  it("the worker runtime drops a chunk the service will not take (here 413), says so in the job's log, and streams on", async () => {
+    const h = await start({ workerBodyLimit: 1_000 });
+    const ep = h.endpoint("runpodkit/stream", { workersMin: 1, workersMax: 1 });
+    const words = ["first", "w".repeat(1_500), "last"];
+    const id = await run(h, ep.id, { text: words.join(" ") });
+    await eventually(async () => {
+      const reply = await h.call("GET", `/v2/${ep.id}/status/${id}`);
+      return (reply.body as { status: string }).status === "COMPLETED" ? true : undefined;
+    });
+    expect((await drain(h, ep.id, id)).stream).toEqual([
+      { output: { text: "first", index: 0 } },
+      { output: { text: "last", index: 2 } },
+    ]);
+    const messages = await eventually(async () => {
+      const text = (await h.call("GET", `/v2/${ep.id}/logs?job=${id}`)).text;
+      const list = text
+        .split("\n")
+        .filter((line) => line.trim())
+        .map((line) => (JSON.parse(line) as { message: string }).message);
+      return list.includes("Finished.") ? list : undefined;
+    });
+    expect(messages.filter((m) => m.startsWith("Failed to return job results."))).toEqual([
+      "Failed to return job results. | HTTP 413",
+    ]);
+  });
 });

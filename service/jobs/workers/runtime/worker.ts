@@ -76,10 +76,11 @@ export class QueueWorker {
       "0": withParams(env.takeUrl, { job_in_progress: "0" }),
       "1": withParams(env.takeUrl, { job_in_progress: "1" }),
     };
-    // Results are retried on 5xx only, like the real library (3 attempts); never on 4xx. A 503 is
-    // the service refusing for now (its memory budget is used up, with Retry-After): that is retried
-    // far longer, waiting as Retry-After says (at most 30 s), so a result is not lost to a moment of
-    // full memory; the job stays this worker's (listed in pings) meanwhile.
+    // Results, progress and stream chunks are retried on 5xx only, like the real library (3
+    // attempts); never on 4xx. A 503 is the service refusing for now (its memory budget is used up,
+    // with Retry-After): that is retried far longer, waiting as Retry-After says (at most 30 s), so a
+    // result or a chunk is not lost to a moment of full memory; the job stays this worker's (listed
+    // in pings) meanwhile, and a stream waits for its refused chunk before the next one.
     this.#http = new Agent({ keepAliveTimeout: 60_000 });
     this.#posts = this.#http.compose(
       interceptors.retry({
@@ -240,7 +241,7 @@ export class QueueWorker {
     const context: HandlerContext = {
       signal,
       progress: (value) =>
-        void this.#post(this.#doneUrl(job.id, false), { status: "IN_PROGRESS", output: value }),
+        void this.#post(this.#doneUrl(job.id, false), { status: "IN_PROGRESS", output: value }, job.id),
     };
     let body: JobResultBody;
     let streamed = false;
@@ -268,7 +269,7 @@ export class QueueWorker {
     );
     if (this.#options.refreshWorker) body.stopPod = true;
     else this.#handOver(job.id);
-    await this.#post(this.#doneUrl(job.id, streamed), body);
+    await this.#post(this.#doneUrl(job.id, streamed), body, job.id);
   }
 
   async #streamOut(
@@ -283,7 +284,7 @@ export class QueueWorker {
         const error =
           typeof chunk === "object" && chunk !== null ? (chunk as { error?: unknown }).error : undefined;
         if (error) return { error: String(error) };
-        await this.#post(this.#streamUrl(job.id), { output: chunk });
+        await this.#post(this.#streamUrl(job.id), { output: chunk }, job.id);
         if (this.#options.returnAggregateStream) all.push(chunk);
       }
     } catch (error) {
@@ -304,7 +305,17 @@ export class QueueWorker {
     return withParams(this.#env.streamTemplate.replaceAll("$ID", jobId), { isStream: "false" });
   }
 
-  async #post(url: string, body: JobResultBody | { status: string; output: unknown }): Promise<void> {
+  /**
+   * One POST to the platform, with the retry policy of #posts. An answer that is still not a success
+   * once the retries are spent (a 4xx, or a 5xx for longer than they last) drops what was posted, as
+   * the real library does, and says so in the job's log: a dropped stream chunk never reaches the
+   * client's /stream, and the stream goes on with the next one.
+   */
+  async #post(
+    url: string,
+    body: JobResultBody | { status: string; output: unknown },
+    jobId: string,
+  ): Promise<void> {
     try {
       const reply = await request(url, {
         method: "POST",
@@ -313,6 +324,9 @@ export class QueueWorker {
         dispatcher: this.#posts,
       });
       await reply.body.dump();
+      if (reply.statusCode >= 300) {
+        logLine("ERROR", `Failed to return job results. | HTTP ${reply.statusCode}`, jobId);
+      }
     } catch (error) {
       process.stderr.write(`runpodkit worker: failed to post to the platform: ${String(error)}\n`);
     }
