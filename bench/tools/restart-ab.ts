@@ -18,12 +18,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
+import { RestClient } from "../../sdk/rest";
 import { BENCH_DIR } from "../lib/build";
 import { Child } from "../lib/ipc";
 import { load } from "../lib/load";
 import { Empty, ServerReady, ServerStats } from "../lib/protocol";
 import { BENCH_API_KEY, type BenchService, createQueueEndpoint, inQueue } from "../lib/servers";
-import { RestClient } from "../../sdk/rest";
 
 const MB = 1024 * 1024;
 
