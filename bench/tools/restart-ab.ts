@@ -1,6 +1,6 @@
 /**
  * `npx tsx bench/tools/restart-ab.ts [--jobs 100000] [--rounds 5] [--a DIR] [--b DIR] [--fill a|b|each]
- *  [--profile DIR]`: the queued suite's restart (spawn of the bench's service process to ready,
+ *  [--profile DIR] [--keep DIR]`: the queued suite's restart (spawn of the bench's service process to ready,
  * with `jobs` queued jobs in its store), alternating two builds of the bench (A: --a, default
  * bench/.tmp/build-base, a copy of an earlier build; B: --b, default bench/.tmp/build). For A/B checks
  * of start-up changes only: nothing asserts.
@@ -11,9 +11,11 @@
  * wall time spawn -> ready, the new process's CPU until ready (process.cpuUsage in it), its
  * startService time, RSS once ready, and the jobs /health shows in queue (must be `jobs`).
  * With `--profile DIR`, each side runs under --cpu-prof into DIR/a and DIR/b (figures then are not
- * the service as shipped).
+ * the service as shipped). With `--keep DIR`, the filled stores are kept in DIR (a.sqlite, b.sqlite,
+ * endpoints.json) and reused by later runs given the same DIR.
  */
-import { copyFile, mkdtemp, rm } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -86,6 +88,7 @@ async function main(): Promise<void> {
       b: { type: "string", default: join(BENCH_DIR, ".tmp", "build") },
       fill: { type: "string", default: "a" },
       profile: { type: "string" },
+      keep: { type: "string" },
     },
   });
   const jobs = Number(values.jobs);
@@ -96,11 +99,27 @@ async function main(): Promise<void> {
       { name: "B", build: values.b, store: join(dir, "b.sqlite"), results: [] as number[][] },
     ];
     const [a, b] = sides as [(typeof sides)[0], (typeof sides)[0]];
-    const endpointA = await fill(a.build, a.store, jobs);
-    let endpointB = endpointA;
-    if (values.fill === "each") endpointB = await fill(b.build, b.store, jobs);
-    else await copyStore(a.store, b.store);
-    console.log(`filled: ${jobs} queued (${values.fill === "each" ? "each side its own" : "by A"})`);
+    const kept = values.keep ? join(values.keep, "endpoints.json") : undefined;
+    let endpointA: string;
+    let endpointB: string;
+    if (kept && existsSync(kept)) {
+      [endpointA, endpointB] = JSON.parse(await readFile(kept, "utf8")) as [string, string];
+      await copyStore(join(values.keep as string, "a.sqlite"), a.store);
+      await copyStore(join(values.keep as string, "b.sqlite"), b.store);
+      console.log(`stores of ${kept} reused`);
+    } else {
+      endpointA = await fill(a.build, a.store, jobs);
+      endpointB = endpointA;
+      if (values.fill === "each") endpointB = await fill(b.build, b.store, jobs);
+      else await copyStore(a.store, b.store);
+      console.log(`filled: ${jobs} queued (${values.fill === "each" ? "each side its own" : "by A"})`);
+      if (kept && values.keep) {
+        await mkdir(values.keep, { recursive: true });
+        await copyStore(a.store, join(values.keep, "a.sqlite"));
+        await copyStore(b.store, join(values.keep, "b.sqlite"));
+        await writeFile(kept, JSON.stringify([endpointA, endpointB]));
+      }
+    }
     for (let round = 0; round < Number(values.rounds); round++) {
       const order = round % 2 === 0 ? [a, b] : [b, a];
       for (const side of order) {
