@@ -20,22 +20,26 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
+import { JobClient } from "../../sdk/jobs";
 import { RestClient } from "../../sdk/rest";
 import { BENCH_DIR } from "../lib/build";
 import { Child } from "../lib/ipc";
 import { load } from "../lib/load";
 import { Empty, ServerReady, ServerStats } from "../lib/protocol";
-import { BENCH_API_KEY, type BenchService, createQueueEndpoint, inQueue } from "../lib/servers";
+import { BENCH_API_KEY, type BenchService, createQueueEndpoint } from "../lib/servers";
 
 const MB = 1024 * 1024;
 
+/** The account key the stores were filled with (kept with them by --keep). */
+let apiKey = BENCH_API_KEY;
+
 async function start(buildDir: string, data: string, execArgv: string[]): Promise<BenchService> {
   const child = new Child(join(buildDir, "bench", "server.js"), [], {
-    env: { BENCH_SERVER: JSON.stringify({ data }), BENCH_API_KEY },
+    env: { BENCH_SERVER: JSON.stringify({ data }), BENCH_API_KEY: apiKey },
     execArgv,
   });
   const ready = await child.ready(ServerReady);
-  const rest = new RestClient({ apiKey: BENCH_API_KEY, baseUrl: ready.restUrl });
+  const rest = new RestClient({ apiKey, baseUrl: ready.restUrl });
   return {
     child,
     ready,
@@ -64,13 +68,23 @@ async function fill(buildDir: string, file: string, jobs: number): Promise<strin
       connections: 64,
       amount: jobs,
       method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${BENCH_API_KEY}` },
+      headers: { "content-type": "application/json", authorization: `Bearer ${apiKey}` },
       body: JSON.stringify({ input: { prompt: "hello", max_tokens: 16 } }),
     });
     if (filled.total2xx !== jobs) throw new Error(`fill: ${filled.total2xx}/${jobs} accepted`);
     return endpointId;
   } finally {
     await svc.close();
+  }
+}
+
+/** Jobs in an endpoint's queue, by its /health (as lib/servers' inQueue, with the stores' key). */
+async function inQueue(svc: BenchService, endpointId: string, key: string): Promise<number> {
+  const jobs = new JobClient({ apiKey: key, endpointId, baseUrl: `${svc.ready.queueUrl}/v2` });
+  try {
+    return (await jobs.health()).jobs.inQueue;
+  } finally {
+    await jobs.close();
   }
 }
 
@@ -103,7 +117,7 @@ async function main(): Promise<void> {
     let endpointA: string;
     let endpointB: string;
     if (kept && existsSync(kept)) {
-      [endpointA, endpointB] = JSON.parse(await readFile(kept, "utf8")) as [string, string];
+      [endpointA, endpointB, apiKey] = JSON.parse(await readFile(kept, "utf8")) as [string, string, string];
       await copyStore(join(values.keep as string, "a.sqlite"), a.store);
       await copyStore(join(values.keep as string, "b.sqlite"), b.store);
       console.log(`stores of ${kept} reused`);
@@ -117,7 +131,7 @@ async function main(): Promise<void> {
         await mkdir(values.keep, { recursive: true });
         await copyStore(a.store, join(values.keep, "a.sqlite"));
         await copyStore(b.store, join(values.keep, "b.sqlite"));
-        await writeFile(kept, JSON.stringify([endpointA, endpointB]));
+        await writeFile(kept, JSON.stringify([endpointA, endpointB, apiKey]), { mode: 0o600 });
       }
     }
     for (let round = 0; round < Number(values.rounds); round++) {
@@ -133,7 +147,7 @@ async function main(): Promise<void> {
         const wall = performance.now() - spawned;
         try {
           const stats = await svc.stats();
-          const queued = await inQueue(svc, side === a ? endpointA : endpointB);
+          const queued = await inQueue(svc, side === a ? endpointA : endpointB, apiKey);
           side.results.push([wall, stats.cpuUs / 1000, svc.ready.startMs, stats.rss / MB]);
           console.log(
             `${side.name}: restart ${wall.toFixed(0)} ms, CPU ${(stats.cpuUs / 1000).toFixed(0)} ms, startService ${svc.ready.startMs.toFixed(0)} ms, RSS ${(stats.rss / MB).toFixed(1)} MB, in queue ${queued}${queued === jobs ? "" : " (WRONG)"}`,
