@@ -9,7 +9,11 @@
  * - Fastify requires `node:https` and `node:http2` (and with them `tls`) at load, though it uses them
  *   only to serve TLS or HTTP/2, which the service never does: ~4 MB resident and their load time.
  *   A module hook (Node's `module.registerHooks`) hands Fastify's server module stand-ins that load
- *   the real modules on first use (lazy/builtin.ts). Nothing else is redirected.
+ *   the real modules on first use (lazy/builtin.ts).
+ * - zod requires its 60-odd locale modules when it loads, though it uses only English (which it loads
+ *   on its own): ~45 ms of every start. The same hook hands zod's own requires of its locales index a
+ *   stand-in that loads them on first use (lazy/zod-locales.ts); on Node 22 too.
+ * Nothing else is redirected.
  */
 import { registerHooks } from "node:module";
 import { join } from "node:path";
@@ -30,9 +34,32 @@ const STAND_INS = new Map([
 /** This module's own requires go through the hook once, to prove it works on this Node. */
 const SELF = pathToFileURL(__filename).href;
 
-const hooks = registerHooks({
+/** How zod's modules (v4/core/index, v4/classic/external, v4/mini/external) require their locales. */
+const ZOD_LOCALES = "../locales/index.cjs";
+/** The file that resolves to, for the zod this package depends on: only that one is redirected. */
+const ZOD_LOCALES_URL = zodLocalesUrl();
+const ZOD_LOCALES_STAND_IN = pathToFileURL(join(__dirname, "lazy", `zod-locales${EXT}`)).href;
+
+function zodLocalesUrl(): string | undefined {
+  try {
+    return pathToFileURL(require.resolve("zod/v4/locales")).href;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether Fastify is handed the built-ins' stand-ins (not on Node 22, see below). */
+let builtinStandIns = true;
+
+registerHooks({
   resolve(specifier, context, nextResolve) {
-    const standIn = STAND_INS.get(specifier);
+    if (specifier === ZOD_LOCALES && ZOD_LOCALES_URL !== undefined) {
+      const resolved = nextResolve(specifier, context);
+      return resolved.url === ZOD_LOCALES_URL
+        ? { url: ZOD_LOCALES_STAND_IN, format: "commonjs", shortCircuit: true }
+        : resolved;
+    }
+    const standIn = builtinStandIns ? STAND_INS.get(specifier) : undefined;
     if (
       standIn !== undefined &&
       (context.parentURL?.endsWith(FASTIFY_SERVER) || context.parentURL === SELF)
@@ -45,11 +72,11 @@ const hooks = registerHooks({
 
 // Node 22 (22.19 at least) cannot hand a stand-in for a built-in to `require` (its loader throws
 // inside loadBuiltinWithHooks), which would stop the CLI when Fastify loads. Ask for both here first;
-// where that fails the hook goes and Fastify loads the real modules (test/service/lean-start.test.ts
-// runs this on the lowest supported Node).
+// where that fails the built-ins are not redirected and Fastify loads the real modules
+// (test/service/lean-start.test.ts runs this on the lowest supported Node).
 try {
   require("node:https");
   require("node:http2");
 } catch {
-  hooks.deregister();
+  builtinStandIns = false;
 }

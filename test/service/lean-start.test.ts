@@ -20,6 +20,10 @@ const Outcome = z.object({
   body: z.string(),
   createServerIsFunction: z.boolean(),
   loadedAfterUse: z.array(z.string()),
+  zodLocalesAtLoad: z.array(z.string()),
+  zodMessage: z.string(),
+  zodFrench: z.string(),
+  zodLocalesAfterUse: z.number(),
 });
 
 const run = (node: string) =>
@@ -46,12 +50,27 @@ await app.close();
 const serverModule = require.cache[require.resolve("fastify/lib/server.js")];
 const https = serverModule.require("node:https");
 const createServerIsFunction = typeof https.createServer === "function";
-process.stdout.write(JSON.stringify({ loadedAfterFastify, status: reply.status, body, createServerIsFunction, loadedAfterUse: tls() }));
+// zod: only its English locale loads with it; the others on first use, through z.locales.
+const zodLocales = () => Object.keys(require.cache).filter((f) => /zod[\\/]v4[\\/]locales[\\/]/.test(f));
+const zod = require("zod");
+const zodLocalesAtLoad = zodLocales().map((f) => f.replace(/^.*[\\/]/, ""));
+const zodMessage = zod.z.string().safeParse(1).error.issues[0].message;
+const zodFrench = zod.z.string().safeParse(1, { error: zod.z.locales.fr().localeError }).error.issues[0].message;
+process.stdout.write(JSON.stringify({ loadedAfterFastify, status: reply.status, body, createServerIsFunction, loadedAfterUse: tls(), zodLocalesAtLoad, zodMessage, zodFrench, zodLocalesAfterUse: zodLocales().length }));
 `;
+
+/** zod loaded with English only; z.locales still gives every locale, loaded then. */
+function expectZodLocalesOnUse(outcome: z.infer<typeof Outcome>): void {
+  expect(outcome.zodLocalesAtLoad).toEqual(["en.cjs"]);
+  expect(outcome.zodMessage).toBe("Invalid input: expected string, received number");
+  expect(outcome.zodFrench).toMatch(/^Entrée invalide/);
+  expect(outcome.zodLocalesAfterUse).toBeGreaterThan(50);
+}
 
 describe("lean-start", () => {
   it("Fastify loads without https/http2/tls, serves HTTP, and the stand-ins load the real module on use", () => {
     const outcome = run(process.execPath);
+    expectZodLocalesOnUse(outcome);
     expect(outcome.loadedAfterFastify).toEqual([]);
     expect(outcome.status).toBe(200);
     expect(outcome.body).toBe("plain");
@@ -63,6 +82,7 @@ describe("lean-start", () => {
   // Fastify load the real modules rather than stop the CLI (it did, on 22.19).
   it(`on the lowest supported Node (${LOWEST_NODE}) Fastify still loads and serves HTTP`, async () => {
     const outcome = run(await installNode(LOWEST_NODE));
+    expectZodLocalesOnUse(outcome);
     expect(outcome.status).toBe(200);
     expect(outcome.body).toBe("plain");
     expect(outcome.createServerIsFunction).toBe(true);

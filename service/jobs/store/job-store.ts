@@ -6,7 +6,7 @@ import type { WalCheckpointer } from "../../db-checkpoint";
 import { ServiceError } from "../../errors";
 import type { JobMemory } from "../book/memory";
 import { expiresAt, type InputSource, isTerminal, type Job, type JobKind, jobFrom } from "../model/job";
-import { RowIndex } from "./row-index";
+import { hashOf, RowIndex } from "./row-index";
 
 /**
  * The job plane's table. Rows are keyed by a sequence number the store assigns in increasing order,
@@ -47,6 +47,13 @@ export const jobMigrations: Migration[] = [
       -- Expiry times grow with time, so this index is appended to as well.
       CREATE INDEX jobs_by_expiry ON jobs (expires_at);
     `,
+  },
+  {
+    // The id's hash as the row index keeps it (hashOf), written with the row, so the scan at start
+    // reads numbers instead of the id's text. Rows written before it have none (NULL): the scan
+    // hashes their id as before.
+    name: "jobs-003-id-hash",
+    sql: "ALTER TABLE jobs ADD COLUMN id_hash INTEGER;",
   },
 ];
 
@@ -191,8 +198,8 @@ export class JobStore implements InputSource {
     this.#upsert = db.prepare(`
       INSERT INTO jobs (seq, id, account_id, endpoint_id, kind, status, input, webhook, policy, s3_config,
         execution_timeout_ms, ttl_ms, low_priority, created_at, queued_at, started_at, completed_at,
-        worker_id, output, error, retries, expires_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        worker_id, output, error, retries, expires_at, id_hash)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (seq) DO UPDATE SET status = excluded.status, ttl_ms = excluded.ttl_ms,
         queued_at = excluded.queued_at, started_at = excluded.started_at,
         completed_at = excluded.completed_at, worker_id = excluded.worker_id, output = excluded.output,
@@ -483,56 +490,66 @@ export class JobStore implements InputSource {
    * of a million rows would grow V8's heap for good): the id index, counts, running jobs, and the
    * queues. Jobs never requeued entered their queue in row order; the few requeued ones (retried,
    * or back from a lost worker) are sorted by when they re-entered and merged in.
+   *
+   * The rows are read as numbers where they can be: the id's hash (rows written before the id_hash
+   * column give their id, hashed here), the status with lowPriority as one code, and the endpoint
+   * only where it differs from the last one of the previous batch (rows come in runs of one endpoint),
+   * so most rows cost no string at all.
    */
   #scan(): StoreStartup {
     const rows = this.#db.prepare(
-      `SELECT seq, id, endpoint_id, status, low_priority, retries, queued_at FROM jobs
-       WHERE seq > ? ORDER BY seq LIMIT 10000`,
+      `SELECT seq, coalesce(id_hash, id), ${STATUS_CODE_SQL} + 8 * low_priority,
+         CASE endpoint_id WHEN ?2 THEN NULL ELSE endpoint_id END, retries, queued_at
+       FROM jobs WHERE seq > ?1 ORDER BY seq LIMIT 10000`,
     );
     rows.setReturnArrays(true);
-    type Row = [number, string, string, JobStatus, number, number, number];
-    const counts = new Map<string, Map<JobStatus, StoredCounts>>();
+    type Row = [number, number | string, number, string | null, number, number];
+    const counts = new Map<string, StoredCounts[]>();
     const running: number[] = [];
     type Queue = { seqs: number[]; queuedAt: number[]; requeued: [number, number][] };
     const queued = new Map<string, Queue>();
     // Rows come in runs of one endpoint and status (a burst of /run, a batch finishing): the entry
-    // and queue of the previous row are reused while both match, so most rows cost no map lookups
-    // (each would hash a fresh string).
-    let lastEndpoint = "";
-    let lastStatus = "";
+    // and queue of the previous row are reused while both match, so most rows cost no map lookups.
+    let lastEndpoint: string | null = null;
+    let lastCode = -1;
     let entry: StoredCounts | undefined;
     let queue: Queue | undefined;
     for (let after = 0; ; ) {
-      const batch = rows.all(after) as unknown as Row[];
-      for (const [seq, id, endpoint, status, lowPriority, retries, queuedAt] of batch) {
-        this.#rows.add(id, seq);
-        if (entry === undefined || endpoint !== lastEndpoint || status !== lastStatus) {
+      // NULL in the endpoint column: the endpoint of the last row of the previous batch.
+      const batchEndpoint: string | null = lastEndpoint;
+      const batch = rows.all(after, batchEndpoint) as unknown as Row[];
+      for (const [seq, idOrHash, code, endpointOrNull, retries, queuedAt] of batch) {
+        this.#rows.addHash(typeof idOrHash === "number" ? idOrHash : hashOf(idOrHash), seq);
+        const endpoint: string = endpointOrNull ?? (batchEndpoint as string);
+        const status = code & 7;
+        if (entry === undefined || endpoint !== lastEndpoint || status !== lastCode) {
           const endpointId = shared(this.#shared, endpoint);
           let byStatus = counts.get(endpointId);
           if (!byStatus) {
-            byStatus = new Map();
+            byStatus = [];
             counts.set(endpointId, byStatus);
           }
-          entry = byStatus.get(status);
+          entry = byStatus[status];
           if (!entry) {
-            entry = { endpointId, status: STATUSES[status] ?? status, count: 0, retries: 0, lowPriority: 0 };
-            byStatus.set(status, entry);
+            const name = STATUS_BY_CODE[status] ?? ("UNKNOWN" as JobStatus);
+            entry = { endpointId, status: name, count: 0, retries: 0, lowPriority: 0 };
+            byStatus[status] = entry;
           }
           queue = undefined;
-          if (status === "IN_QUEUE") {
+          if (status === IN_QUEUE_CODE) {
             queue = queued.get(endpointId);
             if (!queue) {
               queue = { seqs: [], queuedAt: [], requeued: [] };
               queued.set(endpointId, queue);
             }
           }
-          lastEndpoint = endpoint;
-          lastStatus = status;
+          lastEndpoint = endpointId;
+          lastCode = status;
         }
         entry.count++;
         entry.retries += retries;
-        if (lowPriority === 1) entry.lowPriority = (entry.lowPriority ?? 0) + 1;
-        if (status === "IN_PROGRESS") running.push(seq);
+        if (code >= 8) entry.lowPriority = (entry.lowPriority ?? 0) + 1;
+        if (status === IN_PROGRESS_CODE) running.push(seq);
         else if (queue) {
           if (retries === 0) {
             queue.seqs.push(seq);
@@ -566,7 +583,9 @@ export class JobStore implements InputSource {
       for (; r < requeued.length; r++) merged.push((requeued[r] as [number, number])[0]);
       queues.set(endpointId, merged);
     }
-    return { counts: [...counts.values()].flatMap((m) => [...m.values()]), running, queues };
+    const found: StoredCounts[] = [];
+    for (const byStatus of counts.values()) for (const entry of byStatus) if (entry) found.push(entry);
+    return { counts: found, running, queues };
   }
 
   /** Queued jobs whose ttl has passed (at most `limit`), as stored. */
@@ -707,6 +726,7 @@ function rowValues(job: Job, output: string | null): SQLInputValue[] {
     job.error ?? null,
     job.retries,
     expiresAt(job),
+    hashOf(job.id),
   ];
 }
 
@@ -727,6 +747,19 @@ const STATUSES: Record<string, JobStatus> = {
   CANCELLED: "CANCELLED",
   TIMED_OUT: "TIMED_OUT",
 };
+
+/** The statuses by the code the scan reads them as (see STATUS_CODE_SQL); 6: anything else. */
+const STATUS_BY_CODE: readonly JobStatus[] = [
+  "IN_QUEUE",
+  "IN_PROGRESS",
+  "COMPLETED",
+  "FAILED",
+  "CANCELLED",
+  "TIMED_OUT",
+];
+const IN_QUEUE_CODE = 0;
+const IN_PROGRESS_CODE = 1;
+const STATUS_CODE_SQL = `CASE status ${STATUS_BY_CODE.map((status, code) => `WHEN '${status}' THEN ${code}`).join(" ")} ELSE 6 END`;
 
 function jobOf(row: JobRow, strings: Map<string, string>, source: InputSource): Job {
   const job = jobFrom({

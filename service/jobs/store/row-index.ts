@@ -36,7 +36,12 @@ export class RowIndex {
   /** Adds (id, row); the same pair twice is one entry. */
   add(id: string, row: number): void {
     if (row <= 0) throw new RangeError(`row index: row ${row} of job ${id} is not a stored row`);
-    const hash = hashOf(id);
+    this.addHash(hashOf(id), row);
+  }
+
+  /** Adds (id, row) by the id's hash (hashOf), as the store keeps it beside the row. */
+  addHash(hash: number, row: number): void {
+    if (row <= 0) throw new RangeError(`row index: row ${row} is not a stored row`);
     let i = hash & this.#mask;
     for (;;) {
       const at = this.#rows[i] as number;

@@ -1,6 +1,7 @@
 import { DatabaseSync } from "node:sqlite";
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../../service/clock";
+import { hashOf } from "../../../service/jobs/store/row-index";
 import { restartableHarnesses } from "./harness";
 import { ProtocolWorker } from "./protocol-worker";
 
@@ -84,6 +85,83 @@ describe("restart recovery", () => {
     };
     expect(await takeAll(a.id, 4)).toEqual(aIds.slice(2));
     expect(await takeAll(b.id, 6)).toEqual(ids[b.id]);
+  });
+
+  it("a store written before the id_hash column (jobs-003) opens, migrates and restores the same jobs", async () => {
+    const { data } = storeFile("runpodkit-migrate-");
+    const clock = new ManualClock();
+    const first = await start(data, clock);
+    const a = first.endpoint("runpodkit/echo", { workersMax: 0 });
+    const b = first.endpoint("runpodkit/echo", { workersMax: 0 });
+    const submit = async (endpointId: string, body: object) =>
+      ((await first.call("POST", `/v2/${endpointId}/run`, { body })).body as { id: string }).id;
+    const aIds: string[] = [];
+    const bIds: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      aIds.push(await submit(a.id, { input: { a: i } }));
+      bIds.push(await submit(b.id, { input: { b: i }, policy: { lowPriority: i === 1 } }));
+    }
+    const worker = new ProtocolWorker(first, a.id, "w-before");
+    await worker.take();
+    await worker.done(aIds[0] as string, { output: { kept: 0 } });
+    await worker.take(); // aIds[1]: running when the service stops
+    await stop(first);
+    // The file as the version before jobs-003 left it: no id_hash column, the migration not recorded.
+    const old = new DatabaseSync(data);
+    old.exec("ALTER TABLE jobs DROP COLUMN id_hash");
+    old.exec("DELETE FROM migrations WHERE name = 'jobs-003-id-hash'");
+    old.close();
+
+    let h = await start(data, new ManualClock(clock.now()));
+    const check = async (service: typeof h) => {
+      const status = async (id: string) => (await service.call("GET", `/v2/${a.id}/status/${id}`)).body;
+      expect(await status(aIds[0] as string)).toMatchObject({ status: "COMPLETED", output: { kept: 0 } });
+      for (const [endpointId, ids] of [
+        [a.id, aIds.slice(1)],
+        [b.id, bIds],
+      ] as const) {
+        for (const id of ids) {
+          expect((await service.call("GET", `/v2/${endpointId}/status/${id}`)).body).toEqual({
+            id,
+            status: "IN_QUEUE",
+          });
+        }
+      }
+      expect((await service.call("GET", `/v2/${a.id}/health`)).body).toMatchObject({
+        jobs: { completed: 1, failed: 0, inQueue: 3, inProgress: 0, retried: 1 },
+      });
+      expect((await service.call("GET", `/v2/${b.id}/health`)).body).toMatchObject({
+        jobs: { completed: 0, failed: 0, inQueue: 4, inProgress: 0, retried: 0 },
+      });
+    };
+    await check(h);
+    const migrated = new DatabaseSync(data, { readOnly: true });
+    const hashes = migrated.prepare("SELECT id_hash FROM jobs").all() as { id_hash: number | null }[];
+    migrated.close();
+    expect(hashes.map((r) => r.id_hash)).toEqual(hashes.map(() => null));
+    // A job submitted now gets its hash; old and new rows restore side by side.
+    const added = (
+      (await h.call("POST", `/v2/${b.id}/run`, { body: { input: { b: 4 } } })).body as { id: string }
+    ).id;
+    bIds.push(added);
+    await stop(h);
+    h = await start(data, new ManualClock(clock.now()));
+    expect((await h.call("GET", `/v2/${b.id}/health`)).body).toMatchObject({ jobs: { inQueue: 5 } });
+    expect((await h.call("GET", `/v2/${b.id}/status/${added}`)).body).toEqual({
+      id: added,
+      status: "IN_QUEUE",
+    });
+    const reader = new DatabaseSync(data, { readOnly: true });
+    const row = reader.prepare("SELECT id_hash FROM jobs WHERE id = ?").get(added) as { id_hash: number };
+    reader.close();
+    expect(row.id_hash).toBe(hashOf(added));
+    // Queue order across old and new rows: a's interrupted job first, b's in submit order.
+    const w = new ProtocolWorker(h, b.id, "w-mixed");
+    const taken: string[] = [];
+    for (let i = 0; i < bIds.length; i++) taken.push(((await w.take(i > 0)).body as { id: string }).id);
+    expect(taken).toEqual(bIds);
+    const wa = new ProtocolWorker(h, a.id, "w-mixed-a");
+    expect(((await wa.take()).body as { id: string }).id).toBe(aIds[1]);
   });
 
   it("a job /run accepted is already on disk when the reply arrives (no graceful stop needed)", async () => {
