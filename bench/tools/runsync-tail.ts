@@ -1,0 +1,282 @@
+/**
+ * `npx tsx bench/tools/runsync-tail.ts [--requests 2000] [--warmup 200] [--top 40] [--json out.json]
+ * [-- <node flags for the service>]`: where the slowest /runsync requests spend their time. The
+ * runsync suite's loop (one request at a time, one keep-alive connection, one worker) against a
+ * service started from the bench build with `runsync-tail/service-probe.cjs` preloaded, and a worker
+ * running `runsync-tail/worker-probe.cjs` (the echo handler with probes). Every process stamps its
+ * events on CLOCK_MONOTONIC, so each request splits into phases:
+ *
+ *   client -> service arrival -> job-take reply written -> worker has the reply -> handler called ->
+ *   job-done sent -> job-done arrival -> /runsync reply written -> client has it
+ *
+ * and, per request, the run-queue wait (/proc/<pid>/schedstat, read by the client just before and
+ * after each request) of the client, the service and the worker, and the GC pauses of the service
+ * and the worker inside it. Prints the phases' medians over all requests and over the slowest `top`.
+ * Diagnosis only: the probes cost a little on every request.
+ */
+import { readFileSync, writeFileSync } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { Pool } from "undici";
+import { BENCH_API_KEY, splitNodeFlags, startService, tempDataDir, waitForIdleWorkers } from "../lib/servers";
+
+type Event = [t: number, kind: string, label: string, duration?: number];
+interface Dump {
+  pid: number;
+  events: Event[];
+}
+
+const now = () => Number(process.hrtime.bigint()) / 1e6;
+
+/** [run ns, run-queue wait ns] of a process's main thread. */
+function schedstat(pid: number): [number, number] {
+  const [run = "0", wait = "0"] = readFileSync(`/proc/${pid}/schedstat`, "utf8").trim().split(" ");
+  return [Number(run), Number(wait)];
+}
+
+interface Sample {
+  i: number;
+  jobId: string;
+  sent: number;
+  received: number;
+  /** Run-queue wait during the request, ms: client, service, worker. */
+  waitMs: [number, number, number];
+  /** CPU run time during the request, ms: client, service, worker. */
+  runMs: [number, number, number];
+}
+
+const PHASES = [
+  "client->svc",
+  "svc->take written",
+  "take->worker hdrs",
+  "hdrs->handler",
+  "handler->done sent",
+  "done sent->svc",
+  "done->reply written",
+  "reply->client",
+] as const;
+
+interface Row {
+  ms: number;
+  phases: number[];
+  waitMs: [number, number, number];
+  runMs: [number, number, number];
+  gcService: number;
+  gcWorker: number;
+  gcKinds: string;
+}
+
+function after(events: Event[], from: number, to: number, test: (e: Event) => boolean): Event | undefined {
+  for (const e of events) if (e[0] >= from && e[0] <= to && test(e)) return e;
+  return undefined;
+}
+
+function gcWithin(events: Event[], from: number, to: number): Event[] {
+  return events.filter((e) => e[1] === "gc" && e[0] + (e[3] ?? 0) >= from && e[0] <= to);
+}
+
+function analyse(samples: Sample[], service: Dump, worker: Dump): Row[] {
+  const rows: Row[] = [];
+  for (const s of samples) {
+    const from = s.sent;
+    const to = s.received;
+    const at = (events: Event[], since: number, kind: string, route: string) =>
+      after(events, since, to, (e) => e[1] === kind && e[2] === route)?.[0] ?? Number.NaN;
+    const arr = at(service.events, from, "req", "/runsync");
+    const take = at(service.events, arr, "fin", "/job-take");
+    const handler = at(worker.events, from, "handler", "");
+    let hdrs = Number.NaN;
+    for (const e of worker.events) {
+      if (e[0] > handler) break;
+      if (e[0] >= from && e[1] === "hdrs" && e[2] === "/job-take") hdrs = e[0];
+    }
+    const sent = at(worker.events, handler, "sent", "/job-done");
+    const doneArr = at(service.events, sent, "req", "/job-done");
+    const reply = at(service.events, doneArr, "fin", "/runsync");
+    const marks = [from, arr, take, hdrs, handler, sent, doneArr, reply, to];
+    const phases = PHASES.map((_, k) => (marks[k + 1] as number) - (marks[k] as number));
+    const gcS = gcWithin(service.events, from, to);
+    const gcW = gcWithin(worker.events, from, to);
+    rows.push({
+      ms: to - from,
+      phases,
+      waitMs: s.waitMs,
+      runMs: s.runMs,
+      gcService: gcS.reduce((n, e) => n + (e[3] ?? 0), 0),
+      gcWorker: gcW.reduce((n, e) => n + (e[3] ?? 0), 0),
+      gcKinds: [...gcS.map((e) => `s${e[2]}`), ...gcW.map((e) => `w${e[2]}`)].join(","),
+    });
+  }
+  return rows;
+}
+
+const median = (xs: number[]) => {
+  const v = xs.filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
+  return v.length === 0 ? Number.NaN : (v[Math.floor(v.length / 2)] as number);
+};
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+const quantile = (xs: number[], q: number) => {
+  const v = [...xs].sort((a, b) => a - b);
+  return v[Math.min(v.length - 1, Math.floor(q * v.length))] ?? Number.NaN;
+};
+
+function summarise(label: string, rows: Row[]): void {
+  const f = (x: number) => x.toFixed(3).padStart(7);
+  console.log(
+    `${label.padEnd(14)} n=${String(rows.length).padStart(4)} total ${f(median(rows.map((r) => r.ms)))} | ${PHASES.map(
+      (_, k) => f(median(rows.map((r) => r.phases[k] as number))),
+    ).join(
+      " ",
+    )} | wait c/s/w ${[0, 1, 2].map((k) => f(mean(rows.map((r) => r.waitMs[k] as number)))).join(" ")}` +
+      ` | gc s/w ${f(mean(rows.map((r) => r.gcService)))} ${f(mean(rows.map((r) => r.gcWorker)))}` +
+      ` | with gc ${rows.filter((r) => r.gcService + r.gcWorker > 0).length}`,
+  );
+}
+
+async function main(): Promise<void> {
+  const { args, nodeFlags } = splitNodeFlags(process.argv.slice(2));
+  const { values } = parseArgs({
+    args,
+    options: {
+      requests: { type: "string", default: "2000" },
+      warmup: { type: "string", default: "200" },
+      top: { type: "string", default: "40" },
+      json: { type: "string" },
+      "worker-flags": { type: "string", default: "" },
+    },
+  });
+  const requests = Number(values.requests);
+  const warmup = Number(values.warmup);
+  const dir = await mkdtemp(join(tmpdir(), "runsync-tail-"));
+  const data = await tempDataDir();
+  const probes = join(__dirname, "runsync-tail");
+  const svc = await startService(
+    { data: data.file, handlers: { "bench/tail": `module:${join(probes, "worker-probe.cjs")}` } },
+    { execArgv: ["--require", join(probes, "service-probe.cjs"), ...nodeFlags] },
+  );
+  try {
+    const template = await svc.rest.templates.create({
+      name: "tail-template",
+      imageName: "bench/tail",
+      isServerless: true,
+      env: { TAIL_WORKER_V8_FLAGS: values["worker-flags"] ?? "" },
+    });
+    const endpoint = await svc.rest.endpoints.create({
+      name: "tail",
+      templateId: template.id,
+      workersMin: 1,
+      workersMax: 1,
+      flashboot: true,
+      idleTimeout: 3600,
+    });
+    const endpointId = endpoint.id;
+    await waitForIdleWorkers(svc, endpointId, 1);
+    const servicePid = svc.ready.pid;
+    const children = readFileSync(`/proc/${servicePid}/task/${servicePid}/children`, "utf8")
+      .trim()
+      .split(/\s+/);
+    const workerPid = Number(
+      children.find((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("main.js")),
+    );
+    const origin = new URL(svc.ready.queueUrl).origin;
+    const pool = new Pool(origin, { connections: 1 });
+    const path = `/v2/${endpointId}/runsync`;
+    const headers = { authorization: `Bearer ${BENCH_API_KEY}`, "content-type": "application/json" };
+    const pids = [process.pid, servicePid, workerPid];
+    const samples: Sample[] = [];
+    for (let i = 0; i < warmup + requests; i++) {
+      const body = JSON.stringify({ input: { n: i } });
+      const before = pids.map(schedstat);
+      const sent = now();
+      const reply = await pool.request({ origin, path, method: "POST", headers, body });
+      const envelope = (await reply.body.json()) as { id: string; status?: string };
+      const received = now();
+      const afterStats = pids.map(schedstat);
+      if (envelope.status !== "COMPLETED") throw new Error(`request ${i}: ${JSON.stringify(envelope)}`);
+      const delta = (k: number, f: 0 | 1) =>
+        ((afterStats[k] as [number, number])[f] - (before[k] as [number, number])[f]) / 1e6;
+      if (i >= warmup) {
+        samples.push({
+          i,
+          jobId: envelope.id,
+          sent,
+          received,
+          waitMs: [delta(0, 1), delta(1, 1), delta(2, 1)],
+          runMs: [delta(0, 0), delta(1, 0), delta(2, 0)],
+        });
+      }
+    }
+    const workerFile = join(dir, "worker.json");
+    const serviceFile = join(dir, "service.json");
+    const dumped = await pool.request({
+      origin,
+      path,
+      method: "POST",
+      headers,
+      body: JSON.stringify({ input: { tailDump: workerFile } }),
+    });
+    await dumped.body.dump();
+    const asked = await pool.request({
+      origin,
+      path: `/runsync-tail-dump?file=${encodeURIComponent(serviceFile)}`,
+      method: "GET",
+    });
+    await asked.body.dump();
+    await pool.close();
+    const service = JSON.parse(readFileSync(serviceFile, "utf8")) as Dump;
+    const worker = JSON.parse(readFileSync(workerFile, "utf8")) as Dump;
+    const rows = analyse(samples, service, worker);
+    const totals = rows.map((r) => r.ms);
+    console.log(
+      `p50 ${quantile(totals, 0.5).toFixed(3)} ms, p99 ${quantile(totals, 0.99).toFixed(3)} ms, max ${Math.max(...totals).toFixed(3)} ms; load ${readFileSync("/proc/loadavg", "utf8").trim()}`,
+    );
+    console.log(`phases (median ms): ${PHASES.join(" | ")}`);
+    const sorted = [...rows].sort((a, b) => a.ms - b.ms);
+    const top = Number(values.top);
+    summarise("all", rows);
+    summarise("p0-p90", sorted.slice(0, Math.floor(rows.length * 0.9)));
+    summarise(`slowest ${top}`, sorted.slice(-top));
+    console.log("slowest 12 (ms): total | phases | wait c/s/w | run c/s/w | gc s/w kinds");
+    for (const r of sorted.slice(-12)) {
+      console.log(
+        `${r.ms.toFixed(2).padStart(6)} | ${r.phases.map((x) => x.toFixed(2).padStart(5)).join(" ")} | ${r.waitMs.map((x) => x.toFixed(2)).join(" ")} | ${r.runMs.map((x) => x.toFixed(2)).join(" ")} | ${r.gcService.toFixed(2)} ${r.gcWorker.toFixed(2)} ${r.gcKinds}`,
+      );
+    }
+    const serviceGc = service.events.filter((e) => e[1] === "gc");
+    const workerGc = worker.events.filter((e) => e[1] === "gc");
+    const byKind = (gcs: Event[]) => {
+      const m = new Map<string, { n: number; ms: number; max: number }>();
+      for (const e of gcs) {
+        const k = m.get(e[2]) ?? { n: 0, ms: 0, max: 0 };
+        k.n++;
+        k.ms += e[3] ?? 0;
+        k.max = Math.max(k.max, e[3] ?? 0);
+        m.set(e[2], k);
+      }
+      return [...m]
+        .map(([k, v]) => `kind ${k}: ${v.n} x, ${v.ms.toFixed(1)} ms, max ${v.max.toFixed(2)}`)
+        .join("; ");
+    };
+    console.log(`service GC: ${byKind(serviceGc)}`);
+    console.log(`worker GC: ${byKind(workerGc)}`);
+    // With --worker-flags --trace-gc: the worker's GC lines, as the service captured them into its logs.
+    const logs = await fetch(`${svc.ready.queueUrl}/v2/${endpointId}/logs?limit=10000`, {
+      headers: { authorization: `Bearer ${BENCH_API_KEY}` },
+    });
+    for (const line of (await logs.text()).split("\n")) {
+      if (/Scavenge|Mark-Compact|Mark-Sweep/.test(line)) console.log(`worker: ${line.slice(0, 300)}`);
+    }
+    if (values.json) writeFileSync(values.json, JSON.stringify({ rows, service, worker, samples }));
+  } finally {
+    await svc.close();
+    await data.remove();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
