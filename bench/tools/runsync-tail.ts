@@ -18,6 +18,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { PerformanceObserver, performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { Pool } from "undici";
 import { BENCH_API_KEY, splitNodeFlags, startService, tempDataDir, waitForIdleWorkers } from "../lib/servers";
@@ -29,6 +30,16 @@ interface Dump {
 }
 
 const now = () => Number(process.hrtime.bigint()) / 1e6;
+
+/** The client's own GC pauses (this process runs the client loop), on the same clock. */
+const clientGc: Event[] = [];
+const perfBase = now() - performance.now();
+new PerformanceObserver((list) => {
+  for (const entry of list.getEntries()) {
+    const kind = (entry as unknown as { detail?: { kind?: number } }).detail?.kind ?? 0;
+    clientGc.push([perfBase + entry.startTime, "gc", String(kind), entry.duration]);
+  }
+}).observe({ entryTypes: ["gc"] });
 
 /** [run ns, run-queue wait ns] of a process's main thread. */
 function schedstat(pid: number): [number, number] {
@@ -65,6 +76,11 @@ interface Row {
   runMs: [number, number, number];
   gcService: number;
   gcWorker: number;
+  gcClient: number;
+  /** A worker thread of the service (the WAL checkpointer) was working during the request. */
+  thread: boolean;
+  /** Slow SQLite calls of the service's main thread during the request, ms. */
+  sqliteMs: number;
   gcKinds: string;
 }
 
@@ -99,6 +115,17 @@ function analyse(samples: Sample[], service: Dump, worker: Dump): Row[] {
     const phases = PHASES.map((_, k) => (marks[k + 1] as number) - (marks[k] as number));
     const gcS = gcWithin(service.events, from, to);
     const gcW = gcWithin(worker.events, from, to);
+    const gcC = gcWithin(clientGc, from, to);
+    let asked = Number.NaN;
+    let thread = false;
+    for (const e of service.events) {
+      if (e[0] > to) break;
+      if (e[1] === "thread-ask") asked = e[0];
+      else if (e[1] === "thread-reply") {
+        if (asked <= to && e[0] >= from) thread = true;
+        asked = Number.NaN;
+      }
+    }
     rows.push({
       ms: to - from,
       phases,
@@ -106,7 +133,16 @@ function analyse(samples: Sample[], service: Dump, worker: Dump): Row[] {
       runMs: s.runMs,
       gcService: gcS.reduce((n, e) => n + (e[3] ?? 0), 0),
       gcWorker: gcW.reduce((n, e) => n + (e[3] ?? 0), 0),
-      gcKinds: [...gcS.map((e) => `s${e[2]}`), ...gcW.map((e) => `w${e[2]}`)].join(","),
+      gcClient: gcC.reduce((n, e) => n + (e[3] ?? 0), 0),
+      thread,
+      sqliteMs: service.events
+        .filter((e) => e[1] === "sqlite" && e[0] >= from && e[0] <= to)
+        .reduce((n, e) => n + (e[3] ?? 0), 0),
+      gcKinds: [
+        ...gcS.map((e) => `s${e[2]}`),
+        ...gcW.map((e) => `w${e[2]}`),
+        ...gcC.map((e) => `c${e[2]}`),
+      ].join(","),
     });
   }
   return rows;
@@ -131,7 +167,9 @@ function summarise(label: string, rows: Row[]): void {
       " ",
     )} | wait c/s/w ${[0, 1, 2].map((k) => f(mean(rows.map((r) => r.waitMs[k] as number)))).join(" ")}` +
       ` | gc s/w ${f(mean(rows.map((r) => r.gcService)))} ${f(mean(rows.map((r) => r.gcWorker)))}` +
-      ` | with gc ${rows.filter((r) => r.gcService + r.gcWorker > 0).length}`,
+      ` | with gc ${rows.filter((r) => r.gcService + r.gcWorker + r.gcClient > 0).length}` +
+      ` | checkpointing ${rows.filter((r) => r.thread).length}` +
+      ` | slow sqlite ${rows.filter((r) => r.sqliteMs > 0).length}`,
   );
 }
 
@@ -238,14 +276,6 @@ async function main(): Promise<void> {
     summarise("all", rows);
     summarise("p0-p90", sorted.slice(0, Math.floor(rows.length * 0.9)));
     summarise(`slowest ${top}`, sorted.slice(-top));
-    console.log("slowest 12 (ms): total | phases | wait c/s/w | run c/s/w | gc s/w kinds");
-    for (const r of sorted.slice(-12)) {
-      console.log(
-        `${r.ms.toFixed(2).padStart(6)} | ${r.phases.map((x) => x.toFixed(2).padStart(5)).join(" ")} | ${r.waitMs.map((x) => x.toFixed(2)).join(" ")} | ${r.runMs.map((x) => x.toFixed(2)).join(" ")} | ${r.gcService.toFixed(2)} ${r.gcWorker.toFixed(2)} ${r.gcKinds}`,
-      );
-    }
-    const serviceGc = service.events.filter((e) => e[1] === "gc");
-    const workerGc = worker.events.filter((e) => e[1] === "gc");
     const byKind = (gcs: Event[]) => {
       const m = new Map<string, { n: number; ms: number; max: number }>();
       for (const e of gcs) {
@@ -259,6 +289,55 @@ async function main(): Promise<void> {
         .map(([k, v]) => `kind ${k}: ${v.n} x, ${v.ms.toFixed(1)} ms, max ${v.max.toFixed(2)}`)
         .join("; ");
     };
+    // What each request of the slowest `top` waited on beyond the median: the largest of its GC pauses
+    // (service, worker, client) and its run-queue waits (client, service, worker), when that covers
+    // at least half of the excess; otherwise "other".
+    const p50 = quantile(totals, 0.5);
+    const causes = new Map<string, { n: number; excess: number }>();
+    for (const r of sorted.slice(-top)) {
+      const excess = r.ms - p50;
+      const candidates: [string, number][] = [
+        ["GC service", r.gcService],
+        ["GC worker", r.gcWorker],
+        ["GC client", r.gcClient],
+        ["slow SQLite call", r.sqliteMs],
+        ["run-queue client", r.waitMs[0]],
+        ["run-queue service", r.waitMs[1]],
+        ["run-queue worker", r.waitMs[2]],
+      ];
+      const [name, ms] = candidates.reduce((a, b) => (b[1] > a[1] ? b : a));
+      const cause = ms >= excess / 2 ? name : r.thread ? "checkpoint thread" : "other";
+      const entry = causes.get(cause) ?? { n: 0, excess: 0 };
+      entry.n++;
+      entry.excess += excess;
+      causes.set(cause, entry);
+    }
+    console.log(
+      `slowest ${top} by cause (n, mean excess ms): ${[...causes]
+        .sort((a, b) => b[1].n - a[1].n)
+        .map(([k, v]) => `${k} ${v.n} (${(v.excess / v.n).toFixed(2)})`)
+        .join("; ")}`,
+    );
+    console.log(`client GC: ${byKind(clientGc)}`);
+    const slow = service.events.filter((e) => e[1] === "sqlite");
+    console.log(
+      `slow SQLite calls on the service's main thread (> 0.3 ms): ${slow.length}, by kind (1 exec, 2 run, 3 get, 4 all, 5 PRAGMA): ${[
+        ...new Set(slow.map((e) => e[2])),
+      ]
+        .map((k) => {
+          const of = slow.filter((e) => e[2] === k).map((e) => e[3] ?? 0);
+          return `${k}: ${of.length} x, max ${Math.max(...of).toFixed(2)} ms`;
+        })
+        .join("; ")}`,
+    );
+    console.log("slowest 12 (ms): total | phases | wait c/s/w | run c/s/w | gc s/w/c kinds");
+    for (const r of sorted.slice(-12)) {
+      console.log(
+        `${r.ms.toFixed(2).padStart(6)} | ${r.phases.map((x) => x.toFixed(2).padStart(5)).join(" ")} | ${r.waitMs.map((x) => x.toFixed(2)).join(" ")} | ${r.runMs.map((x) => x.toFixed(2)).join(" ")} | ${r.gcService.toFixed(2)} ${r.gcWorker.toFixed(2)} ${r.gcClient.toFixed(2)} ${r.gcKinds}${r.thread ? " ckpt" : ""}${r.sqliteMs > 0 ? ` sqlite ${r.sqliteMs.toFixed(2)}` : ""}`,
+      );
+    }
+    const serviceGc = service.events.filter((e) => e[1] === "gc");
+    const workerGc = worker.events.filter((e) => e[1] === "gc");
     console.log(`service GC: ${byKind(serviceGc)}`);
     console.log(`worker GC: ${byKind(workerGc)}`);
     // With --worker-flags --trace-gc: the worker's GC lines, as the service captured them into its logs.

@@ -17,7 +17,7 @@ const perfBase = now() - performance.now();
 const SIZE = 1 << 18;
 const times = new Float64Array(SIZE);
 const durations = new Float64Array(SIZE);
-/** Kind: 1 arrival, 2 reply, 3 GC; route: 1 /runsync, 2 job-take, 3 job-done, 0 other (GC: its kind). */
+/** Kind: 1 arrival, 2 reply, 3 GC, 4 message to a thread, 5 a thread's reply, 6 a slow SQLite call; route: 1 /runsync, 2 job-take, 3 job-done, 0 other (GC: its kind). */
 const kinds = new Uint8Array(SIZE);
 const routes = new Uint8Array(SIZE);
 let n = 0;
@@ -29,7 +29,40 @@ const push = (t, kind, route, duration) => {
   durations[n] = duration;
   n++;
 };
-const KIND = ["", "req", "fin", "gc"];
+const KIND = ["", "req", "fin", "gc", "thread-ask", "thread-reply", "sqlite"];
+
+// SQLite calls of the main thread slower than 0.3 ms (kind 6; route: 1 exec, 2 run, 3 get, 4 all,
+// 5 a PRAGMA statement), stamped at their start with their duration.
+const sqlite = require("node:sqlite");
+const wrap = (proto, name, code) => {
+  const original = proto[name];
+  proto[name] = function (...args) {
+    const t = now();
+    try {
+      return original.apply(this, args);
+    } finally {
+      const d = now() - t;
+      if (d > 0.3) push(t, 6, name !== "exec" && String(this.sourceSQL).startsWith("PRAGMA") ? 5 : code, d);
+    }
+  };
+};
+wrap(sqlite.DatabaseSync.prototype, "exec", 1);
+wrap(sqlite.StatementSync.prototype, "run", 2);
+wrap(sqlite.StatementSync.prototype, "get", 3);
+wrap(sqlite.StatementSync.prototype, "all", 4);
+
+// Messages to and from worker threads (the store's WAL checkpointer): asked, answered.
+const { Worker } = require("node:worker_threads");
+const post = Worker.prototype.postMessage;
+Worker.prototype.postMessage = function (...args) {
+  push(now(), 4, 0, 0);
+  return post.apply(this, args);
+};
+const emit = Worker.prototype.emit;
+Worker.prototype.emit = function (name, ...args) {
+  if (name === "message") push(now(), 5, 0, 0);
+  return emit.call(this, name, ...args);
+};
 
 dc.subscribe("http.server.request.start", ({ request, response }) => {
   const url = request.url ?? "";
@@ -38,7 +71,7 @@ dc.subscribe("http.server.request.start", ({ request, response }) => {
     const events = [];
     for (let i = 0; i < n; i++) {
       const route =
-        kinds[i] === 3
+        kinds[i] === 3 || kinds[i] === 6
           ? String(routes[i])
           : (["other", "/runsync", "/job-take", "/job-done"][routes[i]] ?? "");
       events.push([times[i], KIND[kinds[i]], route, durations[i]]);
