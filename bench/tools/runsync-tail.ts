@@ -14,7 +14,7 @@
  * and the worker inside it. Prints the phases' medians over all requests and over the slowest `top`.
  * Diagnosis only: the probes cost a little on every request.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -45,6 +45,20 @@ new PerformanceObserver((list) => {
 function schedstat(pid: number): [number, number] {
   const [run = "0", wait = "0"] = readFileSync(`/proc/${pid}/schedstat`, "utf8").trim().split(" ");
   return [Number(run), Number(wait)];
+}
+
+/** Run time (ms) of a process's threads: its main thread, and all its other threads together. */
+function threadRuns(pid: number): { main: number; others: number } {
+  let others = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    if (Number(tid) === pid) continue;
+    try {
+      others += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, "utf8").split(" ")[0]) / 1e6;
+    } catch {
+      // The thread ended.
+    }
+  }
+  return { main: schedstat(pid)[0] / 1e6, others };
 }
 
 interface Sample {
@@ -224,6 +238,11 @@ async function main(): Promise<void> {
     const headers = { authorization: `Bearer ${BENCH_API_KEY}`, "content-type": "application/json" };
     const pids = [process.pid, servicePid, workerPid];
     const samples: Sample[] = [];
+    const cpuStat = () =>
+      (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "").split(/\s+/).slice(1).map(Number);
+    let threadsBefore = pids.map(threadRuns);
+    let statBefore = cpuStat();
+    let timedFrom = now();
     for (let i = 0; i < warmup + requests; i++) {
       const body = JSON.stringify({ input: { n: i } });
       const before = pids.map(schedstat);
@@ -235,6 +254,11 @@ async function main(): Promise<void> {
       if (envelope.status !== "COMPLETED") throw new Error(`request ${i}: ${JSON.stringify(envelope)}`);
       const delta = (k: number, f: 0 | 1) =>
         ((afterStats[k] as [number, number])[f] - (before[k] as [number, number])[f]) / 1e6;
+      if (i === warmup - 1) {
+        threadsBefore = pids.map(threadRuns);
+        statBefore = cpuStat();
+        timedFrom = now();
+      }
       if (i >= warmup) {
         samples.push({
           i,
@@ -246,6 +270,23 @@ async function main(): Promise<void> {
         });
       }
     }
+    const timedMs = now() - timedFrom;
+    const threadsAfter = pids.map(threadRuns);
+    const statAfter = cpuStat();
+    // /proc/stat's first line: user nice system idle iowait irq softirq steal ... (clock ticks, 100 a second).
+    const ticks = statAfter.map((v, k) => v - (statBefore[k] ?? 0));
+    const busyMs = ((ticks.reduce((a, b) => a + b, 0) - (ticks[3] ?? 0) - (ticks[4] ?? 0)) * 1000) / 100;
+    const names = ["client", "service", "worker"];
+    const ours = threadsAfter.map((t, k) => ({
+      main: t.main - (threadsBefore[k]?.main ?? 0),
+      others: t.others - (threadsBefore[k]?.others ?? 0),
+    }));
+    const oursMs = ours.reduce((n, t) => n + t.main + t.others, 0);
+    console.log(
+      `timed loop ${timedMs.toFixed(0)} ms on 2 cores: machine busy ${busyMs.toFixed(0)} ms, ours ${oursMs.toFixed(0)} ms (${ours
+        .map((t, k) => `${names[k]} main ${t.main.toFixed(0)} + threads ${t.others.toFixed(0)}`)
+        .join(", ")}), others' ${(busyMs - oursMs).toFixed(0)} ms`,
+    );
     const workerFile = join(dir, "worker.json");
     const serviceFile = join(dir, "service.json");
     const dumped = await pool.request({
@@ -306,7 +347,10 @@ async function main(): Promise<void> {
         ["run-queue worker", r.waitMs[2]],
       ];
       const [name, ms] = candidates.reduce((a, b) => (b[1] > a[1] ? b : a));
-      const cause = ms >= excess / 2 ? name : r.thread ? "checkpoint thread" : "other";
+      let cause = ms >= excess / 2 ? name : r.thread ? "checkpoint thread" : "other";
+      // A run-queue wait while our three processes together ran far less: the cores ran someone else's work.
+      if (cause.startsWith("run-queue") && r.runMs.reduce((a, b) => a + b, 0) < ms / 2)
+        cause += " (cores busy elsewhere)";
       const entry = causes.get(cause) ?? { n: 0, excess: 0 };
       entry.n++;
       entry.excess += excess;
