@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { Agent, type Dispatcher, interceptors, request } from "undici";
+import { Agent, type Dispatcher, interceptors } from "undici";
+import { exchange } from "./http";
 import { logLine } from "./log";
 import { exceptionBody, isStream, RUNTIME_VERSION, resultBody, serialise } from "./result";
 import type { HandlerContext, JobResultBody, StartOptions, WorkerJob } from "./types";
@@ -68,10 +69,14 @@ export class QueueWorker {
   #slotFreed: (() => void) | null = null;
   /** The single job-take URL, by job_in_progress ("0" / "1"): the same two strings every time. */
   readonly #takeOne: { "0": string; "1": string };
+  readonly #authorization: Record<string, string>;
+  readonly #postHeaders: Record<string, string>;
 
   constructor(env: WorkerEnv, options: StartOptions) {
     this.#env = env;
     this.#options = options;
+    this.#authorization = { authorization: env.key };
+    this.#postHeaders = { authorization: env.key, "content-type": "application/json" };
     this.#takeOne = {
       "0": withParams(env.takeUrl, { job_in_progress: "0" }),
       "1": withParams(env.takeUrl, { job_in_progress: "1" }),
@@ -141,18 +146,16 @@ export class QueueWorker {
               job_in_progress: inProgress,
             });
       try {
-        const reply = await request(url, {
+        const { status, text } = await exchange(this.#http, url, {
           method: "GET",
-          headers: { authorization: this.#env.key },
-          dispatcher: this.#http,
+          headers: this.#authorization,
           signal,
           headersTimeout: 90_000,
           bodyTimeout: 90_000,
         });
-        const text = await reply.body.text();
-        if (reply.statusCode === 429) await sleep(5_000, undefined, { signal }).catch(() => {});
-        else if (reply.statusCode === 200 && text) for (const job of jobsOf(text)) this.#start(job);
-        else if (reply.statusCode !== 204 && reply.statusCode !== 400) await pause(signal);
+        if (status === 429) await sleep(5_000, undefined, { signal }).catch(() => {});
+        else if (status === 200 && text) for (const job of jobsOf(text)) this.#start(job);
+        else if (status !== 204 && status !== 400) await pause(signal);
       } catch {
         await pause(signal);
       }
@@ -167,17 +170,15 @@ export class QueueWorker {
     while (!signal.aborted) {
       const asked = Date.now();
       try {
-        const reply = await request(url, {
+        const { status, text } = await exchange(this.#http, url, {
           method: "GET",
-          headers: { authorization: this.#env.key },
-          dispatcher: this.#http,
+          headers: this.#authorization,
           signal,
           headersTimeout: 90_000,
         });
-        const text = await reply.body.text();
-        const ids = reply.statusCode === 200 ? stopIdsOf(text) : [];
+        const ids = status === 200 ? stopIdsOf(text) : [];
         for (const id of ids) this.#stop(id);
-        if (reply.statusCode === 429) await sleep(5_000, undefined, { signal }).catch(() => {});
+        if (status === 429) await sleep(5_000, undefined, { signal }).catch(() => {});
         else if (ids.length === 0 && Date.now() - asked < 200) await pause(signal);
       } catch {
         await pause(signal);
@@ -194,13 +195,11 @@ export class QueueWorker {
       const held = [...this.#running.keys(), ...this.#posting];
       if (held.length > 0) params.job_id = held.join(",");
       try {
-        const reply = await request(withParams(pingUrl, params), {
+        await exchange(this.#http, withParams(pingUrl, params), {
           method: "GET",
-          headers: { authorization: this.#env.key },
-          dispatcher: this.#http,
+          headers: this.#authorization,
           headersTimeout: 2 * pingIntervalMs,
         });
-        await reply.body.dump();
       } catch {
         // A missed ping is only logged by the real library; the loop carries on.
       }
@@ -317,16 +316,12 @@ export class QueueWorker {
     jobId: string,
   ): Promise<void> {
     try {
-      const reply = await request(url, {
+      const { status } = await exchange(this.#posts, url, {
         method: "POST",
         body: serialise(body),
-        headers: { authorization: this.#env.key, "content-type": "application/json" },
-        dispatcher: this.#posts,
+        headers: this.#postHeaders,
       });
-      await reply.body.dump();
-      if (reply.statusCode >= 300) {
-        logLine("ERROR", `Failed to return job results. | HTTP ${reply.statusCode}`, jobId);
-      }
+      if (status >= 300) logLine("ERROR", `Failed to return job results. | HTTP ${status}`, jobId);
     } catch (error) {
       process.stderr.write(`runpodkit worker: failed to post to the platform: ${String(error)}\n`);
     }
