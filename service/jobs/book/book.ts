@@ -117,13 +117,17 @@ export class JobBook {
     const head = Math.min(this.#options.hotQueued, RESTORED_HEAD);
     for (const [endpointId, seqs] of startup.queues) {
       const queue = this.#endpoint(endpointId).queue;
-      for (const [i, seq] of seqs.entries()) {
-        const job = i < head ? this.#store.atRow(seq) : undefined;
+      const inMemory = Math.min(head, seqs.length);
+      for (let i = 0; i < inMemory; i++) {
+        const seq = seqs[i] as number;
+        const job = this.#store.atRow(seq);
         if (job) {
           this.#warm(job);
           queue.push(job);
         } else queue.push(seq);
       }
+      // The rest stay rows, appended at once.
+      queue.pushAll(inMemory === 0 ? seqs : seqs.slice(inMemory));
     }
     return running;
   }

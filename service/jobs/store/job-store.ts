@@ -111,6 +111,9 @@ export interface StoreStartup {
   queues: Map<string, number[]>;
 }
 
+/** The most index entries the scan at start makes room for ahead (see RowIndex.reserve). */
+const RESERVE_AT_START = 1 << 20;
+
 const TERMINAL_SQL = "('COMPLETED','FAILED','CANCELLED','TIMED_OUT')";
 
 /** How long a job's move to IN_PROGRESS may wait for its end before it is written on its own. */
@@ -487,7 +490,8 @@ export class JobStore implements InputSource {
 
   /**
    * One pass over the table, in batches of rows as arrays (a third of the time of objects; one array
-   * of a million rows would grow V8's heap for good): the id index, counts, running jobs, and the
+   * of a million rows would grow V8's heap for good; batches of 1,000 rather than 10,000: a batch is
+   * live while it is read, and every young-generation collection on the way copies it): the id index, counts, running jobs, and the
    * queues. Jobs never requeued entered their queue in row order; the few requeued ones (retried,
    * or back from a lost worker) are sorted by when they re-entered and merged in.
    *
@@ -500,9 +504,14 @@ export class JobStore implements InputSource {
     const rows = this.#db.prepare(
       `SELECT seq, coalesce(id_hash, id), ${STATUS_CODE_SQL} + 8 * low_priority,
          CASE endpoint_id WHEN ?2 THEN NULL ELSE endpoint_id END, retries, queued_at
-       FROM jobs WHERE seq > ?1 ORDER BY seq LIMIT 10000`,
+       FROM jobs WHERE seq > ?1 ORDER BY seq LIMIT 1000`,
     );
     rows.setReturnArrays(true);
+    // The index gets one entry a row: room for the span of row numbers (capped), trimmed after.
+    const span = this.#db.prepare("SELECT MAX(seq) - MIN(seq) + 1 AS rows FROM jobs").get() as {
+      rows: number | null;
+    };
+    this.#rows.reserve(Math.min(span.rows ?? 0, RESERVE_AT_START));
     type Row = [number, number | string, number, string | null, number, number];
     const counts = new Map<string, StoredCounts[]>();
     const running: number[] = [];
@@ -561,6 +570,7 @@ export class JobStore implements InputSource {
       if (!last) break;
       after = last[0];
     }
+    this.#rows.trim();
     const queues = new Map<string, number[]>();
     for (const [endpointId, { seqs, queuedAt, requeued }] of queued) {
       if (requeued.length === 0) {

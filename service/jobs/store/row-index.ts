@@ -95,6 +95,21 @@ export class RowIndex {
     }
   }
 
+  /**
+   * Makes room for `entries` in all, so adding them does not grow the table on the way (the scan at
+   * start knows an upper bound: the span of row numbers). trim() gives back what was not used.
+   */
+  reserve(entries: number): void {
+    const capacity = capacityFor(entries);
+    if (capacity > this.#rows.length) this.#resize(capacity);
+  }
+
+  /** Shrinks the table to the size its entries would have grown it to (after a reserve). */
+  trim(): void {
+    const capacity = capacityFor(this.#size);
+    if (capacity < this.#rows.length) this.#resize(capacity);
+  }
+
   clear(): void {
     this.#hashes = new Uint32Array(MIN_CAPACITY);
     this.#rows = new Float64Array(MIN_CAPACITY);
@@ -121,6 +136,13 @@ export class RowIndex {
 }
 
 const MIN_CAPACITY = 1_024;
+
+/** The capacity add() grows to for `entries` (at most half the slots used). */
+function capacityFor(entries: number): number {
+  let capacity = MIN_CAPACITY;
+  while (entries * 2 > capacity) capacity *= 2;
+  return capacity;
+}
 
 /** FNV-1a over the UTF-16 units, then a final mix (ids share long prefixes in tests). */
 export function hashOf(id: string): number {

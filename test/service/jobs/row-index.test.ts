@@ -60,6 +60,25 @@ describe("RowIndex (job id -> store row, outside the V8 heap)", () => {
     expect(index.candidates("j1")).toEqual([]);
   });
 
+  it("reserve makes room without growing on the way; trim gives back what was not used", () => {
+    const grown = new RowIndex();
+    for (let i = 1; i <= 5_000; i++) grown.add(`j${i}`, i);
+    const reserved = new RowIndex();
+    reserved.reserve(50_000);
+    const room = reserved.bytes;
+    expect(room).toBeGreaterThanOrEqual(50_000 * 2 * 12);
+    for (let i = 1; i <= 5_000; i++) reserved.addHash(hashOf(`j${i}`), i);
+    expect(reserved.bytes).toBe(room);
+    reserved.trim();
+    expect(reserved.bytes).toBe(grown.bytes);
+    expect(reserved.size).toBe(5_000);
+    for (let i = 1; i <= 5_000; i++) expect(reserved.candidates(`j${i}`)).toEqual([i]);
+    expect(reserved.candidates("j5001")).toEqual([]);
+    // A reserve below what the table holds changes nothing.
+    reserved.reserve(10);
+    expect(reserved.bytes).toBe(grown.bytes);
+  });
+
   it("hashes sequential ids apart", () => {
     const hashes = new Set(Array.from({ length: 10_000 }, (_, i) => hashOf(`0000-${i}-u1`)));
     expect(hashes.size).toBe(10_000);

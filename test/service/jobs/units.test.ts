@@ -20,6 +20,22 @@ describe("Deque", () => {
     expect([...d]).toEqual(Array.from({ length: 39 }, (_, i) => i + 1));
     expect(d.size).toBe(39);
   });
+
+  it("pushAll appends in order behind what it holds, across a wrapped ring and growth", () => {
+    const d = new Deque<number>();
+    for (let i = 0; i < 12; i++) d.push(i);
+    for (let i = 0; i < 10; i++) d.shift(); // head near the end of the 16-slot ring
+    for (let i = 12; i < 18; i++) d.push(i); // wraps around
+    d.pushAll([18, 19, 20]);
+    expect([...d]).toEqual([10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20]);
+    d.pushAll(Array.from({ length: 100 }, (_, i) => 21 + i)); // grows past 16 and 64
+    d.unshift(9);
+    expect(d.size).toBe(112);
+    expect([...d]).toEqual(Array.from({ length: 112 }, (_, i) => 9 + i));
+    d.pushAll([]);
+    expect(d.shift()).toBe(9);
+    expect(d.peek()).toBe(10);
+  });
 });
 
 describe("DeadlineQueue", () => {
