@@ -1,6 +1,6 @@
 /**
  * `npx tsx bench/tools/runsync-tail.ts [--requests 2000] [--warmup 200] [--top 40] [--json out.json]
- * [-- <node flags for the service>]`: where the slowest /runsync requests spend their time. The
+ * [--worker-flags "<V8 flags>"] [--client-request] [-- <node flags for the service>]`: where the slowest /runsync requests spend their time. The
  * runsync suite's loop (one request at a time, one keep-alive connection, one worker) against a
  * service started from the bench build with `runsync-tail/service-probe.cjs` preloaded, and a worker
  * running `runsync-tail/worker-probe.cjs` (the echo handler with probes). Every process stamps its
@@ -20,7 +20,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PerformanceObserver, performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
-import { Pool } from "undici";
+import { type Dispatcher, Pool } from "undici";
 import { BENCH_API_KEY, splitNodeFlags, startService, tempDataDir, waitForIdleWorkers } from "../lib/servers";
 
 type Event = [t: number, kind: string, label: string, duration?: number];
@@ -59,6 +59,29 @@ function threadRuns(pid: number): { main: number; others: number } {
     }
   }
   return { main: schedstat(pid)[0] / 1e6, others };
+}
+
+/** One POST, its reply read whole (as bench/clients/runsync.ts does). */
+function post(
+  pool: Pool,
+  options: { origin: string; path: string; headers: Record<string, string>; body: string },
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    let status = 0;
+    const chunks: Buffer[] = [];
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart: () => {},
+      onResponseStart: (_controller, statusCode) => {
+        status = statusCode;
+      },
+      onResponseData: (_controller, chunk) => {
+        chunks.push(chunk);
+      },
+      onResponseEnd: () => resolve({ status, text: Buffer.concat(chunks).toString("utf8") }),
+      onResponseError: (_controller, error) => reject(error),
+    };
+    pool.dispatch({ ...options, method: "POST" }, handler);
+  });
 }
 
 interface Sample {
@@ -197,6 +220,8 @@ async function main(): Promise<void> {
       top: { type: "string", default: "40" },
       json: { type: "string" },
       "worker-flags": { type: "string", default: "" },
+      /** The client reads replies through undici's request() (as bench/clients/runsync.ts did), not a dispatch handler. */
+      "client-request": { type: "boolean", default: false },
     },
   });
   const requests = Number(values.requests);
@@ -247,8 +272,13 @@ async function main(): Promise<void> {
       const body = JSON.stringify({ input: { n: i } });
       const before = pids.map(schedstat);
       const sent = now();
-      const reply = await pool.request({ origin, path, method: "POST", headers, body });
-      const envelope = (await reply.body.json()) as { id: string; status?: string };
+      let envelope: { id: string; status?: string };
+      if (values["client-request"]) {
+        const reply = await pool.request({ origin, path, method: "POST", headers, body });
+        envelope = (await reply.body.json()) as typeof envelope;
+      } else {
+        envelope = JSON.parse((await post(pool, { origin, path, headers, body })).text) as typeof envelope;
+      }
       const received = now();
       const afterStats = pids.map(schedstat);
       if (envelope.status !== "COMPLETED") throw new Error(`request ${i}: ${JSON.stringify(envelope)}`);
