@@ -13,8 +13,9 @@ export interface ServiceConfig {
   /**
    * Once listening, switch V8 to favour memory over speed for the whole process (heap.ts
    * `favourMemoryOverSpeed`): the young generation a burst of requests grows is ~2 MB instead of
-   * ~100 MB, for ~8% more CPU per /run (~13% per completed job; bench/README.md). Skipped when the process's live heap is already large (an
-   * embedding host).
+   * ~100 MB, for ~8% more CPU per /run (bench/README.md; per completed job see heap.ts). Skipped when
+   * the process's live heap is already large (an embedding host) or the process was started with its
+   * young generation sized (`--max-semi-space-size`, heap.ts youngGenerationSizedAtStart).
    */
   favourMemoryOverSpeed: boolean;
   /** Job-plane tunables (handlers by image, cold starts, long-poll holds, rate limits, ...). */

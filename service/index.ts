@@ -14,6 +14,7 @@ import {
   releaseStartupMemory,
   resumeOptimizingCompilers,
   withOptimizingCompilers,
+  youngGenerationSizedAtStart,
 } from "./heap";
 import { createIds, type Ids } from "./ids";
 import { JobPlane } from "./jobs/plane";
@@ -76,7 +77,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   if (options.apiKeys.length === 0) throw new Error("startService: at least one API key is required");
   const config = { ...DEFAULT_CONFIG, ...options.config };
   // Decided before the store is restored (a large queue makes the heap large), applied once listening.
-  const favourMemory = config.favourMemoryOverSpeed && heapIsSmall();
+  const favourMemory = config.favourMemoryOverSpeed && heapIsSmall() && !youngGenerationSizedAtStart();
   const data = options.data ?? ":memory:";
   const db = openDatabase(data, [...managementMigrations, ...jobMigrations]);
   let store: ManagementStore;

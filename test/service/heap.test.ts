@@ -160,3 +160,28 @@ describe("deferOptimizingCompilers / resumeOptimizingCompilers", () => {
     expect(outcome.afterResume & OPTIMIZED).toBe(0);
   });
 });
+
+describe("youngGenerationSizedAtStart", () => {
+  const SIZED = `
+const { youngGenerationSizedAtStart } = await import(${JSON.stringify(HEAP)});
+process.stdout.write(JSON.stringify(youngGenerationSizedAtStart()));
+`;
+  const run = (flags: string[], nodeOptions?: string) =>
+    z.boolean().parse(
+      JSON.parse(
+        execFileSync(process.execPath, [...flags, "--import", LOADER, "--input-type=module", "-e", SIZED], {
+          encoding: "utf8",
+          env: { ...process.env, NODE_OPTIONS: nodeOptions ?? "" },
+        }),
+      ),
+    );
+
+  it("is true for a young generation sized on the command line or in NODE_OPTIONS, false otherwise", () => {
+    expect(run([])).toBe(false);
+    expect(run(["--max-old-space-size=512"])).toBe(false);
+    expect(run(["--max-semi-space-size=8"])).toBe(true);
+    expect(run(["--max_semi_space_size=8"])).toBe(true);
+    expect(run(["--optimize-for-size"])).toBe(true);
+    expect(run([], "--max-semi-space-size=4")).toBe(true);
+  });
+});
