@@ -1,18 +1,26 @@
 /**
  * `npx tsx bench/tools/runsync-tail.ts [--requests 2000] [--warmup 200] [--top 40] [--json out.json]
- * [--worker-flags "<V8 flags>"] [--client-request] [-- <node flags for the service>]`: where the slowest /runsync requests spend their time. The
- * runsync suite's loop (one request at a time, one keep-alive connection, one worker) against a
- * service started from the bench build with `runsync-tail/service-probe.cjs` preloaded, and a worker
- * running `runsync-tail/worker-probe.cjs` (the echo handler with probes). Every process stamps its
- * events on CLOCK_MONOTONIC, so each request splits into phases:
+ * [--worker-flags "<V8 flags>"] [--client-request] [-- <node flags for the service>]`: where the
+ * slowest /runsync requests spend their time. Needs the bench build (`npm run bench` makes it, or
+ * `npx tsc -p bench/tsconfig.json`). The runsync suite's loop (one request at a time, one keep-alive
+ * connection, one worker; this process is the client) against a service started from the build with
+ * `runsync-tail/service-probe.cjs` preloaded, and a worker running `runsync-tail/worker-probe.cjs`
+ * (the echo handler with probes). Every process stamps its events on CLOCK_MONOTONIC, so each request
+ * splits into phases:
  *
  *   client -> service arrival -> job-take reply written -> worker has the reply -> handler called ->
  *   job-done sent -> job-done arrival -> /runsync reply written -> client has it
  *
- * and, per request, the run-queue wait (/proc/<pid>/schedstat, read by the client just before and
- * after each request) of the client, the service and the worker, and the GC pauses of the service
- * and the worker inside it. Prints the phases' medians over all requests and over the slowest `top`.
- * Diagnosis only: the probes cost a little on every request.
+ * and, per request: the run-queue wait and run time of each process's main thread (/proc/<pid>/
+ * schedstat, read by the client just before and after each request), the GC pauses of the service,
+ * the worker and the client, whether the service's WAL checkpoint thread was working, and the
+ * service's SQLite calls slower than 0.3 ms. Prints the phases' medians over all requests and over
+ * the slowest `top`, the cause of each slow request (the largest of those covering half its excess
+ * over the median; a run-queue wait while our three processes ran less than half of it is marked
+ * "cores busy elsewhere"), and the machine's busy time beside our processes' CPU (main thread and
+ * other threads) over the timed loop. `--worker-flags` are V8 flags the worker sets as it loads
+ * (`--trace-gc`: its GC lines, read back from the service's logs). Diagnosis only: the probes cost
+ * a little on every request.
  */
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
