@@ -503,8 +503,8 @@ export class JobStore implements InputSource {
   #scan(): StoreStartup {
     const rows = this.#db.prepare(
       `SELECT seq, coalesce(id_hash, id), ${STATUS_CODE_SQL} + 8 * low_priority,
-         CASE endpoint_id WHEN ?2 THEN NULL ELSE endpoint_id END, retries, queued_at
-       FROM jobs WHERE seq > ?1 ORDER BY seq LIMIT 1000`,
+         CASE endpoint_id WHEN ? THEN NULL ELSE endpoint_id END, retries, queued_at
+       FROM jobs WHERE seq > ? ORDER BY seq LIMIT 1000`,
     );
     rows.setReturnArrays(true);
     // The index gets one entry a row: room for the span of row numbers (capped), trimmed after.
@@ -526,7 +526,9 @@ export class JobStore implements InputSource {
     for (let after = 0; ; ) {
       // NULL in the endpoint column: the endpoint of the last row of the previous batch.
       const batchEndpoint: string | null = lastEndpoint;
-      const batch = rows.all(after, batchEndpoint) as unknown as Row[];
+      // Plain `?` in the order they appear: Node 22.19's node:sqlite refuses numbered ones (`?2`)
+      // out of order ("column index out of range").
+      const batch = rows.all(batchEndpoint, after) as unknown as Row[];
       for (const [seq, idOrHash, code, endpointOrNull, retries, queuedAt] of batch) {
         this.#rows.addHash(typeof idOrHash === "number" ? idOrHash : hashOf(idOrHash), seq);
         const endpoint: string = endpointOrNull ?? (batchEndpoint as string);
