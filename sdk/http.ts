@@ -1,5 +1,5 @@
-import type { IncomingHttpHeaders } from "node:http";
 import { type Dispatcher, Pool, RetryHandler } from "undici";
+import { dispatchWhole, type HttpReply } from "./dispatch-reply";
 import {
   AbortedError,
   ConnectionError,
@@ -23,6 +23,8 @@ import {
  * - "rejected-only": retried on 429 alone, which the service sends before doing anything (job submit).
  * - "never": sent once (non-idempotent POSTs, GraphQL mutations).
  */
+export type { HttpReply } from "./dispatch-reply";
+
 export type RetryMode = "idempotent" | "rejected-only" | "never";
 
 export interface RetryPolicy {
@@ -80,12 +82,6 @@ export interface HttpCall extends CallOptions {
   rawBody?: string;
   /** Default: "idempotent" for GET/HEAD/PUT/DELETE, "never" otherwise. */
   retry?: RetryMode;
-}
-
-export interface HttpReply {
-  status: number;
-  headers: IncomingHttpHeaders;
-  text: string;
 }
 
 const CONNECTION_CODES = new Set([
@@ -178,72 +174,6 @@ function retryDecider(mode: RetryMode, policy: Required<RetryPolicy>): RetryHand
     // undici clears the returned timer when the caller aborts during the backoff.
     return policy.schedule(() => done(null), delay) as undefined;
   };
-}
-
-/**
- * The handler of one dispatch: the whole reply as text. It stands in for undici's `request()`, whose
- * per-call async resource, body stream and promise a small JSON reply does not need. The caller's
- * signal aborts the exchange through the dispatch's controller (at once, or as soon as it starts).
- */
-class ReplyCollector implements Dispatcher.DispatchHandler {
-  readonly #signal: AbortSignal | undefined;
-  readonly #resolve: (reply: HttpReply) => void;
-  readonly #reject: (error: unknown) => void;
-  #controller: Dispatcher.DispatchController | undefined;
-  #status = 0;
-  #headers: IncomingHttpHeaders = {};
-  #chunks: Buffer[] = [];
-  #length = 0;
-
-  constructor(
-    signal: AbortSignal | undefined,
-    resolve: (reply: HttpReply) => void,
-    reject: (error: unknown) => void,
-  ) {
-    this.#signal = signal;
-    this.#resolve = resolve;
-    this.#reject = reject;
-    signal?.addEventListener("abort", this.#onAbort);
-  }
-
-  readonly #onAbort = (): void => {
-    this.#controller?.abort(this.#signal?.reason);
-  };
-
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.#controller = controller;
-    if (this.#signal?.aborted) controller.abort(this.#signal.reason);
-  }
-
-  onResponseStart(
-    _controller: Dispatcher.DispatchController,
-    statusCode: number,
-    headers: IncomingHttpHeaders,
-  ): void {
-    // 1xx replies are informational: the final reply follows.
-    if (statusCode < 200) return;
-    this.#status = statusCode;
-    this.#headers = headers;
-  }
-
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    this.#chunks.push(chunk);
-    this.#length += chunk.length;
-  }
-
-  onResponseEnd(): void {
-    this.#signal?.removeEventListener("abort", this.#onAbort);
-    const chunks = this.#chunks;
-    const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, this.#length);
-    // UTF-8, a byte order mark skipped (as undici's body.text()).
-    const start = body.length > 2 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
-    this.#resolve({ status: this.#status, headers: this.#headers, text: body.toString("utf8", start) });
-  }
-
-  onResponseError(_controller: Dispatcher.DispatchController | null, error: Error): void {
-    this.#signal?.removeEventListener("abort", this.#onAbort);
-    this.#reject(error);
-  }
 }
 
 function defaultPolicy(policy: RetryPolicy = {}): Required<RetryPolicy> {
@@ -365,9 +295,7 @@ export class HttpClient {
     request: Dispatcher.DispatchOptions,
     signal: AbortSignal | undefined,
   ): Promise<HttpReply> {
-    return new Promise<HttpReply>((resolve, reject) => {
-      dispatcher.dispatch(request, new ReplyCollector(signal, resolve, reject));
-    });
+    return dispatchWhole(dispatcher, request, signal);
   }
 
   /** The first backoff, on the policy's scheduler; the caller's signal ends it at once. */

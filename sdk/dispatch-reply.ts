@@ -1,0 +1,94 @@
+import type { IncomingHttpHeaders } from "node:http";
+import type { Dispatcher } from "undici";
+
+/** A reply read whole: its status, headers and body as UTF-8 text. */
+export interface HttpReply {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+}
+
+/**
+ * One dispatch through `dispatcher`, its reply read whole. It stands in for undici's `request()`,
+ * whose per-call async resource, body stream and promise a small JSON reply does not need, and whose
+ * per-call objects outlive the call: in a loop of small requests they are promoted out of V8's young
+ * generation, so every scavenge copies them (the worker runtime's and the SDK's hot loops both go
+ * through here). The caller's signal aborts the exchange through the dispatch's controller, at once
+ * or as soon as it starts. Rejects on a network error, a timeout or the signal's abort.
+ *
+ * A leaf module (undici's types only): the SDK's HTTP client and the standalone worker runtime share it.
+ */
+export function dispatchWhole(
+  dispatcher: Dispatcher,
+  request: Dispatcher.DispatchOptions,
+  signal?: AbortSignal,
+): Promise<HttpReply> {
+  return new Promise<HttpReply>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    dispatcher.dispatch(request, new ReplyCollector(signal, resolve, reject));
+  });
+}
+
+class ReplyCollector implements Dispatcher.DispatchHandler {
+  readonly #signal: AbortSignal | undefined;
+  readonly #resolve: (reply: HttpReply) => void;
+  readonly #reject: (error: unknown) => void;
+  #controller: Dispatcher.DispatchController | undefined;
+  #status = 0;
+  #headers: IncomingHttpHeaders = {};
+  #chunks: Buffer[] = [];
+  #length = 0;
+
+  constructor(
+    signal: AbortSignal | undefined,
+    resolve: (reply: HttpReply) => void,
+    reject: (error: unknown) => void,
+  ) {
+    this.#signal = signal;
+    this.#resolve = resolve;
+    this.#reject = reject;
+    signal?.addEventListener("abort", this.#onAbort);
+  }
+
+  readonly #onAbort = (): void => {
+    this.#controller?.abort(this.#signal?.reason);
+  };
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    if (this.#signal?.aborted) controller.abort(this.#signal.reason);
+  }
+
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: IncomingHttpHeaders,
+  ): void {
+    // 1xx replies are informational: the final reply follows.
+    if (statusCode < 200) return;
+    this.#status = statusCode;
+    this.#headers = headers;
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.#chunks.push(chunk);
+    this.#length += chunk.length;
+  }
+
+  onResponseEnd(): void {
+    this.#signal?.removeEventListener("abort", this.#onAbort);
+    const chunks = this.#chunks;
+    const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, this.#length);
+    // UTF-8, a byte order mark skipped (as undici's body.text()).
+    const start = body.length > 2 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
+    this.#resolve({ status: this.#status, headers: this.#headers, text: body.toString("utf8", start) });
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController | null, error: Error): void {
+    this.#signal?.removeEventListener("abort", this.#onAbort);
+    this.#reject(error);
+  }
+}
