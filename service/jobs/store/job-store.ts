@@ -1,5 +1,5 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
-import type { JobPolicy, JobStatus, S3Config } from "../../../sdk/schemas/job";
+import { JOB_STATUSES, type JobPolicy, type JobStatus, type S3Config } from "../../../sdk/schemas/job";
 import type { Clock, Timer } from "../../clock";
 import { type Migration, StoreDatabase, transaction } from "../../db";
 import type { WalCheckpointer } from "../../db-checkpoint";
@@ -760,18 +760,14 @@ const STATUSES: Record<string, JobStatus> = {
   TIMED_OUT: "TIMED_OUT",
 };
 
-/** The statuses by the code the scan reads them as (see STATUS_CODE_SQL); 6: anything else. */
-const STATUS_BY_CODE: readonly JobStatus[] = [
-  "IN_QUEUE",
-  "IN_PROGRESS",
-  "COMPLETED",
-  "FAILED",
-  "CANCELLED",
-  "TIMED_OUT",
-];
-const IN_QUEUE_CODE = 0;
-const IN_PROGRESS_CODE = 1;
-const STATUS_CODE_SQL = `CASE status ${STATUS_BY_CODE.map((status, code) => `WHEN '${status}' THEN ${code}`).join(" ")} ELSE 6 END`;
+/**
+ * The statuses by the code the scan reads them as (see STATUS_CODE_SQL; computed by the query, never
+ * stored, so the order is free); past the last: anything else.
+ */
+const STATUS_BY_CODE: readonly JobStatus[] = JOB_STATUSES;
+const IN_QUEUE_CODE = STATUS_BY_CODE.indexOf("IN_QUEUE");
+const IN_PROGRESS_CODE = STATUS_BY_CODE.indexOf("IN_PROGRESS");
+const STATUS_CODE_SQL = `CASE status ${STATUS_BY_CODE.map((status, code) => `WHEN '${status}' THEN ${code}`).join(" ")} ELSE ${STATUS_BY_CODE.length} END`;
 
 function jobOf(row: JobRow, strings: Map<string, string>, source: InputSource): Job {
   const job = jobFrom({
