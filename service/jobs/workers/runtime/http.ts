@@ -12,8 +12,14 @@ export interface ExchangeOptions {
   headers: Record<string, string>;
   body?: string;
   signal?: AbortSignal;
-  headersTimeout?: number;
-  bodyTimeout?: number;
+  /**
+   * The whole exchange must end within this (ms), or it is dropped (rejects). Kept as one native,
+   * unref'd timer, armed once: undici's own headersTimeout/bodyTimeout run on its "fast timers",
+   * which tick every 499 ms for as long as any of them is armed, so a worker holding a 20 s
+   * long-poll open woke twice a second doing nothing (bench/tools/idle-cpu.ts). They are off (0)
+   * for an exchange that sets this.
+   */
+  timeoutMs?: number;
 }
 
 /**
@@ -32,6 +38,26 @@ export function exchange(dispatcher: Dispatcher, url: string, options: ExchangeO
       reject(signal.reason);
       return;
     }
+    const limit = options.timeoutMs;
+    let timer: NodeJS.Timeout | undefined;
+    const reader = new ReplyReader(
+      signal,
+      (reply) => {
+        clearTimeout(timer);
+        resolve(reply);
+      },
+      (error) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+    if (limit !== undefined) {
+      timer = setTimeout(
+        () => reader.abort(new Error(`${options.method} ${pathname}: no reply within ${limit} ms`)),
+        limit,
+      );
+      timer.unref();
+    }
     dispatcher.dispatch(
       {
         origin,
@@ -39,10 +65,9 @@ export function exchange(dispatcher: Dispatcher, url: string, options: ExchangeO
         method: options.method,
         headers: options.headers,
         body: options.body,
-        headersTimeout: options.headersTimeout,
-        bodyTimeout: options.bodyTimeout,
+        ...(limit === undefined ? {} : { headersTimeout: 0, bodyTimeout: 0 }),
       },
-      new ReplyReader(signal, resolve, reject),
+      reader,
     );
   });
 }
@@ -55,6 +80,7 @@ class ReplyReader implements Dispatcher.DispatchHandler {
   #status = 0;
   #chunks: Buffer[] = [];
   #length = 0;
+  #aborted: Error | undefined;
 
   constructor(
     signal: AbortSignal | undefined,
@@ -68,12 +94,19 @@ class ReplyReader implements Dispatcher.DispatchHandler {
   }
 
   readonly #onAbort = (): void => {
-    this.#controller?.abort(this.#signal?.reason);
+    this.abort(this.#signal?.reason);
   };
+
+  /** Drops the exchange: rejects with `reason` (the controller's abort reports it as an error). */
+  abort(reason: unknown): void {
+    this.#aborted = reason instanceof Error ? reason : new Error(String(reason ?? "aborted"));
+    this.#controller?.abort(this.#aborted);
+  }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.#controller = controller;
     if (this.#signal?.aborted) controller.abort(this.#signal.reason);
+    else if (this.#aborted !== undefined) controller.abort(this.#aborted);
   }
 
   onResponseStart(
