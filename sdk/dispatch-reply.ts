@@ -14,7 +14,8 @@ export interface HttpReply {
  * per-call objects outlive the call: in a loop of small requests they are promoted out of V8's young
  * generation, so every scavenge copies them (the worker runtime's and the SDK's hot loops both go
  * through here). The caller's signal aborts the exchange through the dispatch's controller, at once
- * or as soon as it starts. Rejects on a network error, a timeout or the signal's abort.
+ * or as soon as it starts; `timeoutMs`, when given, bounds the whole exchange instead of undici's
+ * headersTimeout/bodyTimeout. Rejects on a network error, a timeout or the signal's abort.
  *
  * A leaf module (undici's types only): the SDK's HTTP client and the standalone worker runtime share it.
  */
@@ -22,13 +23,39 @@ export function dispatchWhole(
   dispatcher: Dispatcher,
   request: Dispatcher.DispatchOptions,
   signal?: AbortSignal,
+  timeoutMs?: number,
 ): Promise<HttpReply> {
   return new Promise<HttpReply>((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason);
       return;
     }
-    dispatcher.dispatch(request, new ReplyCollector(signal, resolve, reject));
+    if (timeoutMs === undefined) {
+      dispatcher.dispatch(request, new ReplyCollector(signal, resolve, reject));
+      return;
+    }
+    // One native, unref'd timer armed once for the whole exchange, undici's own timeouts off: those
+    // run on undici's "fast timers", which tick every 499 ms while any is armed, so a process holding
+    // a 20 s long-poll open woke twice a second doing nothing (bench/tools/idle-cpu.ts).
+    let timer: NodeJS.Timeout | undefined;
+    const collector = new ReplyCollector(
+      signal,
+      (reply) => {
+        clearTimeout(timer);
+        resolve(reply);
+      },
+      (error) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    );
+    const path = request.path.split("?", 1)[0];
+    timer = setTimeout(
+      () => collector.abort(new Error(`${request.method} ${path}: no reply within ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+    timer.unref();
+    dispatcher.dispatch({ ...request, headersTimeout: 0, bodyTimeout: 0 }, collector);
   });
 }
 
@@ -41,6 +68,7 @@ class ReplyCollector implements Dispatcher.DispatchHandler {
   #headers: IncomingHttpHeaders = {};
   #chunks: Buffer[] = [];
   #length = 0;
+  #aborted: Error | undefined;
 
   constructor(
     signal: AbortSignal | undefined,
@@ -57,9 +85,16 @@ class ReplyCollector implements Dispatcher.DispatchHandler {
     this.#controller?.abort(this.#signal?.reason);
   };
 
+  /** Drops the exchange, now or as soon as it starts: it rejects with `reason`. */
+  abort(reason: Error): void {
+    this.#aborted = reason;
+    this.#controller?.abort(reason);
+  }
+
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.#controller = controller;
     if (this.#signal?.aborted) controller.abort(this.#signal.reason);
+    else if (this.#aborted !== undefined) controller.abort(this.#aborted);
   }
 
   onResponseStart(

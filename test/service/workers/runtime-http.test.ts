@@ -96,6 +96,22 @@ describe("worker runtime exchange", () => {
     ).rejects.toBe(reason);
   });
 
+  it("drops an exchange with no reply within timeoutMs, naming the request; a reply in time is read", async () => {
+    let answer: ServerResponse | null = null;
+    const s = await serve((req, _body, res) => {
+      // The first request is held for good; the second is answered once asked.
+      if (req.url?.includes("fast")) res.end("ok");
+      else answer = res;
+    });
+    server = s.server;
+    await expect(
+      exchange(agent, `${s.url}/v2/ep/job-take/w1?x=1`, { method: "GET", headers: {}, timeoutMs: 50 }),
+    ).rejects.toThrow("GET /v2/ep/job-take/w1: no reply within 50 ms");
+    expect(answer).not.toBeNull();
+    const reply = await exchange(agent, `${s.url}/fast`, { method: "GET", headers: {}, timeoutMs: 60_000 });
+    expect(reply).toMatchObject({ status: 200, text: "ok" });
+  });
+
   it("rejects on a connection error", async () => {
     const s = await serve((_req, _body, res) => res.end());
     const { url } = s;

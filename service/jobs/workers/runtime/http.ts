@@ -6,8 +6,12 @@ export interface ExchangeOptions {
   headers: Record<string, string>;
   body?: string;
   signal?: AbortSignal;
-  headersTimeout?: number;
-  bodyTimeout?: number;
+  /**
+   * The whole exchange must end within this (ms), or it is dropped (rejects), on one native timer:
+   * undici's headersTimeout/bodyTimeout tick every 499 ms while armed, which woke an idle worker
+   * holding a 20 s long-poll twice a second (sdk/dispatch-reply.ts).
+   */
+  timeoutMs?: number;
 }
 
 /**
@@ -28,9 +32,8 @@ export function exchange(dispatcher: Dispatcher, url: string, options: ExchangeO
       method: options.method,
       headers: options.headers,
       body: options.body,
-      headersTimeout: options.headersTimeout,
-      bodyTimeout: options.bodyTimeout,
     },
     options.signal,
+    options.timeoutMs,
   );
 }

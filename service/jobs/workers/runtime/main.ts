@@ -35,12 +35,18 @@ async function main(): Promise<void> {
 /**
  * A handler that loops on the CPU blocks this process's event loop, so "disconnect" is never seen if
  * the service dies. A watchdog thread, which such a loop cannot block, ends the process once its
- * parent is gone.
+ * parent is gone. It checks once a second by sleeping in Atomics.wait, never through its own event
+ * loop: a setInterval there woke a whole timer and microtask cycle each second, a third of an idle
+ * worker's CPU (bench/tools/idle-cpu.ts); a wait costs one futex wake-up and a getppid.
  */
 function watchParent(): void {
   const watchdog = new Worker(
     `const parent = process.ppid;
-     setInterval(() => { if (process.ppid !== parent) process.kill(process.pid, "SIGKILL"); }, 1000);`,
+     const cell = new Int32Array(new SharedArrayBuffer(4));
+     for (;;) {
+       Atomics.wait(cell, 0, 0, 1000);
+       if (process.ppid !== parent) process.kill(process.pid, "SIGKILL");
+     }`,
     { eval: true },
   );
   watchdog.unref();

@@ -150,8 +150,7 @@ export class QueueWorker {
           method: "GET",
           headers: this.#authorization,
           signal,
-          headersTimeout: 90_000,
-          bodyTimeout: 90_000,
+          timeoutMs: 90_000,
         });
         if (status === 429) await sleep(5_000, undefined, { signal }).catch(() => {});
         else if (status === 200 && text) for (const job of jobsOf(text)) this.#start(job);
@@ -174,7 +173,7 @@ export class QueueWorker {
           method: "GET",
           headers: this.#authorization,
           signal,
-          headersTimeout: 90_000,
+          timeoutMs: 90_000,
         });
         const ids = status === 200 ? stopIdsOf(text) : [];
         for (const id of ids) this.#stop(id);
@@ -198,7 +197,7 @@ export class QueueWorker {
         await exchange(this.#http, withParams(pingUrl, params), {
           method: "GET",
           headers: this.#authorization,
-          headersTimeout: 2 * pingIntervalMs,
+          timeoutMs: 2 * pingIntervalMs,
         });
       } catch {
         // A missed ping is only logged by the real library; the loop carries on.
