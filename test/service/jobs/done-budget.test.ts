@@ -1,11 +1,9 @@
-import type { ClientRequest } from "node:http";
 import { Readable } from "node:stream";
 import { request } from "undici";
-import { afterEach, describe, expect, it, vi } from "vitest";
-import type { JobPlaneConfig } from "../../../service/jobs/config";
-import { eventually, type Harness, KEY, startHarness } from "./harness";
+import { describe, expect, it, vi } from "vitest";
+import { eventually, KEY } from "./harness";
 import { ProtocolWorker } from "./protocol-worker";
-import { stallBody } from "./stalled-body";
+import { budgetFixture } from "./stalled-body";
 
 /**
  * Issue 10's leftover: a job-done body holds its size against the memory budget from before it is
@@ -13,33 +11,7 @@ import { stallBody } from "./stalled-body";
  * with 503 and Retry-After, and the worker runtime delivers it on a retry.
  */
 describe("job-done and the memory budget", () => {
-  const running: Harness[] = [];
-  const stalls: ClientRequest[] = [];
-  afterEach(async () => {
-    for (const stalled of stalls.splice(0)) stalled.destroy();
-    for (const h of running.splice(0)) await h.close().catch(() => {});
-  });
-
-  const start = async (config: Partial<JobPlaneConfig>) => {
-    const h = await startHarness({ config });
-    running.push(h);
-    return h;
-  };
-  const run = async (h: Harness, endpointId: string, input: object) => {
-    const reply = await h.call("POST", `/v2/${endpointId}/run`, { body: { input } });
-    expect(reply.status).toBe(200);
-    return (reply.body as { id: string }).id;
-  };
-  /** Memory held now, once it settles at `bytes` (a release runs on the reply's close). */
-  const heldSettles = (h: Harness, bytes: number) =>
-    eventually(() => (h.plane.memory.used === bytes ? true : undefined), 5_000);
-
-  /** A job-done whose body never comes (stallBody), destroyed after the test at the latest. */
-  const stall = (h: Harness, endpointId: string, workerId: string, jobId: string, bytes: number) => {
-    const stalled = stallBody(h, endpointId, `job-done/${workerId}/${jobId}?gpu=LOCAL&isStream=false`, bytes);
-    stalls.push(stalled);
-    return stalled;
-  };
+  const { start, run, heldSettles, stall } = budgetFixture("job-done");
 
   it("refuses a job-done past the budget unread (503, Retry-After, naming it); after the release the same one completes the job", async () => {
     const h = await start({ memoryBudgetBytes: 2_000 });

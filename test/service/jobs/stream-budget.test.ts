@@ -1,11 +1,9 @@
-import type { ClientRequest } from "node:http";
 import { Readable } from "node:stream";
 import { request } from "undici";
-import { afterEach, describe, expect, it, vi } from "vitest";
-import type { JobPlaneConfig } from "../../../service/jobs/config";
-import { eventually, type Harness, KEY, startHarness } from "./harness";
+import { describe, expect, it, vi } from "vitest";
+import { eventually, type Harness, KEY } from "./harness";
 import { ProtocolWorker } from "./protocol-worker";
-import { stallBody } from "./stalled-body";
+import { budgetFixture } from "./stalled-body";
 
 /**
  * A job-stream body holds its size against the memory budget from before it is read, as a job-done
@@ -14,37 +12,7 @@ import { stallBody } from "./stalled-body";
  * released on every other end. The worker runtime retries a refused chunk as Retry-After says.
  */
 describe("job-stream and the memory budget", () => {
-  const running: Harness[] = [];
-  const stalls: ClientRequest[] = [];
-  afterEach(async () => {
-    for (const stalled of stalls.splice(0)) stalled.destroy();
-    for (const h of running.splice(0)) await h.close().catch(() => {});
-  });
-
-  const start = async (config: Partial<JobPlaneConfig>) => {
-    const h = await startHarness({ config });
-    running.push(h);
-    return h;
-  };
-  const run = async (h: Harness, endpointId: string, input: object) => {
-    const reply = await h.call("POST", `/v2/${endpointId}/run`, { body: { input } });
-    expect(reply.status).toBe(200);
-    return (reply.body as { id: string }).id;
-  };
-  /** Memory held now, once it settles at `bytes` (a release runs on the reply's close). */
-  const heldSettles = (h: Harness, bytes: number) =>
-    eventually(() => (h.plane.memory.used === bytes ? true : undefined), 5_000);
-  /** A job-stream whose body never comes (stallBody), destroyed after the test at the latest. */
-  const stall = (h: Harness, endpointId: string, workerId: string, jobId: string, bytes: number) => {
-    const stalled = stallBody(
-      h,
-      endpointId,
-      `job-stream/${workerId}/${jobId}?gpu=LOCAL&isStream=false`,
-      bytes,
-    );
-    stalls.push(stalled);
-    return stalled;
-  };
+  const { start, run, heldSettles, stall } = budgetFixture("job-stream");
   /** The chunks /stream drains now (call it only when some are buffered or the job has ended). */
   const drain = async (h: Harness, endpointId: string, jobId: string) => {
     const reply = await h.call("GET", `/v2/${endpointId}/stream/${jobId}`);
