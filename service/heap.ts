@@ -51,7 +51,7 @@ export function heapIsSmall(): boolean {
  * /run left the service at ~230 MB with 60 MB live; with it ~118 MB. The old generation's growth
  * is also held closer to what is live. The price: more frequent young-generation collections, ~8%
  * more service CPU per /run (bench/tools/run-cpu.ts, alternating services with and without it:
- * 163 vs 149 us, pairs +2 to +14%; per completed job in the e2e suite ~13%, bench/README.md);
+ * 163 vs 149 us, pairs +2 to +14%; per completed job, see below);
  * `config.favourMemoryOverSpeed: false` keeps V8's defaults.
  *
  * startService sets it once it listens (the restore of a large queue runs with V8's defaults), and

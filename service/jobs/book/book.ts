@@ -127,7 +127,7 @@ export class JobBook {
         } else queue.push(seq);
       }
       // The rest stay rows, appended at once.
-      queue.pushAll(inMemory === 0 ? seqs : seqs.slice(inMemory));
+      queue.pushAll(seqs, inMemory);
     }
     return running;
   }

@@ -16,9 +16,9 @@ export class Deque<T> {
     this.#size++;
   }
 
-  /** Appends every item in order, growing the ring once (a restored queue of 100,000 rows). */
-  pushAll(items: readonly T[]): void {
-    const size = this.#size + items.length;
+  /** Appends items[from..] in order, growing the ring once (a restored queue of 100,000 rows). */
+  pushAll(items: readonly T[], from = 0): void {
+    const size = this.#size + Math.max(0, items.length - from);
     if (size > this.#items.length) {
       let capacity = this.#items.length;
       while (capacity < size) capacity *= 2;
@@ -30,7 +30,7 @@ export class Deque<T> {
     }
     const mask = this.#items.length - 1;
     let at = this.#head + this.#size;
-    for (let i = 0; i < items.length; i++) this.#items[at++ & mask] = items[i];
+    for (let i = from; i < items.length; i++) this.#items[at++ & mask] = items[i];
     this.#size = size;
   }
 

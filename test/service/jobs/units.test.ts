@@ -36,6 +36,15 @@ describe("Deque", () => {
     expect(d.shift()).toBe(9);
     expect(d.peek()).toBe(10);
   });
+
+  it("pushAll from an offset appends only the items past it", () => {
+    const d = new Deque<number>();
+    d.push(0);
+    d.pushAll([1, 2, 3, 4, 5], 2);
+    expect([...d]).toEqual([0, 3, 4, 5]);
+    d.pushAll([6, 7], 2);
+    expect(d.size).toBe(4);
+  });
 });
 
 describe("DeadlineQueue", () => {
