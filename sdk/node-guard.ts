@@ -6,14 +6,15 @@
  * package.json `engines.node` (test/e2e/node-floor.test.ts keeps the two equal and runs an old Node).
  */
 import { writeSync } from "node:fs";
-import semver from "semver";
+// Only the one function (19 of semver's 47 modules): every entry point loads this file.
+import satisfies from "semver/functions/satisfies";
 
 /** The Node.js versions the package supports: package.json `engines.node`. */
 export const SUPPORTED_NODE = ">=22.19.0";
 
 /** The one line printed on an unsupported Node, or undefined when `version` is supported. */
 export function unsupportedNodeMessage(version: string): string | undefined {
-  if (semver.satisfies(version, SUPPORTED_NODE, { includePrerelease: true })) return undefined;
+  if (satisfies(version, SUPPORTED_NODE, { includePrerelease: true })) return undefined;
   return `runpodkit requires Node.js ${SUPPORTED_NODE} (package.json "engines"); this is Node.js v${version}. Install a supported Node.js and run again.`;
 }
 

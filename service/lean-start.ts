@@ -13,10 +13,14 @@
  * - zod requires its 60-odd locale modules when it loads, though it uses only English (which it loads
  *   on its own): ~45 ms of every start. The same hook hands zod's own requires of its locales index a
  *   stand-in that loads them on first use (lazy/zod-locales.ts); on Node 22 too.
+ * - Fastify requires all of `semver` (47 modules, ~25 ms) when it loads, though it calls it only to check
+ *   a plugin that declares the Fastify versions it supports, which the service's plugins never do.
+ *   The same hook hands that require (from Fastify's plugin-utils only) a stand-in that loads the
+ *   real module on first use (lazy/semver.ts); on Node 22 too.
  * Nothing else is redirected.
  */
 import { registerHooks } from "node:module";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { deferOptimizingCompilers } from "./heap";
 
@@ -48,6 +52,20 @@ function zodLocalesUrl(): string | undefined {
   }
 }
 
+/** The module of Fastify's that requires `semver`, as the end of its URL. */
+const FASTIFY_PLUGIN_UTILS = "/node_modules/fastify/lib/plugin-utils.js";
+/** The `semver` Fastify's require resolves to: only that one is redirected. */
+const FASTIFY_SEMVER_URL = fastifySemverUrl();
+const SEMVER_STAND_IN = pathToFileURL(join(__dirname, "lazy", `semver${EXT}`)).href;
+
+function fastifySemverUrl(): string | undefined {
+  try {
+    return pathToFileURL(require.resolve("semver", { paths: [dirname(require.resolve("fastify"))] })).href;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Whether Fastify is handed the built-ins' stand-ins (not on Node 22, see below). */
 let builtinStandIns = true;
 
@@ -57,6 +75,16 @@ registerHooks({
       const resolved = nextResolve(specifier, context);
       return resolved.url === ZOD_LOCALES_URL
         ? { url: ZOD_LOCALES_STAND_IN, format: "commonjs", shortCircuit: true }
+        : resolved;
+    }
+    if (
+      specifier === "semver" &&
+      FASTIFY_SEMVER_URL !== undefined &&
+      context.parentURL?.endsWith(FASTIFY_PLUGIN_UTILS)
+    ) {
+      const resolved = nextResolve(specifier, context);
+      return resolved.url === FASTIFY_SEMVER_URL
+        ? { url: SEMVER_STAND_IN, format: "commonjs", shortCircuit: true }
         : resolved;
     }
     const standIn = builtinStandIns ? STAND_INS.get(specifier) : undefined;

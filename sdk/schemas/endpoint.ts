@@ -18,24 +18,7 @@ import {
 import { Pod } from "./pod";
 import { KeyValue, splitCommaList, Template } from "./template";
 
-/**
- * Defaults of the real service, applied by REST create and by GraphQL saveEndpoint for every field
- * the input leaves out (saveEndpoint with an id is a full replace, so omitted = default there too).
- */
-export const ENDPOINT_DEFAULTS = {
-  computeType: "GPU",
-  type: "QB",
-  gpuCount: 1,
-  idleTimeout: 5,
-  scalerType: "QUEUE_DELAY",
-  scalerValue: 4,
-  workersMin: 0,
-  workersMax: 3,
-  workersStandby: 1,
-  flashBootType: "OFF",
-  executionTimeoutMs: 600_000,
-  gpuIds: "AMPERE_16",
-} as const;
+export { ENDPOINT_DEFAULTS } from "./defaults";
 
 const IdleTimeout = z.int().min(1).max(3600);
 const ScalerValue = z.int().min(1);

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { DataCenterId } from "./common";
+import * as defaults from "./defaults";
 
 /** Size in GB: 0..4000. On update it may only grow. */
 export const VolumeSize = z.int().min(0).max(4000);
@@ -27,8 +28,8 @@ export type StorageType = z.infer<typeof StorageType>;
  * says nothing about it (the last known `isNextGenStorage` stands), so a type this package does not
  * know never shows as a change of storage, and never as a replacement.
  */
-export const NEXT_GEN_STORAGE_TYPE: StorageType = "VAST";
-export const STANDARD_STORAGE_TYPE: StorageType = "MOOSE_FS";
+export const NEXT_GEN_STORAGE_TYPE: StorageType = defaults.NEXT_GEN_STORAGE_TYPE;
+export const STANDARD_STORAGE_TYPE: StorageType = defaults.STANDARD_STORAGE_TYPE;
 
 /** Whether a storage type is next-gen storage; null when the service did not say or the type is not one of the two. */
 export function isNextGenStorageType(storageType: string | null | undefined): boolean | null {

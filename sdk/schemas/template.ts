@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { OptionalRef, optionalFields, TemplateCategory } from "./common";
+import { splitCommaList } from "./defaults";
 import { DockerArgsError, parseDockerArgs } from "./docker-args";
 
 /** GraphQL dockerArgs (templates, pods): a start command that parses to an argv (docker-args.ts). */
@@ -31,20 +32,7 @@ export const START_SCRIPT_MAX_LENGTH = 65_536;
 /** A template's startScript: a script its pods run at start (GraphQL only; REST has no such field). */
 export const StartScript = z.string().max(START_SCRIPT_MAX_LENGTH);
 
-/** Defaults of the real service, applied to fields a create leaves out. */
-export const TEMPLATE_DEFAULTS = {
-  category: "NVIDIA",
-  containerDiskInGb: 50,
-  volumeInGb: 20,
-  volumeMountPath: "/workspace",
-  dockerEntrypoint: [] as string[],
-  dockerStartCmd: [] as string[],
-  env: {} as Record<string, string>,
-  ports: ["8888/http", "22/tcp"],
-  readme: "",
-  isPublic: false,
-  isServerless: false,
-} as const;
+export { TEMPLATE_DEFAULTS } from "./defaults";
 
 /** The REST record. */
 export const Template = z.object({
@@ -175,11 +163,4 @@ export const GqlPodTemplate = z.object({
 });
 export type GqlPodTemplate = z.infer<typeof GqlPodTemplate>;
 
-/** "a, b,,c" -> ["a","b","c"]; null/empty -> []. */
-export function splitCommaList(value: string | null | undefined): string[] {
-  if (!value) return [];
-  return value
-    .split(",")
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0);
-}
+export { splitCommaList };

@@ -8,7 +8,7 @@ import { LOWEST_NODE } from "../e2e/support/node-versions";
 /*
  * service/lean-start.ts, in a process of its own (what it changes is process-wide): Fastify loads
  * without `node:https` / `node:http2`, still serves plain HTTP, and its stand-ins load the real
- * modules on first use.
+ * modules on first use; the same for zod's locales and the `semver` Fastify's plugin checks use.
  */
 
 const LOADER = `file://${resolve("node_modules/tsx/dist/loader.mjs")}`;
@@ -24,6 +24,9 @@ const Outcome = z.object({
   zodMessage: z.string(),
   zodFrench: z.string(),
   zodLocalesAfterUse: z.number(),
+  semverAtLoad: z.number(),
+  pluginVersionError: z.string(),
+  semverAfterUse: z.number(),
 });
 
 const run = (node: string) =>
@@ -38,10 +41,22 @@ import { createRequire } from "node:module";
 await import(${JSON.stringify(LEAN_START)});
 const require = createRequire(${JSON.stringify(resolve("package.json"))});
 const tls = () => process.moduleLoadList.filter((m) => /^NativeModule (https|http2|tls)$/.test(m));
+const semverModules = () => Object.keys(require.cache).filter((f) => /[\\/]node_modules[\\/]semver[\\/]/.test(f)).length;
 const fastify = require("fastify");
 const loadedAfterFastify = tls();
+const semverAtLoad = semverModules();
 const app = fastify();
 app.get("/", async () => "plain");
+// A plugin that declares the Fastify versions it supports: Fastify's check loads semver then.
+const plugin = (wanted) => Object.assign(async () => {}, { [Symbol.for("plugin-meta")]: { name: "p" + wanted, fastify: wanted } });
+app.register(plugin("5.x"));
+let pluginVersionError = "";
+try {
+  await fastify().register(plugin("4.x")).ready();
+} catch (error) {
+  pluginVersionError = error.code;
+}
+const semverAfterUse = semverModules();
 const url = await app.listen({ host: "127.0.0.1", port: 0 });
 const reply = await fetch(url);
 const body = await reply.text();
@@ -56,7 +71,7 @@ const zod = require("zod");
 const zodLocalesAtLoad = zodLocales().map((f) => f.replace(/^.*[\\/]/, ""));
 const zodMessage = zod.z.string().safeParse(1).error.issues[0].message;
 const zodFrench = zod.z.string().safeParse(1, { error: zod.z.locales.fr().localeError }).error.issues[0].message;
-process.stdout.write(JSON.stringify({ loadedAfterFastify, status: reply.status, body, createServerIsFunction, loadedAfterUse: tls(), zodLocalesAtLoad, zodMessage, zodFrench, zodLocalesAfterUse: zodLocales().length }));
+process.stdout.write(JSON.stringify({ loadedAfterFastify, status: reply.status, body, createServerIsFunction, loadedAfterUse: tls(), zodLocalesAtLoad, zodMessage, zodFrench, zodLocalesAfterUse: zodLocales().length, semverAtLoad, pluginVersionError, semverAfterUse }));
 `;
 
 /** zod loaded with English only; z.locales still gives every locale, loaded then. */
@@ -67,10 +82,18 @@ function expectZodLocalesOnUse(outcome: z.infer<typeof Outcome>): void {
   expect(outcome.zodLocalesAfterUse).toBeGreaterThan(50);
 }
 
+/** Fastify loaded without semver; a plugin's declared Fastify versions still checked, with semver loaded then. */
+function expectSemverOnUse(outcome: z.infer<typeof Outcome>): void {
+  expect(outcome.semverAtLoad).toBe(0);
+  expect(outcome.pluginVersionError).toBe("FST_ERR_PLUGIN_VERSION_MISMATCH");
+  expect(outcome.semverAfterUse).toBeGreaterThan(40);
+}
+
 describe("lean-start", () => {
   it("Fastify loads without https/http2/tls, serves HTTP, and the stand-ins load the real module on use", () => {
     const outcome = run(process.execPath);
     expectZodLocalesOnUse(outcome);
+    expectSemverOnUse(outcome);
     expect(outcome.loadedAfterFastify).toEqual([]);
     expect(outcome.status).toBe(200);
     expect(outcome.body).toBe("plain");
@@ -83,6 +106,7 @@ describe("lean-start", () => {
   it(`on the lowest supported Node (${LOWEST_NODE}) Fastify still loads and serves HTTP`, async () => {
     const outcome = run(await installNode(LOWEST_NODE));
     expectZodLocalesOnUse(outcome);
+    expectSemverOnUse(outcome);
     expect(outcome.status).toBe(200);
     expect(outcome.body).toBe("plain");
     expect(outcome.createServerIsFunction).toBe(true);

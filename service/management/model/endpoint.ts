@@ -1,5 +1,5 @@
 import { DATA_CENTER_IDS } from "../../../sdk/schemas/common";
-import { ENDPOINT_DEFAULTS } from "../../../sdk/schemas/endpoint";
+import { ENDPOINT_DEFAULTS } from "../../../sdk/schemas/defaults";
 import type { Clock } from "../../clock";
 import { invalid, notFound, ServiceError } from "../../errors";
 import type { Ids } from "../../ids";

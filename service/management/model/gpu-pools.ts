@@ -1,5 +1,5 @@
 import { GPU_POOL_IDS } from "../../../sdk/schemas/common";
-import { splitCommaList } from "../../../sdk/schemas/template";
+import { splitCommaList } from "../../../sdk/schemas/defaults";
 
 type PoolId = (typeof GPU_POOL_IDS)[number];
 

@@ -1,4 +1,4 @@
-import { NEXT_GEN_STORAGE_TYPE, STANDARD_STORAGE_TYPE } from "../../../sdk/schemas/network-volume";
+import { NEXT_GEN_STORAGE_TYPE, STANDARD_STORAGE_TYPE } from "../../../sdk/schemas/defaults";
 import type { Clock } from "../../clock";
 import { invalid, notFound, ServiceError } from "../../errors";
 import type { Ids } from "../../ids";

@@ -1,4 +1,4 @@
-import { TEMPLATE_DEFAULTS } from "../../../sdk/schemas/template";
+import { TEMPLATE_DEFAULTS } from "../../../sdk/schemas/defaults";
 import type { Clock } from "../../clock";
 import { invalid, notFound, ServiceError } from "../../errors";
 import type { Ids } from "../../ids";

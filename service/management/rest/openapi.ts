@@ -81,7 +81,6 @@ export function openApiDocument(routes: readonly RestRoute[]): JsonSchema {
           ? { 501: errorResponse("Not implemented by this local service.") }
           : {}),
       },
-      ...(spec.public ? { security: [] } : {}),
     };
   }
   paths["/openapi.json"] = {

@@ -1,7 +1,7 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
 import { parseInput } from "../../edge/parse";
-import type { Management, ManagementWireDeps } from "../index";
+import type { Management } from "../index";
 
 type Method = "GET" | "POST" | "PATCH" | "DELETE";
 type Parsed<S> = S extends z.ZodType ? z.infer<S> : undefined;
@@ -19,8 +19,6 @@ export interface RouteSpec {
   response?: z.ZodType;
   /** 204 answers no body. */
   status?: 200 | 204;
-  /** No bearer key needed (docs). */
-  public?: boolean;
 }
 
 export interface RouteContext<B, Q> {
@@ -33,12 +31,21 @@ export interface RouteContext<B, Q> {
 
 export interface RestRoute {
   spec: RouteSpec;
-  register(app: FastifyInstance, deps: ManagementWireDeps): void;
+  /**
+   * Answers one request to this route, already authenticated as `accountId` (rest/index.ts registers
+   * the route with its bearer check): parse the body and query (zod), call the handler, send the reply.
+   */
+  serve(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    management: Management,
+    accountId: string,
+  ): FastifyReply;
 }
 
 /**
- * A REST route: authenticate, parse (zod), call the handler (one domain call and the reply's shape).
- * The same spec feeds openapi.json, so the document cannot drift from what is validated.
+ * A REST route: parse (zod), call the handler (one domain call and the reply's shape). The same spec
+ * feeds openapi.json, so the document cannot drift from what is validated.
  */
 export function route<const S extends RouteSpec>(
   spec: S,
@@ -46,31 +53,19 @@ export function route<const S extends RouteSpec>(
 ): RestRoute {
   return {
     spec,
-    register(app, deps) {
-      // Authenticated in onRequest, before the body is read: a bad key costs no parsing.
-      const accounts = new WeakMap<FastifyRequest, string>();
-      app.route({
-        method: spec.method,
-        url: spec.url,
-        bodyLimit: deps.bodyLimit,
-        onRequest: async (request) => {
-          if (!spec.public) accounts.set(request, deps.accounts.authenticate(request.headers.authorization));
-        },
-        handler: async (request, reply) => {
-          const ctx = {
-            management: deps.management,
-            accountId: accounts.get(request) ?? "",
-            params: request.params as Record<string, string>,
-            body: (spec.body ? parseInput(spec.body, request.body, "body") : undefined) as Parsed<S["body"]>,
-            query: (spec.query ? parseInput(spec.query, request.query, "query") : undefined) as Parsed<
-              S["query"]
-            >,
-          };
-          const result = handle(ctx);
-          if (spec.status === 204) return reply.code(204).send();
-          return reply.code(200).send(result);
-        },
-      });
+    serve(request, reply, management, accountId) {
+      const ctx = {
+        management,
+        accountId,
+        params: request.params as Record<string, string>,
+        body: (spec.body ? parseInput(spec.body, request.body, "body") : undefined) as Parsed<S["body"]>,
+        query: (spec.query ? parseInput(spec.query, request.query, "query") : undefined) as Parsed<
+          S["query"]
+        >,
+      };
+      const result = handle(ctx);
+      if (spec.status === 204) return reply.code(204).send();
+      return reply.code(200).send(result);
     },
   };
 }
