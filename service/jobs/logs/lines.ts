@@ -14,6 +14,17 @@ export interface ParsedLine {
 }
 
 const LEVELS = new Set(["DEBUG", "INFO", "WARN", "WARNING", "ERROR", "TIP", "TRACE"]);
+
+/**
+ * A level as one shared string: a known level is answered with the constant here, not with a string
+ * of the line's own (a ring buffer keeps thousands of lines, each its level).
+ */
+function levelName(given: string): string {
+  for (const level of LEVELS) if (level === given) return level;
+  const upper = given.toUpperCase();
+  for (const level of LEVELS) if (level === upper) return level;
+  return upper;
+}
 const TEXT_LINE = /^([A-Z]+)\s*\| (.*)$/s;
 const JOB_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{7,}$/;
 
@@ -23,7 +34,7 @@ export function parseWorkerLine(line: string, stream: "stdout" | "stderr"): Pars
     const value = parseObject(line);
     if (value && typeof value.message === "string") {
       return {
-        level: typeof value.level === "string" ? value.level.toUpperCase() : fallbackLevel,
+        level: typeof value.level === "string" ? levelName(value.level) : fallbackLevel,
         requestId: typeof value.requestId === "string" && value.requestId ? value.requestId : null,
         message: value.message,
       };
@@ -31,11 +42,12 @@ export function parseWorkerLine(line: string, stream: "stdout" | "stderr"): Pars
   }
   const text = TEXT_LINE.exec(line);
   if (text && LEVELS.has(text[1] as string)) {
+    const level = levelName(text[1] as string);
     const rest = text[2] as string;
     const bar = rest.indexOf(" | ");
     const id = bar > 0 ? rest.slice(0, bar) : "";
-    if (JOB_ID.test(id)) return { level: text[1] as string, requestId: id, message: rest.slice(bar + 3) };
-    return { level: text[1] as string, requestId: null, message: rest };
+    if (JOB_ID.test(id)) return { level, requestId: id, message: rest.slice(bar + 3) };
+    return { level, requestId: null, message: rest };
   }
   return { level: fallbackLevel, requestId: null, message: line };
 }

@@ -53,6 +53,21 @@ interface EndpointLogs {
   listeners: Set<Listener>;
 }
 
+/**
+ * The id a line names, as the string the worker's held jobs already hold when it is one of them: a
+ * line kept in the rings then costs no copy of the id (a no-op job's two lines would hold two).
+ */
+function heldId(id: string, held: readonly string[] | ReadonlyMap<string, unknown>): string {
+  if (Array.isArray(held)) {
+    for (const own of held as readonly string[]) if (own === id) return own;
+    return id;
+  }
+  const map = held as ReadonlyMap<string, unknown>;
+  if (map.size > 8 || !map.has(id)) return id;
+  for (const own of map.keys()) if (own === id) return own;
+  return id;
+}
+
 /** The one job held, or null when none or several are. */
 function onlyJob(held: readonly string[] | ReadonlyMap<string, unknown>): string | null {
   if (Array.isArray(held)) return held.length === 1 ? (held[0] as string) : null;
@@ -71,6 +86,9 @@ export class LogBook {
   readonly #clock: Clock;
   readonly #limits: LogLimits;
   #seq = 0;
+  /** The last entry's time, ms, and its ISO text: lines read in the same millisecond share the text. */
+  #timeMs = Number.NaN;
+  #timeText = "";
 
   constructor(clock: Clock, limits: LogLimits) {
     this.#clock = clock;
@@ -90,7 +108,7 @@ export class LogBook {
     heldJobs: readonly string[] | ReadonlyMap<string, unknown>,
   ): void {
     const parsed = parseWorkerLine(text, stream);
-    const requestId = parsed.requestId ?? onlyJob(heldJobs);
+    const requestId = parsed.requestId === null ? onlyJob(heldJobs) : heldId(parsed.requestId, heldJobs);
     const message = this.#cut(parsed.message);
     this.#add({ endpointId, workerId, stream, level: parsed.level, requestId, message });
   }
@@ -131,7 +149,18 @@ export class LogBook {
   }
 
   #add(fields: Omit<LogEntry, "seq" | "time">): void {
-    const entry: LogEntry = { seq: ++this.#seq, time: new Date(this.#clock.now()).toISOString(), ...fields };
+    // Every field written here, in one order: entries share one shape with all fields in the object
+    // (a spread adds a separate property array to each).
+    const entry: LogEntry = {
+      seq: ++this.#seq,
+      time: this.#time(),
+      endpointId: fields.endpointId,
+      workerId: fields.workerId,
+      stream: fields.stream,
+      level: fields.level,
+      requestId: fields.requestId,
+      message: fields.message,
+    };
     const logs = this.#logs(entry.endpointId);
     push(logs.all, entry, this.#limits.perEndpoint);
     let ring = logs.workers.get(entry.workerId);
@@ -145,6 +174,15 @@ export class LogBook {
     }
     push(ring, entry, this.#limits.perWorker);
     for (const listener of logs.listeners) listener(entry);
+  }
+
+  #time(): string {
+    const now = this.#clock.now();
+    if (now !== this.#timeMs) {
+      this.#timeMs = now;
+      this.#timeText = new Date(now).toISOString();
+    }
+    return this.#timeText;
   }
 
   #logs(endpointId: string): EndpointLogs {

@@ -46,6 +46,34 @@ describe("worker lines: the shapes of the real worker library and plain output",
     expect(parseWorkerLine('{"not": "a log line"}', "stdout").message).toBe('{"not": "a log line"}');
   });
 
+  it("normalises a level to its name, and stamps each line with the clock's time as it is read", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 0, 1));
+    const book = new LogBook(clock, DEFAULT_LOG_LIMITS);
+    const held = new Map([["job-aaaaaa", 1]]);
+    book.line("ep", "w1", "stdout", '{"requestId":"job-aaaaaa","message":"Started.","level":"info"}', held);
+    book.line(
+      "ep",
+      "w1",
+      "stdout",
+      '{"requestId":"job-aaaaaa","message":"Finished.","level":"Warning"}',
+      held,
+    );
+    await clock.advance(1);
+    book.line("ep", "w1", "stdout", "ERROR  | job-bbbbbb | late", ["job-aaaaaa"]);
+    await clock.advance(2_500);
+    book.line("ep", "w1", "stderr", '{"requestId":"job-bbbbbb","message":"custom","level":"notice"}', []);
+    expect(book.query("ep").map((e) => [e.time, e.level, e.requestId, e.message])).toEqual([
+      ["2026-01-01T00:00:00.000Z", "INFO", "job-aaaaaa", "Started."],
+      ["2026-01-01T00:00:00.000Z", "WARNING", "job-aaaaaa", "Finished."],
+      ["2026-01-01T00:00:00.001Z", "ERROR", "job-bbbbbb", "late"],
+      ["2026-01-01T00:00:02.501Z", "NOTICE", "job-bbbbbb", "custom"],
+    ]);
+    // Every entry has the same fields (one shape), whatever the line was.
+    expect(new Set(book.query("ep").map((e) => Object.keys(e).join()))).toEqual(
+      new Set(["seq,time,endpointId,workerId,stream,level,requestId,message"]),
+    );
+  });
+
   it("attributes a line naming no job to the one job its worker holds, and bounds what it keeps", () => {
     const book = new LogBook(new ManualClock(0), {
       perWorker: 3,
