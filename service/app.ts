@@ -22,6 +22,8 @@ export interface AppParts {
   jobs: JobRoutes;
   /** Max JSON body of the management APIs, bytes. */
   managementBodyLimit: number;
+  /** Once after a first management request loads its routes or engine (ManagementWireDeps.afterLoad). */
+  afterManagementLoad?: () => void;
 }
 
 /**
@@ -30,9 +32,15 @@ export interface AppParts {
  * (static files) at /console. Never
  * listens (tests may use inject()); see service/index.ts for that.
  */
-export function buildApp({ accounts, management, jobs, managementBodyLimit }: AppParts): FastifyInstance {
+export function buildApp({
+  accounts,
+  management,
+  jobs,
+  managementBodyLimit,
+  afterManagementLoad,
+}: AppParts): FastifyInstance {
   const app = edgeServer();
-  const wire = { accounts, management, bodyLimit: managementBodyLimit };
+  const wire = { accounts, management, bodyLimit: managementBodyLimit, afterLoad: afterManagementLoad };
   app.register(restPlugin(wire), { prefix: "/v1" });
   app.register(graphqlPlugin(wire));
   app.register(jobs.routes, { prefix: "/v2" });

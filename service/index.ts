@@ -107,7 +107,16 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       }),
   );
   const management = new Management({ store, clock, ids, events, workers: jobs.workers });
-  const app = buildApp({ accounts, management, jobs, managementBodyLimit: config.managementBodyLimit });
+  const app = buildApp({
+    accounts,
+    management,
+    jobs,
+    managementBodyLimit: config.managementBodyLimit,
+    // The management routes load with their first request: that load's garbage is released as the start's is.
+    afterManagementLoad: config.releaseStartupMemory
+      ? () => setImmediate(() => releaseStartupMemory()).unref()
+      : undefined,
+  });
   try {
     const host = options.host ?? DEFAULT_HOST;
     if (!isLoopback(host)) {

@@ -28,6 +28,12 @@ export interface ManagementWireDeps {
   management: Management;
   /** Max JSON body of a management request, bytes. */
   bodyLimit: number;
+  /**
+   * Called once after a first request loaded what the wires load on first use (REST's routes, the
+   * GraphQL engine): startService passes its start-up memory release (heap.ts releaseStartupMemory),
+   * as that load's garbage is otherwise kept by an idle heap.
+   */
+  afterLoad?: () => void;
 }
 
 /**

@@ -3,7 +3,7 @@ import type { Clock } from "../../clock";
 import type { Emitter } from "../../event-bus";
 import { isExpired, isTerminal, type Job, transition } from "../model/job";
 import type { JobStore, RemovedJob } from "../store/job-store";
-import { DeadlineQueue, Deque } from "./collections";
+import { DeadlineQueue, Deque, without } from "./collections";
 import type { JobMemory, Reservation } from "./memory";
 import { Watchers } from "./watchers";
 
@@ -63,7 +63,7 @@ const SCALING_SCAN = 1_000;
  */
 export class JobBook {
   readonly watchers: Watchers;
-  readonly #live = new Map<string, Job>();
+  #live = new Map<string, Job>();
   readonly #recent = new Map<string, Job>();
   readonly #endpoints = new Map<string, EndpointJobs>();
   readonly #store: JobStore;
@@ -318,7 +318,7 @@ export class JobBook {
     if (job.status === "IN_PROGRESS" && job.workerId) this.#events.emit("job.mustStop", job, job.workerId);
     this.#count(job, -1);
     this.#endpoint(job.endpointId).retried -= job.retries;
-    this.#live.delete(job.id);
+    this.#live = without(this.#live, job.id);
     this.#memory?.release(job);
     this.#forgetDeadlines();
     this.#forget(job);
@@ -419,7 +419,7 @@ export class JobBook {
     apply();
     this.#count(job, 1);
     if (isTerminal(job)) {
-      this.#live.delete(job.id);
+      this.#live = without(this.#live, job.id);
       this.#memory?.release(job);
       this.#forgetDeadlines();
       this.#remember(job);

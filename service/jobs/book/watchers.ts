@@ -1,4 +1,5 @@
 import type { Clock } from "../../clock";
+import { without } from "./collections";
 
 /**
  * Long-polls on jobs (/runsync, /status-sync, /stream): a waiter is woken on every change of its job
@@ -12,7 +13,7 @@ interface Waiter {
 }
 
 export class Watchers {
-  readonly #byJob = new Map<string, Set<Waiter>>();
+  #byJob = new Map<string, Set<Waiter>>();
   readonly #clock: Clock;
 
   constructor(clock: Clock) {
@@ -43,7 +44,7 @@ export class Watchers {
         timer.cancel();
         signal?.removeEventListener("abort", onAbort);
         set.delete(waiter);
-        if (set.size === 0 && this.#byJob.get(jobId) === set) this.#byJob.delete(jobId);
+        if (set.size === 0 && this.#byJob.get(jobId) === set) this.#byJob = without(this.#byJob, jobId);
         resolve(result);
       };
       const waiter: Waiter = {

@@ -3,7 +3,7 @@ import type { Clock, Timer } from "../../clock";
 import { notFound } from "../../errors";
 import type { Emitter } from "../../event-bus";
 import type { JobBook } from "../book/book";
-import { Deque } from "../book/collections";
+import { Deque, without } from "../book/collections";
 import type { Reservation } from "../book/memory";
 import type { Job } from "../model/job";
 import { splitChunk } from "./chunks";
@@ -18,7 +18,7 @@ export interface WorkerSession {
   /** The per-worker key (managed workers). */
   readonly key: string | null;
   /** Jobs handed to the worker and not yet finished by it, with when they were handed over. */
-  readonly held: Map<string, number>;
+  held: Map<string, number>;
   /** Stopped jobs it still holds: how many pings in a row have not listed them. */
   readonly unlisted: Map<string, number>;
   /** Jobs the worker must stop, sent on its job-stop polls (again and again while it still holds them). */
@@ -216,7 +216,7 @@ export class Dispatcher {
   /** The take reply never reached the worker: its jobs go back to the head of the queue. */
   undelivered(session: WorkerSession, jobs: Job[]): void {
     for (const job of jobs) {
-      session.held.delete(job.id);
+      session.held = without(session.held, job.id);
       if (job.status === "IN_PROGRESS" && job.workerId === session.id) this.#book.requeue(job);
     }
   }
@@ -401,7 +401,9 @@ export class Dispatcher {
   #release(session: WorkerSession, jobId: string): void {
     session.unlisted.delete(jobId);
     session.stopping.delete(jobId);
-    if (session.held.delete(jobId) && session.held.size === 0) session.idleSince = this.#clock.now();
+    if (!session.held.has(jobId)) return;
+    session.held = without(session.held, jobId);
+    if (session.held.size === 0) session.idleSince = this.#clock.now();
   }
 
   /** Stops to send on a job-stop poll now: never sent, or sent stopResendMs ago and the job still held. */

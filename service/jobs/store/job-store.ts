@@ -4,6 +4,7 @@ import type { Clock, Timer } from "../../clock";
 import { type Migration, StoreDatabase, transaction } from "../../db";
 import type { WalCheckpointer } from "../../db-checkpoint";
 import { ServiceError } from "../../errors";
+import { emptied, without } from "../book/collections";
 import type { JobMemory } from "../book/memory";
 import { expiresAt, type InputSource, isTerminal, type Job, type JobKind, jobFrom } from "../model/job";
 import { hashOf, RowIndex } from "./row-index";
@@ -160,7 +161,7 @@ export class JobStore implements InputSource {
    */
   readonly #rows = new RowIndex();
   /** Jobs given a row (`storeRow`) whose row is not written yet, by row. */
-  readonly #unwritten = new Map<number, Job>();
+  #unwritten = new Map<number, Job>();
   /** What the scan at start found, until the job plane takes it (`startup`). */
   #startup: StoreStartup | null;
   readonly #expiredQueued: StatementSync;
@@ -168,8 +169,8 @@ export class JobStore implements InputSource {
   #nextSeq: number;
   /** One copy of each account and endpoint id for all the jobs read back (rows give fresh strings). */
   readonly #shared = new Map<string, string>();
-  readonly #dirty = new Map<string, Job>();
-  readonly #deleted = new Map<string, Job>();
+  #dirty = new Map<string, Job>();
+  #deleted = new Map<string, Job>();
   #scheduled: Promise<void> | null = null;
   /** Written jobs whose move to IN_PROGRESS waits for their next change (see above). */
   readonly #started = new Map<string, Job>();
@@ -324,11 +325,12 @@ export class JobStore implements InputSource {
         for (const job of this.#dirty.values()) this.#write(job);
       });
       for (const job of this.#dirty.values()) {
-        this.#unwritten.delete(job.storeRow);
+        this.#unwritten = without(this.#unwritten, job.storeRow);
         this.#spill(job);
       }
-      this.#deleted.clear();
-      this.#dirty.clear();
+      // New maps rather than clear(): see emptied.
+      this.#deleted = emptied(this.#deleted, () => new Map());
+      this.#dirty = emptied(this.#dirty, () => new Map());
       this.#wrote();
     } catch {
       this.#writtenOutputs.clear();

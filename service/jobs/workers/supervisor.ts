@@ -1,6 +1,7 @@
 import type { Clock, Timer } from "../../clock";
 import type { EndpointSettings } from "../../planes";
 import type { JobBook } from "../book/book";
+import { emptied } from "../book/collections";
 import type { Dispatcher } from "../dispatch/dispatcher";
 import type { CachedEndpoints } from "../model/endpoints";
 import type { WorkerPool } from "./pool";
@@ -28,7 +29,7 @@ export class Supervisor {
   readonly #endpoints: CachedEndpoints;
   readonly #options: SupervisorOptions;
   readonly #known = new Map<string, EndpointSettings>();
-  readonly #dirty = new Set<string>();
+  #dirty = new Set<string>();
   #timer: Timer | null = null;
   #lastResync = Number.NEGATIVE_INFINITY;
   #scheduled = false;
@@ -76,7 +77,7 @@ export class Supervisor {
         const settings = this.#known.get(id);
         if (settings) this.#evaluate(settings);
       }
-      this.#dirty.clear();
+      this.#dirty = emptied(this.#dirty, () => new Set());
     });
   }
 

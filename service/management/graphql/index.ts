@@ -18,8 +18,11 @@ const GraphqlQuery = z.object({ api_key: z.string().optional() });
  * loading it costs several MB of memory.
  */
 let engine: Promise<typeof import("./engine")> | undefined;
-const loadEngine = () => {
-  engine ??= import("./engine.js");
+const loadEngine = (afterLoad: (() => void) | undefined) => {
+  engine ??= import("./engine.js").then((loaded) => {
+    afterLoad?.();
+    return loaded;
+  });
   return engine;
 };
 
@@ -37,7 +40,7 @@ export function graphqlPlugin(deps: ManagementWireDeps): FastifyPluginAsync {
       if (accountId === undefined) throw new Error("POST /graphql: not authenticated");
       const body = parseInput(GraphqlRequest, request.body, "body");
       const contextValue: GraphqlContext = { management: deps.management, accountId };
-      const { runGraphql } = await loadEngine();
+      const { runGraphql } = await loadEngine(deps.afterLoad);
       return reply.code(200).send(await runGraphql(body, contextValue, request.log));
     });
   };

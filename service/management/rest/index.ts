@@ -48,12 +48,13 @@ export const REST_ROUTE_TABLE: readonly (readonly ["GET" | "POST" | "PATCH" | "D
 
 type Routes = typeof import("./routes");
 
-/** routes.ts, loaded by the first request that needs it and then kept. */
+/** routes.ts, loaded by the first request that needs it (then `afterLoad`) and kept. */
 let loading: Promise<Routes> | undefined;
 let loaded: Routes | undefined;
-const loadRoutes = (): Promise<Routes> => {
+const loadRoutes = (afterLoad: (() => void) | undefined): Promise<Routes> => {
   loading ??= import("./routes.js").then((routes) => {
     loaded = routes;
+    afterLoad?.();
     return routes;
   });
   return loading;
@@ -77,7 +78,7 @@ export function restPlugin(deps: ManagementWireDeps): FastifyPluginAsync {
         bodyLimit: deps.bodyLimit,
         onRequest,
         handler: async (request, reply) => {
-          const routes = loaded ?? (await loadRoutes());
+          const routes = loaded ?? (await loadRoutes(deps.afterLoad));
           const route = routes.routesByKey.get(routes.routeKey(method, url));
           const accountId = accounts.get(request);
           if (route === undefined) throw new Error(`${method} /v1${url}: no such route in rest/routes.ts`);
@@ -86,11 +87,11 @@ export function restPlugin(deps: ManagementWireDeps): FastifyPluginAsync {
         },
       });
     }
-    app.get("/openapi.json", async () => (loaded ?? (await loadRoutes())).openApi());
+    app.get("/openapi.json", async () => (loaded ?? (await loadRoutes(deps.afterLoad))).openApi());
     let docs: Promise<DocsPages> | undefined;
     const docsPage = async (request: FastifyRequest, reply: FastifyReply) => {
-      docs ??= Promise.all([import("./docs.js"), loadRoutes()]).then(([{ docsPages }, { openApi }]) =>
-        docsPages(openApi, `${app.prefix}/docs`),
+      docs ??= Promise.all([import("./docs.js"), loadRoutes(deps.afterLoad)]).then(
+        ([{ docsPages }, { openApi }]) => docsPages(openApi, `${app.prefix}/docs`),
       );
       const answer = await (await docs).answer(request);
       if ("error" in answer) throw answer.error;

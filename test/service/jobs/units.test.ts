@@ -3,7 +3,7 @@ import { ManualClock } from "../../../service/clock";
 import { openDatabase } from "../../../service/db";
 import { EventBus } from "../../../service/event-bus";
 import { JobBook } from "../../../service/jobs/book/book";
-import { DeadlineQueue, Deque } from "../../../service/jobs/book/collections";
+import { DeadlineQueue, Deque, emptied, without } from "../../../service/jobs/book/collections";
 import { JobMemory } from "../../../service/jobs/book/memory";
 import { Watchers } from "../../../service/jobs/book/watchers";
 import { splitChunk } from "../../../service/jobs/dispatch/chunks";
@@ -44,6 +44,34 @@ describe("Deque", () => {
     expect([...d]).toEqual([0, 3, 4, 5]);
     d.pushAll([6, 7], 2);
     expect(d.size).toBe(4);
+  });
+});
+
+describe("emptied and without: emptying a collection by replacing it", () => {
+  it("without deletes the key in place, and answers a new empty Map when the key was the last entry", () => {
+    const two = new Map([
+      ["a", 1],
+      ["b", 2],
+    ]);
+    const kept = without(two, "a");
+    expect(kept).toBe(two);
+    expect([...kept]).toEqual([["b", 2]]);
+    const last = without(kept, "b");
+    expect(last).not.toBe(kept);
+    expect(last.size).toBe(0);
+    // A key it does not hold changes nothing.
+    const one = new Map([["c", 3]]);
+    expect(without(one, "x")).toBe(one);
+    expect([...one]).toEqual([["c", 3]]);
+  });
+
+  it("emptied answers the same collection when empty, a fresh one otherwise", () => {
+    const empty = new Set<string>();
+    expect(emptied(empty, () => new Set())).toBe(empty);
+    const full = new Set(["a"]);
+    const next = emptied(full, () => new Set());
+    expect(next).not.toBe(full);
+    expect(next.size).toBe(0);
   });
 });
 
