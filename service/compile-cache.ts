@@ -2,7 +2,7 @@
  * Node's module compile cache for the service's own process (the CLI, service/main.ts, imports this
  * first; lean-start.ts too, for the bench's service process): V8's compiled code of every module
  * loaded from here on is kept on disk, and a later start reads it instead of compiling the modules
- * again: ~100 ms less CPU at every start after the first (bench/tools/restart-ab.ts), for ~1.4 MB
+ * again: ~70 ms less CPU at every start after the first (bench/tools/restart-ab.ts), for ~1.3 MB
  * more resident (Node keeps the read cache in memory). Not imported by service/index.ts: a process
  * that embeds the service keeps its module loading as it is.
  *
