@@ -1,5 +1,6 @@
 // First: on an unsupported Node.js, one line naming the required version instead of a crash below.
 import "../sdk/node-guard";
+import { flushCompileCache, getCompileCacheDir } from "node:module";
 import type { AddressInfo } from "node:net";
 import { buildApp } from "./app";
 import { type Clock, SystemClock } from "./clock";
@@ -137,10 +138,12 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const base = listeningUrl(app.server) ?? `http://${DEFAULT_HOST}:${port}`;
   // Just after startService returns, so its caller is not held up by the pause.
   const settle =
-    favourMemory || config.releaseStartupMemory
+    favourMemory || config.releaseStartupMemory || getCompileCacheDir?.() !== undefined
       ? setImmediate(() => {
           if (favourMemory) favourMemoryOverSpeed();
           if (config.releaseStartupMemory) releaseStartupMemory();
+          // Node's compile cache, where the process enabled it (compile-cache.ts): written now, not only at exit.
+          flushCompileCache?.();
         })
       : undefined;
   settle?.unref();

@@ -17,8 +17,11 @@
  *   a plugin that declares the Fastify versions it supports, which the service's plugins never do.
  *   The same hook hands that require (from Fastify's plugin-utils only) a stand-in that loads the
  *   real module on first use (lazy/semver.ts); on Node 22 too.
+ * - Node's module compile cache is enabled (compile-cache.ts), before any of the above loads.
  * Nothing else is redirected.
  */
+// First: the compile cache, so the modules below load from it.
+import "./compile-cache";
 import { registerHooks } from "node:module";
 import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";

@@ -1,5 +1,7 @@
 #!/usr/bin/env node
-// First: on an unsupported Node.js, one line naming the required version instead of a crash below.
+// First: Node's module compile cache (see compile-cache.ts; safe on any Node), so what follows loads from it.
+import "./compile-cache";
+// Then: on an unsupported Node.js, one line naming the required version instead of a crash below.
 import "../sdk/node-guard";
 // Second, before the service's modules load: a lighter start (see lean-start.ts).
 import "./lean-start";

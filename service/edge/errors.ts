@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance } from "fastify";
 import { ZodError } from "zod";
-import { describeIssues } from "../../sdk/schemas/common";
+import { describeIssues } from "../../sdk/schemas/issues";
 import type { JobErrorBody } from "../../sdk/schemas/job";
 import { type ErrorCode, ServiceError } from "../errors";
 

@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { describeIssues } from "../../sdk/schemas/common";
+import { describeIssues } from "../../sdk/schemas/issues";
 import { ServiceError } from "../errors";
 
 /**

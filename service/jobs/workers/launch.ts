@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { extname, isAbsolute, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { BUILTIN_HANDLERS, FALLBACK_IMAGE } from "./handlers";
@@ -88,6 +88,8 @@ export class Launcher {
    * stdout and stderr are pipes: the pool reads them into the worker's logs.
    */
   spawn(spec: LaunchSpec, env: Record<string, string>, cwd: string): ChildProcess {
+    // node:child_process loads with the first worker, not at start.
+    const { spawn } = process.getBuiltinModule("node:child_process");
     const stdio = "pipe";
     if (spec.kind === "module") {
       return spawn(process.execPath, [...loaderArgs(spec.module), RUNTIME_MAIN, spec.module], {

@@ -3,7 +3,6 @@ import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import type { Clock, Timer } from "../../clock";
 import type { Emitter } from "../../event-bus";
@@ -372,7 +371,10 @@ export class WorkerPool implements WorkerRegistry {
     if (!from) return;
     const { session } = worker;
     const echo = this.#options.workerOutput === "inherit";
-    const lines = createInterface({ input: from, crlfDelay: Number.POSITIVE_INFINITY });
+    // node:readline loads with the first worker (not at start: most starts spawn none at once).
+    const lines = process
+      .getBuiltinModule("node:readline")
+      .createInterface({ input: from, crlfDelay: Number.POSITIVE_INFINITY });
     lines.on("line", (line) => {
       this.#logs.line(session.endpointId, session.id, stream, line, session.held);
       if (echo) process.stderr.write(`[${session.id}] ${line}\n`);

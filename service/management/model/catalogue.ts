@@ -7,7 +7,7 @@ import type {
   GqlGpuLowestPriceInput,
   LowestPrice,
 } from "../../../sdk/schemas/catalogue";
-import { CPU_FLAVOR_IDS, DATA_CENTER_IDS, GPU_TYPE_IDS } from "../../../sdk/schemas/common";
+import { CPU_FLAVOR_IDS, DATA_CENTER_IDS, GPU_TYPE_IDS } from "../../../sdk/schemas/defaults";
 import { invalid } from "../../errors";
 
 /*

@@ -1,5 +1,4 @@
-import { DATA_CENTER_IDS } from "../../../sdk/schemas/common";
-import { ENDPOINT_DEFAULTS } from "../../../sdk/schemas/defaults";
+import { DATA_CENTER_IDS, ENDPOINT_DEFAULTS } from "../../../sdk/schemas/defaults";
 import type { Clock } from "../../clock";
 import { invalid, notFound, ServiceError } from "../../errors";
 import type { Ids } from "../../ids";

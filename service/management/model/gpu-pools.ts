@@ -1,5 +1,4 @@
-import { GPU_POOL_IDS } from "../../../sdk/schemas/common";
-import { splitCommaList } from "../../../sdk/schemas/defaults";
+import { GPU_POOL_IDS, splitCommaList } from "../../../sdk/schemas/defaults";
 
 type PoolId = (typeof GPU_POOL_IDS)[number];
 
