@@ -34,6 +34,7 @@ export class FastPath {
   #defaultJson: DefaultJsonParser | null = null;
   #closing = false;
   #size = 0;
+  #served = 0;
 
   add(method: "GET" | "POST", path: string, route: FastRoute): void {
     this.#router.on(method, path, () => {}, route);
@@ -63,16 +64,26 @@ export class FastPath {
     const found = this.#router.find(req.method as "GET", req.url ?? "/");
     if (found === null) return false;
     const route = found.store as FastRoute;
+    let taken = true;
     try {
-      return route(req, res, found.params, found.searchParams);
+      taken = route(req, res, found.params, found.searchParams);
     } catch (error) {
       this.sendError(req, res, error);
-      return true;
     }
+    if (taken) this.#served++;
+    return taken;
   }
 
-  /** Answers a refusal as Fastify's error handler does (installErrorHandling): same status, body, headers. */
-  sendError(req: IncomingMessage, res: ServerResponse, error: unknown): void {
+  /** Requests the fast routes took on so far. */
+  get served(): number {
+    return this.#served;
+  }
+
+  /**
+   * Answers a refusal as Fastify's error handler does (installErrorHandling): same status, body,
+   * headers. `ofBodyParser`: the body's parser refused it, which Fastify answers with Connection: close.
+   */
+  sendError(req: IncomingMessage, res: ServerResponse, error: unknown, ofBodyParser = false): void {
     if (res.headersSent || res.destroyed) {
       res.destroy();
       return;
@@ -86,7 +97,7 @@ export class FastPath {
     };
     if (answer.retryAfterSeconds !== undefined) headers["retry-after"] = answer.retryAfterSeconds;
     // Refused before its body was read: the connection is not kept for the rest of a body nobody reads.
-    if (!req.complete) headers.connection = "close";
+    if (!req.complete || ofBodyParser) headers.connection = "close";
     res.writeHead(answer.status, headers);
     res.end(text);
   }
@@ -99,9 +110,9 @@ function routePath(req: IncomingMessage): string {
   return at < 0 ? url : url.slice(0, at);
 }
 
-/** Answers 200 with a JSON text (`type` its content type, Fastify's for a serialised object unless said). */
-export function sendJsonText(res: ServerResponse, text: string, type: string = JSON_HEADER): void {
-  res.writeHead(200, { "content-type": type, "content-length": Buffer.byteLength(text) });
+/** Answers 200 with a JSON text, with the content type Fastify gives JSON. */
+export function sendJsonText(res: ServerResponse, text: string): void {
+  res.writeHead(200, { "content-type": JSON_HEADER, "content-length": Buffer.byteLength(text) });
   res.end(text);
 }
 

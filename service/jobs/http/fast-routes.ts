@@ -27,7 +27,13 @@ export function registerFastRoutes(
     readText(
       req,
       (text) => {
-        const body = parseInput(JobSubmission, fast.clientJson(text), "body");
+        let parsed: unknown;
+        try {
+          parsed = fast.clientJson(text);
+        } catch (error) {
+          return fast.sendError(req, res, error, true);
+        }
+        const body = parseInput(JobSubmission, parsed, "body");
         client.jobs.run(accountId, endpointId, body).then((accepted) => {
           sendJsonText(res, JSON.stringify(accepted));
         }, fail);
@@ -49,7 +55,7 @@ export function registerFastRoutes(
           req.headers.authorization,
         );
         takeJobs(dispatcher, identified, query, batch, res).then(
-          (text) => (text === null ? sendNoContent(res) : sendJsonText(res, text, "application/json")),
+          (text) => (text === null ? sendNoContent(res) : sendJsonText(res, text)),
           (error: unknown) => fast.sendError(req, res, error),
         );
         return true;
@@ -70,7 +76,13 @@ export function registerFastRoutes(
     readText(
       req,
       (text) => {
-        jobDone(dispatcher, identified, params.jobId ?? "", workerJson(text));
+        let parsed: unknown;
+        try {
+          parsed = workerJson(text);
+        } catch (error) {
+          return fast.sendError(req, res, error, true);
+        }
+        jobDone(dispatcher, identified, params.jobId ?? "", parsed);
         sendJsonText(res, EMPTY_REPLY);
       },
       (error) => fast.sendError(req, res, error),
