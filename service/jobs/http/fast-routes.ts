@@ -34,9 +34,10 @@ export function registerFastRoutes(
           return fast.sendError(req, res, error, true);
         }
         const body = parseInput(JobSubmission, parsed, "body");
-        client.jobs.run(accountId, endpointId, body).then((accepted) => {
-          sendJsonText(res, JSON.stringify(accepted));
-        }, fail);
+        client.jobs
+          .run(accountId, endpointId, body)
+          .then((accepted) => sendJsonText(res, JSON.stringify(accepted)))
+          .catch(fail);
       },
       fail,
     );
@@ -54,10 +55,9 @@ export function registerFastRoutes(
           params.workerId ?? "",
           req.headers.authorization,
         );
-        takeJobs(dispatcher, identified, query, batch, res).then(
-          (text) => (text === null ? sendNoContent(res) : sendJsonText(res, text)),
-          (error: unknown) => fast.sendError(req, res, error),
-        );
+        takeJobs(dispatcher, identified, query, batch, res)
+          .then((text) => (text === null ? sendNoContent(res) : sendJsonText(res, text)))
+          .catch((error: unknown) => fast.sendError(req, res, error));
         return true;
       },
     );
