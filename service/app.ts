@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import { consolePlugin } from "./console/index";
 import type { Accounts } from "./edge/auth";
+import type { FastPath } from "./edge/fast-path";
 import { edgeServer } from "./edge/server";
 import type { Management } from "./management";
 import { graphqlPlugin } from "./management/graphql/index";
@@ -10,6 +11,8 @@ import { restPlugin } from "./management/rest/index";
 export interface JobRoutes {
   /** Registered under /v2. */
   routes: FastifyPluginAsync;
+  /** The hot /v2 routes, offered each request before Fastify (null: none). */
+  fast?: FastPath | null;
   /** Before the server closes: answer every held request (long-polls) so closing does not wait on them. */
   release(): void;
   /** Once the server has closed: stop workers and timers. */
@@ -39,7 +42,7 @@ export function buildApp({
   managementBodyLimit,
   afterManagementLoad,
 }: AppParts): FastifyInstance {
-  const app = edgeServer();
+  const app = edgeServer(jobs.fast ?? undefined);
   const wire = { accounts, management, bodyLimit: managementBodyLimit, afterLoad: afterManagementLoad };
   app.register(restPlugin(wire), { prefix: "/v1" });
   app.register(graphqlPlugin(wire));

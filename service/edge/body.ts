@@ -67,6 +67,8 @@ export function checkJsonDepth(text: string): void {
 
 type Done = (error: Error | null, body?: unknown) => void;
 type JsonParser = (request: FastifyRequest, text: string, done: Done) => void;
+/** Fastify's own JSON parser (FastifyInstance.getDefaultJsonParser). */
+export type DefaultJsonParser = JsonParser;
 
 /**
  * The JSON parser of a scope: the depth bound first, then Fastify's own parser (which refuses
@@ -104,19 +106,43 @@ export function acceptEmptyJson(app: FastifyInstance): void {
 export function parseAnyBodyAsJson(app: FastifyInstance, bodyLimit: number): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", { parseAs: "string", bodyLimit }, (_request, body, done) => {
-    const text = String(body);
+    let value: unknown;
     try {
-      checkJsonDepth(text);
+      value = workerJson(String(body));
     } catch (error) {
       return done(error as ServiceError, undefined);
     }
-    try {
-      done(null, lenientJson(text));
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      done(new ServiceError("VALIDATION", `body: not JSON: ${reason}`, { field: "body" }), undefined);
-    }
+    done(null, value);
   });
+}
+
+/** A worker's body text: depth-bounded (checkJsonDepth), then lenientJson; not JSON is VALIDATION naming the body. */
+export function workerJson(text: string): unknown {
+  checkJsonDepth(text);
+  try {
+    return lenientJson(text);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new ServiceError("VALIDATION", `body: not JSON: ${reason}`, { field: "body" });
+  }
+}
+
+/**
+ * A client's application/json body text as the job API's scope parses it (acceptEmptyJson): empty is
+ * undefined, then the depth bound, then `defaultJson` (Fastify's own parser); its refusal is thrown.
+ */
+export function clientJson(text: string, defaultJson: DefaultJsonParser): unknown {
+  if (text === "") return undefined;
+  checkJsonDepth(text);
+  let failure: Error | null = null;
+  let value: unknown;
+  // Fastify's default parser reads only the text, never the request.
+  defaultJson(undefined as never, text, (error, parsed) => {
+    failure = error;
+    value = parsed;
+  });
+  if (failure) throw failure;
+  return value;
 }
 
 /**

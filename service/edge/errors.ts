@@ -74,30 +74,63 @@ function fastifyRefusal(error: FastifyError, status: number): Refusal {
   };
 }
 
+/** How a refusal is answered: its status, body, Retry-After seconds, and whether it is unexpected (logged). */
+export interface ErrorReply {
+  status: number;
+  body: object;
+  retryAfterSeconds: number | undefined;
+  unexpected: boolean;
+}
+
+/**
+ * The one mapping from an error thrown while serving `url` to its reply: a ServiceError by its code, a
+ * ZodError as VALIDATION, Fastify's own 4xx refusals as about the body, anything else 500 (unexpected).
+ * Fastify's error handler and the job API's fast path (fast-path.ts) both answer through it.
+ */
+export function errorReply(error: unknown, url: string): ErrorReply {
+  const wire = wireOf(url);
+  if (error instanceof ServiceError) {
+    const { code, message, field } = error;
+    const retryAfterSeconds =
+      error.retryAfterMs === undefined ? undefined : Math.ceil(error.retryAfterMs / 1000);
+    return {
+      status: STATUS_OF[code],
+      body: body(wire, { code, message, field }),
+      retryAfterSeconds,
+      unexpected: false,
+    };
+  }
+  if (error instanceof ZodError) {
+    const refusal: Refusal = { code: "VALIDATION", message: describeIssues(error) };
+    return { status: 400, body: body(wire, refusal), retryAfterSeconds: undefined, unexpected: false };
+  }
+  const status = (error as Partial<FastifyError> | null)?.statusCode;
+  if (status !== undefined && status >= 400 && status < 500) {
+    const refusal = fastifyRefusal(error as FastifyError, status);
+    return { status, body: body(wire, refusal), retryAfterSeconds: undefined, unexpected: false };
+  }
+  const refusal: Refusal = { code: "INTERNAL", message: "Internal server error" };
+  return { status: 500, body: body(wire, refusal), retryAfterSeconds: undefined, unexpected: true };
+}
+
+/** The fields of an unexpected error's log line (never the request's headers: no key). */
+export function unexpectedLogFields(error: unknown, route: string | undefined): object {
+  const { message, stack } = error instanceof Error ? error : { message: String(error), stack: undefined };
+  return { err: { message, stack }, route };
+}
+
 /** Installs the error and not-found handlers on the root instance: every route of every wire answers through them. */
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | ServiceError | ZodError, request, reply) => {
-    const wire = wireOf(request.url);
+    const answer = errorReply(error, request.url);
     // Refused before its body was read (a bad key, a rate limit): the connection is not kept for the
     // rest of a body nobody will read.
     if (!request.raw.complete) reply.header("connection", "close");
-    if (error instanceof ServiceError) {
-      if (error.retryAfterMs !== undefined) reply.header("retry-after", Math.ceil(error.retryAfterMs / 1000));
-      const { code, message, field } = error;
-      return reply.code(STATUS_OF[code]).send(body(wire, { code, message, field }));
+    if (answer.retryAfterSeconds !== undefined) reply.header("retry-after", answer.retryAfterSeconds);
+    if (answer.unexpected) {
+      request.log.error(unexpectedLogFields(error, request.routeOptions.url), "unexpected error");
     }
-    if (error instanceof ZodError) {
-      return reply.code(400).send(body(wire, { code: "VALIDATION", message: describeIssues(error) }));
-    }
-    const status = error.statusCode;
-    if (status !== undefined && status >= 400 && status < 500) {
-      return reply.code(status).send(body(wire, fastifyRefusal(error, status)));
-    }
-    request.log.error(
-      { err: { message: error.message, stack: error.stack }, route: request.routeOptions.url },
-      "unexpected error",
-    );
-    return reply.code(500).send(body(wire, { code: "INTERNAL", message: "Internal server error" }));
+    return reply.code(answer.status).send(answer.body);
   });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split("?")[0];

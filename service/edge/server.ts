@@ -1,8 +1,14 @@
-import type { Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import { isIP } from "node:net";
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyServerFactory,
+  LogController,
+} from "fastify";
 import { boundedJsonBodies, SERVER_BODY_LIMIT } from "./body";
 import { installErrorHandling, redactUrl } from "./errors";
+import type { FastPath } from "./fast-path";
 
 /**
  * Fastify's JSON-schema compilers (ajv, fast-json-stringify) are never built: every route parses its
@@ -27,8 +33,11 @@ export const WITHOUT_JSON_SCHEMAS = {
  * bounded in depth (body.ts), request logs
  * that never carry a key (no headers, `api_key` redacted from URLs) and the one error handler.
  */
-export function edgeServer(): FastifyInstance {
+export function edgeServer(fast?: FastPath): FastifyInstance {
   const app = Fastify({
+    // With fast routes, a node:http server whose handler offers each request to them first (see
+    // fast-path.ts), set up as Fastify sets up its own (timeouts, keep-alive).
+    ...(fast && { serverFactory: frontedBy(fast) }),
     bodyLimit: SERVER_BODY_LIMIT,
     schemaController: {
       compilersFactory: {
@@ -47,7 +56,25 @@ export function edgeServer(): FastifyInstance {
   });
   boundedJsonBodies(app);
   installErrorHandling(app);
+  if (fast) {
+    fast.attach(app);
+    app.addHook("preClose", async () => fast.close());
+  }
   return app;
+}
+
+/** A node:http server offering each request to `fast` first, set up as Fastify sets up its own. */
+function frontedBy(fast: FastPath): FastifyServerFactory<Server> {
+  return (handler, options) => {
+    const server = createServer({}, (req, res) => {
+      if (!fast.serve(req, res)) handler(req, res);
+    });
+    const { keepAliveTimeout, requestTimeout, connectionTimeout } = options;
+    if (typeof keepAliveTimeout === "number") server.keepAliveTimeout = keepAliveTimeout;
+    if (typeof requestTimeout === "number") server.requestTimeout = requestTimeout;
+    if (typeof connectionTimeout === "number") server.setTimeout(connectionTimeout);
+    return server;
+  };
 }
 
 type Bindings = Parameters<FastifyBaseLogger["child"]>[0];

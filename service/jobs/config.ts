@@ -46,6 +46,11 @@ export interface JobPlaneConfig {
   externalWorkerTimeoutMs: number;
   /** Largest job-done / job-stream body, bytes. */
   workerBodyLimit: number;
+  /**
+   * The hot routes (/run, job-take, job-take-batch, job-done) served by plain node:http handlers in
+   * front of Fastify (http/fast-routes.ts); false: every request through Fastify (A/B measurements).
+   */
+  fastPath: boolean;
   /** Worker processes' stdout/stderr are always captured into their logs; "inherit" also echoes them to the service's stderr. */
   workerOutput: "inherit" | "ignore";
   /** How many captured lines are kept (ring buffers per worker and per endpoint, in memory). */
@@ -83,6 +88,7 @@ export const DEFAULT_JOB_PLANE_CONFIG: JobPlaneConfig = {
   pingIntervalMs: 10_000,
   externalWorkerTimeoutMs: 60_000,
   workerBodyLimit: 5 * JOB_POLICY.runsyncBodyBytes,
+  fastPath: true,
   workerOutput: "inherit",
   logs: DEFAULT_LOG_LIMITS,
   workerBaseUrl: null,

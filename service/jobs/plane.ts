@@ -2,6 +2,7 @@ import type { DatabaseSync } from "node:sqlite";
 import type { FastifyPluginAsync } from "fastify";
 import type { Clock, Timer } from "../clock";
 import type { Accounts } from "../edge/auth";
+import { FastPath } from "../edge/fast-path";
 import { EventBus } from "../event-bus";
 import type { Ids } from "../ids";
 import type { EndpointDirectory, SecretDirectory, ServiceEventBus, WorkerRegistry } from "../planes";
@@ -12,6 +13,7 @@ import { RateLimiter } from "./client/rate-limit";
 import { DEFAULT_JOB_PLANE_CONFIG, type JobPlaneConfig } from "./config";
 import { type DispatchEvents, Dispatcher } from "./dispatch/dispatcher";
 import { WorkerAccess } from "./dispatch/worker-access";
+import { registerFastRoutes } from "./http/fast-routes";
 import { jobRoutes } from "./http/index";
 import { LogBook } from "./logs/log-book";
 import { CachedEndpoints } from "./model/endpoints";
@@ -66,6 +68,8 @@ export class JobPlane {
   readonly series: EndpointSeries;
   /** Registered by the app under /v2. */
   readonly routes: FastifyPluginAsync;
+  /** The hot routes, served in front of Fastify (null: config.fastPath off). */
+  readonly fast: FastPath | null;
   readonly #clock: Clock;
   readonly #serviceEvents: ServiceEventBus;
   readonly #log: (message: string) => void;
@@ -167,19 +171,23 @@ export class JobPlane {
       600,
     );
     this.limiter = new RateLimiter(clock, config.rateLimits, (endpointId) => pool.upCount(endpointId));
+    const client = {
+      accounts: deps.accounts,
+      jobs: this.jobs,
+      limiter: this.limiter,
+      streamHoldMs: config.streamHoldMs,
+    };
+    const worker = {
+      dispatcher: this.dispatcher,
+      access: new WorkerAccess(deps.accounts, this.dispatcher, this.endpoints),
+      bodyLimit: config.workerBodyLimit,
+      memory: this.memory,
+    };
+    this.fast = config.fastPath ? new FastPath() : null;
+    if (this.fast) registerFastRoutes(this.fast, { client, worker });
     this.routes = jobRoutes({
-      client: {
-        accounts: deps.accounts,
-        jobs: this.jobs,
-        limiter: this.limiter,
-        streamHoldMs: config.streamHoldMs,
-      },
-      worker: {
-        dispatcher: this.dispatcher,
-        access: new WorkerAccess(deps.accounts, this.dispatcher, this.endpoints),
-        bodyLimit: config.workerBodyLimit,
-        memory: this.memory,
-      },
+      client,
+      worker,
       observe: {
         accounts: deps.accounts,
         jobs: this.jobs,

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { JobSubmission, RunSyncQuery, StatusQuery, StatusSyncQuery } from "../../../sdk/schemas/job";
 import type { Accounts } from "../../edge/auth";
@@ -24,9 +25,32 @@ interface JobParams extends EndpointParams {
 }
 
 /** Who a request is from and which endpoint it is for, decided before its body is read. */
-interface Admission {
+export interface Admission {
   accountId: string;
   endpointId: string;
+}
+
+/**
+ * Admits a client request before its body is read: the caller's account (401 otherwise), its queue
+ * endpoint (404/400), then the rate limit (429; the request counts as in flight until `res` closes);
+ * a new job also needs room in the endpoint's queue and in memory for its declared size. Shared by
+ * the routes' onRequest hook and the fast path (fast-routes.ts).
+ */
+export function admitClient(
+  deps: ClientRouteDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  endpointId: string,
+  operation: RateLimitedOperation | null,
+): Admission {
+  const { jobs, limiter } = deps;
+  const accountId = deps.accounts.authenticate(req.headers.authorization);
+  jobs.queueEndpoint(accountId, endpointId);
+  if (operation && limiter.enabled) res.once("close", limiter.admit(endpointId, operation));
+  if (operation === "run" || operation === "runsync") {
+    jobs.checkRoom(endpointId, Number(req.headers["content-length"] ?? 0) || 0);
+  }
+  return { accountId, endpointId };
 }
 
 const ADMISSION = "runpodkitAdmission";
@@ -38,7 +62,7 @@ type AdmittedRequest = FastifyRequest & { [ADMISSION]: Admission | null };
  * call one JobService method, shape the reply. No rule lives here.
  */
 export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps): void {
-  const { jobs, limiter } = deps;
+  const { jobs } = deps;
   // A field of every request of this scope (declared once, so requests keep one shape) rather than
   // a WeakMap entry per request.
   app.decorateRequest(ADMISSION, null);
@@ -52,15 +76,14 @@ export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps
   const admit =
     (operation: RateLimitedOperation | null) =>
     (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
-      const accountId = deps.accounts.authenticate(request.headers.authorization);
       const { endpointId } = request.params as EndpointParams;
-      jobs.queueEndpoint(accountId, endpointId);
-      if (operation && limiter.enabled) reply.raw.once("close", limiter.admit(endpointId, operation));
-      // A new job: room in the endpoint's queue and in memory for what the request says it carries.
-      if (operation === "run" || operation === "runsync") {
-        jobs.checkRoom(endpointId, Number(request.headers["content-length"] ?? 0) || 0);
-      }
-      (request as AdmittedRequest)[ADMISSION] = { accountId, endpointId };
+      (request as AdmittedRequest)[ADMISSION] = admitClient(
+        deps,
+        request.raw,
+        reply.raw,
+        endpointId,
+        operation,
+      );
       done();
     };
 
@@ -91,7 +114,7 @@ export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps
       const { accountId, endpointId } = admitted(request);
       const { wait } = parseInput(RunSyncQuery, request.query, "wait");
       const body = parseInput(JobSubmission, request.body, "body");
-      return jobs.runSync(accountId, endpointId, body, wait, clientGone(reply));
+      return jobs.runSync(accountId, endpointId, body, wait, clientGone(reply.raw));
     },
   );
 
@@ -108,7 +131,7 @@ export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps
   const statusSync = async (request: FastifyRequest, reply: FastifyReply) => {
     const { accountId } = admitted(request);
     const { wait, ttl } = parseInput(StatusSyncQuery, request.query, "wait");
-    return jobs.statusSync(jobOf(request, accountId, ttl), wait, clientGone(reply));
+    return jobs.statusSync(jobOf(request, accountId, ttl), wait, clientGone(reply.raw));
   };
   app.get("/:endpointId/status-sync/:jobId", status, statusSync);
   app.post("/:endpointId/status-sync/:jobId", status, statusSync);
@@ -116,7 +139,7 @@ export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps
   const stream = async (request: FastifyRequest, reply: FastifyReply) => {
     const { accountId } = admitted(request);
     const job = jobOf(request, accountId);
-    const { chunks } = await jobs.stream(job, deps.streamHoldMs, clientGone(reply));
+    const { chunks } = await jobs.stream(job, deps.streamHoldMs, clientGone(reply.raw));
     const envelope = jobs.envelope(job);
     return envelope.error === undefined
       ? { status: job.status, stream: chunks }

@@ -1,4 +1,4 @@
-import type { FastifyReply } from "fastify";
+import type { ServerResponse } from "node:http";
 
 /** The content type Fastify gives a serialised object; replies sent as ready JSON text say the same. */
 export const JSON_TYPE = "application/json; charset=utf-8";
@@ -7,10 +7,10 @@ export const JSON_TYPE = "application/json; charset=utf-8";
  * Aborts when the client goes away before its reply is written (long-polls stop holding then);
  * `alsoWhenGone` runs then too (one close listener for both).
  */
-export function clientGone(reply: FastifyReply, alsoWhenGone?: () => void): AbortSignal {
+export function clientGone(res: ServerResponse, alsoWhenGone?: () => void): AbortSignal {
   const controller = new AbortController();
-  reply.raw.once("close", () => {
-    if (reply.raw.writableFinished) return;
+  res.once("close", () => {
+    if (res.writableFinished) return;
     controller.abort();
     alsoWhenGone?.();
   });

@@ -1,3 +1,4 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { JobDoneBody, JobStreamBody, JobTakeQuery, PingQuery } from "../../../sdk/schemas/job";
 import { parseAnyBodyAsJson } from "../../edge/body";
@@ -26,7 +27,7 @@ interface WorkerJobParams extends WorkerParams {
 }
 
 /** Who a worker request is from, set by the scope's onRequest hook (a request decoration, see below). */
-interface Identified {
+export interface Identified {
   session: WorkerSession;
   extra: URLSearchParams | null;
   /** The memory a job-done or job-stream body holds while it is read (see reserveBody); null when none. */
@@ -36,7 +37,7 @@ const WORKER = "runpodkitWorker";
 type WorkerRequest = FastifyRequest & { [WORKER]: Identified | null };
 
 /** The reply of job-done, job-stream and ping: always the same text. */
-const EMPTY_REPLY = "{}";
+export const EMPTY_REPLY = "{}";
 
 /**
  * The worker protocol (docs/worker-protocol.md), exactly as workers of the real service speak it:
@@ -59,9 +60,12 @@ export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps
   app.addHook("onRequest", (request, _reply, done) => {
     const params = request.params as Partial<WorkerParams>;
     if (params.endpointId !== undefined && params.workerId !== undefined) {
-      const { id: workerId, extra } = pathParam(params.workerId);
-      const session = deps.access.session(params.endpointId, workerId, request.headers.authorization);
-      (request as WorkerRequest)[WORKER] = { session, extra, reservation: null };
+      (request as WorkerRequest)[WORKER] = identify(
+        deps.access,
+        params.endpointId,
+        params.workerId,
+        request.headers.authorization,
+      );
     }
     done();
   });
@@ -73,25 +77,9 @@ export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps
   };
 
   const take = (batch: boolean) => async (request: FastifyRequest, reply: FastifyReply) => {
-    const { session, extra } = sessionOf(request);
-    const query = parseInput(
-      JobTakeQuery,
-      extra === null ? request.query : { ...Object.fromEntries(extra), ...(request.query as object) },
-      "query",
-    );
-    const max = batch ? (query.batch_size ?? 1) : 1;
-    const holds = query.job_in_progress === undefined ? undefined : query.job_in_progress === "1";
-    // A job counts as taken once its reply is written; if the worker is gone before, it is requeued.
-    // One close listener: the poll stops holding, or the jobs it was answered with go back.
-    let handed: Job[] | null = null;
-    const gone = clientGone(reply, () => {
-      if (handed !== null) dispatcher.undelivered(session, handed);
-    });
-    const jobs = await dispatcher.take(session, max, holds, gone);
-    if (jobs.length === 0) return reply.code(204).send();
-    handed = jobs;
-    const payload = batch ? jobs.map(workerJobOf) : workerJobOf(jobs[0] as Job);
-    return reply.type("application/json").send(JSON.stringify(payload));
+    const text = await takeJobs(dispatcher, sessionOf(request), request.query, batch, reply.raw);
+    if (text === null) return reply.code(204).send();
+    return reply.type("application/json").send(text);
   };
 
   app.get("/:endpointId/job-take/:workerId", take(false));
@@ -99,7 +87,7 @@ export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps
 
   app.get("/:endpointId/job-stop/:workerId", async (request, reply) => {
     const { session } = sessionOf(request);
-    const ids = await dispatcher.stopSignals(session, clientGone(reply));
+    const ids = await dispatcher.stopSignals(session, clientGone(reply.raw));
     if (ids.length === 0) return reply.code(204).send();
     return { jobsToStop: ids };
   });
@@ -114,35 +102,19 @@ export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps
    * bodyLimit, the most it may carry. A content-length past bodyLimit holds nothing: Fastify refuses
    * it unread with 413.
    */
-  const reserveBody = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
-    const identified = sessionOf(request);
-    const declared = request.headers["content-length"];
-    const bytes =
-      declared !== undefined
-        ? Number(declared)
-        : request.headers["transfer-encoding"] !== undefined
-          ? deps.bodyLimit
-          : 0;
-    if (Number.isSafeInteger(bytes) && bytes > 0 && bytes <= deps.bodyLimit) {
-      const reservation = deps.memory.reserve(bytes);
-      identified.reservation = reservation;
-      reply.raw.once("close", reservation.release);
-    }
+  const reserve = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
+    reserveBody(deps, request.raw, reply.raw, sessionOf(request));
     done();
   };
 
   // Plain (not async) handlers answering a fixed text: no promise, no serialisation per request. A
   // refusal thrown here reaches the error handler as from an async one.
-  app.post("/:endpointId/job-done/:workerId/:jobId", { onRequest: reserveBody }, (request, reply) => {
-    const identified = sessionOf(request);
-    const jobId = pathId((request.params as WorkerJobParams).jobId);
-    dispatcher.done(identified.session, jobId, parseInput(JobDoneBody, request.body ?? {}, "body"));
-    // The output is the book's now (and, past spillOutputBytes, the store's once written).
-    identified.reservation?.release();
+  app.post("/:endpointId/job-done/:workerId/:jobId", { onRequest: reserve }, (request, reply) => {
+    jobDone(dispatcher, sessionOf(request), (request.params as WorkerJobParams).jobId, request.body);
     reply.type(JSON_TYPE).send(EMPTY_REPLY);
   });
 
-  app.post("/:endpointId/job-stream/:workerId/:jobId", { onRequest: reserveBody }, (request, reply) => {
+  app.post("/:endpointId/job-stream/:workerId/:jobId", { onRequest: reserve }, (request, reply) => {
     const identified = sessionOf(request);
     const jobId = pathId((request.params as WorkerJobParams).jobId);
     const body = parseInput(JobStreamBody, request.body, "body");
@@ -162,4 +134,89 @@ export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps
     });
     reply.type(JSON_TYPE).send(EMPTY_REPLY);
   });
+}
+
+/**
+ * Identifies a worker request (see WorkerAccess): its session, and parameters appended to its id by
+ * a template without `?`. Shared by the scope's onRequest hook and the fast path (fast-routes.ts).
+ */
+export function identify(
+  access: WorkerAccess,
+  endpointId: string,
+  workerIdParam: string,
+  authorization: string | undefined,
+): Identified {
+  const { id: workerId, extra } = pathParam(workerIdParam);
+  return { session: access.session(endpointId, workerId, authorization), extra, reservation: null };
+}
+
+/**
+ * job-take and job-take-batch: the jobs handed to the worker as the JSON text of its reply, or null
+ * when none (204). A job counts as taken once its reply is written; if the worker is gone before
+ * (`res` closes unfinished), it is requeued. One close listener: the poll stops holding, or the jobs
+ * it was answered with go back.
+ */
+export async function takeJobs(
+  dispatcher: Dispatcher,
+  { session, extra }: Identified,
+  rawQuery: unknown,
+  batch: boolean,
+  res: ServerResponse,
+): Promise<string | null> {
+  const query = parseInput(
+    JobTakeQuery,
+    extra === null ? rawQuery : { ...Object.fromEntries(extra), ...(rawQuery as object) },
+    "query",
+  );
+  const max = batch ? (query.batch_size ?? 1) : 1;
+  const holds = query.job_in_progress === undefined ? undefined : query.job_in_progress === "1";
+  let handed: Job[] | null = null;
+  const gone = clientGone(res, () => {
+    if (handed !== null) dispatcher.undelivered(session, handed);
+  });
+  const jobs = await dispatcher.take(session, max, holds, gone);
+  if (jobs.length === 0) return null;
+  handed = jobs;
+  return JSON.stringify(batch ? jobs.map(workerJobOf) : workerJobOf(jobs[0] as Job));
+}
+
+/**
+ * Before a job-done or job-stream body is read, once the worker is identified: the body's size is
+ * held against the memory budget until the route hands it over (a job-done output to the book and the
+ * store; job-stream chunks take the bytes over as their own count, JobMemory.holdStream), or the
+ * request ends whichever way (`res` closes: answered, refused, aborted, too large); past the budget it
+ * is refused with UNAVAILABLE (503, Retry-After) unread. The size is the content-length; a chunked body
+ * (no content-length) counts as the route's bodyLimit, the most it may carry. A content-length past
+ * bodyLimit holds nothing: it is refused unread with 413.
+ */
+export function reserveBody(
+  deps: Pick<WorkerRouteDeps, "bodyLimit" | "memory">,
+  req: IncomingMessage,
+  res: ServerResponse,
+  identified: Identified,
+): void {
+  const declared = req.headers["content-length"];
+  const bytes =
+    declared !== undefined
+      ? Number(declared)
+      : req.headers["transfer-encoding"] !== undefined
+        ? deps.bodyLimit
+        : 0;
+  if (Number.isSafeInteger(bytes) && bytes > 0 && bytes <= deps.bodyLimit) {
+    const reservation = deps.memory.reserve(bytes);
+    identified.reservation = reservation;
+    res.once("close", reservation.release);
+  }
+}
+
+/** job-done: the worker's result (its parsed body; none is `{}`) handed to the dispatcher; the reservation is released. */
+export function jobDone(
+  dispatcher: Dispatcher,
+  identified: Identified,
+  jobIdParam: string,
+  body: unknown,
+): void {
+  dispatcher.done(identified.session, pathId(jobIdParam), parseInput(JobDoneBody, body ?? {}, "body"));
+  // The output is the book's now (and, past spillOutputBytes, the store's once written).
+  identified.reservation?.release();
 }

@@ -1,0 +1,98 @@
+import type { IncomingMessage } from "node:http";
+import { JobSubmission } from "../../../sdk/schemas/job";
+import { workerJson } from "../../edge/body";
+import { type FastPath, plainBodySize, readText, sendJsonText, sendNoContent } from "../../edge/fast-path";
+import { parseInput } from "../../edge/parse";
+import { JOB_POLICY } from "../policy";
+import { admitClient, type ClientRouteDeps } from "./client-routes";
+import { EMPTY_REPLY, identify, jobDone, reserveBody, takeJobs, type WorkerRouteDeps } from "./worker-routes";
+
+/**
+ * The job API's hot routes on the fast path (edge/fast-path.ts): a job's /run, job-take,
+ * job-take-batch and job-done, each the plain case of its Fastify route (client-routes.ts,
+ * worker-routes.ts) with the same admission, parsing, calls and replies, sharing their functions.
+ * A body is read here only when it declares its size within the route's limit (plainBodySize) and,
+ * for /run, says application/json; anything else is left to the Fastify route.
+ */
+export function registerFastRoutes(
+  fast: FastPath,
+  { client, worker }: { client: ClientRouteDeps; worker: WorkerRouteDeps },
+): void {
+  const { dispatcher } = worker;
+
+  fast.add("POST", "/v2/:endpointId/run", (req, res, params) => {
+    if (!isJson(req) || plainBodySize(req, JOB_POLICY.runBodyBytes) === null) return false;
+    const { accountId, endpointId } = admitClient(client, req, res, params.endpointId ?? "", "run");
+    const fail = (error: unknown) => fast.sendError(req, res, error);
+    readText(
+      req,
+      (text) => {
+        let parsed: unknown;
+        try {
+          parsed = fast.clientJson(text);
+        } catch (error) {
+          return fast.sendError(req, res, error, true);
+        }
+        const body = parseInput(JobSubmission, parsed, "body");
+        client.jobs
+          .run(accountId, endpointId, body)
+          .then((accepted) => sendJsonText(res, JSON.stringify(accepted)))
+          .catch(fail);
+      },
+      fail,
+    );
+    return true;
+  });
+
+  const take = (batch: boolean) =>
+    fast.add(
+      "GET",
+      `/v2/:endpointId/${batch ? "job-take-batch" : "job-take"}/:workerId`,
+      (req, res, params, query) => {
+        const identified = identify(
+          worker.access,
+          params.endpointId ?? "",
+          params.workerId ?? "",
+          req.headers.authorization,
+        );
+        takeJobs(dispatcher, identified, query, batch, res)
+          .then((text) => (text === null ? sendNoContent(res) : sendJsonText(res, text)))
+          .catch((error: unknown) => fast.sendError(req, res, error));
+        return true;
+      },
+    );
+  take(false);
+  take(true);
+
+  fast.add("POST", "/v2/:endpointId/job-done/:workerId/:jobId", (req, res, params) => {
+    if (plainBodySize(req, worker.bodyLimit) === null) return false;
+    const identified = identify(
+      worker.access,
+      params.endpointId ?? "",
+      params.workerId ?? "",
+      req.headers.authorization,
+    );
+    reserveBody(worker, req, res, identified);
+    readText(
+      req,
+      (text) => {
+        let parsed: unknown;
+        try {
+          parsed = workerJson(text);
+        } catch (error) {
+          return fast.sendError(req, res, error, true);
+        }
+        jobDone(dispatcher, identified, params.jobId ?? "", parsed);
+        sendJsonText(res, EMPTY_REPLY);
+      },
+      (error) => fast.sendError(req, res, error),
+    );
+    return true;
+  });
+}
+
+/** A content-type Fastify's application/json parser takes, in its plain spellings (others go to Fastify). */
+function isJson(req: IncomingMessage): boolean {
+  const type = req.headers["content-type"];
+  return type === "application/json" || (type?.startsWith("application/json;") ?? false);
+}
