@@ -92,16 +92,7 @@ export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps
     return { jobsToStop: ids };
   });
 
-  /**
-   * The onRequest hook of job-done and job-stream, after the worker is identified and before its body
-   * is read: the body's size is held against the memory budget until the route hands it over (a
-   * job-done output to the book and the store; job-stream chunks take the bytes over as their own
-   * count, JobMemory.holdStream), or the request ends whichever way (the reply's close: answered,
-   * refused, aborted, too large); past the budget it is refused with UNAVAILABLE (503, Retry-After)
-   * unread. The size is the content-length; a chunked body (no content-length) counts as the route's
-   * bodyLimit, the most it may carry. A content-length past bodyLimit holds nothing: Fastify refuses
-   * it unread with 413.
-   */
+  /** The onRequest hook of job-done and job-stream, once the worker is identified: reserveBody. */
   const reserve = (request: FastifyRequest, reply: FastifyReply, done: (error?: Error) => void) => {
     reserveBody(deps, request.raw, reply.raw, sessionOf(request));
     done();

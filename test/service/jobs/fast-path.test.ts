@@ -123,6 +123,7 @@ async function play(h: Harness, endpointId: string): Promise<Seen[]> {
       headers: {
         "content-type": header("content-type"),
         connection: header("connection"),
+        "keep-alive": header("keep-alive"),
         "retry-after": header("retry-after"),
         // The body's own length (ids differ in length between the two services), or none.
         "content-length":
