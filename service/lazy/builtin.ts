@@ -5,22 +5,8 @@
  * loads the module; before that, property descriptors (what module interop inspects, e.g. tsx when
  * run from source) show an empty module.
  */
+import { lazyModule } from "./module-proxy";
+
 export function lazyBuiltin(name: "node:https" | "node:http2"): object {
-  let real: object | undefined;
-  const load = (): object => {
-    real ??= require(name) as object;
-    return real;
-  };
-  return new Proxy(
-    {},
-    {
-      get: (_target, key) => Reflect.get(load(), key),
-      has: (_target, key) => Reflect.has(load(), key),
-      ownKeys: () => Reflect.ownKeys(load()),
-      getOwnPropertyDescriptor: (_target, key) => {
-        const descriptor = real && Reflect.getOwnPropertyDescriptor(real, key);
-        return descriptor && { ...descriptor, configurable: true };
-      },
-    },
-  );
+  return lazyModule(() => require(name) as object);
 }

@@ -4,25 +4,11 @@
  * declares the Fastify versions it supports (`fastify-plugin` metadata), which the service's own
  * plugins never do. lean-start.ts hands this module to that one require; any property read loads and
  * answers the real module (the file Fastify's require resolves to, which lean-start checks).
- * Property descriptors before that show an empty module, as lazy/builtin.ts does.
+ * Property descriptors before that show an empty module (module-proxy.ts).
  */
 import { dirname } from "node:path";
+import { lazyModule } from "./module-proxy";
 
-let real: object | undefined;
-const load = (): object => {
-  real ??= require(require.resolve("semver", { paths: [dirname(require.resolve("fastify"))] })) as object;
-  return real;
-};
-
-export = new Proxy(
-  {},
-  {
-    get: (_target, key) => Reflect.get(load(), key),
-    has: (_target, key) => Reflect.has(load(), key),
-    ownKeys: () => Reflect.ownKeys(load()),
-    getOwnPropertyDescriptor: (_target, key) => {
-      const descriptor = real && Reflect.getOwnPropertyDescriptor(real, key);
-      return descriptor && { ...descriptor, configurable: true };
-    },
-  },
+export = lazyModule(
+  () => require(require.resolve("semver", { paths: [dirname(require.resolve("fastify"))] })) as object,
 );

@@ -8,23 +8,8 @@
  * zod's interop asks `__esModule` first (its `__importStar` returns such a module as it is): that is
  * answered without loading. Everything else loads the real module (`zod/v4/locales`, the file the
  * hook redirected, which lean-start checks). Before that, property descriptors (what module interop
- * inspects, e.g. tsx when run from source) show an empty module, as lazy/builtin.ts does.
+ * inspects, e.g. tsx when run from source) show an empty module (module-proxy.ts).
  */
-let real: object | undefined;
-const load = (): object => {
-  real ??= require("zod/v4/locales") as object;
-  return real;
-};
+import { lazyModule } from "./module-proxy";
 
-export = new Proxy(
-  {},
-  {
-    get: (_target, key) => (key === "__esModule" ? true : Reflect.get(load(), key)),
-    has: (_target, key) => key === "__esModule" || Reflect.has(load(), key),
-    ownKeys: () => Reflect.ownKeys(load()),
-    getOwnPropertyDescriptor: (_target, key) => {
-      const descriptor = real && Reflect.getOwnPropertyDescriptor(real, key);
-      return descriptor && { ...descriptor, configurable: true };
-    },
-  },
-);
+export = lazyModule(() => require("zod/v4/locales") as object, { esModule: true });
