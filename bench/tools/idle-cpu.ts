@@ -32,9 +32,12 @@ function childrenOf(pid: number): number[] {
   return out;
 }
 
-/** CPU ms by thread name over `pids` (user + system; " sys" the system part). */
-function threadsCpu(pids: readonly number[]): Map<string, number> {
-  const byName = new Map<string, number>();
+/** Calls `visit` with each thread of `pids` and the text of its /proc file `file`; ended ones are skipped. */
+function eachThread(
+  pids: readonly number[],
+  file: "stat" | "status",
+  visit: (pid: number, tid: string, text: string) => void,
+): void {
   for (const pid of pids) {
     let tids: string[] = [];
     try {
@@ -43,41 +46,37 @@ function threadsCpu(pids: readonly number[]): Map<string, number> {
       continue;
     }
     for (const tid of tids) {
+      let text: string;
       try {
-        const text = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
-        const name = tid === String(pid) ? "main" : text.slice(text.indexOf("(") + 1, text.lastIndexOf(")"));
-        const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
-        const user = Number(fields[11]) * TICK_MS;
-        const sys = Number(fields[12]) * TICK_MS;
-        byName.set(name, (byName.get(name) ?? 0) + user + sys);
-        byName.set(`${name} sys`, (byName.get(`${name} sys`) ?? 0) + sys);
+        text = readFileSync(`/proc/${pid}/task/${tid}/${file}`, "utf8");
       } catch {
-        // The thread ended.
+        continue; // The thread ended.
       }
+      visit(pid, tid, text);
     }
   }
+}
+
+/** CPU ms by thread name over `pids` (user + system; " sys" the system part). */
+function threadsCpu(pids: readonly number[]): Map<string, number> {
+  const byName = new Map<string, number>();
+  eachThread(pids, "stat", (pid, tid, text) => {
+    const name = tid === String(pid) ? "main" : text.slice(text.indexOf("(") + 1, text.lastIndexOf(")"));
+    const fields = text.slice(text.lastIndexOf(")") + 2).split(" ");
+    const user = Number(fields[11]) * TICK_MS;
+    const sys = Number(fields[12]) * TICK_MS;
+    byName.set(name, (byName.get(name) ?? 0) + user + sys);
+    byName.set(`${name} sys`, (byName.get(`${name} sys`) ?? 0) + sys);
+  });
   return byName;
 }
 
 /** Context switches (voluntary + involuntary) of every thread of `pids`: the wake-ups. */
 function switches(pids: readonly number[]): number {
   let total = 0;
-  for (const pid of pids) {
-    let tids: string[] = [];
-    try {
-      tids = readdirSync(`/proc/${pid}/task`);
-    } catch {
-      continue;
-    }
-    for (const tid of tids) {
-      try {
-        const text = readFileSync(`/proc/${pid}/task/${tid}/status`, "utf8");
-        for (const m of text.matchAll(/^(?:non)?voluntary_ctxt_switches:\s+(\d+)/gm)) total += Number(m[1]);
-      } catch {
-        // Gone.
-      }
-    }
-  }
+  eachThread(pids, "status", (_pid, _tid, text) => {
+    for (const m of text.matchAll(/^(?:non)?voluntary_ctxt_switches:\s+(\d+)/gm)) total += Number(m[1]);
+  });
   return total;
 }
 
