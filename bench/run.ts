@@ -43,6 +43,7 @@ const SIZES = {
   full: {
     runRateSec: 5,
     e2eJobs: (p: EndToEndPoint) => (p.endpoints * p.workersPerEndpoint === 1 ? 2_000 : 5_000),
+    e2eWarmupJobs: 10_000,
     queuedJobs: 100_000,
     sdkCycles: 10_000,
     providerCount: 50,
@@ -54,6 +55,7 @@ const SIZES = {
   quick: {
     runRateSec: 2,
     e2eJobs: () => 1_000,
+    e2eWarmupJobs: 0,
     queuedJobs: 20_000,
     sdkCycles: 2_000,
     providerCount: 5,
@@ -127,6 +129,7 @@ async function main(): Promise<void> {
         workersPerEndpoint: w,
       })),
       jobsFor: size.e2eJobs,
+      warmupJobs: size.e2eWarmupJobs,
       concurrency: 64,
       log,
     });
@@ -174,6 +177,7 @@ async function main(): Promise<void> {
       runs,
       points: size.workers.map((w) => ({ endpoints: 1, workersPerEndpoint: w })),
       jobsFor: size.e2eJobs,
+      warmupJobs: size.e2eWarmupJobs,
       concurrency: 64,
       log,
     });
@@ -186,6 +190,7 @@ async function main(): Promise<void> {
         runs,
         points: size.endpoints.map((e) => ({ endpoints: e, workersPerEndpoint: 1 })),
         jobsFor: (p) => Math.max(size.e2eJobs({ endpoints: 1, workersPerEndpoint: 4 }), 10 * p.endpoints),
+        warmupJobs: size.e2eWarmupJobs,
         concurrency: 64,
         log,
       });

@@ -46,6 +46,8 @@ export interface EndToEndRow {
    * runs): the background cost (workers' polls and heartbeats) that a run's jobs share.
    */
   idleCpuMsPerSec: { service: number; workers: number } | null;
+  /** Jobs in the warm-up run, and the CPU per job the service and its workers spent on it (us). */
+  warmup?: { jobs: number; serviceUs: number | null; workersUs: number | null };
 }
 
 /** One measured configuration: `endpoints` endpoints with `workersPerEndpoint` workers each. */
@@ -59,6 +61,15 @@ export interface EndToEndOptions {
   points: EndToEndPoint[];
   /** Jobs per measured run for a configuration. */
   jobsFor: (point: EndToEndPoint) => number;
+  /**
+   * Jobs in the warm-up run before the measured ones (at least a quarter of a run). Long enough for
+   * V8 to settle: the service and its workers start cold, and their compilers work through the first
+   * ~10,000 jobs (`--trace-opt` of the service, 4 workers, runs of 5,000: 350, 188, 55, 56 and 38
+   * functions optimized in five runs after a warm-up of 1,250), so a short warm-up charged that
+   * one-time compiling to the cost per job, while the bare server it is compared with is measured
+   * after a warm-up of its own.
+   */
+  warmupJobs: number;
   concurrency: number;
   log: (line: string) => void;
 }
@@ -107,8 +118,9 @@ export async function endToEnd(options: EndToEndOptions): Promise<EndToEndRow[]>
       const cpu = { service: [] as number[], workers: [] as number[], client: [] as number[] };
       let failed = 0;
       let sampleWrong = 0;
+      let warmup: EndToEndRow["warmup"];
       for (let run = 0; run <= options.runs; run++) {
-        const size = run === 0 ? Math.ceil(jobs / 4) : jobs;
+        const size = run === 0 ? Math.max(Math.ceil(jobs / 4), options.warmupJobs) : jobs;
         const cpuBefore = treeCpu(svc.ready.pid);
         const result = await client.call(
           "run",
@@ -123,8 +135,24 @@ export async function endToEnd(options: EndToEndOptions): Promise<EndToEndRow[]>
         );
         if (result.submitErrors > 0)
           throw new Error(`e2e: ${result.submitErrors} /run failed: ${result.firstError}`);
-        if (run === 0) continue; // warm-up
         const cpuAfter = treeCpu(svc.ready.pid);
+        if (run === 0) {
+          warmup = {
+            jobs: result.jobs,
+            serviceUs:
+              cpuBefore && cpuAfter
+                ? round(((cpuAfter.selfMs - cpuBefore.selfMs) * 1000) / result.jobs, 0)
+                : null,
+            workersUs:
+              cpuBefore && cpuAfter
+                ? round(((cpuAfter.childrenMs - cpuBefore.childrenMs) * 1000) / result.jobs, 0)
+                : null,
+          };
+          options.log(
+            `  ${label} warm-up: ${result.jobs} jobs; CPU/job: service ${warmup.serviceUs} us, workers ${warmup.workersUs} us`,
+          );
+          continue;
+        }
         if (cpuBefore && cpuAfter) {
           cpu.service.push(((cpuAfter.selfMs - cpuBefore.selfMs) * 1000) / result.jobs);
           cpu.workers.push(((cpuAfter.childrenMs - cpuBefore.childrenMs) * 1000) / result.jobs);
@@ -141,6 +169,7 @@ export async function endToEnd(options: EndToEndOptions): Promise<EndToEndRow[]>
       }
       rows.push({
         idleCpuMsPerSec,
+        warmup,
         workers,
         endpoints: point.endpoints,
         jobsPerRun: jobs,

@@ -182,6 +182,7 @@ export class JobPlane {
       access: new WorkerAccess(deps.accounts, this.dispatcher, this.endpoints),
       bodyLimit: config.workerBodyLimit,
       memory: this.memory,
+      written: () => this.store.flushed(),
     };
     this.fast = config.fastPath ? new FastPath() : null;
     if (this.fast) registerFastRoutes(this.fast, { client, worker });

@@ -5,7 +5,15 @@ import { type FastPath, plainBodySize, readText, sendJsonText, sendNoContent } f
 import { parseInput } from "../../edge/parse";
 import { JOB_POLICY } from "../policy";
 import { admitClient, type ClientRouteDeps } from "./client-routes";
-import { EMPTY_REPLY, identify, jobDone, reserveBody, takeJobs, type WorkerRouteDeps } from "./worker-routes";
+import {
+  afterWrite,
+  EMPTY_REPLY,
+  identify,
+  jobDone,
+  reserveBody,
+  takeJobs,
+  type WorkerRouteDeps,
+} from "./worker-routes";
 
 /**
  * The job API's hot routes on the fast path (edge/fast-path.ts): a job's /run, job-take,
@@ -83,7 +91,10 @@ export function registerFastRoutes(
           return fast.sendError(req, res, error, true);
         }
         jobDone(dispatcher, identified, params.jobId ?? "", parsed);
-        sendJsonText(res, EMPTY_REPLY);
+        afterWrite(worker).then(
+          () => sendJsonText(res, EMPTY_REPLY),
+          (error: unknown) => fast.sendError(req, res, error),
+        );
       },
       (error) => fast.sendError(req, res, error),
     );

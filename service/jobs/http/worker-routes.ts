@@ -16,6 +16,11 @@ export interface WorkerRouteDeps {
   bodyLimit: number;
   /** The service's memory budget: a job-done or job-stream body holds its size against it while read. */
   memory: JobMemory;
+  /**
+   * Resolves once every change made so far is in the store (JobStore.flushed). job-done answers after
+   * it (see afterWrite).
+   */
+  written: () => Promise<void>;
 }
 
 interface WorkerParams {
@@ -98,11 +103,11 @@ export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps
     done();
   };
 
-  // Plain (not async) handlers answering a fixed text: no promise, no serialisation per request. A
-  // refusal thrown here reaches the error handler as from an async one.
+  // Plain handlers answering a fixed text: no serialisation per request. A refusal thrown here
+  // reaches the error handler as from an async one.
   app.post("/:endpointId/job-done/:workerId/:jobId", { onRequest: reserve }, (request, reply) => {
     jobDone(dispatcher, sessionOf(request), (request.params as WorkerJobParams).jobId, request.body);
-    reply.type(JSON_TYPE).send(EMPTY_REPLY);
+    return afterWrite(deps).then(() => reply.type(JSON_TYPE).send(EMPTY_REPLY));
   });
 
   app.post("/:endpointId/job-stream/:workerId/:jobId", { onRequest: reserve }, (request, reply) => {
@@ -198,6 +203,17 @@ export function reserveBody(
     identified.reservation = reservation;
     res.once("close", reservation.release);
   }
+}
+
+/**
+ * When job-done answers: once the result is in the store, so a worker told its result arrived never
+ * loses it to a crash of the service; and after the replies waiting on that same write (a /runsync,
+ * a /status-sync) went out, in the next turn of the event loop: on two cores the worker woken by its
+ * reply otherwise competed with the service for the CPU just before the client's reply was written
+ * (bench/tools/runsync-tail.ts).
+ */
+export function afterWrite(deps: Pick<WorkerRouteDeps, "written">): Promise<void> {
+  return deps.written().then(() => new Promise<void>((resolve) => setImmediate(resolve)));
 }
 
 /** job-done: the worker's result (its parsed body; none is `{}`) handed to the dispatcher; the reservation is released. */

@@ -170,7 +170,7 @@ export async function eventually<T>(
  */
 export function restartableHarnesses(): {
   storeFile(prefix: string): { dir: string; data: string };
-  start(data: string, clock: ManualClock): Promise<Harness>;
+  start(data: string, clock: ManualClock, config?: Partial<JobPlaneConfig>): Promise<Harness>;
   /** Closes a harness now (a graceful stop), so the end of the test does not close it again. */
   stop(h: Harness): Promise<void>;
 } {
@@ -186,8 +186,8 @@ export function restartableHarnesses(): {
       dirs.push(dir);
       return { dir, data: join(dir, "service.sqlite") };
     },
-    async start(data, clock) {
-      const h = await startHarness({ data, clock });
+    async start(data, clock, config) {
+      const h = await startHarness({ data, clock, config });
       running.push(h);
       return h;
     },

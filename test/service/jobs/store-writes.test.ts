@@ -101,3 +101,31 @@ describe("job store writes: a job's start waits for its end", () => {
     expect(stored(data, id)).toMatchObject({ status: "IN_PROGRESS", worker_id: "w-before" });
   });
 });
+
+describe("job-done answers after the store's write, and after the /runsync reply waiting on it", () => {
+  const { storeFile, start } = restartableHarnesses();
+
+  for (const fastPath of [true, false]) {
+    it(`the worker hears back last, and the result is in the store file by then (fast path ${fastPath ? "on" : "off"})`, async () => {
+      const { data } = storeFile("runpodkit-done-order-");
+      const h = await start(data, new ManualClock(), { fastPath });
+      const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+      const worker = new ProtocolWorker(h, ep.id, "w-1");
+      const order: string[] = [];
+      const sync = h.call("POST", `/v2/${ep.id}/runsync`, { body: { input: { n: 1 } } }).then((reply) => {
+        order.push("runsync");
+        return reply;
+      });
+      const taken = await worker.take();
+      const id = (taken.body as { id: string }).id;
+      const done = await worker.done(id, { output: { ok: 1 } });
+      order.push("job-done");
+      // Read at once, from another connection: what a crash of the service now would leave.
+      const row = stored(data, id);
+      expect(done.status).toBe(200);
+      expect(row).toMatchObject({ status: "COMPLETED", worker_id: "w-1" });
+      expect((await sync).body).toMatchObject({ id, status: "COMPLETED", output: { ok: 1 } });
+      expect(order).toEqual(["runsync", "job-done"]);
+    });
+  }
+});
