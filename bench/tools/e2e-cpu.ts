@@ -1,8 +1,8 @@
 /**
- * `npx tsx bench/tools/e2e-cpu.ts [--jobs 5000] [--workers 4] [--runs 3] [--rounds 3] [--skip-build]
- *   [--variant=<node flags>]...`: the service's CPU per completed job as the e2e suite measures it
+ * `npx tsx bench/tools/e2e-cpu.ts [--jobs 5000] [--workers 4] [--runs 3] [--rounds 3] [--warmup 10000]
+ *   [--skip-build] [--variant=<node flags>]...`: the service's CPU per completed job as the e2e suite measures it
  * (one endpoint, `runpodkit/echo` in N workers, the e2e client submitting `jobs` through the SDK, 64
- * in flight, a warm-up run of a quarter, then `runs` measured runs), for each variant of Node flags
+ * in flight, a warm-up run of `warmup` jobs (at least a quarter of a run; 10,000 as the e2e suites), then `runs` measured runs), for each variant of Node flags
  * given to the service process (`--variant=` alone is the service as the bench starts it), one fresh
  * service per round and variant, the variants' order rotated each round. Prints each run with the
  * service's CPU per job by thread (main, V8's worker threads: GC helpers and concurrent compilers;
@@ -59,7 +59,13 @@ interface Run {
   threads: string;
 }
 
-async function service(flags: string[], jobs: number, workers: number, runs: number): Promise<Run[]> {
+async function service(
+  flags: string[],
+  jobs: number,
+  workers: number,
+  runs: number,
+  warmup: number,
+): Promise<Run[]> {
   const data = await tempDataDir();
   const countCalls = process.env.E2E_CPU_COUNT === "1";
   const svc = await startService({ data: data.file, countCalls }, { execArgv: flags });
@@ -70,7 +76,7 @@ async function service(flags: string[], jobs: number, workers: number, runs: num
     const endpointId = await createQueueEndpoint(svc, "e2e-cpu", "runpodkit/echo", workers);
     await waitForIdleWorkers(svc, endpointId, workers, 300_000);
     const args = { queueUrl: svc.ready.queueUrl, endpointIds: [endpointId], concurrency: 64, sample: 100 };
-    await client.call("run", { ...args, jobs: Math.ceil(jobs / 4) }, E2eResult);
+    await client.call("run", { ...args, jobs: Math.max(Math.ceil(jobs / 4), warmup) }, E2eResult);
     const attach = process.env.E2E_CPU_ATTACH?.replaceAll("{pid}", String(svc.ready.pid)).split(" ");
     const attached = attach ? spawn(attach[0] ?? "", attach.slice(1), { stdio: "inherit" }) : undefined;
     if (attached) await sleep(1000);
@@ -119,6 +125,7 @@ async function main(): Promise<void> {
       workers: { type: "string", default: "4" },
       runs: { type: "string", default: "3" },
       rounds: { type: "string", default: "3" },
+      warmup: { type: "string", default: "10000" },
       variant: { type: "string", multiple: true },
       "skip-build": { type: "boolean", default: false },
     },
@@ -135,6 +142,7 @@ async function main(): Promise<void> {
         Number(values.jobs),
         Number(values.workers),
         Number(values.runs),
+        Number(values.warmup),
       );
       results[i]?.push(...runs);
       for (const r of runs)
