@@ -44,8 +44,10 @@ async function runE2e(raw: unknown): Promise<E2eResult> {
     ids[i] = (await client(i).run({ input: { n: i } })).id;
   });
   let submittedMs = 0;
-  void submitting.then(() => {
+  let submitted: Awaited<typeof submitting> | null = null;
+  void submitting.then((result) => {
     submittedMs = performance.now() - started;
+    submitted = result;
   });
   let failed = 0;
   for (const [e, c] of clients.entries()) {
@@ -56,6 +58,10 @@ async function runE2e(raw: unknown): Promise<E2eResult> {
         failed += health.jobs.failed;
         break;
       }
+      // A refused /run never completes: say so now, with the refusal, rather than time out.
+      const refused: { errors: number; firstError?: string } | null = submitted;
+      if (refused && refused.errors > 0)
+        throw new Error(`e2e: ${refused.errors} /run failed: ${refused.firstError}`);
       if (performance.now() - started > 180_000)
         throw new Error(
           `endpoint ${args.endpointIds[e]}: ${health.jobs.completed}/${target} completed after 180 s`,
