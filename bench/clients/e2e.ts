@@ -44,10 +44,10 @@ async function runE2e(raw: unknown): Promise<E2eResult> {
     ids[i] = (await client(i).run({ input: { n: i } })).id;
   });
   let submittedMs = 0;
-  let submitted: Awaited<typeof submitting> | null = null;
+  const submitted: { result: Awaited<typeof submitting> | null } = { result: null };
   void submitting.then((result) => {
     submittedMs = performance.now() - started;
-    submitted = result;
+    submitted.result = result;
   });
   let failed = 0;
   for (const [e, c] of clients.entries()) {
@@ -59,7 +59,7 @@ async function runE2e(raw: unknown): Promise<E2eResult> {
         break;
       }
       // A refused /run never completes: say so now, with the refusal, rather than time out.
-      const refused: { errors: number; firstError?: string } | null = submitted;
+      const refused = submitted.result;
       if (refused && refused.errors > 0)
         throw new Error(`e2e: ${refused.errors} /run failed: ${refused.firstError}`);
       if (performance.now() - started > 180_000)
