@@ -43,7 +43,6 @@ const SIZES = {
   full: {
     runRateSec: 5,
     e2eJobs: (p: EndToEndPoint) => (p.endpoints * p.workersPerEndpoint === 1 ? 2_000 : 5_000),
-    e2eWarmupJobs: 10_000,
     queuedJobs: 100_000,
     sdkCycles: 10_000,
     providerCount: 50,
@@ -55,7 +54,6 @@ const SIZES = {
   quick: {
     runRateSec: 2,
     e2eJobs: () => 1_000,
-    e2eWarmupJobs: 0,
     queuedJobs: 20_000,
     sdkCycles: 2_000,
     providerCount: 5,
@@ -74,6 +72,11 @@ async function main(): Promise<void> {
       quick: { type: "boolean", default: false },
       /** Worker counts of the `e2e` suite (default 1, 4, 16). */
       workers: { type: "string", multiple: true },
+      /**
+       * Jobs in each end-to-end point's warm-up run (default: a quarter of a run). 10,000 measures the
+       * service warm (bench/README.md, "Warm-up"); with 32 workers it currently leaves jobs stuck.
+       */
+      "e2e-warmup": { type: "string" },
       /** Fresh cycles per size of the stack-size curve (default 1). */
       "stack-cycles": { type: "string", default: "1" },
       /** Resources per stack of the stack-size curve, comma-separated (default 10,100,500). */
@@ -85,6 +88,7 @@ async function main(): Promise<void> {
       "skip-build": { type: "boolean", default: false },
     },
   });
+  const e2eWarmup = Number(values["e2e-warmup"] ?? 0) || 0;
   const named = (values.only ?? []).flatMap((s) => (s === "curves" ? CURVES : [s]));
   const unknown = named.filter((s) => !SUITES.includes(s as Suite));
   if (unknown.length > 0)
@@ -129,7 +133,7 @@ async function main(): Promise<void> {
         workersPerEndpoint: w,
       })),
       jobsFor: size.e2eJobs,
-      warmupJobs: size.e2eWarmupJobs,
+      warmupJobs: e2eWarmup,
       concurrency: 64,
       log,
     });
@@ -177,7 +181,7 @@ async function main(): Promise<void> {
       runs,
       points: size.workers.map((w) => ({ endpoints: 1, workersPerEndpoint: w })),
       jobsFor: size.e2eJobs,
-      warmupJobs: size.e2eWarmupJobs,
+      warmupJobs: e2eWarmup,
       concurrency: 64,
       log,
     });
@@ -190,7 +194,7 @@ async function main(): Promise<void> {
         runs,
         points: size.endpoints.map((e) => ({ endpoints: e, workersPerEndpoint: 1 })),
         jobsFor: (p) => Math.max(size.e2eJobs({ endpoints: 1, workersPerEndpoint: 4 }), 10 * p.endpoints),
-        warmupJobs: size.e2eWarmupJobs,
+        warmupJobs: e2eWarmup,
         concurrency: 64,
         log,
       });

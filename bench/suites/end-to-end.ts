@@ -62,12 +62,9 @@ export interface EndToEndOptions {
   /** Jobs per measured run for a configuration. */
   jobsFor: (point: EndToEndPoint) => number;
   /**
-   * Jobs in the warm-up run before the measured ones (at least a quarter of a run). Long enough for
-   * V8 to settle: the service and its workers start cold, and their compilers work through the first
-   * ~10,000 jobs (`--trace-opt` of the service, 4 workers, runs of 5,000: 350, 188, 55, 56 and 38
-   * functions optimized in five runs after a warm-up of 1,250), so a short warm-up charged that
-   * one-time compiling to the cost per job, while the bare server it is compared with is measured
-   * after a warm-up of its own.
+   * Jobs in the warm-up run before the measured ones (at least a quarter of a run; `--e2e-warmup`).
+   * The service and its workers start cold and V8 compiles through their first ~10,000 jobs, so a
+   * short warm-up charges that one-time compiling to the cost per job (bench/README.md, "Warm-up").
    */
   warmupJobs: number;
   concurrency: number;
