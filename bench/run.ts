@@ -74,7 +74,7 @@ async function main(): Promise<void> {
       workers: { type: "string", multiple: true },
       /**
        * Jobs in each end-to-end point's warm-up run (default: a quarter of a run). 10,000 measures the
-       * service warm (bench/README.md, "Warm-up"); with 32 workers it currently leaves jobs stuck.
+       * service warm (bench/README.md, "Warm-up").
        */
       "e2e-warmup": { type: "string" },
       /** Fresh cycles per size of the stack-size curve (default 1). */

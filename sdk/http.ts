@@ -20,7 +20,8 @@ import {
 /**
  * - "idempotent": retried on 429, 5xx (except 501) and connection errors (GET, PUT, DELETE, PATCH-like
  *   replaces, GraphQL queries, POSTs that are safe to repeat).
- * - "rejected-only": retried on 429 alone, which the service sends before doing anything (job submit).
+ * - "rejected-only": retried on 429, which the service sends before doing anything, and when no
+ *   connection could be set up (refused, connect timeout): the request was never sent (job submit).
  * - "never": sent once (non-idempotent POSTs, GraphQL mutations).
  */
 export type { HttpReply } from "./dispatch-reply";
@@ -119,13 +120,17 @@ interface Failure {
   retryAfter?: string | string[];
 }
 
+/** Connection errors of a request that was never sent (no connection was set up): safe to send again. */
+const NEVER_SENT_CODES = new Set(["ECONNREFUSED", "UND_ERR_CONNECT_TIMEOUT"]);
+
 function isRetryable(mode: RetryMode, failure: Failure): boolean {
   if (mode === "never") return false;
   if (failure.statusCode !== undefined) {
     if (failure.statusCode === 429) return true;
     return mode === "idempotent" && failure.statusCode >= 500 && failure.statusCode !== 501;
   }
-  return mode === "idempotent" && failure.code !== undefined && CONNECTION_CODES.has(failure.code);
+  if (failure.code === undefined) return false;
+  return mode === "idempotent" ? CONNECTION_CODES.has(failure.code) : NEVER_SENT_CODES.has(failure.code);
 }
 
 /** A reply the policy may retry (429, 5xx): looked at once per call, before anything else. */
@@ -254,7 +259,7 @@ export class HttpClient {
       try {
         reply = await this.#send(this.#pool, request, signal);
       } catch (error) {
-        if (mode !== "idempotent" || signal?.aborted) throw error;
+        if (mode === "never" || signal?.aborted) throw error;
         const code = (error as { code?: unknown } | null)?.code;
         const failure = { code: typeof code === "string" ? code : undefined };
         return await this.#retry(request, signal, mode, deadline, failure, error);

@@ -1,9 +1,10 @@
 /**
- * `npx tsx bench/tools/burst-stuck.ts [workers=32] [jobs=10000] [skip]`: reproduces the stuck jobs found
- * in the fifth pass (bench/README.md). One endpoint with `runpodkit/echo` (8 jobs at a time per
+ * `npx tsx bench/tools/burst-stuck.ts [workers=32] [jobs=10000] [skip]`: the burst that left jobs stuck
+ * in the fifth pass (bench/README.md: worker results dropped, since fixed). One endpoint with `runpodkit/echo` (8 jobs at a time per
  * worker) in `workers` workers; `jobs` /run through the SDK, 64 in flight; /health polled until every
  * job ended. When the count of ended jobs has not moved for 15 s it prints /health, the status of the
- * first unfinished jobs and how many are in each status. `skip`: use the bench build as it is.
+ * first unfinished jobs, how many are in each status and the workers' captured lines other than
+ * Started/Finished. `skip`: use the bench build as it is.
  */
 import { setTimeout as sleep } from "node:timers/promises";
 import { JobClient } from "../../sdk/jobs";
@@ -60,6 +61,13 @@ async function main(): Promise<void> {
           }
         }
         console.log(JSON.stringify([...counts]));
+        // The service's captured worker lines that are not the per-job Started/Finished ones.
+        const logs = await fetch(`${svc.ready.queueUrl}/v2/${id}/logs?limit=5000`, {
+          headers: { authorization: `Bearer ${BENCH_API_KEY}` },
+        });
+        const odd = (await logs.text()).split("\n").filter((l) => l && !/Started\.|Finished\./.test(l));
+        console.log(`worker lines other than Started/Finished: ${odd.length}`);
+        for (const line of odd.slice(0, 10)) console.log(line.slice(0, 400));
         const st = await svc.stats();
         console.log(JSON.stringify(st).slice(0, 2000));
         break;

@@ -1,3 +1,4 @@
+import { createServer, type Server, connect as tcpConnect } from "node:net";
 import { describe, expect, it } from "vitest";
 import {
   AbortedError,
@@ -43,6 +44,27 @@ async function setup(script: Script, options: Partial<HttpClientOptions> = {}) {
     () => client.close(),
   );
   return { server, client, delays };
+}
+
+/** A port nothing listens on yet (taken from the OS, then let go). */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const address = probe.address();
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return typeof address === "object" && address ? address.port : 0;
+}
+
+/** Plain TCP forwarding from `port` to `to`'s host and port. */
+function relayTo(port: number, to: string): Promise<Server> {
+  const target = new URL(to);
+  const relay = createServer((socket) => {
+    const upstream = tcpConnect(Number(target.port), target.hostname);
+    socket.pipe(upstream).pipe(socket);
+    socket.on("error", () => upstream.destroy());
+    upstream.on("error", () => socket.destroy());
+  });
+  return new Promise((resolve) => relay.listen(port, "127.0.0.1", () => resolve(relay)));
 }
 
 const get = { operation: "test.get", method: "GET", path: "/things" } as const;
@@ -249,6 +271,40 @@ describe("HttpClient retries", () => {
     expect(error).toBeInstanceOf(ServerError);
     expect(server.hits).toHaveLength(2);
     expect(delays).toEqual([2000]);
+  });
+
+  it("retries a rejected-only POST whose connection was refused (never sent), and sends it once", async () => {
+    const server = await startScriptedServer((_hit, res) => json(res, 200, { ok: true }));
+    const port = await freePort();
+    const delays: number[] = [];
+    let relay: Server | null = null;
+    // Nothing listens on the port until the backoff: then a plain TCP relay to the server opens there.
+    const client = new HttpClient({
+      baseUrl: `http://127.0.0.1:${port}/v1`,
+      headers: { authorization: `Bearer ${KEY}` },
+      secrets: [KEY],
+      retry: {
+        random: () => 0,
+        schedule: (run, ms) => {
+          delays.push(ms);
+          void relayTo(port, server.url).then((opened) => {
+            relay = opened;
+            run();
+          });
+          return undefined;
+        },
+      },
+    });
+    cleanup.push(
+      () => server.close(),
+      () => client.close(),
+      async () => {
+        relay?.close();
+      },
+    );
+    expect(await client.request({ ...post, retry: "rejected-only" })).toEqual({ ok: true });
+    expect(delays).toHaveLength(1);
+    expect(server.hits).toHaveLength(1);
   });
 
   it("hands back a 429 whose Retry-After exceeds the cap instead of waiting", async () => {

@@ -32,6 +32,15 @@ export function workerEnvFrom(env: NodeJS.ProcessEnv): WorkerEnv | null {
   };
 }
 
+/**
+ * Connections a worker keeps to the service: the job-take and job-stop long-polls hold one each,
+ * pings one now and then, results and stream chunks share the rest (more wait their turn).
+ */
+export const WORKER_CONNECTIONS = 16;
+
+/** Errors of a connection that was never set up: the request never reached the service. */
+const CONNECT_FAILURES = ["ECONNREFUSED", "UND_ERR_CONNECT_TIMEOUT"];
+
 /** Appends query parameters whether or not the template already has a `?`. */
 function withParams(url: string, params: Record<string, string>): string {
   const query = new URLSearchParams(params).toString();
@@ -86,14 +95,18 @@ export class QueueWorker {
     // with Retry-After): that is retried far longer, waiting as Retry-After says (at most 30 s), so a
     // result or a chunk is not lost to a moment of full memory; the job stays this worker's (listed
     // in pings) meanwhile, and a stream waits for its refused chunk before the next one.
-    this.#http = new Agent({ keepAliveTimeout: 60_000 });
+    // A bounded pool: posts wait for one of its connections rather than each opening its own. With
+    // none, a burst of results from 32 workers opened connections faster than the service accepted
+    // them, connects timed out and the results were dropped (bench/tools/burst-stuck.ts).
+    this.#http = new Agent({ keepAliveTimeout: 60_000, connections: WORKER_CONNECTIONS });
     this.#posts = this.#http.compose(
       interceptors.retry({
         maxRetries: 2,
         minTimeout: 2_000,
         methods: ["POST"],
         statusCodes: [500, 502, 504],
-        errorCodes: [],
+        // A post that never reached the service (its connection was not set up) is sent again.
+        errorCodes: CONNECT_FAILURES,
         throwOnError: false,
       }),
       interceptors.retry({

@@ -1,0 +1,73 @@
+import { createServer, type Server, connect as tcpConnect } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { ManualClock } from "../../../service/clock";
+import { QueueWorker, workerEnvFrom } from "../../../service/jobs/workers/runtime/worker";
+import { eventually, type Harness, KEY, startHarness } from "./harness";
+
+/** A port nothing listens on yet (taken from the OS, then let go). */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const address = probe.address();
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return typeof address === "object" && address ? address.port : 0;
+}
+
+/** Plain TCP forwarding from `port` to the service: opened when the test says so. */
+function forward(port: number, to: string): Promise<Server> {
+  const target = new URL(to);
+  const server = createServer((socket) => {
+    const upstream = tcpConnect(Number(target.port), target.hostname);
+    socket.pipe(upstream).pipe(socket);
+    socket.on("error", () => upstream.destroy());
+    upstream.on("error", () => socket.destroy());
+  });
+  return new Promise((resolve) => server.listen(port, "127.0.0.1", () => resolve(server)));
+}
+
+describe("the worker runtime's connections to the service", () => {
+  let h: Harness | null = null;
+  let relay: Server | null = null;
+  afterEach(async () => {
+    relay?.close();
+    relay = null;
+    await h?.close();
+    h = null;
+  });
+
+  it("a result whose connection was refused is posted again, and the job completes", async () => {
+    h = await startHarness({ clock: new ManualClock() });
+    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const id = (
+      (await h.call("POST", `/v2/${ep.id}/run`, { body: { input: { n: 7 } } })).body as { id: string }
+    ).id;
+    // Results go to a port that refuses connections until the relay to the service opens there.
+    const port = await freePort();
+    const env = workerEnvFrom({
+      RUNPOD_WEBHOOK_GET_JOB: `${h.url}/v2/${ep.id}/job-take/$ID?gpu=LOCAL`,
+      RUNPOD_WEBHOOK_POST_OUTPUT: `http://127.0.0.1:${port}/v2/${ep.id}/job-done/$RUNPOD_POD_ID/$ID?gpu=LOCAL`,
+      RUNPOD_AI_API_KEY: KEY,
+      RUNPOD_POD_ID: "w-refused",
+    });
+    if (!env) throw new Error("no worker environment");
+    const worker = new QueueWorker(env, { handler: (job) => job.input });
+    const running = worker.run();
+    const service = h;
+    // The job is taken and its result's first post refused (nothing listens on the port yet).
+    await eventually(async () => {
+      const status = (await service.call("GET", `/v2/${ep.id}/status/${id}`)).body as { status: string };
+      return status.status === "IN_PROGRESS" ? true : undefined;
+    });
+    relay = await forward(port, h.url);
+    const done = await eventually(async () => {
+      const status = (await service.call("GET", `/v2/${ep.id}/status/${id}`)).body as {
+        status: string;
+        output?: unknown;
+      };
+      return status.status === "COMPLETED" ? status : undefined;
+    });
+    expect(done.output).toEqual({ n: 7 });
+    worker.shutdown();
+    await running;
+  });
+});
