@@ -127,3 +127,10 @@ class ReplyCollector implements Dispatcher.DispatchHandler {
     this.#reject(error);
   }
 }
+
+/**
+ * Error codes of a request that was never sent (no connection could be set up: refused, or the
+ * connect timed out). Sending it again cannot repeat anything, whatever the method: the SDK's job
+ * submission and the worker runtime's result posts are retried on these.
+ */
+export const NEVER_SENT_CODES: readonly string[] = ["ECONNREFUSED", "UND_ERR_CONNECT_TIMEOUT"];

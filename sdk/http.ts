@@ -1,5 +1,5 @@
 import { type Dispatcher, Pool, RetryHandler } from "undici";
-import { dispatchWhole, type HttpReply } from "./dispatch-reply";
+import { dispatchWhole, type HttpReply, NEVER_SENT_CODES } from "./dispatch-reply";
 import {
   AbortedError,
   ConnectionError,
@@ -120,8 +120,7 @@ interface Failure {
   retryAfter?: string | string[];
 }
 
-/** Connection errors of a request that was never sent (no connection was set up): safe to send again. */
-const NEVER_SENT_CODES = new Set(["ECONNREFUSED", "UND_ERR_CONNECT_TIMEOUT"]);
+const NEVER_SENT = new Set(NEVER_SENT_CODES);
 
 function isRetryable(mode: RetryMode, failure: Failure): boolean {
   if (mode === "never") return false;
@@ -130,7 +129,7 @@ function isRetryable(mode: RetryMode, failure: Failure): boolean {
     return mode === "idempotent" && failure.statusCode >= 500 && failure.statusCode !== 501;
   }
   if (failure.code === undefined) return false;
-  return mode === "idempotent" ? CONNECTION_CODES.has(failure.code) : NEVER_SENT_CODES.has(failure.code);
+  return mode === "idempotent" ? CONNECTION_CODES.has(failure.code) : NEVER_SENT.has(failure.code);
 }
 
 /** A reply the policy may retry (429, 5xx): looked at once per call, before anything else. */

@@ -1,4 +1,4 @@
-import { createServer, type Server, connect as tcpConnect } from "node:net";
+import type { Server } from "node:net";
 import { describe, expect, it } from "vitest";
 import {
   AbortedError,
@@ -14,6 +14,7 @@ import {
   ValidationError,
 } from "../../sdk/errors";
 import { HttpClient, type HttpClientOptions } from "../../sdk/http";
+import { freePort, relayTo } from "../helpers/tcp-relay";
 import { everyStringOf, json, type Script, startScriptedServer } from "./scripted-server";
 import { closeAfterEach, failure } from "./support";
 
@@ -44,27 +45,6 @@ async function setup(script: Script, options: Partial<HttpClientOptions> = {}) {
     () => client.close(),
   );
   return { server, client, delays };
-}
-
-/** A port nothing listens on yet (taken from the OS, then let go). */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const address = probe.address();
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return typeof address === "object" && address ? address.port : 0;
-}
-
-/** Plain TCP forwarding from `port` to `to`'s host and port. */
-function relayTo(port: number, to: string): Promise<Server> {
-  const target = new URL(to);
-  const relay = createServer((socket) => {
-    const upstream = tcpConnect(Number(target.port), target.hostname);
-    socket.pipe(upstream).pipe(socket);
-    socket.on("error", () => upstream.destroy());
-    upstream.on("error", () => socket.destroy());
-  });
-  return new Promise((resolve) => relay.listen(port, "127.0.0.1", () => resolve(relay)));
 }
 
 const get = { operation: "test.get", method: "GET", path: "/things" } as const;

@@ -1,29 +1,9 @@
-import { createServer, type Server, connect as tcpConnect } from "node:net";
+import type { Server } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../../service/clock";
 import { QueueWorker, workerEnvFrom } from "../../../service/jobs/workers/runtime/worker";
+import { freePort, relayTo } from "../../helpers/tcp-relay";
 import { eventually, type Harness, KEY, startHarness } from "./harness";
-
-/** A port nothing listens on yet (taken from the OS, then let go). */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const address = probe.address();
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return typeof address === "object" && address ? address.port : 0;
-}
-
-/** Plain TCP forwarding from `port` to the service: opened when the test says so. */
-function forward(port: number, to: string): Promise<Server> {
-  const target = new URL(to);
-  const server = createServer((socket) => {
-    const upstream = tcpConnect(Number(target.port), target.hostname);
-    socket.pipe(upstream).pipe(socket);
-    socket.on("error", () => upstream.destroy());
-    upstream.on("error", () => socket.destroy());
-  });
-  return new Promise((resolve) => server.listen(port, "127.0.0.1", () => resolve(server)));
-}
 
 describe("the worker runtime's connections to the service", () => {
   let h: Harness | null = null;
@@ -58,7 +38,7 @@ describe("the worker runtime's connections to the service", () => {
       const status = (await service.call("GET", `/v2/${ep.id}/status/${id}`)).body as { status: string };
       return status.status === "IN_PROGRESS" ? true : undefined;
     });
-    relay = await forward(port, h.url);
+    relay = await relayTo(port, h.url);
     const done = await eventually(async () => {
       const status = (await service.call("GET", `/v2/${ep.id}/status/${id}`)).body as {
         status: string;

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { Agent, type Dispatcher, interceptors } from "undici";
+import { NEVER_SENT_CODES } from "../../../../sdk/dispatch-reply";
 import { exchange } from "./http";
 import { logLine } from "./log";
 import { exceptionBody, isStream, RUNTIME_VERSION, resultBody, serialise } from "./result";
@@ -36,10 +37,7 @@ export function workerEnvFrom(env: NodeJS.ProcessEnv): WorkerEnv | null {
  * Connections a worker keeps to the service: the job-take and job-stop long-polls hold one each,
  * pings one now and then, results and stream chunks share the rest (more wait their turn).
  */
-export const WORKER_CONNECTIONS = 16;
-
-/** Errors of a connection that was never set up: the request never reached the service. */
-const CONNECT_FAILURES = ["ECONNREFUSED", "UND_ERR_CONNECT_TIMEOUT"];
+const WORKER_CONNECTIONS = 16;
 
 /** Appends query parameters whether or not the template already has a `?`. */
 function withParams(url: string, params: Record<string, string>): string {
@@ -106,7 +104,7 @@ export class QueueWorker {
         methods: ["POST"],
         statusCodes: [500, 502, 504],
         // A post that never reached the service (its connection was not set up) is sent again.
-        errorCodes: CONNECT_FAILURES,
+        errorCodes: [...NEVER_SENT_CODES],
         throwOnError: false,
       }),
       interceptors.retry({
