@@ -43,6 +43,8 @@ const SIZES = {
   full: {
     runRateSec: 5,
     e2eJobs: (p: EndToEndPoint) => (p.endpoints * p.workersPerEndpoint === 1 ? 2_000 : 5_000),
+    /** Each end-to-end point's warm-up: enough jobs that V8 has compiled the job path (README, "Warm-up"). */
+    e2eWarmupJobs: 10_000,
     queuedJobs: 100_000,
     sdkCycles: 10_000,
     providerCount: 50,
@@ -54,6 +56,7 @@ const SIZES = {
   quick: {
     runRateSec: 2,
     e2eJobs: () => 1_000,
+    e2eWarmupJobs: 0,
     queuedJobs: 20_000,
     sdkCycles: 2_000,
     providerCount: 5,
@@ -73,8 +76,8 @@ async function main(): Promise<void> {
       /** Worker counts of the `e2e` suite (default 1, 4, 16). */
       workers: { type: "string", multiple: true },
       /**
-       * Jobs in each end-to-end point's warm-up run (default: a quarter of a run). 10,000 measures the
-       * service warm (bench/README.md, "Warm-up").
+       * Jobs in each end-to-end point's warm-up run (default 10,000 in a full run, which measures the
+       * service warm, bench/README.md "Warm-up"; a quarter of a run with --quick). 0: a quarter.
        */
       "e2e-warmup": { type: "string" },
       /** Fresh cycles per size of the stack-size curve (default 1). */
@@ -88,7 +91,6 @@ async function main(): Promise<void> {
       "skip-build": { type: "boolean", default: false },
     },
   });
-  const e2eWarmup = Number(values["e2e-warmup"] ?? 0) || 0;
   const named = (values.only ?? []).flatMap((s) => (s === "curves" ? CURVES : [s]));
   const unknown = named.filter((s) => !SUITES.includes(s as Suite));
   if (unknown.length > 0)
@@ -96,6 +98,8 @@ async function main(): Promise<void> {
   const only = new Set(named.length > 0 ? (named as Suite[]) : DEFAULT);
   const runs = Math.max(3, Number(values.runs) || 3);
   const size = values.quick ? SIZES.quick : SIZES.full;
+  const e2eWarmup =
+    values["e2e-warmup"] === undefined ? size.e2eWarmupJobs : Number(values["e2e-warmup"]) || 0;
   const out =
     values.out ?? join(BENCH_DIR, ...(values.quick ? [".tmp", "results-quick.json"] : ["results.json"]));
   const chartsDir = values.charts ?? join(dirname(out), "charts");
