@@ -1,10 +1,11 @@
 import type { IncomingMessage } from "node:http";
-import { JobSubmission } from "../../../sdk/schemas/job";
+import { JobSubmission, RunSyncQuery } from "../../../sdk/schemas/job";
 import { workerJson } from "../../edge/body";
 import { type FastPath, plainBodySize, readText, sendJsonText, sendNoContent } from "../../edge/fast-path";
 import { parseInput } from "../../edge/parse";
 import { JOB_POLICY } from "../policy";
 import { admitClient, type ClientRouteDeps } from "./client-routes";
+import { clientGone } from "./wire";
 import {
   afterWrite,
   EMPTY_REPLY,
@@ -16,11 +17,11 @@ import {
 } from "./worker-routes";
 
 /**
- * The job API's hot routes on the fast path (edge/fast-path.ts): a job's /run, job-take,
+ * The job API's hot routes on the fast path (edge/fast-path.ts): a job's /run and /runsync, job-take,
  * job-take-batch and job-done, each the plain case of its Fastify route (client-routes.ts,
  * worker-routes.ts) with the same admission, parsing, calls and replies, sharing their functions.
  * A body is read here only when it declares its size within the route's limit (plainBodySize) and,
- * for /run, says application/json; anything else is left to the Fastify route.
+ * for /run and /runsync, says application/json; anything else is left to the Fastify route.
  */
 export function registerFastRoutes(
   fast: FastPath,
@@ -45,6 +46,32 @@ export function registerFastRoutes(
         client.jobs
           .run(accountId, endpointId, body)
           .then((accepted) => sendJsonText(res, JSON.stringify(accepted)))
+          .catch(fail);
+      },
+      fail,
+    );
+    return true;
+  });
+
+  // /runsync as its Fastify route: admission, the body's JSON, then `wait`, then the body's fields.
+  fast.add("POST", "/v2/:endpointId/runsync", (req, res, params, query) => {
+    if (!isJson(req) || plainBodySize(req, JOB_POLICY.runsyncBodyBytes) === null) return false;
+    const { accountId, endpointId } = admitClient(client, req, res, params.endpointId ?? "", "runsync");
+    const fail = (error: unknown) => fast.sendError(req, res, error);
+    readText(
+      req,
+      (text) => {
+        let parsed: unknown;
+        try {
+          parsed = fast.clientJson(text);
+        } catch (error) {
+          return fast.sendError(req, res, error, true);
+        }
+        const { wait } = parseInput(RunSyncQuery, query, "wait");
+        const body = parseInput(JobSubmission, parsed, "body");
+        client.jobs
+          .runSync(accountId, endpointId, body, wait, clientGone(res))
+          .then((envelope) => sendJsonText(res, JSON.stringify(envelope)))
           .catch(fail);
       },
       fail,

@@ -6,8 +6,8 @@ import { eventually, type Harness, KEY, startHarness } from "./harness";
 import { stallBody } from "./stalled-body";
 
 /**
- * The fast path (service/edge/fast-path.ts, service/jobs/http/fast-routes.ts) answers /run, job-take,
- * job-take-batch and job-done exactly as their Fastify routes do: the same requests, sent over HTTP to
+ * The fast path (service/edge/fast-path.ts, service/jobs/http/fast-routes.ts) answers /run, /runsync,
+ * job-take, job-take-batch and job-done exactly as their Fastify routes do: the same requests, sent over HTTP to
  * a service with the fast path and to one without it (config.fastPath false: every request through
  * Fastify), get the same statuses, headers and bodies (ids aside).
  */
@@ -82,6 +82,13 @@ const SCRIPT: Sent[] = [
   },
   { method: "POST", path: `job-done/${WORKER}/{job}?gpu=LOCAL`, body: '{"output": 2}', headers: {} },
   ...Array.from({ length: 6 }, (): Sent => ({ method: "POST", path: "run", body: '{"input": {}}' })),
+  { method: "POST", path: "runsync", key: "rpk_not_a_key", body: '{"input": {}}' },
+  { method: "POST", path: "runsync", body: "{" },
+  { method: "POST", path: "runsync", body: "{}" },
+  { method: "POST", path: "runsync?wait=abc", body: '{"input": {"n": 5}}' },
+  { method: "POST", path: "runsync", body: '{"input": {"n": 6}}', headers: { "content-type": "text/plain" } },
+  // No worker takes it: answered when `wait` is up, with the job still queued.
+  { method: "POST", path: "runsync?wait=2000", body: '{"input": {"n": 7}}', holds: true },
 ];
 
 async function play(h: Harness, endpointId: string): Promise<Seen[]> {
@@ -112,7 +119,7 @@ async function play(h: Harness, endpointId: string): Promise<Seen[]> {
     const reply = await answered;
     const raw = await reply.body.text();
     let text = raw;
-    if (path === "run" && reply.statusCode === 200) ids.push((JSON.parse(raw) as { id: string }).id);
+    if (/^run(sync)?\b/.test(path) && reply.statusCode === 200) ids.push((JSON.parse(raw) as { id: string }).id);
     for (const [i, id] of ids.entries()) text = text.replaceAll(id, `<job ${i}>`);
     const header = (name: string) => {
       const value = reply.headers[name];
@@ -149,14 +156,15 @@ describe("the fast path answers as Fastify does", () => {
     await plain.close();
   });
 
-  it("the same statuses, headers and bodies for /run, job-take, job-take-batch and job-done, refusals included", async () => {
+  it("the same statuses, headers and bodies for /run, /runsync, job-take, job-take-batch and job-done, refusals included", async () => {
     expect(fast.plane.fast).not.toBeNull();
     expect(plain.plane.fast).toBeNull();
     const viaFast = await play(fast, fast.endpoint("runpodkit/echo", { workersMax: 0 }).id);
     const viaFastify = await play(plain, plain.endpoint("runpodkit/echo", { workersMax: 0 }).id);
     expect(viaFast).toEqual(viaFastify);
-    // All but the text/plain /run and the job-done past the body limit (left to Fastify) went the fast way.
-    expect(fast.plane.fast?.served).toBe(SCRIPT.length - 2);
+    // All but the text/plain /run and /runsync and the job-done past the body limit (left to Fastify)
+    // went the fast way.
+    expect(fast.plane.fast?.served).toBe(SCRIPT.length - 3);
     // The script meets every answer it is meant to: not a run of identical 404s.
     const statuses = viaFast.map((s) => s.status);
     expect(statuses).toEqual(expect.arrayContaining([200, 400, 401, 404, 413, 429]));
