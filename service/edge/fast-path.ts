@@ -5,7 +5,7 @@ import { clientJson, type DefaultJsonParser } from "./body";
 import { errorReply, unexpectedLogFields } from "./errors";
 
 /*
- * The fast path: the job API's hottest routes (a job's /run, job-take, job-done) answered by plain
+ * The fast path: the job API's hottest routes (a job's /run and /runsync, job-take, job-done) answered by plain
  * node:http handlers placed in front of Fastify (edgeServer's serverFactory), without Fastify's
  * per-request objects, hooks and reply pipeline. Wire only: a route here calls the same JobService
  * and Dispatcher methods, and refuses through the same mapping (errors.ts errorReply), as its Fastify
