@@ -71,6 +71,11 @@ export function table(r: Results): string[] {
       rows.push(["bare keep-alive round trip p99", f(r.runSync.bareP99Ms)]);
       rows.push(["/runsync p50 / bare round trip p50", f(r.runSync.p50OverBare)]);
     }
+    if (r.runSync.relayP50Ms) {
+      rows.push(["relay floor p50 (3 processes, no rules)", f(r.runSync.relayP50Ms)]);
+      rows.push(["relay floor p99", f(r.runSync.relayP99Ms)]);
+      rows.push(["/runsync p50 / relay floor p50", f(r.runSync.p50OverRelay)]);
+    }
   }
   if (r.queued) {
     rows.push([`RSS with ${r.queued.jobs} queued (after submit)`, f(r.queued.rssAfterSubmitMb)]);
@@ -253,7 +258,13 @@ export function targets(r: Results): Target[] {
         ),
       );
     }
-    out.push(atMost("/runsync no-op p99", r.runSync.p99Ms.median, 3, "ms"));
+    const floors = [
+      r.runSync.relayP99Ms && `relay floor p99 ${r.runSync.relayP99Ms.median} ms`,
+      r.runSync.bareP99Ms && `bare round trip p99 ${r.runSync.bareP99Ms.median} ms`,
+    ].filter(Boolean);
+    out.push(
+      atMost("/runsync no-op p99", r.runSync.p99Ms.median, 3, "ms", floors.length > 0 ? floors.join(", ") : undefined),
+    );
   }
   const empty = r.queued?.rssEmptyMb.median ?? r.queueDepth?.emptyRssMb;
   if (empty !== undefined) out.push(atMost("RSS of the empty service", round(empty, 1), 70, "MB"));

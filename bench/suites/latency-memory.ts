@@ -35,6 +35,15 @@ export interface RunSyncLatency {
   bareP99Ms: Figure;
   /** /runsync p50 / bare round-trip p50, per side-by-side pair. */
   p50OverBare: Figure;
+  /**
+   * The same loop against the relay floor (bare-server.ts, endpoint `relay`): /runsync held and its
+   * job relayed to a bare worker process through job-take and job-done, no rule or store: what three
+   * processes and four hops cost on this machine before any of the service's work.
+   */
+  relayP50Ms?: Figure;
+  relayP99Ms?: Figure;
+  /** /runsync p50 / relay-floor p50, per side-by-side pair. */
+  p50OverRelay?: Figure;
   wrong: number;
 }
 
@@ -47,8 +56,10 @@ export async function runSyncLatency(options: {
   const svc = await startService({ data: data.file });
   const bare = await startBare();
   const client = new Child(built("bench/clients/runsync"), [], { env: { BENCH_API_KEY } });
+  const relayWorker = new Child(built("bench/bare-worker"), [], { env: { BARE_URL: bare.url } });
   try {
     await client.ready(ClientReady);
+    await relayWorker.ready(ClientReady);
     const endpointId = await createQueueEndpoint(svc, "runsync", "runpodkit/echo", 1);
     await waitForIdleWorkers(svc, endpointId, 1);
     const results: LatencyResult[] = [];
@@ -71,15 +82,17 @@ export async function runSyncLatency(options: {
       floor.push(result);
       options.log(`  bare round trip p50 ${result.p50Ms.toFixed(3)} ms, p99 ${result.p99Ms.toFixed(3)} ms`);
     };
+    const relay: LatencyResult[] = [];
+    const measureRelay = async () => {
+      const args = { queueUrl: bare.url, endpointId: "relay", warmup: 200, requests: options.requests, direct: false };
+      const result = await client.call("run", args, LatencyResult);
+      relay.push(result);
+      options.log(`  relay floor p50 ${result.p50Ms.toFixed(3)} ms, p99 ${result.p99Ms.toFixed(3)} ms`);
+    };
     for (let run = 0; run < options.runs; run++) {
-      // Alternate which goes first, so a drift in machine load biases neither.
-      if (run % 2 === 0) {
-        await measureBare();
-        await measureService();
-      } else {
-        await measureService();
-        await measureBare();
-      }
+      // Alternate the order, so a drift in machine load biases none of them.
+      const order = [measureBare, measureRelay, measureService];
+      for (const measure of run % 2 === 0 ? order : order.reverse()) await measure();
     }
     return {
       requestsPerRun: options.requests,
@@ -117,9 +130,24 @@ export async function runSyncLatency(options: {
         results.map((r) => r.p50Ms),
         floor.map((r) => r.p50Ms),
       ),
-      wrong: results.reduce((n, r) => n + r.wrong, 0) + floor.reduce((n, r) => n + r.wrong, 0),
+      relayP50Ms: figure(
+        relay.map((r) => r.p50Ms),
+        "ms",
+        3,
+      ),
+      relayP99Ms: figure(
+        relay.map((r) => r.p99Ms),
+        "ms",
+        3,
+      ),
+      p50OverRelay: ratioFigure(
+        results.map((r) => r.p50Ms),
+        relay.map((r) => r.p50Ms),
+      ),
+      wrong: [...results, ...floor, ...relay].reduce((n, r) => n + r.wrong, 0),
     };
   } finally {
+    await relayWorker.stop();
     await client.stop();
     await bare.close();
     await svc.close();
