@@ -6,6 +6,8 @@ declare module "autocannon" {
     /** Seconds. */
     duration?: number;
     amount?: number;
+    /** Sampling tick, ms (default 1000); a run of `amount` requests ends on a tick. */
+    sampleInt?: number;
     method?: string;
     headers?: Record<string, string>;
     body?: string;
