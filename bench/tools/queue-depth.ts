@@ -2,8 +2,9 @@
  * `npx tsx bench/tools/queue-depth.ts [--jobs 1000000] [--endpoints 10]`: the service's memory with a
  * deep queue and the time to restart with it (issue 13: 1,000,000 queued <= 600 MB, restart < 5 s).
  * The jobs go through /run (the bench's small input) spread over --endpoints endpoints with no worker
- * (each endpoint's queue is capped at maxQueuedPerEndpoint, 100,000); then the service is closed and
- * started again on the same store. Not part of `npm run bench`; nothing asserts.
+ * (each endpoint's queue bound is raised to hold its share); then the service is closed and started
+ * again on the same store, and its memory read at ready, then 1 s and 5 s later (the queue-depth
+ * curve reads it at ready). Not part of `npm run bench`; nothing asserts.
  */
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
@@ -21,7 +22,8 @@ async function main(): Promise<void> {
   const count = Number(values.endpoints);
   await buildBench();
   const data = await tempDataDir();
-  let svc = await startService({ data: data.file });
+  const maxQueuedPerEndpoint = Math.max(100_000, Math.ceil(total / count));
+  let svc = await startService({ data: data.file, maxQueuedPerEndpoint });
   const memory = async () => {
     const s = await svc.stats();
     return `RSS ${(s.rss / MB).toFixed(0)} MB, heap ${(s.heapUsed / MB).toFixed(0)} of ${(s.heapTotal / MB).toFixed(0)} MB, external ${(s.external / MB).toFixed(0)} MB`;
@@ -50,13 +52,17 @@ async function main(): Promise<void> {
     );
     await svc.close();
     const spawned = performance.now();
-    svc = await startService({ data: data.file });
+    svc = await startService({ data: data.file, maxQueuedPerEndpoint });
     const restartMs = performance.now() - spawned;
     let restored = 0;
     for (const endpointId of endpoints) restored += await inQueue(svc, endpointId);
     console.log(
       `restart ${restartMs.toFixed(0)} ms (startService ${svc.ready.startMs.toFixed(0)} ms), restored ${restored}: ${await memory()}`,
     );
+    for (const seconds of [1, 5]) {
+      await new Promise((resolve) => setTimeout(resolve, seconds === 1 ? 1_000 : 4_000));
+      console.log(`${seconds} s after ready: ${await memory()}`);
+    }
   } finally {
     await svc.close();
     await data.remove();
