@@ -26,7 +26,10 @@ function exchange(pool: Pool, method: "GET" | "POST", path: string, body?: strin
       onResponseError: (_controller, error) => reject(error),
     };
     const headers = body === undefined ? {} : { "content-type": "application/json" };
-    pool.dispatch({ origin: base.origin, path, method, headers, body, headersTimeout: 0, bodyTimeout: 0 }, handler);
+    pool.dispatch(
+      { origin: base.origin, path, method, headers, body, headersTimeout: 0, bodyTimeout: 0 },
+      handler,
+    );
   });
 }
 

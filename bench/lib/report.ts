@@ -263,7 +263,13 @@ export function targets(r: Results): Target[] {
       r.runSync.bareP99Ms && `bare round trip p99 ${r.runSync.bareP99Ms.median} ms`,
     ].filter(Boolean);
     out.push(
-      atMost("/runsync no-op p99", r.runSync.p99Ms.median, 3, "ms", floors.length > 0 ? floors.join(", ") : undefined),
+      atMost(
+        "/runsync no-op p99",
+        r.runSync.p99Ms.median,
+        3,
+        "ms",
+        floors.length > 0 ? floors.join(", ") : undefined,
+      ),
     );
   }
   const empty = r.queued?.rssEmptyMb.median ?? r.queueDepth?.emptyRssMb;

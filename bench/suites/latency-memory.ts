@@ -84,7 +84,13 @@ export async function runSyncLatency(options: {
     };
     const relay: LatencyResult[] = [];
     const measureRelay = async () => {
-      const args = { queueUrl: bare.url, endpointId: "relay", warmup: 200, requests: options.requests, direct: false };
+      const args = {
+        queueUrl: bare.url,
+        endpointId: "relay",
+        warmup: 200,
+        requests: options.requests,
+        direct: false,
+      };
       const result = await client.call("run", args, LatencyResult);
       relay.push(result);
       options.log(`  relay floor p50 ${result.p50Ms.toFixed(3)} ms, p99 ${result.p99Ms.toFixed(3)} ms`);

@@ -115,7 +115,9 @@ export async function runRate(options: RunRateOptions): Promise<RunRateResult> {
     }
   }
   if (rejected > 0)
-    options.log(`  WARNING: ${rejected} /run refused or failed while measured: the rates above are not capacity`);
+    options.log(
+      `  WARNING: ${rejected} /run refused or failed while measured: the rates above are not capacity`,
+    );
   return {
     connections: options.connections,
     durationSec: options.durationSec,

@@ -5,11 +5,11 @@ import { clientJson, type DefaultJsonParser } from "./body";
 import { errorReply, unexpectedLogFields } from "./errors";
 
 /*
- * The fast path: the job API's hottest routes (a job's /run and /runsync, job-take, job-done) answered by plain
- * node:http handlers placed in front of Fastify (edgeServer's serverFactory), without Fastify's
- * per-request objects, hooks and reply pipeline. Wire only: a route here calls the same JobService
- * and Dispatcher methods, and refuses through the same mapping (errors.ts errorReply), as its Fastify
- * twin. A request a fast route does not take on (see FastRoute) goes on to Fastify, which serves it
+ * The fast path: the job API's hottest routes (a job's /run and /runsync, job-take, job-done)
+ * answered by plain node:http handlers placed in front of Fastify (edgeServer's serverFactory),
+ * without Fastify's per-request objects, hooks and reply pipeline. Wire only: a route here calls the
+ * same JobService and Dispatcher methods, and refuses through the same mapping (errors.ts
+ * errorReply), as its Fastify twin. A request a fast route does not take on (see FastRoute) goes on to Fastify, which serves it
  * as before: the fast path only ever answers the plain cases.
  */
 

@@ -119,7 +119,8 @@ async function play(h: Harness, endpointId: string): Promise<Seen[]> {
     const reply = await answered;
     const raw = await reply.body.text();
     let text = raw;
-    if (/^run(sync)?\b/.test(path) && reply.statusCode === 200) ids.push((JSON.parse(raw) as { id: string }).id);
+    if (/^run(sync)?\b/.test(path) && reply.statusCode === 200)
+      ids.push((JSON.parse(raw) as { id: string }).id);
     for (const [i, id] of ids.entries()) text = text.replaceAll(id, `<job ${i}>`);
     const header = (name: string) => {
       const value = reply.headers[name];
