@@ -64,92 +64,41 @@ export async function runSyncLatency(options: {
     await waitForIdleWorkers(svc, endpointId, 1);
     const results: LatencyResult[] = [];
     const floor: LatencyResult[] = [];
-    const measureService = async () => {
-      const args = { queueUrl: svc.ready.queueUrl, endpointId, warmup: 200, requests: options.requests };
-      const result = await client.call("run", args, LatencyResult);
-      results.push(result);
-      options.log(`  /runsync p50 ${result.p50Ms.toFixed(3)} ms, p99 ${result.p99Ms.toFixed(3)} ms`);
-    };
-    const measureBare = async () => {
-      const args = {
-        queueUrl: bare.url,
-        endpointId: "bareendpoint00",
-        warmup: 200,
-        requests: options.requests,
-        direct: false,
-      };
-      const result = await client.call("run", args, LatencyResult);
-      floor.push(result);
-      options.log(`  bare round trip p50 ${result.p50Ms.toFixed(3)} ms, p99 ${result.p99Ms.toFixed(3)} ms`);
-    };
     const relay: LatencyResult[] = [];
-    const measureRelay = async () => {
-      const args = {
-        queueUrl: bare.url,
-        endpointId: "relay",
-        warmup: 200,
-        requests: options.requests,
-        direct: false,
+    /** One run of the client loop against `queueUrl`/`target`, kept in `into`. */
+    const measure =
+      (label: string, into: LatencyResult[], queueUrl: string, target: string, direct: boolean) =>
+      async () => {
+        const args = { queueUrl, endpointId: target, warmup: 200, requests: options.requests, direct };
+        const result = await client.call("run", args, LatencyResult);
+        into.push(result);
+        options.log(`  ${label} p50 ${result.p50Ms.toFixed(3)} ms, p99 ${result.p99Ms.toFixed(3)} ms`);
       };
-      const result = await client.call("run", args, LatencyResult);
-      relay.push(result);
-      options.log(`  relay floor p50 ${result.p50Ms.toFixed(3)} ms, p99 ${result.p99Ms.toFixed(3)} ms`);
-    };
+    const measureService = measure("/runsync", results, svc.ready.queueUrl, endpointId, true);
+    const measureBare = measure("bare round trip", floor, bare.url, "bareendpoint00", false);
+    const measureRelay = measure("relay floor", relay, bare.url, "relay", false);
     for (let run = 0; run < options.runs; run++) {
       // Alternate the order, so a drift in machine load biases none of them.
       const order = [measureBare, measureRelay, measureService];
       for (const measure of run % 2 === 0 ? order : order.reverse()) await measure();
     }
+    /** A figure in ms of one value of each run. */
+    const ms = (runs: LatencyResult[], value: (r: LatencyResult) => number, digits = 3) =>
+      figure(runs.map(value), "ms", digits);
+    const p50 = (r: LatencyResult) => r.p50Ms;
+    const p99 = (r: LatencyResult) => r.p99Ms;
     return {
       requestsPerRun: options.requests,
-      p50Ms: figure(
-        results.map((r) => r.p50Ms),
-        "ms",
-        3,
-      ),
-      p99Ms: figure(
-        results.map((r) => r.p99Ms),
-        "ms",
-        3,
-      ),
-      directCallP50Ms: figure(
-        results.map((r) => r.directP50Ms),
-        "ms",
-        5,
-      ),
-      overheadP50Ms: figure(
-        results.map((r) => r.p50Ms - r.directP50Ms),
-        "ms",
-        3,
-      ),
-      bareP50Ms: figure(
-        floor.map((r) => r.p50Ms),
-        "ms",
-        3,
-      ),
-      bareP99Ms: figure(
-        floor.map((r) => r.p99Ms),
-        "ms",
-        3,
-      ),
-      p50OverBare: ratioFigure(
-        results.map((r) => r.p50Ms),
-        floor.map((r) => r.p50Ms),
-      ),
-      relayP50Ms: figure(
-        relay.map((r) => r.p50Ms),
-        "ms",
-        3,
-      ),
-      relayP99Ms: figure(
-        relay.map((r) => r.p99Ms),
-        "ms",
-        3,
-      ),
-      p50OverRelay: ratioFigure(
-        results.map((r) => r.p50Ms),
-        relay.map((r) => r.p50Ms),
-      ),
+      p50Ms: ms(results, p50),
+      p99Ms: ms(results, p99),
+      directCallP50Ms: ms(results, (r) => r.directP50Ms, 5),
+      overheadP50Ms: ms(results, (r) => r.p50Ms - r.directP50Ms),
+      bareP50Ms: ms(floor, p50),
+      bareP99Ms: ms(floor, p99),
+      p50OverBare: ratioFigure(results.map(p50), floor.map(p50)),
+      relayP50Ms: ms(relay, p50),
+      relayP99Ms: ms(relay, p99),
+      p50OverRelay: ratioFigure(results.map(p50), relay.map(p50)),
       wrong: [...results, ...floor, ...relay].reduce((n, r) => n + r.wrong, 0),
     };
   } finally {

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { JobSubmission, RunSyncQuery } from "../../../sdk/schemas/job";
 import { workerJson } from "../../edge/body";
 import { type FastPath, plainBodySize, readText, sendJsonText, sendNoContent } from "../../edge/fast-path";
@@ -32,24 +32,13 @@ export function registerFastRoutes(
   fast.add("POST", "/v2/:endpointId/run", (req, res, params) => {
     if (!isJson(req) || plainBodySize(req, JOB_POLICY.runBodyBytes) === null) return false;
     const { accountId, endpointId } = admitClient(client, req, res, params.endpointId ?? "", "run");
-    const fail = (error: unknown) => fast.sendError(req, res, error);
-    readText(
-      req,
-      (text) => {
-        let parsed: unknown;
-        try {
-          parsed = fast.clientJson(text);
-        } catch (error) {
-          return fast.sendError(req, res, error, true);
-        }
-        const body = parseInput(JobSubmission, parsed, "body");
-        client.jobs
-          .run(accountId, endpointId, body)
-          .then((accepted) => sendJsonText(res, JSON.stringify(accepted)))
-          .catch(fail);
-      },
-      fail,
-    );
+    readClientJson(fast, req, res, (parsed) => {
+      const body = parseInput(JobSubmission, parsed, "body");
+      client.jobs
+        .run(accountId, endpointId, body)
+        .then((accepted) => sendJsonText(res, JSON.stringify(accepted)))
+        .catch((error: unknown) => fast.sendError(req, res, error));
+    });
     return true;
   });
 
@@ -57,25 +46,14 @@ export function registerFastRoutes(
   fast.add("POST", "/v2/:endpointId/runsync", (req, res, params, query) => {
     if (!isJson(req) || plainBodySize(req, JOB_POLICY.runsyncBodyBytes) === null) return false;
     const { accountId, endpointId } = admitClient(client, req, res, params.endpointId ?? "", "runsync");
-    const fail = (error: unknown) => fast.sendError(req, res, error);
-    readText(
-      req,
-      (text) => {
-        let parsed: unknown;
-        try {
-          parsed = fast.clientJson(text);
-        } catch (error) {
-          return fast.sendError(req, res, error, true);
-        }
-        const { wait } = parseInput(RunSyncQuery, query, "wait");
-        const body = parseInput(JobSubmission, parsed, "body");
-        client.jobs
-          .runSync(accountId, endpointId, body, wait, clientGone(res))
-          .then((envelope) => sendJsonText(res, JSON.stringify(envelope)))
-          .catch(fail);
-      },
-      fail,
-    );
+    readClientJson(fast, req, res, (parsed) => {
+      const { wait } = parseInput(RunSyncQuery, query, "wait");
+      const body = parseInput(JobSubmission, parsed, "body");
+      client.jobs
+        .runSync(accountId, endpointId, body, wait, clientGone(res))
+        .then((envelope) => sendJsonText(res, JSON.stringify(envelope)))
+        .catch((error: unknown) => fast.sendError(req, res, error));
+    });
     return true;
   });
 
@@ -133,4 +111,29 @@ export function registerFastRoutes(
 function isJson(req: IncomingMessage): boolean {
   const type = req.headers["content-type"];
   return type === "application/json" || (type?.startsWith("application/json;") ?? false);
+}
+
+/**
+ * Reads a client's JSON body as the job API's Fastify scope parses it (a refusal of the parser is
+ * answered as Fastify's, with Connection: close), then calls `use`; a throw from `use` is answered too.
+ */
+function readClientJson(
+  fast: FastPath,
+  req: IncomingMessage,
+  res: ServerResponse,
+  use: (parsed: unknown) => void,
+): void {
+  readText(
+    req,
+    (text) => {
+      let parsed: unknown;
+      try {
+        parsed = fast.clientJson(text);
+      } catch (error) {
+        return fast.sendError(req, res, error, true);
+      }
+      use(parsed);
+    },
+    (error) => fast.sendError(req, res, error),
+  );
 }
