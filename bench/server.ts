@@ -114,6 +114,13 @@ async function main(): Promise<void> {
         calls.clear();
         return {};
       },
+      /** A full collection (diagnostics: how much of the heap in use is garbage); needs --expose-gc. */
+      collect: () => {
+        const gc = (globalThis as { gc?: () => void }).gc;
+        if (typeof gc !== "function") throw new Error("collect: start the bench server with --expose-gc");
+        gc();
+        return {};
+      },
       close: async () => {
         await close();
         setImmediate(() => process.exit(0));

@@ -3,13 +3,15 @@
  * deep queue and the time to restart with it (issue 13: 1,000,000 queued <= 600 MB, restart < 5 s).
  * The jobs go through /run (the bench's small input) spread over --endpoints endpoints with no worker
  * (each endpoint's queue bound is raised to hold its share); then the service is closed and started
- * again on the same store, and its memory read at ready, then 1 s and 5 s later (the queue-depth
- * curve reads it at ready). Not part of `npm run bench`; nothing asserts.
+ * again on the same store (with --expose-gc), and its memory read at ready, 1 s and 5 s later (the
+ * queue-depth curve reads it at ready) and after a full collection (what of it was garbage). Not part
+ * of `npm run bench`; nothing asserts.
  */
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
 import { buildBench } from "../lib/build";
 import { load } from "../lib/load";
+import { Empty } from "../lib/protocol";
 import { BENCH_API_KEY, createQueueEndpoint, inQueue, startService, tempDataDir } from "../lib/servers";
 
 const MB = 1024 * 1024;
@@ -52,7 +54,8 @@ async function main(): Promise<void> {
     );
     await svc.close();
     const spawned = performance.now();
-    svc = await startService({ data: data.file, maxQueuedPerEndpoint });
+    // --expose-gc: the full collection at the end (the service then also uses it for its settle GC).
+    svc = await startService({ data: data.file, maxQueuedPerEndpoint }, { execArgv: ["--expose-gc"] });
     const restartMs = performance.now() - spawned;
     let restored = 0;
     for (const endpointId of endpoints) restored += await inQueue(svc, endpointId);
@@ -63,6 +66,8 @@ async function main(): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, seconds === 1 ? 1_000 : 4_000));
       console.log(`${seconds} s after ready: ${await memory()}`);
     }
+    await svc.child.call("collect", {}, Empty);
+    console.log(`after a full collection: ${await memory()}`);
   } finally {
     await svc.close();
     await data.remove();
