@@ -28,10 +28,17 @@ let parkedTake: ServerResponse | null = null;
 let relayed = 0;
 
 function relay(req: IncomingMessage, res: ServerResponse, parts: string[], body: string): void {
+  let parsed: { input?: unknown; output?: unknown } = {};
+  try {
+    if (body) parsed = JSON.parse(body) as typeof parsed;
+  } catch {
+    reply(res, 400, JSON.stringify({ error: "body is not JSON" }));
+    return;
+  }
   if (req.method === "POST" && parts[3] === "runsync") {
     const id = `relay-${++relayed}`;
     held.set(id, res);
-    const job = `{"id":"${id}","input":${JSON.stringify((JSON.parse(body) as { input?: unknown }).input ?? null)}}`;
+    const job = `{"id":"${id}","input":${JSON.stringify(parsed.input ?? null)}}`;
     if (parkedTake) {
       const take = parkedTake;
       parkedTake = null;
@@ -44,7 +51,7 @@ function relay(req: IncomingMessage, res: ServerResponse, parts: string[], body:
   } else if (req.method === "POST" && parts[3] === "job-done" && parts[5]) {
     const client = held.get(parts[5]);
     held.delete(parts[5]);
-    const output = (JSON.parse(body) as { output?: unknown }).output ?? null;
+    const output = parsed.output ?? null;
     if (client) reply(client, 200, JSON.stringify({ id: parts[5], status: "COMPLETED", output }));
     // As the service: the worker's answer after the client's reply.
     reply(res, 200, "{}");

@@ -2,9 +2,12 @@
  * The relay floor's worker (see bare-server.ts): takes a job with a long-poll GET job-take, calls the
  * no-op handler, posts its output to job-done and, as the service's worker runtime does, asks for
  * the next job at once instead of waiting for job-done's answer. undici pools, one for takes and one
- * for posts (the runtime's two), replies read whole by a dispatch handler. Its own process.
+ * for posts (the runtime's two), replies read whole by the SDK's dispatchWhole, as the runtime's are.
+ * Its own process.
  */
-import { type Dispatcher, Pool } from "undici";
+import { setTimeout as sleep } from "node:timers/promises";
+import { Pool } from "undici";
+import { dispatchWhole } from "../sdk/dispatch-reply";
 import { handler as echo } from "../service/jobs/workers/handlers/echo";
 import { serveIpc } from "./lib/ipc";
 
@@ -13,33 +16,33 @@ const takes = new Pool(base.origin, { connections: 1 });
 const posts = new Pool(base.origin, { connections: 1 });
 let stopped = false;
 
-function exchange(pool: Pool, method: "GET" | "POST", path: string, body?: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    const handler: Dispatcher.DispatchHandler = {
-      onRequestStart: () => {},
-      onResponseStart: () => {},
-      onResponseData: (_controller, chunk) => {
-        chunks.push(chunk);
-      },
-      onResponseEnd: () => resolve(Buffer.concat(chunks).toString("utf8")),
-      onResponseError: (_controller, error) => reject(error),
-    };
-    const headers = body === undefined ? {} : { "content-type": "application/json" };
-    pool.dispatch(
-      { origin: base.origin, path, method, headers, body, headersTimeout: 0, bodyTimeout: 0 },
-      handler,
-    );
-  });
-}
-
 async function takeLoop(): Promise<void> {
+  const origin = base.origin;
   while (!stopped) {
-    const text = await exchange(takes, "GET", "/v2/relay/job-take/bare-worker").catch(() => "");
-    if (!text) continue;
+    let text: string;
+    try {
+      // A long-poll: undici's own timeouts off (the relay holds it until a /runsync comes).
+      const take = {
+        origin,
+        path: "/v2/relay/job-take/bare-worker",
+        method: "GET" as const,
+        headersTimeout: 0,
+      };
+      text = (await dispatchWhole(takes, take)).text;
+    } catch {
+      await sleep(100);
+      continue;
+    }
     const job = JSON.parse(text) as { id: string; input: unknown };
     const output = await echo({ id: job.id, input: job.input });
-    void exchange(posts, "POST", `/v2/relay/job-done/bare-worker/${job.id}`, JSON.stringify({ output }));
+    const done = {
+      origin,
+      path: `/v2/relay/job-done/bare-worker/${job.id}`,
+      method: "POST" as const,
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ output }),
+    };
+    dispatchWhole(posts, done).catch(() => {});
   }
 }
 

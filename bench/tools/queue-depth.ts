@@ -8,6 +8,7 @@
  * of `npm run bench`; nothing asserts.
  */
 import { performance } from "node:perf_hooks";
+import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { buildBench } from "../lib/build";
 import { load } from "../lib/load";
@@ -62,10 +63,10 @@ async function main(): Promise<void> {
     console.log(
       `restart ${restartMs.toFixed(0)} ms (startService ${svc.ready.startMs.toFixed(0)} ms), restored ${restored}: ${await memory()}`,
     );
-    for (const seconds of [1, 5]) {
-      await new Promise((resolve) => setTimeout(resolve, seconds === 1 ? 1_000 : 4_000));
-      console.log(`${seconds} s after ready: ${await memory()}`);
-    }
+    await sleep(1_000);
+    console.log(`1 s after ready: ${await memory()}`);
+    await sleep(4_000);
+    console.log(`5 s after ready: ${await memory()}`);
     await svc.child.call("collect", {}, Empty);
     console.log(`after a full collection: ${await memory()}`);
   } finally {

@@ -9,8 +9,8 @@ import { errorReply, unexpectedLogFields } from "./errors";
  * answered by plain node:http handlers placed in front of Fastify (edgeServer's serverFactory),
  * without Fastify's per-request objects, hooks and reply pipeline. Wire only: a route here calls the
  * same JobService and Dispatcher methods, and refuses through the same mapping (errors.ts
- * errorReply), as its Fastify twin. A request a fast route does not take on (see FastRoute) goes on to Fastify, which serves it
- * as before: the fast path only ever answers the plain cases.
+ * errorReply), as its Fastify twin. A request a fast route does not take on (see FastRoute) goes on
+ * to Fastify, which serves it as before: the fast path only ever answers the plain cases.
  */
 
 /** Path parameters (decoded, as Fastify's router gives them) and the query (its querystring parser). */
