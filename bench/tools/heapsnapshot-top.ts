@@ -13,9 +13,8 @@ const Snapshot = z.object({
   strings: z.array(z.string()),
 });
 
-function main(): void {
-  const [file, topArg] = process.argv.slice(2);
-  if (!file) throw new Error("usage: heapsnapshot-top <file> [top]");
+/** Self size and count of a snapshot's nodes by type and constructor name (strings together). */
+export function heapTotals(file: string): Map<string, { size: number; count: number }> {
   const snap = Snapshot.parse(JSON.parse(readFileSync(file, "utf8")));
   const fields = snap.snapshot.meta.node_fields;
   const types = snap.snapshot.meta.node_types[0] as string[];
@@ -26,7 +25,6 @@ function main(): void {
     number,
   ];
   const totals = new Map<string, { size: number; count: number }>();
-  let all = 0;
   for (let i = 0; i < snap.nodes.length; i += width) {
     const type = types[snap.nodes[i + typeAt] as number] ?? "?";
     const name =
@@ -34,14 +32,25 @@ function main(): void {
         ? "(strings)"
         : (snap.strings[snap.nodes[i + nameAt] as number] ?? "?");
     const key = `${type}: ${name.slice(0, 60)}`;
-    const size = snap.nodes[i + sizeAt] as number;
     const entry = totals.get(key) ?? { size: 0, count: 0 };
-    entry.size += size;
+    entry.size += snap.nodes[i + sizeAt] as number;
     entry.count++;
     totals.set(key, entry);
-    all += size;
   }
-  process.stdout.write(`${(all / 2 ** 20).toFixed(1)} MB in ${snap.nodes.length / width} nodes\n`);
+  return totals;
+}
+
+function main(): void {
+  const [file, topArg] = process.argv.slice(2);
+  if (!file) throw new Error("usage: heapsnapshot-top <file> [top]");
+  const totals = heapTotals(file);
+  let all = 0;
+  let nodes = 0;
+  for (const { size, count } of totals.values()) {
+    all += size;
+    nodes += count;
+  }
+  process.stdout.write(`${(all / 2 ** 20).toFixed(1)} MB in ${nodes} nodes\n`);
   for (const [key, { size, count }] of [...totals]
     .sort((a, b) => b[1].size - a[1].size)
     .slice(0, Number(topArg ?? 25))) {
@@ -51,4 +60,5 @@ function main(): void {
   }
 }
 
-main();
+// Run as a tool, not when another tool imports heapTotals.
+if (require.main === module) main();

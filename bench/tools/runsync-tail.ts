@@ -18,8 +18,9 @@
  * the slowest `top`, the cause of each slow request (the largest of those covering half its excess
  * over the median; a run-queue wait while our three processes ran less than half of it is marked
  * "cores busy elsewhere"), and the machine's busy time beside our processes' CPU (main thread and
- * other threads) over the timed loop. `--worker-flags` are V8 flags the worker sets as it loads
- * (`--trace-gc`: its GC lines, read back from the service's logs). Diagnosis only: the probes cost
+ * other threads) over the timed loop, and each process's GC pauses by kind over the timed loop (the
+ * whole process's, start-up and warm-up included, in brackets). `--worker-flags` are V8 flags the
+ * worker sets as it loads (`--trace-gc`: its GC lines, read back from the service's logs). Diagnosis only: the probes cost
  * a little on every request.
  */
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
@@ -308,7 +309,8 @@ async function main(): Promise<void> {
         });
       }
     }
-    const timedMs = now() - timedFrom;
+    const timedTo = now();
+    const timedMs = timedTo - timedFrom;
     const threadsAfter = pids.map(threadRuns);
     const statAfter = cpuStat();
     // /proc/stat's first line: user nice system idle iowait irq softirq steal ... (clock ticks, 100 a second).
@@ -400,7 +402,10 @@ async function main(): Promise<void> {
         .map(([k, v]) => `${k} ${v.n} (${(v.excess / v.n).toFixed(2)})`)
         .join("; ")}`,
     );
-    console.log(`client GC: ${byKind(clientGc)}`);
+    // GC pauses inside the timed loop; the whole process's (start-up and warm-up included) in brackets.
+    const inLoop = (gcs: Event[]) => gcs.filter((e) => e[0] >= timedFrom && e[0] <= timedTo);
+    const gcLine = (gcs: Event[]) => `${byKind(inLoop(gcs)) || "none"} [whole process: ${byKind(gcs)}]`;
+    console.log(`client GC in the timed loop: ${gcLine(clientGc)}`);
     const slow = service.events.filter((e) => e[1] === "sqlite");
     console.log(
       `slow SQLite calls on the service's main thread (> 0.3 ms): ${slow.length}, by kind (1 exec, 2 run, 3 get, 4 all, 5 PRAGMA): ${[
@@ -420,8 +425,8 @@ async function main(): Promise<void> {
     }
     const serviceGc = service.events.filter((e) => e[1] === "gc");
     const workerGc = worker.events.filter((e) => e[1] === "gc");
-    console.log(`service GC: ${byKind(serviceGc)}`);
-    console.log(`worker GC: ${byKind(workerGc)}`);
+    console.log(`service GC in the timed loop: ${gcLine(serviceGc)}`);
+    console.log(`worker GC in the timed loop: ${gcLine(workerGc)}`);
     // With --worker-flags --trace-gc: the worker's GC lines, as the service captured them into its logs.
     const logs = await fetch(`${svc.ready.queueUrl}/v2/${endpointId}/logs?limit=10000`, {
       headers: { authorization: `Bearer ${BENCH_API_KEY}` },
