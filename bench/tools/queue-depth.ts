@@ -3,9 +3,9 @@
  * deep queue and the time to restart with it (issue 13: 1,000,000 queued <= 600 MB, restart < 5 s).
  * The jobs go through /run (the bench's small input) spread over --endpoints endpoints with no worker
  * (each endpoint's queue bound is raised to hold its share); then the service is closed and started
- * again on the same store (with --expose-gc), and its memory read at ready, 1 s and 5 s later (the
- * queue-depth curve reads it at ready) and after a full collection (what of it was garbage). Not part
- * of `npm run bench`; nothing asserts.
+ * again on the same store (with --expose-gc), and its memory read at ready, 1, 5, 15 and 30 s later
+ * (the queue-depth curve reads it at ready) and after a full collection (what of it was garbage). Not
+ * part of `npm run bench`; nothing asserts.
  */
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -67,6 +67,11 @@ async function main(): Promise<void> {
     console.log(`1 s after ready: ${await memory()}`);
     await sleep(4_000);
     console.log(`5 s after ready: ${await memory()}`);
+    // Whether V8's memory reducer, which runs on its own some seconds after the allocation stops, gets there.
+    await sleep(10_000);
+    console.log(`15 s after ready: ${await memory()}`);
+    await sleep(15_000);
+    console.log(`30 s after ready: ${await memory()}`);
     await svc.child.call("collect", {}, Empty);
     console.log(`after a full collection: ${await memory()}`);
   } finally {
