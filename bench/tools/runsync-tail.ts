@@ -20,8 +20,8 @@
  * "cores busy elsewhere"), and the machine's busy time beside our processes' CPU (main thread and
  * other threads) over the timed loop, and each process's GC pauses by kind over the timed loop (the
  * whole process's, start-up and warm-up included, in brackets). `--worker-flags` are V8 flags the
- * worker sets as it loads (`--trace-gc`: its GC lines, read back from the service's logs). Diagnosis only: the probes cost
- * a little on every request.
+ * worker sets as it loads (`--trace-gc`: its GC lines, read back from the service's logs). Diagnosis
+ * only: the probes cost a little on every request.
  */
 import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
