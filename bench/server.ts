@@ -8,13 +8,21 @@
 // First, as the CLI (service/main.ts) does: the service's modules load without V8's optimizing compilers.
 import "../service/lean-start";
 import { subscribe } from "node:diagnostics_channel";
+import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { writeHeapSnapshot } from "node:v8";
 import type { FastifyInstance } from "fastify";
 import type { ServiceConfig } from "../service/config";
 import { startService } from "../service/index";
 import type { JobPlaneConfig } from "../service/jobs/config";
 import { serveIpc } from "./lib/ipc";
-import { type CallCount, ServerOptions, type ServerReady, type ServerStats } from "./lib/protocol";
+import {
+  type CallCount,
+  HeapSnapshotArgs,
+  ServerOptions,
+  type ServerReady,
+  type ServerStats,
+} from "./lib/protocol";
 
 const WRITE_METHODS = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
@@ -120,6 +128,11 @@ async function main(): Promise<void> {
         if (typeof gc !== "function") throw new Error("collect: start the bench server with --expose-gc");
         gc();
         return {};
+      },
+      /** A heap snapshot (which starts with a full collection) written into `dir`; diagnostics. */
+      heapSnapshot: (args: unknown) => {
+        const { dir } = HeapSnapshotArgs.parse(args);
+        return { file: writeHeapSnapshot(join(dir, `service-${Date.now()}.heapsnapshot`)) };
       },
       close: async () => {
         await close();

@@ -39,6 +39,10 @@ export type ServerStats = z.infer<typeof ServerStats>;
 
 export const Empty = z.object({});
 
+/** The bench server's `heapSnapshot` command: the snapshot written (diagnostics). */
+export const HeapSnapshotArgs = z.object({ dir: z.string().min(1) });
+export const HeapSnapshotWritten = z.object({ file: z.string() });
+
 export const BareReady = z.object({ url: z.string(), pid: z.number() });
 export type BareReady = z.infer<typeof BareReady>;
 

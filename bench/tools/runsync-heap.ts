@@ -1,17 +1,17 @@
 /**
  * `npx tsx bench/tools/runsync-heap.ts [--warmup 2000] [--requests 5000]`: what the service's heap
  * keeps from /runsync. Runs the runsync suite's loop (one request at a time, one worker), writes a
- * heap snapshot of the service after the warm-up and after the measured requests (each snapshot
- * starts with a full collection, so it holds only what is live), and prints what grew between them
- * by node type and constructor: count and self size, largest first. Needs the bench build.
+ * heap snapshot of the service after the warm-up and after the measured requests (the bench
+ * server's `heapSnapshot` command; a snapshot starts with a full collection, so it holds only what is
+ * live), and prints what grew between them by node type and constructor: count and self size,
+ * largest first. Needs the bench build (`npx tsc -p bench/tsconfig.json`).
  */
-import { existsSync, readdirSync, statSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { Pool } from "undici";
+import { HeapSnapshotWritten } from "../lib/protocol";
 import {
   BENCH_API_KEY,
   createQueueEndpoint,
@@ -23,38 +23,20 @@ import { heapTotals } from "./heapsnapshot-top";
 
 type Totals = Map<string, { size: number; count: number }>;
 
-async function snapshot(pid: number, dir: string): Promise<string> {
-  const before = new Set(readdirSync(dir));
-  process.kill(pid, "SIGUSR2");
-  for (;;) {
-    await sleep(200);
-    const added = readdirSync(dir).filter((f) => !before.has(f) && f.endsWith(".heapsnapshot"));
-    const file = added[0] ? join(dir, added[0]) : undefined;
-    // Written once its size stops changing.
-    if (file && existsSync(file)) {
-      const size = statSync(file).size;
-      await sleep(500);
-      if (size > 0 && statSync(file).size === size) return file;
-    }
-  }
-}
-
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: { warmup: { type: "string", default: "2000" }, requests: { type: "string", default: "5000" } },
   });
   const dir = await mkdtemp(join(tmpdir(), "runsync-heap-"));
   const data = await tempDataDir();
-  const svc = await startService(
-    { data: data.file },
-    { execArgv: ["--heapsnapshot-signal=SIGUSR2", `--diagnostic-dir=${dir}`] },
-  );
+  const svc = await startService({ data: data.file });
   try {
     const endpointId = await createQueueEndpoint(svc, "heap", "runpodkit/echo", 1);
     await waitForIdleWorkers(svc, endpointId, 1);
     const origin = new URL(svc.ready.queueUrl).origin;
     const pool = new Pool(origin, { connections: 1 });
     const headers = { authorization: `Bearer ${BENCH_API_KEY}`, "content-type": "application/json" };
+    const snapshot = async () => (await svc.child.call("heapSnapshot", { dir }, HeapSnapshotWritten)).file;
     const loop = async (n: number) => {
       for (let i = 0; i < n; i++) {
         const reply = await pool.request({
@@ -69,9 +51,9 @@ async function main(): Promise<void> {
       }
     };
     await loop(Number(values.warmup));
-    const first = heapTotals(await snapshot(svc.ready.pid, dir));
+    const first = heapTotals(await snapshot());
     await loop(Number(values.requests));
-    const second = heapTotals(await snapshot(svc.ready.pid, dir));
+    const second = heapTotals(await snapshot());
     const rows = [...new Set([...first.keys(), ...second.keys()])].map((key) => ({
       key,
       size: (second.get(key)?.size ?? 0) - (first.get(key)?.size ?? 0),
