@@ -7,10 +7,13 @@
  * The relay floor of /runsync: under endpoint `relay`, /runsync is held and its job handed to a bare
  * worker process (`bare-worker.ts`) through job-take (a long-poll) and job-done, as the service does,
  * with no rule, store or validation: three processes and four one-way hops, nothing else.
+ *
+ * The queue floor of the end-to-end suite: endpoint `queue` (bare-queue.ts).
  */
 import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { queueFloor, queueRequests } from "./bare-queue";
 import { serveIpc } from "./lib/ipc";
 
 function reply(res: ServerResponse, status: number, body: string): void {
@@ -59,10 +62,11 @@ function relay(req: IncomingMessage, res: ServerResponse, parts: string[], body:
 }
 
 function answer(req: IncomingMessage, res: ServerResponse, body: string): void {
-  const path = (req.url ?? "/").split("?")[0] ?? "/";
+  const [path = "/", search = ""] = (req.url ?? "/").split("?");
   // /v2/{endpoint}/run, /runsync and /status/{job}, as the job API's paths.
   const parts = path.split("/");
   if (parts[2] === "relay") relay(req, res, parts, body);
+  else if (parts[2] === "queue") queueFloor(req, res, parts, search, body, reply);
   else if (req.method === "POST" && parts[3] === "runsync") {
     // The round-trip floor of /runsync: the input echoed back as a completed job, nothing queued.
     let input: unknown = null;
@@ -86,7 +90,7 @@ const server = createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
   // The body is read in full before answering, as a real endpoint must; only /runsync keeps it (to
   // echo the input), so the /run ceiling stays what it was in earlier runs.
   let body = "";
-  if (req.url?.includes("/runsync") || req.url?.includes("/job-done/")) {
+  if (req.url?.includes("/runsync") || req.url?.includes("/job-done/") || req.url?.startsWith("/v2/queue/")) {
     req.setEncoding("utf8");
     req.on("data", (chunk: string) => {
       body += chunk;
@@ -97,7 +101,7 @@ const server = createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
 
 server.listen(0, "127.0.0.1", () => {
   const { port } = server.address() as AddressInfo;
-  serveIpc({}, { url: `http://127.0.0.1:${port}`, pid: process.pid }, () => {
+  serveIpc({ queueRequests }, { url: `http://127.0.0.1:${port}`, pid: process.pid }, () => {
     server.closeAllConnections();
     server.close();
   });

@@ -17,6 +17,7 @@ import { type EndToEndPoint, endToEnd } from "./suites/end-to-end";
 import { queuedMemory, runSyncLatency } from "./suites/latency-memory";
 import { providerEconomy, stackSizeCurve } from "./suites/provider";
 import { queueDepthCurve } from "./suites/queue-depth";
+import { queueFloor } from "./suites/queue-floor";
 import { runRate } from "./suites/run-rate";
 import { sdkCycles, streamThroughput } from "./suites/sdk";
 
@@ -30,6 +31,7 @@ const SUITES = [
   "provider",
   "queue-depth",
   "e2e-workers",
+  "queue-floor",
   "e2e-endpoints",
   "stack-size",
 ] as const;
@@ -190,6 +192,20 @@ async function main(): Promise<void> {
       log,
     });
   });
+  await timed(
+    "queue-floor",
+    "floor: the e2e client and 4 workers of the runtime against the bare server's in-memory queue",
+    async () => {
+      r.queueFloor = await queueFloor({
+        workers: 4,
+        runs,
+        jobs: size.e2eJobs({ endpoints: 1, workersPerEndpoint: 4 }),
+        warmupJobs: e2eWarmup,
+        concurrency: 64,
+        log,
+      });
+    },
+  );
   await timed(
     "e2e-endpoints",
     `curve: end to end against endpoints ${size.endpoints.join(", ")} (1 worker each)`,

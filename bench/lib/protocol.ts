@@ -46,6 +46,9 @@ export const HeapSnapshotWritten = z.object({ file: z.string() });
 export const BareReady = z.object({ url: z.string(), pid: z.number() });
 export type BareReady = z.infer<typeof BareReady>;
 
+/** The bare server's `queueRequests` command: requests its queue floor answered so far, by route. */
+export const QueueRequests = z.object({ byRoute: z.record(z.string(), z.number()) });
+
 /** A client process's measured loop: wall time and its own CPU (user + system), microseconds. */
 export const LoopResult = z.object({
   calls: z.number(),

@@ -3,6 +3,7 @@ import type { EndToEndRow } from "../suites/end-to-end";
 import type { QueuedMemory, RunSyncLatency } from "../suites/latency-memory";
 import { CURVE_OPERATIONS, type ProviderResult, type StackSizeCurve } from "../suites/provider";
 import type { QueueDepthCurve } from "../suites/queue-depth";
+import type { QueueFloorResult } from "../suites/queue-floor";
 import type { RunRateResult } from "../suites/run-rate";
 import type { SdkResult, StreamThroughput } from "../suites/sdk";
 import { judgeCurve, LINEAR_FACTOR, linearity, marginalCosts } from "./curves";
@@ -20,6 +21,8 @@ export interface Results {
   /** Curves: /run and RSS against queue depth; end to end against workers and endpoints; stack size. */
   queueDepth?: QueueDepthCurve;
   e2eWorkers?: EndToEndRow[];
+  /** The end-to-end client and workers against the bare server's in-memory queue. */
+  queueFloor?: QueueFloorResult;
   e2eEndpoints?: EndToEndRow[];
   stackSize?: StackSizeCurve;
 }
@@ -61,6 +64,20 @@ export function table(r: Results): string[] {
   e2eRows(r.endToEnd, "end-to-end");
   e2eRows(r.e2eWorkers, "e2e workers curve");
   e2eRows(r.e2eEndpoints, "e2e endpoints curve", true);
+  if (r.queueFloor) {
+    const cpu = r.queueFloor.cpuPerJobUs;
+    rows.push([`queue floor (bare server), ${r.queueFloor.workers} workers`, f(r.queueFloor.jobsPerSec)]);
+    rows.push([
+      `  CPU/job bare server+workers+client`,
+      `${cpu.server.median}+${cpu.workers.median}+${cpu.client.median} us  (bare server runs ${cpu.server.runs.join(", ")})`,
+    ]);
+    rows.push([
+      `  requests per job`,
+      Object.entries(r.queueFloor.requestsPerJob)
+        .map(([route, n]) => `${route} ${n}`)
+        .join(", "),
+    ]);
+  }
   if (r.runSync) {
     rows.push(["/runsync no-op p50", f(r.runSync.p50Ms)]);
     rows.push(["/runsync no-op p99", f(r.runSync.p99Ms)]);
@@ -223,6 +240,16 @@ function pairedRatio(a: Figure | null | undefined, b: Figure | null | undefined)
   return round(median(a.runs.map((x, i) => x / (b.runs[i] ?? Number.NaN))), 3);
 }
 
+/**
+ * The queue floor beside the CPU target: what the same requests cost the bare server per job, as a
+ * multiple of its bare request, and the service's cost as a multiple of the floor.
+ */
+function queueFloorNote(r: Results, jobCpu: number, bareCpu: number): string | undefined {
+  const floor = r.queueFloor?.cpuPerJobUs.server.median;
+  if (!floor) return undefined;
+  return `queue floor ${floor} us per job (${round(floor / bareCpu, 2)}x a bare request; the service ${round(jobCpu / floor, 2)}x the floor)`;
+}
+
 export function targets(r: Results): Target[] {
   const out: Target[] = [];
   if (r.runRate) {
@@ -242,7 +269,9 @@ export function targets(r: Results): Target[] {
         round(jobCpu / bareCpu, 2),
         6,
         "x",
-        `${jobCpu} us per job, ${bareCpu} us per bare request`,
+        [`${jobCpu} us per job, ${bareCpu} us per bare request`, queueFloorNote(r, jobCpu, bareCpu)]
+          .filter(Boolean)
+          .join("; "),
       ),
     );
   }
