@@ -47,6 +47,8 @@ const SIZES = {
     e2eJobs: (p: EndToEndPoint) => (p.endpoints * p.workersPerEndpoint === 1 ? 2_000 : 5_000),
     /** Each end-to-end point's warm-up: enough jobs that V8 has compiled the job path (README, "Warm-up"). */
     e2eWarmupJobs: 10_000,
+    /** The runsync suite's warm-up loop, against each of the service, the bare server and the relay. */
+    runsyncWarmup: 5_000,
     queuedJobs: 100_000,
     sdkCycles: 10_000,
     providerCount: 50,
@@ -59,6 +61,7 @@ const SIZES = {
     runRateSec: 2,
     e2eJobs: () => 1_000,
     e2eWarmupJobs: 0,
+    runsyncWarmup: 500,
     queuedJobs: 20_000,
     sdkCycles: 2_000,
     providerCount: 5,
@@ -148,7 +151,7 @@ async function main(): Promise<void> {
     "runsync",
     "service: /runsync latency, no-op handler, one worker; bare keep-alive round trip",
     async () => {
-      r.runSync = await runSyncLatency({ runs, requests: 2_000, log });
+      r.runSync = await runSyncLatency({ runs, requests: 2_000, warmupRequests: size.runsyncWarmup, log });
     },
   );
   await timed(

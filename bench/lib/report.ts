@@ -81,6 +81,12 @@ export function table(r: Results): string[] {
   if (r.runSync) {
     rows.push(["/runsync no-op p50", f(r.runSync.p50Ms)]);
     rows.push(["/runsync no-op p99", f(r.runSync.p99Ms)]);
+    const warm = r.runSync.warmup;
+    if (warm)
+      rows.push([
+        "/runsync warm-up loop (not counted)",
+        `${warm.requests} requests from start: p50 ${round(warm.p50Ms, 3)} ms, p99 ${round(warm.p99Ms, 3)} ms`,
+      ]);
     rows.push(["direct handler call p50", f(r.runSync.directCallP50Ms)]);
     rows.push(["/runsync overhead over direct call (p50)", f(r.runSync.overheadP50Ms)]);
     if (r.runSync.bareP50Ms) {
@@ -290,6 +296,8 @@ export function targets(r: Results): Target[] {
     const floors = [
       r.runSync.relayP99Ms && `relay floor p99 ${r.runSync.relayP99Ms.median} ms`,
       r.runSync.bareP99Ms && `bare round trip p99 ${r.runSync.bareP99Ms.median} ms`,
+      r.runSync.warmup &&
+        `after ${r.runSync.warmup.requests} warm-up requests, whose own p99 was ${round(r.runSync.warmup.p99Ms, 3)} ms`,
     ].filter(Boolean);
     out.push(
       atMost(

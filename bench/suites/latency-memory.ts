@@ -44,12 +44,23 @@ export interface RunSyncLatency {
   relayP99Ms?: Figure;
   /** /runsync p50 / relay-floor p50, per side-by-side pair. */
   p50OverRelay?: Figure;
+  /**
+   * The unmeasured warm-up loop each of the three ran first (`requests` each; README, "Warm-up"),
+   * and the p50 and p99 of /runsync's over all of it: a service from cold.
+   */
+  warmup?: { requests: number; p50Ms: number; p99Ms: number };
   wrong: number;
 }
 
 export async function runSyncLatency(options: {
   runs: number;
   requests: number;
+  /**
+   * Requests of one unmeasured loop against each of the three before the measured runs: the tail of
+   * the first thousands of /runsync after start is the start's (V8 compiling the service, its worker
+   * and the client), and it lengthened the bare and relay floors' tails measured beside it as well.
+   */
+  warmupRequests: number;
   log: (line: string) => void;
 }): Promise<RunSyncLatency> {
   const data = await tempDataDir();
@@ -77,6 +88,24 @@ export async function runSyncLatency(options: {
     const measureService = measure("/runsync", results, svc.ready.queueUrl, endpointId, true);
     const measureBare = measure("bare round trip", floor, bare.url, "bareendpoint00", false);
     const measureRelay = measure("relay floor", relay, bare.url, "relay", false);
+    let warmup: RunSyncLatency["warmup"];
+    let warmupWrong = 0;
+    if (options.warmupRequests > 0) {
+      const loops = [
+        { queueUrl: svc.ready.queueUrl, endpointId, direct: false },
+        { queueUrl: bare.url, endpointId: "bareendpoint00", direct: false },
+        { queueUrl: bare.url, endpointId: "relay", direct: false },
+      ];
+      for (const loop of loops) {
+        const args = { ...loop, warmup: 0, requests: options.warmupRequests };
+        const result = await client.call("run", args, LatencyResult);
+        warmupWrong += result.wrong;
+        warmup ??= { requests: options.warmupRequests, p50Ms: result.p50Ms, p99Ms: result.p99Ms };
+      }
+      options.log(
+        `  warm-up: ${options.warmupRequests} requests each, /runsync's: p50 ${warmup?.p50Ms.toFixed(3)} ms, p99 ${warmup?.p99Ms.toFixed(3)} ms (not counted)`,
+      );
+    }
     for (let run = 0; run < options.runs; run++) {
       // Alternate the order, so a drift in machine load biases none of them.
       const order = [measureBare, measureRelay, measureService];
@@ -99,7 +128,8 @@ export async function runSyncLatency(options: {
       relayP50Ms: ms(relay, p50),
       relayP99Ms: ms(relay, p99),
       p50OverRelay: ratioFigure(results.map(p50), relay.map(p50)),
-      wrong: [...results, ...floor, ...relay].reduce((n, r) => n + r.wrong, 0),
+      ...(warmup ? { warmup } : {}),
+      wrong: [...results, ...floor, ...relay].reduce((n, r) => n + r.wrong, warmupWrong),
     };
   } finally {
     await relayWorker.stop();

@@ -83,27 +83,66 @@ const results: Results = {
 };
 
 describe("targets", () => {
-  const list = targets({
-    ...results,
-    runRate: {
-      connections: 64,
-      durationSec: 5,
-      service: fig([30_000]),
-      ceiling: fig([60_000]),
-      ratio: fig([0.5]),
-      serviceP99Ms: fig([5]),
-      ceilingP99Ms: fig([3]),
-      serviceCpuPerRequestUs: fig([34]),
-      ceilingCpuPerRequestUs: fig([16]),
-      cpuRatio: fig([0.47]),
-      rejected: 0,
-    },
-  });
+  const runRate: Results["runRate"] = {
+    connections: 64,
+    durationSec: 5,
+    service: fig([30_000]),
+    ceiling: fig([60_000]),
+    ratio: fig([0.5]),
+    serviceP99Ms: fig([5]),
+    ceilingP99Ms: fig([3]),
+    serviceCpuPerRequestUs: fig([34]),
+    ceilingCpuPerRequestUs: fig([16]),
+    cpuRatio: fig([0.47]),
+    rejected: 0,
+  };
+  const list = targets({ ...results, runRate });
   const byName = (prefix: string) => list.find((t) => t.name.startsWith(prefix));
 
   it("judges service CPU per job against the bare server's CPU per request of the same run", () => {
     // 120 us per job (4 workers) / 16 us per bare request = 7.5x, over the 6x bar.
     expect(byName("service CPU per completed job")).toMatchObject({ value: 7.5, met: false, target: "<= 6" });
+  });
+
+  it("puts the queue floor of the same run beside the CPU target: its cost in bare requests, the service's in floors", () => {
+    const floor = targets({
+      ...results,
+      runRate,
+      queueFloor: {
+        workers: 4,
+        jobsPerRun: 5_000,
+        jobsPerSec: fig([7_000]),
+        cpuPerJobUs: { server: fig([48]), workers: fig([120]), client: fig([50]) },
+        requestsPerJob: { run: 1, "job-done": 1 },
+      },
+    }).find((t) => t.name.startsWith("service CPU per completed job"));
+    // 48 / 16 = 3x a bare request; 120 / 48 = 2.5x the floor.
+    expect(floor?.note).toBe(
+      "120 us per job, 16 us per bare request; queue floor 48 us per job (3x a bare request; the service 2.5x the floor)",
+    );
+  });
+
+  it("says the /runsync p99 was measured after the warm-up, and what the warm-up's own was", () => {
+    const ms = (x: number) => fig([x], "ms");
+    const list = targets({
+      runSync: {
+        requestsPerRun: 2_000,
+        p50Ms: ms(0.4),
+        p99Ms: ms(2.5),
+        directCallP50Ms: ms(0.001),
+        overheadP50Ms: ms(0.399),
+        bareP50Ms: ms(0.08),
+        bareP99Ms: ms(0.2),
+        p50OverBare: fig([5], "ratio"),
+        warmup: { requests: 5_000, p50Ms: 0.61234, p99Ms: 4.56789 },
+        wrong: 0,
+      },
+    });
+    expect(list.find((t) => t.name === "/runsync no-op p99")).toMatchObject({
+      value: 2.5,
+      met: true,
+      note: "bare round trip p99 0.2 ms, after 5000 warm-up requests, whose own p99 was 4.568 ms",
+    });
   });
 
   it("takes the million-job RSS as the worse of after filling and after restart, and its restart", () => {
