@@ -87,8 +87,8 @@ function answer(req: IncomingMessage, res: ServerResponse, body: string): void {
 }
 
 const server = createServer({ keepAliveTimeout: 60_000 }, (req, res) => {
-  // The body is read in full before answering, as a real endpoint must; only /runsync keeps it (to
-  // echo the input), so the /run ceiling stays what it was in earlier runs.
+  // The body is read in full before answering, as a real endpoint must; only /runsync, job-done and
+  // the queue floor keep it (they use it), so the /run ceiling stays what it was in earlier runs.
   let body = "";
   if (req.url?.includes("/runsync") || req.url?.includes("/job-done/") || req.url?.startsWith("/v2/queue/")) {
     req.setEncoding("utf8");

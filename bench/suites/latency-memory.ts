@@ -56,9 +56,9 @@ export async function runSyncLatency(options: {
   runs: number;
   requests: number;
   /**
-   * Requests of one unmeasured loop against each of the three before the measured runs: the tail of
-   * the first thousands of /runsync after start is the start's (V8 compiling the service, its worker
-   * and the client), and it lengthened the bare and relay floors' tails measured beside it as well.
+   * Requests of one unmeasured loop against each of the three before the measured runs: the first
+   * seconds after the service and its worker start (likely V8 still compiling them) lengthened the
+   * tails of /runsync and of the bare and relay floors measured beside it (bench/README.md, eighth pass).
    */
   warmupRequests: number;
   log: (line: string) => void;
