@@ -8,6 +8,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
+import { workerWebhooks } from "../../service/jobs/workers/pool";
 import { built } from "../lib/build";
 import { type Figure, figure } from "../lib/figures";
 import { Child } from "../lib/ipc";
@@ -37,7 +38,6 @@ export interface QueueFloorOptions {
 
 /** A worker process of the runtime, as the service's pool starts one, pointed at the bare server. */
 function startWorker(url: string, index: number): ChildProcess {
-  const base = `${url}/v2/queue`;
   return spawn(
     process.execPath,
     [built("service/jobs/workers/runtime/main"), built("service/jobs/workers/handlers/echo")],
@@ -45,10 +45,7 @@ function startWorker(url: string, index: number): ChildProcess {
       env: {
         ...process.env,
         RUNPOD_POD_ID: `floor-${index}`,
-        RUNPOD_WEBHOOK_GET_JOB: `${base}/job-take/$ID?gpu=LOCAL`,
-        RUNPOD_WEBHOOK_POST_OUTPUT: `${base}/job-done/$RUNPOD_POD_ID/$ID?gpu=LOCAL`,
-        RUNPOD_WEBHOOK_POST_STREAM: `${base}/job-stream/$RUNPOD_POD_ID/$ID?gpu=LOCAL`,
-        RUNPOD_WEBHOOK_PING: `${base}/ping/$RUNPOD_POD_ID?gpu=LOCAL`,
+        ...workerWebhooks(`${url}/v2/queue`),
         RUNPOD_AI_API_KEY: BENCH_API_KEY,
       },
       // Its log lines go nowhere (the service reads them from a pipe: one of its rules). The IPC

@@ -304,10 +304,7 @@ export class WorkerPool implements WorkerRegistry {
       PATH: process.env.PATH ?? "",
       HOME: worker.workdir,
       ...accountEnv.kept,
-      RUNPOD_WEBHOOK_GET_JOB: `${base}/job-take/$ID?gpu=LOCAL`,
-      RUNPOD_WEBHOOK_POST_OUTPUT: `${base}/job-done/$RUNPOD_POD_ID/$ID?gpu=LOCAL`,
-      RUNPOD_WEBHOOK_POST_STREAM: `${base}/job-stream/$RUNPOD_POD_ID/$ID?gpu=LOCAL`,
-      RUNPOD_WEBHOOK_PING: `${base}/ping/$RUNPOD_POD_ID?gpu=LOCAL`,
+      ...workerWebhooks(base),
       RUNPOD_PING_INTERVAL: String(this.#options.pingIntervalMs),
       RUNPOD_AI_API_KEY: session.key ?? "",
       RUNPOD_POD_ID: session.id,
@@ -507,5 +504,19 @@ function externalPod(session: WorkerSession): WorkerPod {
     createdAt: session.readyAt ?? session.lastSeen,
     lastStartedAt: session.readyAt,
     state: stateOf(session),
+  };
+}
+
+/**
+ * The worker protocol's addresses a worker process is given (docs/worker-protocol.md, section 1), for
+ * an endpoint's job API at `base` (`<origin>/v2/<endpoint id>`): the runtime fills in `$ID` and
+ * `$RUNPOD_POD_ID`.
+ */
+export function workerWebhooks(base: string): Record<string, string> {
+  return {
+    RUNPOD_WEBHOOK_GET_JOB: `${base}/job-take/$ID?gpu=LOCAL`,
+    RUNPOD_WEBHOOK_POST_OUTPUT: `${base}/job-done/$RUNPOD_POD_ID/$ID?gpu=LOCAL`,
+    RUNPOD_WEBHOOK_POST_STREAM: `${base}/job-stream/$RUNPOD_POD_ID/$ID?gpu=LOCAL`,
+    RUNPOD_WEBHOOK_PING: `${base}/ping/$RUNPOD_POD_ID?gpu=LOCAL`,
   };
 }
