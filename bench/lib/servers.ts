@@ -36,11 +36,18 @@ export interface BenchService {
   close(): Promise<void>;
 }
 
+/**
+ * The bench's service process, started from the bench build, or from `buildDir` (another build of
+ * the bench, e.g. a copy with a change in it, for A/B tools).
+ */
 export async function startService(
   options: ServerOptions,
-  childOptions: { execArgv?: string[] } = {},
+  childOptions: { execArgv?: string[]; buildDir?: string } = {},
 ): Promise<BenchService> {
-  const child = new Child(built("bench/server"), [], {
+  const script = childOptions.buildDir
+    ? join(childOptions.buildDir, "bench", "server.js")
+    : built("bench/server");
+  const child = new Child(script, [], {
     env: { BENCH_SERVER: JSON.stringify(options), BENCH_API_KEY },
     execArgv: childOptions.execArgv ?? profileArgs("service"),
   });
