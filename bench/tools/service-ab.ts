@@ -1,8 +1,9 @@
 /**
- * `npx tsx bench/tools/service-ab.ts [--b DIR] [--blocks 30] [--block 200] [--warmup 5000] [--verbose]`:
- * two services side by side, A from the bench build (bench/.tmp/build) and B from the build in DIR
- * (a copy of it with a change in it, e.g. `cp -r bench/.tmp/build bench/.tmp/build-b` and patch the
- * copy; without --b, B is the bench build too: an A/A run, which measures this method's own spread).
+ * `npx tsx bench/tools/service-ab.ts [--a DIR] [--b DIR] [--blocks 30] [--block 200] [--warmup 5000]
+ * [--verbose]`: two services side by side, each from a build of the bench: the bench build
+ * (bench/.tmp/build) unless --a / --b name another (a copy of it with a change in it, e.g. `cp -r
+ * bench/.tmp/build bench/.tmp/build-b` and patch the copy, or an earlier build kept aside). With
+ * neither, both are the bench build: an A/A run, which measures this method's own spread.
  * Each has one `runpodkit/echo` worker and its store on. This process runs the runsync suite's loop
  * (one /runsync at a time over one keep-alive connection, replies read whole) in blocks of `block`
  * requests, alternating A and B (which goes first alternates too), so both meet the machine in the
@@ -59,6 +60,7 @@ async function loop(side: Side, count: number): Promise<number[]> {
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
+      a: { type: "string" },
       b: { type: "string" },
       blocks: { type: "string", default: "30" },
       block: { type: "string", default: "200" },
@@ -70,10 +72,8 @@ async function main(): Promise<void> {
   const sides: Side[] = [];
   try {
     for (const name of ["A", "B"] as const) {
-      const service = await startService(
-        { data: stores[name].file },
-        name === "B" && values.b ? { buildDir: values.b } : {},
-      );
+      const buildDir = name === "A" ? values.a : values.b;
+      const service = await startService({ data: stores[name].file }, buildDir ? { buildDir } : {});
       const endpointId = await createQueueEndpoint(service, `ab-${name}`, "runpodkit/echo", 1);
       await waitForIdleWorkers(service, endpointId, 1);
       const origin = new URL(service.ready.queueUrl).origin;

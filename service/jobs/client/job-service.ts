@@ -114,7 +114,9 @@ export class JobService {
 
   /**
    * /runsync: a new job, held up to `waitMs` (default 90 s) for its end. A finished job answers its
-   * envelope, one still going its {id, status} (the client polls on). What a client sees is on disk.
+   * envelope, one still going its {id, status} (the client polls on). What a client sees is on disk:
+   * the job's row is written with its end, or here before its id is answered (JobStore: a /runsync
+   * job's first write waits for its next change, so one that ends at once is written once).
    */
   async runSync(
     accountId: string,
@@ -124,9 +126,9 @@ export class JobService {
     signal: AbortSignal,
   ): Promise<JobEnvelope> {
     const job = this.submit(accountId, endpointId, body, "sync");
-    await this.#written(job);
     const ended = await this.#waitForEnd(job, waitMs ?? JOB_LIMITS.runsyncWait.default, signal);
     if (!this.exists(job)) throw notFound("job", job.id);
+    this.#store.writeWaiting(job);
     await this.#store.flushed();
     return ended ? this.envelope(job) : { id: job.id, status: job.status };
   }

@@ -128,10 +128,14 @@ export const START_WRITE_DELAY_MS = 1_000;
  *
  * With a clock, a written job's move to IN_PROGRESS is not a write of its own: it waits for the
  * job's next change (most jobs end within it: one row update instead of two), at most
- * `START_WRITE_DELAY_MS`, after which every such mark waiting is written. What a crash (not a
- * graceful stop, which writes everything) may lose is only that mark: a job started less than that
- * before the crash is read back IN_QUEUE without a retry counted, and runs again like one that was
- * running (see JobPlane's restart recovery). Every other change is written in the turn it was made.
+ * `START_WRITE_DELAY_MS`, after which every such mark waiting is written. So does a /runsync job's
+ * whole row (`kind` "sync"): its client learns nothing of it (not even its id) before its end or
+ * the end of its hold, and both write it first (JobService.runSync, `writeWaiting`); most end
+ * within the delay, one row insert instead of an insert and an update. What a crash (not a graceful
+ * stop, which writes everything) may lose is only those: a job started less than that before the
+ * crash is read back IN_QUEUE without a retry counted, and runs again like one that was running
+ * (see JobPlane's restart recovery); a /runsync job younger than that is gone, its client's
+ * connection with it. Every other change is written in the turn it was made.
  */
 export class JobStore implements InputSource {
   readonly #db: DatabaseSync;
@@ -172,7 +176,10 @@ export class JobStore implements InputSource {
   #dirty = new Map<string, Job>();
   #deleted = new Map<string, Job>();
   #scheduled: Promise<void> | null = null;
-  /** Written jobs whose move to IN_PROGRESS waits for their next change (see above). */
+  /**
+   * Jobs whose write waits for their next change (see above): written jobs' moves to IN_PROGRESS,
+   * and new /runsync jobs (their rows not written yet).
+   */
   readonly #started = new Map<string, Job>();
   readonly #clock: Clock | undefined;
   #startTimer: Timer | null = null;
@@ -255,16 +262,29 @@ export class JobStore implements InputSource {
     if (job.storeRow === 0) {
       job.storeRow = this.#nextSeq++;
       this.#unwritten.set(job.storeRow, job);
+      if (job.kind === "sync" && this.#clock) return this.#wait(job, this.#clock);
     } else if (job.status === "IN_PROGRESS" && this.#clock && !this.#dirty.has(job.id)) {
-      // A start, not a progress value (those are written as they come: a large one leaves memory).
-      if (!this.#unwritten.has(job.storeRow) && job.outputInMemory && job.output === undefined) {
-        this.#started.set(job.id, job);
-        this.#startTimer ??= this.#clock.setTimer(START_WRITE_DELAY_MS, this.#writeStarted);
-        return;
+      // A start, not a progress value (those are written as they come: a large one leaves memory);
+      // of a written job, or of a /runsync job still waiting for its first write.
+      const written = !this.#unwritten.has(job.storeRow);
+      if ((written || this.#started.has(job.id)) && job.outputInMemory && job.output === undefined) {
+        return this.#wait(job, this.#clock);
       }
     }
     this.#started.delete(job.id);
     this.#deleted.delete(job.id);
+    this.#dirty.set(job.id, job);
+    this.#schedule();
+  }
+
+  #wait(job: Job, clock: Clock): void {
+    this.#started.set(job.id, job);
+    this.#startTimer ??= clock.setTimer(START_WRITE_DELAY_MS, this.#writeStarted);
+  }
+
+  /** The job's change waiting (see above), if any, is written at the next flush. */
+  writeWaiting(job: Job): void {
+    if (!this.#started.delete(job.id)) return;
     this.#dirty.set(job.id, job);
     this.#schedule();
   }
@@ -294,10 +314,12 @@ export class JobStore implements InputSource {
 
   /**
    * Is a change of this job still waiting for the flush? (Not an IN_PROGRESS mark waiting: the job's
-   * row is written, and reads here answer the job in memory.)
+   * row is written, and reads here answer the job in memory. A /runsync job's row waiting is.)
    */
   isPending(id: string): boolean {
-    return this.#dirty.has(id) || this.#deleted.has(id);
+    if (this.#dirty.has(id) || this.#deleted.has(id)) return true;
+    const waiting = this.#started.get(id);
+    return waiting !== undefined && this.#unwritten.has(waiting.storeRow);
   }
 
   /** Resolves once everything marked so far is written. */

@@ -1,10 +1,11 @@
 import { copyFileSync, existsSync } from "node:fs";
+import { request } from "node:http";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../../service/clock";
 import { START_WRITE_DELAY_MS } from "../../../service/jobs/store/job-store";
-import { restartableHarnesses } from "./harness";
+import { eventually, KEY, restartableHarnesses } from "./harness";
 import { ProtocolWorker } from "./protocol-worker";
 
 interface StoredRow {
@@ -128,4 +129,84 @@ describe("job-done answers after the store's write, and after the /runsync reply
       expect(order).toEqual(["runsync", "job-done"]);
     });
   }
+});
+
+describe("job store writes: a /runsync job's row waits for its end", () => {
+  const { storeFile, start, stop } = restartableHarnesses();
+
+  it("one that ends within the delay is written once, ended: no row while it runs", async () => {
+    const { data } = storeFile("runpodkit-sync-write-");
+    const clock = new ManualClock();
+    const h = await start(data, clock);
+    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const worker = new ProtocolWorker(h, ep.id, "w-1");
+    const pending = h.call("POST", `/v2/${ep.id}/runsync`, { body: { input: { n: 1 } } });
+    const id = ((await worker.take()).body as { id: string }).id;
+    await h.plane.store.flushed();
+    expect(stored(data, id)).toBeUndefined();
+    // Answered from memory meanwhile, as any job.
+    expect((await h.call("GET", `/v2/${ep.id}/status/${id}`)).body).toMatchObject({ status: "IN_PROGRESS" });
+    await clock.advance(START_WRITE_DELAY_MS - 1);
+    await worker.done(id, { output: { ok: true } });
+    expect((await pending).body).toMatchObject({ id, status: "COMPLETED", output: { ok: true } });
+    expect(stored(data, id)).toMatchObject({ status: "COMPLETED", worker_id: "w-1", retries: 0 });
+  });
+
+  it("one still running after the delay is written then, IN_PROGRESS", async () => {
+    const { data } = storeFile("runpodkit-sync-slow-");
+    const clock = new ManualClock();
+    const h = await start(data, clock);
+    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const worker = new ProtocolWorker(h, ep.id, "w-1");
+    const pending = h.call("POST", `/v2/${ep.id}/runsync`, { body: { input: { n: 2 } } });
+    const id = ((await worker.take()).body as { id: string }).id;
+    await clock.advance(START_WRITE_DELAY_MS);
+    await h.plane.store.flushed();
+    expect(stored(data, id)).toMatchObject({ status: "IN_PROGRESS", worker_id: "w-1" });
+    await worker.done(id, { output: 2 });
+    expect((await pending).body).toMatchObject({ id, status: "COMPLETED", output: 2 });
+    expect(stored(data, id)).toMatchObject({ status: "COMPLETED" });
+  });
+
+  it("one whose client leaves is written then: it goes on, and a restart finds it", async () => {
+    const { data } = storeFile("runpodkit-sync-left-");
+    const clock = new ManualClock();
+    const h = await start(data, clock);
+    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const leaving = request(`${h.url}/v2/${ep.id}/runsync`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+    });
+    leaving.on("error", () => {});
+    leaving.end(JSON.stringify({ input: { n: 4 } }));
+    await eventually(() => (h.plane.book.watchers.waiting > 0 ? true : undefined));
+    const [job] = h.plane.book.liveJobs(ep.id);
+    if (!job) throw new Error("no job");
+    expect(stored(data, job.id)).toBeUndefined();
+    leaving.destroy();
+    await eventually(() => (h.plane.book.watchers.waiting === 0 ? true : undefined));
+    await h.plane.store.flushed();
+    // Well within the delay: written because its hold ended.
+    expect(stored(data, job.id)).toMatchObject({ status: "IN_QUEUE" });
+    await stop(h);
+    const after = await start(data, new ManualClock(clock.now()));
+    expect((await new ProtocolWorker(after, ep.id, "w-after").take()).body).toMatchObject({
+      id: job.id,
+      input: { n: 4 },
+    });
+  });
+
+  it("one whose hold ends first is on disk when its id is answered", async () => {
+    const { data } = storeFile("runpodkit-sync-held-");
+    const clock = new ManualClock();
+    const h = await start(data, clock);
+    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const pending = h.call("POST", `/v2/${ep.id}/runsync?wait=1000`, { body: { input: { n: 3 } } });
+    await eventually(() => (h.plane.book.watchers.waiting > 0 ? true : undefined));
+    await clock.advance(1_000);
+    const reply = (await pending).body as { id: string; status: string };
+    expect(reply.status).toBe("IN_QUEUE");
+    // Read at once, from another connection: what a crash of the service now would leave.
+    expect(stored(data, reply.id)).toMatchObject({ status: "IN_QUEUE" });
+  });
 });
