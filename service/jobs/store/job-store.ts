@@ -262,13 +262,17 @@ export class JobStore implements InputSource {
     if (job.storeRow === 0) {
       job.storeRow = this.#nextSeq++;
       this.#unwritten.set(job.storeRow, job);
-      if (job.kind === "sync" && this.#clock) return this.#wait(job, this.#clock);
+      if (job.kind === "sync" && this.#clock) {
+        this.#wait(job, this.#clock);
+        return;
+      }
     } else if (job.status === "IN_PROGRESS" && this.#clock && !this.#dirty.has(job.id)) {
       // A start, not a progress value (those are written as they come: a large one leaves memory);
       // of a written job, or of a /runsync job still waiting for its first write.
       const written = !this.#unwritten.has(job.storeRow);
       if ((written || this.#started.has(job.id)) && job.outputInMemory && job.output === undefined) {
-        return this.#wait(job, this.#clock);
+        this.#wait(job, this.#clock);
+        return;
       }
     }
     this.#started.delete(job.id);
