@@ -180,9 +180,9 @@ export class JobStore implements InputSource {
    * Jobs whose write waits for their next change (see above): written jobs' moves to IN_PROGRESS,
    * and new /runsync jobs (their rows not written yet).
    */
-  readonly #started = new Map<string, Job>();
+  readonly #waiting = new Map<string, Job>();
   readonly #clock: Clock | undefined;
-  #startTimer: Timer | null = null;
+  #waitTimer: Timer | null = null;
   readonly #log: (message: string) => void;
   /** The memory budget; large inputs leave memory once written (none without it). */
   readonly #memory: JobMemory | undefined;
@@ -270,47 +270,47 @@ export class JobStore implements InputSource {
       // A start, not a progress value (those are written as they come: a large one leaves memory);
       // of a written job, or of a /runsync job still waiting for its first write.
       const written = !this.#unwritten.has(job.storeRow);
-      if ((written || this.#started.has(job.id)) && job.outputInMemory && job.output === undefined) {
+      if ((written || this.#waiting.has(job.id)) && job.outputInMemory && job.output === undefined) {
         this.#wait(job, this.#clock);
         return;
       }
     }
-    this.#started.delete(job.id);
+    this.#waiting.delete(job.id);
     this.#deleted.delete(job.id);
     this.#dirty.set(job.id, job);
     this.#schedule();
   }
 
   #wait(job: Job, clock: Clock): void {
-    this.#started.set(job.id, job);
-    this.#startTimer ??= clock.setTimer(START_WRITE_DELAY_MS, this.#writeStarted);
+    this.#waiting.set(job.id, job);
+    this.#waitTimer ??= clock.setTimer(START_WRITE_DELAY_MS, this.#writeAllWaiting);
   }
 
   /** The job's change waiting (see above), if any, is written at the next flush. */
   writeWaiting(job: Job): void {
-    if (!this.#started.delete(job.id)) return;
+    if (!this.#waiting.delete(job.id)) return;
     this.#dirty.set(job.id, job);
     this.#schedule();
   }
 
-  /** The IN_PROGRESS marks waiting are due: written at the next flush. */
-  readonly #writeStarted = (): void => {
-    this.#startTimer = null;
-    if (this.#started.size === 0) return;
-    this.#takeStarted();
+  /** The writes waiting (IN_PROGRESS marks, new /runsync rows) are due: written at the next flush. */
+  readonly #writeAllWaiting = (): void => {
+    this.#waitTimer = null;
+    if (this.#waiting.size === 0) return;
+    this.#takeWaiting();
     this.#schedule();
   };
 
-  #takeStarted(): void {
-    for (const [id, job] of this.#started) this.#dirty.set(id, job);
-    this.#started.clear();
-    this.#startTimer?.cancel();
-    this.#startTimer = null;
+  #takeWaiting(): void {
+    for (const [id, job] of this.#waiting) this.#dirty.set(id, job);
+    this.#waiting.clear();
+    this.#waitTimer?.cancel();
+    this.#waitTimer = null;
   }
 
   /** Marks the job to be deleted at the next flush. */
   remove(job: Job): void {
-    this.#started.delete(job.id);
+    this.#waiting.delete(job.id);
     this.#dirty.delete(job.id);
     this.#deleted.set(job.id, job);
     this.#schedule();
@@ -322,7 +322,7 @@ export class JobStore implements InputSource {
    */
   isPending(id: string): boolean {
     if (this.#dirty.has(id) || this.#deleted.has(id)) return true;
-    const waiting = this.#started.get(id);
+    const waiting = this.#waiting.get(id);
     return waiting !== undefined && this.#unwritten.has(waiting.storeRow);
   }
 
@@ -338,7 +338,7 @@ export class JobStore implements InputSource {
    * dropped, and one the database refuses (busy, full) is logged and kept for the next flush.
    */
   flush(): void {
-    if (this.#started.size > 0) this.#takeStarted();
+    if (this.#waiting.size > 0) this.#takeWaiting();
     this.#flushMarked();
   }
 
@@ -487,7 +487,7 @@ export class JobStore implements InputSource {
 
   /** The job `id` as stored, or its pending state when a change is not written yet. */
   get(id: string): Job | undefined {
-    const pending = this.#dirty.get(id) ?? this.#started.get(id);
+    const pending = this.#dirty.get(id) ?? this.#waiting.get(id);
     if (pending) return pending;
     if (this.#deleted.has(id)) return undefined;
     const row = this.#rowById(id);
@@ -500,7 +500,7 @@ export class JobStore implements InputSource {
     if (unwritten) return this.#deleted.has(unwritten.id) ? undefined : unwritten;
     const row = this.#get.get(seq) as JobRow | undefined;
     if (!row) return undefined;
-    const pending = this.#dirty.get(row.id) ?? this.#started.get(row.id);
+    const pending = this.#dirty.get(row.id) ?? this.#waiting.get(row.id);
     if (pending) return pending;
     if (this.#deleted.has(row.id)) return undefined;
     return jobOf(row, this.#shared, this);
