@@ -4,22 +4,31 @@
  * `{"requestId", "message", "level"}`; otherwise `LEVEL  | <job id> | message`. The service reads the
  * job id from them to attribute the line to its job.
  *
- * Lines of one turn of the event loop go out in one write, in order, at the end of that turn (a
- * no-op job's "Started." and "Finished." are one write to the pipe instead of two, and one read for
- * the service). Anything else written to stdout (a handler's console.log) first writes what is
- * pending, so lines keep their order; whatever is pending is written before the process exits.
+ * Lines go out together, in order, at most `LOG_WRITE_DELAY_MS` after the first of them (or once
+ * `LOG_WRITE_BYTES` are pending): a worker running jobs back to back writes the pipe once for many
+ * jobs' "Started." and "Finished." instead of once a job, and the service reads it once; each read
+ * was work on the service's main thread beside the job's own requests (bench/README.md, tenth pass).
+ * Anything else written to stdout (a handler's console.log) first writes what is pending, so lines
+ * keep their order; whatever is pending is written before the process exits (stdout to a pipe is
+ * written synchronously on Linux and macOS). A worker killed outright loses its last lines.
  */
 export type LogLevel = "DEBUG" | "INFO" | "WARN" | "ERROR";
 
+/** How long the runtime's own lines may wait to be written with the next ones. */
+export const LOG_WRITE_DELAY_MS = 20;
+/** Pending lines past this many characters are written at once. */
+export const LOG_WRITE_BYTES = 64 * 1024;
+
 let pending = "";
-let flushQueued = false;
+let flushTimer: NodeJS.Timeout | null = null;
 let hooked = false;
 type Write = (...args: unknown[]) => boolean;
 /** stdout's own write, once hooked. */
 let write: Write | null = null;
 
 function flush(): void {
-  flushQueued = false;
+  if (flushTimer !== null) clearTimeout(flushTimer);
+  flushTimer = null;
   if (pending === "") return;
   const text = pending;
   pending = "";
@@ -44,8 +53,6 @@ export function logLine(level: LogLevel, message: string, jobId: string | null =
     : `${level.padEnd(7)}| ${jobId ? `${jobId} | ` : ""}${message}`;
   pending += `${line}\n`;
   if (!hooked) hook();
-  if (!flushQueued) {
-    flushQueued = true;
-    setImmediate(flush);
-  }
+  if (pending.length >= LOG_WRITE_BYTES) flush();
+  else if (flushTimer === null) flushTimer = setTimeout(flush, LOG_WRITE_DELAY_MS).unref();
 }
