@@ -114,9 +114,9 @@ export class JobService {
 
   /**
    * /runsync: a new job, held up to `waitMs` (default 90 s) for its end. A finished job answers its
-   * envelope, one still going its {id, status} (the client polls on). What a client sees is on disk:
-   * the job's row is written with its end, or here before its id is answered (JobStore: a /runsync
-   * job's first write waits for its next change, so one that ends at once is written once).
+   * envelope, one still going its {id, status} (the client polls on). A job still going is on disk
+   * before its id is answered; a finished one is answered at once, and its row written within a
+   * second with other /runsync jobs' (JobStore: a /runsync job's row waits, so it is written once).
    */
   async runSync(
     accountId: string,
@@ -128,6 +128,9 @@ export class JobService {
     const job = this.submit(accountId, endpointId, body, "sync");
     const ended = await this.#waitForEnd(job, waitMs ?? JOB_LIMITS.runsyncWait.default, signal);
     if (!this.exists(job)) throw notFound("job", job.id);
+    // Answered with its result: its row is written with others' (JobStore). Otherwise (the hold
+    // ended first, or the client left) the row is on disk before its id can be known.
+    if (ended && !signal.aborted) return this.envelope(job);
     this.#store.writeWaiting(job);
     await this.#store.flushed();
     return ended ? this.envelope(job) : { id: job.id, status: job.status };

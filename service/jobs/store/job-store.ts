@@ -119,6 +119,10 @@ const TERMINAL_SQL = "('COMPLETED','FAILED','CANCELLED','TIMED_OUT')";
 
 /** How long a job's move to IN_PROGRESS may wait for its end before it is written on its own. */
 export const START_WRITE_DELAY_MS = 1_000;
+/** Ended /runsync jobs whose rows wait are written together once this many wait. */
+export const ENDED_SYNC_BATCH = 64;
+/** An ended /runsync job's row larger than this (input and output JSON, characters) is written at once. */
+export const ENDED_SYNC_MAX_CHARS = 64 * 1024;
 
 /**
  * The durable copy of jobs. Writes are marked and flushed together once per event-loop turn in one
@@ -130,12 +134,16 @@ export const START_WRITE_DELAY_MS = 1_000;
  * job's next change (most jobs end within it: one row update instead of two), at most
  * `START_WRITE_DELAY_MS`, after which every such mark waiting is written. So does a /runsync job's
  * whole row (`kind` "sync"): its client learns nothing of it (not even its id) before its end or
- * the end of its hold, and both write it first (JobService.runSync, `writeWaiting`); most end
- * within the delay, one row insert instead of an insert and an update. What a crash (not a graceful
- * stop, which writes everything) may lose is only those: a job started less than that before the
- * crash is read back IN_QUEUE without a retry counted, and runs again like one that was running
- * (see JobPlane's restart recovery); a /runsync job younger than that is gone, its client's
- * connection with it. Every other change is written in the turn it was made.
+ * the end of its hold. A hold that ends first writes it before the id is answered (JobService.runSync,
+ * `writeWaiting`). A job that ends within its hold is answered with its result at once while its row
+ * still waits: it is written with the rows waiting when the delay passes, or with the other ended
+ * ones once `ENDED_SYNC_BATCH` of them wait (one transaction for many /runsync jobs instead of one
+ * each); a row over `ENDED_SYNC_MAX_CHARS` is written at once. What a crash (not a graceful stop,
+ * which writes everything) may lose is only those: a job started less than the delay before the
+ * crash is read back IN_QUEUE without a retry counted, and runs again like one that was running (see
+ * JobPlane's restart recovery); a /runsync job younger than that is gone: one still running with its
+ * client's connection, one that ended after its result was answered (only a later /status of it
+ * misses it). Every other change is written in the turn it was made.
  */
 export class JobStore implements InputSource {
   readonly #db: DatabaseSync;
@@ -181,6 +189,11 @@ export class JobStore implements InputSource {
    * and new /runsync jobs (their rows not written yet).
    */
   readonly #waiting = new Map<string, Job>();
+  /**
+   * Ended /runsync jobs whose rows are not written yet (waiting, or marked for the next flush), with
+   * their output's JSON: computed once, for the size check and for the write.
+   */
+  readonly #endedSync = new Map<Job, string | null>();
   readonly #clock: Clock | undefined;
   #waitTimer: Timer | null = null;
   readonly #log: (message: string) => void;
@@ -266,6 +279,15 @@ export class JobStore implements InputSource {
         this.#wait(job, this.#clock);
         return;
       }
+    } else if (
+      job.kind === "sync" &&
+      this.#clock &&
+      isTerminal(job) &&
+      this.#waiting.has(job.id) &&
+      this.#unwritten.has(job.storeRow)
+    ) {
+      this.#endedSyncWaits(job, this.#clock);
+      return;
     } else if (job.status === "IN_PROGRESS" && this.#clock && !this.#dirty.has(job.id)) {
       // A start, not a progress value (those are written as they come: a large one leaves memory);
       // of a written job, or of a /runsync job still waiting for its first write.
@@ -275,6 +297,11 @@ export class JobStore implements InputSource {
         return;
       }
     }
+    if (this.#endedSync.size > 0) this.#endedSync.delete(job);
+    this.#mark(job);
+  }
+
+  #mark(job: Job): void {
     this.#waiting.delete(job.id);
     this.#deleted.delete(job.id);
     this.#dirty.set(job.id, job);
@@ -284,6 +311,33 @@ export class JobStore implements InputSource {
   #wait(job: Job, clock: Clock): void {
     this.#waiting.set(job.id, job);
     this.#waitTimer ??= clock.setTimer(START_WRITE_DELAY_MS, this.#writeAllWaiting);
+  }
+
+  /**
+   * A /runsync job ended while its row waits: the row goes on waiting (see the class comment) unless
+   * it is large; once `ENDED_SYNC_BATCH` ended rows wait, they are all written at the next flush.
+   */
+  #endedSyncWaits(job: Job, clock: Clock): void {
+    let output: string | null;
+    try {
+      output = job.outputInMemory ? json(job.output) : null;
+    } catch {
+      // A value no row holds: the write finds it again, and drops and logs the change (#flushEach).
+      this.#mark(job);
+      return;
+    }
+    this.#endedSync.set(job, output);
+    const inputChars = job.inputInMemory ? job.inputText.length : 0;
+    if (inputChars + (output?.length ?? 0) > ENDED_SYNC_MAX_CHARS) {
+      this.#mark(job);
+      return;
+    }
+    this.#wait(job, clock);
+    if (this.#endedSync.size < ENDED_SYNC_BATCH) return;
+    for (const ended of this.#endedSync.keys()) {
+      if (this.#waiting.delete(ended.id)) this.#dirty.set(ended.id, ended);
+    }
+    this.#schedule();
   }
 
   /** The job's change waiting (see above), if any, is written at the next flush. */
@@ -311,6 +365,7 @@ export class JobStore implements InputSource {
   /** Marks the job to be deleted at the next flush. */
   remove(job: Job): void {
     this.#waiting.delete(job.id);
+    this.#endedSync.delete(job);
     this.#dirty.delete(job.id);
     this.#deleted.set(job.id, job);
     this.#schedule();
@@ -352,6 +407,7 @@ export class JobStore implements InputSource {
       });
       for (const job of this.#dirty.values()) {
         this.#unwritten = without(this.#unwritten, job.storeRow);
+        this.#endedSync.delete(job);
         this.#spill(job);
       }
       // New maps rather than clear(): see emptied.
@@ -378,6 +434,7 @@ export class JobStore implements InputSource {
       } catch (error) {
         this.#log(`job store: the change of job ${id} cannot be written and is dropped: ${reason(error)}`);
         this.#dirty.delete(id);
+        this.#endedSync.delete(job);
         // A later change writes the row whole (see #writer), while its input is at hand.
         this.#unwritten.delete(job.storeRow);
         continue;
@@ -385,6 +442,7 @@ export class JobStore implements InputSource {
       if (this.#attempt(id, "write", () => transaction(this.#db, write))) {
         this.#dirty.delete(id);
         this.#unwritten.delete(job.storeRow);
+        this.#endedSync.delete(job);
         this.#spill(job);
       }
       this.#writtenOutputs.clear();
@@ -429,7 +487,8 @@ export class JobStore implements InputSource {
    */
   #writer(job: Job): () => void {
     const keepsOutput = !job.outputInMemory;
-    const output = keepsOutput ? null : json(job.output);
+    const ended = this.#endedSync.get(job);
+    const output = keepsOutput ? null : ended !== undefined ? ended : json(job.output);
     const changes = changedValues(job);
     const insert = this.#unwritten.has(job.storeRow) ? rowValues(job, output) : null;
     return () => {

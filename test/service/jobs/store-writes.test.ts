@@ -4,7 +4,11 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { describe, expect, it } from "vitest";
 import { ManualClock } from "../../../service/clock";
-import { START_WRITE_DELAY_MS } from "../../../service/jobs/store/job-store";
+import {
+  ENDED_SYNC_BATCH,
+  ENDED_SYNC_MAX_CHARS,
+  START_WRITE_DELAY_MS,
+} from "../../../service/jobs/store/job-store";
 import { eventually, KEY, restartableHarnesses } from "./harness";
 import { ProtocolWorker } from "./protocol-worker";
 
@@ -107,7 +111,22 @@ describe("job-done answers after the store's write, and after the /runsync reply
   const { storeFile, start } = restartableHarnesses();
 
   for (const fastPath of [true, false]) {
-    it(`the worker hears back last, and the result is in the store file by then (fast path ${fastPath ? "on" : "off"})`, async () => {
+    it(`a /run job: the worker hears back once the result is in the store file (fast path ${fastPath ? "on" : "off"})`, async () => {
+      const { data } = storeFile("runpodkit-done-write-");
+      const h = await start(data, new ManualClock(), { fastPath });
+      const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+      const worker = new ProtocolWorker(h, ep.id, "w-1");
+      const { id } = (await h.call("POST", `/v2/${ep.id}/run`, { body: { input: { n: 1 } } })).body as {
+        id: string;
+      };
+      await worker.take();
+      const done = await worker.done(id, { output: { ok: 1 } });
+      // Read at once, from another connection: what a crash of the service now would leave.
+      expect(done.status).toBe(200);
+      expect(stored(data, id)).toMatchObject({ status: "COMPLETED", worker_id: "w-1" });
+    });
+
+    it(`a /runsync job: the worker hears back after the client (fast path ${fastPath ? "on" : "off"})`, async () => {
       const { data } = storeFile("runpodkit-done-order-");
       const h = await start(data, new ManualClock(), { fastPath });
       const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
@@ -121,10 +140,7 @@ describe("job-done answers after the store's write, and after the /runsync reply
       const id = (taken.body as { id: string }).id;
       const done = await worker.done(id, { output: { ok: 1 } });
       order.push("job-done");
-      // Read at once, from another connection: what a crash of the service now would leave.
-      const row = stored(data, id);
       expect(done.status).toBe(200);
-      expect(row).toMatchObject({ status: "COMPLETED", worker_id: "w-1" });
       expect((await sync).body).toMatchObject({ id, status: "COMPLETED", output: { ok: 1 } });
       expect(order).toEqual(["runsync", "job-done"]);
     });
@@ -134,7 +150,7 @@ describe("job-done answers after the store's write, and after the /runsync reply
 describe("job store writes: a /runsync job's row waits for its end", () => {
   const { storeFile, start, stop } = restartableHarnesses();
 
-  it("one that ends within the delay is written once, ended: no row while it runs", async () => {
+  it("one that ends within the delay is answered at once and written once, ended, when the delay passes", async () => {
     const { data } = storeFile("runpodkit-sync-write-");
     const clock = new ManualClock();
     const h = await start(data, clock);
@@ -149,7 +165,74 @@ describe("job store writes: a /runsync job's row waits for its end", () => {
     await clock.advance(START_WRITE_DELAY_MS - 1);
     await worker.done(id, { output: { ok: true } });
     expect((await pending).body).toMatchObject({ id, status: "COMPLETED", output: { ok: true } });
+    await h.plane.store.flushed();
+    // Answered, not written yet: /status answers from memory.
+    expect(stored(data, id)).toBeUndefined();
+    expect((await h.call("GET", `/v2/${ep.id}/status/${id}`)).body).toMatchObject({
+      id,
+      status: "COMPLETED",
+      output: { ok: true },
+    });
+    await clock.advance(1);
+    await h.plane.store.flushed();
     expect(stored(data, id)).toMatchObject({ status: "COMPLETED", worker_id: "w-1", retries: 0 });
+  });
+
+  it(`${ENDED_SYNC_BATCH} ended ones waiting are written together, before the delay`, async () => {
+    const { data } = storeFile("runpodkit-sync-batch-");
+    const h = await start(data, new ManualClock());
+    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const worker = new ProtocolWorker(h, ep.id, "w-1");
+    const ids: string[] = [];
+    for (let n = 0; n < ENDED_SYNC_BATCH; n++) {
+      const pending = h.call("POST", `/v2/${ep.id}/runsync`, { body: { input: { n } } });
+      const id = ((await worker.take()).body as { id: string }).id;
+      await worker.done(id, { output: n });
+      expect((await pending).body).toMatchObject({ id, status: "COMPLETED", output: n });
+      await h.plane.store.flushed();
+      ids.push(id);
+      if (n < ENDED_SYNC_BATCH - 1) expect(stored(data, id)).toBeUndefined();
+    }
+    expect(ids).toHaveLength(ENDED_SYNC_BATCH);
+    expect(ids.map((id) => stored(data, id)?.status)).toEqual(ids.map(() => "COMPLETED"));
+  });
+
+  it("a large one is written as it ends", async () => {
+    const { data } = storeFile("runpodkit-sync-large-");
+    const h = await start(data, new ManualClock());
+    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const worker = new ProtocolWorker(h, ep.id, "w-1");
+    const pending = h.call("POST", `/v2/${ep.id}/runsync`, { body: { input: { n: 1 } } });
+    const id = ((await worker.take()).body as { id: string }).id;
+    const output = "x".repeat(ENDED_SYNC_MAX_CHARS);
+    await worker.done(id, { output });
+    expect((await pending).body).toMatchObject({ id, status: "COMPLETED", output });
+    expect(stored(data, id)).toMatchObject({ status: "COMPLETED" });
+  });
+
+  it("a graceful stop writes the ended ones waiting; a crash loses them after their answer", async () => {
+    const { data } = storeFile("runpodkit-sync-stop-");
+    const clock = new ManualClock();
+    const h = await start(data, clock);
+    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const worker = new ProtocolWorker(h, ep.id, "w-1");
+    const pending = h.call("POST", `/v2/${ep.id}/runsync`, { body: { input: { n: 5 } } });
+    const id = ((await worker.take()).body as { id: string }).id;
+    await worker.done(id, { output: 5 });
+    expect((await pending).body).toMatchObject({ id, status: "COMPLETED", output: 5 });
+    const crashed = `${data}.crashed`;
+    for (const suffix of ["", "-wal", "-shm"]) {
+      if (existsSync(`${data}${suffix}`)) copyFileSync(`${data}${suffix}`, `${crashed}${suffix}`);
+    }
+    expect(stored(crashed, id)).toBeUndefined();
+    await stop(h);
+    expect(stored(data, id)).toMatchObject({ status: "COMPLETED", worker_id: "w-1" });
+    const after = await start(data, new ManualClock(clock.now()));
+    expect((await after.call("GET", `/v2/${ep.id}/status/${id}`)).body).toMatchObject({
+      id,
+      status: "COMPLETED",
+      output: 5,
+    });
   });
 
   it("one still running after the delay is written then, IN_PROGRESS", async () => {
