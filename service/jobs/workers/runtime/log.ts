@@ -47,8 +47,12 @@ function hook(): void {
   } as typeof process.stdout.write;
 }
 
+/** The JSON line shape (a platform's worker), read from the environment once. */
+let jsonLines: boolean | null = null;
+
 export function logLine(level: LogLevel, message: string, jobId: string | null = null): void {
-  const line = process.env.RUNPOD_ENDPOINT_ID
+  jsonLines ??= Boolean(process.env.RUNPOD_ENDPOINT_ID);
+  const line = jsonLines
     ? JSON.stringify({ requestId: jobId, message, level })
     : `${level.padEnd(7)}| ${jobId ? `${jobId} | ` : ""}${message}`;
   pending += `${line}\n`;

@@ -1,6 +1,7 @@
 import { setImmediate as nextTurn, setTimeout as sleep } from "node:timers/promises";
 import { Agent, type Dispatcher, interceptors } from "undici";
-import { NEVER_SENT_CODES } from "../../../../sdk/dispatch-reply";
+import { type HttpReply, NEVER_SENT_CODES } from "../../../../sdk/dispatch-reply";
+import { parseRetryAfter } from "../../../../sdk/errors";
 import { exchange } from "./http";
 import { logLine } from "./log";
 import { exceptionBody, isStream, RUNTIME_VERSION, resultBody, serialise } from "./result";
@@ -39,6 +40,15 @@ export function workerEnvFrom(env: NodeJS.ProcessEnv): WorkerEnv | null {
  */
 const WORKER_CONNECTIONS = 16;
 
+/** Replies to a post that are tried again: 500, 502 and 504 as the real library retries them, and 503. */
+const RETRIED_POST_STATUSES = new Set([500, 502, 503, 504]);
+const NEVER_SENT = new Set(NEVER_SENT_CODES);
+/** The wait before a failed post's second attempt: the real library's first backoff. */
+const POST_FIRST_RETRY_MS = 2_000;
+/** How long a 503's Retry-After may make a post wait, and the wait without one. */
+const REFUSED_POST_MAX_WAIT_MS = 30_000;
+const REFUSED_POST_WAIT_MS = 1_000;
+
 /** Appends query parameters whether or not the template already has a `?`. */
 function withParams(url: string, params: Record<string, string>): string {
   const query = new URLSearchParams(params).toString();
@@ -66,8 +76,12 @@ export class QueueWorker {
   readonly #posting = new Set<string>();
   /** Polls (job-take, job-stop, ping): never retried, so they skip the retry handler. */
   readonly #http: Agent;
-  /** Results and chunks (POST), over the same connections, with the retry policy below. */
-  readonly #posts: Dispatcher;
+  /** Results and chunks (POST) tried again after their first attempt failed (see #post), same connections. */
+  readonly #retryPosts: Dispatcher;
+  /** The job-done URL template with its isStream parameter, by isStream; "$ID" stands for the job. */
+  readonly #doneUrls: { false: string; true: string };
+  /** The job-stream URL template with isStream=false; "$ID" stands for the job. */
+  readonly #streamUrl: string;
   /** Stops taking jobs. */
   readonly #shutdown = new AbortController();
   /** Ends the stop channel and pings, once the jobs in hand are done. */
@@ -88,19 +102,27 @@ export class QueueWorker {
       "0": withParams(env.takeUrl, { job_in_progress: "0" }),
       "1": withParams(env.takeUrl, { job_in_progress: "1" }),
     };
+    this.#doneUrls = {
+      false: withParams(env.doneTemplate, { isStream: "false" }),
+      true: withParams(env.doneTemplate, { isStream: "true" }),
+    };
+    this.#streamUrl = withParams(env.streamTemplate, { isStream: "false" });
     // Results, progress and stream chunks are retried on 5xx only, like the real library (3
-    // attempts); never on 4xx. A 503 is the service refusing for now (its memory budget is used up,
-    // with Retry-After): that is retried far longer, waiting as Retry-After says (at most 30 s), so a
-    // result or a chunk is not lost to a moment of full memory; the job stays this worker's (listed
-    // in pings) meanwhile, and a stream waits for its refused chunk before the next one.
+    // attempts, 2 s then 4 s apart); never on 4xx. A 503 is the service refusing for now (its memory
+    // budget is used up, with Retry-After): that is retried far longer, waiting as Retry-After says
+    // (at most 30 s), so a result or a chunk is not lost to a moment of full memory; the job stays
+    // this worker's (listed in pings) meanwhile, and a stream waits for its refused chunk before the
+    // next one. A post's first attempt goes to the pool as it is (#post); one that fails so takes
+    // this retry path after the first wait, with the attempts left: undici's retry interceptors build
+    // their handlers for every call they see, and nearly every post succeeds at once.
     // A bounded pool: posts wait for one of its connections rather than each opening its own. With
     // none, a burst of results from 32 workers opened connections faster than the service accepted
     // them, connects timed out and the results were dropped (bench/tools/burst-stuck.ts).
     this.#http = new Agent({ keepAliveTimeout: 60_000, connections: WORKER_CONNECTIONS });
-    this.#posts = this.#http.compose(
+    this.#retryPosts = this.#http.compose(
       interceptors.retry({
-        maxRetries: 2,
-        minTimeout: 2_000,
+        maxRetries: 1,
+        minTimeout: 2 * POST_FIRST_RETRY_MS,
         methods: ["POST"],
         statusCodes: [500, 502, 504],
         // A post that never reached the service (its connection was not set up) is sent again.
@@ -108,9 +130,9 @@ export class QueueWorker {
         throwOnError: false,
       }),
       interceptors.retry({
-        maxRetries: 600,
-        minTimeout: 1_000,
-        maxTimeout: 30_000,
+        maxRetries: 599,
+        minTimeout: REFUSED_POST_WAIT_MS,
+        maxTimeout: REFUSED_POST_MAX_WAIT_MS,
         methods: ["POST"],
         statusCodes: [503],
         errorCodes: [],
@@ -298,7 +320,7 @@ export class QueueWorker {
         const error =
           typeof chunk === "object" && chunk !== null ? (chunk as { error?: unknown }).error : undefined;
         if (error) return { error: String(error) };
-        await this.#post(this.#streamUrl(job.id), { output: chunk }, job.id);
+        await this.#post(this.#streamUrlOf(job.id), { output: chunk }, job.id);
         if (this.#options.returnAggregateStream) all.push(chunk);
       }
     } catch (error) {
@@ -312,15 +334,16 @@ export class QueueWorker {
   }
 
   #doneUrl(jobId: string, isStreamed: boolean): string {
-    return withParams(this.#env.doneTemplate.replaceAll("$ID", jobId), { isStream: String(isStreamed) });
+    return (isStreamed ? this.#doneUrls.true : this.#doneUrls.false).replaceAll("$ID", jobId);
   }
 
-  #streamUrl(jobId: string): string {
-    return withParams(this.#env.streamTemplate.replaceAll("$ID", jobId), { isStream: "false" });
+  #streamUrlOf(jobId: string): string {
+    return this.#streamUrl.replaceAll("$ID", jobId);
   }
 
   /**
-   * One POST to the platform, with the retry policy of #posts. An answer that is still not a success
+   * One POST to the platform, with the retry policy of #retryPosts (its first attempt straight to
+   * the pool; a failed one waits as the policy says, then the retry path makes the rest). An answer that is still not a success
    * once the retries are spent (a 4xx, or a 5xx for longer than they last) drops what was posted, as
    * the real library does, and says so in the job's log: a dropped stream chunk never reaches the
    * client's /stream, and the stream goes on with the next one.
@@ -331,11 +354,16 @@ export class QueueWorker {
     jobId: string,
   ): Promise<void> {
     try {
-      const { status } = await exchange(this.#posts, url, {
-        method: "POST",
-        body: serialise(body),
-        headers: this.#postHeaders,
+      const request = { method: "POST", body: serialise(body), headers: this.#postHeaders } as const;
+      const first = await exchange(this.#http, url, request).catch((error: unknown) => {
+        if (NEVER_SENT.has((error as { code?: unknown } | null)?.code as string)) return null;
+        throw error;
       });
+      let status = first?.status ?? 0;
+      if (first === null || RETRIED_POST_STATUSES.has(first.status)) {
+        await sleep(firstRetryWait(first));
+        status = (await exchange(this.#retryPosts, url, request)).status;
+      }
       if (status >= 300) logLine("ERROR", `Failed to return job results. | HTTP ${status}`, jobId);
     } catch (error) {
       process.stderr.write(`runpodkit worker: failed to post to the platform: ${String(error)}\n`);
@@ -354,6 +382,13 @@ export class QueueWorker {
 
 function tracebackOf(error: unknown): string {
   return error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
+}
+
+/** The wait before a failed post's second attempt (`reply` null: the post never reached the service). */
+function firstRetryWait(reply: HttpReply | null): number {
+  if (reply?.status !== 503) return POST_FIRST_RETRY_MS;
+  const retryAfter = parseRetryAfter(reply.headers["retry-after"]);
+  return Math.min(retryAfter ?? REFUSED_POST_WAIT_MS, REFUSED_POST_MAX_WAIT_MS);
 }
 
 function jobsOf(text: string): WorkerJob[] {
