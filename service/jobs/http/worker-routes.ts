@@ -207,8 +207,8 @@ export function reserveBody(
 
 /**
  * When job-done answers: once the result is in the store, so a worker told its result arrived never
- * loses it to a crash of the service (but a /runsync job's answered with its result: its row waits to
- * be written with others', see JobStore); and after the replies waiting on the result (a /runsync, a
+ * loses it to a crash of the service (not a /runsync job answered with its result, whose row waits to
+ * be written with others': see JobStore); and after the replies waiting on the result (a /runsync, a
  * /status-sync) went out, in the next turn of the event loop: on two cores the worker woken by its
  * reply otherwise competed with the service for the CPU just before the client's reply was written
  * (bench/tools/runsync-tail.ts).

@@ -342,11 +342,11 @@ export class QueueWorker {
   }
 
   /**
-   * One POST to the platform, with the retry policy of #retryPosts (its first attempt straight to
-   * the pool; a failed one waits as the policy says, then the retry path makes the rest). An answer that is still not a success
-   * once the retries are spent (a 4xx, or a 5xx for longer than they last) drops what was posted, as
-   * the real library does, and says so in the job's log: a dropped stream chunk never reaches the
-   * client's /stream, and the stream goes on with the next one.
+   * One POST to the platform, with the retry policy above: its first attempt straight to the pool,
+   * a failed one waits as the policy says and the retry path makes the attempts left. An answer
+   * that is still not a success once the retries are spent (a 4xx, or a 5xx for longer than they
+   * last) drops what was posted, as the real library does, and says so in the job's log: a dropped
+   * stream chunk never reaches the client's /stream, and the stream goes on with the next one.
    */
   async #post(
     url: string,
