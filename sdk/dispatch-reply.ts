@@ -134,3 +134,13 @@ class ReplyCollector implements Dispatcher.DispatchHandler {
  * submission and the worker runtime's result posts are retried on these.
  */
 export const NEVER_SENT_CODES: readonly string[] = ["ECONNREFUSED", "UND_ERR_CONNECT_TIMEOUT"];
+
+/** Parses Retry-After (seconds or an HTTP date) into milliseconds from `now`. */
+export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
+  const raw = Array.isArray(value) ? value[0] : value;
+  if (raw === undefined || raw.trim() === "") return undefined;
+  const seconds = Number(raw);
+  if (Number.isFinite(seconds)) return Math.max(0, Math.round(seconds * 1000));
+  const at = Date.parse(raw);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}

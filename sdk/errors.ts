@@ -3,6 +3,9 @@
  * cause is redacted: an API key never leaves the SDK inside an error.
  */
 
+// Defined in the SDK's HTTP leaf, which the worker runtime shares (it imports nothing of the repo).
+export { parseRetryAfter } from "./dispatch-reply";
+
 export type RunpodkitErrorCode =
   | "NOT_FOUND"
   | "VALIDATION"
@@ -250,14 +253,4 @@ export function errorForStatus(status: number, details: Details): RunpodkitError
   if (status === 409) return new ConflictError(withStatus);
   if (status >= 500) return new ServerError(withStatus);
   return new ValidationError(withStatus);
-}
-
-/** Parses Retry-After (seconds or an HTTP date) into milliseconds from `now`. */
-export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
-  const raw = Array.isArray(value) ? value[0] : value;
-  if (raw === undefined || raw.trim() === "") return undefined;
-  const seconds = Number(raw);
-  if (Number.isFinite(seconds)) return Math.max(0, Math.round(seconds * 1000));
-  const at = Date.parse(raw);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }

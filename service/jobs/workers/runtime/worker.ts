@@ -1,7 +1,6 @@
 import { setImmediate as nextTurn, setTimeout as sleep } from "node:timers/promises";
 import { Agent, type Dispatcher, interceptors } from "undici";
-import { type HttpReply, NEVER_SENT_CODES } from "../../../../sdk/dispatch-reply";
-import { parseRetryAfter } from "../../../../sdk/errors";
+import { type HttpReply, NEVER_SENT_CODES, parseRetryAfter } from "../../../../sdk/dispatch-reply";
 import { exchange } from "./http";
 import { logLine } from "./log";
 import { exceptionBody, isStream, RUNTIME_VERSION, resultBody, serialise } from "./result";
