@@ -334,17 +334,20 @@ export class JobStore implements InputSource {
     }
     this.#wait(job, clock);
     if (this.#endedSync.size < ENDED_SYNC_BATCH) return;
-    for (const ended of this.#endedSync.keys()) {
-      if (this.#waiting.delete(ended.id)) this.#dirty.set(ended.id, ended);
-    }
+    for (const ended of this.#endedSync.keys()) this.#unwait(ended);
     this.#schedule();
   }
 
   /** The job's change waiting (see above), if any, is written at the next flush. */
   writeWaiting(job: Job): void {
-    if (!this.#waiting.delete(job.id)) return;
+    if (this.#unwait(job)) this.#schedule();
+  }
+
+  /** Moves the job's waiting change, if any, to those the next flush writes. */
+  #unwait(job: Job): boolean {
+    if (!this.#waiting.delete(job.id)) return false;
     this.#dirty.set(job.id, job);
-    this.#schedule();
+    return true;
   }
 
   /** The writes waiting (IN_PROGRESS marks, new /runsync rows) are due: written at the next flush. */

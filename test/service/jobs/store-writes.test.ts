@@ -9,7 +9,7 @@ import {
   ENDED_SYNC_MAX_CHARS,
   START_WRITE_DELAY_MS,
 } from "../../../service/jobs/store/job-store";
-import { eventually, KEY, restartableHarnesses } from "./harness";
+import { eventually, type Harness, KEY, restartableHarnesses } from "./harness";
 import { ProtocolWorker } from "./protocol-worker";
 
 interface StoredRow {
@@ -31,15 +31,32 @@ function stored(data: string, id: string): StoredRow | undefined {
   }
 }
 
+/** A store file, a service on it with a manual clock, an echo endpoint without workers, and a protocol worker ("w-1") for it. */
+async function echoOnStore(
+  harnesses: ReturnType<typeof restartableHarnesses>,
+  prefix: string,
+  config: { fastPath?: boolean } = {},
+): Promise<{
+  dir: string;
+  data: string;
+  clock: ManualClock;
+  h: Harness;
+  ep: { id: string };
+  worker: ProtocolWorker;
+}> {
+  const { dir, data } = harnesses.storeFile(prefix);
+  const clock = new ManualClock();
+  const h = await harnesses.start(data, clock, config);
+  const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+  return { dir, data, clock, h, ep, worker: new ProtocolWorker(h, ep.id, "w-1") };
+}
+
 describe("job store writes: a job's start waits for its end", () => {
-  const { storeFile, start, stop } = restartableHarnesses();
+  const harnesses = restartableHarnesses();
+  const { start, stop } = harnesses;
 
   it("a job that ends within the delay is written once more, ended; one still running is written IN_PROGRESS after it", async () => {
-    const { data } = storeFile("runpodkit-start-write-");
-    const clock = new ManualClock();
-    const h = await start(data, clock);
-    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
-    const worker = new ProtocolWorker(h, ep.id, "w-1");
+    const { data, clock, h, ep, worker } = await echoOnStore(harnesses, "runpodkit-start-write-");
     const submit = async (n: number) =>
       ((await h.call("POST", `/v2/${ep.id}/run`, { body: { input: { n } } })).body as { id: string }).id;
 
@@ -69,10 +86,7 @@ describe("job store writes: a job's start waits for its end", () => {
   });
 
   it("a crash within the delay loses only the start: the job is read back IN_QUEUE, no retry counted, and runs", async () => {
-    const { dir, data } = storeFile("runpodkit-start-crash-");
-    const clock = new ManualClock();
-    const h = await start(data, clock);
-    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const { dir, data, clock, h, ep } = await echoOnStore(harnesses, "runpodkit-start-crash-");
     const id = (
       (await h.call("POST", `/v2/${ep.id}/run`, { body: { input: { n: 1 } } })).body as { id: string }
     ).id;
@@ -95,10 +109,7 @@ describe("job store writes: a job's start waits for its end", () => {
   });
 
   it("a graceful stop writes the start of a running job (a restart then requeues it as retried)", async () => {
-    const { data } = storeFile("runpodkit-start-stop-");
-    const clock = new ManualClock();
-    const h = await start(data, clock);
-    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const { data, h, ep } = await echoOnStore(harnesses, "runpodkit-start-stop-");
     const id = ((await h.call("POST", `/v2/${ep.id}/run`, { body: { input: {} } })).body as { id: string })
       .id;
     await new ProtocolWorker(h, ep.id, "w-before").take();
@@ -108,14 +119,11 @@ describe("job store writes: a job's start waits for its end", () => {
 });
 
 describe("job-done answers after the store's write, and after the /runsync reply waiting on it", () => {
-  const { storeFile, start } = restartableHarnesses();
+  const harnesses = restartableHarnesses();
 
   for (const fastPath of [true, false]) {
     it(`a /run job: the worker hears back once the result is in the store file (fast path ${fastPath ? "on" : "off"})`, async () => {
-      const { data } = storeFile("runpodkit-done-write-");
-      const h = await start(data, new ManualClock(), { fastPath });
-      const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
-      const worker = new ProtocolWorker(h, ep.id, "w-1");
+      const { data, h, ep, worker } = await echoOnStore(harnesses, "runpodkit-done-write-", { fastPath });
       const { id } = (await h.call("POST", `/v2/${ep.id}/run`, { body: { input: { n: 1 } } })).body as {
         id: string;
       };
@@ -127,10 +135,7 @@ describe("job-done answers after the store's write, and after the /runsync reply
     });
 
     it(`a /runsync job: the worker hears back after the client (fast path ${fastPath ? "on" : "off"})`, async () => {
-      const { data } = storeFile("runpodkit-done-order-");
-      const h = await start(data, new ManualClock(), { fastPath });
-      const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
-      const worker = new ProtocolWorker(h, ep.id, "w-1");
+      const { h, ep, worker } = await echoOnStore(harnesses, "runpodkit-done-order-", { fastPath });
       const order: string[] = [];
       const sync = h.call("POST", `/v2/${ep.id}/runsync`, { body: { input: { n: 1 } } }).then((reply) => {
         order.push("runsync");
@@ -148,14 +153,11 @@ describe("job-done answers after the store's write, and after the /runsync reply
 });
 
 describe("job store writes: a /runsync job's row waits for its end", () => {
-  const { storeFile, start, stop } = restartableHarnesses();
+  const harnesses = restartableHarnesses();
+  const { start, stop } = harnesses;
 
   it("one that ends within the delay is answered at once and written once, ended, when the delay passes", async () => {
-    const { data } = storeFile("runpodkit-sync-write-");
-    const clock = new ManualClock();
-    const h = await start(data, clock);
-    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
-    const worker = new ProtocolWorker(h, ep.id, "w-1");
+    const { data, clock, h, ep, worker } = await echoOnStore(harnesses, "runpodkit-sync-write-");
     const pending = h.call("POST", `/v2/${ep.id}/runsync`, { body: { input: { n: 1 } } });
     const id = ((await worker.take()).body as { id: string }).id;
     await h.plane.store.flushed();
@@ -179,10 +181,7 @@ describe("job store writes: a /runsync job's row waits for its end", () => {
   });
 
   it(`${ENDED_SYNC_BATCH} ended ones waiting are written together, before the delay`, async () => {
-    const { data } = storeFile("runpodkit-sync-batch-");
-    const h = await start(data, new ManualClock());
-    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
-    const worker = new ProtocolWorker(h, ep.id, "w-1");
+    const { data, h, ep, worker } = await echoOnStore(harnesses, "runpodkit-sync-batch-");
     const ids: string[] = [];
     for (let n = 0; n < ENDED_SYNC_BATCH; n++) {
       const pending = h.call("POST", `/v2/${ep.id}/runsync`, { body: { input: { n } } });
@@ -198,10 +197,7 @@ describe("job store writes: a /runsync job's row waits for its end", () => {
   });
 
   it("a large one is written as it ends", async () => {
-    const { data } = storeFile("runpodkit-sync-large-");
-    const h = await start(data, new ManualClock());
-    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
-    const worker = new ProtocolWorker(h, ep.id, "w-1");
+    const { data, h, ep, worker } = await echoOnStore(harnesses, "runpodkit-sync-large-");
     const pending = h.call("POST", `/v2/${ep.id}/runsync`, { body: { input: { n: 1 } } });
     const id = ((await worker.take()).body as { id: string }).id;
     const output = "x".repeat(ENDED_SYNC_MAX_CHARS);
@@ -211,11 +207,7 @@ describe("job store writes: a /runsync job's row waits for its end", () => {
   });
 
   it("a graceful stop writes the ended ones waiting; a crash loses them after their answer", async () => {
-    const { data } = storeFile("runpodkit-sync-stop-");
-    const clock = new ManualClock();
-    const h = await start(data, clock);
-    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
-    const worker = new ProtocolWorker(h, ep.id, "w-1");
+    const { data, clock, h, ep, worker } = await echoOnStore(harnesses, "runpodkit-sync-stop-");
     const pending = h.call("POST", `/v2/${ep.id}/runsync`, { body: { input: { n: 5 } } });
     const id = ((await worker.take()).body as { id: string }).id;
     await worker.done(id, { output: 5 });
@@ -236,11 +228,7 @@ describe("job store writes: a /runsync job's row waits for its end", () => {
   });
 
   it("one still running after the delay is written then, IN_PROGRESS", async () => {
-    const { data } = storeFile("runpodkit-sync-slow-");
-    const clock = new ManualClock();
-    const h = await start(data, clock);
-    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
-    const worker = new ProtocolWorker(h, ep.id, "w-1");
+    const { data, clock, h, ep, worker } = await echoOnStore(harnesses, "runpodkit-sync-slow-");
     const pending = h.call("POST", `/v2/${ep.id}/runsync`, { body: { input: { n: 2 } } });
     const id = ((await worker.take()).body as { id: string }).id;
     await clock.advance(START_WRITE_DELAY_MS);
@@ -252,10 +240,7 @@ describe("job store writes: a /runsync job's row waits for its end", () => {
   });
 
   it("one whose client leaves is written then: it goes on, and a restart finds it", async () => {
-    const { data } = storeFile("runpodkit-sync-left-");
-    const clock = new ManualClock();
-    const h = await start(data, clock);
-    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const { data, clock, h, ep } = await echoOnStore(harnesses, "runpodkit-sync-left-");
     const leaving = request(`${h.url}/v2/${ep.id}/runsync`, {
       method: "POST",
       headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
@@ -280,10 +265,7 @@ describe("job store writes: a /runsync job's row waits for its end", () => {
   });
 
   it("one whose hold ends first is on disk when its id is answered", async () => {
-    const { data } = storeFile("runpodkit-sync-held-");
-    const clock = new ManualClock();
-    const h = await start(data, clock);
-    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const { data, clock, h, ep } = await echoOnStore(harnesses, "runpodkit-sync-held-");
     const pending = h.call("POST", `/v2/${ep.id}/runsync?wait=1000`, { body: { input: { n: 3 } } });
     await eventually(() => (h.plane.book.watchers.waiting > 0 ? true : undefined));
     await clock.advance(1_000);

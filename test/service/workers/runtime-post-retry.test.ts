@@ -1,7 +1,6 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { QueueWorker, workerEnvFrom } from "../../../service/jobs/workers/runtime/worker";
+import { startScriptedServer } from "../../sdk/scripted-server";
 import { eventually } from "../jobs/harness";
 
 interface Answer {
@@ -10,44 +9,40 @@ interface Answer {
 }
 
 /**
- * A plain HTTP server standing for a platform whose job-done fails as scripted: job-take hands out
+ * A scripted server standing for a platform whose job-done fails as scripted: job-take hands out
  * one job, then has none; each job-done attempt gets the next answer of `answers` (the last one
  * repeats) and is recorded.
  */
-async function platform(answers: Answer[]): Promise<{ url: string; server: Server; attempts: number[] }> {
+async function platform(answers: Answer[]) {
   const attempts: number[] = [];
   let handedOut = false;
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on("end", () => {
-      if (req.url?.includes("/job-take/")) {
-        if (handedOut) {
-          setTimeout(() => res.writeHead(204).end(), 50);
-          return;
-        }
-        handedOut = true;
-        res.writeHead(200, { "content-type": "application/json" });
-        res.end(JSON.stringify({ id: "job-1", input: { n: 1 } }));
+  const server = await startScriptedServer((hit, res) => {
+    if (hit.url.includes("/job-take/")) {
+      if (handedOut) {
+        setTimeout(() => res.writeHead(204).end(), 50);
         return;
       }
-      if (req.url?.includes("/job-done/")) {
-        const answer = answers[Math.min(attempts.length, answers.length - 1)] ?? { status: 200 };
-        attempts.push(answer.status);
-        const headers: Record<string, string> = { "content-type": "application/json" };
-        if (answer.retryAfter !== undefined) headers["retry-after"] = answer.retryAfter;
-        res.writeHead(answer.status, headers).end("{}");
-        return;
-      }
-      res.writeHead(404).end();
-    });
+      handedOut = true;
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify({ id: "job-1", input: { n: 1 } }));
+      return;
+    }
+    if (hit.url.includes("/job-done/")) {
+      const answer = answers[Math.min(attempts.length, answers.length - 1)] ?? { status: 200 };
+      attempts.push(answer.status);
+      const headers: Record<string, string> = { "content-type": "application/json" };
+      if (answer.retryAfter !== undefined) headers["retry-after"] = answer.retryAfter;
+      res.writeHead(answer.status, headers).end("{}");
+      return;
+    }
+    res.writeHead(404).end();
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server, attempts };
+  return { server, attempts };
 }
 
 /** The worker runtime's posts: the first attempt straight to the pool, a failed one through the retry path. */
 describe("worker runtime: a result the platform fails to take", () => {
-  let server: Server | null = null;
+  let server: Awaited<ReturnType<typeof startScriptedServer>> | null = null;
   let worker: QueueWorker | null = null;
   let running: Promise<void> | null = null;
   afterEach(async () => {
@@ -55,19 +50,17 @@ describe("worker runtime: a result the platform fails to take", () => {
     await running;
     worker = null;
     running = null;
-    const open = server;
+    await server?.close();
     server = null;
-    if (!open) return;
-    open.closeAllConnections();
-    await new Promise((resolve) => open.close(resolve));
   });
 
   async function postOnce(answers: Answer[], settled: (attempts: number[]) => boolean): Promise<number[]> {
     const p = await platform(answers);
     server = p.server;
+    const url = p.server.url;
     const env = workerEnvFrom({
-      RUNPOD_WEBHOOK_GET_JOB: `${p.url}/v2/ep/job-take/$ID?gpu=LOCAL`,
-      RUNPOD_WEBHOOK_POST_OUTPUT: `${p.url}/v2/ep/job-done/$RUNPOD_POD_ID/$ID?gpu=LOCAL`,
+      RUNPOD_WEBHOOK_GET_JOB: `${url}/v2/ep/job-take/$ID?gpu=LOCAL`,
+      RUNPOD_WEBHOOK_POST_OUTPUT: `${url}/v2/ep/job-done/$RUNPOD_POD_ID/$ID?gpu=LOCAL`,
       RUNPOD_AI_API_KEY: "key",
       RUNPOD_POD_ID: "w-retry",
     });
