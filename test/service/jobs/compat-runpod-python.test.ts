@@ -1,0 +1,153 @@
+import { execFile, spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningService, startService } from "../../../service/index";
+
+/**
+ * The real service's official Python library (`runpod`), unchanged, against this service: its
+ * GraphQL helpers, its Endpoint client, and workers written with `runpod.serverless.start` that the
+ * service launches from a `--handler` command line. The library is not on the registries CI reaches,
+ * so this runs where `python3 -c "import runpod"` works: `pip install runpod`, or a checkout of
+ * runpod-python on RUNPOD_PYTHON_PATH (a PYTHONPATH for the library and anything its imports need);
+ * RUNPOD_PYTHON names another interpreter. Elsewhere it is skipped, and says so.
+ */
+const PYTHON = process.env.RUNPOD_PYTHON ?? "python3";
+const PYTHON_PATH = process.env.RUNPOD_PYTHON_PATH ?? "";
+const FIXTURES = join(__dirname, "fixtures", "python-runpod");
+const KEY = "rpk_python_compat_0123456789";
+
+const pythonEnv = (): NodeJS.ProcessEnv => ({
+  ...process.env,
+  ...(PYTHON_PATH && { PYTHONPATH: PYTHON_PATH }),
+  PYTHONUNBUFFERED: "1",
+});
+
+/** The library's version when it imports here; undefined when it does not (the suite is skipped). */
+function libraryVersion(): string | undefined {
+  const probe = spawnSync(PYTHON, ["-c", "import runpod; print(runpod.__version__)"], {
+    env: pythonEnv(),
+    encoding: "utf8",
+    timeout: 30_000,
+  });
+  return probe.status === 0 ? probe.stdout.trim() : undefined;
+}
+
+const version = libraryVersion();
+const title = version
+  ? `compatibility: the Python runpod library (${version})`
+  : `compatibility: the Python runpod library (skipped: ${PYTHON} cannot import runpod; pip install runpod, or set RUNPOD_PYTHON_PATH)`;
+
+/** A word for a POSIX shell: the worker's command line is run by one. */
+const shellWord = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
+
+/** The command line of a worker running `script` with the library, as an operator writes --handler. */
+function workerCommand(script: string): string {
+  const path = PYTHON_PATH ? `PYTHONPATH=${shellWord(PYTHON_PATH)} ` : "";
+  return `${path}${shellWord(PYTHON)} -u ${shellWord(join(FIXTURES, script))}`;
+}
+
+describe.skipIf(version === undefined)(title, () => {
+  let service: RunningService;
+  let out: Record<string, unknown>;
+
+  beforeAll(async () => {
+    service = await startService({
+      apiKeys: [KEY],
+      config: {
+        jobs: {
+          handlers: {
+            "python/echo": workerCommand("handler.py"),
+            "python/stream": workerCommand("stream.py"),
+          },
+          workerOutput: "ignore",
+        },
+      },
+    });
+    // The whole user session runs in one Python process (client.py); its results are asserted below.
+    const { stdout } = await promisify(execFile)(PYTHON, [join(FIXTURES, "client.py")], {
+      env: {
+        ...pythonEnv(),
+        RUNPOD_API_BASE_URL: service.queueUrl,
+        RUNPODKIT_TEST_KEY: KEY,
+        RUNPODKIT_TEST_QUEUE: service.queueUrl,
+      },
+      timeout: 170_000,
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    out = JSON.parse(stdout.trim().split("\n").at(-1) ?? "{}") as Record<string, unknown>;
+  }, 240_000);
+  afterAll(async () => service?.close());
+
+  it("creates templates and endpoints through its GraphQL helpers", () => {
+    expect(out["template:py-echo"]).toMatchObject({
+      id: expect.any(String),
+      name: "py-echo",
+      imageName: "python/echo",
+      isServerless: true,
+    });
+    expect(out["endpoint:py-echo"]).toMatchObject({
+      id: expect.any(String),
+      name: "py-echo",
+      gpuIds: "AMPERE_16",
+      workersMin: 1,
+      workersMax: 1,
+    });
+    expect(out.endpoints).toEqual(["py-echo", "py-stream"]);
+  });
+
+  it("run_sync and run answer with the worker's output", () => {
+    expect(out.run_sync).toEqual({ echo: { mode: "echo", x: 1 } });
+    expect(out["run.output"]).toEqual({ echo: { mode: "echo", y: 2 } });
+    expect(out["run.status"]).toBe("COMPLETED");
+    expect(out["run.id"]).toMatch(/-u1$/);
+  });
+
+  it("a handler's exception and a returned error fail the job with the library's error payload", () => {
+    const failed = out["fail.final"] as { status: string; error: string };
+    expect(failed.status).toBe("FAILED");
+    expect(JSON.parse(failed.error)).toMatchObject({
+      error_type: "<class 'ValueError'>",
+      error_message: "boom from python",
+      error_traceback: expect.stringContaining("ValueError: boom from python"),
+    });
+    expect(out["error.final"]).toMatchObject({ status: "FAILED", error: "handled error" });
+  });
+
+  it("progress_update shows in /status while the job runs", () => {
+    const seen = out["progress.seen"] as [string, unknown][];
+    expect(seen).toContainEqual(["IN_PROGRESS", { step: 1 }]);
+    expect(seen.at(-1)).toEqual(["COMPLETED", { done: true }]);
+  });
+
+  it("cancel, purge_queue and health", async () => {
+    expect(out.cancel).toMatchObject({ status: "CANCELLED" });
+    expect(out["cancel.status"]).toBe("CANCELLED");
+    expect(out.purge).toEqual({ removed: 0, status: "completed" });
+    expect(out.health).toMatchObject({
+      jobs: { completed: 3, failed: 2, inQueue: 0 },
+      workers: expect.any(Object),
+    });
+  });
+
+  it("a generator handler streams its chunks and returns them aggregated", () => {
+    const chunks = [0, 1, 2, 3].map((chunk) => ({ chunk }));
+    expect(out.stream).toEqual(chunks);
+    expect(out["stream.output"]).toEqual(chunks);
+    expect(out["stream.run_sync"]).toEqual(chunks.slice(0, 2));
+  });
+
+  it("the worker's lines are kept in the endpoint's logs under the job's id", async () => {
+    const endpoint = (out["endpoint:py-echo"] as { id: string }).id;
+    const response = await fetch(`${service.queueUrl}/v2/${endpoint}/logs`, {
+      headers: { authorization: KEY },
+    });
+    const lines = (await response.text())
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { requestId: string | null; message: string });
+    expect(lines).toContainEqual(
+      expect.objectContaining({ requestId: out["run.id"], message: "hello from the python handler" }),
+    );
+  });
+});
