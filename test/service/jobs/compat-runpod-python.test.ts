@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningService, startService } from "../../../service/index";
+import { eventually } from "./harness";
 
 /**
  * The real service's official Python library (`runpod`), unchanged, against this service: its
@@ -137,17 +138,32 @@ describe.skipIf(version === undefined)(title, () => {
     expect(out["stream.run_sync"]).toEqual(chunks.slice(0, 2));
   });
 
-  it("the worker's lines are kept in the endpoint's logs under the job's id", async () => {
+  const logLines = async () => {
     const endpoint = (out["endpoint:py-echo"] as { id: string }).id;
     const response = await fetch(`${service.queueUrl}/v2/${endpoint}/logs`, {
       headers: { authorization: KEY },
     });
-    const lines = (await response.text())
+    return (await response.text())
       .split("\n")
       .filter(Boolean)
       .map((line) => JSON.parse(line) as { requestId: string | null; message: string });
-    expect(lines).toContainEqual(
+  };
+
+  it("the worker's lines are kept in the endpoint's logs under the job's id", async () => {
+    expect(await logLines()).toContainEqual(
       expect.objectContaining({ requestId: out["run.id"], message: "hello from the python handler" }),
     );
+  });
+
+  it("the cancelled job's stop reaches the worker (its job-stop long-poll)", async () => {
+    // The handler sleeps in the worker's event loop: the library acts on the stop once it wakes.
+    const stopped = await eventually(
+      async () =>
+        (await logLines()).find(
+          (line) => line.requestId === out["cancel.id"] && line.message === "Job stopped.",
+        ),
+      20_000,
+    );
+    expect(stopped).toBeDefined();
   });
 });
