@@ -143,6 +143,15 @@ describe.skipIf(version === undefined)(title, () => {
     expect(out["stream.run_sync"]).toEqual(chunks.slice(0, 2));
   });
 
+  it("its asyncio client (AsyncioEndpoint) runs, streams, cancels and purges", () => {
+    expect(out["asyncio.output"]).toEqual({ echo: { mode: "echo", z: 3 } });
+    expect(out["asyncio.status"]).toBe("COMPLETED");
+    expect(out["asyncio.stream"]).toEqual([0, 1, 2].map((chunk) => ({ chunk })));
+    expect(out["asyncio.cancel"]).toMatchObject({ status: "CANCELLED" });
+    expect(out["asyncio.health"]).toMatchObject({ jobs: { inQueue: 0 } });
+    expect(out["asyncio.purge"]).toEqual({ removed: 0, status: "completed" });
+  });
+
   const logLines = async () => {
     const endpoint = (out["endpoint:py-echo"] as { id: string }).id;
     const response = await fetch(`${service.queueUrl}/v2/${endpoint}/logs`, {
