@@ -102,6 +102,27 @@ describe.skipIf(version === undefined)(title, () => {
     expect(out.endpoints).toEqual(["py-echo", "py-stream"]);
   });
 
+  it("its other GraphQL helpers: account, GPU types, registry auths, pods, an endpoint's template", () => {
+    expect(out.get_user).toMatchObject({ id: expect.stringMatching(/^user_/) });
+    expect(out.update_user_settings).toMatchObject({ pubKey: "ssh-ed25519 AAAAC3Nza user@host" });
+    expect(out.get_gpu).toMatchObject({ id: expect.any(String), maxGpuCount: expect.any(Number) });
+    const auth = out.registry_auth as { id: string };
+    expect(auth).toEqual({ id: expect.any(String), name: "registry" });
+    expect(out["registry_auth.updated"]).toEqual(auth);
+    expect(out["registry_auth.deleted"]).toBeNull();
+    const pod = out.pod as { id: string };
+    expect(pod).toMatchObject({ imageName: "runpod/pytorch:2.1.0", env: ["A=1"] });
+    expect(out["pod.get"]).toMatchObject({ id: pod.id, desiredStatus: "RUNNING", gpuCount: 1 });
+    expect(out["pod.stop"]).toEqual({ id: pod.id, desiredStatus: "EXITED" });
+    expect(out["pod.resume"]).toMatchObject({ id: pod.id, desiredStatus: "RUNNING" });
+    expect(out["pod.terminate"]).toBeNull();
+    expect(out.pods).toEqual([]);
+    const endpoint = out["endpoint:py-echo"] as { id: string; templateId: string };
+    expect(out.update_endpoint_template).toEqual({ id: endpoint.id, templateId: expect.any(String) });
+    expect((out.update_endpoint_template as { templateId: string }).templateId).not.toBe(endpoint.templateId);
+    expect(out.duplicate_template).toContain('a template named "py-echo" already exists');
+  });
+
   it("run_sync and run answer with the worker's output", () => {
     expect(out.run_sync).toEqual({ echo: { mode: "echo", x: 1 } });
     expect(out["run.output"]).toEqual({ echo: { mode: "echo", y: 2 } });
