@@ -65,6 +65,7 @@ describe.skipIf(version === undefined)(title, () => {
           handlers: {
             "python/echo": workerCommand("handler.py"),
             "python/stream": workerCommand("stream.py"),
+            "python/concurrent": workerCommand("concurrent.py"),
           },
           workerOutput: "ignore",
         },
@@ -99,7 +100,7 @@ describe.skipIf(version === undefined)(title, () => {
       workersMin: 1,
       workersMax: 1,
     });
-    expect(out.endpoints).toEqual(["py-echo", "py-stream"]);
+    expect(out.endpoints).toEqual(["py-concurrent", "py-echo", "py-stream"]);
   });
 
   it("its other GraphQL helpers: account, GPU types, registry auths, pods, an endpoint's template", () => {
@@ -162,6 +163,16 @@ describe.skipIf(version === undefined)(title, () => {
     expect(out.stream).toEqual(chunks);
     expect(out["stream.output"]).toEqual(chunks);
     expect(out["stream.run_sync"]).toEqual(chunks.slice(0, 2));
+  });
+
+  it("an async handler with a concurrency modifier runs several jobs at once (job-take-batch)", () => {
+    const results = out.concurrent as { index: number; started: number; ended: number }[];
+    expect(results.map((result) => result.index)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    // One worker, four at a time: some job started before another one ended.
+    const overlapping = results.filter((a) =>
+      results.some((b) => b !== a && b.started < a.ended && a.started < b.ended),
+    );
+    expect(overlapping.length).toBeGreaterThanOrEqual(4);
   });
 
   it("its asyncio client (AsyncioEndpoint) runs, streams, cancels and purges", () => {
