@@ -180,8 +180,14 @@ describe.skipIf(version === undefined)(title, () => {
     expect(out["asyncio.status"]).toBe("COMPLETED");
     expect(out["asyncio.stream"]).toEqual([0, 1, 2].map((chunk) => ({ chunk })));
     expect(out["asyncio.cancel"]).toMatchObject({ status: "CANCELLED" });
-    expect(out["asyncio.health"]).toMatchObject({ jobs: { inQueue: 0 } });
-    expect(out["asyncio.purge"]).toEqual({ removed: 0, status: "completed" });
+    const refused = (out["asyncio.health"] as { library_refused?: string }).library_refused;
+    if (refused !== undefined) {
+      // Libraries before 1.8 build health's and purge's URLs without the base and never send them.
+      expect(refused).toMatch(/^[a-z0-9]+\/health$/);
+    } else {
+      expect(out["asyncio.health"]).toMatchObject({ jobs: { inQueue: 0 } });
+      expect(out["asyncio.purge"]).toEqual({ removed: 0, status: "completed" });
+    }
   });
 
   const logLines = async () => {
