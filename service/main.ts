@@ -13,7 +13,7 @@ import { parseHandlerFlag } from "./jobs/workers/launch";
 import { LOGS_USAGE, logsCommand } from "./logs-command";
 import { STORE_KEY_ENV } from "./management/store/sealing";
 
-const USAGE = `usage: ${API_KEYS_ENV}=<k1>,<k2> runpodkit --port <p> [--host <address>] [--api-key-file <file>] [--api-key <k> ...] [--data <file>|:memory:] [--handler <image>=<module-or-command> ...]
+const USAGE = `usage: ${API_KEYS_ENV}=<k1>,<k2> runpodkit [serve] --port <p> [--host <address>] [--api-key-file <file>] [--api-key <k> ...] [--data <file>|:memory:] [--handler <image>=<module-or-command> ...]
        ${LOGS_USAGE.replace(/^usage: /, "")}
   Account keys come from ${API_KEYS_ENV} (comma-separated), --api-key-file (one key per line) or
   --api-key (visible to every user of the machine in \`ps\`); at least one is required.
@@ -21,24 +21,17 @@ const USAGE = `usage: ${API_KEYS_ENV}=<k1>,<k2> runpodkit --port <p> [--host <ad
 const DEFAULT_DATA = join(process.cwd(), ".data", "runpodkit.sqlite");
 
 /**
- * The CLI: `RUNPODKIT_API_KEYS=k1,k2 npm run serve -- --port 8080 [--data file]` serves in the
+ * The CLI: `RUNPODKIT_API_KEYS=k1,k2 runpodkit [serve] --port 8080 [--data file]` (from a checkout:
+ * `npm run serve -- --port 8080`) serves in the
  * foreground (keys are never printed: stderr shows each account in a redacted form);
  * `runpodkit logs <endpoint id> ...` reads an endpoint's worker logs from a running service.
  */
 async function main(): Promise<void> {
-  if (process.argv[2] === "logs") return logsCommand(process.argv.slice(3));
-  const { values } = parseArgs({
-    options: {
-      port: { type: "string", default: "0" },
-      host: { type: "string", default: "127.0.0.1" },
-      "api-key": { type: "string", multiple: true },
-      "api-key-file": { type: "string", multiple: true },
-      data: { type: "string", default: DEFAULT_DATA },
-      handler: { type: "string", multiple: true },
-      help: { type: "boolean", short: "h" },
-    },
-    strict: true,
-  });
+  const command = process.argv[2];
+  if (command === "logs") return logsCommand(process.argv.slice(3));
+  // `runpodkit serve ...` names the default command; `runpodkit ...` alone serves as well.
+  const args = process.argv.slice(command === "serve" ? 3 : 2);
+  const { values } = parseFlags(args);
   if (values.help) {
     console.log(USAGE);
     return;
@@ -87,6 +80,27 @@ async function main(): Promise<void> {
   };
   process.once("SIGINT", () => stop("SIGINT"));
   process.once("SIGTERM", () => stop("SIGTERM"));
+}
+
+/** The serve command's flags; a word or flag it does not know is refused with the usage. */
+function parseFlags(args: string[]) {
+  try {
+    return parseArgs({
+      args,
+      options: {
+        port: { type: "string", default: "0" },
+        host: { type: "string", default: "127.0.0.1" },
+        "api-key": { type: "string", multiple: true },
+        "api-key-file": { type: "string", multiple: true },
+        data: { type: "string", default: DEFAULT_DATA },
+        handler: { type: "string", multiple: true },
+        help: { type: "boolean", short: "h" },
+      },
+      strict: true,
+    });
+  } catch (error) {
+    throw new Error(`${error instanceof Error ? error.message : String(error)}\n${USAGE}`);
+  }
 }
 
 main().catch((error: unknown) => {

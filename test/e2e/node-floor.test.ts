@@ -193,7 +193,7 @@ describe("the Node.js floor", () => {
       }
       const cli = run(lowestNode, [join("node_modules", ".bin", "runpodkit"), "--help"]);
       expect(cli.status).toBe(0);
-      expect(cli.stdout).toMatch(/^usage: RUNPODKIT_API_KEYS=\S+ runpodkit --port/);
+      expect(cli.stdout).toMatch(/^usage: RUNPODKIT_API_KEYS=\S+ runpodkit \[serve\] --port/);
     },
     TEST_TIMEOUT,
   );

@@ -1,8 +1,12 @@
 """A handler for the real service's Python worker library, runnable against the local service:
 
-    runpodkit serve --handler acme/py-echo="python3 examples/handlers/python/handler.py"
+    pip install runpod
+    RUNPODKIT_API_KEYS=dev-key runpodkit serve --port 8080 \
+        --handler acme/py-echo="python3 $PWD/examples/handlers/python/handler.py"
 
-The service starts it with the same RUNPOD_WEBHOOK_* environment the real platform sets.
+then a template with imageName acme/py-echo and an endpoint on it. The service starts it with the
+same RUNPOD_WEBHOOK_* environment the real platform sets, in the worker's own directory (hence the
+absolute path).
 """
 import runpod
 

@@ -1,5 +1,5 @@
 import { execFile, spawnSync } from "node:child_process";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningService, startService } from "../../../service/index";
@@ -17,6 +17,8 @@ const PYTHON = process.env.RUNPOD_PYTHON ?? "python3";
 const PYTHON_PATH = process.env.RUNPOD_PYTHON_PATH ?? "";
 const FIXTURES = join(__dirname, "fixtures", "python-runpod");
 const KEY = "rpk_python_compat_0123456789";
+/** The Python handler examples/handlers/README.md shows. */
+const EXAMPLE = resolve("examples/handlers/python/handler.py");
 
 const pythonEnv = (): NodeJS.ProcessEnv => ({
   ...process.env,
@@ -50,7 +52,7 @@ const shellWord = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
 /** The command line of a worker running `script` with the library, as an operator writes --handler. */
 function workerCommand(script: string): string {
   const path = PYTHON_PATH ? `PYTHONPATH=${shellWord(PYTHON_PATH)} ` : "";
-  return `${path}${shellWord(PYTHON)} -u ${shellWord(join(FIXTURES, script))}`;
+  return `${path}${shellWord(PYTHON)} -u ${shellWord(resolve(FIXTURES, script))}`;
 }
 
 describe.skipIf(version === undefined)(title, () => {
@@ -66,6 +68,7 @@ describe.skipIf(version === undefined)(title, () => {
             "python/echo": workerCommand("handler.py"),
             "python/stream": workerCommand("stream.py"),
             "python/concurrent": workerCommand("concurrent.py"),
+            "python/example": workerCommand(EXAMPLE),
           },
           workerOutput: "ignore",
         },
@@ -100,7 +103,7 @@ describe.skipIf(version === undefined)(title, () => {
       workersMin: 1,
       workersMax: 1,
     });
-    expect(out.endpoints).toEqual(["py-concurrent", "py-echo", "py-stream"]);
+    expect(out.endpoints).toEqual(["py-concurrent", "py-echo", "py-example", "py-stream"]);
   });
 
   it("its other GraphQL helpers: account, GPU types, registry auths, pods, an endpoint's template", () => {
@@ -122,6 +125,10 @@ describe.skipIf(version === undefined)(title, () => {
     expect(out.update_endpoint_template).toEqual({ id: endpoint.id, templateId: expect.any(String) });
     expect((out.update_endpoint_template as { templateId: string }).templateId).not.toBe(endpoint.templateId);
     expect(out.duplicate_template).toContain('a template named "py-echo" already exists');
+  });
+
+  it("the project's example Python handler (examples/handlers/python) answers its text reversed", () => {
+    expect(out.example).toEqual({ text: "olleh" });
   });
 
   it("run_sync and run answer with the worker's output", () => {

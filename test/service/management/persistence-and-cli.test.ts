@@ -66,10 +66,26 @@ function waitForLine(child: ChildProcess): Promise<string> {
 
 /** The CLI as `npm run serve` runs it (tsx), in this very Node, so a signal reaches main.ts itself. */
 function startCli(keys: string[], ...extra: string[]): ChildProcess {
+  return startCliCommand([], keys, ...extra);
+}
+
+/** The same, with words before the flags (a command: `serve`, or anything a user may type). */
+function startCliCommand(words: string[], keys: string[], ...extra: string[]): ChildProcess {
   const keyFlags = keys.flatMap((key) => ["--api-key", key]);
   return spawn(
     process.execPath,
-    ["--import", "tsx", "service/main.ts", "--port", "0", ...keyFlags, "--data", ":memory:", ...extra],
+    [
+      "--import",
+      "tsx",
+      "service/main.ts",
+      ...words,
+      "--port",
+      "0",
+      ...keyFlags,
+      "--data",
+      ":memory:",
+      ...extra,
+    ],
     { cwd: process.cwd(), stdio: ["ignore", "pipe", "pipe"] },
   );
 }
@@ -108,6 +124,32 @@ describe("CLI", () => {
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     }
+  });
+});
+
+describe("CLI serve", () => {
+  it("`runpodkit serve ...` serves as `runpodkit ...` does (the examples' spelling)", async () => {
+    const child = startCliCommand(["serve"], ["k-serve"]);
+    try {
+      const line = await waitForLine(child);
+      const [, restUrl] = line.match(/rest=(\S+) graphql=(\S+) queue=(\S+)/) ?? [];
+      const rest = await fetch(`${restUrl}/endpoints`, { headers: { authorization: "Bearer k-serve" } });
+      expect(rest.status).toBe(200);
+    } finally {
+      child.kill("SIGKILL");
+    }
+  });
+
+  it("refuses any other word before the flags, with the usage", async () => {
+    const child = startCliCommand(["server"], ["k-serve"]);
+    let stderr = "";
+    child.stderr?.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    expect(code).toBe(1);
+    expect(stderr).toContain("Unexpected argument 'server'");
+    expect(stderr).toContain("usage: RUNPODKIT_API_KEYS=<k1>,<k2> runpodkit [serve] --port <p>");
   });
 });
 
