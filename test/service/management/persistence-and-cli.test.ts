@@ -90,6 +90,16 @@ function startCliCommand(words: string[], keys: string[], ...extra: string[]): C
   );
 }
 
+/** How a CLI process that is expected to refuse its arguments ended: its exit code and its stderr. */
+async function exitOf(child: ChildProcess): Promise<{ code: number | null; stderr: string }> {
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  return { code, stderr };
+}
+
 describe("CLI", () => {
   it("prints one line with the three base URLs, serves them, and closes on SIGTERM", async () => {
     const key = "cli-test-key-42";
@@ -142,11 +152,7 @@ describe("CLI serve", () => {
 
   it("refuses any other word before the flags, with the usage", async () => {
     const child = startCliCommand(["server"], ["k-serve"]);
-    let stderr = "";
-    child.stderr?.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    const { code, stderr } = await exitOf(child);
     expect(code).toBe(1);
     expect(stderr).toContain("Unexpected argument 'server'");
     expect(stderr).toContain("usage: RUNPODKIT_API_KEYS=<k1>,<k2> runpodkit [serve] --port <p>");
@@ -183,11 +189,7 @@ describe("CLI --handler", () => {
 
   it("refuses a malformed mapping, naming the flag", async () => {
     const child = startCli(["k-handler"], "--handler", "no-equals-sign");
-    let stderr = "";
-    child.stderr?.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+    const { code, stderr } = await exitOf(child);
     expect(code).toBe(1);
     expect(stderr).toContain("--handler expects <image>=<module-or-command>");
   });
