@@ -69,6 +69,7 @@ describe.skipIf(version === undefined)(title, () => {
             "python/stream": workerCommand("stream.py"),
             "python/concurrent": workerCommand("concurrent.py"),
             "python/example": workerCommand(EXAMPLE),
+            "python/refresh": workerCommand("refresh.py"),
           },
           workerOutput: "ignore",
         },
@@ -103,7 +104,7 @@ describe.skipIf(version === undefined)(title, () => {
       workersMin: 1,
       workersMax: 1,
     });
-    expect(out.endpoints).toEqual(["py-concurrent", "py-echo", "py-example", "py-stream"]);
+    expect(out.endpoints).toEqual(["py-concurrent", "py-echo", "py-example", "py-refresh", "py-stream"]);
   });
 
   it("its other GraphQL helpers: account, GPU types, registry auths, pods, an endpoint's template", () => {
@@ -170,6 +171,13 @@ describe.skipIf(version === undefined)(title, () => {
     expect(out.stream).toEqual(chunks);
     expect(out["stream.output"]).toEqual(chunks);
     expect(out["stream.run_sync"]).toEqual(chunks.slice(0, 2));
+  });
+
+  it("refresh_worker: each job runs in a fresh worker process, the flag not in the output", () => {
+    const [first, second] = out.refresh as { pid: number }[];
+    expect(Object.keys(first ?? {})).toEqual(["pid"]);
+    expect(second?.pid).toEqual(expect.any(Number));
+    expect(second?.pid).not.toBe(first?.pid);
   });
 
   it("an async handler with a concurrency modifier runs several jobs at once (job-take-batch)", () => {
