@@ -1,6 +1,7 @@
 import { execFile, spawnSync } from "node:child_process";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
+import { quote } from "shell-quote";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningService, startService } from "../../../service/index";
 import { eventually } from "./harness";
@@ -46,13 +47,10 @@ const title = version
   ? `compatibility: the Python runpod library (${version})`
   : `compatibility: the Python runpod library (skipped: ${PYTHON} cannot import runpod; pip install runpod, or set RUNPOD_PYTHON_PATH)`;
 
-/** A word for a POSIX shell: the worker's command line is run by one. */
-const shellWord = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
-
-/** The command line of a worker running `script` with the library, as an operator writes --handler. */
+/** The command line (run by a POSIX shell) of a worker running `script` with the library, as an operator writes --handler. */
 function workerCommand(script: string): string {
-  const path = PYTHON_PATH ? `PYTHONPATH=${shellWord(PYTHON_PATH)} ` : "";
-  return `${path}${shellWord(PYTHON)} -u ${shellWord(resolve(FIXTURES, script))}`;
+  const path = PYTHON_PATH ? `PYTHONPATH=${quote([PYTHON_PATH])} ` : "";
+  return `${path}${quote([PYTHON, "-u", resolve(FIXTURES, script)])}`;
 }
 
 describe.skipIf(version === undefined)(title, () => {
