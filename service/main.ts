@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { API_KEYS_ENV, readApiKeys, redactKey } from "./api-keys";
 import { startService } from "./index";
-import { parseHandlerFlag } from "./jobs/workers/launch";
+import { missingHandlerModule, parseHandlerFlag } from "./jobs/workers/launch";
 import { LOGS_USAGE, logsCommand } from "./logs-command";
 import { STORE_KEY_ENV } from "./management/store/sealing";
 
@@ -53,6 +53,14 @@ async function main(): Promise<void> {
 
   // Which workers a template's imageName starts: a handler module or a command line, per image.
   const handlers = Object.fromEntries((values.handler ?? []).map(parseHandlerFlag));
+  for (const [image, target] of Object.entries(handlers)) {
+    const missing = missingHandlerModule(target);
+    if (missing) {
+      throw new Error(
+        `--handler ${image}=${target}: ${missing} does not exist (a module path is taken from the directory the service starts in; cmd:<command line> runs a command instead)`,
+      );
+    }
+  }
   const service = await startService({
     apiKeys,
     port,

@@ -1,5 +1,6 @@
 import type { ChildProcess } from "node:child_process";
-import { extname, isAbsolute, join, resolve } from "node:path";
+import { existsSync } from "node:fs";
+import { dirname, extname, isAbsolute, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { BUILTIN_HANDLERS, FALLBACK_IMAGE } from "./handlers";
 
@@ -31,6 +32,17 @@ export function parseHandlerFlag(flag: string): [image: string, target: string] 
     throw new Error(`--handler expects <image>=<module-or-command>, got "${flag}"`);
   }
   return [flag.slice(0, at).trim(), flag.slice(at + 1).trim()];
+}
+
+/**
+ * The file a module target names (relative to `baseDir`, as workers load it) when no file is there;
+ * null when it exists or the target is a command line.
+ */
+export function missingHandlerModule(target: string, baseDir = process.cwd()): string | null {
+  const spec = launchSpecOf(target);
+  if (spec.kind !== "module") return null;
+  const path = resolve(baseDir, spec.module);
+  return existsSync(path) ? null : path;
 }
 
 /** The image name without its tag or digest: `repo/name:1.0` and `repo/name@sha256:..` -> `repo/name`. */
@@ -67,6 +79,11 @@ export class Launcher {
     this.#handlers = new Map(
       Object.entries(handlers).map(([image, target]) => [image, launchSpecOf(target)]),
     );
+    for (const [image, target] of Object.entries(handlers)) {
+      const missing = missingHandlerModule(target, baseDir);
+      if (missing)
+        warn(`handler of image "${image}": ${missing} does not exist; its workers fail until it does`);
+    }
   }
 
   resolve(imageName: string): ResolvedLaunch {
@@ -149,12 +166,20 @@ const RUNTIME_MAIN = join(__dirname, "runtime", `main${extname(__filename)}`);
 
 const TS_EXTENSIONS = new Set([".ts", ".mts", ".cts"]);
 
-/** TypeScript (the runtime from sources, or a user's .ts handler) loads through tsx when it is installed. */
+/**
+ * TypeScript (the runtime from sources, or a user's .ts handler) loads through tsx when there is one:
+ * the handler's own project's first (a user's devDependency; this package does not ship tsx), then
+ * one this package resolves. Without it Node's own type stripping runs it (runtime/load-hint.ts says
+ * what that refuses).
+ */
 function loaderArgs(module: string): string[] {
   if (!TS_EXTENSIONS.has(extname(__filename)) && !TS_EXTENSIONS.has(extname(module))) return [];
-  try {
-    return ["--import", pathToFileURL(require.resolve("tsx")).href];
-  } catch {
-    return []; // Node's own type stripping then has to do
+  for (const from of [dirname(module), __dirname]) {
+    try {
+      return ["--import", pathToFileURL(require.resolve("tsx", { paths: [from] })).href];
+    } catch {
+      // Not installed there.
+    }
   }
+  return [];
 }

@@ -35,6 +35,10 @@ describe("handler configuration", () => {
       (m) => warnings.push(m),
       "/base",
     );
+    // A module target with no file is named at once (the CLI refuses it: test/e2e/installed-handlers.test.ts).
+    expect(warnings.splice(0)).toEqual([
+      'handler of image "acme/sd:beta": /base/beta.ts does not exist; its workers fail until it does',
+    ]);
     expect(launcher.resolve("acme/sd:1.0").spec).toEqual({ kind: "command", command: "python3 h.py" });
     expect(launcher.resolve("acme/sd:beta").spec).toEqual({ kind: "module", module: "/base/beta.ts" });
     expect(launcher.resolve("runpodkit/stream:latest").spec).toEqual({

@@ -2,6 +2,7 @@ import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import { running, type StartOptions, start } from "./index";
+import { loadHint } from "./load-hint";
 
 /**
  * Entry of a worker process the service starts for a handler module: `main <module>`. The module
@@ -17,7 +18,7 @@ async function main(): Promise<void> {
   const target = process.argv[2];
   if (!target) throw new Error("usage: main <handler module>");
   const path = isAbsolute(target) ? target : resolve(target);
-  const mod = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
+  const mod = await load(path);
   const started = running();
   if (started) return started;
   const exported =
@@ -31,6 +32,30 @@ async function main(): Promise<void> {
   >;
   await start({ ...config, handler: exported as StartOptions["handler"] });
 }
+
+/** Imports the handler module; a failure Node's loader gives is rethrown with what to change (load-hint.ts). */
+async function load(path: string): Promise<Record<string, unknown>> {
+  try {
+    return (await import(pathToFileURL(path).href)) as Record<string, unknown>;
+  } catch (error) {
+    const hint = loadHint(
+      error,
+      path,
+      process.execArgv.some((arg) => TSX_LOADER.test(arg)),
+    );
+    if (hint === null) throw error;
+    throw new HandlerLoadError(
+      `the handler module ${path} did not load: ${error instanceof Error ? error.message : String(error)}\n${hint}`,
+      { cause: error },
+    );
+  }
+}
+
+/** A handler module that did not load, with what to change; `cause`: what Node threw. */
+class HandlerLoadError extends Error {}
+
+/** The `--import` the service gives a worker when it found tsx (launch.ts). */
+const TSX_LOADER = /[\\/]tsx[\\/]/;
 
 /**
  * A handler that loops on the CPU blocks this process's event loop, so "disconnect" is never seen if
@@ -67,8 +92,14 @@ function handlerOf(value: unknown): unknown {
 }
 
 main().then(done, (error: unknown) => {
-  process.stderr.write(
-    `runpodkit worker: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-  );
+  process.stderr.write(`runpodkit worker: ${describe(error)}\n`);
   process.exit(1);
 });
+
+/** An error's stack; with a hint (load), the hint's message first, then the stack of what Node threw. */
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  if (error instanceof HandlerLoadError && error.cause instanceof Error)
+    return `${error.message}\n${error.cause.stack ?? ""}`;
+  return error.stack ?? error.message;
+}
