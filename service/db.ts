@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readSync } from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { type CheckpointPolicy, WalCheckpointer } from "./db-checkpoint";
@@ -13,6 +13,9 @@ export interface Migration {
 export const STORE_FILE_MODE = 0o600;
 /** A directory the service creates for its store. */
 export const STORE_DIR_MODE = 0o700;
+
+/** The first bytes of every SQLite database file. */
+const SQLITE_HEADER = Buffer.from("SQLite format 3\0", "latin1");
 
 /** A WAL file left larger than this when SQLite starts it over is cut back to it. */
 export const WAL_SIZE_LIMIT = 8 * 1024 * 1024;
@@ -69,8 +72,24 @@ export function openDatabase(
   migrations: readonly Migration[],
   options: OpenDatabaseOptions = {},
 ): StoreDatabase {
-  if (path !== ":memory:") prepareStoreFile(path);
-  const db = new StoreDatabase(path, options.checkpoint ?? {});
+  if (path === ":memory:") return migrated(new StoreDatabase(path, options.checkpoint ?? {}), migrations);
+  let db: StoreDatabase | null = null;
+  try {
+    prepareStoreFile(path);
+    db = new StoreDatabase(path, options.checkpoint ?? {});
+    return migrated(db, migrations);
+  } catch (error) {
+    if (db?.isOpen) db.close();
+    // Named with the path: SQLite's and the file system's own messages ("file is not a database") do not say which file.
+    throw new Error(
+      `the store ${path} cannot be opened: ${error instanceof Error ? error.message : String(error)}`,
+      { cause: error },
+    );
+  }
+}
+
+/** The store's settings, then each migration not yet applied. */
+function migrated(db: StoreDatabase, migrations: readonly Migration[]): StoreDatabase {
   // Deleted rows (credentials among them) are overwritten, not left in free pages.
   db.exec("PRAGMA secure_delete = ON");
   db.exec("PRAGMA journal_mode = WAL");
@@ -104,7 +123,19 @@ export function openDatabase(
 function prepareStoreFile(path: string): void {
   const dir = dirname(path);
   if (mkdirSync(dir, { recursive: true, mode: STORE_DIR_MODE }) !== undefined) chmodSync(dir, STORE_DIR_MODE);
-  closeSync(openSync(path, "a", STORE_FILE_MODE));
+  const fd = openSync(path, "a+", STORE_FILE_MODE);
+  try {
+    // A file that is neither empty nor SQLite's (a mistyped --data) is left exactly as it was.
+    const head = Buffer.alloc(SQLITE_HEADER.length);
+    const read = readSync(fd, head, 0, head.length, 0);
+    if (read > 0 && (read < SQLITE_HEADER.length || !head.equals(SQLITE_HEADER))) {
+      throw new Error(
+        "it is not a SQLite database (the store is a SQLite file the service creates, or :memory:)",
+      );
+    }
+  } finally {
+    closeSync(fd);
+  }
   for (const file of [path, `${path}-wal`, `${path}-shm`]) {
     if (existsSync(file)) chmodSync(file, STORE_FILE_MODE);
   }

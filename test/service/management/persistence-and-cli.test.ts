@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -134,6 +134,30 @@ describe("CLI", () => {
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     }
+  });
+});
+
+describe("CLI --data", () => {
+  it("refuses a file that is not a SQLite database, naming it, and leaves it as it was", async () => {
+    const notes = join(dir, "notes.txt");
+    writeFileSync(notes, "my notes\n", { mode: 0o644 });
+    chmodSync(notes, 0o644);
+    const { code, stderr } = await exitOf(startCli(["k-data"], "--data", notes));
+    expect(code).toBe(1);
+    expect(stderr).toContain(
+      `runpodkit: the store ${notes} cannot be opened: it is not a SQLite database (the store is a SQLite file the service creates, or :memory:)`,
+    );
+    expect(readFileSync(notes, "utf8")).toBe("my notes\n");
+    expect(statSync(notes).mode & 0o777).toBe(0o644);
+    expect(existsSync(`${notes}.key`)).toBe(false);
+  });
+
+  it("names the store when its directory cannot be made", async () => {
+    const file = join(dir, "a-file");
+    writeFileSync(file, "");
+    const { code, stderr } = await exitOf(startCli(["k-data"], "--data", join(file, "store.sqlite")));
+    expect(code).toBe(1);
+    expect(stderr).toContain(`runpodkit: the store ${join(file, "store.sqlite")} cannot be opened: EEXIST`);
   });
 });
 
