@@ -8,9 +8,12 @@ export const LOGS_USAGE =
   "usage: runpodkit logs <endpoint id> [--worker <id>] [--job <id>] [--since <ms|ISO time>] [--follow] [--json]\n" +
   "  reads RUNPOD_API_KEY and RUNPOD_BASE_URL (the job API base, default http://127.0.0.1:8080/v2)";
 
+const KEY_UNSET = "RUNPOD_API_KEY is not set: export the account's API key (one of the service's keys)";
 const Env = z.object({
-  RUNPOD_API_KEY: z.string().min(1, "RUNPOD_API_KEY is not set"),
-  RUNPOD_BASE_URL: z.url().default("http://127.0.0.1:8080/v2"),
+  RUNPOD_API_KEY: z.string({ error: KEY_UNSET }).min(1, KEY_UNSET),
+  RUNPOD_BASE_URL: z
+    .url({ error: "RUNPOD_BASE_URL is not a URL: the job API base, e.g. http://127.0.0.1:8080/v2" })
+    .default("http://127.0.0.1:8080/v2"),
 });
 
 /** One entry as a line for people: time, worker, job, level, message (a traceback keeps its lines). */

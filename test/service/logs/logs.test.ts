@@ -137,9 +137,14 @@ describe("worker logs through the API and `runpodkit logs`", () => {
     return id;
   };
 
+  /** `runpodkit logs` with the key in RUNPOD_API_KEY ("": the variable unset). */
   const cli = (args: string[], key = KEY) =>
     spawn(process.execPath, ["--import", LOADER, CLI, "logs", ...args], {
-      env: { PATH: process.env.PATH ?? "", RUNPOD_API_KEY: key, RUNPOD_BASE_URL: `${h.url}/v2` },
+      env: {
+        PATH: process.env.PATH ?? "",
+        ...(key === "" ? {} : { RUNPOD_API_KEY: key }),
+        RUNPOD_BASE_URL: `${h.url}/v2`,
+      },
     });
 
   const output = (child: ReturnType<typeof cli>) => {
@@ -236,6 +241,14 @@ describe("worker logs through the API and `runpodkit logs`", () => {
     expect(refused.seen.code).toBe(1);
     expect(refused.seen.stderr).toContain("answered 401");
     expect(refused.seen.stderr).not.toContain("rpk_wrong_key_000000000000");
+
+    // No key in the environment: said so, with what to set (zod's own "expected string" before).
+    const unset = output(cli([ep.id], ""));
+    await unset.exited;
+    expect(unset.seen.code).toBe(1);
+    expect(unset.seen.stderr.trim()).toBe(
+      "runpodkit: logs: RUNPOD_API_KEY is not set: export the account's API key (one of the service's keys)",
+    );
   });
 
   it("a worker that dies mid-job leaves a line naming its exit, attributed to the job; closing ends followers", async () => {
