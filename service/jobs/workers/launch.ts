@@ -1,7 +1,8 @@
 import type { ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { dirname, extname, isAbsolute, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { parse } from "shell-quote";
 import { BUILTIN_HANDLERS, FALLBACK_IMAGE } from "./handlers";
 
 /**
@@ -45,6 +46,26 @@ export function missingHandlerModule(target: string, baseDir = process.cwd()): s
   return existsSync(path) ? null : path;
 }
 
+/**
+ * Files a command line names by a path relative to `baseDir` (words such as `handler.py` or
+ * `src/main.py` that are files there): a command worker runs in its own directory, where they are
+ * not. Words with a variable (`$PWD/...`, expanded by the worker's shell) or an option are left out.
+ */
+export function relativeFilesIn(command: string, baseDir = process.cwd()): string[] {
+  const VARIABLE = "\0";
+  const files: string[] = [];
+  for (const word of parse(command, () => VARIABLE)) {
+    if (typeof word !== "string" || word.includes(VARIABLE) || isAbsolute(word) || /^[-~]/.test(word))
+      continue;
+    try {
+      if (statSync(resolve(baseDir, word)).isFile()) files.push(word);
+    } catch {
+      // Not a file there.
+    }
+  }
+  return files;
+}
+
 /** The image name without its tag or digest: `repo/name:1.0` and `repo/name@sha256:..` -> `repo/name`. */
 export function imageBase(imageName: string): string {
   const noDigest = imageName.split("@")[0] ?? imageName;
@@ -83,6 +104,12 @@ export class Launcher {
       const missing = missingHandlerModule(target, baseDir);
       if (missing)
         warn(`handler of image "${image}": ${missing} does not exist; its workers fail until it does`);
+      const spec = launchSpecOf(target);
+      for (const file of spec.kind === "command" ? relativeFilesIn(spec.command, baseDir) : []) {
+        warn(
+          `handler of image "${image}": the command names ${file} by a relative path, but a command runs in its worker's own directory, where there is no such file: name it ${resolve(baseDir, file)} (in your shell, "$PWD/${file}")`,
+        );
+      }
     }
   }
 

@@ -1,6 +1,15 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BUILTIN_HANDLERS } from "../../../service/jobs/workers/handlers";
-import { imageBase, Launcher, launchSpecOf, parseHandlerFlag } from "../../../service/jobs/workers/launch";
+import {
+  imageBase,
+  Launcher,
+  launchSpecOf,
+  parseHandlerFlag,
+  relativeFilesIn,
+} from "../../../service/jobs/workers/launch";
 import { exceptionBody, isStream, resultBody, serialise } from "../../../service/jobs/workers/runtime/result";
 
 describe("handler configuration", () => {
@@ -53,6 +62,37 @@ describe("handler configuration", () => {
     launcher.resolve("other/thing");
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain("--handler other/thing=");
+  });
+});
+
+describe("command lines naming files by relative paths", () => {
+  it("finds the words that are files relative to the service's directory, and warns of each, naming the absolute path", () => {
+    const base = mkdtempSync(join(tmpdir(), "runpodkit-launch-"));
+    try {
+      mkdirSync(join(base, "src"));
+      writeFileSync(join(base, "handler.py"), "");
+      writeFileSync(join(base, "src", "main.py"), "");
+      expect(relativeFilesIn("python3 handler.py", base)).toEqual(["handler.py"]);
+      expect(relativeFilesIn("python3 -u src/main.py --rp_log_level=DEBUG", base)).toEqual(["src/main.py"]);
+      expect(relativeFilesIn("cd /srv && python3 ./handler.py", base)).toEqual(["./handler.py"]);
+      // Absolute, expanded by the worker's shell, not a file there, a module name, an option: none.
+      expect(relativeFilesIn(`python3 ${join(base, "handler.py")}`, base)).toEqual([]);
+      expect(relativeFilesIn('python3 "$PWD/handler.py"', base)).toEqual([]);
+      expect(relativeFilesIn("python3 other.py", base)).toEqual([]);
+      expect(relativeFilesIn("python3 -m src", base)).toEqual([]);
+
+      const warnings: string[] = [];
+      new Launcher(
+        { "acme/py": "python3 -u handler.py", "acme/abs": `python3 ${join(base, "handler.py")}` },
+        (m) => warnings.push(m),
+        base,
+      );
+      expect(warnings).toEqual([
+        `handler of image "acme/py": the command names handler.py by a relative path, but a command runs in its worker's own directory, where there is no such file: name it ${join(base, "handler.py")} (in your shell, "$PWD/handler.py")`,
+      ]);
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
   });
 });
 
