@@ -1,4 +1,4 @@
-import { ValidationError } from "./errors";
+import { redact, ValidationError } from "./errors";
 import { HttpClient, type RetryPolicy } from "./http";
 
 /** What every client of the service takes besides its address. */
@@ -22,6 +22,27 @@ export function requireApiKey(apiKey: unknown, operation: string): void {
   if (typeof apiKey !== "string" || apiKey.trim() === "") {
     throw new ValidationError({ operation, field: "apiKey", message: `${operation}: apiKey is required` });
   }
+}
+
+/**
+ * The client's base URL, refused (a ValidationError naming baseUrl) unless it is an absolute http(s)
+ * URL: Node's own "Invalid URL" names neither the option nor the fix. `example`: what one looks like.
+ */
+export function requireBaseUrl(baseUrl: string, operation: string, apiKey: string, example: string): string {
+  let protocol = "";
+  try {
+    protocol = new URL(baseUrl).protocol;
+  } catch {
+    // Not a URL at all: refused below.
+  }
+  if (protocol !== "http:" && protocol !== "https:") {
+    throw new ValidationError({
+      operation,
+      field: "baseUrl",
+      message: `${operation}: baseUrl must be an absolute http(s) URL such as ${example}, got "${redact(String(baseUrl), [apiKey])}"`,
+    });
+  }
+  return baseUrl;
 }
 
 /** The HTTP layer of one client, the key kept out of every error. */

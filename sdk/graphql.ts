@@ -1,6 +1,6 @@
 import { GraphQLClient as GraphQLRequestClient } from "graphql-request";
 import type { z } from "zod";
-import { type ClientOptions, clientHttp, requireApiKey } from "./client-options";
+import { type ClientOptions, clientHttp, requireApiKey, requireBaseUrl } from "./client-options";
 import { NotFoundError, ValidationError } from "./errors";
 import {
   ENDPOINT_DOCUMENTS,
@@ -69,7 +69,14 @@ export class GraphQLClient {
   constructor(options: GraphQLClientOptions) {
     requireApiKey(options.apiKey, "graphql");
     this.#apiKey = options.apiKey;
-    const url = new URL(options.baseUrl ?? DEFAULT_GRAPHQL_URL);
+    const url = new URL(
+      requireBaseUrl(
+        options.baseUrl ?? DEFAULT_GRAPHQL_URL,
+        "graphql",
+        options.apiKey,
+        "http://127.0.0.1:8080/graphql",
+      ),
+    );
     url.searchParams.set("api_key", options.apiKey);
     this.#http = clientHttp(options, url.toString());
     this.#client = new GraphQLRequestClient(url.toString(), { fetch: (_url, init) => this.#transport(init) });

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { type ClientOptions, clientHttp, requireApiKey } from "./client-options";
+import { type ClientOptions, clientHttp, requireApiKey, requireBaseUrl } from "./client-options";
 import { AbortedError, JobFailedError, RunpodkitError, TimeoutError, ValidationError } from "./errors";
 import type { CallOptions, HttpClient } from "./http";
 import {
@@ -71,7 +71,12 @@ export class JobClient {
 
   constructor(options: JobClientOptions) {
     requireApiKey(options.apiKey, "jobs");
-    const base = (options.baseUrl ?? DEFAULT_JOBS_URL).replace(/\/+$/, "");
+    const base = requireBaseUrl(
+      options.baseUrl ?? DEFAULT_JOBS_URL,
+      "jobs",
+      options.apiKey,
+      "http://127.0.0.1:8080/v2",
+    ).replace(/\/+$/, "");
     this.endpointId = options.endpointId;
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     this.#http = clientHttp(

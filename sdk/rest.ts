@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { type ClientOptions, clientHttp, requireApiKey } from "./client-options";
+import { type ClientOptions, clientHttp, requireApiKey, requireBaseUrl } from "./client-options";
 import type { CallOptions, HttpClient, QueryValue } from "./http";
 import {
   BillingRecords,
@@ -359,7 +359,13 @@ export class RestClient {
 
   constructor(options: RestClientOptions) {
     requireApiKey(options.apiKey, "rest");
-    this.#http = clientHttp(options, options.baseUrl ?? DEFAULT_REST_URL, {
+    const baseUrl = requireBaseUrl(
+      options.baseUrl ?? DEFAULT_REST_URL,
+      "rest",
+      options.apiKey,
+      "http://127.0.0.1:8080/v1",
+    );
+    this.#http = clientHttp(options, baseUrl, {
       authorization: `Bearer ${options.apiKey}`,
     });
     const none = NoQuery;

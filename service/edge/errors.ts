@@ -119,6 +119,10 @@ export function unexpectedLogFields(error: unknown, route: string | undefined): 
   return { err: { message, stack }, route };
 }
 
+const API_PREFIX = /^\/(v1|v2|graphql|console)(\/|$)/;
+const API_MAP =
+  "this service answers REST under /v1, the job API under /v2/{endpoint id}, GraphQL at /graphql";
+
 /** Installs the error and not-found handlers on the root instance: every route of every wire answers through them. */
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | ServiceError | ZodError, request, reply) => {
@@ -134,7 +138,9 @@ export function installErrorHandling(app: FastifyInstance): void {
   });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split("?")[0];
-    const refusal: Refusal = { code: "NOT_FOUND", message: `no route ${request.method} ${path}` };
+    // A path under none of the APIs is most often a client's base URL without its /v1 or /v2.
+    const where = API_PREFIX.test(path ?? "") ? "" : ` (${API_MAP})`;
+    const refusal: Refusal = { code: "NOT_FOUND", message: `no route ${request.method} ${path}${where}` };
     return reply.code(404).send(body(wireOf(request.url), refusal));
   });
 }

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConflictError, NotFoundError, UnauthorizedError, ValidationError } from "../../sdk/errors";
+import { GraphQLClient } from "../../sdk/graphql";
+import { JobClient } from "../../sdk/jobs";
 import { RestClient } from "../../sdk/rest";
 import { type TestService, withService } from "../helpers/service";
 import { everyStringOf } from "./scripted-server";
@@ -204,5 +206,32 @@ describe("RestClient accounts and keys", () => {
 
   it("refuses a client without a key", () => {
     expect(() => new RestClient({ apiKey: "" })).toThrow(ValidationError);
+  });
+
+  it("refuses a base URL that is not an absolute http(s) URL, naming the option and an example, never the key", async () => {
+    const key = "rpk_test_key_0123456789";
+    const refusal = (make: () => unknown) => failure(Promise.resolve().then(make));
+    const rest = await refusal(() => new RestClient({ apiKey: key, baseUrl: "127.0.0.1:8080/v1" }));
+    expect(rest).toBeInstanceOf(ValidationError);
+    expect(rest).toMatchObject({
+      code: "VALIDATION",
+      operation: "rest",
+      field: "baseUrl",
+      message:
+        'rest: baseUrl must be an absolute http(s) URL such as http://127.0.0.1:8080/v1, got "127.0.0.1:8080/v1"',
+    });
+    const jobs = await refusal(
+      () => new JobClient({ apiKey: key, endpointId: "e", baseUrl: "ftp://host/v2" }),
+    );
+    expect(jobs).toMatchObject({
+      field: "baseUrl",
+      message:
+        'jobs: baseUrl must be an absolute http(s) URL such as http://127.0.0.1:8080/v2, got "ftp://host/v2"',
+    });
+    const graphql = await refusal(
+      () => new GraphQLClient({ apiKey: key, baseUrl: `localhost/graphql?api_key=${key}` }),
+    );
+    expect(graphql).toMatchObject({ field: "baseUrl", operation: "graphql" });
+    expect(graphql.message).not.toContain(key);
   });
 });

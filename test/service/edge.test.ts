@@ -90,6 +90,14 @@ describe("one refusal, three wires", () => {
     const jobs = await fetch(`${service.queueUrl}/v2/${endpointId}/nothing-here`);
     expect(jobs.status).toBe(404);
     expect(await jobs.json()).toMatchObject({ error: `no route GET /v2/${endpointId}/nothing-here` });
+    // Under none of the APIs (a client's base URL without /v1): where they are.
+    const bare = await fetch(`${service.queueUrl}/templates`);
+    expect(bare.status).toBe(404);
+    expect(await bare.json()).toEqual({
+      message:
+        "no route GET /templates (this service answers REST under /v1, the job API under /v2/{endpoint id}, GraphQL at /graphql)",
+      code: "NOT_FOUND",
+    });
   });
 
   it("a wrong key is UNAUTHORIZED on every wire, and never echoed", async () => {
