@@ -70,7 +70,17 @@ export function resolveSettings(config: ConfigLookup | undefined, env: NodeJS.Pr
         field: CONFIG_KEYS[name].key,
       });
     }
-    return raw.replace(/\/+$/, "");
+    const trimmed = raw.replace(/\/+$/, "");
+    // The job API's base as the SDK and the real clients take it (`.../v2`) is a natural mistake here:
+    // an endpoint's url would come out as .../v2/v2/{id}, which answers 404.
+    if (name === "queueUrl" && /\/v2$/.test(new URL(trimmed).pathname)) {
+      throw new ProviderError(
+        "CONFIG",
+        `${CONFIG_KEYS.queueUrl.key} is the job API's host, without /v2 (an endpoint's url is {queueUrl}/v2/{id}): set ${trimmed.slice(0, -"/v2".length)}`,
+        { operation: "configure", field: CONFIG_KEYS.queueUrl.key },
+      );
+    }
+    return trimmed;
   };
   const timeout = Seconds.safeParse(value("deleteTimeout") ?? DEFAULT_DELETE_TIMEOUT_SECONDS);
   if (!timeout.success) {

@@ -168,6 +168,27 @@ describe("settings", () => {
       resolveSettings(undefined, { RUNPOD_API_KEY: "k-123456", RUNPODKIT_QUEUE_URL: "ftp://x" }),
     ).toThrow(/runpodkit:queueUrl/);
   });
+
+  test("a queue URL given as the job API's base (with /v2, as the SDK takes it) is refused with the host to set", () => {
+    for (const queue of ["http://127.0.0.1:8080/v2", "http://127.0.0.1:8080/v2/"]) {
+      expect(() =>
+        resolveSettings(undefined, { RUNPOD_API_KEY: "k-123456", RUNPODKIT_QUEUE_URL: queue }),
+      ).toThrow(
+        expect.objectContaining({
+          code: "CONFIG",
+          field: "runpodkit:queueUrl",
+          message: expect.stringContaining(
+            "runpodkit:queueUrl is the job API's host, without /v2 (an endpoint's url is {queueUrl}/v2/{id}): set http://127.0.0.1:8080",
+          ),
+        }),
+      );
+    }
+    // A host whose own path merely contains v2 stays allowed.
+    expect(
+      resolveSettings(undefined, { RUNPOD_API_KEY: "k-123456", RUNPODKIT_QUEUE_URL: "https://proxy/v2x" })
+        .queueUrl,
+    ).toBe("https://proxy/v2x");
+  });
 });
 
 describe("errors", () => {
