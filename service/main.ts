@@ -112,6 +112,10 @@ function parseFlags(args: string[]) {
 }
 
 main().catch((error: unknown) => {
-  console.error(`runpodkit: ${error instanceof Error ? error.message : String(error)}`);
+  const message = error instanceof Error ? error.message : String(error);
+  const taken = (error as { code?: unknown } | null)?.code === "EADDRINUSE";
+  console.error(
+    `runpodkit: ${message}${taken ? " (another process listens there: choose another --port; 0 picks a free one)" : ""}`,
+  );
   process.exit(1);
 });

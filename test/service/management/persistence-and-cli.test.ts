@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -133,6 +134,25 @@ describe("CLI", () => {
       expect(stdout.join("").trim().split("\n")).toHaveLength(1);
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    }
+  });
+});
+
+describe("CLI --port", () => {
+  it("a port another process listens on is refused, saying so and what to do", async () => {
+    const other = createServer();
+    await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", resolve));
+    const { port } = other.address() as AddressInfo;
+    try {
+      // The later --port wins over startCli's "--port 0".
+      const child = startCli(["k-port"], "--port", String(port));
+      const { code, stderr } = await exitOf(child);
+      expect(code).toBe(1);
+      expect(stderr).toContain(
+        `runpodkit: listen EADDRINUSE: address already in use 127.0.0.1:${port} (another process listens there: choose another --port; 0 picks a free one)`,
+      );
+    } finally {
+      other.close();
     }
   });
 });
