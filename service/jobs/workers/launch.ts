@@ -39,8 +39,8 @@ export function parseHandlerFlag(flag: string): [image: string, target: string] 
  * The file a module target names (relative to `baseDir`, as workers load it) when no file is there;
  * null when it exists or the target is a command line.
  */
-export function missingHandlerModule(target: string, baseDir = process.cwd()): string | null {
-  const spec = launchSpecOf(target);
+export function missingHandlerModule(target: string | LaunchSpec, baseDir = process.cwd()): string | null {
+  const spec = typeof target === "string" ? launchSpecOf(target) : target;
   if (spec.kind !== "module") return null;
   const path = resolve(baseDir, spec.module);
   return existsSync(path) ? null : path;
@@ -100,11 +100,11 @@ export class Launcher {
     this.#handlers = new Map(
       Object.entries(handlers).map(([image, target]) => [image, launchSpecOf(target)]),
     );
-    for (const [image, target] of Object.entries(handlers)) {
-      const missing = missingHandlerModule(target, baseDir);
+    // Paths that cannot work, said at start rather than by workers failing over and over.
+    for (const [image, spec] of this.#handlers) {
+      const missing = missingHandlerModule(spec, baseDir);
       if (missing)
         warn(`handler of image "${image}": ${missing} does not exist; its workers fail until it does`);
-      const spec = launchSpecOf(target);
       for (const file of spec.kind === "command" ? relativeFilesIn(spec.command, baseDir) : []) {
         warn(
           `handler of image "${image}": the command names ${file} by a relative path, but a command runs in its worker's own directory, where there is no such file: name it ${resolve(baseDir, file)} (in your shell, "$PWD/${file}")`,
