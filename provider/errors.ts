@@ -46,6 +46,14 @@ export function codeOf(error: unknown): string | undefined {
 export { redact };
 
 /**
+ * Said with a refusal of the key: where the provider took it from (config.ts CONFIG_KEYS.apiKey) and
+ * the usual cause, a key of one service sent to another (a real key to the local service, or the
+ * reverse).
+ */
+export const KEY_REFUSED =
+  "the service does not know this API key: check that the secret config runpodkit:apiKey (else the environment variable RUNPOD_API_KEY) holds a key of the service the runpodkit:restUrl, graphqlUrl and queueUrl settings point at";
+
+/**
  * Wraps any failure of a service call as a ProviderError that names the operation, keeps the service's
  * code and field, and carries no credential in its message.
  */
@@ -65,9 +73,10 @@ export function toProviderError(
   const message = redact(error instanceof Error ? error.message : String(error), secrets);
   const serviceCode = codeOf(error);
   const field = fieldOf(error);
+  const hint = serviceCode === "UNAUTHORIZED" ? ` (${KEY_REFUSED})` : "";
   return new ProviderError(
     serviceCode === "NOT_FOUND" ? "NOT_FOUND" : "SERVICE",
-    `${operation}: ${message}`,
+    `${operation}: ${message}${hint}`,
     {
       operation,
       ...(field === undefined ? {} : { field }),

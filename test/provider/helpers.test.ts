@@ -1,15 +1,29 @@
 import { describe, expect, test } from "vitest";
-import { resolveSettings } from "../../provider/config";
+import { CONFIG_KEYS, resolveSettings } from "../../provider/config";
 import { diffFields } from "../../provider/diff";
 import { packageSpecifier } from "../../provider/dynamic";
-import { isDeleteRefusal, isNameTaken, ProviderError, redact, toProviderError } from "../../provider/errors";
+import {
+  isDeleteRefusal,
+  isNameTaken,
+  KEY_REFUSED,
+  ProviderError,
+  redact,
+  toProviderError,
+} from "../../provider/errors";
 import { plainJson } from "../../provider/implement";
 import { generatedName, isGeneratedName, nextGenerations, resolveName } from "../../provider/naming";
 import { retryWithin } from "../../provider/retry";
 import { deleteBoundMs, durationMs } from "../../provider/timeouts";
 import { containsUnknown, pathHitsUnknown, UNKNOWN } from "../../provider/unknowns";
 import { refuseNewerState } from "../../provider/versions";
-import { ConflictError, GraphQLError, NotFoundError, ServerError, ValidationError } from "../../sdk/errors";
+import {
+  ConflictError,
+  GraphQLError,
+  NotFoundError,
+  ServerError,
+  UnauthorizedError,
+  ValidationError,
+} from "../../sdk/errors";
 import { virtualPause } from "./support";
 
 describe("naming", () => {
@@ -192,6 +206,26 @@ describe("settings", () => {
 });
 
 describe("errors", () => {
+  test("a refused key says where the provider took it from and what to check", () => {
+    const refused = new UnauthorizedError({
+      operation: "rest.templates.create",
+      message: "rest.templates.create: Unauthorized: the API key is not valid (HTTP 401)",
+    });
+    const wrapped = toProviderError(refused, "create template worker", []);
+    expect(wrapped).toMatchObject({ code: "SERVICE", serviceCode: "UNAUTHORIZED" });
+    expect(wrapped.message).toBe(
+      `create template worker: rest.templates.create: Unauthorized: the API key is not valid (HTTP 401) (${KEY_REFUSED})`,
+    );
+    // The hint names the config key and the variable the settings read.
+    expect(KEY_REFUSED).toContain(CONFIG_KEYS.apiKey.key);
+    expect(KEY_REFUSED).toContain(CONFIG_KEYS.apiKey.env);
+    // Other refusals get none.
+    const missing = new NotFoundError({ operation: "rest.templates.get", message: "template t1 not found" });
+    expect(toProviderError(missing, "read template t1", []).message).toBe(
+      "read template t1: template t1 not found",
+    );
+  });
+
   test("redact removes api_key values, bearer tokens and known secrets", () => {
     const text = "GET https://h/graphql?api_key=sk-live-999&x=1 Bearer abc.def sk-live-999";
     expect(redact(text, ["sk-live-999"])).toBe("GET https://h/graphql?api_key=***&x=1 Bearer *** ***");

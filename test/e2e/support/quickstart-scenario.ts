@@ -159,5 +159,24 @@ export const quickstartScenario: Scenario = {
         expect(await svc.rest.templates.list()).toEqual([]);
       },
     },
+    {
+      name: "up with a key the service does not know fails naming where the key comes from, never the key",
+      async run({ driver, svc }) {
+        const wrong = "rpk_not_this_services_key_0123456789";
+        await driver.setConfig("runpodkit:apiKey", { value: wrong, secret: true });
+        const failure = await driver.up().then(
+          () => null,
+          (error: unknown) => String(error instanceof Error ? error.message : error),
+        );
+        expect(failure).toContain("Unauthorized");
+        expect(failure).toContain(
+          "the service does not know this API key: check that the secret config runpodkit:apiKey (else the environment variable RUNPOD_API_KEY)",
+        );
+        // Booleans, so a failure never prints what it found.
+        expect(failure?.includes(wrong)).toBe(false);
+        expect(driver.logText().includes(wrong)).toBe(false);
+        expect(await svc.rest.templates.list()).toEqual([]);
+      },
+    },
   ],
 };
