@@ -53,6 +53,10 @@ export { redact };
 export const KEY_REFUSED =
   "the service does not know this API key: check that the secret config runpodkit:apiKey (else the environment variable RUNPOD_API_KEY) holds a key of the service the runpodkit:restUrl, graphqlUrl and queueUrl settings point at";
 
+/** Said when no service answered at all: most often the local service is not running. */
+export const NOTHING_ANSWERED =
+  "no service answered there: check that it runs (the local one: npm run serve, or runpodkit serve) and that the runpodkit:restUrl, graphqlUrl and queueUrl settings point at it";
+
 /**
  * Wraps any failure of a service call as a ProviderError that names the operation, keeps the service's
  * code and field, and carries no credential in its message.
@@ -73,7 +77,12 @@ export function toProviderError(
   const message = redact(error instanceof Error ? error.message : String(error), secrets);
   const serviceCode = codeOf(error);
   const field = fieldOf(error);
-  const hint = serviceCode === "UNAUTHORIZED" ? ` (${KEY_REFUSED})` : "";
+  const hint =
+    serviceCode === "UNAUTHORIZED"
+      ? ` (${KEY_REFUSED})`
+      : serviceCode === "CONNECTION"
+        ? ` (${NOTHING_ANSWERED})`
+        : "";
   return new ProviderError(
     serviceCode === "NOT_FOUND" ? "NOT_FOUND" : "SERVICE",
     `${operation}: ${message}${hint}`,

@@ -3,6 +3,7 @@
  * an in-place update, refresh after an out-of-band change, a replacement, and destroy of a running
  * endpoint (scaled to zero first).
  */
+import { type AddressInfo, createServer } from "node:net";
 import { expect } from "vitest";
 import { PROJECT_ROOT } from "../../../engine/package";
 import { outputString, type Scenario } from "./scenario";
@@ -176,6 +177,29 @@ export const quickstartScenario: Scenario = {
         expect(failure?.includes(wrong)).toBe(false);
         expect(driver.logText().includes(wrong)).toBe(false);
         expect(await svc.rest.templates.list()).toEqual([]);
+      },
+    },
+    {
+      name: "up against an address where no service runs fails saying so and what to check",
+      async run({ driver, svc }) {
+        // A port nothing listens on (just released): the kernel refuses the connection at once.
+        const closed = createServer();
+        await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
+        const { port } = closed.address() as AddressInfo;
+        await new Promise((resolve) => closed.close(resolve));
+        await driver.setAllConfig({
+          ...svc.stackConfig(),
+          "runpodkit:restUrl": { value: `http://127.0.0.1:${port}/v1` },
+        });
+        const failure = await driver.up().then(
+          () => null,
+          (error: unknown) => String(error instanceof Error ? error.message : error),
+        );
+        expect(failure).toContain(`ECONNREFUSED 127.0.0.1:${port}`);
+        expect(failure).toContain(
+          "no service answered there: check that it runs (the local one: npm run serve, or runpodkit serve) and that the runpodkit:restUrl, graphqlUrl and queueUrl settings point at it",
+        );
+        expect(failure?.includes(svc.apiKey)).toBe(false);
       },
     },
   ],
