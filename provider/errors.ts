@@ -57,6 +57,12 @@ export const KEY_REFUSED =
 export const NOTHING_ANSWERED =
   "no service answered there: check that it runs (the local one: npm run serve, or runpodkit serve) and that the runpodkit:restUrl, graphqlUrl and queueUrl settings point at it";
 
+/** What to check, by the SDK's code of a refusal, for the ones a user's settings cause. */
+const HINTS = new Map([
+  ["UNAUTHORIZED", KEY_REFUSED],
+  ["CONNECTION", NOTHING_ANSWERED],
+]);
+
 /**
  * Wraps any failure of a service call as a ProviderError that names the operation, keeps the service's
  * code and field, and carries no credential in its message.
@@ -77,12 +83,8 @@ export function toProviderError(
   const message = redact(error instanceof Error ? error.message : String(error), secrets);
   const serviceCode = codeOf(error);
   const field = fieldOf(error);
-  const hint =
-    serviceCode === "UNAUTHORIZED"
-      ? ` (${KEY_REFUSED})`
-      : serviceCode === "CONNECTION"
-        ? ` (${NOTHING_ANSWERED})`
-        : "";
+  const said = serviceCode === undefined ? undefined : HINTS.get(serviceCode);
+  const hint = said === undefined ? "" : ` (${said})`;
   return new ProviderError(
     serviceCode === "NOT_FOUND" ? "NOT_FOUND" : "SERVICE",
     `${operation}: ${message}${hint}`,
