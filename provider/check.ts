@@ -1,3 +1,4 @@
+import { closest, distance } from "fastest-levenshtein";
 import type { z } from "zod";
 import { AUTO_NAMED, CARRIED_KEYS, INTERNAL_KEYS } from "./bookkeeping";
 import { ProviderError } from "./errors";
@@ -11,6 +12,25 @@ export interface CheckFailure {
 
 /** Inputs or outputs as Pulumi hands them over: plain JSON, validated by the schema before use. */
 export type Props = Record<string, unknown>;
+
+/** " (did you mean workersMax?)" for a property a letter or two off one of the resource's; else "". */
+function nearest(spec: InputSpec, key: string): string {
+  const known = Object.keys(spec.schema.shape);
+  const best = closest(key, known);
+  return distance(key.toLowerCase(), best.toLowerCase()) <= Math.max(2, Math.floor(key.length / 4))
+    ? ` (did you mean ${best}?)`
+    : "";
+}
+
+/** The value at a schema issue's path in the inputs (undefined when any step is missing). */
+function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
+  let at = value;
+  for (const step of path) {
+    if (at === null || typeof at !== "object") return undefined;
+    at = (at as Record<PropertyKey, unknown>)[step];
+  }
+  return at;
+}
 
 /** How one resource's inputs are validated and normalised; shared by check, diff and schema.json. */
 export interface InputSpec {
@@ -112,12 +132,20 @@ export function checkInputs(
       if (pathHitsUnknown(candidate, issue.path)) continue;
       if (issue.code === "unrecognized_keys") {
         for (const key of issue.keys) {
-          failures.push({ property: key, reason: `${key} is not a property of ${spec.type}` });
+          failures.push({
+            property: key,
+            reason: `${key} is not a property of ${spec.type}${nearest(spec, key)}`,
+          });
         }
         continue;
       }
       const property = issue.path.map(String).join(".") || "(inputs)";
-      failures.push({ property, reason: `${property}: ${issue.message}` });
+      // zod says "expected string, received undefined" of a field left out.
+      const missing = issue.code === "invalid_type" && valueAt(candidate, issue.path) === undefined;
+      failures.push({
+        property,
+        reason: missing ? `${property} is required` : `${property}: ${issue.message}`,
+      });
     }
   }
   // A property already reported by the schema is not reported again by a rule.

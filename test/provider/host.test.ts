@@ -212,6 +212,20 @@ describe("through Pulumi's provider host", () => {
       startJupyter: true,
       dockerArgs: "bash -c 'sleep 1 && echo hi'",
     });
+    // A misspelt property is named with the one meant; a required one left out says so.
+    const misspelt = await host.check(
+      dynamicUrn("Template", "typo"),
+      {},
+      {
+        imageNme: "img:1",
+        __logicalName: "typo",
+        __provider: text.Template,
+      },
+    );
+    expect(misspelt.failures).toEqual([
+      { property: "imageName", reason: "imageName is required" },
+      { property: "imageNme", reason: "imageNme is not a property of Template (did you mean imageName?)" },
+    ]);
     const shell = await host.check(t.urn, t.inputs, { ...t.inputs, dockerArgs: "serve > log" });
     expect(shell.failures).toEqual([
       {

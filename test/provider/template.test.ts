@@ -57,8 +57,18 @@ describe("Template check", () => {
       "ports.0",
     ]);
     const noImage = await provider.check({}, { __logicalName: "t" });
-    expect(noImage.failures).toEqual([
-      { property: "imageName", reason: expect.stringMatching(/^imageName: /) as unknown as string },
+    expect(noImage.failures).toEqual([{ property: "imageName", reason: "imageName is required" }]);
+    // A property a letter or two off a known one is named with it; one far from all is not.
+    const typos = await provider.check(
+      {},
+      { __logicalName: "t", imageName: "img:1", contanerDiskInGb: 5, zzz: 1 },
+    );
+    expect(typos.failures).toEqual([
+      {
+        property: "contanerDiskInGb",
+        reason: "contanerDiskInGb is not a property of Template (did you mean containerDiskInGb?)",
+      },
+      { property: "zzz", reason: "zzz is not a property of Template" },
     ]);
     expect(h.apiRequests()).toBe(0);
   });
