@@ -1,5 +1,6 @@
 import { closest, distance } from "fastest-levenshtein";
 import type { z } from "zod";
+import { isMissing } from "../sdk/schemas/issues";
 import { AUTO_NAMED, CARRIED_KEYS, INTERNAL_KEYS } from "./bookkeeping";
 import { ProviderError } from "./errors";
 import { type NameBasis, resolveName } from "./naming";
@@ -20,16 +21,6 @@ function nearest(spec: InputSpec, key: string): string {
   return distance(key.toLowerCase(), best.toLowerCase()) <= Math.max(2, Math.floor(key.length / 4))
     ? ` (did you mean ${best}?)`
     : "";
-}
-
-/** The value at a schema issue's path in the inputs (undefined when any step is missing). */
-function valueAt(value: unknown, path: readonly PropertyKey[]): unknown {
-  let at = value;
-  for (const step of path) {
-    if (at === null || typeof at !== "object") return undefined;
-    at = (at as Record<PropertyKey, unknown>)[step];
-  }
-  return at;
 }
 
 /** How one resource's inputs are validated and normalised; shared by check, diff and schema.json. */
@@ -141,7 +132,7 @@ export function checkInputs(
       }
       const property = issue.path.map(String).join(".") || "(inputs)";
       // zod says "expected string, received undefined" of a field left out.
-      const missing = issue.code === "invalid_type" && valueAt(candidate, issue.path) === undefined;
+      const missing = isMissing(issue, candidate);
       failures.push({
         property,
         reason: missing ? `${property} is required` : `${property}: ${issue.message}`,

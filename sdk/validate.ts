@@ -19,7 +19,7 @@ export function validateInput<S extends z.ZodType>(
   throw new ValidationError({
     operation,
     field: firstField(result.error),
-    message: `${operation}: invalid input: ${describeIssues(result.error)}`,
+    message: `${operation}: invalid input: ${describeIssues(result.error, input)}`,
   });
 }
 
@@ -30,7 +30,7 @@ export function parseReply<S extends z.ZodType>(schema: S, value: unknown, opera
   throw new ProtocolError({
     operation,
     field: firstField(result.error),
-    message: `${operation}: unexpected reply: ${describeIssues(result.error)}`,
+    message: `${operation}: unexpected reply: ${describeIssues(result.error, value)}`,
   });
 }
 

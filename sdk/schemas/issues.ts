@@ -1,12 +1,28 @@
 import type { z } from "zod";
 
 // Without zod's schemas (a type only): the service's edge reads it at start. common.ts re-exports it.
-/** Formats a zod error as "field: problem; field: problem", naming every field that failed. */
-export function describeIssues(error: z.ZodError): string {
+/**
+ * Formats a zod error as "field: problem; field: problem", naming every field that failed. Given the
+ * value that was parsed, a field left out reads "field: required" (zod's own words are "Invalid
+ * input: expected string, received undefined").
+ */
+export function describeIssues(error: z.ZodError, input?: unknown): string {
   return error.issues
     .map((issue) => {
       const path = issue.path.map(String).join(".");
-      return path ? `${path}: ${issue.message}` : issue.message;
+      const message = isMissing(issue, input) ? "required" : issue.message;
+      return path ? `${path}: ${message}` : message;
     })
     .join("; ");
+}
+
+/** Whether an issue is a field left out of `input` (the value that was parsed). */
+export function isMissing(issue: z.core.$ZodIssue, input: unknown): boolean {
+  if (issue.code !== "invalid_type" || issue.path.length === 0) return false;
+  let at: unknown = input;
+  for (const step of issue.path) {
+    if (at === null || typeof at !== "object") return false;
+    at = (at as Record<PropertyKey, unknown>)[step];
+  }
+  return at === undefined;
 }

@@ -15,6 +15,6 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown, where
   const message =
     value === undefined && where === "body"
       ? "body: a JSON object is required"
-      : describeIssues(result.error);
+      : describeIssues(result.error, value);
   throw new ServiceError("VALIDATION", message, { field });
 }

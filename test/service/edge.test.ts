@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { RestClient } from "../../sdk/rest";
 import { edgeServer } from "../../service/edge/server";
 import { type TestService, withService } from "../helpers/service";
 
@@ -66,6 +67,32 @@ describe("one refusal, three wires", () => {
       errors: [{ message: rest.body.message, extensions: { code: "VALIDATION", field: "body" } }],
       data: null,
     });
+  });
+
+  it("a field left out reads 'required' (not zod's 'expected string, received undefined'), as the SDK says it", async () => {
+    const auth = { authorization: `Bearer ${service.apiKey}` };
+    const rest = await post(`${service.restUrl}/templates`, JSON.stringify({ name: "no-image" }), auth);
+    expect(rest).toEqual({
+      status: 400,
+      body: { message: "imageName: required", code: "VALIDATION", field: "imageName" },
+    });
+    // A wrong type is still said as zod says it.
+    const wrong = await post(
+      `${service.restUrl}/templates`,
+      JSON.stringify({ name: "n", imageName: 5 }),
+      auth,
+    );
+    expect(wrong.body.message).toBe("imageName: Invalid input: expected string, received number");
+    const sdk = new RestClient({ apiKey: service.apiKey, baseUrl: service.restUrl });
+    try {
+      await expect(sdk.templates.create({ name: "no-image" } as never)).rejects.toMatchObject({
+        code: "VALIDATION",
+        field: "imageName",
+        message: "rest.templates.create: invalid input: imageName: required",
+      });
+    } finally {
+      await sdk.close();
+    }
   });
 
   it("a missing body reads the same on REST and on the job API", async () => {
