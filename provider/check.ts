@@ -1,4 +1,4 @@
-import { closest, distance } from "fastest-levenshtein";
+import { distance } from "fastest-levenshtein";
 import type { z } from "zod";
 import { isMissing } from "../sdk/schemas/issues";
 import { AUTO_NAMED, CARRIED_KEYS, INTERNAL_KEYS } from "./bookkeeping";
@@ -16,11 +16,14 @@ export type Props = Record<string, unknown>;
 
 /** " (did you mean workersMax?)" for a property a letter or two off one of the resource's; else "". */
 function nearest(spec: InputSpec, key: string): string {
-  const known = Object.keys(spec.schema.shape);
-  const best = closest(key, known);
-  return distance(key.toLowerCase(), best.toLowerCase()) <= Math.max(2, Math.floor(key.length / 4))
-    ? ` (did you mean ${best}?)`
-    : "";
+  let best = "";
+  let bestDistance = Number.POSITIVE_INFINITY;
+  for (const name of Object.keys(spec.schema.shape)) {
+    // Case does not count: templateID is one letter off templateId.
+    const apart = distance(key.toLowerCase(), name.toLowerCase());
+    if (apart < bestDistance) [best, bestDistance] = [name, apart];
+  }
+  return bestDistance <= Math.max(2, Math.floor(key.length / 4)) ? ` (did you mean ${best}?)` : "";
 }
 
 /** How one resource's inputs are validated and normalised; shared by check, diff and schema.json. */
