@@ -121,7 +121,7 @@ export function unexpectedLogFields(error: unknown, route: string | undefined): 
 
 const API_PREFIX = /^\/(v1|v2|graphql|console)(\/|$)/;
 const API_MAP =
-  "this service answers REST under /v1, the job API under /v2/{endpoint id}, GraphQL at /graphql";
+  "this service answers REST under /v1, the job API under /v2/{endpoint id}, GraphQL at /graphql, the console at /console/";
 
 /** Installs the error and not-found handlers on the root instance: every route of every wire answers through them. */
 export function installErrorHandling(app: FastifyInstance): void {

@@ -122,7 +122,7 @@ describe("one refusal, three wires", () => {
     expect(bare.status).toBe(404);
     expect(await bare.json()).toEqual({
       message:
-        "no route GET /templates (this service answers REST under /v1, the job API under /v2/{endpoint id}, GraphQL at /graphql)",
+        "no route GET /templates (this service answers REST under /v1, the job API under /v2/{endpoint id}, GraphQL at /graphql, the console at /console/)",
       code: "NOT_FOUND",
     });
   });
