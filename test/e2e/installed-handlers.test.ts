@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { installProgram, PROJECT_ROOT, packProject } from "../../engine/package";
+import { eventually } from "../service/jobs/harness";
 
 const KEY = "installed-handlers-key";
 const TIMEOUT = 300_000;
@@ -108,15 +109,6 @@ async function deployWorker(queue: string): Promise<string> {
   return endpoint.id;
 }
 
-async function until<T>(what: string, probe: () => Promise<T | null> | T | null): Promise<T> {
-  for (let attempt = 0; attempt < 600; attempt++) {
-    const value = await probe();
-    if (value !== null) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 describe("the installed CLI runs a user's TypeScript handler", () => {
   it(
     "ES module syntax in a CommonJS project, no tsx: the worker says what to change, in the output and the logs",
@@ -125,7 +117,7 @@ describe("the installed CLI runs a user's TypeScript handler", () => {
       const served = await serve(dir, "./handler.ts");
       const endpointId = await deployWorker(served.queue);
       const hint = `It is written as an ES module (import/export) but ${join(dir, "package.json")} sets "type": "commonjs", so Node runs it as CommonJS: rename it handler.mts, or set "type": "module" in that package.json, or install tsx in the handler's project`;
-      await until("the hint in the service's output", () => (served.output().includes(hint) ? true : null));
+      await eventually(() => (served.output().includes(hint) ? true : undefined), 30_000);
       expect(served.output()).toContain(
         `runpodkit worker: the handler module ${join(dir, "handler.ts")} did not load: Unexpected token 'export'`,
       );
