@@ -1,6 +1,6 @@
 import { distance } from "fastest-levenshtein";
 import type { z } from "zod";
-import { isMissing } from "../sdk/schemas/issues";
+import { describeIssues, isMissing, issueMessage } from "../sdk/schemas/issues";
 import { AUTO_NAMED, CARRIED_KEYS, INTERNAL_KEYS } from "./bookkeeping";
 import { ProviderError } from "./errors";
 import { type NameBasis, resolveName } from "./naming";
@@ -138,7 +138,7 @@ export function checkInputs(
       const missing = isMissing(issue, candidate);
       failures.push({
         property,
-        reason: missing ? `${property} is required` : `${property}: ${issue.message}`,
+        reason: missing ? `${property} is required` : `${property}: ${issueMessage(issue)}`,
       });
     }
   }
@@ -178,10 +178,12 @@ export function parseInputs<S extends z.ZodObject>(
   if (typeof name !== "string" || name === "") {
     throw new ProviderError("VALIDATION", `${operation}: no name`, { operation, field: "name" });
   }
-  const parsed = spec.schema.safeParse(userInputs(props));
+  const inputs = userInputs(props);
+  const parsed = spec.schema.safeParse(inputs);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${i.path.map(String).join(".")}: ${i.message}`);
-    throw new ProviderError("VALIDATION", `${operation}: ${problems.join("; ")}`, { operation });
+    throw new ProviderError("VALIDATION", `${operation}: ${describeIssues(parsed.error, inputs)}`, {
+      operation,
+    });
   }
   return { ...parsed.data, name };
 }

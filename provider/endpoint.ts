@@ -7,6 +7,7 @@ import {
   CudaVersionsList,
   ENDPOINT_DEFAULTS,
   EndpointType,
+  EnvMap,
   FlashBootType,
   GpuIdsList,
   type GqlEndpoint,
@@ -134,12 +135,9 @@ export const EndpointInputs = z.strictObject({
   minCudaVersion: CudaVersion.nullable()
     .default(null)
     .describe('Workers only on hosts with at least this CUDA version, e.g. "12.4"; null for any.'),
-  env: z
-    .record(z.string().min(1), z.string())
-    .default(() => ({}))
-    .describe(
-      "Worker environment. Stored as a secret. Only these keys are managed: keys added to the endpoint elsewhere are neither reported as drift nor removed.",
-    ),
+  env: EnvMap.default(() => ({})).describe(
+    "Worker environment. Stored as a secret. Only these keys are managed: keys added to the endpoint elsewhere are neither reported as drift nor removed.",
+  ),
   adoptId: adoptIdInput("Id of an existing endpoint to take over instead of creating one."),
 });
 export type EndpointArgs = PulumiInputs<z.input<typeof EndpointInputs>>;

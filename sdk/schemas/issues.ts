@@ -10,10 +10,16 @@ export function describeIssues(error: z.ZodError, input?: unknown): string {
   return error.issues
     .map((issue) => {
       const path = issue.path.map(String).join(".");
-      const message = isMissing(issue, input) ? "required" : issue.message;
+      const message = isMissing(issue, input) ? "required" : issueMessage(issue);
       return path ? `${path}: ${message}` : message;
     })
     .join("; ");
+}
+
+/** A record key's problem is in the issues under zod's "Invalid key in record". */
+export function issueMessage(issue: z.core.$ZodIssue): string {
+  if (issue.code !== "invalid_key" || issue.issues.length === 0) return issue.message;
+  return `key ${issue.issues.map((inner) => inner.message).join(", ")}`;
 }
 
 /** Whether an issue is a field left out of `input` (the value that was parsed). */

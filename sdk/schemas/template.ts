@@ -17,11 +17,27 @@ export const GqlDockerArgs = z
     }
   });
 
+/**
+ * An environment variable's name: a process environment holds `NAME=value` strings, so a name with
+ * "=" would set another variable than the one named (and pass the worker's filter of runtime
+ * variables by name), and NUL ends the string.
+ */
+export const EnvName = z
+  .string()
+  .min(1)
+  .refine((name) => !name.includes("=") && !name.includes("\0"), {
+    error: 'must not contain "=" or a NUL character (an environment variable name)',
+  });
+/** An environment variable's value: anything but NUL, which no process environment can hold. */
+export const EnvValue = z.string().refine((value) => !value.includes("\0"), {
+  error: "must not contain a NUL character (an environment variable value)",
+});
+
 /** GraphQL env entries: [{key, value}]. REST uses an object map instead. */
-export const KeyValue = z.strictObject({ key: z.string().min(1), value: z.string() });
+export const KeyValue = z.strictObject({ key: EnvName, value: EnvValue });
 export type KeyValue = z.infer<typeof KeyValue>;
 
-export const EnvMap = z.record(z.string().min(1), z.string());
+export const EnvMap = z.record(EnvName, EnvValue);
 /** "8888/http" or "22/tcp". */
 export const PortSpec = z.string().regex(/^\d{1,5}\/(http|tcp|udp)$/, 'expected "<port>/<http|tcp|udp>"');
 

@@ -65,9 +65,11 @@ describe("Endpoint check", () => {
         executionTimeoutMs: 10,
         flashBootType: "flashboot",
         workerz: 1,
+        env: { "PYTHONPATH=/x": "" },
       },
     );
     expect(bad.failures.map((f) => f.property).sort()).toEqual([
+      "env.PYTHONPATH=/x",
       "executionTimeoutMs",
       "flashBootType",
       "gpuIds",
@@ -78,6 +80,7 @@ describe("Endpoint check", () => {
       "workersMin",
       "workerz",
     ]);
+    expect(bad.failures.find((f) => f.property.startsWith("env"))?.reason).toContain('must not contain "="');
     expect(h.apiRequests()).toBe(0);
   });
 

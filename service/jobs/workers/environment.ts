@@ -56,6 +56,23 @@ export function isRuntimeVariable(name: string): boolean {
   return DROPPED_NAMES.has(upper) || DROPPED_PREFIXES.some((prefix) => upper.startsWith(prefix));
 }
 
+/**
+ * True when no process can receive this entry as it is: a name with "=" sets another variable than
+ * the one named ("PYTHONPATH=/x:" arrives as PYTHONPATH), and NUL ends the string (Node refuses to
+ * spawn with it, so the worker would never start). The API refuses both; stores written before it did
+ * may still hold them.
+ */
+export function isMalformedVariable(name: string, value: string): boolean {
+  return name === "" || name.includes("=") || name.includes("\0") || value.includes("\0");
+}
+
+/** A malformed name as logs show it: nothing after an "=" (it may be a value), NUL escaped. */
+function malformedName(name: string): string {
+  const cut = name.indexOf("=");
+  const shown = cut === -1 ? name : `${name.slice(0, cut)}=…`;
+  return JSON.stringify(shown).slice(1, -1) || '""';
+}
+
 /** The env a worker may receive, and the names dropped (never their values), sorted. */
 export function workerEnv(env: Readonly<Record<string, string>>): {
   kept: Record<string, string>;
@@ -64,7 +81,8 @@ export function workerEnv(env: Readonly<Record<string, string>>): {
   const kept: Record<string, string> = {};
   const dropped: string[] = [];
   for (const [name, value] of Object.entries(env)) {
-    if (isRuntimeVariable(name)) dropped.push(name);
+    if (isMalformedVariable(name, value)) dropped.push(malformedName(name));
+    else if (isRuntimeVariable(name)) dropped.push(name);
     else kept[name] = value;
   }
   return { kept, dropped: dropped.sort() };

@@ -326,7 +326,7 @@ export class WorkerPool implements WorkerRegistry {
           endpoint.id,
           session.id,
           "WARN",
-          `env ${accountEnv.dropped.join(", ")} ignored: a template or endpoint cannot set variables that change how a worker loads code`,
+          `env ${accountEnv.dropped.join(", ")} ignored: a template or endpoint cannot set variables that change how a worker loads code, nor names with "=" or NUL, nor values with NUL`,
         );
       }
       worker.processGroup = spec.kind === "command";
@@ -357,7 +357,7 @@ export class WorkerPool implements WorkerRegistry {
     if (dropped.length > 0 && !this.#envWarned.has(seen)) {
       this.#envWarned.add(seen);
       this.#log(
-        `endpoint ${endpoint.id}: its workers ignore env ${dropped.join(", ")} (variables that change how a worker's runtime loads code are not taken from a template or endpoint; see SECURITY.md)`,
+        `endpoint ${endpoint.id}: its workers ignore env ${dropped.join(", ")} (variables that change how a worker's runtime loads code, and names or values no process environment can hold, are not taken from a template or endpoint; see SECURITY.md)`,
       );
     }
     return { kept, dropped };

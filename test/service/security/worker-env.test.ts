@@ -117,6 +117,69 @@ describe("worker environment", () => {
     ).toBe(401);
   }, 60_000);
 
+  it("the API refuses env names with '=' or NUL and values with NUL, naming the field (REST and GraphQL)", async () => {
+    const harness = await startHarness();
+    h = harness;
+    const template = (env: Record<string, string>) =>
+      harness.call("POST", "/v1/templates", {
+        body: { name: `bad-env-${++names}`, imageName: "runpodkit/echo:1.0", isServerless: true, env },
+      });
+    const refused: Record<string, string>[] = [
+      { "PYTHONPATH=/tmp/x:": "" },
+      { "A\0B": "v" },
+      { OK: "a\0b" },
+      { "": "v" },
+    ];
+    for (const env of refused) {
+      const reply = await template(env);
+      expect(reply.status, JSON.stringify(env)).toBe(400);
+      expect(reply.text).toContain("env");
+    }
+    expect((await template({ "PYTHONPATH=/tmp/x:": "" })).text).toContain('must not contain \\"=\\"');
+    expect((await template({ OK: "a\0b" })).text).toContain("NUL");
+    const created = harness.management.templates.create(ACCOUNT, {
+      name: `ok-env-${++names}`,
+      imageName: "runpodkit/echo:1.0",
+      isServerless: true,
+    });
+    const save = await harness.call("POST", "/graphql", {
+      body: {
+        query: "mutation($input: EndpointInput!) { saveEndpoint(input: $input) { id } }",
+        variables: {
+          input: {
+            name: "bad-env",
+            templateId: created.id,
+            gpuIds: "AMPERE_16",
+            env: [{ key: "BASH_ENV=/tmp/x", value: "" }],
+          },
+        },
+      },
+    });
+    expect(save.text).toMatch(/env.*must not contain/);
+    expect(harness.management.endpoints.list(ACCOUNT)).toEqual([]);
+  }, 60_000);
+
+  it("entries a process cannot hold (stored before the API refused them) are dropped: the worker starts and the job completes", async () => {
+    const harness = await startHarness({ config: { handlers: { "acme/env": ENV_HANDLER } } });
+    h = harness;
+    const ep = endpointWithEnv(
+      "acme/env",
+      { "PYTHONPATH=/tmp/attacker:": "", GREETING: "hi" },
+      { NULLED: "a\0b", "PERL5OPT=-Mevil": "" },
+    );
+    const reply = await harness.call("POST", `/v2/${ep.id}/runsync?wait=60000`, { body: { input: {} } });
+    expect(reply.body).toMatchObject({ status: "COMPLETED" });
+    const { env } = (reply.body as { output: { env: Record<string, string> } }).output;
+    expect(env).not.toHaveProperty("PYTHONPATH");
+    expect(env).not.toHaveProperty("PERL5OPT");
+    expect(env).not.toHaveProperty("NULLED");
+    expect(env.GREETING).toBe("hi");
+    const warning = harness.logs.find((line) => line.includes(`endpoint ${ep.id}: its workers ignore env`));
+    expect(warning).toContain("NULLED, PERL5OPT=…, PYTHONPATH=…");
+    expect(harness.logs.join("\n")).not.toContain("attacker");
+    expect(harness.logs.join("\n")).not.toContain("evil");
+  }, 60_000);
+
   it("keeps every other name: the rule is by name, values never matter", () => {
     expect(workerEnv({ NODE_ENV: "x", node_options: "y", LD_AUDIT: "z", HF_HOME: "/h" })).toEqual({
       kept: { NODE_ENV: "x", HF_HOME: "/h" },
