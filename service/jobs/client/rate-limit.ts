@@ -70,7 +70,7 @@ export class RateLimiter {
       throw new ServiceError(
         "RATE_LIMITED",
         `rate limit of ${rate} ${operation} requests per ${limit.windowMs / 1000} s exceeded for endpoint ${endpointId}`,
-        { retryAfterMs: Math.max(1_000, limit.windowMs - sinceStart) },
+        { retryAfterMs: Math.max(1_000, Math.ceil(untilAdmitted(w, sinceStart, limit.windowMs, rate))) },
       );
     }
     if (limit.concurrent !== null && w.inFlight >= limit.concurrent) {
@@ -93,3 +93,16 @@ export class RateLimiter {
 }
 
 const noop = () => {};
+
+/**
+ * How long until one more request fits under `rate`, the window's counts staying as they are: while
+ * the previous window's weight fades within this one, or else once this window has become the
+ * previous one and faded enough. A Retry-After of "until this window ends" was too early: the full
+ * window then still weighs on the next one, and a client that waited as told was refused again.
+ */
+function untilAdmitted(w: Window, sinceStart: number, windowMs: number, rate: number): number {
+  const room = rate - 1 - w.count;
+  if (room >= 0 && w.previous > 0) return windowMs * (1 - room / w.previous) - sinceStart;
+  const intoNext = w.count > 0 ? windowMs * Math.max(0, 1 - (rate - 1) / w.count) : 0;
+  return windowMs - sinceStart + intoNext;
+}

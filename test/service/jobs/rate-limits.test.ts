@@ -42,6 +42,35 @@ describe("rate limits per endpoint and operation", () => {
     },
   );
 
+  it.each(RATE_LIMITED_OPERATIONS.map((op) => [op, RATE_LIMITS[op]] as const))(
+    "%s: a request after Retry-After is admitted, one a second earlier is not",
+    async (operation, limit) => {
+      const clock = new ManualClock();
+      const limiter = new RateLimiter(clock, DEFAULT_RATE_LIMIT_OPTIONS, () => 0);
+      // Filled at the start of a window; then refused late in one, and with a previous window weighing on it.
+      for (const offset of [0, limit.windowMs * 0.8, limit.windowMs * 0.3]) {
+        await clock.advance(offset);
+        for (;;) {
+          try {
+            limiter.admit("ep", operation)();
+          } catch {
+            break;
+          }
+        }
+        const wait = refused(() => limiter.admit("ep", operation)).retryAfterMs ?? 0;
+        expect(wait).toBeGreaterThan(0);
+        // Retry-After is in whole seconds: the wait rounded up.
+        const seconds = Math.ceil(wait / 1_000);
+        await clock.advance(seconds * 1_000 - 1_000);
+        expect(refused(() => limiter.admit("ep", operation)).code, `${operation} at ${offset}`).toBe(
+          "RATE_LIMITED",
+        );
+        await clock.advance(1_000);
+        limiter.admit("ep", operation)();
+      }
+    },
+  );
+
   it("dynamic rule: the limit is the higher of the base and running workers x requests per worker", () => {
     const clock = new ManualClock();
     let workers = 12;
@@ -84,7 +113,8 @@ describe("rate limits over HTTP", () => {
       expect((await h.call("POST", `/v2/${ep.id}/run`, { body: { input: {} } })).status).toBe(200);
     const limited = await h.call("POST", `/v2/${ep.id}/run`, { body: { input: {} } });
     expect(limited.status).toBe(429);
-    expect(Number(limited.headers["retry-after"])).toBe(10);
+    // 5 in this window still weigh 4/5 of the budget 2 s into the next: 12 s.
+    expect(Number(limited.headers["retry-after"])).toBe(12);
     expect(limited.body).toMatchObject({ code: "RATE_LIMITED" });
     await (h.clock as ManualClock).advance(20_000);
     expect((await h.call("POST", `/v2/${ep.id}/run`, { body: { input: {} } })).status).toBe(200);
