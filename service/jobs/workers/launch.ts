@@ -165,11 +165,36 @@ export class Launcher {
  * process group. It runs the command line in a shell in the same group and passes its exit status on.
  * A stop signal from the service reaches the whole group; the guard waits for the command. When the
  * service is gone (its IPC channel closes, or the guard's parent changes) it SIGKILLs the whole group,
- * itself included: a command worker never outlives the service.
+ * itself included: a command worker never outlives the service. When the command ends by itself (a
+ * crash, os._exit), what it left running in the group (the Python library's heartbeat process, a
+ * server it started) is SIGKILLed before the guard passes the status on, as the real platform tears
+ * down the whole container: read from /proc on Linux; elsewhere the group gets SIGTERM, which the
+ * guard ignores.
  */
 export const COMMAND_GUARD = `
 const { spawn } = require("node:child_process");
+const { readdirSync, readFileSync } = require("node:fs");
 const killGroup = () => { try { process.kill(-process.pid, "SIGKILL"); } finally { process.exit(1); } };
+const groupMembers = () => {
+  const members = [];
+  for (const entry of readdirSync("/proc")) {
+    const pid = Number(entry);
+    if (!Number.isInteger(pid) || pid === process.pid) continue;
+    try {
+      const stat = readFileSync("/proc/" + entry + "/stat", "utf8");
+      // After "(comm) ": state, ppid, pgrp.
+      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]) === process.pid) members.push(pid);
+    } catch {}
+  }
+  return members;
+};
+const killLeftovers = () => {
+  try {
+    for (const pid of groupMembers()) try { process.kill(pid, "SIGKILL"); } catch {}
+  } catch {
+    try { process.kill(-process.pid, "SIGTERM"); } catch {}
+  }
+};
 process.once("disconnect", killGroup);
 const parent = process.ppid;
 setInterval(() => { if (process.ppid !== parent) killGroup(); }, 500).unref();
@@ -181,6 +206,7 @@ child.once("error", (error) => {
   process.exit(127);
 });
 child.once("exit", (code, signal) => {
+  killLeftovers();
   if (signal) {
     for (const s of passed) process.removeAllListeners(s);
     process.kill(process.pid, signal);

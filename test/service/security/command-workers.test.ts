@@ -71,6 +71,26 @@ describe("command workers", () => {
     }
   }, 60_000);
 
+  it("that end by themselves (a crash) take what they left running with them", async () => {
+    const leftPid = join(dir, "left.pid");
+    // Like a Python worker killed by os._exit: its heartbeat process stays behind in the group.
+    const command = `sleep 300 & echo $! > ${leftPid}; sleep 0.2; exit 3`;
+    const h = await startHarness({ config: { handlers: { "acme/crash": `cmd:${command}` } } });
+    let left: number | undefined;
+    try {
+      h.endpoint("acme/crash", { workersMin: 1, workersMax: 1 });
+      expect(await within(20_000, () => pidIn(leftPid) !== undefined)).toBe(true);
+      left = pidIn(leftPid) as number;
+      expect(await within(10_000, () => !alive(left as number))).toBe(true);
+      expect(h.logs.some((line) => line.includes("exited unexpectedly") && line.includes("code 3"))).toBe(
+        true,
+      );
+    } finally {
+      await h.close();
+      if (left !== undefined && alive(left)) process.kill(left, "SIGKILL");
+    }
+  }, 60_000);
+
   it("stop gracefully with all they started when the service stops them (SIGTERM to the group)", async () => {
     const shellPid = join(dir, "graceful-shell.pid");
     const childPid = join(dir, "graceful-child.pid");
