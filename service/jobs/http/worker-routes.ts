@@ -105,10 +105,35 @@ export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps
 
   // Plain handlers answering a fixed text: no serialisation per request. A refusal thrown here
   // reaches the error handler as from an async one.
-  app.post("/:endpointId/job-done/:workerId/:jobId", { onRequest: reserve }, (request, reply) => {
-    jobDone(dispatcher, sessionOf(request), (request.params as WorkerJobParams).jobId, request.body);
-    return afterWrite(deps).then(() => reply.type(JSON_TYPE).send(EMPTY_REPLY));
-  });
+  /**
+   * A result past bodyLimit is refused with 413, and the real worker library then gives up on it:
+   * left IN_PROGRESS, the job would be found lost at the worker's next take and run again, three
+   * times over, to fail as "lost". Its end is known: it fails now, saying why.
+   */
+  const failTooLarge = (request: FastifyRequest, _reply: FastifyReply, error: Error, done: () => void) => {
+    const identified = (request as WorkerRequest)[WORKER];
+    if (identified && (error as { statusCode?: number }).statusCode === 413) {
+      const mb = deps.bodyLimit / (1024 * 1024);
+      const limit = Number.isInteger(mb) ? `${mb} MB` : `${deps.bodyLimit} bytes`;
+      try {
+        dispatcher.done(identified.session, pathId((request.params as WorkerJobParams).jobId), {
+          error: `the job's result was larger than the ${limit} a worker may send (job-done was refused with 413)`,
+        });
+      } catch {
+        // Not this worker's job, or no such job: nothing to end.
+      }
+    }
+    done();
+  };
+
+  app.post(
+    "/:endpointId/job-done/:workerId/:jobId",
+    { onRequest: reserve, onError: failTooLarge },
+    (request, reply) => {
+      jobDone(dispatcher, sessionOf(request), (request.params as WorkerJobParams).jobId, request.body);
+      return afterWrite(deps).then(() => reply.type(JSON_TYPE).send(EMPTY_REPLY));
+    },
+  );
 
   app.post("/:endpointId/job-stream/:workerId/:jobId", { onRequest: reserve }, (request, reply) => {
     const identified = sessionOf(request);

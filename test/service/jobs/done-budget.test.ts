@@ -77,21 +77,51 @@ describe("job-done and the memory budget", () => {
     });
     await tooLarge.body.dump();
     expect(tooLarge.statusCode).toBe(413);
-    await heldSettles(h, base);
+    // The 413 ended the job (see the next test): its input is released with the reservation.
+    await heldSettles(h, 0);
+    expect((await h.call("GET", `/v2/${ep.id}/status/${id}`)).body).toMatchObject({ status: "FAILED" });
     // A content-length past bodyLimit holds nothing: 413, not 503.
     const declaredTooLarge = await worker.done(id, { output: "d".repeat(2_500) });
     expect(declaredTooLarge.status).toBe(413);
-    expect(h.plane.memory.used).toBe(base);
+    expect(h.plane.memory.used).toBe(0);
 
     // Nothing leaked: the largest body the budget allows next to the input still passes.
+    const next = await run(h, ep.id, { n: 1 });
+    await worker.take();
+    await heldSettles(h, base);
     const largest = { output: "l".repeat(1_900) };
     expect(JSON.stringify(largest).length + base).toBeLessThanOrEqual(2_000);
-    expect((await worker.done(id, largest)).status).toBe(200);
-    expect((await h.call("GET", `/v2/${ep.id}/status/${id}`)).body).toMatchObject({
+    expect((await worker.done(next, largest)).status).toBe(200);
+    expect((await h.call("GET", `/v2/${ep.id}/status/${next}`)).body).toMatchObject({
       status: "COMPLETED",
       output: largest.output,
     });
     await heldSettles(h, 0);
+  });
+
+  it("a result past the worker body limit fails its job at once, saying why; it is not run again", async () => {
+    const h = await start({ workerBodyLimit: 4_096 });
+    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const id = await run(h, ep.id, { n: 1 });
+    const worker = new ProtocolWorker(h, ep.id, "w-large");
+    expect((await worker.take()).text).toContain(id);
+    expect((await worker.done(id, { output: "x".repeat(5_000) })).status).toBe(413);
+    const failed = (await h.call("GET", `/v2/${ep.id}/status/${id}`)).body;
+    expect(failed).toMatchObject({ id, status: "FAILED" });
+    expect((failed as { error: string }).error).toBe(
+      "the job's result was larger than the 4096 bytes a worker may send (job-done was refused with 413)",
+    );
+    // The worker's next take (holding nothing, as the real library sends it) finds no lost job to run
+    // again: it gets the next job submitted, and the first stays FAILED.
+    const take = worker.take();
+    const next = await run(h, ep.id, { n: 2 });
+    const taken = await take;
+    expect(taken.text).toContain(next);
+    expect(taken.text).not.toContain(id);
+    expect((await h.call("GET", `/v2/${ep.id}/status/${id}`)).body).toMatchObject({ status: "FAILED" });
+    expect((await h.call("GET", `/v2/${ep.id}/health`)).body).toMatchObject({
+      jobs: { failed: 1, retried: 0 },
+    });
   });
 
   it("the worker runtime retries a refused result (Retry-After), past the real library's 3 attempts, and delivers it once there is room", async () => {
