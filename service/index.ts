@@ -22,6 +22,7 @@ import { JobPlane } from "./jobs/plane";
 import { jobMigrations } from "./jobs/store/job-store";
 import { Management } from "./management";
 import { EndpointRecords, SecretValues } from "./management/directory";
+import { WorkerUsageLedger } from "./management/model/billing";
 import { managementMigrations } from "./management/store/migrations";
 import { openSealer } from "./management/store/sealing";
 import { ManagementStore } from "./management/store/store";
@@ -92,6 +93,8 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const ids = options.ids ?? createIds();
   const accounts = new Accounts(options.apiKeys);
   const events = new EventBus<ServiceEvents>();
+  // Stopped workers' time, for billing: the job plane reports to it, the management plane bills from it.
+  const usage = new WorkerUsageLedger({ store, clock });
   // The job plane restores the stored jobs (one pass over the job table): with V8's optimizing
   // compilers, if lean-start.ts deferred them; the rest of the start-up runs once and goes without.
   const jobs = withOptimizingCompilers(
@@ -104,10 +107,11 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
         events,
         endpoints: new EndpointRecords(store),
         secrets: new SecretValues(store),
+        usage,
         config: config.jobs,
       }),
   );
-  const management = new Management({ store, clock, ids, events, workers: jobs.workers });
+  const management = new Management({ store, clock, ids, events, workers: jobs.workers, usage });
   const app = buildApp({
     accounts,
     management,

@@ -41,6 +41,17 @@ export interface WorkerRegistry {
   list(accountId: string, endpointId?: string): WorkerPod[];
 }
 
+/**
+ * The management plane's record of the workers' running time (billing): the job plane's pool reports
+ * each worker it creates and each that has stopped; never on the job path.
+ */
+export interface WorkerUsageLog {
+  /** A worker was created: what it is billed at is taken now (its endpoint may change or go later). */
+  started(pod: WorkerPod): void;
+  /** A worker stopped at `stoppedAt` (ms since the epoch): its running time is kept. */
+  stopped(pod: WorkerPod, stoppedAt: number): void;
+}
+
 /** What the job plane needs to know about an endpoint and its template. */
 export interface EndpointSettings {
   id: string;

@@ -5,7 +5,13 @@ import type { Accounts } from "../edge/auth";
 import { FastPath } from "../edge/fast-path";
 import { EventBus } from "../event-bus";
 import type { Ids } from "../ids";
-import type { EndpointDirectory, SecretDirectory, ServiceEventBus, WorkerRegistry } from "../planes";
+import type {
+  EndpointDirectory,
+  SecretDirectory,
+  ServiceEventBus,
+  WorkerRegistry,
+  WorkerUsageLog,
+} from "../planes";
 import { type BookEvents, JobBook } from "./book/book";
 import { JobMemory } from "./book/memory";
 import { JobService } from "./client/job-service";
@@ -36,6 +42,8 @@ export interface JobPlaneDeps {
   endpoints: EndpointDirectory;
   /** Where a worker's secret references are resolved when it starts: the management plane's secrets. */
   secrets: SecretDirectory;
+  /** Where each worker's creation and stop are reported (billing): the management plane's ledger. */
+  usage: WorkerUsageLog;
   config?: Partial<JobPlaneConfig> | undefined;
   log?: (message: string) => void;
 }
@@ -122,6 +130,7 @@ export class JobPlane {
       dispatcher: this.dispatcher,
       launcher: new Launcher(config.handlers, log),
       secrets: deps.secrets,
+      usage: deps.usage,
       options: {
         coldStartMs: config.coldStartMs,
         flashBootColdStartMs: config.flashBootColdStartMs,

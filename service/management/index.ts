@@ -2,7 +2,7 @@ import type { Clock } from "../clock";
 import type { Accounts } from "../edge/auth";
 import type { Ids } from "../ids";
 import type { ServiceEventBus, WorkerRegistry } from "../planes";
-import { BillingService } from "./model/billing";
+import { BillingService, type WorkerUsageLedger } from "./model/billing";
 import { RegistryAuthService } from "./model/container-registry-auth";
 import { EndpointService } from "./model/endpoint";
 import { NetworkVolumeService } from "./model/network-volume";
@@ -20,6 +20,8 @@ export interface ManagementDeps {
   events: ServiceEventBus;
   /** The job plane's workers, shown as pods and billed. */
   workers: WorkerRegistry;
+  /** The stopped workers' running time (the job plane reports to it), billed with the running ones. */
+  usage: WorkerUsageLedger;
 }
 
 /** What the management wires (REST under /v1, GraphQL at /graphql) are registered with. */
@@ -50,13 +52,13 @@ export class Management {
   readonly users: UserService;
   readonly secrets: SecretService;
 
-  constructor({ store, clock, ids, events, workers }: ManagementDeps) {
+  constructor({ store, clock, ids, events, workers, usage }: ManagementDeps) {
     this.endpoints = new EndpointService({ store, clock, ids, events });
     this.templates = new TemplateService({ store, clock, ids, events, endpoints: this.endpoints });
     this.networkVolumes = new NetworkVolumeService({ store, clock, ids });
     this.registryAuths = new RegistryAuthService({ store, clock, ids });
     this.pods = new PodService({ store, clock, ids, workers });
-    this.billing = new BillingService({ store, clock, workers });
+    this.billing = new BillingService({ store, clock, workers, usage });
     this.users = new UserService({ store });
     this.secrets = new SecretService({ store, clock, ids });
   }

@@ -7,7 +7,13 @@ import type { Readable } from "node:stream";
 import type { Clock, Timer } from "../../clock";
 import type { Emitter } from "../../event-bus";
 import type { Ids } from "../../ids";
-import type { EndpointSettings, SecretDirectory, WorkerPod, WorkerRegistry } from "../../planes";
+import type {
+  EndpointSettings,
+  SecretDirectory,
+  WorkerPod,
+  WorkerRegistry,
+  WorkerUsageLog,
+} from "../../planes";
 import type { WorkerCounts } from "../client/job-service";
 import type { Dispatcher, WorkerSession } from "../dispatch/dispatcher";
 import type { LogBook } from "../logs/log-book";
@@ -84,6 +90,7 @@ export class WorkerPool implements WorkerRegistry {
   readonly #dispatcher: Dispatcher;
   readonly #launcher: Launcher;
   readonly #secrets: SecretDirectory;
+  readonly #usage: WorkerUsageLog;
   readonly #options: PoolOptions;
   readonly #log: (message: string) => void;
   readonly #events: Emitter<PoolEvents>;
@@ -96,6 +103,7 @@ export class WorkerPool implements WorkerRegistry {
     dispatcher: Dispatcher;
     launcher: Launcher;
     secrets: SecretDirectory;
+    usage: WorkerUsageLog;
     options: PoolOptions;
     log: (message: string) => void;
     events: Emitter<PoolEvents>;
@@ -107,6 +115,7 @@ export class WorkerPool implements WorkerRegistry {
     this.#dispatcher = deps.dispatcher;
     this.#launcher = deps.launcher;
     this.#secrets = deps.secrets;
+    this.#usage = deps.usage;
     this.#options = deps.options;
     this.#log = deps.log;
     this.#events = deps.events;
@@ -161,6 +170,7 @@ export class WorkerPool implements WorkerRegistry {
       markExited,
     };
     this.#workers.set(id, worker);
+    this.#usage.started(this.#pod(worker));
     const delay = this.coldStartMs(endpoint);
     if (delay > 0) worker.coldStart = this.#clock.setTimer(delay, () => this.#launch(worker));
     else this.#launch(worker);
@@ -439,7 +449,16 @@ export class WorkerPool implements WorkerRegistry {
     if (session.readyAt !== null) this.#crashes.delete(session.endpointId);
     this.#dispatcher.close(session);
     if (worker.workdir) rmSync(worker.workdir, { recursive: true, force: true });
-    const view = viewOf(this.#pod(worker), session);
+    const pod = this.#pod(worker);
+    try {
+      this.#usage.stopped(pod, this.#clock.now());
+    } catch (error) {
+      // Billing's loss only: the worker's exit is still handled.
+      this.#log(
+        `worker ${session.id}: its running time could not be recorded: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+    const view = viewOf(pod, session);
     view.desiredStatus = worker.stopping === "idle" ? "EXITED" : "TERMINATED";
     const past = this.#history.get(session.endpointId) ?? [];
     past.unshift(view);

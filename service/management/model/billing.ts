@@ -1,15 +1,22 @@
 import type { Clock } from "../../clock";
 import { invalid } from "../../errors";
-import type { WorkerPod, WorkerRegistry } from "../../planes";
+import type { WorkerPod, WorkerRegistry, WorkerUsageLog } from "../../planes";
 import type { ManagementStore } from "../store/store";
 import { GPU_POOLS } from "./gpu-pools";
-import type { EndpointRecord } from "./records";
+import type { EndpointRecord, WorkerBilling, WorkerUsageRow } from "./records";
 
 /*
  * The billing model of this local service, simple and honest:
- * - Compute: a worker (pod) is billed while the job plane reports it RUNNING, from its last start
- *   (or creation) until now, at a per-GPU hourly price of its endpoint's first GPU type times its
- *   GPU count. Stopped workers are not billed: the registry keeps no history of their past runs.
+ * - Compute: a serverless worker (pod) is billed from its last start (or creation) until it stops, at
+ *   a per-GPU hourly price of its endpoint's first GPU type (taken when the worker was created) times
+ *   its GPU count. Running workers are read from the job plane; a stopped worker's time is kept in
+ *   the store (WorkerUsageLedger), written when it stops (a graceful shutdown stops them all), one
+ *   row per UTC hour, so it is still billed after the worker, its endpoint or the service is gone.
+ *   Bounds: past WORKER_ROWS_PER_ENDPOINT_HOUR rows of an endpoint in one hour, further workers' time
+ *   in that hour is merged into one row per billing (billed, grouped by podId, as podId "unknown";
+ *   a range starting or ending inside that hour counts it pro rata); rows older than
+ *   WORKER_USAGE_RETENTION_MS are deleted. The running time of workers up when the service was
+ *   killed (no graceful stop) is lost.
  * - Rented pods (/billing/pods only): every running period (kept after the pod is stopped or
  *   terminated) at the pod's hourly price then (costPerHr); grouped by gpuTypeId, a CPU pod counts
  *   under its CPU flavor.
@@ -23,6 +30,10 @@ export type BucketSize = "hour" | "day" | "week" | "month" | "year";
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const MAX_BUCKETS = 10_000;
+/** Stopped workers' time is kept this long (a year and a month), then deleted. */
+export const WORKER_USAGE_RETENTION_MS = 400 * DAY;
+/** Rows of one endpoint in one hour with their own pod id; past it, time is merged per billing. */
+export const WORKER_ROWS_PER_ENDPOINT_HOUR = 100;
 const DEFAULT_RANGE_MS = 30 * DAY;
 const VOLUME_USD_PER_GB_MS = 0.07 / (30 * DAY);
 const CPU_USD_PER_HOUR = 0.36;
@@ -148,31 +159,115 @@ function gpuHourPrice(endpoint: EndpointRecord | undefined): number {
   return OTHER_GPU_USD_PER_HOUR;
 }
 
-function selected(q: ComputeBillingQuery, worker: WorkerPod, endpoint: EndpointRecord | undefined): boolean {
-  if (q.endpointId !== undefined && worker.endpointId !== q.endpointId) return false;
-  if (q.podId !== undefined && worker.id !== q.podId) return false;
-  if (q.templateId !== undefined && worker.templateId !== q.templateId) return false;
-  if (q.imageName !== undefined && worker.imageName !== q.imageName) return false;
-  const gpu = endpoint?.gpuTypeIds[0];
+function selected(q: ComputeBillingQuery, podId: string | null, billing: WorkerBilling): boolean {
+  if (q.endpointId !== undefined && billing.endpointId !== q.endpointId) return false;
+  if (q.podId !== undefined && podId !== q.podId) return false;
+  if (q.templateId !== undefined && billing.templateId !== q.templateId) return false;
+  if (q.imageName !== undefined && billing.imageName !== q.imageName) return false;
+  const gpu = billing.gpuTypeId;
   if (q.gpuTypeIds?.length && !(gpu && q.gpuTypeIds.includes(gpu))) return false;
-  if (q.dataCenterIds?.length && !endpoint?.dataCenterIds.some((dc) => q.dataCenterIds?.includes(dc)))
+  if (q.dataCenterIds?.length && !billing.dataCenterIds.some((dc) => q.dataCenterIds?.includes(dc)))
     return false;
   return true;
 }
 
-/** Compute and storage billing of an account, from the job plane's workers and the volumes' history. */
+function groupOf(
+  grouping: NonNullable<ComputeBillingQuery["grouping"]>,
+  podId: string | null,
+  billing: WorkerBilling,
+): Pick<ComputeBillingRecord, "endpointId" | "podId" | "gpuTypeId"> {
+  if (grouping === "podId") return { podId: podId ?? "unknown" };
+  if (grouping === "gpuTypeId") return { gpuTypeId: billing.gpuTypeId ?? "unknown" };
+  return { endpointId: billing.endpointId };
+}
+
+const usdPerMs = (billing: WorkerBilling) => (billing.usdPerGpuHour * Math.max(1, billing.gpuCount)) / HOUR;
+
+/**
+ * The workers' running time the job plane no longer has: each worker's billing taken when it is
+ * created, and its time written to the store when it stops. The job plane's pool reports to it
+ * (WorkerUsageLog); BillingService reads it.
+ */
+export class WorkerUsageLedger implements WorkerUsageLog {
+  readonly #store: ManagementStore;
+  /** Billing of the workers created and not yet stopped, by pod id. */
+  readonly #live = new Map<string, WorkerBilling>();
+
+  constructor(deps: { store: ManagementStore; clock: Clock }) {
+    this.#store = deps.store;
+    this.#store.pruneWorkerUsage(deps.clock.now() - WORKER_USAGE_RETENTION_MS);
+  }
+
+  started(pod: WorkerPod): void {
+    this.#live.set(pod.id, this.#current(pod));
+  }
+
+  stopped(pod: WorkerPod, stoppedAt: number): void {
+    const billing = this.billingOf(pod);
+    this.#live.delete(pod.id);
+    // Time past the retention is not written (it would be deleted at once).
+    const from = Math.max(pod.lastStartedAt ?? pod.createdAt, stoppedAt - WORKER_USAGE_RETENTION_MS);
+    this.#store.transaction(() => {
+      // One row per UTC hour: every bucket size is made of whole hours.
+      for (let hourMs = from - (from % HOUR); hourMs < stoppedAt; hourMs += HOUR) {
+        const fromMs = Math.max(hourMs, from);
+        const untilMs = Math.min(hourMs + HOUR, stoppedAt);
+        if (untilMs <= fromMs) continue;
+        const row = { ...billing, podId: pod.id, hourMs, fromMs, untilMs, billedMs: untilMs - fromMs };
+        this.#store.addWorkerUsage(pod.accountId, row, WORKER_ROWS_PER_ENDPOINT_HOUR);
+      }
+      this.#store.pruneWorkerUsage(stoppedAt - WORKER_USAGE_RETENTION_MS);
+    });
+  }
+
+  /** What a worker is billed at: taken at its creation, or (one not created by the pool) its endpoint's now. */
+  billingOf(pod: WorkerPod): WorkerBilling {
+    return this.#live.get(pod.id) ?? this.#current(pod);
+  }
+
+  /** The account's stopped workers' time in the hours overlapping `fromMs`..`untilMs`. */
+  history(accountId: string, fromMs: number, untilMs: number): WorkerUsageRow[] {
+    return this.#store.workerUsage(accountId, fromMs - (fromMs % HOUR), untilMs);
+  }
+
+  #current(pod: WorkerPod): WorkerBilling {
+    const endpoint = this.#store.endpoints.get(pod.accountId, pod.endpointId);
+    return {
+      endpointId: pod.endpointId,
+      templateId: pod.templateId,
+      imageName: pod.imageName,
+      gpuTypeId: endpoint?.gpuTypeIds[0] ?? null,
+      gpuCount: pod.gpuCount,
+      dataCenterIds: endpoint?.dataCenterIds ?? [],
+      computeType: endpoint?.computeType ?? "GPU",
+      usdPerGpuHour: gpuHourPrice(endpoint),
+    };
+  }
+}
+
+/** Compute and storage billing of an account, from the job plane's workers, the workers' kept time and the volumes' history. */
 export class BillingService {
   readonly #store: ManagementStore;
   readonly #clock: Clock;
   readonly #workers: WorkerRegistry;
+  readonly #usage: WorkerUsageLedger;
 
-  constructor(deps: { store: ManagementStore; clock: Clock; workers: WorkerRegistry }) {
+  constructor(deps: {
+    store: ManagementStore;
+    clock: Clock;
+    workers: WorkerRegistry;
+    usage: WorkerUsageLedger;
+  }) {
     this.#store = deps.store;
     this.#clock = deps.clock;
     this.#workers = deps.workers;
+    this.#usage = deps.usage;
   }
 
-  /** /billing/endpoints and /billing/pods: worker time per bucket and group. */
+  /**
+   * /billing/endpoints and /billing/pods: worker time per bucket and group. A worker is either running
+   * (the job plane's, desiredStatus RUNNING) or stopped (its time in the ledger), so counted once.
+   */
   compute(accountId: string, q: ComputeBillingQuery): ComputeBillingRecord[] {
     const now = this.#clock.now();
     const buckets = bucketsOf(q, now);
@@ -180,19 +275,32 @@ export class BillingService {
     const totals = new Map<string, ComputeBillingRecord>();
     for (const worker of this.#workers.list(accountId)) {
       if (worker.desiredStatus !== "RUNNING") continue;
-      const endpoint = this.#store.endpoints.get(accountId, worker.endpointId);
-      if (!selected(q, worker, endpoint)) continue;
+      const billing = this.#usage.billingOf(worker);
+      if (!selected(q, worker.id, billing)) continue;
       const runningSince = worker.lastStartedAt ?? worker.createdAt;
-      const usdPerMs = (gpuHourPrice(endpoint) * Math.max(1, worker.gpuCount)) / HOUR;
-      const group =
-        grouping === "podId"
-          ? { podId: worker.id }
-          : grouping === "gpuTypeId"
-            ? { gpuTypeId: endpoint?.gpuTypeIds[0] ?? "unknown" }
-            : { endpointId: worker.endpointId };
-      addToBuckets(totals, buckets, group, runningSince, now, usdPerMs);
+      addToBuckets(
+        totals,
+        buckets,
+        groupOf(grouping, worker.id, billing),
+        runningSince,
+        now,
+        usdPerMs(billing),
+      );
+    }
+    const first = buckets[0];
+    const last = buckets.at(-1);
+    if (first && last) {
+      for (const row of this.#usage.history(accountId, first.from, last.to)) {
+        if (!selected(q, row.podId, row)) continue;
+        // A merged row's time is spread evenly over its span.
+        const density = row.billedMs / (row.untilMs - row.fromMs);
+        const group = groupOf(grouping, row.podId, row);
+        addToBuckets(totals, buckets, group, row.fromMs, row.untilMs, usdPerMs(row), density);
+      }
     }
     if (q.includeRentedPods) this.#rentedPods(accountId, q, buckets, now, grouping, totals);
+    // Rounded once, from the exact sum of its periods.
+    for (const record of totals.values()) record.amount = round(record.amount);
     return [...totals.values()].sort((a, b) => a.time.localeCompare(b.time));
   }
 
@@ -247,7 +355,10 @@ export class BillingService {
   }
 }
 
-/** Adds a running period (fromMs..untilMs at usdPerMs) to each bucket it overlaps, per group. */
+/**
+ * Adds a running period (fromMs..untilMs at usdPerMs) to each bucket it overlaps, per group; `density`:
+ * billed ms per ms of the period (a merged row of several workers' time).
+ */
 function addToBuckets(
   totals: Map<string, ComputeBillingRecord>,
   buckets: Bucket[],
@@ -255,9 +366,10 @@ function addToBuckets(
   fromMs: number,
   untilMs: number,
   usdPerMs: number,
+  density = 1,
 ): void {
   for (const bucket of buckets) {
-    const ms = overlap(bucket, fromMs, untilMs);
+    const ms = Math.round(overlap(bucket, fromMs, untilMs) * density);
     if (ms === 0) continue;
     const key = `${bucket.label}|${Object.values(group)[0]}`;
     const record = totals.get(key) ?? {
@@ -267,7 +379,7 @@ function addToBuckets(
       ...group,
     };
     record.timeBilledMs += ms;
-    record.amount = round(record.amount + ms * usdPerMs);
+    record.amount += ms * usdPerMs;
     totals.set(key, record);
   }
 }

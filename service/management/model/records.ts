@@ -158,6 +158,33 @@ export interface PodUsageRow {
   untilMs: number | null;
 }
 
+/** What a serverless worker is billed at and filtered by, taken when it was created. */
+export interface WorkerBilling {
+  endpointId: string;
+  templateId: string;
+  imageName: string;
+  /** The endpoint's first GPU type then; null for none. */
+  gpuTypeId: string | null;
+  gpuCount: number;
+  /** The endpoint's data centers then. */
+  dataCenterIds: string[];
+  computeType: "GPU" | "CPU";
+  usdPerGpuHour: number;
+}
+
+/**
+ * A stopped serverless worker's running time within one UTC hour (`hourMs`), kept for billing.
+ * `podId` null: the time of several workers of the endpoint in that hour, merged (`billedMs` is then
+ * their sum, spread over `fromMs`..`untilMs`).
+ */
+export interface WorkerUsageRow extends WorkerBilling {
+  podId: string | null;
+  hourMs: number;
+  fromMs: number;
+  untilMs: number;
+  billedMs: number;
+}
+
 /** A secret as the service shows it: the value is stored apart and never part of this record. */
 export interface SecretRecord {
   id: string;

@@ -128,4 +128,31 @@ export const managementMigrations: Migration[] = [
       UPDATE mgmt_network_volumes SET data = json_insert(data, '$.storageType', 'MOOSE_FS');
     `,
   },
+  {
+    // Running time of serverless workers that stopped (the job plane keeps no history), for billing:
+    // one row per worker per UTC hour it ran in; past a cap per endpoint and hour, a worker's time
+    // is added to a merged row (pod_id NULL). Rows past the retention are deleted (model/billing.ts).
+    name: "management-005-worker-usage",
+    sql: `
+      CREATE TABLE mgmt_worker_usage (
+        account_id TEXT NOT NULL,
+        endpoint_id TEXT NOT NULL,
+        pod_id TEXT,
+        template_id TEXT NOT NULL,
+        image_name TEXT NOT NULL,
+        gpu_type_id TEXT,
+        gpu_count INTEGER NOT NULL,
+        data_center_ids TEXT NOT NULL,
+        compute_type TEXT NOT NULL,
+        usd_per_gpu_hour REAL NOT NULL,
+        hour_ms INTEGER NOT NULL,
+        from_ms INTEGER NOT NULL,
+        until_ms INTEGER NOT NULL,
+        billed_ms INTEGER NOT NULL
+      );
+      CREATE INDEX mgmt_worker_usage_endpoint ON mgmt_worker_usage (account_id, endpoint_id, hour_ms);
+      CREATE INDEX mgmt_worker_usage_account ON mgmt_worker_usage (account_id, hour_ms);
+      CREATE INDEX mgmt_worker_usage_hour ON mgmt_worker_usage (hour_ms);
+    `,
+  },
 ];

@@ -10,6 +10,7 @@ import type {
   SecretRecord,
   TemplateRecord,
   VolumeUsageRow,
+  WorkerUsageRow,
 } from "../model/records";
 import { Sealer, STORE_KEY_ENV, StoreKeyError } from "./sealing";
 
@@ -164,6 +165,11 @@ export class ManagementStore {
   readonly #closePodUsage: StatementSync;
   readonly #openPodUsage: StatementSync;
   readonly #podUsage: StatementSync;
+  readonly #workerUsageRows: StatementSync;
+  readonly #mergeWorkerUsage: StatementSync;
+  readonly #insertWorkerUsage: StatementSync;
+  readonly #workerUsage: StatementSync;
+  readonly #pruneWorkerUsage: StatementSync;
   readonly #secretSelect: string;
   readonly #secretById: StatementSync;
   readonly #secretByName: StatementSync;
@@ -257,6 +263,29 @@ export class ManagementStore {
       `SELECT pod_id AS podId, gpu_type_id AS gpuTypeId, usd_per_hour AS usdPerHour, from_ms AS fromMs,
          until_ms AS untilMs FROM mgmt_pod_usage WHERE account_id = ? ORDER BY from_ms, pod_id`,
     );
+    this.#workerUsageRows = db.prepare(
+      "SELECT count(*) AS n FROM mgmt_worker_usage WHERE account_id = ? AND endpoint_id = ? AND hour_ms = ?",
+    );
+    this.#mergeWorkerUsage = db.prepare(
+      `UPDATE mgmt_worker_usage SET from_ms = min(from_ms, ?), until_ms = max(until_ms, ?),
+         billed_ms = billed_ms + ?
+       WHERE account_id = ? AND endpoint_id = ? AND hour_ms = ? AND pod_id IS NULL AND template_id = ?
+         AND image_name = ? AND gpu_type_id IS ? AND gpu_count = ? AND data_center_ids = ?
+         AND compute_type = ? AND usd_per_gpu_hour = ?`,
+    );
+    this.#insertWorkerUsage = db.prepare(
+      `INSERT INTO mgmt_worker_usage (account_id, endpoint_id, pod_id, template_id, image_name, gpu_type_id,
+         gpu_count, data_center_ids, compute_type, usd_per_gpu_hour, hour_ms, from_ms, until_ms, billed_ms)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.#workerUsage = db.prepare(
+      `SELECT endpoint_id AS endpointId, pod_id AS podId, template_id AS templateId, image_name AS imageName,
+         gpu_type_id AS gpuTypeId, gpu_count AS gpuCount, data_center_ids AS dataCenterIds,
+         compute_type AS computeType, usd_per_gpu_hour AS usdPerGpuHour, hour_ms AS hourMs, from_ms AS fromMs,
+         until_ms AS untilMs, billed_ms AS billedMs
+       FROM mgmt_worker_usage WHERE account_id = ? AND hour_ms >= ? AND hour_ms < ? ORDER BY hour_ms, from_ms`,
+    );
+    this.#pruneWorkerUsage = db.prepare("DELETE FROM mgmt_worker_usage WHERE hour_ms < ?");
     // Every read of a secret names its columns: the value is read only by secretValues().
     this.#secretSelect = `SELECT id, account_id AS accountId, name, description, created_at AS createdAt,
       updated_at AS updatedAt FROM mgmt_secrets`;
@@ -443,6 +472,60 @@ export class ManagementStore {
 
   podUsage(accountId: string): PodUsageRow[] {
     return this.#podUsage.all(accountId) as unknown as PodUsageRow[];
+  }
+
+  /**
+   * Adds a stopped worker's time within one hour: as its own row while the endpoint has fewer than
+   * `podRowsCap` rows in that hour, else to the hour's merged row of the same billing (pod_id NULL).
+   */
+  addWorkerUsage(accountId: string, row: WorkerUsageRow, podRowsCap: number): void {
+    const dataCenterIds = JSON.stringify(row.dataCenterIds);
+    const { n } = this.#workerUsageRows.get(accountId, row.endpointId, row.hourMs) as { n: number };
+    const billing = [
+      row.templateId,
+      row.imageName,
+      row.gpuTypeId,
+      row.gpuCount,
+      dataCenterIds,
+      row.computeType,
+      row.usdPerGpuHour,
+    ] as const;
+    if (n >= podRowsCap) {
+      const merged = this.#mergeWorkerUsage.run(
+        row.fromMs,
+        row.untilMs,
+        row.billedMs,
+        accountId,
+        row.endpointId,
+        row.hourMs,
+        ...billing,
+      );
+      if (Number(merged.changes) > 0) return;
+    }
+    this.#insertWorkerUsage.run(
+      accountId,
+      row.endpointId,
+      n >= podRowsCap ? null : row.podId,
+      ...billing,
+      row.hourMs,
+      row.fromMs,
+      row.untilMs,
+      row.billedMs,
+    );
+  }
+
+  /** The account's stopped workers' time in the hours from `fromHourMs` until `untilMs`. */
+  workerUsage(accountId: string, fromHourMs: number, untilMs: number): WorkerUsageRow[] {
+    const rows = this.#workerUsage.all(accountId, fromHourMs, untilMs) as unknown as (Omit<
+      WorkerUsageRow,
+      "dataCenterIds"
+    > & { dataCenterIds: string })[];
+    return rows.map((row) => ({ ...row, dataCenterIds: JSON.parse(row.dataCenterIds) as string[] }));
+  }
+
+  /** Deletes the workers' time of the hours before `hourMs` (all accounts). */
+  pruneWorkerUsage(hourMs: number): void {
+    this.#pruneWorkerUsage.run(hourMs);
   }
 
   secret(accountId: string, id: string): SecretRecord | undefined {

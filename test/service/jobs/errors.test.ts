@@ -209,6 +209,7 @@ describe("500: an unexpected failure", () => {
         listAll: () => [],
       },
       secrets: { resolveEnv: (_, env) => ({ ok: true, env }) },
+      usage: { started: () => {}, stopped: () => {} },
       log: () => {},
     });
     const app = Fastify({ logger: false });

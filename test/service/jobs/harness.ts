@@ -16,6 +16,7 @@ import { JobPlane } from "../../../service/jobs/plane";
 import { jobMigrations } from "../../../service/jobs/store/job-store";
 import { Management } from "../../../service/management";
 import { EndpointRecords, SecretValues } from "../../../service/management/directory";
+import { WorkerUsageLedger } from "../../../service/management/model/billing";
 import type { EndpointChanges, EndpointRecord } from "../../../service/management/model/endpoint";
 import { managementMigrations } from "../../../service/management/store/migrations";
 import { openSealer } from "../../../service/management/store/sealing";
@@ -38,6 +39,8 @@ export interface Harness {
   app: FastifyInstance;
   management: Management;
   plane: JobPlane;
+  /** The stopped workers' time (billing), as the pool reports to it. */
+  usage: WorkerUsageLedger;
   clock: Clock;
   /** http://127.0.0.1:P */
   url: string;
@@ -75,6 +78,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const accounts = new Accounts([KEY, OTHER_KEY]);
   const events = new EventBus<ServiceEvents>();
   const store = new ManagementStore(db, openSealer(data));
+  const usage = new WorkerUsageLedger({ store, clock });
   const plane = new JobPlane({
     db,
     clock,
@@ -83,6 +87,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     events,
     endpoints: new EndpointRecords(store),
     secrets: new SecretValues(store),
+    usage,
     config: {
       coldStartMs: 0,
       flashBootColdStartMs: 0,
@@ -92,7 +97,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     },
     log: (message) => logs.push(message),
   });
-  const management = new Management({ store, clock, ids, events, workers: plane.workers });
+  const management = new Management({ store, clock, ids, events, workers: plane.workers, usage });
   const app = buildApp({
     accounts,
     management,
@@ -107,6 +112,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     app,
     management,
     plane,
+    usage,
     clock,
     url,
     logs,

@@ -11,6 +11,7 @@ import { EventBus } from "../../../service/event-bus";
 import { createSequentialIds } from "../../../service/ids";
 import { DEFAULT_CONFIG } from "../../../service/index";
 import { Management } from "../../../service/management";
+import { WorkerUsageLedger } from "../../../service/management/model/billing";
 import { managementMigrations } from "../../../service/management/store/migrations";
 import { openSealer } from "../../../service/management/store/sealing";
 import { ManagementStore } from "../../../service/management/store/store";
@@ -42,8 +43,9 @@ async function call<T>(method: "GET" | "POST" | "PATCH" | "DELETE", url: string,
 beforeAll(async () => {
   clock = new ManualClock(Date.UTC(2026, 0, 1));
   db = openDatabase(":memory:", managementMigrations);
+  const store = new ManagementStore(db, openSealer(":memory:"));
   const management = new Management({
-    store: new ManagementStore(db, openSealer(":memory:")),
+    store,
     clock,
     ids: createSequentialIds(),
     events: new EventBus<ServiceEvents>(),
@@ -51,6 +53,7 @@ beforeAll(async () => {
       list: (accountId, endpointId) =>
         workers.filter((w) => w.accountId === accountId && (!endpointId || w.endpointId === endpointId)),
     },
+    usage: new WorkerUsageLedger({ store, clock }),
   });
   // No job plane: its routes are empty and it has nothing to stop.
   const jobs = { routes: async () => {}, release: () => {}, stop: async () => {} };
