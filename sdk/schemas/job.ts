@@ -58,10 +58,20 @@ export const S3Config = z.object({
 });
 export type S3Config = z.infer<typeof S3Config>;
 
+/**
+ * Where the service POSTs a finished job: an http(s) URL with a host. `localhost:3000/hook` (no
+ * scheme) parses as a URL of scheme "localhost:", and was taken, then never delivered.
+ */
+export const WebhookUrl = z.url({
+  protocol: /^https?$/,
+  hostname: /./,
+  error: 'expected an http:// or https:// URL with a host, e.g. "https://example.com/hook"',
+});
+
 /** Body of POST /run and /runsync. `input` is the handler's own object. */
 export const JobSubmission = z.object({
   input: z.record(z.string(), z.unknown()),
-  webhook: z.url().optional(),
+  webhook: WebhookUrl.optional(),
   policy: JobPolicy.optional(),
   s3Config: S3Config.optional(),
 });

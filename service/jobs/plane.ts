@@ -156,7 +156,14 @@ export class JobPlane {
         resyncMs: 60_000,
       },
     });
-    this.webhooks = new Webhooks(clock, config.webhooks);
+    // A delivery that never got its 200 is said once, by origin only (a URL may carry a token).
+    this.webhooks = new Webhooks(clock, config.webhooks, ({ url, jobId, attempt, status }) => {
+      if (status === 200 || attempt <= config.webhooks.retries) return;
+      const answer = status === 0 ? "no answer" : `HTTP ${status}`;
+      this.#log(
+        `webhook of job ${jobId} to ${new URL(url).origin} failed after ${attempt} attempts (last: ${answer})`,
+      );
+    });
     const pool = this.pool;
     this.jobs = new JobService({
       book: this.book,

@@ -56,6 +56,10 @@ describe("job API errors", () => {
       ["ttl above 7 days", { input: {}, policy: { ttl: 7 * 86_400_000 + 1 } }, "policy.ttl"],
       ["lowPriority not boolean", { input: {}, policy: { lowPriority: "yes" } }, "policy.lowPriority"],
       ["webhook not a URL", { input: {}, webhook: "not a url" }, "webhook"],
+      ["webhook without a scheme", { input: {}, webhook: "localhost:3000/webhook" }, "webhook"],
+      ["webhook of another scheme", { input: {}, webhook: "ftp://example.com/hook" }, "webhook"],
+      ["webhook of a file", { input: {}, webhook: "file:///etc/passwd" }, "webhook"],
+      ["webhook misspelt scheme", { input: {}, webhook: "htp://example.com/hook" }, "webhook"],
       ["s3Config incomplete", { input: {}, s3Config: { accessId: "a" } }, "s3Config.accessSecret"],
     ])("%s", async (_name, body, field) => {
       const reply = await run(body);

@@ -120,6 +120,11 @@ describe("webhooks", () => {
     await clock.advance(60_000);
     expect(hook.received.length).toBe(3);
     await h.plane.webhooks.idle();
+    // Said once, in the service log, by origin only.
+    const said = h.logs.filter((line) => line.includes(`webhook of job ${id}`));
+    expect(said).toEqual([
+      `webhook of job ${id} to ${new URL(hook.url).origin} failed after 3 attempts (last: HTTP 500)`,
+    ]);
     // A webhook failure never changes the job.
     expect((await h.call("GET", `/v2/${ep.id}/status/${id}`)).body).toMatchObject({
       status: "COMPLETED",
@@ -138,6 +143,7 @@ describe("webhooks", () => {
     await clock.advance(60_000);
     await h.plane.webhooks.idle();
     expect(hook.received.length).toBe(2);
+    expect(h.logs.filter((line) => line.includes(`webhook of job ${id}`))).toEqual([]);
   });
 
   it("an unreachable receiver changes nothing", async () => {
