@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import type { z } from "zod";
 import { type ClientOptions, clientHttp, requireApiKey, requireBaseUrl } from "./client-options";
 import { AbortedError, JobFailedError, RunpodkitError, TimeoutError, ValidationError } from "./errors";
 import type { CallOptions, HttpClient } from "./http";
@@ -31,7 +32,8 @@ export interface JobClientOptions extends ClientOptions {
   retries?: number;
 }
 
-export type JobInput = Parameters<typeof JobSubmission.parse>[0];
+/** What run() and runSync() take: the submission as written, before the shared schema's defaults. */
+export type JobInput = z.input<typeof JobSubmission>;
 
 export interface RunSyncOptions extends CallOptions {
   /** How long the service holds the call for the result, ms (1000..300000, default 90000). */
