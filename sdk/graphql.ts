@@ -1,6 +1,12 @@
 import { GraphQLClient as GraphQLRequestClient } from "graphql-request";
 import type { z } from "zod";
-import { type ClientOptions, clientHttp, requireApiKey, requireBaseUrl } from "./client-options";
+import {
+  type ClientOptions,
+  clientHttp,
+  requireApiKey,
+  requireBaseUrl,
+  requireClientOptions,
+} from "./client-options";
 import { NotFoundError, ValidationError } from "./errors";
 import {
   ENDPOINT_DOCUMENTS,
@@ -68,6 +74,7 @@ export class GraphQLClient {
 
   constructor(options: GraphQLClientOptions) {
     requireApiKey(options.apiKey, "graphql");
+    requireClientOptions(options, "graphql");
     this.#apiKey = options.apiKey;
     const url = new URL(
       requireBaseUrl(

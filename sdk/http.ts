@@ -8,6 +8,7 @@ import {
   parseRetryAfter,
   type RunpodkitError,
   TimeoutError,
+  ValidationError,
 } from "./errors";
 
 /**
@@ -105,6 +106,66 @@ const CONNECTION_CODES = new Set([
 const TIMEOUT_CODES = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE"]);
+
+/** The longest budget a timer can hold: Node fires a longer setTimeout after 1 ms. */
+export const MAX_TIMEOUT_MS = 2_147_483_647;
+
+/**
+ * A time budget, refused before anything is sent (a ValidationError naming the option) unless it is
+ * a number of milliseconds in 1..MAX_TIMEOUT_MS. 0 is refused too: undici reads it as "no timeout",
+ * which the SDK does not offer (a call always ends; an AbortSignal ends it sooner).
+ */
+export function requireTimeoutMs(value: unknown, operation: string, field = "timeoutMs"): void {
+  if (typeof value === "number" && value >= 1 && value <= MAX_TIMEOUT_MS) return;
+  throw new ValidationError({
+    operation,
+    field,
+    message:
+      `${operation}: ${field} must be a number of milliseconds from 1 to ${MAX_TIMEOUT_MS} (about 24.8 days), ` +
+      `got ${String(value)}; there is no "no timeout": for a very long call pass a large ${field}, and an AbortSignal to end it yourself`,
+  });
+}
+
+/** A retry count, refused unless it is a non-negative integer (NaN would retry without a bound). */
+export function requireRetries(value: unknown, operation: string, field = "retries"): void {
+  if (Number.isInteger(value) && (value as number) >= 0) return;
+  throw new ValidationError({
+    operation,
+    field,
+    message: `${operation}: ${field} must be an integer of 0 or more, got ${String(value)}`,
+  });
+}
+
+/**
+ * A call's JSON body, or a ValidationError (before anything is sent) naming the operation and the
+ * top-level field JSON cannot encode (a BigInt, a cycle, a throwing toJSON): a caller's mistake is no
+ * connection error to be retried.
+ */
+function jsonBody(call: HttpCall, secrets: readonly string[]): string {
+  try {
+    return JSON.stringify(call.body);
+  } catch (error) {
+    const body = call.body;
+    let field: string | undefined;
+    if (body !== null && typeof body === "object" && !Array.isArray(body)) {
+      // Only on failure: the first field that does not encode on its own.
+      field = Object.keys(body).find((key) => {
+        try {
+          JSON.stringify((body as Record<string, unknown>)[key]);
+          return false;
+        } catch {
+          return true;
+        }
+      });
+    }
+    throw new ValidationError({
+      operation: call.operation,
+      field,
+      message: `${call.operation}: ${field ?? "the body"} cannot be sent as JSON: ${error instanceof Error ? error.message : String(error)}`,
+      secrets,
+    });
+  }
+}
 
 /**
  * undici's retry interceptor, without its per-call copies: each call already carries its
@@ -216,6 +277,8 @@ export class HttpClient {
     this.#headers = { accept: "application/json", ...options.headers };
     this.#jsonHeaders = { ...this.#headers, "content-type": "application/json" };
     this.#timeoutMs = options.timeoutMs ?? 30_000;
+    requireTimeoutMs(this.#timeoutMs, "http");
+    if (options.retry?.retries !== undefined) requireRetries(options.retry.retries, "http");
     this.#secrets = options.secrets ?? [];
     this.#pool = new Pool(url.origin, { connections: options.connections ?? 64 });
     this.#policy = defaultPolicy(options.retry);
@@ -240,16 +303,18 @@ export class HttpClient {
     if (signal?.aborted) throw this.#aborted(call);
     // No per-call timer or AbortController: undici's headers/body timeouts carry the budget and the
     // caller's signal aborts the dispatch through its controller.
+    // The caller's mistakes (a budget or a body that cannot be used) are refused before anything is
+    // sent, as ValidationErrors: out of the try below, which maps what is left to transport errors.
+    if (call.timeoutMs !== undefined) requireTimeoutMs(call.timeoutMs, call.operation);
     const budgetMs = call.timeoutMs ?? this.#timeoutMs;
+    const body = call.rawBody ?? (call.body === undefined ? undefined : jsonBody(call, this.#secrets));
     try {
-      // Built inside the try: a body that JSON cannot serialize fails as the call's error, as any other.
       const mode = call.retry ?? (SAFE_METHODS.has(call.method) ? "idempotent" : "never");
-      const hasBody = call.body !== undefined || call.rawBody !== undefined;
       const request: Dispatcher.DispatchOptions = {
         method: call.method,
         path: this.#pathOf(call),
-        headers: hasBody ? this.#jsonHeaders : this.#headers,
-        body: call.rawBody ?? (call.body === undefined ? undefined : JSON.stringify(call.body)),
+        headers: body !== undefined ? this.#jsonHeaders : this.#headers,
+        body,
         headersTimeout: budgetMs,
         bodyTimeout: budgetMs,
       };

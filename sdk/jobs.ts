@@ -1,8 +1,14 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { z } from "zod";
-import { type ClientOptions, clientHttp, requireApiKey, requireBaseUrl } from "./client-options";
+import {
+  type ClientOptions,
+  clientHttp,
+  requireApiKey,
+  requireBaseUrl,
+  requireClientOptions,
+} from "./client-options";
 import { AbortedError, JobFailedError, RunpodkitError, TimeoutError, ValidationError } from "./errors";
-import type { CallOptions, HttpClient } from "./http";
+import { type CallOptions, type HttpClient, MAX_TIMEOUT_MS, requireTimeoutMs } from "./http";
 import {
   HealthReply,
   isTerminalJobStatus,
@@ -54,6 +60,16 @@ export interface StreamOptions {
   signal?: AbortSignal;
 }
 
+/** A poll interval: 0 or more ms (NaN or a negative would poll without pause). */
+function requirePause(value: unknown, operation: string): void {
+  if (typeof value === "number" && value >= 0 && value <= MAX_TIMEOUT_MS) return;
+  throw new ValidationError({
+    operation,
+    field: "pollIntervalMs",
+    message: `${operation}: pollIntervalMs must be a number of milliseconds from 0 to ${MAX_TIMEOUT_MS}, got ${String(value)}`,
+  });
+}
+
 /** Sets the job id on an SDK error that lacks it, so no failure of a job call loses the id. */
 function withJobId(error: unknown, jobId: string): unknown {
   if (error instanceof RunpodkitError && error.jobId === undefined) {
@@ -73,6 +89,7 @@ export class JobClient {
 
   constructor(options: JobClientOptions) {
     requireApiKey(options.apiKey, "jobs");
+    requireClientOptions(options, "jobs");
     const base = requireBaseUrl(
       options.baseUrl ?? DEFAULT_JOBS_URL,
       "jobs",
@@ -119,6 +136,7 @@ export class JobClient {
         message: `${operation}: wait must be an integer from ${JOB_LIMITS.runsyncWait.min} to ${JOB_LIMITS.runsyncWait.max} ms`,
       });
     }
+    if (options.timeoutMs !== undefined) requireTimeoutMs(options.timeoutMs, operation);
     const reply = await this.#http.request({
       operation,
       method: "POST",
@@ -127,7 +145,7 @@ export class JobClient {
       body,
       retry: "rejected-only",
       signal: options.signal,
-      timeoutMs: wait + (options.timeoutMs ?? this.#timeoutMs),
+      timeoutMs: Math.min(MAX_TIMEOUT_MS, wait + (options.timeoutMs ?? this.#timeoutMs)),
     });
     return parseReply(JobEnvelope, reply, operation);
   }
@@ -190,6 +208,8 @@ export class JobClient {
     const operation = "jobs.waitFor";
     const timeoutMs = options.timeoutMs ?? 600_000;
     const pollIntervalMs = options.pollIntervalMs ?? 1_000;
+    requireTimeoutMs(timeoutMs, operation);
+    requirePause(pollIntervalMs, operation);
     const deadline = Date.now() + timeoutMs;
     let last: JobStatus | undefined;
     for (;;) {
@@ -234,6 +254,7 @@ export class JobClient {
     const operation = "jobs.stream";
     const path = `/stream${idSegment(jobId, operation, "jobId")}`;
     const pollIntervalMs = options.pollIntervalMs ?? 250;
+    requirePause(pollIntervalMs, operation);
     for (;;) {
       let reply: StreamReply;
       try {
