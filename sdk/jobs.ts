@@ -31,7 +31,8 @@ export interface JobClientOptions extends ClientOptions {
   baseUrl?: string;
   /**
    * Client-side HTTP budget of one call, retries included (default 30 s). It is NOT the job's wait:
-   * runSync adds its `wait` on top, waitFor has its own `timeoutMs`.
+   * runSync adds its `wait` on top, each stream poll the service's 10 s hold, and waitFor has its own
+   * `timeoutMs`.
    */
   timeoutMs?: number;
   /** Retries of idempotent calls and of 429 on submissions (default 3). */
@@ -57,6 +58,11 @@ export interface WaitOptions {
 export interface StreamOptions {
   /** Pause after a /stream reply with no chunks (default 250 ms; the service long-polls anyway). */
   pollIntervalMs?: number;
+  /**
+   * HTTP budget of each /stream poll beyond the service's hold of an empty poll (10 s), so a poll the
+   * service legitimately holds is never timed out (default: the client's timeoutMs).
+   */
+  timeoutMs?: number;
   signal?: AbortSignal;
 }
 
@@ -255,10 +261,23 @@ export class JobClient {
     const path = `/stream${idSegment(jobId, operation, "jobId")}`;
     const pollIntervalMs = options.pollIntervalMs ?? 250;
     requirePause(pollIntervalMs, operation);
+    if (options.timeoutMs !== undefined) requireTimeoutMs(options.timeoutMs, operation);
+    // The service holds an empty poll up to its hold: each poll gets that on top of the call's
+    // budget (as runSync gets its wait), so a short client budget does not cut a held poll.
+    const pollBudgetMs = Math.min(
+      MAX_TIMEOUT_MS,
+      JOB_LIMITS.streamHold.max + (options.timeoutMs ?? this.#timeoutMs),
+    );
     for (;;) {
       let reply: StreamReply;
       try {
-        const body = await this.#http.request({ operation, method: "GET", path, signal: options.signal });
+        const body = await this.#http.request({
+          operation,
+          method: "GET",
+          path,
+          signal: options.signal,
+          timeoutMs: pollBudgetMs,
+        });
         reply = parseReply(StreamReply, body, operation);
       } catch (error) {
         throw withJobId(error, jobId);
