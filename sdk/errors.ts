@@ -200,7 +200,10 @@ export class GraphQLError extends RunpodkitError {
   }
 }
 
-/** A job ended FAILED (or TIMED_OUT / CANCELLED where the caller asked for success). */
+/**
+ * A job ended FAILED (or TIMED_OUT / CANCELLED where the caller asked for success, as `stream` does):
+ * `jobId` names it and `jobStatus` is its final status.
+ */
 export class JobFailedError extends RunpodkitError {
   readonly jobStatus: string;
 

@@ -250,8 +250,10 @@ export class JobClient {
 
   /**
    * Streams a job's output chunks (GET /stream/{id}, which drains what was buffered since the last
-   * call). Ends after the chunks of a terminal status: COMPLETED, CANCELLED and TIMED_OUT end
-   * normally; FAILED throws a JobFailedError carrying the job id and the job's error.
+   * call). After the chunks of a terminal status, COMPLETED ends the iteration (its return value);
+   * FAILED, CANCELLED and TIMED_OUT throw a JobFailedError carrying the job id, the final status
+   * (`jobStatus`) and the job's error when it has one, so a for-await loop never mistakes them for
+   * success.
    */
   async *stream(
     jobId: string,
@@ -283,16 +285,20 @@ export class JobClient {
         throw withJobId(error, jobId);
       }
       for (const chunk of reply.stream) yield chunk;
-      if (reply.status === "FAILED") {
-        const detail = reply.error ?? (await this.#failureOf(jobId, options.signal));
+      if (reply.status === "COMPLETED") return reply.status;
+      // Any other end throws: a for-await loop drops the return value, so an end without an error
+      // would read as success.
+      if (isTerminalJobStatus(reply.status)) {
+        const detail =
+          reply.error ??
+          (reply.status === "FAILED" ? await this.#failureOf(jobId, options.signal) : undefined);
         throw new JobFailedError({
           operation,
           jobId,
           jobStatus: reply.status,
-          message: `${operation}: job ${jobId} FAILED${detail ? `: ${detail}` : ""}`,
+          message: `${operation}: job ${jobId} ${reply.status}${detail ? `: ${detail}` : ""}`,
         });
       }
-      if (isTerminalJobStatus(reply.status)) return reply.status;
       if (reply.stream.length === 0) await this.#pause(operation, jobId, pollIntervalMs, options.signal);
     }
   }

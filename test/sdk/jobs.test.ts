@@ -138,12 +138,14 @@ describe("JobClient stream", () => {
     expect(outputs).toEqual([{ text: "token-0", index: 0 }]);
   });
 
-  it("ends, without an error, when the job is cancelled", async () => {
+  it("throws a JobFailedError naming CANCELLED when the job is cancelled, so no loop mistakes it for success", async () => {
     const jobs = await endpointFor("runpodkit/sleep");
     const { id } = await jobs.run({ input: { ms: 60_000 } });
-    const streamed = collect(jobs.stream(id, { pollIntervalMs: 20 }));
+    const streamed = failure(collect(jobs.stream(id, { pollIntervalMs: 20 })));
     expect(await jobs.cancel(id)).toMatchObject({ id, status: "CANCELLED" });
-    expect(await streamed).toEqual([]);
+    const error = await streamed;
+    expect(error).toBeInstanceOf(JobFailedError);
+    expect(error.toJSON()).toMatchObject({ code: "JOB_FAILED", jobId: id, jobStatus: "CANCELLED" });
     expect((await jobs.waitFor(id, fast)).status).toBe("CANCELLED");
   });
 });
