@@ -132,3 +132,40 @@ describe("per-call options", () => {
     expect(server.hits).toHaveLength(0);
   });
 });
+
+describe("ids that are dot path segments", () => {
+  it('"." and ".." are refused as ValidationErrors naming the id field; nothing is sent', async () => {
+    const server = await startScriptedServer((_hit, res) => json(res, 200, {}));
+    const rest = new RestClient({ apiKey: KEY, baseUrl: `${server.url}/v1` });
+    const jobs = new JobClient({ apiKey: KEY, endpointId: "ep1", baseUrl: `${server.url}/v2` });
+    cleanup.push(
+      () => server.close(),
+      () => rest.close(),
+      () => jobs.close(),
+    );
+    for (const id of [".", ".."]) {
+      const built = thrownBy(
+        () => new JobClient({ apiKey: KEY, endpointId: id, baseUrl: `${server.url}/v2` }),
+      );
+      expect(built).toBeInstanceOf(ValidationError);
+      expect(built.toJSON()).toMatchObject({ operation: "jobs", field: "endpointId" });
+      expect(built.message).toBe(`jobs: endpointId must not be "${id}" (a dot path segment)`);
+      const cases: Array<[string, string, () => Promise<unknown>]> = [
+        ["jobs.status", "jobId", () => jobs.status(id)],
+        ["jobs.cancel", "jobId", () => jobs.cancel(id)],
+        ["jobs.stream", "jobId", () => jobs.stream(id).next()],
+        ["rest.templates.delete", "id", () => rest.templates.delete(id)],
+        ["rest.endpoints.get", "id", () => rest.endpoints.get(id)],
+        ["rest.pods.stop", "id", () => rest.pods.stop(id)],
+      ];
+      for (const [operation, field, call] of cases) {
+        const error = await failure(call());
+        expect(error).toBeInstanceOf(ValidationError);
+        expect(error.toJSON()).toMatchObject({ code: "VALIDATION", operation, field });
+      }
+    }
+    // Ids that merely contain dots are ids like any other.
+    await jobs.status("a..b").catch(() => undefined);
+    expect(server.hits.map((hit) => hit.url)).toEqual(["/v2/ep1/status/a..b"]);
+  });
+});
