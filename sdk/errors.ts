@@ -58,6 +58,23 @@ export function redact(text: string, secrets: readonly string[] = []): string {
   return out;
 }
 
+/**
+ * A redacted copy of a JSON value from a reply (a GraphQL error's `extensions`, `path`): every string
+ * in it, keys included, through `redact`. Replies are parsed JSON, so there are no cycles; the depth
+ * bound only keeps a hostile reply from costing much.
+ */
+function redactJson(value: unknown, secrets: readonly string[], depth = 0): unknown {
+  if (typeof value === "string") return redact(value, secrets);
+  if (value === null || typeof value !== "object") return value;
+  if (depth >= 16) return MASK;
+  if (Array.isArray(value)) return value.map((item) => redactJson(item, secrets, depth + 1));
+  const copy: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    copy[redact(key, secrets)] = redactJson(item, secrets, depth + 1);
+  }
+  return copy;
+}
+
 /** A detached, redacted copy of a cause: the original may hold URLs, headers or request variables. */
 function redactCause(cause: unknown, secrets: readonly string[]): unknown {
   if (cause === undefined || cause === null) return undefined;
@@ -192,7 +209,8 @@ export class GraphQLError extends RunpodkitError {
   constructor(details: ErrorDetails) {
     super("GRAPHQL", details);
     const secrets = details.secrets ?? [];
-    this.errors = (details.graphqlErrors ?? []).map((e) => ({ ...e, message: redact(e.message, secrets) }));
+    // Every string of each entry: a service may echo the request (its URL holds the key) anywhere.
+    this.errors = (details.graphqlErrors ?? []).map((e) => redactJson(e, secrets) as GraphQLErrorItem);
   }
 
   override toJSON(): Record<string, unknown> {

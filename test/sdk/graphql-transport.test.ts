@@ -1,3 +1,4 @@
+import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
 import {
   ConflictError,
@@ -232,5 +233,31 @@ describe("GraphQL transport", () => {
     expect(text).not.toContain(KEY);
     expect(text).not.toContain(PASSWORD);
     expect(text).toContain("api_key=***");
+  });
+
+  it("redacts the key from a GraphQLError's extensions and path too", async () => {
+    const { client } = await setup((hit, res) =>
+      json(res, 200, {
+        errors: [
+          {
+            message: "refused",
+            path: ["myself", `at ${hit.url}`],
+            extensions: { request: { url: hit.url, headers: [`api_key=${KEY}`] }, [KEY]: KEY, attempts: 1 },
+          },
+        ],
+        data: null,
+      }),
+    );
+    const error = await failure(client.listEndpoints());
+    expect(error).toBeInstanceOf(GraphQLError);
+    const text = `${everyStringOf(error)}\n${inspect(error, { depth: 10 })}`;
+    expect(text).not.toContain(KEY);
+    const [item] = (error as GraphQLError).errors;
+    expect(item?.extensions).toEqual({
+      request: { url: "/graphql?api_key=***", headers: ["api_key=***"] },
+      "***": "***",
+      attempts: 1,
+    });
+    expect(item?.path).toEqual(["myself", "at /graphql?api_key=***"]);
   });
 });
