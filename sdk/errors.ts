@@ -38,6 +38,8 @@ export interface ErrorDetails {
   serviceCode?: string;
   /** The job concerned, so a client-side timeout or failure never loses it. */
   jobId?: string;
+  /** The job's status: its final one (JobFailedError) or the last one seen (a waitFor timeout). */
+  jobStatus?: string;
   graphqlErrors?: readonly GraphQLErrorItem[];
   cause?: unknown;
   /** Extra strings to remove from every text of the error (the API key, passwords). */
@@ -98,6 +100,8 @@ export class RunpodkitError extends Error {
   readonly retryAfterMs: number | undefined;
   readonly serviceCode: string | undefined;
   readonly jobId: string | undefined;
+  /** The job's final status (JobFailedError) or the last one seen (a waitFor TimeoutError). */
+  readonly jobStatus: string | undefined;
 
   constructor(code: RunpodkitErrorCode, details: ErrorDetails) {
     const secrets = details.secrets ?? [];
@@ -110,6 +114,7 @@ export class RunpodkitError extends Error {
     this.retryAfterMs = details.retryAfterMs;
     this.serviceCode = details.serviceCode;
     this.jobId = details.jobId;
+    this.jobStatus = details.jobStatus;
   }
 
   toJSON(): Record<string, unknown> {
@@ -123,6 +128,7 @@ export class RunpodkitError extends Error {
       retryAfterMs: this.retryAfterMs,
       serviceCode: this.serviceCode,
       jobId: this.jobId,
+      jobStatus: this.jobStatus,
     };
   }
 }
@@ -223,15 +229,12 @@ export class GraphQLError extends RunpodkitError {
  * `jobId` names it and `jobStatus` is its final status.
  */
 export class JobFailedError extends RunpodkitError {
-  readonly jobStatus: string;
+  // Set by the base class; `declare` keeps a class field from resetting it.
+  declare readonly jobId: string;
+  declare readonly jobStatus: string;
 
   constructor(details: Details & { jobId: string; jobStatus: string }) {
     super("JOB_FAILED", details);
-    this.jobStatus = details.jobStatus;
-  }
-
-  override toJSON(): Record<string, unknown> {
-    return { ...super.toJSON(), jobStatus: this.jobStatus };
   }
 }
 

@@ -157,8 +157,16 @@ export class JobClient {
   }
 
   /** GET /status/{id}. A job whose TTL passed is a NotFoundError. `ttl` (ms) resets its lifetime. */
-  async status(jobId: string, options: CallOptions & { ttl?: number } = {}): Promise<JobEnvelope> {
-    const operation = "jobs.status";
+  status(jobId: string, options: CallOptions & { ttl?: number } = {}): Promise<JobEnvelope> {
+    return this.#status("jobs.status", jobId, options);
+  }
+
+  /** GET /status/{id} on behalf of `operation` (status itself, or waitFor's polls), named in errors. */
+  async #status(
+    operation: string,
+    jobId: string,
+    options: CallOptions & { ttl?: number },
+  ): Promise<JobEnvelope> {
     const path = `/status${idSegment(jobId, operation, "jobId")}`;
     try {
       const reply = await this.#http.request({
@@ -207,8 +215,9 @@ export class JobClient {
 
   /**
    * Polls the job's status until it is terminal (COMPLETED, FAILED, CANCELLED or TIMED_OUT) and returns
-   * that envelope. Gives up after `timeoutMs` with a TimeoutError that carries the job id and the last
-   * status seen; the job itself keeps running.
+   * that envelope. Gives up after `timeoutMs` with a TimeoutError that carries the job id (`jobId`)
+   * and the last status seen (`jobStatus`, undefined when no poll answered); the job itself keeps
+   * running. A poll's failure (an unknown job, ...) is reported as this operation's.
    */
   async waitFor(jobId: string, options: WaitOptions = {}): Promise<JobEnvelope> {
     const operation = "jobs.waitFor";
@@ -224,10 +233,11 @@ export class JobClient {
         throw new TimeoutError({
           operation,
           jobId,
+          jobStatus: last,
           message: `${operation}: job ${jobId} not finished within ${timeoutMs} ms (last status ${last ?? "unknown"})`,
         });
       }
-      const envelope = await this.status(jobId, {
+      const envelope = await this.#status(operation, jobId, {
         signal: options.signal,
         timeoutMs: Math.min(remaining, this.#timeoutMs),
       }).catch((error: unknown) => {

@@ -93,9 +93,26 @@ describe("JobClient submit and wait", () => {
     const { id } = await jobs.run({ input: {} });
     const error = await failure(jobs.waitFor(id, { timeoutMs: 150, pollIntervalMs: 20 }));
     expect(error).toBeInstanceOf(TimeoutError);
-    expect(error.jobId).toBe(id);
+    expect(error.toJSON()).toMatchObject({
+      code: "TIMEOUT",
+      operation: "jobs.waitFor",
+      jobId: id,
+      jobStatus: "IN_QUEUE",
+    });
     expect(error.message).toContain("IN_QUEUE");
     expect((await jobs.status(id)).status).toBe("IN_QUEUE");
+  });
+
+  it("waitFor on an unknown job is a NotFoundError of jobs.waitFor, with the job id", async () => {
+    const jobs = await endpointFor("runpodkit/echo", 0);
+    const error = await failure(jobs.waitFor("no-such-job", fast));
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect(error.toJSON()).toMatchObject({
+      code: "NOT_FOUND",
+      operation: "jobs.waitFor",
+      jobId: "no-such-job",
+    });
+    expect(error.message).toMatch(/^jobs\.waitFor: /);
   });
 
   it("waitFor stops at once when the caller aborts, keeping the job id", async () => {
