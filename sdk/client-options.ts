@@ -5,8 +5,8 @@ import { HttpClient, type RetryPolicy, requireRetries, requireTimeoutMs } from "
 export interface ClientOptions {
   apiKey: string;
   /**
-   * Client-side budget of one call (default 30 s): each attempt waits at most this long for the reply's
-   * headers and between body chunks, and no retry is started whose backoff would end past it. From 1 ms
+   * Client-side budget of one call (default 30 s): each attempt (waiting for a connection, sending, the
+   * whole reply) ends within it, to a few ms, and no retry is started whose backoff would end past it. From 1 ms
    * to 2^31-1 ms (about 24.8 days); 0 is refused, as there is no "no timeout" (end a call early with
    * an AbortSignal).
    */
