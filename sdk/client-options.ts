@@ -1,15 +1,17 @@
 import { redact, ValidationError } from "./errors";
-import { HttpClient, type RetryPolicy } from "./http";
+import { HttpClient, type RetryPolicy, requireRetries, requireTimeoutMs } from "./http";
 
 /** What every client of the service takes besides its address. */
 export interface ClientOptions {
   apiKey: string;
   /**
-   * Client-side budget of one call (default 30 s): each attempt waits at most this long for the reply's
-   * headers and between body chunks, and no retry is started whose backoff would end past it.
+   * Client-side budget of one call (default 30 s): each attempt (waiting for a connection, sending, the
+   * whole reply) ends within it, to a few ms, and no retry is started whose backoff would end past it. From 1 ms
+   * to 2^31-1 ms (about 24.8 days); 0 is refused, as there is no "no timeout" (end a call early with
+   * an AbortSignal).
    */
   timeoutMs?: number;
-  /** Retries of calls that are safe to repeat (default 3). */
+  /** Retries of calls that are safe to repeat (default 3; an integer of 0 or more). */
   retries?: number;
   /** Backoff tuning beyond `retries`. */
   retry?: Omit<RetryPolicy, "retries">;
@@ -22,6 +24,15 @@ export function requireApiKey(apiKey: unknown, operation: string): void {
   if (typeof apiKey !== "string" || apiKey.trim() === "") {
     throw new ValidationError({ operation, field: "apiKey", message: `${operation}: apiKey is required` });
   }
+}
+
+/**
+ * Refuses, when the client is built, a timeoutMs or retries the HTTP layer cannot use (a ValidationError
+ * naming the option), instead of a ConnectionError at the first call or a retry loop without bound.
+ */
+export function requireClientOptions(options: ClientOptions, operation: string): void {
+  if (options.timeoutMs !== undefined) requireTimeoutMs(options.timeoutMs, operation);
+  if (options.retries !== undefined) requireRetries(options.retries, operation);
 }
 
 /**

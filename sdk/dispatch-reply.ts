@@ -14,8 +14,9 @@ export interface HttpReply {
  * per-call objects outlive the call: in a loop of small requests they are promoted out of V8's young
  * generation, so every scavenge copies them (the worker runtime's and the SDK's hot loops both go
  * through here). The caller's signal aborts the exchange through the dispatch's controller, at once
- * or as soon as it starts; `timeoutMs`, when given, bounds the whole exchange instead of undici's
- * headersTimeout/bodyTimeout. Rejects on a network error, a timeout or the signal's abort.
+ * or as soon as it starts; `timeoutMs`, when given, bounds the whole exchange (queueing and connect
+ * included) instead of undici's headersTimeout/bodyTimeout, rejecting with EXCHANGE_TIMEOUT_CODE when
+ * it runs out. Rejects on a network error, a timeout or the signal's abort.
  *
  * A leaf module (undici's types only): the SDK's HTTP client and the standalone worker runtime share it.
  */
@@ -49,13 +50,25 @@ export function dispatchWhole(
         reject(error);
       },
     );
-    const path = request.path.split("?", 1)[0];
-    timer = setTimeout(
-      () => collector.abort(new Error(`${request.method} ${path}: no reply within ${timeoutMs} ms`)),
-      timeoutMs,
-    );
+    timer = setTimeout(() => collector.abort(exchangeTimeout(request, timeoutMs)), timeoutMs);
     timer.unref();
-    dispatcher.dispatch({ ...request, headersTimeout: 0, bodyTimeout: 0 }, collector);
+    // A caller that already turned undici's timeouts off pays for no copy.
+    const untimed =
+      request.headersTimeout === 0 && request.bodyTimeout === 0
+        ? request
+        : { ...request, headersTimeout: 0, bodyTimeout: 0 };
+    dispatcher.dispatch(untimed, collector);
+  });
+}
+
+/** The `code` of the error an exchange's own timer (dispatchWhole's `timeoutMs`) ends it with. */
+export const EXCHANGE_TIMEOUT_CODE = "RUNPODKIT_EXCHANGE_TIMEOUT";
+
+/** The error of an exchange whose `timeoutMs` ran out (its path without the query, which may hold a key). */
+export function exchangeTimeout(request: Dispatcher.DispatchOptions, timeoutMs: number): Error {
+  const path = request.path.split("?", 1)[0];
+  return Object.assign(new Error(`${request.method} ${path}: no reply within ${timeoutMs} ms`), {
+    code: EXCHANGE_TIMEOUT_CODE,
   });
 }
 
@@ -85,10 +98,18 @@ class ReplyCollector implements Dispatcher.DispatchHandler {
     this.#controller?.abort(this.#signal?.reason);
   };
 
-  /** Drops the exchange, now or as soon as it starts: it rejects with `reason`. */
+  /**
+   * Drops the exchange: it rejects with `reason` now (not only once a queued or connecting request
+   * starts, so a timer ends the wait on time), and the request is aborted as soon as it starts.
+   */
   abort(reason: Error): void {
     this.#aborted = reason;
-    this.#controller?.abort(reason);
+    if (this.#controller !== undefined) {
+      this.#controller.abort(reason);
+      return;
+    }
+    this.#signal?.removeEventListener("abort", this.#onAbort);
+    this.#reject(reason);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {

@@ -38,6 +38,8 @@ export interface ErrorDetails {
   serviceCode?: string;
   /** The job concerned, so a client-side timeout or failure never loses it. */
   jobId?: string;
+  /** The job's status: its final one (JobFailedError) or the last one seen (a waitFor timeout). */
+  jobStatus?: string;
   graphqlErrors?: readonly GraphQLErrorItem[];
   cause?: unknown;
   /** Extra strings to remove from every text of the error (the API key, passwords). */
@@ -56,6 +58,23 @@ export function redact(text: string, secrets: readonly string[] = []): string {
     if (secret.length >= 6) out = out.split(secret).join(MASK);
   }
   return out;
+}
+
+/**
+ * A redacted copy of a JSON value from a reply (a GraphQL error's `extensions`, `path`): every string
+ * in it, keys included, through `redact`. Replies are parsed JSON, so there are no cycles; the depth
+ * bound only keeps a hostile reply from costing much.
+ */
+function redactJson(value: unknown, secrets: readonly string[], depth = 0): unknown {
+  if (typeof value === "string") return redact(value, secrets);
+  if (value === null || typeof value !== "object") return value;
+  if (depth >= 16) return MASK;
+  if (Array.isArray(value)) return value.map((item) => redactJson(item, secrets, depth + 1));
+  const copy: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    copy[redact(key, secrets)] = redactJson(item, secrets, depth + 1);
+  }
+  return copy;
 }
 
 /** A detached, redacted copy of a cause: the original may hold URLs, headers or request variables. */
@@ -81,6 +100,8 @@ export class RunpodkitError extends Error {
   readonly retryAfterMs: number | undefined;
   readonly serviceCode: string | undefined;
   readonly jobId: string | undefined;
+  /** The job's final status (JobFailedError) or the last one seen (a waitFor TimeoutError). */
+  readonly jobStatus: string | undefined;
 
   constructor(code: RunpodkitErrorCode, details: ErrorDetails) {
     const secrets = details.secrets ?? [];
@@ -93,6 +114,7 @@ export class RunpodkitError extends Error {
     this.retryAfterMs = details.retryAfterMs;
     this.serviceCode = details.serviceCode;
     this.jobId = details.jobId;
+    this.jobStatus = details.jobStatus;
   }
 
   toJSON(): Record<string, unknown> {
@@ -106,6 +128,7 @@ export class RunpodkitError extends Error {
       retryAfterMs: this.retryAfterMs,
       serviceCode: this.serviceCode,
       jobId: this.jobId,
+      jobStatus: this.jobStatus,
     };
   }
 }
@@ -192,7 +215,8 @@ export class GraphQLError extends RunpodkitError {
   constructor(details: ErrorDetails) {
     super("GRAPHQL", details);
     const secrets = details.secrets ?? [];
-    this.errors = (details.graphqlErrors ?? []).map((e) => ({ ...e, message: redact(e.message, secrets) }));
+    // Every string of each entry: a service may echo the request (its URL holds the key) anywhere.
+    this.errors = (details.graphqlErrors ?? []).map((e) => redactJson(e, secrets) as GraphQLErrorItem);
   }
 
   override toJSON(): Record<string, unknown> {
@@ -200,17 +224,17 @@ export class GraphQLError extends RunpodkitError {
   }
 }
 
-/** A job ended FAILED (or TIMED_OUT / CANCELLED where the caller asked for success). */
+/**
+ * A job ended FAILED (or TIMED_OUT / CANCELLED where the caller asked for success, as `stream` does):
+ * `jobId` names it and `jobStatus` is its final status.
+ */
 export class JobFailedError extends RunpodkitError {
-  readonly jobStatus: string;
+  // Set by the base class; `declare` keeps a class field from resetting it.
+  declare readonly jobId: string;
+  declare readonly jobStatus: string;
 
   constructor(details: Details & { jobId: string; jobStatus: string }) {
     super("JOB_FAILED", details);
-    this.jobStatus = details.jobStatus;
-  }
-
-  override toJSON(): Record<string, unknown> {
-    return { ...super.toJSON(), jobStatus: this.jobStatus };
   }
 }
 

@@ -5,6 +5,7 @@ import {
   GraphQLError,
   type GraphQLErrorItem,
   ProtocolError,
+  parseRetryAfter,
   RunpodkitError,
 } from "./errors";
 
@@ -40,6 +41,7 @@ export function graphqlErrorOf(
     operation,
     message: `${operation}: ${text}${status >= 400 ? ` (HTTP ${status})` : ""}`,
     field,
+    retryAfterMs: parseRetryAfter(error.response.headers?.get("retry-after") ?? undefined),
     secrets,
   };
   if (serviceCode) {

@@ -1,6 +1,12 @@
 import { GraphQLClient as GraphQLRequestClient } from "graphql-request";
 import type { z } from "zod";
-import { type ClientOptions, clientHttp, requireApiKey, requireBaseUrl } from "./client-options";
+import {
+  type ClientOptions,
+  clientHttp,
+  requireApiKey,
+  requireBaseUrl,
+  requireClientOptions,
+} from "./client-options";
 import { NotFoundError, ValidationError } from "./errors";
 import {
   ENDPOINT_DOCUMENTS,
@@ -68,6 +74,7 @@ export class GraphQLClient {
 
   constructor(options: GraphQLClientOptions) {
     requireApiKey(options.apiKey, "graphql");
+    requireClientOptions(options, "graphql");
     this.#apiKey = options.apiKey;
     const url = new URL(
       requireBaseUrl(
@@ -294,6 +301,9 @@ export class GraphQLClient {
     const replyHeaders = new Headers();
     const contentType = reply.headers["content-type"];
     if (typeof contentType === "string") replyHeaders.set("content-type", contentType);
+    // Read back by graphqlErrorOf: a 429's RateLimitedError carries retryAfterMs, as the JobClient's.
+    const retryAfter = reply.headers["retry-after"];
+    if (typeof retryAfter === "string") replyHeaders.set("retry-after", retryAfter);
     const empty = reply.status === 204 || reply.status === 205 || reply.status === 304;
     return new Response(empty ? null : reply.text, { status: reply.status, headers: replyHeaders });
   }

@@ -1,5 +1,13 @@
+import type { IncomingHttpHeaders } from "node:http";
+import type { Duplex } from "node:stream";
 import { type Dispatcher, Pool, RetryHandler } from "undici";
-import { dispatchWhole, type HttpReply, NEVER_SENT_CODES } from "./dispatch-reply";
+import {
+  dispatchWhole,
+  EXCHANGE_TIMEOUT_CODE,
+  exchangeTimeout,
+  type HttpReply,
+  NEVER_SENT_CODES,
+} from "./dispatch-reply";
 import {
   AbortedError,
   ConnectionError,
@@ -8,6 +16,7 @@ import {
   parseRetryAfter,
   type RunpodkitError,
   TimeoutError,
+  ValidationError,
 } from "./errors";
 
 /**
@@ -49,8 +58,8 @@ export interface HttpClientOptions {
   /** Sent with every call (auth). Built once. */
   headers?: Record<string, string>;
   /**
-   * Client-side budget of one call (default 30 s): bounds each attempt's wait for headers and between
-   * body chunks; no retry starts whose backoff would end past it.
+   * Client-side budget of one call (default 30 s): each attempt (waiting for a connection, sending, the
+   * whole reply) ends within it, on a native timer; no retry starts whose backoff would end past it.
    */
   timeoutMs?: number;
   retry?: RetryPolicy;
@@ -101,10 +110,70 @@ const CONNECTION_CODES = new Set([
   "UND_ERR_CONNECT_TIMEOUT",
 ]);
 
-/** undici's own timers carry the call's budget: these codes mean the budget ran out. */
-const TIMEOUT_CODES = new Set(["UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
+/** An attempt's own timer ran out (undici's timeouts are off, but a caller's dispatcher may set them). */
+const TIMEOUT_CODES = new Set([EXCHANGE_TIMEOUT_CODE, "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
 
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE"]);
+
+/** The longest budget a timer can hold: Node fires a longer setTimeout after 1 ms. */
+export const MAX_TIMEOUT_MS = 2_147_483_647;
+
+/**
+ * A time budget, refused before anything is sent (a ValidationError naming the option) unless it is
+ * a number of milliseconds in 1..MAX_TIMEOUT_MS. 0 is refused too: undici reads it as "no timeout",
+ * which the SDK does not offer (a call always ends; an AbortSignal ends it sooner).
+ */
+export function requireTimeoutMs(value: unknown, operation: string, field = "timeoutMs"): void {
+  if (typeof value === "number" && value >= 1 && value <= MAX_TIMEOUT_MS) return;
+  throw new ValidationError({
+    operation,
+    field,
+    message:
+      `${operation}: ${field} must be a number of milliseconds from 1 to ${MAX_TIMEOUT_MS} (about 24.8 days), ` +
+      `got ${String(value)}; there is no "no timeout": for a very long call pass a large ${field}, and an AbortSignal to end it yourself`,
+  });
+}
+
+/** A retry count, refused unless it is a non-negative integer (NaN would retry without a bound). */
+export function requireRetries(value: unknown, operation: string, field = "retries"): void {
+  if (Number.isInteger(value) && (value as number) >= 0) return;
+  throw new ValidationError({
+    operation,
+    field,
+    message: `${operation}: ${field} must be an integer of 0 or more, got ${String(value)}`,
+  });
+}
+
+/**
+ * A call's JSON body, or a ValidationError (before anything is sent) naming the operation and the
+ * top-level field JSON cannot encode (a BigInt, a cycle, a throwing toJSON): a caller's mistake is no
+ * connection error to be retried.
+ */
+function jsonBody(call: HttpCall, secrets: readonly string[]): string {
+  try {
+    return JSON.stringify(call.body);
+  } catch (error) {
+    const body = call.body;
+    let field: string | undefined;
+    if (body !== null && typeof body === "object" && !Array.isArray(body)) {
+      // Only on failure: the first field that does not encode on its own.
+      field = Object.keys(body).find((key) => {
+        try {
+          JSON.stringify((body as Record<string, unknown>)[key]);
+          return false;
+        } catch {
+          return true;
+        }
+      });
+    }
+    throw new ValidationError({
+      operation: call.operation,
+      field,
+      message: `${call.operation}: ${field ?? "the body"} cannot be sent as JSON: ${error instanceof Error ? error.message : String(error)}`,
+      secrets,
+    });
+  }
+}
 
 /**
  * undici's retry interceptor, without its per-call copies: each call already carries its
@@ -112,6 +181,90 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE"]);
  */
 const retryInterceptor: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (opts, handler) =>
   dispatch(opts, new RetryHandler(opts, { dispatch, handler }));
+
+/**
+ * One attempt of the retry path, bounded by a native timer of its own (`attemptTimeoutMs`), as the
+ * first attempt is by dispatchWhole's: undici's headers/body timeouts run on its coarse timers (a
+ * 100 ms budget fired after about 1 s). Composed below the retry interceptor, so each attempt
+ * RetryHandler makes gets its timer; a failure path only, so the hot path pays nothing for it.
+ */
+const attemptTimeoutInterceptor: Dispatcher.DispatcherComposeInterceptor = (dispatch) => (opts, handler) => {
+  const timeoutMs = (opts as Partial<RetryingRequest>).attemptTimeoutMs;
+  if (timeoutMs === undefined) return dispatch(opts, handler);
+  return dispatch(opts, new TimedAttempt(handler, exchangeTimeout(opts, timeoutMs), timeoutMs));
+};
+
+class TimedAttempt implements Dispatcher.DispatchHandler {
+  readonly #handler: Dispatcher.DispatchHandler;
+  readonly #timer: NodeJS.Timeout;
+  #controller: Dispatcher.DispatchController | undefined;
+  /** The timeout, once it fired. */
+  #expired: Error | undefined;
+  /** The attempt's outcome went to the handler: nothing more is forwarded. */
+  #settled = false;
+
+  constructor(handler: Dispatcher.DispatchHandler, timeout: Error, timeoutMs: number) {
+    this.#handler = handler;
+    this.#timer = setTimeout(() => this.#expire(timeout), timeoutMs);
+    this.#timer.unref();
+  }
+
+  #expire(timeout: Error): void {
+    this.#expired = timeout;
+    if (this.#controller !== undefined) {
+      this.#controller.abort(timeout);
+      return;
+    }
+    // Still queued or connecting: the attempt fails now; the request is dropped when it starts.
+    this.#settled = true;
+    this.#handler.onResponseError?.(null as unknown as Dispatcher.DispatchController, timeout);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController, context: unknown): void {
+    this.#controller = controller;
+    if (this.#expired !== undefined) {
+      controller.abort(this.#expired);
+      return;
+    }
+    this.#handler.onRequestStart?.(controller, context);
+  }
+
+  onRequestUpgrade(
+    controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: IncomingHttpHeaders,
+    socket: Duplex,
+  ): void {
+    this.#handler.onRequestUpgrade?.(controller, statusCode, headers, socket);
+  }
+
+  onResponseStart(
+    controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: IncomingHttpHeaders,
+    statusMessage?: string,
+  ): void {
+    if (!this.#settled) this.#handler.onResponseStart?.(controller, statusCode, headers, statusMessage);
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (!this.#settled) this.#handler.onResponseData?.(controller, chunk);
+  }
+
+  onResponseEnd(controller: Dispatcher.DispatchController, trailers: IncomingHttpHeaders): void {
+    clearTimeout(this.#timer);
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#handler.onResponseEnd?.(controller, trailers);
+  }
+
+  onResponseError(controller: Dispatcher.DispatchController, error: Error): void {
+    clearTimeout(this.#timer);
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#handler.onResponseError?.(controller, error);
+  }
+}
 
 /** What the policy looks at after a failed attempt: the reply's status and Retry-After, or the error's code. */
 interface Failure {
@@ -195,6 +348,8 @@ type RetryingRequest = Dispatcher.DispatchOptions & {
   retryOptions: RetryHandler.RetryOptions;
   /** Epoch ms the call's budget ends; read back by the retry decider. */
   deadline: number;
+  /** Each attempt's budget; read back by the attempt-timeout interceptor. */
+  attemptTimeoutMs: number;
 };
 
 export class HttpClient {
@@ -216,6 +371,8 @@ export class HttpClient {
     this.#headers = { accept: "application/json", ...options.headers };
     this.#jsonHeaders = { ...this.#headers, "content-type": "application/json" };
     this.#timeoutMs = options.timeoutMs ?? 30_000;
+    requireTimeoutMs(this.#timeoutMs, "http");
+    if (options.retry?.retries !== undefined) requireRetries(options.retry.retries, "http");
     this.#secrets = options.secrets ?? [];
     this.#pool = new Pool(url.origin, { connections: options.connections ?? 64 });
     this.#policy = defaultPolicy(options.retry);
@@ -225,7 +382,8 @@ export class HttpClient {
       idempotent: { throwOnError: false, retry: retryDecider("idempotent", this.#policy) },
       "rejected-only": { throwOnError: false, retry: retryDecider("rejected-only", this.#policy) },
     };
-    this.#retrying = this.#pool.compose(retryInterceptor);
+    // Innermost first: each attempt RetryHandler dispatches goes through the attempt's timer.
+    this.#retrying = this.#pool.compose(attemptTimeoutInterceptor, retryInterceptor);
   }
 
   /**
@@ -238,34 +396,37 @@ export class HttpClient {
   async exchange(call: HttpCall): Promise<HttpReply> {
     const signal = call.signal;
     if (signal?.aborted) throw this.#aborted(call);
-    // No per-call timer or AbortController: undici's headers/body timeouts carry the budget and the
-    // caller's signal aborts the dispatch through its controller.
+    // No AbortController: the caller's signal aborts the dispatch through its controller. The budget
+    // is one native timer per attempt (dispatchWhole's), undici's own timeouts off: those run on its
+    // coarse "fast timers", which fired a 100 ms budget after about 1 s.
+    // The caller's mistakes (a budget or a body that cannot be used) are refused before anything is
+    // sent, as ValidationErrors: out of the try below, which maps what is left to transport errors.
+    if (call.timeoutMs !== undefined) requireTimeoutMs(call.timeoutMs, call.operation);
     const budgetMs = call.timeoutMs ?? this.#timeoutMs;
+    const body = call.rawBody ?? (call.body === undefined ? undefined : jsonBody(call, this.#secrets));
     try {
-      // Built inside the try: a body that JSON cannot serialize fails as the call's error, as any other.
       const mode = call.retry ?? (SAFE_METHODS.has(call.method) ? "idempotent" : "never");
-      const hasBody = call.body !== undefined || call.rawBody !== undefined;
       const request: Dispatcher.DispatchOptions = {
         method: call.method,
         path: this.#pathOf(call),
-        headers: hasBody ? this.#jsonHeaders : this.#headers,
-        body: call.rawBody ?? (call.body === undefined ? undefined : JSON.stringify(call.body)),
-        headersTimeout: budgetMs,
-        bodyTimeout: budgetMs,
+        headers: body !== undefined ? this.#jsonHeaders : this.#headers,
+        body,
+        headersTimeout: 0,
+        bodyTimeout: 0,
       };
       const deadline = mode === "never" ? 0 : Date.now() + budgetMs;
       let reply: HttpReply;
       try {
-        reply = await this.#send(this.#pool, request, signal);
+        reply = await dispatchWhole(this.#pool, request, signal, budgetMs);
       } catch (error) {
         if (mode === "never" || signal?.aborted) throw error;
         const code = (error as { code?: unknown } | null)?.code;
         const failure = { code: typeof code === "string" ? code : undefined };
-        return await this.#retry(request, signal, mode, deadline, failure, error);
+        return await this.#retry(request, signal, mode, deadline, budgetMs, failure, error);
       }
       if (mode === "never" || !mayRetryStatus(reply.status)) return reply;
       const failure = { statusCode: reply.status, retryAfter: reply.headers["retry-after"] };
-      return await this.#retry(request, signal, mode, deadline, failure, reply);
+      return await this.#retry(request, signal, mode, deadline, budgetMs, failure, reply);
     } catch (error) {
       throw this.#transportError(call, budgetMs, error);
     }
@@ -280,6 +441,7 @@ export class HttpClient {
     signal: AbortSignal | undefined,
     mode: Exclude<RetryMode, "never">,
     deadline: number,
+    attemptTimeoutMs: number,
     failure: Failure,
     first: HttpReply | unknown,
   ): Promise<HttpReply> {
@@ -289,17 +451,14 @@ export class HttpClient {
       throw first;
     }
     await this.#backoff(delay, signal);
-    const retrying: RetryingRequest = { ...request, retryOptions: this.#retryOptions[mode], deadline };
-    return await this.#send(this.#retrying, retrying, signal);
-  }
-
-  /** One dispatch (to the plain pool, or through the retry interceptor), its reply read whole. */
-  #send(
-    dispatcher: Dispatcher,
-    request: Dispatcher.DispatchOptions,
-    signal: AbortSignal | undefined,
-  ): Promise<HttpReply> {
-    return dispatchWhole(dispatcher, request, signal);
+    const retrying: RetryingRequest = {
+      ...request,
+      retryOptions: this.#retryOptions[mode],
+      deadline,
+      attemptTimeoutMs,
+    };
+    // No timer for the whole: each attempt has its own (attemptTimeoutInterceptor).
+    return await dispatchWhole(this.#retrying, retrying, signal);
   }
 
   /** The first backoff, on the policy's scheduler; the caller's signal ends it at once. */

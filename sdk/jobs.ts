@@ -1,7 +1,14 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { type ClientOptions, clientHttp, requireApiKey, requireBaseUrl } from "./client-options";
+import type { z } from "zod";
+import {
+  type ClientOptions,
+  clientHttp,
+  requireApiKey,
+  requireBaseUrl,
+  requireClientOptions,
+} from "./client-options";
 import { AbortedError, JobFailedError, RunpodkitError, TimeoutError, ValidationError } from "./errors";
-import type { CallOptions, HttpClient } from "./http";
+import { type CallOptions, type HttpClient, MAX_TIMEOUT_MS, requireTimeoutMs } from "./http";
 import {
   HealthReply,
   isTerminalJobStatus,
@@ -24,14 +31,16 @@ export interface JobClientOptions extends ClientOptions {
   baseUrl?: string;
   /**
    * Client-side HTTP budget of one call, retries included (default 30 s). It is NOT the job's wait:
-   * runSync adds its `wait` on top, waitFor has its own `timeoutMs`.
+   * runSync adds its `wait` on top, each stream poll the service's 10 s hold, and waitFor has its own
+   * `timeoutMs`.
    */
   timeoutMs?: number;
   /** Retries of idempotent calls and of 429 on submissions (default 3). */
   retries?: number;
 }
 
-export type JobInput = Parameters<typeof JobSubmission.parse>[0];
+/** What run() and runSync() take: the submission as written, before the shared schema's defaults. */
+export type JobInput = z.input<typeof JobSubmission>;
 
 export interface RunSyncOptions extends CallOptions {
   /** How long the service holds the call for the result, ms (1000..300000, default 90000). */
@@ -49,7 +58,22 @@ export interface WaitOptions {
 export interface StreamOptions {
   /** Pause after a /stream reply with no chunks (default 250 ms; the service long-polls anyway). */
   pollIntervalMs?: number;
+  /**
+   * HTTP budget of each /stream poll beyond the service's hold of an empty poll (10 s), so a poll the
+   * service legitimately holds is never timed out (default: the client's timeoutMs).
+   */
+  timeoutMs?: number;
   signal?: AbortSignal;
+}
+
+/** A poll interval: 0 or more ms (NaN or a negative would poll without pause). */
+function requirePause(value: unknown, operation: string): void {
+  if (typeof value === "number" && value >= 0 && value <= MAX_TIMEOUT_MS) return;
+  throw new ValidationError({
+    operation,
+    field: "pollIntervalMs",
+    message: `${operation}: pollIntervalMs must be a number of milliseconds from 0 to ${MAX_TIMEOUT_MS}, got ${String(value)}`,
+  });
 }
 
 /** Sets the job id on an SDK error that lacks it, so no failure of a job call loses the id. */
@@ -71,6 +95,7 @@ export class JobClient {
 
   constructor(options: JobClientOptions) {
     requireApiKey(options.apiKey, "jobs");
+    requireClientOptions(options, "jobs");
     const base = requireBaseUrl(
       options.baseUrl ?? DEFAULT_JOBS_URL,
       "jobs",
@@ -117,6 +142,7 @@ export class JobClient {
         message: `${operation}: wait must be an integer from ${JOB_LIMITS.runsyncWait.min} to ${JOB_LIMITS.runsyncWait.max} ms`,
       });
     }
+    if (options.timeoutMs !== undefined) requireTimeoutMs(options.timeoutMs, operation);
     const reply = await this.#http.request({
       operation,
       method: "POST",
@@ -125,14 +151,22 @@ export class JobClient {
       body,
       retry: "rejected-only",
       signal: options.signal,
-      timeoutMs: wait + (options.timeoutMs ?? this.#timeoutMs),
+      timeoutMs: Math.min(MAX_TIMEOUT_MS, wait + (options.timeoutMs ?? this.#timeoutMs)),
     });
     return parseReply(JobEnvelope, reply, operation);
   }
 
   /** GET /status/{id}. A job whose TTL passed is a NotFoundError. `ttl` (ms) resets its lifetime. */
-  async status(jobId: string, options: CallOptions & { ttl?: number } = {}): Promise<JobEnvelope> {
-    const operation = "jobs.status";
+  status(jobId: string, options: CallOptions & { ttl?: number } = {}): Promise<JobEnvelope> {
+    return this.#status("jobs.status", jobId, options);
+  }
+
+  /** GET /status/{id} on behalf of `operation` (status itself, or waitFor's polls), named in errors. */
+  async #status(
+    operation: string,
+    jobId: string,
+    options: CallOptions & { ttl?: number },
+  ): Promise<JobEnvelope> {
     const path = `/status${idSegment(jobId, operation, "jobId")}`;
     try {
       const reply = await this.#http.request({
@@ -181,13 +215,16 @@ export class JobClient {
 
   /**
    * Polls the job's status until it is terminal (COMPLETED, FAILED, CANCELLED or TIMED_OUT) and returns
-   * that envelope. Gives up after `timeoutMs` with a TimeoutError that carries the job id and the last
-   * status seen; the job itself keeps running.
+   * that envelope. Gives up after `timeoutMs` with a TimeoutError that carries the job id (`jobId`)
+   * and the last status seen (`jobStatus`, undefined when no poll answered); the job itself keeps
+   * running. A poll's failure (an unknown job, ...) is reported as this operation's.
    */
   async waitFor(jobId: string, options: WaitOptions = {}): Promise<JobEnvelope> {
     const operation = "jobs.waitFor";
     const timeoutMs = options.timeoutMs ?? 600_000;
     const pollIntervalMs = options.pollIntervalMs ?? 1_000;
+    requireTimeoutMs(timeoutMs, operation);
+    requirePause(pollIntervalMs, operation);
     const deadline = Date.now() + timeoutMs;
     let last: JobStatus | undefined;
     for (;;) {
@@ -196,10 +233,11 @@ export class JobClient {
         throw new TimeoutError({
           operation,
           jobId,
+          jobStatus: last,
           message: `${operation}: job ${jobId} not finished within ${timeoutMs} ms (last status ${last ?? "unknown"})`,
         });
       }
-      const envelope = await this.status(jobId, {
+      const envelope = await this.#status(operation, jobId, {
         signal: options.signal,
         timeoutMs: Math.min(remaining, this.#timeoutMs),
       }).catch((error: unknown) => {
@@ -222,8 +260,10 @@ export class JobClient {
 
   /**
    * Streams a job's output chunks (GET /stream/{id}, which drains what was buffered since the last
-   * call). Ends after the chunks of a terminal status: COMPLETED, CANCELLED and TIMED_OUT end
-   * normally; FAILED throws a JobFailedError carrying the job id and the job's error.
+   * call). After the chunks of a terminal status, COMPLETED ends the iteration (its return value);
+   * FAILED, CANCELLED and TIMED_OUT throw a JobFailedError carrying the job id, the final status
+   * (`jobStatus`) and the job's error when it has one, so a for-await loop never mistakes them for
+   * success.
    */
   async *stream(
     jobId: string,
@@ -232,25 +272,43 @@ export class JobClient {
     const operation = "jobs.stream";
     const path = `/stream${idSegment(jobId, operation, "jobId")}`;
     const pollIntervalMs = options.pollIntervalMs ?? 250;
+    requirePause(pollIntervalMs, operation);
+    if (options.timeoutMs !== undefined) requireTimeoutMs(options.timeoutMs, operation);
+    // The service holds an empty poll up to its hold: each poll gets that on top of the call's
+    // budget (as runSync gets its wait), so a short client budget does not cut a held poll.
+    const pollBudgetMs = Math.min(
+      MAX_TIMEOUT_MS,
+      JOB_LIMITS.streamHold.max + (options.timeoutMs ?? this.#timeoutMs),
+    );
     for (;;) {
       let reply: StreamReply;
       try {
-        const body = await this.#http.request({ operation, method: "GET", path, signal: options.signal });
+        const body = await this.#http.request({
+          operation,
+          method: "GET",
+          path,
+          signal: options.signal,
+          timeoutMs: pollBudgetMs,
+        });
         reply = parseReply(StreamReply, body, operation);
       } catch (error) {
         throw withJobId(error, jobId);
       }
       for (const chunk of reply.stream) yield chunk;
-      if (reply.status === "FAILED") {
-        const detail = reply.error ?? (await this.#failureOf(jobId, options.signal));
+      if (reply.status === "COMPLETED") return reply.status;
+      // Any other end throws: a for-await loop drops the return value, so an end without an error
+      // would read as success.
+      if (isTerminalJobStatus(reply.status)) {
+        const detail =
+          reply.error ??
+          (reply.status === "FAILED" ? await this.#failureOf(jobId, options.signal) : undefined);
         throw new JobFailedError({
           operation,
           jobId,
           jobStatus: reply.status,
-          message: `${operation}: job ${jobId} FAILED${detail ? `: ${detail}` : ""}`,
+          message: `${operation}: job ${jobId} ${reply.status}${detail ? `: ${detail}` : ""}`,
         });
       }
-      if (isTerminalJobStatus(reply.status)) return reply.status;
       if (reply.stream.length === 0) await this.#pause(operation, jobId, pollIntervalMs, options.signal);
     }
   }

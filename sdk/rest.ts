@@ -1,5 +1,11 @@
 import { z } from "zod";
-import { type ClientOptions, clientHttp, requireApiKey, requireBaseUrl } from "./client-options";
+import {
+  type ClientOptions,
+  clientHttp,
+  requireApiKey,
+  requireBaseUrl,
+  requireClientOptions,
+} from "./client-options";
 import type { CallOptions, HttpClient, QueryValue } from "./http";
 import {
   BillingRecords,
@@ -359,6 +365,7 @@ export class RestClient {
 
   constructor(options: RestClientOptions) {
     requireApiKey(options.apiKey, "rest");
+    requireClientOptions(options, "rest");
     const baseUrl = requireBaseUrl(
       options.baseUrl ?? DEFAULT_REST_URL,
       "rest",

@@ -34,13 +34,24 @@ export function parseReply<S extends z.ZodType>(schema: S, value: unknown, opera
   });
 }
 
-/** A path segment from a caller's id: refused when empty (it would address the collection). */
+/**
+ * A path segment from a caller's id: refused when empty (it would address the collection) or a dot
+ * segment, "." or ".." (encodeURIComponent keeps dots, and URL resolution or a proxy's normalising
+ * would send the call, with its key, to another path).
+ */
 export function idSegment(id: unknown, operation: string, field = "id"): string {
   if (typeof id !== "string" || id.trim() === "") {
     throw new ValidationError({
       operation,
       field,
       message: `${operation}: ${field} must be a non-empty string`,
+    });
+  }
+  if (id === "." || id === "..") {
+    throw new ValidationError({
+      operation,
+      field,
+      message: `${operation}: ${field} must not be "${id}" (a dot path segment)`,
     });
   }
   return `/${encodeURIComponent(id)}`;

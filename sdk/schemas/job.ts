@@ -35,6 +35,8 @@ export const JOB_LIMITS = {
   runsyncWait: { min: 1_000, max: 300_000, default: 90_000 },
   executionTimeout: { min: 5_000, max: 7 * 24 * 3_600_000, default: 600_000 },
   ttl: { min: 10_000, max: 7 * 24 * 3_600_000, default: 86_400_000 },
+  /** The longest the service holds a /stream call with no chunk to give (the SDK's polls allow it). */
+  streamHold: { max: 10_000 },
 } as const;
 
 export const JobPolicy = z.object({

@@ -1,3 +1,4 @@
+import { JOB_LIMITS } from "../../sdk/schemas/job";
 import { DEFAULT_RATE_LIMIT_OPTIONS, type RateLimitOptions } from "./client/rate-limit";
 import { DEFAULT_LOG_LIMITS, type LogLimits } from "./logs/log-book";
 import { JOB_POLICY } from "./policy";
@@ -13,7 +14,7 @@ export interface JobPlaneConfig {
   cachedModelFactor: number;
   /** Hold of job-take / job-stop long-polls with nothing to give (< 90 s), ms. */
   pollHoldMs: number;
-  /** Hold of /stream when no chunk is buffered, ms. */
+  /** Hold of /stream when no chunk is buffered, ms (the SDK's stream polls allow JOB_LIMITS.streamHold). */
   streamHoldMs: number;
   /**
    * Time a worker has to stop a cancelled or timed-out job, ms. Past it, a worker that still reports
@@ -75,7 +76,7 @@ export const DEFAULT_JOB_PLANE_CONFIG: JobPlaneConfig = {
   flashBootColdStartMs: 100,
   cachedModelFactor: 0.5,
   pollHoldMs: 20_000,
-  streamHoldMs: 10_000,
+  streamHoldMs: JOB_LIMITS.streamHold.max,
   stopGraceMs: 10_000,
   stopResendMs: 1_000,
   heartbeatGraceMs: null,

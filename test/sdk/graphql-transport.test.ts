@@ -1,7 +1,9 @@
+import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
 import {
   ConflictError,
   GraphQLError,
+  RateLimitedError,
   TimeoutError,
   UnauthorizedError,
   ValidationError,
@@ -94,6 +96,39 @@ describe("GraphQL transport", () => {
     const error = await failure(client.listTemplates());
     expect(error).toBeInstanceOf(UnauthorizedError);
     expect(error.status).toBe(401);
+  });
+
+  it("carries a 429's Retry-After into the RateLimitedError, as the job client does", async () => {
+    const { server, client } = await setup((hit, res) => {
+      const { query } = JSON.parse(hit.body) as { query: string };
+      // A query's 429 asks past the 60 s cap (handed back, not waited); a mutation's is never retried.
+      if (query.startsWith("query")) {
+        res.writeHead(429, { "content-type": "text/plain", "retry-after": "120" });
+        return res.end("Too Many Requests");
+      }
+      return json(
+        res,
+        429,
+        { errors: [{ message: "slow down", extensions: { code: "RATE_LIMITED" } }] },
+        { "retry-after": "2" },
+      );
+    });
+    const query = await failure(client.listTemplates());
+    expect(query).toBeInstanceOf(RateLimitedError);
+    expect(query.toJSON()).toMatchObject({
+      code: "RATE_LIMITED",
+      operation: "graphql.listTemplates",
+      status: 429,
+      retryAfterMs: 120_000,
+    });
+    const mutation = await failure(client.deleteNetworkVolume("v1"));
+    expect(mutation).toBeInstanceOf(RateLimitedError);
+    expect(mutation.toJSON()).toMatchObject({
+      code: "RATE_LIMITED",
+      serviceCode: "RATE_LIMITED",
+      retryAfterMs: 2_000,
+    });
+    expect(server.hits).toHaveLength(2);
   });
 
   it("retries queries on 503 but never mutations", async () => {
@@ -198,5 +233,31 @@ describe("GraphQL transport", () => {
     expect(text).not.toContain(KEY);
     expect(text).not.toContain(PASSWORD);
     expect(text).toContain("api_key=***");
+  });
+
+  it("redacts the key from a GraphQLError's extensions and path too", async () => {
+    const { client } = await setup((hit, res) =>
+      json(res, 200, {
+        errors: [
+          {
+            message: "refused",
+            path: ["myself", `at ${hit.url}`],
+            extensions: { request: { url: hit.url, headers: [`api_key=${KEY}`] }, [KEY]: KEY, attempts: 1 },
+          },
+        ],
+        data: null,
+      }),
+    );
+    const error = await failure(client.listEndpoints());
+    expect(error).toBeInstanceOf(GraphQLError);
+    const text = `${everyStringOf(error)}\n${inspect(error, { depth: 10 })}`;
+    expect(text).not.toContain(KEY);
+    const [item] = (error as GraphQLError).errors;
+    expect(item?.extensions).toEqual({
+      request: { url: "/graphql?api_key=***", headers: ["api_key=***"] },
+      "***": "***",
+      attempts: 1,
+    });
+    expect(item?.path).toEqual(["myself", "at /graphql?api_key=***"]);
   });
 });

@@ -425,6 +425,55 @@ describe("HttpClient timeout and abort", () => {
     expect(error.code).toBe("TIMEOUT");
   });
 
+  it("times out within a few tens of ms of the budget, not on undici's coarse timer tick", async () => {
+    const { client } = await setup(() => {
+      /* never answers */
+    });
+    for (const timeoutMs of [100, 300]) {
+      const started = performance.now();
+      const error = await failure(client.request({ ...get, timeoutMs }));
+      const elapsed = performance.now() - started;
+      expect(error).toBeInstanceOf(TimeoutError);
+      expect(error.message).toBe(`test.get: no reply within ${timeoutMs} ms`);
+      // Before, undici's fast timers (a 499 ms tick) ended a 100 ms budget after about 1 s.
+      expect(elapsed).toBeGreaterThanOrEqual(timeoutMs - 2);
+      expect(elapsed).toBeLessThan(timeoutMs + 150);
+    }
+  });
+
+  it("bounds each attempt of the retry path by the budget as precisely", async () => {
+    // The first attempt is refused with 503, the retry is never answered.
+    const { server, client } = await setup((_hit, res, i) => {
+      if (i === 0) json(res, 503, {});
+    });
+    const started = performance.now();
+    const error = await failure(client.request({ ...get, timeoutMs: 200 }));
+    const elapsed = performance.now() - started;
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(server.hits).toHaveLength(2);
+    expect(elapsed).toBeGreaterThanOrEqual(198);
+    expect(elapsed).toBeLessThan(200 + 150);
+  });
+
+  it("times out a call still queued for a connection on time, and never sends it", async () => {
+    const { server, client } = await setup(
+      () => {
+        /* never answers */
+      },
+      { connections: 1 },
+    );
+    // The only connection is held by a call with a long budget: the next one waits in the pool.
+    const holding = client.request({ ...get, path: "/holding", timeoutMs: 60_000 }).catch((e: unknown) => e);
+    const started = performance.now();
+    const error = await failure(client.request({ ...get, path: "/queued", timeoutMs: 100 }));
+    const elapsed = performance.now() - started;
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(elapsed).toBeLessThan(100 + 150);
+    await server.close();
+    expect(await holding).toBeInstanceOf(Error);
+    expect(server.hits.map((hit) => hit.url)).toEqual(["/v1/holding"]);
+  });
+
   it("throws AbortedError, not TimeoutError, when the caller's signal fires", async () => {
     const controller = new AbortController();
     const { client } = await setup(() => controller.abort());

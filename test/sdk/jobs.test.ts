@@ -93,9 +93,26 @@ describe("JobClient submit and wait", () => {
     const { id } = await jobs.run({ input: {} });
     const error = await failure(jobs.waitFor(id, { timeoutMs: 150, pollIntervalMs: 20 }));
     expect(error).toBeInstanceOf(TimeoutError);
-    expect(error.jobId).toBe(id);
+    expect(error.toJSON()).toMatchObject({
+      code: "TIMEOUT",
+      operation: "jobs.waitFor",
+      jobId: id,
+      jobStatus: "IN_QUEUE",
+    });
     expect(error.message).toContain("IN_QUEUE");
     expect((await jobs.status(id)).status).toBe("IN_QUEUE");
+  });
+
+  it("waitFor on an unknown job is a NotFoundError of jobs.waitFor, with the job id", async () => {
+    const jobs = await endpointFor("runpodkit/echo", 0);
+    const error = await failure(jobs.waitFor("no-such-job", fast));
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect(error.toJSON()).toMatchObject({
+      code: "NOT_FOUND",
+      operation: "jobs.waitFor",
+      jobId: "no-such-job",
+    });
+    expect(error.message).toMatch(/^jobs\.waitFor: /);
   });
 
   it("waitFor stops at once when the caller aborts, keeping the job id", async () => {
@@ -138,12 +155,14 @@ describe("JobClient stream", () => {
     expect(outputs).toEqual([{ text: "token-0", index: 0 }]);
   });
 
-  it("ends, without an error, when the job is cancelled", async () => {
+  it("throws a JobFailedError naming CANCELLED when the job is cancelled, so no loop mistakes it for success", async () => {
     const jobs = await endpointFor("runpodkit/sleep");
     const { id } = await jobs.run({ input: { ms: 60_000 } });
-    const streamed = collect(jobs.stream(id, { pollIntervalMs: 20 }));
+    const streamed = failure(collect(jobs.stream(id, { pollIntervalMs: 20 })));
     expect(await jobs.cancel(id)).toMatchObject({ id, status: "CANCELLED" });
-    expect(await streamed).toEqual([]);
+    const error = await streamed;
+    expect(error).toBeInstanceOf(JobFailedError);
+    expect(error.toJSON()).toMatchObject({ code: "JOB_FAILED", jobId: id, jobStatus: "CANCELLED" });
     expect((await jobs.waitFor(id, fast)).status).toBe("CANCELLED");
   });
 });

@@ -1,0 +1,37 @@
+import { describe, expectTypeOf, it } from "vitest";
+import type { z } from "zod";
+import type { JobClient, JobInput } from "../../sdk/jobs";
+import type { JobSubmission } from "../../sdk/schemas/job";
+
+/**
+ * Type-level checks of the job client's submissions: `tsc -p tsconfig.json` (which includes test/)
+ * fails on a `@ts-expect-error` line that type-checks, so these hold only while run() and runSync()
+ * are typed by the shared schema.
+ */
+
+/** Never called: the lines only need to compile (or, marked, to fail to). */
+async function misuses(jobs: JobClient): Promise<void> {
+  // @ts-expect-error a submission is an object with `input`, not a number
+  await jobs.run(42);
+  // @ts-expect-error a misspelt `input`
+  await jobs.run({ inpt: { prompt: "hi" } });
+  // @ts-expect-error `input` is the handler's object, not a string
+  await jobs.runSync({ input: "hello" });
+  // @ts-expect-error a bare string is no submission
+  await jobs.runSync("hello");
+  // @ts-expect-error the policy's fields are typed too
+  await jobs.run({ input: {}, policy: { ttl: "10s" } });
+  // What the README writes compiles.
+  await jobs.run({ input: { prompt: "hi" }, policy: { executionTimeout: 60_000 } });
+  await jobs.runSync({ input: { n: 1 } }, { wait: 5_000 });
+}
+
+describe("JobClient submission types", () => {
+  it("run() and runSync() take the shared JobSubmission schema's input type", () => {
+    expectTypeOf<JobInput>().toEqualTypeOf<z.input<typeof JobSubmission>>();
+    expectTypeOf<Parameters<JobClient["run"]>[0]>().toEqualTypeOf<JobInput>();
+    expectTypeOf<Parameters<JobClient["runSync"]>[0]>().toEqualTypeOf<JobInput>();
+    expectTypeOf<JobInput>().not.toBeUnknown();
+    expectTypeOf(misuses).toBeFunction();
+  });
+});
