@@ -136,6 +136,7 @@ export const templateSpec = {
   uniqueName: true,
   createOnly: [ADOPT_ID],
   canonical: startCommandBothWays,
+  spellings: [["dockerArgs", "dockerStartCmd"]],
   rules: (news) => {
     const failures: CheckFailure[] = [];
     const { dockerArgs, dockerStartCmd } = news;

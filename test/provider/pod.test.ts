@@ -42,6 +42,13 @@ describe("Pod check", () => {
       { name: "p", imageName: "x", volumeInGb: 20 },
     );
     expect(shrink.failures.map((f) => f.property)).toEqual(["volumeInGb"]);
+    const asString = await provider.check({}, { __logicalName: "p", ...GPU_POD, locked: "true" });
+    expect(asString.failures).toEqual([
+      {
+        property: "locked",
+        reason: 'locked: expected a boolean, got the string "true" (use config.requireBoolean / getBoolean)',
+      },
+    ]);
     const preview = await provider.check({}, { __logicalName: "p", imageName: UNKNOWN, gpuTypeIds: UNKNOWN });
     expect(preview.failures).toEqual([]);
     expect(h.apiRequests()).toBe(0);
