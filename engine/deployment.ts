@@ -276,7 +276,12 @@ export class Deployment {
     const check = async (olds: PropertyMap) => {
       const result = await host.check(urn, olds, reveal(goal));
       if (result.failures.length > 0) {
-        const failures = result.failures.map((f) => `${f.property}: ${f.reason}`);
+        // A reason that already starts with its property (runpodkit's do) is not prefixed twice.
+        const failures = result.failures.map((f) =>
+          f.reason.startsWith(`${f.property}:`) || f.reason.startsWith(`${f.property} `)
+            ? f.reason
+            : `${f.property}: ${f.reason}`,
+        );
         throw new EngineError("CHECK_FAILED", "check", failures.join("; "), urn);
       }
       return markSecret(result.inputs, secretInputs);

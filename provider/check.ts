@@ -53,6 +53,13 @@ export interface InputSpec {
   readonly secrets?: readonly string[];
   /** One spelling per value where the service accepts several ("a, b" and "a,b"; "" and null). */
   readonly canonical?: (props: Props) => Props;
+  /**
+   * Inputs that are one value under several keys, each derived from the others by `canonical`
+   * (dockerArgs and dockerStartCmd). Pulumi keeps an input's secretness only under its own key, so the
+   * Resource class registers each group as one Output (see resource.ts): a secret in one key makes the
+   * others secret in the state and in the outputs.
+   */
+  readonly spellings?: readonly (readonly string[])[];
 }
 
 /** The inputs without the provider's bookkeeping keys. */
@@ -138,7 +145,9 @@ export function checkInputs(
       const missing = isMissing(issue, candidate);
       failures.push({
         property,
-        reason: missing ? `${property} is required` : `${property}: ${issueMessage(issue)}`,
+        reason: missing
+          ? `${property} is required`
+          : `${property}: ${stringForScalar(issue, candidate) ?? issueMessage(issue)}`,
       });
     }
   }
@@ -151,6 +160,30 @@ export function checkInputs(
   for (const key of CARRIED_KEYS) if (news[key] !== undefined && key !== AUTO_NAMED) inputs[key] = news[key];
   inputs[AUTO_NAMED] = resolved?.autoNamed ?? false;
   return { inputs, failures: mergeByProperty(failures) };
+}
+
+/** Config getters that read a value as each type (pulumi.Config), for a value given as a string. */
+const CONFIG_GETTERS: Record<string, { noun: string; getters: string }> = {
+  number: { noun: "a number", getters: "config.requireNumber / getNumber" },
+  boolean: { noun: "a boolean", getters: "config.requireBoolean / getBoolean" },
+};
+
+/**
+ * A number or boolean input given a string, most often `config.get("max")` (always a string):
+ * `expected a number, got the string "3" (use config.requireNumber / getNumber)`; else undefined.
+ */
+function stringForScalar(issue: z.core.$ZodIssue, input: Props): string | undefined {
+  if (issue.code !== "invalid_type") return undefined;
+  const wanted = CONFIG_GETTERS[issue.expected];
+  if (wanted === undefined) return undefined;
+  let at: unknown = input;
+  for (const step of issue.path) {
+    if (at === null || typeof at !== "object") return undefined;
+    at = (at as Record<PropertyKey, unknown>)[step];
+  }
+  if (typeof at !== "string") return undefined;
+  const shown = at.length > 40 ? `${at.slice(0, 40)}…` : at;
+  return `expected ${wanted.noun}, got the string ${JSON.stringify(shown)} (use ${wanted.getters})`;
 }
 
 /** One failure per property, its reasons joined, in first-seen order. */

@@ -8,7 +8,6 @@ import {
 import { type InputSpec, type Props, parseInputs } from "./check";
 import { hostContext, type ProviderContext } from "./context";
 import { forwardingProvider, packageSpecifier } from "./dynamic";
-import { ProviderError } from "./errors";
 import {
   ADOPT_ID,
   adoptIdInput,
@@ -17,6 +16,7 @@ import {
   implement,
   orNull,
   type ResourceDefinition,
+  refuseUnchangeable,
 } from "./implement";
 import {
   DYNAMIC_MODULE,
@@ -82,11 +82,12 @@ export function containerRegistryAuthDefinition(): ResourceDefinition<
     create: (call, desired) => call.api.registryAuths.create(toCreateInput(desired)),
     apply: async (call, id, current, desired) => {
       if (desired.name !== current.name) {
-        throw new ProviderError(
-          "VALIDATION",
-          `${call.operation}: registry auth ${id} is named ${current.name}; its name cannot change (omit name or set it to ${current.name})`,
-          { operation: call.operation, field: "name" },
-        );
+        refuseUnchangeable(call, "name", {
+          subject: `registry auth ${id}`,
+          is: `is named ${current.name}`,
+          rule: "its name cannot change",
+          fix: `omit name or set it to ${current.name}`,
+        });
       }
       await call.api.registryAuths.updateCredentials({
         id,

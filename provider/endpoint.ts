@@ -354,10 +354,15 @@ function envMap(record: GqlEndpoint): Record<string, string> {
   return Object.fromEntries(record.env.map(({ key, value }) => [key, value]));
 }
 
-/** The env keys the last applied configuration set (null when unknown: a lookup by id). */
-function managedKeys(previous: Props): string[] | null {
+/** The env keys the last applied configuration set (null when unknown: a lookup by id, or no env). */
+export function managedKeys(previous: Props): string[] | null {
   const env = previous.env;
   return env !== null && typeof env === "object" && !Array.isArray(env) ? Object.keys(env) : null;
+}
+
+/** The entries of `env` under the managed keys. */
+export function onlyKeys(env: Record<string, string>, keys: readonly string[]): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter(([key]) => keys.includes(key)));
 }
 
 /**
@@ -391,10 +396,7 @@ export function endpointOutputs(
     hubReleaseId:
       record.hubReleaseId === undefined ? stringOrNull(previous.hubReleaseId) : current.hubReleaseId,
     modelName: record.modelName === undefined ? stringOrNull(previous.modelName) : current.modelName,
-    env:
-      managed === null
-        ? current.env
-        : Object.fromEntries(Object.entries(current.env).filter(([key]) => managed.includes(key))),
+    env: managed === null ? current.env : onlyKeys(current.env, managed),
     url: `${settings.queueUrl}/v2/${record.id}`,
     createdAt: record.createdAt,
     version: record.version,

@@ -75,6 +75,63 @@ export interface ResourceDefinition<D extends { name: string }, R> {
   outputs(record: R, previous: Props, settings: ProviderSettings): Props;
 }
 
+/**
+ * The steps of a create after the service made the resource `made.id`. If one fails, the resource is
+ * removed again: Pulumi learns no id from a failed create, so it would stay outside the stack (a pod
+ * billed by the hour) and the next up would make another. The error keeps the failure's code and
+ * message and names the property whose step failed and the fix.
+ */
+export async function undoCreateOnFailure<T>(
+  call: Call,
+  made: { noun: string; id: string; remove: () => Promise<void> },
+  step: { property: string; fix: string },
+  body: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await body();
+  } catch (error) {
+    const failure = toProviderError(error, call.operation, [call.settings.apiKey]);
+    const cause = failure.message.startsWith(`${call.operation}: `)
+      ? failure.message.slice(call.operation.length + 2)
+      : failure.message;
+    let outcome = `the ${made.noun} was deleted again, so nothing is left behind`;
+    try {
+      await made.remove();
+    } catch (undoError) {
+      const undo = toProviderError(undoError, call.operation, [call.settings.apiKey]).message;
+      outcome = `deleting it again failed too (${undo}), so ${made.noun} ${made.id} is left outside the stack: delete it, or take it over with adoptId: "${made.id}"`;
+    }
+    throw new ProviderError(
+      failure.code,
+      `${call.operation}: ${step.property}: the ${made.noun} was created (id ${made.id}) but this step failed: ${cause}; ${outcome}. ${step.fix}`,
+      {
+        operation: call.operation,
+        field: step.property,
+        ...(failure.serviceCode === undefined ? {} : { serviceCode: failure.serviceCode }),
+        cause: error,
+      },
+    );
+  }
+}
+
+/**
+ * Refuses to adopt (or update) a resource whose `property` differs from the program's when the service
+ * cannot change it in place: success would be reported while the service keeps its value, and the next
+ * up would replace the resource. `is` says what the resource is, `rule` why it cannot change, `fix`
+ * what to set.
+ */
+export function refuseUnchangeable(
+  call: Call,
+  property: string,
+  said: { subject: string; is: string; rule: string; fix: string },
+): never {
+  throw new ProviderError(
+    "VALIDATION",
+    `${call.operation}: ${said.subject} ${said.is}; ${said.rule} (${said.fix})`,
+    { operation: call.operation, field: property },
+  );
+}
+
 /** The name a same-name replacement moves the old resource to while the new one takes its name. */
 export function asideName(name: string, id: string): string {
   const tail = `-replaced-${id}`;

@@ -12,8 +12,16 @@ import { type CheckFailure, type InputSpec, type Props, parseInputs } from "./ch
 import { hostContext, type ProviderContext } from "./context";
 import { forwardingProvider, packageSpecifier } from "./dynamic";
 import { endpointsUsing } from "./endpoint";
-import { ProviderError } from "./errors";
-import { ADOPT_ID, adoptIdInput, type Call, implement, orNull, type ResourceDefinition } from "./implement";
+import {
+  ADOPT_ID,
+  adoptIdInput,
+  type Call,
+  implement,
+  orNull,
+  type ResourceDefinition,
+  refuseUnchangeable,
+  undoCreateOnFailure,
+} from "./implement";
 import {
   DYNAMIC_MODULE,
   type OutputsOf,
@@ -110,24 +118,38 @@ export function networkVolumeDefinition(): ResourceDefinition<NetworkVolumeDesir
         return { ...created, storageType: created.storageType ?? null };
       }
       const record = await call.api.networkVolumes.create(toCreateInput(desired));
-      return { ...record, storageType: await storageTypeOf(call, record.id) };
+      const made = {
+        noun: "network volume",
+        id: record.id,
+        remove: () => call.api.networkVolumes.delete(record.id),
+      };
+      const step = {
+        property: "isNextGenStorage",
+        fix: "Its storage type is read over GraphQL (runpodkit:graphqlUrl); check that it answers, then run up again.",
+      };
+      return undoCreateOnFailure(call, made, step, async () => ({
+        ...record,
+        storageType: await storageTypeOf(call, record.id),
+      }));
     },
     apply: async (call, id, current, desired) => {
       if (desired.dataCenterId !== current.dataCenterId) {
-        throw new ProviderError(
-          "VALIDATION",
-          `${call.operation}: volume ${id} is in ${current.dataCenterId}; a volume cannot move (set dataCenterId to ${current.dataCenterId})`,
-          { operation: call.operation, field: "dataCenterId" },
-        );
+        refuseUnchangeable(call, "dataCenterId", {
+          subject: `volume ${id}`,
+          is: `is in ${current.dataCenterId}`,
+          rule: "a volume cannot move",
+          fix: `set dataCenterId to ${current.dataCenterId}`,
+        });
       }
       // Reached only on adoption (a change of it replaces): the storage of a volume cannot change.
       const nextGen = isNextGenStorageType(current.storageType);
       if (nextGen !== null && nextGen !== desired.isNextGenStorage) {
-        throw new ProviderError(
-          "VALIDATION",
-          `${call.operation}: volume ${id} is on ${current.storageType} storage; its storage cannot be converted (set isNextGenStorage to ${nextGen})`,
-          { operation: call.operation, field: "isNextGenStorage" },
-        );
+        refuseUnchangeable(call, "isNextGenStorage", {
+          subject: `volume ${id}`,
+          is: `is on ${current.storageType} storage`,
+          rule: "its storage cannot be converted",
+          fix: `set isNextGenStorage to ${nextGen}`,
+        });
       }
       const patch = toPatch(current, desired);
       if (Object.keys(patch).length === 0) return current;

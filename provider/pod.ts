@@ -5,8 +5,16 @@ import { PodCreateInput, type Pod as PodRecord, type PodUpdateInput } from "../s
 import { type CheckFailure, type InputSpec, parseInputs } from "./check";
 import { hostContext, type ProviderContext } from "./context";
 import { forwardingProvider, packageSpecifier } from "./dynamic";
+import { managedKeys, onlyKeys } from "./endpoint";
 import { ProviderError } from "./errors";
-import { ADOPT_ID, adoptIdInput, implement, orNull, type ResourceDefinition } from "./implement";
+import {
+  ADOPT_ID,
+  adoptIdInput,
+  implement,
+  orNull,
+  type ResourceDefinition,
+  undoCreateOnFailure,
+} from "./implement";
 import {
   DYNAMIC_MODULE,
   type OutputsOf,
@@ -158,12 +166,34 @@ export function podDefinition(): ResourceDefinition<PodDesired, PodRecord> {
         return pod;
       }),
     create: async (call, desired) => {
-      const created = await call.api.pods.create(toCreateInput(desired));
-      return desired.desiredStatus === "EXITED" ? call.api.pods.stop(created.id) : created;
+      if (desired.desiredStatus !== "EXITED") return call.api.pods.create(toCreateInput(desired));
+      // The service rents a pod RUNNING and a locked pod refuses to stop: rent it unlocked, stop it,
+      // then lock it. A failed step terminates the pod, which would otherwise run billed outside the stack.
+      const created = await call.api.pods.create(toCreateInput({ ...desired, locked: undefined }));
+      const made = { noun: "pod", id: created.id, remove: () => call.api.pods.terminate(created.id) };
+      const stopped = await undoCreateOnFailure(
+        call,
+        made,
+        {
+          property: "desiredStatus",
+          fix: 'Fix the cause and run up again, or set desiredStatus: "RUNNING".',
+        },
+        () => call.api.pods.stop(created.id),
+      );
+      if (!desired.locked) return stopped;
+      return undoCreateOnFailure(
+        call,
+        made,
+        { property: "locked", fix: "Fix the cause and run up again, or leave locked unset." },
+        () => call.api.pods.update(created.id, { locked: true }),
+      );
     },
     apply: async (call, id, current, desired) => {
       let pod = current;
-      const patch = toPatch(current, desired);
+      // A locked pod refuses to stop: one to be stopped and locked is stopped before it is locked.
+      if (desired.desiredStatus === "EXITED" && pod.desiredStatus === "RUNNING" && !pod.locked)
+        pod = await call.api.pods.stop(id);
+      const patch = toPatch(pod, desired);
       if (Object.keys(patch).length > 0) pod = await call.api.pods.update(id, patch);
       if (desired.desiredStatus === "RUNNING" && pod.desiredStatus === "EXITED")
         pod = await call.api.pods.start(id);
@@ -308,6 +338,10 @@ export function podOutputs(record: PodRecord, previous: Record<string, unknown>)
   for (const field of SERVICE_CHOSEN) {
     if (previous[field] === undefined || previous[field] === null) out[field] = null;
   }
+  // The service gives a pod its template's env plus the program's ({} when neither has any): only the
+  // keys the program sets are managed, and a program without env manages none (null, as its input).
+  const managed = managedKeys(previous);
+  out.env = managed === null ? null : onlyKeys(record.env ?? {}, managed);
   return out;
 }
 

@@ -44,6 +44,16 @@ export function resourceProps(
   for (const [key, value] of Object.entries(args ?? {})) {
     if (value !== undefined) props[key] = secretInputs.includes(key) ? pulumi.secret(value) : value;
   }
+  const given = (args ?? {}) as Record<string, unknown>;
+  for (const group of spec.spellings ?? []) {
+    const canonical = spec.canonical;
+    if (canonical === undefined || group.every((key) => given[key] === undefined)) continue;
+    // One Output of the whole group, each key its canonical spelling: secret if any key was secret.
+    const joined = pulumi
+      .all(group.map((key) => given[key]))
+      .apply((values) => canonical(Object.fromEntries(group.map((key, i) => [key, values[i]]))));
+    for (const key of group) props[key] = joined.apply((spelled) => spelled[key] ?? null);
+  }
   props[LOGICAL_NAME] = name;
   props[SCOPE] = `${pulumi.getProject()}/${pulumi.getStack()}`;
   if (opts?.customTimeouts !== undefined) props[CUSTOM_TIMEOUTS] = opts.customTimeouts;

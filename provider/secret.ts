@@ -5,8 +5,7 @@ import { SecretDescription, SecretName, type GqlSecret as SecretRecord, SecretVa
 import { type InputSpec, type Props, parseInputs } from "./check";
 import { hostContext, type ProviderContext } from "./context";
 import { forwardingProvider, packageSpecifier } from "./dynamic";
-import { ProviderError } from "./errors";
-import { ADOPT_ID, adoptIdInput, implement, type ResourceDefinition } from "./implement";
+import { ADOPT_ID, adoptIdInput, implement, type ResourceDefinition, refuseUnchangeable } from "./implement";
 import {
   DYNAMIC_MODULE,
   type OutputsOf,
@@ -75,11 +74,12 @@ export function secretDefinition(): ResourceDefinition<SecretDesired, SecretReco
       }),
     apply: async (call, id, current, desired, previous) => {
       if (desired.name !== current.name) {
-        throw new ProviderError(
-          "VALIDATION",
-          `${call.operation}: secret ${id} is named ${current.name}; its name cannot change (omit name or set it to ${current.name})`,
-          { operation: call.operation, field: "name" },
-        );
+        refuseUnchangeable(call, "name", {
+          subject: `secret ${id}`,
+          is: `is named ${current.name}`,
+          rule: "its name cannot change",
+          fix: `omit name or set it to ${current.name}`,
+        });
       }
       let record = current;
       // Adoption and drift cannot be seen on a write-only value: a value not known to be this one is set.

@@ -18,7 +18,16 @@ import { type CheckFailure, type InputSpec, type Props, parseInputs } from "./ch
 import { hostContext, type ProviderContext } from "./context";
 import { forwardingProvider, packageSpecifier } from "./dynamic";
 import { endpointsUsing } from "./endpoint";
-import { ADOPT_ID, adoptIdInput, type Call, implement, orNull, type ResourceDefinition } from "./implement";
+import {
+  ADOPT_ID,
+  adoptIdInput,
+  type Call,
+  implement,
+  orNull,
+  type ResourceDefinition,
+  refuseUnchangeable,
+  undoCreateOnFailure,
+} from "./implement";
 import {
   DYNAMIC_MODULE,
   type OutputsOf,
@@ -127,6 +136,7 @@ export const templateSpec = {
   uniqueName: true,
   createOnly: [ADOPT_ID],
   canonical: startCommandBothWays,
+  spellings: [["dockerArgs", "dockerStartCmd"]],
   rules: (news) => {
     const failures: CheckFailure[] = [];
     const { dockerArgs, dockerStartCmd } = news;
@@ -160,8 +170,20 @@ export function templateDefinition(): ResourceDefinition<TemplateDesired, Templa
     desired: (props) => parseInputs(templateSpec, startCommandBothWays(props)),
     fetch: fetchTemplate,
     create: createTemplate,
-    // The whole desired configuration every time, so drift in any field is put right.
-    apply: (call, id, current, desired) => applyTemplate(call, id, current, desired),
+    // The whole desired configuration every time, so drift in any field is put right; what neither
+    // REST nor GraphQL can change (reached on adoption: a change of them replaces) is refused.
+    apply: (call, id, current, desired) => {
+      for (const property of ["category", "isServerless"] as const) {
+        if (current[property] === desired[property]) continue;
+        refuseUnchangeable(call, property, {
+          subject: `template ${id}`,
+          is: `has ${property} ${JSON.stringify(current[property])}`,
+          rule: `the service cannot change a template's ${property}`,
+          fix: `set ${property} to ${JSON.stringify(current[property])}, or create a new template instead of adopting this one`,
+        });
+      }
+      return applyTemplate(call, id, current, desired);
+    },
     remove: (call, id) => call.api.templates.delete(id),
     dependents: (call, id) => endpointsUsing(call, (e) => e.templateId === id),
     // PATCH may rename: a same-name replacement moves the old template aside instead of deleting it
@@ -338,7 +360,7 @@ async function fetchTemplate(call: Call, id: string): Promise<TemplateRecord | n
 
 /**
  * REST create; then, when a start field is not its default, the same as an update. If that second
- * step fails, the new template is deleted again (Pulumi would not know its id) and the error stands.
+ * step fails, the new template is deleted again (Pulumi would not know its id): undoCreateOnFailure.
  */
 async function createTemplate(call: Call, desired: TemplateDesired): Promise<TemplateRecord> {
   const record: TemplateRecord = {
@@ -346,12 +368,14 @@ async function createTemplate(call: Call, desired: TemplateDesired): Promise<Tem
     ...START_DEFAULTS,
   };
   if (!startDiffers(record, desired)) return record;
-  try {
-    return await applyTemplate(call, record.id, record, desired);
-  } catch (error) {
-    await call.api.templates.delete(record.id).catch(() => undefined);
-    throw error;
-  }
+  const made = { noun: "template", id: record.id, remove: () => call.api.templates.delete(record.id) };
+  const step = {
+    property: (["startSsh", "startJupyter", "startScript"] as const)
+      .filter((field) => record[field] !== desired[field])
+      .join(", "),
+    fix: "They are set over GraphQL saveTemplate (runpodkit:graphqlUrl); fix the cause and run up again, or leave them at their defaults.",
+  };
+  return undoCreateOnFailure(call, made, step, () => applyTemplate(call, record.id, record, desired));
 }
 
 /** GraphQL saveTemplate when a start field differs (or is unknown), then the REST update of everything. */

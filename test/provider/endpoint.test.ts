@@ -37,6 +37,23 @@ async function deleteElsewhere(id: string) {
 const up = (news: Record<string, unknown>) => checkAndCreate(provider, "api", news);
 
 describe("Endpoint check", () => {
+  test("a number or boolean given as a string (config.get) names the property once and the config getter", async () => {
+    const { failures } = await provider.check(
+      {},
+      { __logicalName: "api", templateId: "t1", workersMax: "3", workersMin: "0" },
+    );
+    expect(failures).toEqual([
+      {
+        property: "workersMin",
+        reason: 'workersMin: expected a number, got the string "0" (use config.requireNumber / getNumber)',
+      },
+      {
+        property: "workersMax",
+        reason: 'workersMax: expected a number, got the string "3" (use config.requireNumber / getNumber)',
+      },
+    ]);
+  });
+
   test("fills defaults and auto-names; failures name each property; no call is made", async () => {
     const ok = await provider.check({}, { __logicalName: "api", templateId: "t1" });
     expect(ok.failures).toEqual([]);

@@ -226,6 +226,25 @@ describe("NetworkVolume storage (isNextGenStorage, storageType)", () => {
   const storageOf = async (id: string) =>
     (await h.graphql.listNetworkVolumes()).find((v) => v.id === id)?.storageType;
 
+  test("a create whose storageType read fails deletes the new volume again and names the step", async () => {
+    h.intercept((api) => ({
+      ...api,
+      networkVolumes: {
+        ...api.networkVolumes,
+        listGraphql: async () => {
+          throw new Error("graphql unreachable");
+        },
+      },
+    }));
+    await expect(up({ name: "half", size: 10, dataCenterId: "EU-RO-1" })).rejects.toMatchObject({
+      field: "isNextGenStorage",
+      message: expect.stringMatching(
+        /^create network volume half: isNextGenStorage: the network volume was created \(id \w+\) but this step failed: graphql unreachable; the network volume was deleted again, so nothing is left behind\. Its storage type is read over GraphQL/,
+      ),
+    });
+    expect(await h.rest.networkVolumes.list()).toEqual([]);
+  });
+
   test("check defaults isNextGenStorage to false and refuses a non-boolean by name", async () => {
     const { inputs } = await provider.check({}, { __logicalName: "v", size: 1, dataCenterId: "EU-RO-1" });
     expect(inputs.isNextGenStorage).toBe(false);

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { inputFields } from "../../provider/check";
 import { createPodProvider, podSpec } from "../../provider/pod";
+import { createTemplateProvider } from "../../provider/template";
 import { UNKNOWN } from "../../provider/unknowns";
 import { checkAndCreate, expectPlainJson, type Harness, inputsOf, startHarness } from "./support";
 
@@ -41,6 +42,13 @@ describe("Pod check", () => {
       { name: "p", imageName: "x", volumeInGb: 20 },
     );
     expect(shrink.failures.map((f) => f.property)).toEqual(["volumeInGb"]);
+    const asString = await provider.check({}, { __logicalName: "p", ...GPU_POD, locked: "true" });
+    expect(asString.failures).toEqual([
+      {
+        property: "locked",
+        reason: 'locked: expected a boolean, got the string "true" (use config.requireBoolean / getBoolean)',
+      },
+    ]);
     const preview = await provider.check({}, { __logicalName: "p", imageName: UNKNOWN, gpuTypeIds: UNKNOWN });
     expect(preview.failures).toEqual([]);
     expect(h.apiRequests()).toBe(0);
@@ -126,6 +134,76 @@ describe("Pod lifecycle", () => {
     });
     await provider.update(created.id, read.props, next.inputs);
     expect((await h.rest.pods.get(created.id)).desiredStatus).toBe("RUNNING");
+  });
+
+  test("without env in the program a second up and a refresh change nothing (the service reports env {})", async () => {
+    const created = await up(GPU_POD);
+    expect(created.outs.env).toBeNull();
+    expect((await h.rest.pods.get(created.id)).env).toEqual({});
+    const next = await provider.check(inputsOf(created.outs, fields), { __logicalName: "box", ...GPU_POD });
+    const unchanged = { changes: false, replaces: [], deleteBeforeReplace: false };
+    expect(await provider.diff(created.id, created.outs, next.inputs)).toEqual(unchanged);
+    const read = await provider.read(created.id, created.outs);
+    expect((read.props as Record<string, unknown>).env).toBeNull();
+    const afterRefresh = await provider.check(read.inputs ?? {}, { __logicalName: "box", ...GPU_POD });
+    expect(await provider.diff(created.id, read.props, afterRefresh.inputs)).toEqual(unchanged);
+  });
+
+  test("env the pod gets from its template is not drift: only the program's keys are managed", async () => {
+    const templates = createTemplateProvider(h.context);
+    const template = await checkAndCreate(templates, "tpl", {
+      imageName: "img:1",
+      env: { FROM_TEMPLATE: "1" },
+    });
+    const news = { ...GPU_POD, templateId: template.id, env: { MINE: "2" } };
+    const created = await up(news);
+    expect((await h.rest.pods.get(created.id)).env).toEqual({ FROM_TEMPLATE: "1", MINE: "2" });
+    expect(created.outs.env).toEqual({ MINE: "2" });
+    const next = await provider.check(inputsOf(created.outs, fields), { __logicalName: "box", ...news });
+    expect(await provider.diff(created.id, created.outs, next.inputs)).toMatchObject({ changes: false });
+    // A managed key changed elsewhere is drift, read back and shown.
+    await h.rest.pods.update(created.id, { env: { FROM_TEMPLATE: "1", MINE: "changed" } });
+    const read = await provider.read(created.id, created.outs);
+    expect((read.props as Record<string, unknown>).env).toEqual({ MINE: "changed" });
+    expect(await provider.diff(created.id, read.props, next.inputs)).toMatchObject({ changes: true });
+  });
+
+  test("locked with desiredStatus EXITED: rented, stopped, then locked", async () => {
+    const created = await up({ ...GPU_POD, locked: true, desiredStatus: "EXITED" });
+    expect(created.outs).toMatchObject({ locked: true, desiredStatus: "EXITED" });
+    expect(await h.rest.pods.get(created.id)).toMatchObject({ locked: true, desiredStatus: "EXITED" });
+    // The same on an update of a running, unlocked pod: stopped before it is locked.
+    const other = await checkAndCreate(provider, "other", GPU_POD);
+    const wanted = (
+      await provider.check(other.inputs, { ...other.inputs, locked: true, desiredStatus: "EXITED" })
+    ).inputs;
+    const updated = await provider.update(other.id, other.outs, wanted);
+    expect(updated.outs).toMatchObject({ locked: true, desiredStatus: "EXITED" });
+    expect(await h.rest.pods.get(other.id)).toMatchObject({ locked: true, desiredStatus: "EXITED" });
+  });
+
+  test("a step after the rent that fails terminates the pod, and the error names the property and the fix", async () => {
+    // Another writer locks the pod between its rent and the provider's stop: the real service refuses the stop.
+    h.intercept((api) => ({
+      ...api,
+      pods: {
+        ...api.pods,
+        create: async (input) => {
+          const pod = await api.pods.create(input);
+          await h.rest.pods.update(pod.id, { locked: true });
+          return pod;
+        },
+      },
+    }));
+    const failure = up({ ...GPU_POD, desiredStatus: "EXITED" });
+    await expect(failure).rejects.toMatchObject({
+      field: "desiredStatus",
+      message: expect.stringMatching(
+        /^create pod box-[0-9a-f]{7}: desiredStatus: the pod was created \(id (\w+)\) but this step failed: .*pod \1 is locked; unlock it before stopping it.*; the pod was deleted again, so nothing is left behind\. Fix the cause and run up again, or set desiredStatus: "RUNNING"\.$/,
+      ),
+    });
+    await expect(failure).rejects.not.toThrow(h.settings.apiKey);
+    expect(await h.rest.pods.list()).toEqual([]);
   });
 
   test("delete terminates it; a gone pod reads as blank; a serverless worker cannot be adopted", async () => {

@@ -248,6 +248,42 @@ describe("Template lifecycle", () => {
     expect((await h.rest.templates.list()).map((t) => t.id)).toEqual([existing.id]);
   });
 
+  test("adoption refuses a category or isServerless the service cannot change, naming it, and changes nothing", async () => {
+    const existing = await h.rest.templates.create({
+      name: "legacy",
+      imageName: "old:1",
+      category: "NVIDIA",
+      isServerless: true,
+    });
+    await expect(
+      up({ adoptId: existing.id, imageName: "new:2", isServerless: true, category: "CPU" }),
+    ).rejects.toMatchObject({
+      code: "VALIDATION",
+      field: "category",
+      message: expect.stringContaining(
+        `template ${existing.id} has category "NVIDIA"; the service cannot change a template's category (set category to "NVIDIA", or create a new template instead of adopting this one)`,
+      ),
+    });
+    await expect(up({ adoptId: existing.id, imageName: "new:2" })).rejects.toMatchObject({
+      code: "VALIDATION",
+      field: "isServerless",
+      message: expect.stringContaining(
+        `template ${existing.id} has isServerless true; the service cannot change a template's isServerless (set isServerless to true,`,
+      ),
+    });
+    // Nothing was applied: the image is the old one, and the template is the only one.
+    expect(await h.rest.templates.list()).toEqual([
+      expect.objectContaining({
+        id: existing.id,
+        imageName: "old:1",
+        category: "NVIDIA",
+        isServerless: true,
+      }),
+    ]);
+    const adopted = await up({ adoptId: existing.id, imageName: "new:2", isServerless: true });
+    expect(adopted.outs).toMatchObject({ category: "NVIDIA", isServerless: true, imageName: "new:2" });
+  });
+
   test("a name taken in the account fails create by code, with no key in it", async () => {
     await h.rest.templates.create({ name: "taken", imageName: "x:1" });
     const failure = up({ name: "taken", imageName: "img:1" });
@@ -491,9 +527,12 @@ describe("Template start fields (GraphQL) and dockerArgs", () => {
 
   test("a create whose saveTemplate fails deletes the new template again and reports the failure", async () => {
     countSaves(new Error("saveTemplate refused"));
-    await expect(up({ name: "half", imageName: "img:1", startSsh: true })).rejects.toThrow(
-      /saveTemplate refused/,
-    );
+    await expect(up({ name: "half", imageName: "img:1", startSsh: true })).rejects.toMatchObject({
+      field: "startSsh",
+      message: expect.stringMatching(
+        /^create template half: startSsh: the template was created \(id \w+\) but this step failed: saveTemplate refused; the template was deleted again, so nothing is left behind\. .*or leave them at their defaults\.$/,
+      ),
+    });
     expect((await h.rest.templates.list()).map((t) => t.name)).toEqual([]);
   });
 });
