@@ -7,11 +7,19 @@ import { parse, quote } from "shell-quote";
  * `bash -c "sleep 1 && echo hi"` is `["bash", "-c", "sleep 1 && echo hi"]`, and that array formats
  * back to a string that parses to the same array.
  *
- * The argv is what a container is started with, without a shell: nothing in the string may need one.
- * An operator outside quotes (`&&`, `|`, `;`, `>`, ...), a variable outside single quotes (`$HOME`),
- * an unquoted glob (`*.txt`) or a comment is refused with a DockerArgsError rather than dropped or
- * mangled. Wrap such a command in a shell yourself: `bash -c 'cd /app && python serve.py'`.
+ * parseDockerArgs is strict: the argv is what a container is started with, without a shell, so
+ * nothing in the string may need one. An operator outside quotes (`&&`, `|`, `;`, `>`, ...), a
+ * variable outside single quotes (`$HOME`), an unquoted glob (`*.txt`) or a comment is refused with a
+ * DockerArgsError rather than dropped or mangled (the Pulumi provider's check uses it). The service
+ * takes any string (GraphQL keeps it as written) and shows REST the argv of dockerStartCmdOf, which
+ * wraps such a string in `/bin/sh -c`.
  */
+
+/** Upper bound of a dockerArgs string, in characters (as a template's startScript). */
+export const DOCKER_ARGS_MAX_LENGTH = 65_536;
+
+/** The argv a start command that needs a shell is run with: the string itself becomes its last argument. */
+export const SHELL_START_CMD = ["/bin/sh", "-c"] as const;
 
 /** The dockerArgs string cannot be an argv; the message says what was found and how to quote it. */
 export class DockerArgsError extends Error {
@@ -53,6 +61,19 @@ function describe(entry: ParseEntry | { variable: string }): string {
     return `shell operator ${entry.op} outside quotes cannot be part of an argv; ${hint}`;
   }
   return `cannot be read as an argv; ${hint}`;
+}
+
+/**
+ * The service's dockerStartCmd for a dockerArgs string: its argv when it is a plain argv, otherwise
+ * `["/bin/sh", "-c", dockerArgs]` (the string whole, as a shell would run it). Never throws.
+ */
+export function dockerStartCmdOf(dockerArgs: string): string[] {
+  try {
+    return parseDockerArgs(dockerArgs);
+  } catch (error) {
+    if (!(error instanceof DockerArgsError)) throw error;
+    return [...SHELL_START_CMD, dockerArgs];
+  }
 }
 
 /** dockerStartCmd -> dockerArgs: each argument quoted so that parseDockerArgs gives the same array. */

@@ -1,6 +1,11 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { DockerArgsError, formatDockerArgs, parseDockerArgs } from "../../sdk/schemas/docker-args";
+import {
+  DockerArgsError,
+  dockerStartCmdOf,
+  formatDockerArgs,
+  parseDockerArgs,
+} from "../../sdk/schemas/docker-args";
 
 describe("dockerArgs <-> dockerStartCmd", () => {
   it("a quoted argument stays one argument, and formats back to a string that parses the same", () => {
@@ -43,6 +48,14 @@ describe("dockerArgs <-> dockerStartCmd", () => {
     expect(caught).toBeInstanceOf(DockerArgsError);
     expect((caught as DockerArgsError).field).toBe("dockerArgs");
     expect((caught as DockerArgsError).message).toContain(`dockerArgs: ${reason}`);
+  });
+
+  it("dockerStartCmdOf: the argv of a plain one, /bin/sh -c and the whole string for one that needs a shell", () => {
+    expect(dockerStartCmdOf(`python -c "print(1)"`)).toEqual(["python", "-c", "print(1)"]);
+    expect(dockerStartCmdOf("")).toEqual([]);
+    for (const text of ["a && b", "run $HOME", "ls *.txt", "x # comment", " echo 'a' ; b "]) {
+      expect(dockerStartCmdOf(text)).toEqual(["/bin/sh", "-c", text]);
+    }
   });
 
   it("arguments the library's own quoting would not read back are single-quoted", () => {

@@ -10,7 +10,6 @@ import {
   ContainerRegistryAuthCreateInput,
   GqlRegistryAuthUpdateInput,
 } from "../../../sdk/schemas/container-registry-auth";
-import { parseDockerArgs } from "../../../sdk/schemas/docker-args";
 import { GqlEndpointInput, GqlUpdateEndpointTemplateInput } from "../../../sdk/schemas/endpoint";
 import {
   GqlNetworkVolumeCreateInput,
@@ -102,8 +101,8 @@ function templateChanges(input: GqlTemplateInput): TemplateChanges {
     containerDiskInGb: given(input.containerDiskInGb),
     volumeInGb: given(input.volumeInGb),
     volumeMountPath: given(input.volumeMountPath),
-    // dockerArgs is the start command as one string; REST holds it as an argv array (shell quoting).
-    dockerStartCmd: typeof input.dockerArgs === "string" ? parseDockerArgs(input.dockerArgs) : undefined,
+    // The start command as one string, kept as written; the model derives REST's argv from it.
+    dockerArgs: given(input.dockerArgs),
     env: envMap(input.env),
     // "" is no ports (the Python library sends it when none are given); null or absent: the default.
     ports: typeof input.ports === "string" ? splitCommaList(input.ports) : undefined,
@@ -138,7 +137,7 @@ function deployChanges(
     dataCenterIds: dataCenterId ? [dataCenterId] : undefined,
     countryCodes: input.countryCode ? [input.countryCode] : undefined,
     imageName: input.imageName || undefined,
-    dockerStartCmd: input.dockerArgs ? parseDockerArgs(input.dockerArgs) : undefined,
+    dockerArgs: input.dockerArgs || undefined,
     env: envMap(input.env),
     ports: portList(input.ports),
     containerDiskInGb: given(input.containerDiskInGb),
@@ -284,7 +283,7 @@ export const resolvers = {
       const pods = c.management.pods;
       const pod = pods.update(c.accountId, input.podId, {
         imageName: input.imageName,
-        dockerStartCmd: typeof input.dockerArgs === "string" ? parseDockerArgs(input.dockerArgs) : undefined,
+        dockerArgs: given(input.dockerArgs),
         env: envMap(input.env),
         ports: portList(input.ports),
         containerDiskInGb: input.containerDiskInGb,

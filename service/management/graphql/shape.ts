@@ -1,6 +1,7 @@
 import { formatDockerArgs } from "../../../sdk/schemas/docker-args";
 import type { KeyValue } from "../../../sdk/schemas/template";
 import { gpuDisplayName } from "../model/catalogue";
+import type { StartCommand } from "../model/common";
 import { type PodEntry, type PodView, podName, workerStatusChange } from "../model/pod";
 import type { PodRecord, SecretRecord, TemplateRecord } from "../model/records";
 
@@ -12,11 +13,18 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 export const envList = (env: Record<string, string>): KeyValue[] =>
   Object.entries(env).map(([key, value]) => ({ key, value }));
 
-/** dockerArgs is the start command as one string (each argument shell-quoted); ports a comma list. */
+/**
+ * GraphQL dockerArgs: the string as GraphQL wrote it; for a command set as an argv (REST, or stored
+ * before the string was kept), the argv with each argument shell-quoted.
+ */
+const dockerArgsOf = (command: StartCommand): string =>
+  command.dockerArgs ?? formatDockerArgs(command.dockerStartCmd);
+
+/** dockerArgs is the start command as one string (dockerArgsOf); ports a comma list. */
 export function gqlTemplate(t: TemplateRecord) {
   return {
     ...t,
-    dockerArgs: formatDockerArgs(t.dockerStartCmd),
+    dockerArgs: dockerArgsOf(t),
     env: envList(t.env),
     ports: t.ports.join(","),
   };
@@ -32,7 +40,7 @@ export function gqlPod(pod: PodView) {
     desiredStatus: worker.desiredStatus,
     endpointId: worker.endpointId,
     imageName: worker.imageName,
-    dockerArgs: formatDockerArgs(template?.dockerStartCmd ?? []),
+    dockerArgs: template ? dockerArgsOf(template) : "",
     templateId: worker.templateId,
     networkVolumeId: endpoint?.networkVolumeId ?? null,
     gpuCount: worker.gpuCount,
@@ -62,7 +70,7 @@ export function gqlRentedPod(pod: PodRecord, now: number) {
     name: pod.name,
     machineId: pod.machineId,
     imageName: pod.imageName,
-    dockerArgs: formatDockerArgs(pod.dockerStartCmd),
+    dockerArgs: dockerArgsOf(pod),
     dockerId: null,
     gpuCount: pod.gpuCount,
     vcpuCount: pod.vcpuCount,

@@ -394,6 +394,7 @@ export interface PublicTemplate {
   volumeMountPath: string;
   env: Record<string, string>;
   dockerStartCmd: string[];
+  dockerArgs: null;
   containerRegistryAuthId: null;
 }
 
@@ -408,6 +409,7 @@ const PUBLIC_TEMPLATES: Record<string, PublicTemplate> = {
     volumeMountPath: "/workspace",
     env: {},
     dockerStartCmd: [],
+    dockerArgs: null,
     containerRegistryAuthId: null,
   },
 };

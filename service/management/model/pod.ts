@@ -17,7 +17,7 @@ import {
   parseCpuInstance,
   publicTemplate,
 } from "./catalogue";
-import { definedOnly, sameEnv } from "./common";
+import { definedOnly, sameEnv, startCommand } from "./common";
 import type { EndpointRecord, PodRecord, TemplateRecord } from "./records";
 
 export type { PodRecord } from "./records";
@@ -66,6 +66,8 @@ export interface PodCreate {
   imageName?: string | undefined;
   dockerEntrypoint?: string[] | undefined;
   dockerStartCmd?: string[] | undefined;
+  /** GraphQL's spelling of the start command; when given, dockerStartCmd follows it (common.ts startCommand). */
+  dockerArgs?: string | undefined;
   env?: Record<string, string> | undefined;
   ports?: string[] | undefined;
   containerDiskInGb?: number | undefined;
@@ -86,6 +88,8 @@ export interface PodChanges {
   imageName?: string | undefined;
   dockerEntrypoint?: string[] | undefined;
   dockerStartCmd?: string[] | undefined;
+  /** GraphQL's spelling of the start command; when given, dockerStartCmd follows it (common.ts startCommand). */
+  dockerArgs?: string | undefined;
   env?: Record<string, string> | undefined;
   ports?: string[] | undefined;
   containerDiskInGb?: number | undefined;
@@ -264,7 +268,8 @@ export class PodService {
         machineId: this.#ids.pod().slice(0, 12),
         imageName,
         dockerEntrypoint: input.dockerEntrypoint ?? [],
-        dockerStartCmd: input.dockerStartCmd ?? template?.dockerStartCmd ?? [],
+        // The template's start command unless one is given (either spelling).
+        ...startCommand(template ?? { dockerStartCmd: [], dockerArgs: null }, input),
         env: { ...(template?.env ?? {}), ...(input.env ?? {}) },
         ports: input.ports ?? template?.ports ?? [...TEMPLATE_DEFAULTS.ports],
         containerDiskInGb,
@@ -309,7 +314,7 @@ export class PodService {
       if (given.containerRegistryAuthId !== undefined) {
         this.#checkRegistryAuth(accountId, given.containerRegistryAuthId);
       }
-      const next: PodRecord = { ...pod, ...given };
+      const next: PodRecord = { ...pod, ...given, ...startCommand(pod, given) };
       if (runtimeChanged(pod, next)) {
         if (next.locked) refuseIfLocked(pod, "changing what it runs");
         const now = this.#clock.now();

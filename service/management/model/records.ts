@@ -49,6 +49,13 @@ export interface EndpointRecord {
   createdAt: number;
 }
 
+/**
+ * The start command as GraphQL's dockerArgs last wrote it, kept verbatim (any string); dockerStartCmd
+ * beside it is its argv (docker-args.ts dockerStartCmdOf). null: the command was set as an argv (REST
+ * dockerStartCmd, or stored before this field existed), and GraphQL shows dockerStartCmd formatted.
+ */
+export type DockerArgs = string | null;
+
 export interface TemplateRecord {
   id: string;
   accountId: string;
@@ -62,6 +69,8 @@ export interface TemplateRecord {
   volumeMountPath: string;
   dockerEntrypoint: string[];
   dockerStartCmd: string[];
+  /** See DockerArgs. */
+  dockerArgs: DockerArgs;
   env: Record<string, string>;
   ports: string[];
   readme: string;
@@ -126,6 +135,8 @@ export interface PodRecord {
   imageName: string;
   dockerEntrypoint: string[];
   dockerStartCmd: string[];
+  /** See DockerArgs. */
+  dockerArgs: DockerArgs;
   env: Record<string, string>;
   ports: string[];
   containerDiskInGb: number;

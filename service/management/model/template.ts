@@ -4,7 +4,7 @@ import { invalid, notFound, ServiceError } from "../../errors";
 import type { Ids } from "../../ids";
 import type { ServiceEventBus } from "../../planes";
 import type { ManagementStore } from "../store/store";
-import { definedOnly, sameEnv } from "./common";
+import { definedOnly, sameEnv, startCommand } from "./common";
 import type { EndpointService } from "./endpoint";
 import type { TemplateRecord } from "./records";
 
@@ -28,6 +28,7 @@ function defaultSettings(): TemplateSettings {
     volumeMountPath: TEMPLATE_DEFAULTS.volumeMountPath,
     dockerEntrypoint: [],
     dockerStartCmd: [],
+    dockerArgs: null,
     env: {},
     ports: [...TEMPLATE_DEFAULTS.ports],
     readme: TEMPLATE_DEFAULTS.readme,
@@ -59,6 +60,11 @@ function refuseFixedChanges(existing: TemplateRecord, changes: TemplateChanges):
       throw invalid(field, "is not updatable; create a new template instead");
     }
   }
+}
+
+/** A change laid over settings; the start command's two spellings kept in step (common.ts startCommand). */
+function withChanges(settings: TemplateSettings, changes: TemplateChanges): TemplateSettings {
+  return { ...settings, ...definedOnly(changes), ...startCommand(settings, changes) };
 }
 
 interface Saved {
@@ -101,7 +107,7 @@ export class TemplateService {
 
   create(accountId: string, changes: TemplateChanges): TemplateRecord {
     return this.#store.transaction(() => {
-      const settings = { ...defaultSettings(), ...definedOnly(changes) };
+      const settings = withChanges(defaultSettings(), changes);
       this.#check(accountId, settings);
       const record: TemplateRecord = {
         ...settings,
@@ -169,9 +175,8 @@ export class TemplateService {
   ): TemplateRecord {
     const { record, released } = this.#store.transaction(() => {
       const existing = this.get(accountId, templateId);
-      const given = definedOnly(changes);
-      refuseFixedChanges(existing, given);
-      return this.#save(existing, { ...start(existing), ...given });
+      refuseFixedChanges(existing, definedOnly(changes));
+      return this.#save(existing, withChanges(start(existing), changes));
     });
     for (const endpointId of released) this.#events.emit("endpoint.saved", accountId, endpointId);
     return record;

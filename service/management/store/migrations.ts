@@ -155,4 +155,13 @@ export const managementMigrations: Migration[] = [
       CREATE INDEX mgmt_worker_usage_hour ON mgmt_worker_usage (hour_ms);
     `,
   },
+  {
+    // GraphQL's dockerArgs kept as written beside the argv (records.ts DockerArgs). Stored commands
+    // were set as argvs: null, so GraphQL shows them formatted from dockerStartCmd as before.
+    name: "management-006-docker-args",
+    sql: `
+      UPDATE mgmt_templates SET data = json_insert(data, '$.dockerArgs', json('null'));
+      UPDATE mgmt_pods SET data = json_insert(data, '$.dockerArgs', json('null'));
+    `,
+  },
 ];

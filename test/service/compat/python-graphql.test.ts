@@ -541,6 +541,23 @@ describe("runpod (Python) GraphQL helpers: templates, endpoints, user, registry 
     });
   });
 
+  it("create_template(docker_start_cmd=...) reads back the command as written, shell syntax and all", async () => {
+    const commands = [
+      `python -c "print(1)"`,
+      `run 'it''s'`,
+      "python main.py --dir $HOME",
+      "echo hi && sleep 1",
+      "ls *.txt",
+      "x # comment",
+    ];
+    for (const [index, dockerStartCmd] of commands.entries()) {
+      const saved = (
+        await helper(createTemplateDoc({ name: `py-cmd-${index}`, imageName: "repo/app:1", dockerStartCmd }))
+      ).saveTemplate as { dockerArgs: string };
+      expect(saved.dockerArgs).toBe(dockerStartCmd);
+    }
+  });
+
   it("create_endpoint (networkVolumeId and locations sent as empty strings), get_endpoints, update_endpoint_template", async () => {
     const t1 = (
       await helper(createTemplateDoc({ name: "py-ep-1", imageName: "repo/w:1", isServerless: true }))
