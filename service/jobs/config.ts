@@ -76,7 +76,8 @@ export const DEFAULT_JOB_PLANE_CONFIG: JobPlaneConfig = {
   flashBootColdStartMs: 100,
   cachedModelFactor: 0.5,
   pollHoldMs: 20_000,
-  streamHoldMs: JOB_LIMITS.streamHold.max,
+  // Under the official Python client's 10 s read timeout (runner.py), which an answer at 10 s raced.
+  streamHoldMs: JOB_LIMITS.streamHold.max - 1_000,
   stopGraceMs: 10_000,
   stopResendMs: 1_000,
   heartbeatGraceMs: null,

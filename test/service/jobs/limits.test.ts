@@ -68,6 +68,22 @@ describe("job limits", () => {
     expect(over.body).toMatchObject({ code: "PAYLOAD_TOO_LARGE" });
   });
 
+  it("an empty /stream poll is answered within 9 s, under the official Python client's 10 s read timeout", async () => {
+    const id = await submit({ input: {} });
+    await worker.take();
+    let answered = false;
+    const poll = h.call("GET", `/v2/${ep.id}/stream/${id}`).then((reply) => {
+      answered = true;
+      return reply;
+    });
+    await eventually(() => (h.plane.book.find(id) ? true : undefined));
+    await clock.advance(8_999);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(answered).toBe(false);
+    await clock.advance(1);
+    expect((await poll).body).toEqual({ status: "IN_PROGRESS", stream: [] });
+  });
+
   it("streamed chunk: at most 1 MB, a larger output is split into several chunks", async () => {
     const id = await submit({ input: {} });
     await worker.take();
