@@ -296,6 +296,8 @@ export class JobBook {
     const workerId = job.status === "IN_PROGRESS" ? job.workerId : null;
     this.#move(job, "CANCELLED", () => {
       job.completedAt = this.#clock.now();
+      // A progress value is no result: shown after the end, it would read as one.
+      job.output = undefined;
     });
     if (workerId) this.#events.emit("job.mustStop", job, workerId);
   }

@@ -9,9 +9,18 @@ export function splitChunk(chunk: StreamChunk, maxBytes: number): StreamChunk[] 
   const size = Buffer.byteLength(JSON.stringify(chunk.output) ?? "null");
   if (size <= maxBytes) return [chunk];
   const output = chunk.output;
-  if (typeof output === "string") return splitString(output, maxBytes).map((part) => ({ output: part }));
-  if (Array.isArray(output)) return splitArray(output, maxBytes).map((part) => ({ output: part }));
-  return splitString(JSON.stringify(output), maxBytes).map((part) => ({ output: part }));
+  const parts: unknown[] =
+    typeof output === "string"
+      ? splitString(output, maxBytes)
+      : Array.isArray(output)
+        ? splitArray(output, maxBytes)
+        : splitString(JSON.stringify(output), maxBytes);
+  // The chunk's metrics go with its last piece.
+  return parts.map((part, i) =>
+    i === parts.length - 1 && chunk.metrics !== undefined
+      ? { output: part, metrics: chunk.metrics }
+      : { output: part },
+  );
 }
 
 /** Cuts text into pieces whose JSON encoding fits in maxBytes, never inside a surrogate pair. */

@@ -1,6 +1,12 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { JobDoneBody, JobStreamBody, JobTakeQuery, PingQuery } from "../../../sdk/schemas/job";
+import {
+  JobDoneBody,
+  JobStreamBody,
+  JobTakeQuery,
+  PingQuery,
+  type StreamChunk,
+} from "../../../sdk/schemas/job";
 import { parseAnyBodyAsJson } from "../../edge/body";
 import { parseInput } from "../../edge/parse";
 import type { JobMemory, Reservation } from "../book/memory";
@@ -139,7 +145,7 @@ export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps
     const identified = sessionOf(request);
     const jobId = pathId((request.params as WorkerJobParams).jobId);
     const body = parseInput(JobStreamBody, request.body, "body");
-    dispatcher.stream(identified.session, jobId, { output: body.output }, identified.reservation);
+    dispatcher.stream(identified.session, jobId, streamChunkOf(body), identified.reservation);
     // Kept chunks took the bytes over; dropped ones (a job no longer this worker's) free them here.
     identified.reservation?.release();
     reply.type(JSON_TYPE).send(EMPTY_REPLY);
@@ -155,6 +161,14 @@ export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps
     });
     reply.type(JSON_TYPE).send(EMPTY_REPLY);
   });
+}
+
+/** A job-stream body as the chunk /stream shows: its output, and its metrics when they are an object. */
+function streamChunkOf(body: { output?: unknown; metrics?: unknown }): StreamChunk {
+  const { metrics } = body;
+  return metrics !== null && typeof metrics === "object" && !Array.isArray(metrics)
+    ? { output: body.output, metrics: metrics as Record<string, unknown> }
+    : { output: body.output };
 }
 
 /**

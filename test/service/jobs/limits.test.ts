@@ -76,7 +76,8 @@ describe("job limits", () => {
       answered = true;
       return reply;
     });
-    await eventually(() => (h.plane.book.find(id) ? true : undefined));
+    // The poll is held (its wait registered) before the clock moves.
+    await eventually(() => (h.plane.book.watchers.waiting > 0 ? true : undefined));
     await clock.advance(8_999);
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(answered).toBe(false);
@@ -90,8 +91,16 @@ describe("job limits", () => {
     const big = "é".repeat(1_300_000); // 2.6 MB of UTF-8
     await worker.streamChunk(id, big);
     await worker.streamChunk(id, { small: true });
+    // A chunk's metrics (spec: "may have metrics") are kept; not an object, they are dropped.
+    await worker.streamBody(id, { output: "m", metrics: { stream_index: 2, scenario: "x" } });
+    await worker.streamBody(id, { output: "n", metrics: 7 });
     const reply = await h.call("GET", `/v2/${ep.id}/stream/${id}`);
     const { stream } = reply.body as { stream: { output: unknown }[] };
+    expect(stream.slice(4)).toEqual([
+      { output: "m", metrics: { stream_index: 2, scenario: "x" } },
+      { output: "n" },
+    ]);
+    stream.splice(4);
     expect(stream.length).toBe(4);
     for (const chunk of stream)
       expect(Buffer.byteLength(JSON.stringify(chunk.output))).toBeLessThanOrEqual(

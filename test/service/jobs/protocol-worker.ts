@@ -49,7 +49,12 @@ export class ProtocolWorker {
   }
 
   streamChunk(jobId: string, output: unknown): Promise<Reply> {
-    return this.#post(`job-stream/${this.id}/${jobId}?gpu=LOCAL&isStream=false`, { output }, jobId);
+    return this.streamBody(jobId, { output });
+  }
+
+  /** POST job-stream with a whole body (a chunk's output and its metrics). */
+  streamBody(jobId: string, body: object): Promise<Reply> {
+    return this.#post(`job-stream/${this.id}/${jobId}?gpu=LOCAL&isStream=false`, body, jobId);
   }
 
   async #get(path: string): Promise<Reply> {

@@ -61,6 +61,9 @@ describe("job transitions", () => {
     const id = await run();
     expect((await take()).id).toBe(id);
     expect((await status(id)).body).toMatchObject({ status: "IN_PROGRESS", workerId: worker.id });
+    // A progress value shows while the job runs, and is no result once it is cancelled.
+    await worker.progress(id, { step: 1 });
+    expect((await status(id)).body).toMatchObject({ status: "IN_PROGRESS", output: { step: 1 } });
     expect((await h.call("POST", `/v2/${ep.id}/cancel/${id}`)).body).toEqual({ id, status: "CANCELLED" });
     const stop = await worker.stopSignals();
     expect(stop.body).toEqual({ jobsToStop: [id] });

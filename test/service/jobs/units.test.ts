@@ -123,6 +123,9 @@ describe("splitChunk", () => {
     for (const p of arrays) expect(JSON.stringify(p.output).length).toBeLessThanOrEqual(20);
     const object = splitChunk({ output: { text: "x".repeat(100) } }, 30);
     expect(object.map((p) => p.output).join("")).toBe(JSON.stringify({ text: "x".repeat(100) }));
+    // A split chunk's metrics go with its last piece only.
+    const measured = splitChunk({ output: "y".repeat(50), metrics: { n: 1 } }, 20);
+    expect(measured.map((p) => p.metrics)).toEqual([...Array(measured.length - 1).fill(undefined), { n: 1 }]);
   });
 });
 
