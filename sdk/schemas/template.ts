@@ -38,8 +38,17 @@ export const KeyValue = z.strictObject({ key: EnvName, value: EnvValue });
 export type KeyValue = z.infer<typeof KeyValue>;
 
 export const EnvMap = z.record(EnvName, EnvValue);
+/** What a port must look like: the OpenAPI's "[port number]/[protocol]", protocol http or tcp. */
+export const PORT_FORM = '"<port>/http" or "<port>/tcp", port 1-65535';
+
+/** Whether `value` is a port as the real service takes it: "8888/http" or "22/tcp". */
+export function isPortSpec(value: string): boolean {
+  const match = /^([1-9]\d{0,4})\/(http|tcp)$/.exec(value);
+  return match !== null && Number(match[1]) <= 65_535;
+}
+
 /** "8888/http" or "22/tcp". */
-export const PortSpec = z.string().regex(/^\d{1,5}\/(http|tcp|udp)$/, 'expected "<port>/<http|tcp|udp>"');
+export const PortSpec = z.string().refine(isPortSpec, { error: `expected ${PORT_FORM}` });
 
 const notUpdatable = () => z.never({ error: "is not updatable; create a new template instead" }).optional();
 
@@ -141,9 +150,8 @@ export const GqlTemplateInput = z.strictObject({
     .nullish()
     .superRefine((value, ctx) => {
       for (const port of splitCommaList(value)) {
-        if (!PortSpec.safeParse(port).success) {
-          ctx.addIssue({ code: "custom", message: `bad port "${port}"; expected "<port>/<http|tcp|udp>"` });
-        }
+        if (!isPortSpec(port))
+          ctx.addIssue({ code: "custom", message: `bad port "${port}"; expected ${PORT_FORM}` });
       }
     }),
   readme: z.string().nullish(),

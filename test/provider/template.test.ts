@@ -56,6 +56,13 @@ describe("Template check", () => {
       "name",
       "ports.0",
     ]);
+    const badPort = await provider.check(
+      {},
+      { __logicalName: "t", imageName: "i", ports: ["22/tcp", "70000/udp"] },
+    );
+    expect(badPort.failures).toEqual([
+      { property: "ports.1", reason: 'ports.1: expected "<port>/http" or "<port>/tcp", port 1-65535' },
+    ]);
     const noImage = await provider.check({}, { __logicalName: "t" });
     expect(noImage.failures).toEqual([{ property: "imageName", reason: "imageName is required" }]);
     // A property a letter or two off a known one is named with it; one far from all is not.
