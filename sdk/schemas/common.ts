@@ -109,6 +109,13 @@ export const GpuIdsList = z.string().superRefine((value, ctx) => {
   }
 });
 
+/** A query parameter that may repeat: it arrives as a string, or an array of strings when repeated. */
+export const many = <T extends z.ZodType>(item: T) => z.union([item, z.array(item)]);
+
+/** A repeatable query parameter's values as a list (undefined when absent). */
+export const manyList = <T>(value: T | T[] | undefined): T[] | undefined =>
+  value === undefined ? undefined : Array.isArray(value) ? value : [value];
+
 /** locations: empty/null for any region, or a comma list of location codes. */
 export const LocationsList = z
   .string()

@@ -160,7 +160,9 @@ describe("Template lifecycle", () => {
     // Last, the old one is deleted, at once: nothing uses it any more.
     await provider.delete(old.id, old.outs);
     expect(h.pause.slept).toEqual([]);
-    expect((await h.rest.templates.list()).map((t) => t.name)).toEqual(["worker"]);
+    expect((await h.rest.templates.list({ includeEndpointBoundTemplates: true })).map((t) => t.name)).toEqual(
+      ["worker"],
+    );
   });
 
   test("a name held by an unrelated template is never taken over: NAME_TAKEN with the fix", async () => {
@@ -252,7 +254,9 @@ describe("Template lifecycle", () => {
     const adopted = await up({ adoptId: existing.id, imageName: "new:2" });
     expect(adopted.id).toBe(existing.id);
     expect(adopted.outs).toMatchObject({ name: "legacy", imageName: "new:2", adoptId: existing.id });
-    expect((await h.rest.templates.list()).map((t) => t.id)).toEqual([existing.id]);
+    expect((await h.rest.templates.list({ includeEndpointBoundTemplates: true })).map((t) => t.id)).toEqual([
+      existing.id,
+    ]);
   });
 
   test("a name taken in the account fails create by code, with no key in it", async () => {
@@ -501,6 +505,8 @@ describe("Template start fields (GraphQL) and dockerArgs", () => {
     await expect(up({ name: "half", imageName: "img:1", startSsh: true })).rejects.toThrow(
       /saveTemplate refused/,
     );
-    expect((await h.rest.templates.list()).map((t) => t.name)).toEqual([]);
+    expect((await h.rest.templates.list({ includeEndpointBoundTemplates: true })).map((t) => t.name)).toEqual(
+      [],
+    );
   });
 });
