@@ -281,7 +281,7 @@ export class EndpointService {
   }
 }
 
-/** "EU-RO-1, EU-CZ-1", or with locations "EU-CZ-1 (dataCenterIds within locations CZ)". */
+/** "EU-RO-1, EU-CZ-1", or with locations "EU-CZ-1: dataCenterIds within locations CZ". */
 function describeDataCenters(settings: EndpointSettings, dataCenters: readonly string[]): string {
   const list = dataCenters.join(", ") || "none";
   return settings.locations === null ? list : `${list}: dataCenterIds within locations ${settings.locations}`;
