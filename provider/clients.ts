@@ -22,7 +22,8 @@ export function createManagementApi(settings: ProviderSettings): ManagementApi {
     },
     templates: {
       get: (id) => rest.templates.get(id),
-      list: () => rest.templates.list(),
+      // Every template of the account: the REST list leaves out those bound to endpoints unless asked.
+      list: () => rest.templates.list({ includeEndpointBoundTemplates: true }),
       create: (input) => rest.templates.create(input),
       update: (id, patch) => rest.templates.update(id, patch),
       delete: (id) => rest.templates.delete(id),

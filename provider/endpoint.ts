@@ -69,7 +69,7 @@ export const EndpointInputs = z.strictObject({
     "QB queue-based or LB load-balancing (default QB). Changing it replaces the endpoint.",
   ),
   gpuIds: GpuIdsList.default(ENDPOINT_DEFAULTS.gpuIds).describe(
-    'GPU pools in priority order, e.g. "AMPERE_48,-NVIDIA RTX A6000" (default AMPERE_16).',
+    'GPU pools in priority order, e.g. "AMPERE_48,-NVIDIA RTX A6000" (default AMPERE_16). Reads "" when the endpoint\'s GPU types were set through REST gpuTypeIds to types no pools describe (e.g. NVIDIA B200): a refresh shows that as drift, and the next update restores this value.',
   ),
   gpuCount: wire.gpuCount
     .unwrap()
@@ -212,6 +212,9 @@ async function removeEndpoint(call: Call, id: string): Promise<void> {
   if (current === null) return;
   if (current.workersMin !== 0 || current.workersMax !== 0) {
     const desired = { ...recordAsDesired(current), workersMin: 0, workersMax: 0 };
+    // gpuIds "" (GPU types no pools describe, set through REST) cannot be saved back; the GPUs of an
+    // endpoint on its way out do not matter, so the default pool stands in for them.
+    if (!GpuIdsList.safeParse(desired.gpuIds).success) desired.gpuIds = ENDPOINT_DEFAULTS.gpuIds;
     await call.api.endpoints.save(toSaveInput(desired, id));
   }
   await call.api.endpoints.delete(id);

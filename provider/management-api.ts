@@ -40,6 +40,7 @@ export interface ManagementApi {
   };
   templates: {
     get(id: string): Promise<Template>;
+    /** Every template of the account, the endpoint-bound ones too. */
     list(): Promise<Template[]>;
     create(input: TemplateCreateInput): Promise<Template>;
     update(id: string, patch: TemplateUpdateInput): Promise<Template>;

@@ -1,12 +1,10 @@
 import { z } from "zod";
-import { DataCenterId, GpuTypeId } from "./common";
+import { DataCenterId, GpuTypeId, many } from "./common";
 
 export const BUCKET_SIZES = ["hour", "day", "week", "month", "year"] as const;
 export const BucketSize = z.enum(BUCKET_SIZES);
 
 const Time = z.iso.datetime({ offset: true });
-/** Repeated query parameters arrive as a string or an array of strings. */
-const many = <T extends z.ZodType>(item: T) => z.union([item, z.array(item)]);
 
 /** The buckets and time window every billing query takes. */
 const billingWindow = {

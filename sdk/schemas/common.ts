@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { CPU_FLAVOR_IDS, DATA_CENTER_IDS, GPU_POOL_IDS, GPU_TYPE_IDS } from "./defaults";
+import { gpuTypesOfPools } from "./gpu-pools";
 
+export { GPU_IDS_NOT_POOLS, GPU_POOLS, gpuTypesOfPools, poolsOfGpuTypes } from "./gpu-pools";
 export { describeIssues } from "./issues";
 export { CPU_FLAVOR_IDS, DATA_CENTER_IDS, GPU_POOL_IDS, GPU_TYPE_IDS };
 
@@ -66,20 +68,32 @@ export const GqlPodStatus = z.enum(GQL_POD_STATUSES);
 
 /**
  * gpuIds: a comma list of pool ids with optional exclusions of GPU type names, for example
- * "AMPERE_48,-NVIDIA RTX A6000". At least one pool id is required.
+ * "AMPERE_48,-NVIDIA RTX A6000". At least one pool id is required, and the exclusions must leave at
+ * least one GPU type. "" is what an endpoint reads whose REST gpuTypeIds no pools can describe
+ * (GPU_IDS_NOT_POOLS): refused, so that saving it back cannot change the endpoint's GPUs.
  */
 export const GpuIdsList = z.string().superRefine((value, ctx) => {
+  if (value.trim() === "") {
+    ctx.addIssue({
+      code: "custom",
+      message: `is empty: name at least one GPU pool (${GPU_POOL_IDS.join(", ")}). An endpoint reads "" when its GPU types (REST gpuTypeIds) are not a set of pools; change those through REST gpuTypeIds`,
+    });
+    return;
+  }
   const items = value.split(",").map((s) => s.trim());
   let pools = 0;
+  let known = true;
   for (const item of items) {
     if (item.startsWith("-")) {
       const name = item.slice(1).trim();
       if (!(GPU_TYPE_IDS as readonly string[]).includes(name)) {
+        known = false;
         ctx.addIssue({ code: "custom", message: `unknown GPU type "${name}" in exclusion "${item}"` });
       }
     } else if ((GPU_POOL_IDS as readonly string[]).includes(item)) {
       pools++;
     } else {
+      known = false;
       ctx.addIssue({
         code: "custom",
         message: `unknown GPU pool id "${item}"; expected one of ${GPU_POOL_IDS.join(", ")}, or "-<GPU type>" to exclude one`,
@@ -87,7 +101,20 @@ export const GpuIdsList = z.string().superRefine((value, ctx) => {
     }
   }
   if (pools === 0) ctx.addIssue({ code: "custom", message: "needs at least one GPU pool id" });
+  else if (known && gpuTypesOfPools(value).length === 0) {
+    ctx.addIssue({
+      code: "custom",
+      message: `excludes every GPU type of its pools ("${value}"); a GPU endpoint needs at least one`,
+    });
+  }
 });
+
+/** A query parameter that may repeat: it arrives as a string, or an array of strings when repeated. */
+export const many = <T extends z.ZodType>(item: T) => z.union([item, z.array(item)]);
+
+/** A repeatable query parameter's values as a list (undefined when absent). */
+export const manyList = <T>(value: T | T[] | undefined): T[] | undefined =>
+  value === undefined ? undefined : Array.isArray(value) ? value : [value];
 
 /** locations: empty/null for any region, or a comma list of location codes. */
 export const LocationsList = z

@@ -15,6 +15,7 @@ import {
   optionalFields,
   ScalerType,
 } from "./common";
+import { GPU_ENDPOINT_NEEDS_A_TYPE } from "./gpu-pools";
 import { Pod } from "./pod";
 import { KeyValue, splitCommaList, Template } from "./template";
 
@@ -56,12 +57,18 @@ const optionalEndpointFields = optionalFields(restEndpointFields);
 const { templateId: _templateId, name: optionalName, ...otherEndpointFields } = optionalEndpointFields;
 
 /** POST /endpoints. Only templateId is required; see ENDPOINT_DEFAULTS for the rest. */
-export const EndpointCreateInput = z.strictObject({
-  templateId: restEndpointFields.templateId,
-  name: optionalName,
-  computeType: ComputeType.optional(),
-  ...otherEndpointFields,
-});
+export const EndpointCreateInput = z
+  .strictObject({
+    templateId: restEndpointFields.templateId,
+    name: optionalName,
+    computeType: ComputeType.optional(),
+    ...otherEndpointFields,
+  })
+  .superRefine((input, ctx) => {
+    if (input.computeType !== "CPU" && input.gpuTypeIds?.length === 0) {
+      ctx.addIssue({ code: "custom", path: ["gpuTypeIds"], message: GPU_ENDPOINT_NEEDS_A_TYPE });
+    }
+  });
 export type EndpointCreateInput = z.infer<typeof EndpointCreateInput>;
 
 /**

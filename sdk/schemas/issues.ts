@@ -22,9 +22,13 @@ export function issueMessage(issue: z.core.$ZodIssue): string {
   return `key ${issue.issues.map((inner) => inner.message).join(", ")}`;
 }
 
-/** Whether an issue is a field left out of `input` (the value that was parsed). */
+/**
+ * Whether an issue is a field left out of `input` (the value that was parsed). zod reports a missing
+ * enum or literal as "Invalid option" (invalid_value), not as a wrong type.
+ */
 export function isMissing(issue: z.core.$ZodIssue, input: unknown): boolean {
-  if (issue.code !== "invalid_type" || issue.path.length === 0) return false;
+  if (issue.code !== "invalid_type" && issue.code !== "invalid_value") return false;
+  if (issue.path.length === 0) return false;
   let at: unknown = input;
   for (const step of issue.path) {
     if (at === null || typeof at !== "object") return false;

@@ -6,9 +6,11 @@ import {
   DataCenterId,
   GpuTypeId,
   GqlPodStatus,
+  many,
   OptionalRef,
   PodStatus,
 } from "./common";
+import { NetworkVolume } from "./network-volume";
 import { EnvMap, GqlDockerArgs, KeyValue, PortSpec } from "./template";
 
 /**
@@ -34,7 +36,53 @@ export const Pod = z.object({
   /** Empty: no container runs, so nothing is reachable. */
   publicIp: z.string().nullish(),
   portMappings: z.record(z.string(), z.number()).nullish(),
-  machine: z.object({ dataCenterId: z.string().optional(), gpuTypeId: z.string().nullish() }).nullish(),
+  /**
+   * Where the pod runs. A rented pod always has dataCenterId and gpuTypeId here; includeMachine adds
+   * the rest of the OpenAPI's Machine that this service knows (location, prices, the GPU or CPU type).
+   */
+  machine: z
+    .object({
+      dataCenterId: z.string().optional(),
+      gpuTypeId: z.string().nullish(),
+      location: z.string().optional(),
+      secureCloud: z.boolean().optional(),
+      supportPublicIp: z.boolean().optional(),
+      costPerHr: z.number().optional(),
+      currentPricePerGpu: z.number().optional(),
+      minPodGpuCount: z.number().int().optional(),
+      gpuDisplayName: z.string().optional(),
+      gpuType: z
+        .object({
+          id: z.string(),
+          count: z.number().int(),
+          displayName: z.string(),
+          securePrice: z.number().nullish(),
+          communityPrice: z.number().nullish(),
+        })
+        .loose()
+        .optional(),
+      cpuCount: z.number().int().optional(),
+      cpuTypeId: z.string().optional(),
+      cpuType: z.object({ id: z.string(), displayName: z.string(), groupId: z.string() }).loose().optional(),
+    })
+    .nullish(),
+  /** With includeNetworkVolume: the attached volume (a worker's is its endpoint's); absent when none. */
+  networkVolume: NetworkVolume.optional(),
+  /** With includeSavingsPlans: the savings plans applied (this service has none, so []). */
+  savingsPlans: z
+    .array(
+      z
+        .object({
+          id: z.string(),
+          podId: z.string(),
+          gpuTypeId: z.string(),
+          costPerHr: z.number(),
+          startTime: z.string(),
+          endTime: z.string(),
+        })
+        .loose(),
+    )
+    .optional(),
   /** Set when the pod is a serverless worker. */
   endpointId: z.string().nullish(),
   /** Legacy synonym of endpointId. */
@@ -72,6 +120,12 @@ export const PodListQuery = z.strictObject({
   name: z.string().max(191).optional(),
   templateId: z.string().optional(),
   networkVolumeId: z.string().optional(),
+  /** Pods with any of these GPU types (repeat the parameter for several). */
+  gpuTypeId: many(GpuTypeId).optional(),
+  /** Pods in any of these data centers. */
+  dataCenterId: many(DataCenterId).optional(),
+  /** CPU pods of any of these flavors. */
+  cpuFlavorId: many(CpuFlavorId).optional(),
   includeMachine: BoolQuery,
   includeNetworkVolume: BoolQuery,
   includeSavingsPlans: BoolQuery,

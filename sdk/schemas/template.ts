@@ -31,8 +31,19 @@ export const KeyValue = z.strictObject({ key: EnvName, value: EnvValue });
 export type KeyValue = z.infer<typeof KeyValue>;
 
 export const EnvMap = z.record(EnvName, EnvValue);
+/** What a port must look like: the OpenAPI's "[port number]/[protocol]", protocol http or tcp. */
+export const PORT_FORM = '"<port>/http" or "<port>/tcp", port 1-65535';
+
+/** A port as the real service takes it: 1-65535, then "/http" or "/tcp" (a pattern, so openapi.json shows it). */
+const PORT_PATTERN = /^([1-9]\d{0,3}|[1-5]\d{4}|6[0-4]\d{3}|65[0-4]\d{2}|655[0-2]\d|6553[0-5])\/(http|tcp)$/;
+
+/** Whether `value` is a port as the real service takes it: "8888/http" or "22/tcp". */
+export function isPortSpec(value: string): boolean {
+  return PORT_PATTERN.test(value);
+}
+
 /** "8888/http" or "22/tcp". */
-export const PortSpec = z.string().regex(/^\d{1,5}\/(http|tcp|udp)$/, 'expected "<port>/<http|tcp|udp>"');
+export const PortSpec = z.string().regex(PORT_PATTERN, `expected ${PORT_FORM}`);
 
 const notUpdatable = () => z.never({ error: "is not updatable; create a new template instead" }).optional();
 
@@ -104,10 +115,13 @@ export const TemplateUpdateInput = z.strictObject({
 });
 export type TemplateUpdateInput = z.infer<typeof TemplateUpdateInput>;
 
-/** GET /templates and /templates/{id} query. This service has no public or official templates. */
+/** GET /templates and /templates/{id} query. */
 export const TemplateListQuery = z.strictObject({
+  /** Also list serverless templates that endpoints use (left out of the list by default). */
   includeEndpointBoundTemplates: z.stringbool().optional(),
+  /** Also list community-made public templates (the local service has none). */
   includePublicTemplates: z.stringbool().optional(),
+  /** Also list the official Runpod templates. */
   includeRunpodTemplates: z.stringbool().optional(),
 });
 
@@ -134,9 +148,8 @@ export const GqlTemplateInput = z.strictObject({
     .nullish()
     .superRefine((value, ctx) => {
       for (const port of splitCommaList(value)) {
-        if (!PortSpec.safeParse(port).success) {
-          ctx.addIssue({ code: "custom", message: `bad port "${port}"; expected "<port>/<http|tcp|udp>"` });
-        }
+        if (!isPortSpec(port))
+          ctx.addIssue({ code: "custom", message: `bad port "${port}"; expected ${PORT_FORM}` });
       }
     }),
   readme: z.string().nullish(),

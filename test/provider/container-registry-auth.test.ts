@@ -98,6 +98,21 @@ describe("ContainerRegistryAuth", () => {
     await expect(provider.delete(created.id, created.outs)).resolves.toBeUndefined();
   });
 
+  test("delete names a user template that is bound to an endpoint (the REST list leaves those out unless asked)", async () => {
+    const created = await up({ username: "bot", password: "s3cret-pass" });
+    const template = await h.rest.templates.create({
+      name: "bound",
+      imageName: "ghcr.io/acme/private:1",
+      isServerless: true,
+      containerRegistryAuthId: created.id,
+    });
+    await h.rest.endpoints.create({ templateId: template.id, workersMax: 0 });
+    expect((await h.rest.templates.list()).map((t) => t.id)).not.toContain(template.id);
+    const failure = provider.delete(created.id, created.outs);
+    await expect(failure).rejects.toMatchObject({ code: "IN_USE" });
+    await expect(failure).rejects.toThrow(`still used by template bound (id ${template.id})`);
+  });
+
   test("adoption sets the desired credentials on the existing record and keeps its name", async () => {
     const existing = await h.rest.containerRegistryAuths.create({
       name: "old",

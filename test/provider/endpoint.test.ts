@@ -98,6 +98,21 @@ describe("Endpoint check", () => {
       "workerz",
     ]);
     expect(bad.failures.find((f) => f.property.startsWith("env"))?.reason).toContain('must not contain "="');
+    // A GPU choice whose exclusions leave no GPU type, and the "" a REST-only choice reads as.
+    const none = await provider.check(
+      {},
+      { __logicalName: "api", templateId: "t1", gpuIds: "AMPERE_48,-NVIDIA A40,-NVIDIA RTX A6000" },
+    );
+    expect(none.failures).toEqual([
+      {
+        property: "gpuIds",
+        reason:
+          'gpuIds: excludes every GPU type of its pools ("AMPERE_48,-NVIDIA A40,-NVIDIA RTX A6000"); a GPU endpoint needs at least one',
+      },
+    ]);
+    const empty = await provider.check({}, { __logicalName: "api", templateId: "t1", gpuIds: "" });
+    expect(empty.failures.map((f) => f.property)).toEqual(["gpuIds"]);
+    expect(empty.failures[0]?.reason).toMatch(/^gpuIds: is empty: name at least one GPU pool/);
     expect(h.apiRequests()).toBe(0);
   });
 
@@ -234,6 +249,43 @@ describe("Endpoint lifecycle", () => {
     expect(diff.changes).toBe(true);
     const restored = await provider.update(created.id, read.props, created.inputs);
     expect(restored.outs).toMatchObject({ idleTimeout: 30, workersMax: 3, name: API });
+  });
+
+  test('GPU types set through REST that no pools describe read as gpuIds "": drift, and up restores the program\'s', async () => {
+    const created = await up({ templateId, gpuIds: "AMPERE_48", workersMax: 0 });
+    await h.rest.endpoints.update(created.id, { gpuTypeIds: ["NVIDIA B200"] });
+    const read = await provider.read(created.id, created.outs);
+    expect(read.props).toHaveProperty("gpuIds", "");
+    const diff = await provider.diff(created.id, read.props, created.inputs);
+    expect(diff).toMatchObject({ changes: true, replaces: [] });
+    const restored = await provider.update(created.id, read.props, created.inputs);
+    expect(restored.outs).toHaveProperty("gpuIds", "AMPERE_48");
+    expect((await h.rest.endpoints.get(created.id)).gpuTypeIds).toEqual(["NVIDIA RTX A6000", "NVIDIA A40"]);
+    // A REST change pools can describe reads as that choice, in the REST list's priority order.
+    await h.rest.endpoints.update(created.id, { gpuTypeIds: ["NVIDIA L4", "NVIDIA A40"] });
+    const moved = await provider.read(created.id, restored.outs);
+    expect(moved.props).toHaveProperty(
+      "gpuIds",
+      "AMPERE_24,AMPERE_48,-NVIDIA RTX A5000,-NVIDIA GeForce RTX 3090,-NVIDIA RTX A6000",
+    );
+  });
+
+  test("delete of an endpoint whose GPU types no pools describe still scales it to zero and deletes it", async () => {
+    const created = await up({ templateId, workersMax: 0 });
+    await h.rest.endpoints.update(created.id, { gpuTypeIds: ["NVIDIA GeForce RTX 5090"], workersMax: 2 });
+    await provider.delete(created.id, created.outs);
+    expect(await h.graphql.getEndpoint(created.id)).toBeNull();
+  });
+
+  test("a network volume outside the endpoint's locations is the service's refusal, naming the field and the data centers", async () => {
+    const volume = await h.rest.networkVolumes.create({ name: "tx", size: 10, dataCenterId: "US-TX-3" });
+    const failure = up({ templateId, networkVolumeId: volume.id, locations: "CZ", workersMax: 0 });
+    await expect(failure).rejects.toMatchObject({ code: "SERVICE", field: "networkVolumeId" });
+    const error = (await failure.catch((e: unknown) => e)) as Error;
+    expect(error.message).toMatch(/^create endpoint api-[0-9a-f]{7}: /);
+    expect(error.message).toContain(
+      `networkVolumeId: network volume ${volume.id} is in US-TX-3, which is not among the endpoint's data centers (EU-CZ-1: dataCenterIds within locations CZ)`,
+    );
   });
 
   test("env keys added elsewhere are no drift and survive updates; managed keys are compared", async () => {

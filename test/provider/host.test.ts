@@ -343,9 +343,11 @@ describe("through Pulumi's provider host", () => {
     expect(replacement.properties).toMatchObject({ name: "named-worker", category: "AMD" });
     await rest.endpoints.update(endpoint.id, { templateId: replacement.id });
     await host.delete(t.urn, t.id, t.properties);
-    expect((await rest.templates.list()).filter((x) => x.name.startsWith("named-worker"))).toEqual([
-      expect.objectContaining({ id: replacement.id, name: "named-worker" }),
-    ]);
+    expect(
+      (await rest.templates.list({ includeEndpointBoundTemplates: true })).filter((x) =>
+        x.name.startsWith("named-worker"),
+      ),
+    ).toEqual([expect.objectContaining({ id: replacement.id, name: "named-worker" })]);
   });
 
   test("pulumi import reaches no provider code: the host fails before loading it (use adoptId)", async () => {

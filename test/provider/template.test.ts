@@ -56,6 +56,13 @@ describe("Template check", () => {
       "name",
       "ports.0",
     ]);
+    const badPort = await provider.check(
+      {},
+      { __logicalName: "t", imageName: "i", ports: ["22/tcp", "70000/udp"] },
+    );
+    expect(badPort.failures).toEqual([
+      { property: "ports.1", reason: 'ports.1: expected "<port>/http" or "<port>/tcp", port 1-65535' },
+    ]);
     const noImage = await provider.check({}, { __logicalName: "t" });
     expect(noImage.failures).toEqual([{ property: "imageName", reason: "imageName is required" }]);
     // A property a letter or two off a known one is named with it; one far from all is not.
@@ -153,7 +160,9 @@ describe("Template lifecycle", () => {
     // Last, the old one is deleted, at once: nothing uses it any more.
     await provider.delete(old.id, old.outs);
     expect(h.pause.slept).toEqual([]);
-    expect((await h.rest.templates.list()).map((t) => t.name)).toEqual(["worker"]);
+    expect((await h.rest.templates.list({ includeEndpointBoundTemplates: true })).map((t) => t.name)).toEqual(
+      ["worker"],
+    );
   });
 
   test("a name held by an unrelated template is never taken over: NAME_TAKEN with the fix", async () => {
@@ -245,7 +254,9 @@ describe("Template lifecycle", () => {
     const adopted = await up({ adoptId: existing.id, imageName: "new:2" });
     expect(adopted.id).toBe(existing.id);
     expect(adopted.outs).toMatchObject({ name: "legacy", imageName: "new:2", adoptId: existing.id });
-    expect((await h.rest.templates.list()).map((t) => t.id)).toEqual([existing.id]);
+    expect((await h.rest.templates.list({ includeEndpointBoundTemplates: true })).map((t) => t.id)).toEqual([
+      existing.id,
+    ]);
   });
 
   test("adoption refuses a category or isServerless the service cannot change, naming it, and changes nothing", async () => {
@@ -533,6 +544,8 @@ describe("Template start fields (GraphQL) and dockerArgs", () => {
         /^create template half: startSsh: the template was created \(id \w+\) but this step failed: saveTemplate refused; the template was deleted again, so nothing is left behind\. .*or leave them at their defaults\.$/,
       ),
     });
-    expect((await h.rest.templates.list()).map((t) => t.name)).toEqual([]);
+    expect((await h.rest.templates.list({ includeEndpointBoundTemplates: true })).map((t) => t.name)).toEqual(
+      [],
+    );
   });
 });

@@ -95,6 +95,26 @@ describe("one refusal, three wires", () => {
     }
   });
 
+  it("a left-out enum field reads 'required' too (zod calls it an invalid option)", async () => {
+    const auth = { authorization: `Bearer ${service.apiKey}` };
+    const rest = await post(
+      `${service.restUrl}/networkvolumes`,
+      JSON.stringify({ name: "v", size: 10 }),
+      auth,
+    );
+    expect(rest).toEqual({
+      status: 400,
+      body: { message: "dataCenterId: required", code: "VALIDATION", field: "dataCenterId" },
+    });
+    // A value outside the enum still lists the options.
+    const wrong = await post(
+      `${service.restUrl}/networkvolumes`,
+      JSON.stringify({ name: "v", size: 10, dataCenterId: "MARS-1" }),
+      auth,
+    );
+    expect(wrong.body.message).toMatch(/^dataCenterId: Invalid option: expected one of "EU-RO-1"/);
+  });
+
   it("a missing body reads the same on REST and on the job API", async () => {
     const rest = await fetch(`${service.restUrl}/templates`, {
       method: "POST",

@@ -570,7 +570,8 @@ async function logsView(id, params) {
 async function templatesView() {
   show("templates", el("h1", {}, "Templates"), el("div", { id: "templates-list" }));
   return every(async () => {
-    const templates = await api("/v1/templates");
+    // Every template of the account: the REST list leaves out endpoint-bound ones unless asked.
+    const templates = await api("/v1/templates?includeEndpointBoundTemplates=true");
     document.getElementById("templates-list").replaceChildren(
       table(
         ["Name", "Id", "Image", "Category", "Serverless", "Environment (names only)", "Registry auth"],

@@ -29,7 +29,13 @@ import {
   GqlSecretDescriptionUpdateInput,
   GqlSecretValueUpdateInput,
 } from "../../../sdk/schemas/secret";
-import { GqlTemplateInput, type KeyValue, PortSpec, splitCommaList } from "../../../sdk/schemas/template";
+import {
+  GqlTemplateInput,
+  isPortSpec,
+  type KeyValue,
+  PORT_FORM,
+  splitCommaList,
+} from "../../../sdk/schemas/template";
 import { GqlUserSettingsInput } from "../../../sdk/schemas/user";
 import { parseInput } from "../../edge/parse";
 import { invalid, ServiceError } from "../../errors";
@@ -115,13 +121,12 @@ function templateChanges(input: GqlTemplateInput): TemplateChanges {
   };
 }
 
-/** A pod's comma list of ports, each "<port>/<http|tcp|udp>"; "" is none, null or absent not given. */
+/** A pod's comma list of ports, each "<port>/<http|tcp>"; "" is none, null or absent not given. */
 function portList(ports: string | null | undefined): string[] | undefined {
   if (typeof ports !== "string") return undefined;
   const list = splitCommaList(ports);
   for (const port of list) {
-    if (!PortSpec.safeParse(port).success)
-      throw invalid("ports", `bad port "${port}"; expected "<port>/<http|tcp|udp>"`);
+    if (!isPortSpec(port)) throw invalid("ports", `bad port "${port}"; expected ${PORT_FORM}`);
   }
   return list;
 }

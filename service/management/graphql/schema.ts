@@ -178,6 +178,7 @@ export const typeDefs = /* GraphQL */ `
     userId: String!
     templateId: String!
     template: PodTemplate
+    "GPU pools with exclusions, e.g. AMPERE_48,-NVIDIA RTX A6000; empty when the GPU types set through REST gpuTypeIds are not a set of pools (saveEndpoint refuses it)."
     gpuIds: String!
     idleTimeout: Int!
     locations: String

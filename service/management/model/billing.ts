@@ -1,8 +1,8 @@
+import { GPU_POOLS } from "../../../sdk/schemas/gpu-pools";
 import type { Clock } from "../../clock";
 import { invalid } from "../../errors";
 import type { WorkerPod, WorkerRegistry, WorkerUsageLog } from "../../planes";
 import type { ManagementStore } from "../store/store";
-import { GPU_POOLS } from "./gpu-pools";
 import type { EndpointRecord, WorkerBilling, WorkerUsageRow } from "./records";
 
 /*

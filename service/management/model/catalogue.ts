@@ -165,6 +165,12 @@ export function gpuDisplayName(id: string): string {
   return isGpuTypeId(id) ? GPU_SPECS[id].displayName : id;
 }
 
+/** A GPU type's list prices per GPU-hour, by cloud (null where it is not offered). */
+export function gpuPrices(id: string): { securePrice: number | null; communityPrice: number | null } {
+  if (!isGpuTypeId(id)) return { securePrice: null, communityPrice: null };
+  return { securePrice: GPU_SPECS[id].secure, communityPrice: GPU_SPECS[id].community };
+}
+
 // ---- CPU ----------------------------------------------------------------------------------------
 
 type CpuFlavorId = (typeof CPU_FLAVOR_IDS)[number];
@@ -211,6 +217,11 @@ export const DEFAULT_CPU_INSTANCE = "cpu3c-2-4";
 
 function isCpuFlavorId(id: string): id is CpuFlavorId {
   return Object.hasOwn(CPU_SPECS, id);
+}
+
+/** "3rd gen, compute" of cpu3c. */
+export function cpuDisplayName(id: string): string {
+  return isCpuFlavorId(id) ? CPU_SPECS[id].displayName : id;
 }
 
 export function cpuFlavors(filter: { id?: string | null | undefined } = {}): CpuFlavor[] {
@@ -311,6 +322,11 @@ export function countryOf(dataCenterId: string): string {
   return siteOf(dataCenterId).countryCode;
 }
 
+/** "United States (Texas)" of US-TX-3. */
+export function locationOf(dataCenterId: string): string {
+  return siteOf(dataCenterId).location;
+}
+
 /** DataCenter without gpuAvailability (resolved per its input). */
 export type DataCenterView = Omit<DataCenter, "gpuAvailability"> & { id: DataCenterId };
 
@@ -383,10 +399,14 @@ export function lowestPrice(id: GpuTypeId, input: GqlGpuLowestPriceInput): Lowes
 
 // ---- public templates ---------------------------------------------------------------------------
 
-/** A public template pods may name (the Python library names runpod-ubuntu for CPU pods). */
+/**
+ * A public template pods may name (the Python library names runpod-ubuntu for CPU pods): an official
+ * Runpod template, which GET /templates lists with includeRunpodTemplates.
+ */
 export interface PublicTemplate {
   id: string;
   name: string;
+  category: "NVIDIA" | "AMD" | "CPU";
   imageName: string;
   ports: string[];
   containerDiskInGb: number;
@@ -402,6 +422,7 @@ const PUBLIC_TEMPLATES: Record<string, PublicTemplate> = {
   "runpod-ubuntu": {
     id: "runpod-ubuntu",
     name: "Runpod Ubuntu",
+    category: "CPU",
     imageName: "runpod/base:0.6.2-ubuntu2204",
     ports: ["8888/http", "22/tcp"],
     containerDiskInGb: 20,
@@ -416,4 +437,9 @@ const PUBLIC_TEMPLATES: Record<string, PublicTemplate> = {
 
 export function publicTemplate(id: string): PublicTemplate | undefined {
   return Object.hasOwn(PUBLIC_TEMPLATES, id) ? PUBLIC_TEMPLATES[id] : undefined;
+}
+
+/** Every official template this service knows. */
+export function publicTemplates(): PublicTemplate[] {
+  return Object.values(PUBLIC_TEMPLATES);
 }

@@ -1,11 +1,18 @@
-import { DATA_CENTER_IDS, ENDPOINT_DEFAULTS } from "../../../sdk/schemas/defaults";
+import { DATA_CENTER_IDS, ENDPOINT_DEFAULTS, splitCommaList } from "../../../sdk/schemas/defaults";
+import {
+  GPU_ENDPOINT_NEEDS_A_TYPE,
+  GPU_IDS_NOT_POOLS,
+  gpuTypesOfPools,
+  poolsOfGpuTypes,
+  sameGpuTypes,
+} from "../../../sdk/schemas/gpu-pools";
 import type { Clock } from "../../clock";
 import { invalid, notFound, ServiceError } from "../../errors";
 import type { Ids } from "../../ids";
 import type { ServiceEventBus } from "../../planes";
 import type { ManagementStore } from "../store/store";
+import { countryOf } from "./catalogue";
 import { definedOnly, sameEnv } from "./common";
-import { gpuTypesOfPools, poolsOfGpuTypes } from "./gpu-pools";
 import type { EndpointRecord } from "./records";
 
 export type { EndpointRecord } from "./records";
@@ -57,15 +64,38 @@ function defaultSettings(computeType: EndpointRecord["computeType"]): EndpointSe
   };
 }
 
-/** Keeps the two GPU forms in step: whichever one the change sets decides the other. */
-function withGpuChoice(settings: EndpointSettings, changes: EndpointChanges): EndpointSettings {
+/**
+ * Keeps the two GPU forms in step: whichever one the change sets decides the other. REST types that
+ * pools cannot describe read as gpuIds "" (GPU_IDS_NOT_POOLS) on a GPU endpoint, never as another
+ * choice. gpuIds naming the same set of types as the endpoint has keep its gpuTypeIds' order (the
+ * priority), so a GraphQL read-then-save changes nothing.
+ */
+function withGpuChoice(
+  settings: EndpointSettings,
+  changes: EndpointChanges,
+  existing?: EndpointRecord,
+): EndpointSettings {
   if (changes.gpuTypeIds !== undefined && changes.gpuIds === undefined) {
-    return { ...settings, gpuIds: poolsOfGpuTypes(changes.gpuTypeIds) ?? ENDPOINT_DEFAULTS.gpuIds };
+    const pools = poolsOfGpuTypes(changes.gpuTypeIds);
+    // A CPU endpoint has no GPU choice to describe: its gpuIds stay what they were.
+    if (pools === undefined && settings.computeType === "CPU") return settings;
+    return { ...settings, gpuIds: pools ?? GPU_IDS_NOT_POOLS };
   }
   if (changes.gpuIds !== undefined && changes.gpuTypeIds === undefined) {
-    return { ...settings, gpuTypeIds: gpuTypesOfPools(changes.gpuIds) };
+    const types = gpuTypesOfPools(changes.gpuIds);
+    const kept = existing && sameGpuTypes(types, existing.gpuTypeIds) ? existing.gpuTypeIds : types;
+    return { ...settings, gpuTypeIds: kept };
   }
   return settings;
+}
+
+/** Whether a field differs between the stored endpoint and the new settings (always, on create). */
+function differs(
+  existing: EndpointRecord | undefined,
+  settings: EndpointSettings,
+  field: keyof EndpointSettings,
+) {
+  return existing === undefined || JSON.stringify(existing[field]) !== JSON.stringify(settings[field]);
 }
 
 function refuseComputeTypeChange(existing: EndpointRecord, changes: EndpointChanges): void {
@@ -185,7 +215,7 @@ export class EndpointService {
       const existing = this.get(accountId, endpointId);
       const given = definedOnly(changes);
       refuseComputeTypeChange(existing, given);
-      return this.#save(existing, withGpuChoice({ ...start(existing), ...given }, given));
+      return this.#save(existing, withGpuChoice({ ...start(existing), ...given }, given, existing));
     });
     this.#events.emit("endpoint.saved", accountId, record.id);
     return record;
@@ -193,7 +223,7 @@ export class EndpointService {
 
   /** Stores the new settings of an existing endpoint, bumping version when template or env change. */
   #save(existing: EndpointRecord, settings: EndpointSettings): EndpointRecord {
-    this.#check(existing.accountId, settings);
+    this.#check(existing.accountId, settings, existing);
     const changed = settings.templateId !== existing.templateId || !sameEnv(settings.env, existing.env);
     const record: EndpointRecord = {
       ...settings,
@@ -206,14 +236,40 @@ export class EndpointService {
     return record;
   }
 
-  /** References must exist in the same account (other accounts' ids read as missing). */
-  #check(accountId: string, settings: EndpointSettings): void {
+  /**
+   * References must exist in the same account (other accounts' ids read as missing). The GPU choice
+   * and the volumes' data centers are checked when they (or the data centers) change, so an endpoint
+   * stored before these rules can still be scaled down and deleted.
+   */
+  #check(accountId: string, settings: EndpointSettings, existing?: EndpointRecord): void {
     if (!this.#store.templates.get(accountId, settings.templateId)) {
       throw invalid("templateId", `template ${settings.templateId} not found`);
     }
-    for (const volumeId of [settings.networkVolumeId, ...settings.networkVolumeIds]) {
-      if (volumeId && !this.#store.volumes.get(accountId, volumeId)) {
-        throw invalid("networkVolumeId", `network volume ${volumeId} not found`);
+    if (
+      settings.computeType === "GPU" &&
+      settings.gpuTypeIds.length === 0 &&
+      differs(existing, settings, "gpuTypeIds")
+    ) {
+      throw invalid("gpuTypeIds", GPU_ENDPOINT_NEEDS_A_TYPE);
+    }
+    const placed = ["networkVolumeId", "networkVolumeIds", "dataCenterIds", "locations"] as const;
+    const placementChanged = placed.some((field) => differs(existing, settings, field));
+    const dataCenters = settings.dataCenterIds.filter(
+      (id) => settings.locations === null || splitCommaList(settings.locations).includes(countryOf(id)),
+    );
+    const volumes = [
+      ...(settings.networkVolumeId ? [["networkVolumeId", settings.networkVolumeId] as const] : []),
+      ...settings.networkVolumeIds.map((id) => ["networkVolumeIds", id] as const),
+    ];
+    for (const [field, volumeId] of volumes) {
+      const volume = this.#store.volumes.get(accountId, volumeId);
+      if (!volume) throw invalid(field, `network volume ${volumeId} not found`);
+      // Workers run only in the endpoint's data centers, and mount a volume only where it is.
+      if (placementChanged && !dataCenters.includes(volume.dataCenterId)) {
+        throw invalid(
+          field,
+          `network volume ${volume.id} is in ${volume.dataCenterId}, which is not among the endpoint's data centers (${describeDataCenters(settings, dataCenters)})`,
+        );
       }
     }
     if (settings.workersMin > settings.workersMax) {
@@ -223,4 +279,10 @@ export class EndpointService {
       );
     }
   }
+}
+
+/** "EU-RO-1, EU-CZ-1", or with locations "EU-CZ-1: dataCenterIds within locations CZ". */
+function describeDataCenters(settings: EndpointSettings, dataCenters: readonly string[]): string {
+  const list = dataCenters.join(", ") || "none";
+  return settings.locations === null ? list : `${list}: dataCenterIds within locations ${settings.locations}`;
 }

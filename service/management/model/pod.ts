@@ -41,6 +41,12 @@ export interface PodFilter {
   name?: string | undefined;
   computeType?: "GPU" | "CPU" | undefined;
   networkVolumeId?: string | undefined;
+  /** Any of these GPU types; a worker's is its endpoint's first (the one it reports). */
+  gpuTypeIds?: readonly string[] | undefined;
+  /** Any of these data centers; a worker is in those of its endpoint, as billing counts it. */
+  dataCenterIds?: readonly string[] | undefined;
+  /** Any of these CPU flavors; a worker's are its CPU endpoint's. */
+  cpuFlavorIds?: readonly string[] | undefined;
   /** As the real service, serverless workers are listed only when asked for. */
   includeWorkers?: boolean | undefined;
 }
@@ -125,7 +131,16 @@ function workerMatches(pod: PodView, filter: PodFilter): boolean {
   if (filter.computeType !== undefined && endpoint?.computeType !== filter.computeType) return false;
   if (filter.networkVolumeId !== undefined && endpoint?.networkVolumeId !== filter.networkVolumeId)
     return false;
-  return true;
+  const gpuTypeId = endpoint?.computeType === "GPU" ? endpoint.gpuTypeIds[0] : undefined;
+  if (!anyOf(filter.gpuTypeIds, gpuTypeId ? [gpuTypeId] : [])) return false;
+  if (!anyOf(filter.dataCenterIds, endpoint?.dataCenterIds ?? [])) return false;
+  const cpuFlavorIds = endpoint?.computeType === "CPU" ? endpoint.cpuFlavorIds : [];
+  return anyOf(filter.cpuFlavorIds, cpuFlavorIds);
+}
+
+/** A list filter: absent (or empty) lets everything through; else one of `values` must be in it. */
+function anyOf(wanted: readonly string[] | undefined, values: readonly (string | null)[]): boolean {
+  return !wanted?.length || values.some((value) => value !== null && wanted.includes(value));
 }
 
 function rentedMatches(pod: PodRecord, filter: PodFilter): boolean {
@@ -137,7 +152,11 @@ function rentedMatches(pod: PodRecord, filter: PodFilter): boolean {
   if (filter.name !== undefined && pod.name !== filter.name) return false;
   if (filter.computeType !== undefined && pod.computeType !== filter.computeType) return false;
   if (filter.networkVolumeId !== undefined && pod.networkVolumeId !== filter.networkVolumeId) return false;
-  return true;
+  return (
+    anyOf(filter.gpuTypeIds, [pod.gpuTypeId]) &&
+    anyOf(filter.dataCenterIds, [pod.dataCenterId]) &&
+    anyOf(filter.cpuFlavorIds, [pod.cpuFlavorId])
+  );
 }
 
 /** Runtime fields: changing any of them resets the pod (its container would be recreated). */

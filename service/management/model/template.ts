@@ -101,8 +101,23 @@ export class TemplateService {
     return record;
   }
 
+  find(accountId: string, templateId: string): TemplateRecord | undefined {
+    return this.#store.templates.get(accountId, templateId);
+  }
+
   list(accountId: string): TemplateRecord[] {
     return this.#store.templates.list(accountId);
+  }
+
+  /**
+   * The account's templates as REST GET /templates lists them: endpoint-bound ones (serverless
+   * templates an endpoint uses) only when asked for, as the real service's includeEndpointBoundTemplates.
+   */
+  listed(accountId: string, options: { endpointBound: boolean }): TemplateRecord[] {
+    const templates = this.list(accountId);
+    if (options.endpointBound) return templates;
+    const bound = new Set(this.#store.endpoints.list(accountId).map((e) => e.templateId));
+    return templates.filter((t) => !(t.isServerless && bound.has(t.id)));
   }
 
   create(accountId: string, changes: TemplateChanges): TemplateRecord {

@@ -5,12 +5,10 @@ import {
   NetworkVolumeBillingRecords,
   PodBillingQuery,
 } from "../../../sdk/schemas/billing";
+import { manyList } from "../../../sdk/schemas/common";
 import { type RestRoute, route } from "./route";
 
 const TAG = "billing";
-
-const list = <T>(value: T | T[] | undefined): T[] | undefined =>
-  value === undefined ? undefined : Array.isArray(value) ? value : [value];
 
 export const billingRoutes: RestRoute[] = [
   route(
@@ -28,7 +26,7 @@ export const billingRoutes: RestRoute[] = [
       return c.management.billing.compute(c.accountId, {
         ...rest,
         grouping: grouping ?? "gpuTypeId",
-        gpuTypeIds: list(gpuTypeId),
+        gpuTypeIds: manyList(gpuTypeId),
         includeRentedPods: true,
       });
     },
@@ -48,8 +46,8 @@ export const billingRoutes: RestRoute[] = [
       return c.management.billing.compute(c.accountId, {
         ...rest,
         grouping: grouping ?? "endpointId",
-        gpuTypeIds: list(gpuTypeId),
-        dataCenterIds: list(dataCenterId),
+        gpuTypeIds: manyList(gpuTypeId),
+        dataCenterIds: manyList(dataCenterId),
       });
     },
   ),

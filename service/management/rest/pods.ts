@@ -1,3 +1,4 @@
+import { manyList } from "../../../sdk/schemas/common";
 import {
   Pod,
   PodCreateInput,
@@ -10,19 +11,52 @@ import type { Management } from "../index";
 import type { PodEntry } from "../model/pod";
 import type { PodRecord } from "../model/records";
 import { type RestRoute, route, updateRoutes } from "./route";
-import { restPod, restRentedPod } from "./shape";
+import {
+  type PodIncludes,
+  rentedPodMachine,
+  restNetworkVolume,
+  restPod,
+  restRentedPod,
+  workerMachine,
+} from "./shape";
 
 const TAG = "pods";
 
-function reply(management: Management, accountId: string, entry: PodEntry, includeTemplate = false) {
-  if (entry.kind === "worker") return restPod(entry.view, includeTemplate);
-  const { templateId } = entry.pod;
-  const template =
-    includeTemplate && templateId
-      ? management.templates.list(accountId).find((t) => t.id === templateId)
-      : undefined;
-  return restRentedPod(entry.pod, template);
+/**
+ * A pod as REST answers it, with what the include* flags ask for: the template, the network volume
+ * (a worker's is its endpoint's), the machine, the savings plans (none on this service: []).
+ */
+function reply(management: Management, accountId: string, entry: PodEntry, include: PodIncludes) {
+  const base =
+    entry.kind === "worker"
+      ? restPod(entry.view, include.template)
+      : restRentedPod(
+          entry.pod,
+          include.template && entry.pod.templateId
+            ? management.templates.list(accountId).find((t) => t.id === entry.pod.templateId)
+            : undefined,
+        );
+  const volumeId = entry.kind === "worker" ? entry.view.endpoint?.networkVolumeId : entry.pod.networkVolumeId;
+  const volume =
+    include.networkVolume && volumeId ? management.networkVolumes.find(accountId, volumeId) : undefined;
+  return {
+    ...base,
+    ...(include.machine
+      ? {
+          machine: entry.kind === "worker" ? workerMachine(entry.view.endpoint) : rentedPodMachine(entry.pod),
+        }
+      : {}),
+    ...(volume ? { networkVolume: restNetworkVolume(volume) } : {}),
+    ...(include.savingsPlans ? { savingsPlans: [] } : {}),
+  };
 }
+
+const includes = (query: PodGetQuery): PodIncludes => ({
+  template: query.includeTemplate,
+  networkVolume: query.includeNetworkVolume,
+  machine: query.includeMachine,
+  savingsPlans: query.includeSavingsPlans,
+});
 
 const rented = (pod: PodRecord) => restRentedPod(pod);
 
@@ -79,10 +113,17 @@ export const podRoutes: RestRoute[] = [
       query: PodListQuery,
       response: PodList,
     },
-    (c) =>
-      c.management.pods
-        .list(c.accountId, c.query)
-        .map((p) => reply(c.management, c.accountId, p, c.query.includeTemplate)),
+    (c) => {
+      const { gpuTypeId, dataCenterId, cpuFlavorId, ...filter } = c.query;
+      return c.management.pods
+        .list(c.accountId, {
+          ...filter,
+          gpuTypeIds: manyList(gpuTypeId),
+          dataCenterIds: manyList(dataCenterId),
+          cpuFlavorIds: manyList(cpuFlavorId),
+        })
+        .map((p) => reply(c.management, c.accountId, p, includes(c.query)));
+    },
   ),
   route(
     {
@@ -99,7 +140,7 @@ export const podRoutes: RestRoute[] = [
         c.management,
         c.accountId,
         c.management.pods.get(c.accountId, c.params.podId ?? ""),
-        c.query.includeTemplate,
+        includes(c.query),
       ),
   ),
   ...updateRoutes(

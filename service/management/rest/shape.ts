@@ -2,7 +2,13 @@ import type { Endpoint } from "../../../sdk/schemas/endpoint";
 import type { NetworkVolume } from "../../../sdk/schemas/network-volume";
 import type { Pod } from "../../../sdk/schemas/pod";
 import type { Template } from "../../../sdk/schemas/template";
-import { gpuDisplayName } from "../model/catalogue";
+import {
+  cpuDisplayName,
+  gpuDisplayName,
+  gpuPrices,
+  locationOf,
+  type PublicTemplate,
+} from "../model/catalogue";
 import { type PodView, podName, workerStatusChange } from "../model/pod";
 import type { EndpointRecord, NetworkVolumeRecord, PodRecord, TemplateRecord } from "../model/records";
 
@@ -29,6 +35,30 @@ export function restTemplate(t: TemplateRecord): Template {
     ports: t.ports,
     readme: t.readme,
     containerRegistryAuthId: t.containerRegistryAuthId,
+    earned: 0,
+    runtimeInMin: 0,
+  };
+}
+
+/** An official template of the catalogue (GET /templates?includeRunpodTemplates=true). */
+export function restRunpodTemplate(t: PublicTemplate): Template {
+  return {
+    id: t.id,
+    name: t.name,
+    imageName: t.imageName,
+    category: t.category,
+    isServerless: false,
+    isPublic: true,
+    isRunpod: true,
+    containerDiskInGb: t.containerDiskInGb,
+    volumeInGb: t.volumeInGb,
+    volumeMountPath: t.volumeMountPath,
+    dockerEntrypoint: [],
+    dockerStartCmd: t.dockerStartCmd,
+    env: t.env,
+    ports: t.ports,
+    readme: "",
+    containerRegistryAuthId: null,
     earned: 0,
     runtimeInMin: 0,
   };
@@ -93,6 +123,56 @@ export function restRentedPod(pod: PodRecord, template?: TemplateRecord): Pod & 
     lastStatusChange: pod.lastStatusChange,
     ...(template ? { template: restTemplate(template) } : {}),
   };
+}
+
+/** What a pod reply includes beyond the record, by the include* query flags. */
+export interface PodIncludes {
+  template?: boolean | undefined;
+  networkVolume?: boolean | undefined;
+  machine?: boolean | undefined;
+  savingsPlans?: boolean | undefined;
+}
+
+/** The OpenAPI's Machine, as far as this service knows a rented pod's (no container runs here). */
+export function rentedPodMachine(pod: PodRecord): NonNullable<Pod["machine"]> {
+  const gpu = pod.gpuTypeId;
+  return {
+    dataCenterId: pod.dataCenterId,
+    gpuTypeId: gpu,
+    location: locationOf(pod.dataCenterId),
+    secureCloud: pod.cloudType === "SECURE",
+    supportPublicIp: pod.supportPublicIp,
+    costPerHr: pod.costPerHr,
+    ...(gpu
+      ? {
+          minPodGpuCount: 1,
+          gpuDisplayName: gpuDisplayName(gpu),
+          currentPricePerGpu: Math.round((pod.costPerHr / Math.max(pod.gpuCount, 1)) * 1000) / 1000,
+          gpuType: { id: gpu, count: pod.gpuCount, displayName: gpuDisplayName(gpu), ...gpuPrices(gpu) },
+        }
+      : {}),
+    ...(pod.cpuFlavorId
+      ? {
+          cpuCount: pod.vcpuCount,
+          cpuTypeId: pod.cpuFlavorId,
+          cpuType: {
+            id: pod.cpuFlavorId,
+            displayName: cpuDisplayName(pod.cpuFlavorId),
+            groupId: pod.cpuFlavorId,
+          },
+        }
+      : {}),
+  };
+}
+
+/** A serverless worker's machine: only its GPU (or CPU) type; workers run on this host, in no data center. */
+export function workerMachine(endpoint: EndpointRecord | undefined): NonNullable<Pod["machine"]> {
+  if (endpoint?.computeType === "CPU") {
+    const flavor = endpoint.cpuFlavorIds[0];
+    return flavor ? { cpuTypeId: flavor, cpuCount: endpoint.vcpuCount } : {};
+  }
+  const gpu = endpoint?.gpuTypeIds[0];
+  return gpu ? { gpuTypeId: gpu, gpuDisplayName: gpuDisplayName(gpu) } : {};
 }
 
 export interface EndpointExtras {

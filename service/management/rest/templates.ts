@@ -5,8 +5,9 @@ import {
   TemplateListQuery,
   TemplateUpdateInput,
 } from "../../../sdk/schemas/template";
+import { publicTemplate, publicTemplates } from "../model/catalogue";
 import { type RestRoute, route, updateRoutes } from "./route";
-import { restTemplate } from "./shape";
+import { restRunpodTemplate, restTemplate } from "./shape";
 
 const TAG = "templates";
 
@@ -29,11 +30,17 @@ export const templateRoutes: RestRoute[] = [
       url: "/templates",
       operationId: "ListTemplates",
       tag: TAG,
-      summary: "List the account's templates (this service has no public or official ones)",
+      summary:
+        "List the account's templates; endpoint-bound ones (serverless templates an endpoint uses) with includeEndpointBoundTemplates, the official ones with includeRunpodTemplates (this service has no community templates: includePublicTemplates adds none)",
       query: TemplateListQuery,
       response: TemplateList,
     },
-    (c) => c.management.templates.list(c.accountId).map(restTemplate),
+    (c) => [
+      ...c.management.templates
+        .listed(c.accountId, { endpointBound: c.query.includeEndpointBoundTemplates ?? false })
+        .map(restTemplate),
+      ...(c.query.includeRunpodTemplates ? publicTemplates().map(restRunpodTemplate) : []),
+    ],
   ),
   route(
     {
@@ -41,11 +48,17 @@ export const templateRoutes: RestRoute[] = [
       url: "/templates/:templateId",
       operationId: "GetTemplate",
       tag: TAG,
-      summary: "Find a template by id",
+      summary:
+        "Find a template by id: the account's (endpoint-bound or not), or an official one with includeRunpodTemplates",
       query: TemplateListQuery,
       response: Template,
     },
-    (c) => restTemplate(c.management.templates.get(c.accountId, c.params.templateId ?? "")),
+    (c) => {
+      const id = c.params.templateId ?? "";
+      const official = c.query.includeRunpodTemplates ? publicTemplate(id) : undefined;
+      if (official && !c.management.templates.find(c.accountId, id)) return restRunpodTemplate(official);
+      return restTemplate(c.management.templates.get(c.accountId, id));
+    },
   ),
   ...updateRoutes(
     "/templates/:templateId",

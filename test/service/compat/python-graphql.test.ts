@@ -584,7 +584,7 @@ describe("runpod (Python) GraphQL helpers: templates, endpoints, user, registry 
       flashBootType: "OFF",
     });
 
-    const volumeId = await createVolume("py-ep-volume", "EU-RO-1");
+    const volumeId = await createVolume("py-ep-volume", "US-TX-3");
     const withVolume = (
       await helper(
         createEndpointDoc({
@@ -638,7 +638,7 @@ describe("runpod (Python) GraphQL helpers: templates, endpoints, user, registry 
     });
     expect(endpoints.find((e) => e.id === withVolume.id)?.networkVolume).toEqual({
       id: volumeId,
-      dataCenterId: "EU-RO-1",
+      dataCenterId: "US-TX-3",
     });
   });
 

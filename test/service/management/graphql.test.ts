@@ -40,7 +40,7 @@ describe("GraphQL endpoints", () => {
   it("saveEndpoint without id creates with defaults; every field reads back", async () => {
     const templateId = await saveTemplate("g-create");
     const volume = await api.gql<{ createNetworkVolume: { id: string } }>(
-      `mutation { createNetworkVolume(input: {name: "cache", size: 10, dataCenterId: "EU-RO-1"}) { id } }`,
+      `mutation { createNetworkVolume(input: {name: "cache", size: 10, dataCenterId: "US-TX-3"}) { id } }`,
     );
     const networkVolumeId = volume.body.data.createNetworkVolume.id;
     const created = await saveEndpoint({

@@ -203,4 +203,34 @@ describe("pods and billing from the job plane's workers", () => {
     expect(records[0]?.amount).toBeCloseTo(100 * 18 * perGbHour, 5);
     expect(records[1]?.amount).toBeCloseTo(200 * 12 * perGbHour, 5);
   });
+  it("filters workers by their endpoint's GPU type and data centers; includes its volume and machine", async () => {
+    const ids = async (query: string) =>
+      (await call<Pod[]>("GET", `/pods?includeWorkers=true&${query}`)).body.map((p) => p.id);
+    const both = ["worker00000001", "worker00000002"];
+    expect(await ids("gpuTypeId=NVIDIA%20GeForce%20RTX%204090")).toEqual(both);
+    expect(await ids("gpuTypeId=NVIDIA%20A40")).toEqual([]);
+    expect(await ids("dataCenterId=EU-RO-1")).toEqual(both);
+    expect(await ids("cpuFlavorId=cpu3c")).toEqual([]);
+    await call("PATCH", `/endpoints/${endpointId}`, { dataCenterIds: ["US-TX-3"] });
+    expect(await ids("dataCenterId=EU-RO-1")).toEqual([]);
+    const volume = await call<{ id: string }>("POST", "/networkvolumes", {
+      name: "wv",
+      size: 5,
+      dataCenterId: "US-TX-3",
+    });
+    await call("PATCH", `/endpoints/${endpointId}`, { networkVolumeId: volume.body.id });
+    const one = await call<Pod>(
+      "GET",
+      "/pods/worker00000001?includeNetworkVolume=true&includeMachine=true&includeSavingsPlans=true",
+    );
+    expect(one.body).toMatchObject({
+      networkVolume: { id: volume.body.id, name: "wv", size: 5, dataCenterId: "US-TX-3" },
+      machine: { gpuTypeId: "NVIDIA GeForce RTX 4090", gpuDisplayName: "RTX 4090" },
+      savingsPlans: [],
+    });
+    await call("PATCH", `/endpoints/${endpointId}`, {
+      networkVolumeId: null,
+      dataCenterIds: ["EU-RO-1", "US-TX-3"],
+    });
+  });
 });

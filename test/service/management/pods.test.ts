@@ -129,6 +129,106 @@ describe("REST pods", () => {
     await ok("DELETE", `/pods/${cpu.id}`, undefined, 204);
   });
 
+  it("filters by gpuTypeId, dataCenterId and cpuFlavorId, one value or several (repeated)", async () => {
+    const a40 = await ok("POST", "/pods", {
+      imageName: "f",
+      gpuTypeIds: ["NVIDIA A40"],
+      dataCenterIds: ["EU-RO-1"],
+    });
+    const l4 = await ok("POST", "/pods", {
+      imageName: "f",
+      gpuTypeIds: ["NVIDIA L4"],
+      dataCenterIds: ["US-TX-3"],
+    });
+    const cpu = await ok("POST", "/pods", {
+      computeType: "CPU",
+      imageName: "f",
+      cpuFlavorIds: ["cpu5c"],
+      vcpuCount: 2,
+      containerDiskInGb: 10,
+      dataCenterIds: ["EU-CZ-1"],
+    });
+    const mine = [a40.id, l4.id, cpu.id];
+    const listed = async (query: string) =>
+      (await ok<Pod[]>("GET", `/pods?${query}`))
+        .map((p) => p.id)
+        .filter((id) => mine.includes(id))
+        .sort();
+    expect(await listed("gpuTypeId=NVIDIA%20A40")).toEqual([a40.id]);
+    expect(await listed("gpuTypeId=NVIDIA%20A40&gpuTypeId=NVIDIA%20L4")).toEqual([a40.id, l4.id].sort());
+    expect(await listed("dataCenterId=US-TX-3")).toEqual([l4.id]);
+    expect(await listed("dataCenterId=EU-CZ-1&dataCenterId=EU-RO-1")).toEqual([a40.id, cpu.id].sort());
+    expect(await listed("cpuFlavorId=cpu5c")).toEqual([cpu.id]);
+    expect(await listed("cpuFlavorId=cpu3c&cpuFlavorId=cpu3g")).toEqual([]);
+    expect(await listed("gpuTypeId=NVIDIA%20L4&dataCenterId=EU-RO-1")).toEqual([]);
+    await refused("GET", "/pods?gpuTypeId=NVIDIA%20GTX%209999", undefined, /^gpuTypeId: /);
+    await refused("GET", "/pods?dataCenterId=MARS-1", undefined, /^dataCenterId: /);
+    for (const id of mine) await ok("DELETE", `/pods/${id}`, undefined, 204);
+  });
+
+  it("includeNetworkVolume, includeMachine and includeSavingsPlans add what the OpenAPI describes", async () => {
+    const volume = await ok<{ id: string }>("POST", "/networkvolumes", {
+      name: "inc",
+      size: 15,
+      dataCenterId: "US-TX-3",
+    });
+    const gpu = await ok("POST", "/pods", {
+      imageName: "inc",
+      gpuTypeIds: ["NVIDIA GeForce RTX 4090"],
+      gpuCount: 2,
+      cloudType: "COMMUNITY",
+      networkVolumeId: volume.id,
+    });
+    const plain = await ok("GET", `/pods/${gpu.id}`);
+    expect(plain).not.toHaveProperty("networkVolume");
+    expect(plain).not.toHaveProperty("savingsPlans");
+    expect(plain.machine).toEqual({ dataCenterId: "US-TX-3", gpuTypeId: "NVIDIA GeForce RTX 4090" });
+    const full = await ok(
+      "GET",
+      `/pods/${gpu.id}?includeNetworkVolume=true&includeMachine=true&includeSavingsPlans=true`,
+    );
+    expect(full.networkVolume).toEqual({ id: volume.id, name: "inc", size: 15, dataCenterId: "US-TX-3" });
+    expect(full.savingsPlans).toEqual([]);
+    expect(full.machine).toEqual({
+      dataCenterId: "US-TX-3",
+      gpuTypeId: "NVIDIA GeForce RTX 4090",
+      location: "United States (Texas)",
+      secureCloud: false,
+      supportPublicIp: expect.any(Boolean),
+      costPerHr: 0.68,
+      currentPricePerGpu: 0.34,
+      minPodGpuCount: 1,
+      gpuDisplayName: "RTX 4090",
+      gpuType: {
+        id: "NVIDIA GeForce RTX 4090",
+        count: 2,
+        displayName: "RTX 4090",
+        securePrice: expect.any(Number),
+        communityPrice: 0.34,
+      },
+    });
+    // The list form says the same; a pod without a volume has no networkVolume.
+    const cpu = await ok("POST", "/pods", {
+      computeType: "CPU",
+      imageName: "inc",
+      cpuFlavorIds: ["cpu3g"],
+      vcpuCount: 4,
+      containerDiskInGb: 20,
+    });
+    const list = await ok<Pod[]>("GET", "/pods?includeNetworkVolume=true&includeMachine=true");
+    expect(list.find((p) => p.id === gpu.id)?.networkVolume).toEqual(full.networkVolume);
+    const cpuListed = list.find((p) => p.id === cpu.id);
+    expect(cpuListed).not.toHaveProperty("networkVolume");
+    expect(cpuListed?.machine).toMatchObject({
+      cpuTypeId: "cpu3g",
+      cpuCount: 4,
+      cpuType: { id: "cpu3g", displayName: "3rd gen, general", groupId: "cpu3g" },
+      costPerHr: 0.16,
+    });
+    for (const id of [gpu.id, cpu.id]) await ok("DELETE", `/pods/${id}`, undefined, 204);
+    await ok("DELETE", `/networkvolumes/${volume.id}`, undefined, 204);
+  });
+
   it("follows the state machine: stop, start, restart only when running, reset, lock, update, terminate", async () => {
     const pod = await ok("POST", "/pods", {
       imageName: "repo/app:1",

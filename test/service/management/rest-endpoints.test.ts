@@ -147,11 +147,186 @@ describe("REST endpoints", () => {
 
   it("maps REST gpuTypeIds to GraphQL pools and back", async () => {
     const endpoint = await createEndpoint({ gpuTypeIds: ["NVIDIA A40"] });
-    const read = await api.gql<{ myself: { endpoint: { gpuIds: string } } }>(
-      `query($id: String!) { myself { endpoint(id: $id) { gpuIds } } }`,
-      { id: endpoint.id },
+    expect(await gpuIdsOf(endpoint.id)).toBe("AMPERE_48,-NVIDIA RTX A6000");
+  });
+});
+
+async function gpuIdsOf(id: string): Promise<string> {
+  const read = await api.gql<{ myself: { endpoint: { gpuIds: string } } }>(
+    `query($id: String!) { myself { endpoint(id: $id) { gpuIds } } }`,
+    { id },
+  );
+  expect(read.body.errors).toBeUndefined();
+  return read.body.data.myself.endpoint.gpuIds;
+}
+
+/** GraphQL saveEndpoint (a full replace) of what the test names; answers the reply's errors too. */
+async function saveEndpoint(input: Record<string, unknown>) {
+  const reply = await api.gql<{ saveEndpoint: { id: string; gpuIds: string } | null }>(
+    `mutation($input: EndpointInput!) { saveEndpoint(input: $input) { id gpuIds } }`,
+    { input: { name: "gpu", templateId: template.id, workersMax: 0, ...input } },
+  );
+  return { data: reply.body.data?.saveEndpoint, errors: reply.body.errors };
+}
+
+async function gpuTypeIdsOf(id: string): Promise<string[]> {
+  return Endpoint.parse((await api.rest("GET", `/endpoints/${id}`)).body).gpuTypeIds;
+}
+
+describe("the GPU choice on both wires (REST gpuTypeIds, GraphQL gpuIds)", () => {
+  it('GPU types no pools describe read as gpuIds "", which drifts visibly and cannot be saved back', async () => {
+    for (const gpuTypeIds of [["NVIDIA GeForce RTX 5090"], ["NVIDIA B200"], ["NVIDIA A40", "NVIDIA B200"]]) {
+      const endpoint = await createEndpoint({ gpuTypeIds, workersMax: 0 });
+      expect(await gpuIdsOf(endpoint.id)).toBe("");
+      // Saving back what was read is refused naming gpuIds; the GPUs are unchanged.
+      const saved = await saveEndpoint({ id: endpoint.id, gpuIds: "" });
+      expect(saved.errors?.[0]).toMatchObject({
+        message: expect.stringMatching(/^gpuIds: is empty: name at least one GPU pool/),
+        extensions: { code: "VALIDATION", field: "gpuIds" },
+      });
+      expect(await gpuTypeIdsOf(endpoint.id)).toEqual(gpuTypeIds);
+    }
+    // A change made through REST is seen through GraphQL: no stale pool list.
+    const created = await saveEndpoint({ gpuIds: "AMPERE_16" });
+    const id = created.data?.id ?? "";
+    expect(created.data?.gpuIds).toBe("AMPERE_16");
+    await api.rest("PATCH", `/endpoints/${id}`, { gpuTypeIds: ["NVIDIA B200"] });
+    expect(await gpuIdsOf(id)).toBe("");
+    await api.rest("PATCH", `/endpoints/${id}`, { gpuTypeIds: ["NVIDIA L4"] });
+    expect(await gpuIdsOf(id)).toBe("AMPERE_24,-NVIDIA RTX A5000,-NVIDIA GeForce RTX 3090");
+  });
+
+  it("lists pools in the order of the first type each holds, and a GraphQL round trip keeps gpuTypeIds' order", async () => {
+    const order = ["NVIDIA A40", "NVIDIA RTX A4000"];
+    const endpoint = await createEndpoint({ gpuTypeIds: order, workersMax: 0 });
+    const gpuIds = await gpuIdsOf(endpoint.id);
+    expect(gpuIds).toBe(
+      "AMPERE_48,AMPERE_16,-NVIDIA RTX A6000,-NVIDIA RTX A4500,-NVIDIA RTX 4000 Ada Generation," +
+        "-NVIDIA RTX 2000 Ada Generation,-NVIDIA RTX 4000 SFF Ada Generation,-NVIDIA RTX A2000",
     );
-    expect(read.body.data.myself.endpoint.gpuIds).toBe("AMPERE_48,-NVIDIA RTX A6000");
+    // Read, then save back (saveEndpoint is a full replace): the REST priority order stands.
+    const saved = await saveEndpoint({ id: endpoint.id, gpuIds });
+    expect(saved.errors).toBeUndefined();
+    expect(await gpuTypeIdsOf(endpoint.id)).toEqual(order);
+    // The same set written differently keeps the order too; another set takes the pools' order.
+    await saveEndpoint({
+      id: endpoint.id,
+      gpuIds:
+        "AMPERE_16,AMPERE_48,-NVIDIA RTX A6000,-NVIDIA RTX A4500,-NVIDIA RTX 4000 Ada Generation,-NVIDIA RTX 2000 Ada Generation,-NVIDIA RTX 4000 SFF Ada Generation,-NVIDIA RTX A2000",
+    });
+    expect(await gpuTypeIdsOf(endpoint.id)).toEqual(order);
+    await saveEndpoint({ id: endpoint.id, gpuIds: "AMPERE_48" });
+    expect(await gpuTypeIdsOf(endpoint.id)).toEqual(["NVIDIA RTX A6000", "NVIDIA A40"]);
+  });
+
+  it("refuses a GPU endpoint with no GPU type, naming the field", async () => {
+    const create = await api.rest<ErrorBody>("POST", "/endpoints", {
+      templateId: template.id,
+      gpuTypeIds: [],
+    });
+    expect(create).toMatchObject({
+      status: 400,
+      body: { message: "gpuTypeIds: a GPU endpoint needs at least one GPU type", field: "gpuTypeIds" },
+    });
+    const endpoint = await createEndpoint({ workersMax: 0 });
+    const patch = await api.rest<ErrorBody>("PATCH", `/endpoints/${endpoint.id}`, { gpuTypeIds: [] });
+    expect(patch).toMatchObject({
+      status: 400,
+      body: { message: "gpuTypeIds: a GPU endpoint needs at least one GPU type", field: "gpuTypeIds" },
+    });
+    const excluded = await saveEndpoint({ gpuIds: "AMPERE_48,-NVIDIA A40,-NVIDIA RTX A6000" });
+    expect(excluded.errors?.[0]).toMatchObject({
+      message:
+        'gpuIds: excludes every GPU type of its pools ("AMPERE_48,-NVIDIA A40,-NVIDIA RTX A6000"); a GPU endpoint needs at least one',
+      extensions: { code: "VALIDATION", field: "gpuIds" },
+    });
+    // A CPU endpoint has no GPU type, and needs none.
+    const cpu = await createEndpoint({ computeType: "CPU", gpuTypeIds: [], workersMax: 0 });
+    expect(cpu.gpuTypeIds).toEqual([]);
+  });
+});
+
+describe("REST endpoints and volumes", () => {
+  it("refuses a network volume outside the endpoint's data centers, as pods do, on create and on update", async () => {
+    const volume = (
+      await api.rest<NetworkVolume>("POST", "/networkvolumes", {
+        name: "tx",
+        size: 10,
+        dataCenterId: "US-TX-3",
+      })
+    ).body;
+    const outside = `network volume ${volume.id} is in US-TX-3, which is not among the endpoint's data centers`;
+    const create = await api.rest<ErrorBody>("POST", "/endpoints", {
+      templateId: template.id,
+      networkVolumeId: volume.id,
+      dataCenterIds: ["EU-RO-1"],
+      workersMax: 0,
+    });
+    expect(create).toMatchObject({
+      status: 400,
+      body: {
+        message: `networkVolumeId: ${outside} (EU-RO-1)`,
+        code: "VALIDATION",
+        field: "networkVolumeId",
+      },
+    });
+    const many = await api.rest<ErrorBody>("POST", "/endpoints", {
+      templateId: template.id,
+      networkVolumeIds: [volume.id],
+      dataCenterIds: ["EU-RO-1", "EU-CZ-1"],
+    });
+    expect(many.body).toMatchObject({
+      message: `networkVolumeIds: ${outside} (EU-RO-1, EU-CZ-1)`,
+      field: "networkVolumeIds",
+    });
+
+    // Inside its data centers it is taken; moving the data centers away from it is refused.
+    const endpoint = await createEndpoint({
+      networkVolumeId: volume.id,
+      dataCenterIds: ["US-TX-3", "EU-RO-1"],
+      workersMax: 0,
+    });
+    const moved = await api.rest<ErrorBody>("PATCH", `/endpoints/${endpoint.id}`, {
+      dataCenterIds: ["EU-RO-1"],
+    });
+    expect(moved.body).toMatchObject({
+      message: `networkVolumeId: ${outside} (EU-RO-1)`,
+      field: "networkVolumeId",
+    });
+    const other = (
+      await api.rest<NetworkVolume>("POST", "/networkvolumes", {
+        name: "cz",
+        size: 10,
+        dataCenterId: "EU-CZ-1",
+      })
+    ).body;
+    const swapped = await api.rest<ErrorBody>("PATCH", `/endpoints/${endpoint.id}`, {
+      networkVolumeId: other.id,
+    });
+    expect(swapped.body.message).toBe(
+      `networkVolumeId: network volume ${other.id} is in EU-CZ-1, which is not among the endpoint's data centers (US-TX-3, EU-RO-1)`,
+    );
+    expect((await api.rest<Endpoint>("GET", `/endpoints/${endpoint.id}`)).body).toMatchObject({
+      networkVolumeId: volume.id,
+      dataCenterIds: ["US-TX-3", "EU-RO-1"],
+    });
+
+    // GraphQL locations narrow the data centers the same way.
+    const save = (input: Record<string, unknown>) =>
+      api.gql<{ saveEndpoint: { id: string; locations: string | null } | null }>(
+        `mutation($input: EndpointInput!) { saveEndpoint(input: $input) { id locations } }`,
+        { input: { name: "loc", templateId: template.id, gpuIds: "AMPERE_16", workersMax: 0, ...input } },
+      );
+    const cz = await save({ networkVolumeId: volume.id, locations: "CZ" });
+    expect(cz.body.errors?.[0]).toMatchObject({
+      message: `networkVolumeId: ${outside} (EU-CZ-1: dataCenterIds within locations CZ)`,
+      extensions: { code: "VALIDATION", field: "networkVolumeId" },
+    });
+    const us = await save({ networkVolumeId: volume.id, locations: "US" });
+    expect(us.body.errors).toBeUndefined();
+    const id = us.body.data.saveEndpoint?.id;
+    const narrowed = await save({ id, networkVolumeId: volume.id, locations: "RO,CZ" });
+    expect(narrowed.body.errors?.[0]?.extensions?.field).toBe("networkVolumeId");
   });
 
   it("deletes only when workersMin and workersMax are both 0; delete answers 204 with no body", async () => {

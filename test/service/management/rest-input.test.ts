@@ -65,6 +65,35 @@ describe("REST bad input", () => {
     });
   }
 
+  it("takes template ports only as the OpenAPI writes them: <1-65535>/http or /tcp, naming the field", async () => {
+    for (const port of ["99999/http", "0/tcp", "70000/http", "53/udp", "080/http", "http", "8888/HTTP"]) {
+      const rest = await api.rest<ErrorBody>("POST", "/templates", {
+        name: `p${port}`,
+        imageName: "i",
+        ports: [port],
+      });
+      expect(rest.status, port).toBe(400);
+      expect(rest.body.message).toBe('ports.0: expected "<port>/http" or "<port>/tcp", port 1-65535');
+      const patch = await api.rest<ErrorBody>("PATCH", `/templates/${template.id}`, {
+        ports: ["8888/http", port],
+      });
+      expect(patch.body.message).toMatch(/^ports\.1: /);
+      const gql = await api.gql<{ saveTemplate: null }>(
+        `mutation($p: String) { saveTemplate(input: {name: "gp", imageName: "i", ports: $p}) { id } }`,
+        { p: `8888/http,${port}` },
+      );
+      expect(gql.body.errors?.[0]?.message).toBe(
+        `ports: bad port "${port}"; expected "<port>/http" or "<port>/tcp", port 1-65535`,
+      );
+    }
+    const edges = await api.rest<Template>("POST", "/templates", {
+      name: "edge-ports",
+      imageName: "i",
+      ports: ["1/tcp", "65535/http"],
+    });
+    expect(edges.body.ports).toEqual(["1/tcp", "65535/http"]);
+  });
+
   it("answers 400 for a missing body and for an empty JSON body", async () => {
     const none = await api.rest<ErrorBody>("POST", "/templates");
     expect(none.status).toBe(400);

@@ -58,6 +58,47 @@ describe("REST templates", () => {
     expect((await api.rest("GET", `/templates/${template.id}`)).status).toBe(404);
   });
 
+  it("lists endpoint-bound templates only with includeEndpointBoundTemplates, official ones only with includeRunpodTemplates", async () => {
+    const make = async (name: string, isServerless: boolean) =>
+      Template.parse((await api.rest("POST", "/templates", { name, imageName: "i", isServerless })).body);
+    const bound = await make("inc-bound", true);
+    const loose = await make("inc-loose", true);
+    const pod = await make("inc-pod", false);
+    const endpoint = await api.rest<{ id: string }>("POST", "/endpoints", {
+      templateId: bound.id,
+      workersMax: 0,
+    });
+    expect(endpoint.status).toBe(200);
+    await api.rest("POST", "/endpoints", { templateId: pod.id, workersMax: 0 });
+    const names = async (query = "") =>
+      (await api.rest<Template[]>("GET", `/templates${query}`)).body
+        .map((t) => t.name)
+        .filter((n) => n.startsWith("inc-") || n === "Runpod Ubuntu");
+    // A serverless template an endpoint uses is bound; a pod template used by one is not.
+    expect(await names()).toEqual(["inc-loose", "inc-pod"]);
+    expect(await names("?includeEndpointBoundTemplates=false")).toEqual(["inc-loose", "inc-pod"]);
+    expect(await names("?includeEndpointBoundTemplates=true")).toEqual(["inc-bound", "inc-loose", "inc-pod"]);
+    // No community templates on this service; the official ones come with includeRunpodTemplates.
+    expect(await names("?includePublicTemplates=true")).toEqual(["inc-loose", "inc-pod"]);
+    expect(await names("?includeRunpodTemplates=true")).toEqual(["inc-loose", "inc-pod", "Runpod Ubuntu"]);
+    const official = (await api.rest<Template[]>("GET", "/templates?includeRunpodTemplates=true")).body.find(
+      (t) => t.isRunpod,
+    );
+    expect(official).toMatchObject({
+      id: "runpod-ubuntu",
+      isRunpod: true,
+      isPublic: true,
+      isServerless: false,
+    });
+    expect((await api.rest("GET", "/templates/runpod-ubuntu?includeRunpodTemplates=true")).body).toEqual(
+      official,
+    );
+    expect((await api.rest("GET", "/templates/runpod-ubuntu")).status).toBe(404);
+    // A get by id finds the account's own template, bound or not.
+    expect((await api.rest<Template>("GET", `/templates/${bound.id}`)).body.id).toBe(bound.id);
+    expect(loose.isServerless).toBe(true);
+  });
+
   it("keeps names unique per account, on create and on rename", async () => {
     await api.rest("POST", "/templates", { name: "taken", imageName: "i" });
     const duplicate = await api.rest<ErrorBody>("POST", "/templates", { name: "taken", imageName: "j" });
