@@ -85,7 +85,18 @@ function boundedJson(app: FastifyInstance, emptyIsUndefined: boolean): void {
     } catch (error) {
       return done(error as ServiceError, undefined);
     }
-    defaultJson(request, text, done);
+    defaultJson(request, text, (error, parsed) => done(error && protoRefusal(error, text), parsed));
+  });
+}
+
+/**
+ * Fastify's parser refuses a key named `__proto__` (it could reach an object's prototype) as "not
+ * valid JSON", which valid JSON then seems not to be: say what it is and what to do.
+ */
+function protoRefusal(error: Error, text: string): Error {
+  if (!/"__proto__"\s*:/.test(text)) return error;
+  return new ServiceError("VALIDATION", 'body: a key named "__proto__" is not accepted; rename it', {
+    field: "body",
   });
 }
 
@@ -141,7 +152,7 @@ export function clientJson(text: string, defaultJson: DefaultJsonParser): unknow
     failure = error;
     value = parsed;
   });
-  if (failure) throw failure;
+  if (failure) throw protoRefusal(failure, text);
   return value;
 }
 

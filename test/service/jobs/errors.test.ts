@@ -87,6 +87,21 @@ describe("job API errors", () => {
       expect(reply.status).toBe(400);
       expect(reply.body).toMatchObject({ code: "VALIDATION" });
     });
+
+    it('a key named "__proto__" is refused as such, not as "not valid JSON" (fast path and Fastify, REST too)', async () => {
+      const said = 'body: a key named "__proto__" is not accepted; rename it';
+      for (const [path, raw] of [
+        [`/v2/${ep.id}/run`, '{"input": {"a": {"__proto__": 1}}}'],
+        [`/v2/${ep.id}/runsync?wait=1000`, '{"input": {"__proto__" : {}}}'],
+        ["/v1/templates", '{"name": "p", "imageName": "i", "env": {"__proto__": "x"}}'],
+      ] as const) {
+        const reply = await h.call("POST", path, { raw });
+        expect(reply.status, path).toBe(400);
+        // The job API's error shape has `error`, REST's `message` (as the real ones).
+        expect(reply.body, path).toMatchObject({ code: "VALIDATION", field: "body" });
+        expect(reply.text, path).toContain(JSON.stringify(said).slice(1, -1));
+      }
+    });
   });
 
   describe("401: a missing or wrong key", () => {
