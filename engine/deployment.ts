@@ -319,7 +319,7 @@ export class Deployment {
     }
     this.steps.push({ op, urn, keys });
     this.ctx.recordPlan?.(urn, op, planInputs(inputs));
-    this.ctx.checkPlan?.(urn, op, planInputs(inputs));
+    this.ctx.checkPlan?.(urn, op, inputs);
     const secretOutputs = [...secretInputs, ...req.additionalSecretOutputs];
     const entry: ResourceState = {
       ...baseEntry(urn, req.type, req.parent),

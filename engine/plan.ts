@@ -2,13 +2,23 @@
  * Update plans, as `pulumi preview --save-plan` and `pulumi up --plan` use them: the preview records,
  * per resource, the operation and the checked inputs it intends; the update refuses any step that
  * does not match (another operation, a resource the plan does not know, or an input whose planned
- * value was known and differs). Secret values are kept only as digests, so a plan file holds none.
+ * value was known and differs). Secret values are kept only as digests, so a plan file holds none;
+ * an unknown stays unknown, inside a secret too (Pulumi's rule: a planned unknown accepts any value).
  */
 import { createHash } from "node:crypto";
 import { readFile, writeFile } from "node:fs/promises";
 import { z } from "zod";
 import { EngineError } from "./errors";
-import { isObject, isSecret, type PropertyMap, type PropertyValue, sameValues, UNKNOWN } from "./values";
+import {
+  containsUnknown,
+  isObject,
+  isSecret,
+  type PropertyMap,
+  type PropertyValue,
+  revealValue,
+  sameValues,
+  UNKNOWN,
+} from "./values";
 
 /** What a step does to a resource (Pulumi's step ops, as this engine names them). */
 export type StepOp = "same" | "create" | "update" | "replace" | "delete" | "read";
@@ -42,22 +52,48 @@ const planSchema = z.object({
 });
 
 const DIGEST_KEY = "__secretDigest";
+const PARTS_KEY = "__secretParts";
 
-/** Inputs as a plan keeps them: secrets replaced by a digest of their value. */
+/**
+ * Inputs as a plan keeps them: a known secret replaced by a digest of its value; a secret that is
+ * unknown stays unknown, and one only partly known keeps its shape with each known leaf digested.
+ */
 export function planInputs(inputs: PropertyMap): PropertyMap {
   return Object.fromEntries(Object.entries(inputs).map(([k, v]) => [k, digestSecrets(v)]));
 }
 
 function digestSecrets(value: PropertyValue): PropertyValue {
   if (isSecret(value)) {
-    const digest = createHash("sha256").update(JSON.stringify(value.value)).digest("hex");
-    return { [DIGEST_KEY]: digest };
+    const inner = value.value ?? null;
+    if (inner === UNKNOWN) return UNKNOWN;
+    return containsUnknown(inner) ? { [PARTS_KEY]: digestLeaves(inner) } : digestOf(inner);
   }
   if (Array.isArray(value)) return value.map(digestSecrets);
   if (isObject(value))
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, digestSecrets(v)]));
   return value;
 }
+
+function digestOf(value: PropertyValue): PropertyValue {
+  return {
+    [DIGEST_KEY]: createHash("sha256")
+      .update(JSON.stringify(revealValue(value)))
+      .digest("hex"),
+  };
+}
+
+function digestLeaves(value: PropertyValue): PropertyValue {
+  if (value === UNKNOWN) return UNKNOWN;
+  if (isSecret(value)) return digestLeaves(value.value ?? null);
+  if (Array.isArray(value)) return value.map(digestLeaves);
+  if (isObject(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, digestLeaves(v)]));
+  return digestOf(value);
+}
+
+const isDigest = (value: PropertyValue): value is { [DIGEST_KEY]: string } =>
+  isObject(value) && Object.keys(value).length === 1 && typeof value[DIGEST_KEY] === "string";
+const isParts = (value: PropertyValue): value is { [PARTS_KEY]: PropertyValue } =>
+  isObject(value) && Object.keys(value).length === 1 && PARTS_KEY in value;
 
 export function newPlan(project: string, stack: string): { plan: UpdatePlan; record: PlanRecorder } {
   const plan: UpdatePlan = { version: 1, project, stack, resources: {} };
@@ -81,7 +117,10 @@ export async function loadPlan(path: string): Promise<UpdatePlan> {
   return parsed.data as UpdatePlan;
 }
 
-/** The checker `up --plan` runs on each step; throws a PLAN_VIOLATION naming what differs. */
+/**
+ * The checker `up --plan` runs on each step, given the step's checked inputs as they are (secrets
+ * wrapped); throws a PLAN_VIOLATION naming what differs.
+ */
 export function planChecker(plan: UpdatePlan): PlanChecker {
   return (urn, op, inputs) => {
     const planned = plan.resources[urn];
@@ -99,9 +138,14 @@ export function planChecker(plan: UpdatePlan): PlanChecker {
   };
 }
 
-/** A planned unknown (a value the preview could not know) matches anything, at any depth. */
+/**
+ * A planned unknown (a value the preview could not know) matches anything, at any depth; a planned
+ * secret matches a secret whose value has its digest (leaf by leaf where the plan kept its shape).
+ */
 function matchesPlan(want: PropertyValue, got: PropertyValue): boolean {
   if (want === UNKNOWN) return true;
+  if (isDigest(want)) return isSecret(got) && matchesDigest(want, got.value ?? null);
+  if (isParts(want)) return isSecret(got) && matchesLeaves(want[PARTS_KEY], got.value ?? null);
   if (Array.isArray(want)) {
     return (
       Array.isArray(got) && want.length === got.length && want.every((w, i) => matchesPlan(w, got[i] ?? null))
@@ -113,6 +157,27 @@ function matchesPlan(want: PropertyValue, got: PropertyValue): boolean {
     return [...keys].every((k) => k in want && k in got && matchesPlan(want[k] ?? null, got[k] ?? null));
   }
   return sameValues(want, got);
+}
+
+function matchesDigest(want: { [DIGEST_KEY]: string }, got: PropertyValue): boolean {
+  return sameValues(digestOf(got), want);
+}
+
+/** Inside a partly known secret: unknown leaves match anything, known ones by digest. */
+function matchesLeaves(want: PropertyValue, got: PropertyValue): boolean {
+  if (want === UNKNOWN) return true;
+  if (isSecret(got)) return matchesLeaves(want, got.value ?? null);
+  if (isDigest(want)) return matchesDigest(want, got);
+  if (Array.isArray(want)) {
+    return (
+      Array.isArray(got) &&
+      want.length === got.length &&
+      want.every((w, i) => matchesLeaves(w, got[i] ?? null))
+    );
+  }
+  if (!isObject(want) || !isObject(got)) return false;
+  const keys = new Set([...Object.keys(want), ...Object.keys(got)]);
+  return [...keys].every((k) => k in want && k in got && matchesLeaves(want[k] ?? null, got[k] ?? null));
 }
 
 function violation(urn: string, detail: string): never {

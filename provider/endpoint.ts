@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
@@ -148,7 +149,11 @@ export type EndpointDesired = z.output<typeof EndpointInputs> & { name: string }
 
 /** Outputs the service computes. */
 export const EndpointComputed = z.object({
-  url: z.string().describe("The endpoint's job API address, `{queueUrl}/v2/{id}`."),
+  url: z
+    .string()
+    .describe(
+      "Where the endpoint takes requests. Queue-based (QB): its job API, `{queueUrl}/v2/{id}` (/run, /runsync, /status). Load-balancing (LB): its workers' own HTTP servers, `https://{id}.api.runpod.ai` on the real service (the id as a subdomain of queueUrl's host; append your worker's paths). The local service serves no load-balancing traffic: with its queueUrl (an IP address, which takes no subdomain) an LB url is `http://{id}.localhost:{port}`, which nothing behind it serves (the local service answers 404).",
+    ),
   createdAt: z.string().describe("When the endpoint was created (ISO-8601)."),
   version: z.int().describe("Bumped by the service when the template or env changes (a rolling release)."),
 });
@@ -400,10 +405,25 @@ export function endpointOutputs(
       record.hubReleaseId === undefined ? stringOrNull(previous.hubReleaseId) : current.hubReleaseId,
     modelName: record.modelName === undefined ? stringOrNull(previous.modelName) : current.modelName,
     env: managed === null ? current.env : onlyKeys(current.env, managed),
-    url: `${settings.queueUrl}/v2/${record.id}`,
+    url: endpointUrl(settings.queueUrl, record.type, record.id),
     createdAt: record.createdAt,
     version: record.version,
   };
+}
+
+/**
+ * Where an endpoint takes requests. A queue-based one: the job API, `{queueUrl}/v2/{id}`. A
+ * load-balancing one has no queue (/v2 refuses it): requests go to its workers' HTTP servers behind
+ * `https://{id}.api.runpod.ai`, the id as a subdomain of the queue host. An IP address takes no
+ * subdomain (the local service's queueUrl), so `localhost` stands in for it: `*.localhost` is
+ * loopback (RFC 6761), and the local service, which serves no LB traffic, answers there with 404.
+ */
+export function endpointUrl(queueUrl: string, type: string, id: string): string {
+  if (type !== "LB") return `${queueUrl}/v2/${id}`;
+  const url = new URL(queueUrl);
+  const host = isIP(url.hostname.replace(/^\[|\]$/g, "")) !== 0 ? "localhost" : url.hostname;
+  url.hostname = `${id}.${host}`;
+  return url.href.replace(/\/$/, "");
 }
 
 /** Endpoints that use a template or a volume; one scaled to zero is on its way out (delete scales it first). */

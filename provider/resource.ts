@@ -6,8 +6,20 @@ import type { InputSpec } from "./check";
 /** The Pulumi module of every resource: tokens are `pulumi-nodejs:dynamic/runpodkit:<Type>`. */
 export const DYNAMIC_MODULE = "runpodkit";
 
-/** A resource's arguments: each input may be a plain value, a promise or an Output. */
-export type PulumiInputs<T> = { [K in keyof T]: pulumi.Input<T[K]> };
+/**
+ * A resource's arguments: every value may be a plain value, a promise or an Output at every level (a
+ * map's values, an array's elements, a nested object's fields), as in Pulumi's generated SDKs. Pulumi
+ * resolves nested inputs before check, so the provider only ever sees plain values.
+ */
+export type PulumiInputs<T> = { [K in keyof T]: DeepInput<T[K]> };
+
+/** One value as an input at every level; literal unions (enums) stay precise. Distributes over unions. */
+export type DeepInput<T> = pulumi.Input<DeepInputInner<T>>;
+type DeepInputInner<T> = T extends readonly (infer E)[]
+  ? DeepInput<E>[]
+  : T extends object
+    ? { [K in keyof T]: DeepInput<T[K]> }
+    : T;
 
 /**
  * A resource's state (its outputs) from its schemas: every input with defaults applied (a name is

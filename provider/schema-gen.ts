@@ -100,8 +100,12 @@ function resourceSchema(definition: { noun: string; spec: InputSpec }, types: Re
   }
   const computed = spec.computed ? properties(spec.computed, types, spec.type).props : {};
   Object.assign(outputs, computed);
-  // Every output except adoptId is present after create (absent optional inputs read back as null).
-  const alwaysPresent = [...inputFields(spec).filter((f) => f !== "adoptId"), ...Object.keys(computed)];
+  // Pulumi's `required` outputs are the always-populated ones (a generated SDK types them non-null):
+  // those whose state type admits neither null nor absence (StateOf: a name is always set).
+  const alwaysPresent = [
+    ...inputFields(spec).filter((f) => f === "name" || alwaysPopulated(spec.schema, f)),
+    ...Object.keys(computed).filter((f) => spec.computed !== undefined && alwaysPopulated(spec.computed, f)),
+  ];
   return {
     description: `${capitalize(definition.noun)}. Engine type token: \`${dynamicToken(spec.type)}\` (a Pulumi dynamic resource of the runpodkit npm package).`,
     inputProperties: inputs.props,
@@ -111,6 +115,19 @@ function resourceSchema(definition: { noun: string; spec: InputSpec }, types: Re
   };
 }
 
+/** The field's output (after defaults) can be neither null nor absent. */
+function alwaysPopulated(schema: z.ZodObject, field: string): boolean {
+  const json = z.toJSONSchema(schema, { io: "output", unrepresentable: "any" }) as {
+    properties: Record<string, JsonSchema>;
+    required?: string[];
+  };
+  const node = json.properties[field] ?? {};
+  const admitsNull = (node.anyOf ?? [node]).some(
+    (v) => v.type === "null" || (Array.isArray(v.type) && v.type.includes("null")),
+  );
+  return (json.required ?? []).includes(field) && !admitsNull;
+}
+
 const capitalize = (text: string) => text[0]!.toUpperCase() + text.slice(1);
 
 function configVariables(): Record<string, Json> {
@@ -118,7 +135,7 @@ function configVariables(): Record<string, Json> {
     apiKey: "API key of the service. Set it as a secret.",
     restUrl: `Base of the REST management API (default ${DEFAULT_URLS.restUrl}).`,
     graphqlUrl: `GraphQL address (default ${DEFAULT_URLS.graphqlUrl}).`,
-    queueUrl: `Host of the job API; an endpoint's url is {queueUrl}/v2/{id} (default ${DEFAULT_URLS.queueUrl}).`,
+    queueUrl: `Host of the job API; a queue-based endpoint's url is {queueUrl}/v2/{id}, a load-balancing one's the id as a subdomain of this host (default ${DEFAULT_URLS.queueUrl}).`,
     deleteTimeout: `Seconds a delete waits out refusals (workers still scaling down, in use) (default ${DEFAULT_DELETE_TIMEOUT_SECONDS}).`,
   };
   const out: Record<string, Json> = {};

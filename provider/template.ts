@@ -37,7 +37,7 @@ import {
   type StateOf,
   withSecretOutputs,
 } from "./resource";
-import { containsUnknown, isUnknown } from "./unknowns";
+import { containsUnknown, isUnknown, UNKNOWN } from "./unknowns";
 
 // Arguments ---------------------------------------------------------------------------------------
 
@@ -433,7 +433,14 @@ function refuseUnparsable(value: string, ctx: z.RefinementCtx): void {
  */
 function startCommandBothWays(props: Props): Props {
   const { dockerArgs, dockerStartCmd } = props;
-  if (isUnknown(dockerArgs) || containsUnknown(dockerStartCmd)) return props;
+  // Still unknown during preview: the side left out follows it, so it is unknown too (a saved plan
+  // then accepts the value up derives, instead of the default).
+  if (containsUnknown(dockerStartCmd)) return dockerArgs == null ? { ...props, dockerArgs: UNKNOWN } : props;
+  if (isUnknown(dockerArgs)) {
+    return isArgv(dockerStartCmd) && dockerStartCmd.length === 0
+      ? { ...props, dockerStartCmd: UNKNOWN }
+      : props;
+  }
   if (typeof dockerArgs === "string") {
     const argv = argvOf(dockerArgs);
     if (argv === undefined) return props;

@@ -151,7 +151,7 @@ function resourcePage(
     "",
     "### Outputs",
     "",
-    `All input properties are also outputs. ${name} also has these outputs:`,
+    `All input properties are also outputs.${maybeNull(Object.keys(inputs), resource.required)} ${name} also has these outputs:`,
     "",
     propertiesTable(
       schema,
@@ -264,6 +264,14 @@ function exampleBlock(sources: DocSources, key: string, where: string) {
   return { title: title.trim(), text: rest.join("\n").trim(), code: `\`\`\`typescript\n${code}\n\`\`\`` };
 }
 
+/** " Of these, `a`, `b` may be null…" for the input outputs the schema does not mark always populated. */
+function maybeNull(keys: readonly string[], required: readonly string[]): string {
+  const nullable = keys.filter((key) => key !== "adoptId" && !required.includes(key));
+  return nullable.length === 0
+    ? ""
+    : ` Of these, ${nullable.map((key) => `\`${key}\``).join(", ")} may be null (or absent) when neither the program nor the service set them.`;
+}
+
 function propertiesTable(
   schema: PackageSchema,
   properties: Record<string, SchemaProperty>,
@@ -276,7 +284,9 @@ function propertiesTable(
   const rows = Object.entries(properties).map(([key, p]) => {
     const type = `${typeText(p, schema)}${p.secret ? " (secret)" : ""}`;
     const description = cell(p.description ?? "");
-    if (!inputs) return `| \`${key}\` | ${type} | ${description} |`;
+    // An output not always populated (not `required` in the schema) may be null.
+    if (!inputs)
+      return `| \`${key}\` | ${type}${required.includes(key) ? "" : " \\| null"} | ${description} |`;
     const fallback = p.default === undefined ? "" : `\`${JSON.stringify(p.default)}\``;
     const yes = (flag: boolean) => (flag ? "yes" : "");
     return `| \`${key}\` | ${type} | ${yes(required.includes(key))} | ${fallback} | ${yes(p.willReplaceOnChanges === true)} | ${description} |`;

@@ -162,6 +162,32 @@ describe("engine rules on the rules fixture", () => {
   );
 
   test(
+    "a plan applies when a secret input was still unknown at preview (a planned unknown matches anything)",
+    async () => {
+      const s = await harness(3, { withSealed: "true" });
+      try {
+        expect((await s.stack.up()).changes).toEqual({ create: 6 });
+        const planFile = join(s.root, "plan.json");
+        s.stack.setConfig("baseKind", { value: "b" });
+        // base is replaced, so its new id, and the secret label made from it, are unknown at preview.
+        const preview = await s.stack.preview({ savePlan: planFile });
+        expect(preview.changes).toMatchObject({ replace: 3, update: 1 });
+        const up = await s.stack.up({ plan: planFile });
+        expect(up.changes).toEqual({ same: 2, replace: 3, update: 1 });
+        const ids = (await s.stack.outputs()).ids?.value as Record<string, string>;
+        const sealed = readdirSync(s.dir)
+          .filter((f) => f.endsWith(".json"))
+          .map((f) => JSON.parse(readFileSync(join(s.dir, f), "utf8")) as { label?: string })
+          .find((t) => t.label?.startsWith("sealed-"));
+        expect(sealed?.label).toBe(`sealed-${ids.base}`);
+      } finally {
+        rmSync(s.root, { recursive: true, force: true });
+      }
+    },
+    RUN_TIMEOUT * 2,
+  );
+
+  test(
     "refresh reads in parallel and changes nothing; destroy deletes in parallel, dependents first, with each delete timeout from state",
     async () => {
       const refresh = await h.stack.refresh();

@@ -1,10 +1,23 @@
-/** The engine's pure parts: URNs, secret marking, sealing secrets for disk, and deletion order. */
+/**
+ * The engine's pure parts: URNs, secret marking, sealing secrets for disk, update plans' matching,
+ * and deletion order.
+ */
 import { describe, expect, test } from "vitest";
 import { baseEntry, deleteResource } from "../../engine/deployment";
+import { newPlan, planChecker, planInputs } from "../../engine/plan";
 import { isSealed, SecretBox } from "../../engine/secret-box";
 import { dependencyOrder, type ResourceState } from "../../engine/state";
 import { makeUrn, nameOf, typeOf } from "../../engine/urn";
-import { makeSecret, markSecret, reveal, SECRET_SIG, SIG_KEY, secretKeys } from "../../engine/values";
+import {
+  makeSecret,
+  markSecret,
+  type PropertyMap,
+  reveal,
+  SECRET_SIG,
+  SIG_KEY,
+  secretKeys,
+  UNKNOWN,
+} from "../../engine/values";
 
 function resource(urn: string, deps: string[] = [], parent = ""): ResourceState {
   return { ...baseEntry(urn, "t", parent), custom: true, id: urn, dependencies: deps };
@@ -50,6 +63,57 @@ describe("secret values", () => {
     });
     expect(() => SecretBox.create("other", box.salt).verify(box.checkValue())).toThrow(
       expect.objectContaining({ code: "PASSPHRASE_MISMATCH" }),
+    );
+  });
+});
+
+describe("update plans", () => {
+  /** The error `up --plan` raises for `applied` against a plan recorded from `previewed`, or undefined. */
+  function violation(previewed: PropertyMap, applied: PropertyMap): string | undefined {
+    const { plan, record } = newPlan("p", "dev");
+    record("r", "update", planInputs(previewed));
+    // The plan file holds no secret value, known or partly known.
+    expect(JSON.stringify(plan).includes("tok-1")).toBe(false);
+    try {
+      planChecker(JSON.parse(JSON.stringify(plan)))("r", "update", applied);
+      return undefined;
+    } catch (error) {
+      return (error as Error).message;
+    }
+  }
+
+  test("a secret unknown at preview accepts any value at up, as any planned unknown does", () => {
+    const previewed = { env: makeSecret(UNKNOWN), kind: "a" };
+    expect(violation(previewed, { env: makeSecret({ TOKEN: "tok-1" }), kind: "a" })).toBeUndefined();
+    expect(violation(previewed, { env: makeSecret("anything"), kind: "a" })).toBeUndefined();
+    expect(violation(previewed, { env: makeSecret(UNKNOWN), kind: "b" })).toBe(
+      "up r: resource r violates plan: properties changed: kind",
+    );
+  });
+
+  test("a partly known secret: its unknown parts accept anything, its known parts must stay", () => {
+    const previewed = { env: makeSecret({ TOKEN: "tok-1", REF: UNKNOWN }), ids: [UNKNOWN, "v2"] };
+    const applied = { env: makeSecret({ TOKEN: "tok-1", REF: "ref-9" }), ids: ["v1", "v2"] };
+    expect(violation(previewed, applied)).toBeUndefined();
+    expect(violation(previewed, { ...applied, env: makeSecret({ TOKEN: "tok-2", REF: "ref-9" }) })).toBe(
+      "up r: resource r violates plan: properties changed: env",
+    );
+    expect(violation(previewed, { ...applied, env: makeSecret({ TOKEN: "tok-1" }) })).toBe(
+      "up r: resource r violates plan: properties changed: env",
+    );
+    expect(violation(previewed, { ...applied, ids: ["v1", "v3"] })).toBe(
+      "up r: resource r violates plan: properties changed: ids",
+    );
+  });
+
+  test("a known secret must keep its value, and stay secret", () => {
+    const previewed = { env: makeSecret({ TOKEN: "tok-1" }) };
+    expect(violation(previewed, { env: makeSecret({ TOKEN: "tok-1" }) })).toBeUndefined();
+    expect(violation(previewed, { env: makeSecret({ TOKEN: "tok-2" }) })).toBe(
+      "up r: resource r violates plan: properties changed: env",
+    );
+    expect(violation(previewed, { env: { TOKEN: "tok-1" } })).toBe(
+      "up r: resource r violates plan: properties changed: env",
     );
   });
 });

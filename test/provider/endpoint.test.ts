@@ -1,3 +1,4 @@
+import { request } from "node:http";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { inputFields } from "../../provider/check";
 import { createManagementApi } from "../../provider/clients";
@@ -131,6 +132,47 @@ describe("Endpoint check", () => {
     const created = await up({ templateId });
     const diff = await provider.diff(created.id, created.outs, { ...created.inputs, type: UNKNOWN });
     expect(diff).toMatchObject({ changes: true, replaces: ["type"] });
+  });
+});
+
+/** A GET to the local service at `path`, addressed to `host` (its port; *.localhost is loopback). */
+function getVia(host: string, path: string): Promise<{ status: number; body: string }> {
+  const port = Number(new URL(h.service.queueUrl).port);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: "127.0.0.1", port, path, headers: { host, authorization: `Bearer ${h.service.apiKey}` } },
+      (res) => {
+        let body = "";
+        res.on("data", (chunk: Buffer) => {
+          body += chunk.toString();
+        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+describe("Endpoint url", () => {
+  test("a load-balancing endpoint's url is its workers' address, not the job API that refuses it", async () => {
+    const lb = await up({ templateId, type: "LB" });
+    // The local service's queueUrl is an IP address: localhost stands in for it (*.localhost is loopback).
+    const port = new URL(h.service.queueUrl).port;
+    expect(lb.outs.url).toBe(`http://${lb.id}.localhost:${port}`);
+    // The local service serves no LB traffic: a worker path there is a plain 404, not a queue call.
+    const ping = await getVia(`${lb.id}.localhost:${port}`, "/ping");
+    expect(ping.status).toBe(404);
+    expect(ping.body).not.toContain("UNSUPPORTED");
+    // A refresh reads the same address.
+    expect((await provider.read(lb.id, lb.outs)).props).toMatchObject({ url: lb.outs.url });
+
+    // Against the real service's queue host, the id is a subdomain: https://{id}.api.runpod.ai.
+    h.settings.queueUrl = "https://api.runpod.ai";
+    const real = await checkAndCreate(provider, "lb-real", { templateId, type: "LB" });
+    expect(real.outs.url).toBe(`https://${real.id}.api.runpod.ai`);
+    const queue = await checkAndCreate(provider, "qb-real", { templateId });
+    expect(queue.outs.url).toBe(`https://api.runpod.ai/v2/${queue.id}`);
   });
 });
 

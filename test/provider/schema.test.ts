@@ -1,8 +1,15 @@
 import { readFileSync } from "node:fs";
-import { describe, expect, test } from "vitest";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { z } from "zod";
-import { inputFields } from "../../provider/check";
+import { inputFields, type Props } from "../../provider/check";
+import { createContainerRegistryAuthProvider } from "../../provider/container-registry-auth";
+import { createEndpointProvider } from "../../provider/endpoint";
+import { createNetworkVolumeProvider } from "../../provider/network-volume";
+import { createPodProvider } from "../../provider/pod";
 import { DEFINITIONS, resourceToken, SCHEMA_PATH, schemaText } from "../../provider/schema-gen";
+import { createSecretProvider } from "../../provider/secret";
+import { createTemplateProvider } from "../../provider/template";
+import { checkAndCreate, type Harness, startHarness } from "./support";
 
 interface PulumiProperty {
   type?: string;
@@ -15,6 +22,8 @@ interface PulumiResource {
   inputProperties: Record<string, PulumiProperty>;
   requiredInputs: string[];
   properties: Record<string, PulumiProperty>;
+  /** Outputs always populated: a generated SDK types them non-null. */
+  required: string[];
 }
 const committed = JSON.parse(readFileSync(SCHEMA_PATH, "utf8")) as {
   name: string;
@@ -46,6 +55,15 @@ function expectedType(field: z.ZodType): { type?: string; enum?: string[] } {
     default:
       throw new Error(`unmapped zod type ${String(def.type)}`);
   }
+}
+
+/**
+ * Whether a field's output (after defaults) can be null or absent, read from zod's own definition:
+ * an optional field may be absent, a nullable one (or one whose default is null) may be null.
+ */
+function mayBeEmpty(field: z.ZodType): boolean {
+  const def = (field as z.ZodType & { _zod: { def: { type: string } } })._zod.def;
+  return def.type === "optional" || field.safeParse(null).success;
 }
 
 describe("schema.json", () => {
@@ -98,6 +116,76 @@ describe("schema.json", () => {
         const computed = spec.computed ? Object.keys(spec.computed.shape) : [];
         expect(Object.keys(resource.properties).sort()).toEqual([...inputFields(spec), ...computed].sort());
       });
+
+      test("only outputs that are never null or absent are required (always populated)", () => {
+        // A generated name is always set; every other input output follows its zod type.
+        const inputs = inputFields(spec).filter(
+          (name) => name === "name" || !mayBeEmpty(spec.schema.shape[name] as z.ZodType),
+        );
+        const computed = Object.entries(spec.computed?.shape ?? {})
+          .filter(([, field]) => !mayBeEmpty(field as z.ZodType))
+          .map(([name]) => name);
+        expect(resource.required.sort()).toEqual([...inputs, ...computed].sort());
+        expect(resource.required).not.toContain("adoptId");
+      });
+    });
+  }
+});
+
+describe("schema.json's required outputs against what the providers return", () => {
+  let h: Harness;
+  const created: Record<string, Props> = {};
+
+  beforeAll(async () => {
+    h = await startHarness();
+    const context = h.context;
+    const template = await checkAndCreate(createTemplateProvider(context), "tpl", {
+      imageName: "runpodkit/echo:1.0",
+      isServerless: true,
+    });
+    created.Template = template.outs;
+    created.Endpoint = (
+      await checkAndCreate(createEndpointProvider(context), "api", { templateId: template.id })
+    ).outs;
+    created.NetworkVolume = (
+      await checkAndCreate(createNetworkVolumeProvider(context), "vol", { size: 10, dataCenterId: "EU-RO-1" })
+    ).outs;
+    created.ContainerRegistryAuth = (
+      await checkAndCreate(createContainerRegistryAuthProvider(context), "creds", {
+        username: "bot",
+        password: "s3cret-pass",
+      })
+    ).outs;
+    created.Secret = (await checkAndCreate(createSecretProvider(context), "hf", { value: "hf_abc" })).outs;
+    created.Pod = (
+      await checkAndCreate(createPodProvider(context), "box", {
+        imageName: "runpod/pytorch:2.4",
+        gpuTypeIds: ["NVIDIA GeForce RTX 4090"],
+      })
+    ).outs;
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  test("the outputs the audit found null are not required", () => {
+    const required = (type: string) => committed.resources[resourceToken(type)]!.required;
+    expect(created.Endpoint).toMatchObject({ locations: null, hubReleaseId: null, modelName: null });
+    for (const key of ["locations", "hubReleaseId", "modelName", "networkVolumeId", "minCudaVersion"]) {
+      expect(required("Endpoint"), key).not.toContain(key);
+    }
+    expect(required("NetworkVolume")).not.toContain("storageType");
+    expect(required("Template")).not.toContain("containerRegistryAuthId");
+    expect(required("Secret")).not.toContain("description");
+    expect(required("Endpoint")).toEqual(expect.arrayContaining(["name", "templateId", "url", "env"]));
+  });
+
+  for (const { spec } of DEFINITIONS) {
+    test(`${spec.type}: every required output is populated by a minimal create`, () => {
+      const outs = created[spec.type]!;
+      const resource = committed.resources[resourceToken(spec.type)]!;
+      const empty = resource.required.filter((key) => outs[key] === null || outs[key] === undefined);
+      expect(empty).toEqual([]);
     });
   }
 });

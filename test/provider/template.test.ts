@@ -87,6 +87,30 @@ describe("Template check", () => {
     );
     expect(failures).toEqual([]);
   });
+
+  test("a start command still unknown makes the other spelling unknown, not its default", async () => {
+    const fromCmd = await provider.check(
+      {},
+      { __logicalName: "t", imageName: "img:1", dockerStartCmd: ["python", "--volume", UNKNOWN] },
+    );
+    expect(fromCmd.failures).toEqual([]);
+    expect(fromCmd.inputs).toMatchObject({
+      dockerStartCmd: ["python", "--volume", UNKNOWN],
+      dockerArgs: UNKNOWN,
+    });
+    const fromArgs = await provider.check(
+      {},
+      { __logicalName: "t", imageName: "img:1", dockerArgs: UNKNOWN },
+    );
+    expect(fromArgs.failures).toEqual([]);
+    expect(fromArgs.inputs).toMatchObject({ dockerArgs: UNKNOWN, dockerStartCmd: UNKNOWN });
+    // Both given: each stays as written.
+    const both = await provider.check(
+      {},
+      { __logicalName: "t", imageName: "img:1", dockerArgs: "python run", dockerStartCmd: UNKNOWN },
+    );
+    expect(both.inputs).toMatchObject({ dockerArgs: "python run", dockerStartCmd: UNKNOWN });
+  });
 });
 
 describe("Template lifecycle", () => {

@@ -19,7 +19,7 @@ const template = new Template("worker", { imageName: "ghcr.io/acme/worker:1.2", 
 const endpoint = new Endpoint("api", {
   templateId: template.id,
   gpuIds: "AMPERE_24",
-  env: hfToken.reference.apply((reference) => ({ HF_TOKEN: reference })),
+  env: { HF_TOKEN: hfToken.reference },
 });
 
 export const endpointId = endpoint.id;

@@ -18,5 +18,5 @@ export const template = new Template("worker", {
   isServerless: true,
   containerRegistryAuthId: registry.id,
   containerDiskInGb: 20,
-  env: config.requireSecret("hfToken").apply((token) => ({ LOG_LEVEL: "info", HF_TOKEN: token })),
+  env: { LOG_LEVEL: "info", HF_TOKEN: config.requireSecret("hfToken") },
 });
