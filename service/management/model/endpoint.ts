@@ -261,9 +261,19 @@ export class EndpointService {
       ...(settings.networkVolumeId ? [["networkVolumeId", settings.networkVolumeId] as const] : []),
       ...settings.networkVolumeIds.map((id) => ["networkVolumeIds", id] as const),
     ];
+    const volumeIn = new Map<string, string>();
     for (const [field, volumeId] of volumes) {
       const volume = this.#store.volumes.get(accountId, volumeId);
       if (!volume) throw invalid(field, `network volume ${volumeId} not found`);
+      // A worker mounts the one volume of its data center.
+      const other = volumeIn.get(volume.dataCenterId);
+      if (other !== undefined && other !== volume.id && placementChanged) {
+        throw invalid(
+          field,
+          `network volumes ${other} and ${volume.id} are both in ${volume.dataCenterId}; an endpoint takes at most one per data center`,
+        );
+      }
+      volumeIn.set(volume.dataCenterId, volume.id);
       // Workers run only in the endpoint's data centers, and mount a volume only where it is.
       if (placementChanged && !dataCenters.includes(volume.dataCenterId)) {
         throw invalid(

@@ -247,6 +247,33 @@ describe("the GPU choice on both wires (REST gpuTypeIds, GraphQL gpuIds)", () =>
 });
 
 describe("REST endpoints and volumes", () => {
+  it("refuses two network volumes in one data center: a worker mounts the one where it runs", async () => {
+    const volume = async (name: string, dataCenterId: string) =>
+      (await api.rest<NetworkVolume>("POST", "/networkvolumes", { name, size: 10, dataCenterId })).body;
+    const [a, b, c] = [
+      await volume("a", "EU-RO-1"),
+      await volume("b", "EU-RO-1"),
+      await volume("c", "US-TX-3"),
+    ];
+    const twice = await api.rest<ErrorBody>("POST", "/endpoints", {
+      templateId: template.id,
+      networkVolumeIds: [a.id, c.id, b.id],
+      workersMax: 0,
+    });
+    expect(twice).toMatchObject({
+      status: 400,
+      body: {
+        message: `networkVolumeIds: network volumes ${a.id} and ${b.id} are both in EU-RO-1; an endpoint takes at most one per data center`,
+        field: "networkVolumeIds",
+      },
+    });
+    const endpoint = await createEndpoint({ networkVolumeIds: [a.id, c.id], workersMax: 0 });
+    const added = await api.rest<ErrorBody>("PATCH", `/endpoints/${endpoint.id}`, {
+      networkVolumeIds: [a.id, c.id, b.id],
+    });
+    expect(added).toMatchObject({ status: 400, body: { field: "networkVolumeIds" } });
+  });
+
   it("refuses a network volume outside the endpoint's data centers, as pods do, on create and on update", async () => {
     const volume = (
       await api.rest<NetworkVolume>("POST", "/networkvolumes", {
