@@ -102,7 +102,7 @@ const jobsScenario: Scenario = {
       async run({ driver, svc }) {
         expect(await driver.destroy()).toEqual({ delete: 3 });
         expect(await svc.rest.endpoints.list()).toEqual([]);
-        expect(await svc.rest.templates.list()).toEqual([]);
+        expect(await svc.rest.templates.list({ includeEndpointBoundTemplates: true })).toEqual([]);
       },
     },
   ],

@@ -93,7 +93,7 @@ describe("compatibility matrix: the packed quickstart installed, deployed and de
 
         expect((await stack.destroy()).changes).toEqual({ delete: 3 });
         expect(await svc.rest.endpoints.list()).toEqual([]);
-        expect(await svc.rest.templates.list()).toEqual([]);
+        expect(await svc.rest.templates.list({ includeEndpointBoundTemplates: true })).toEqual([]);
       },
       ROW_TIMEOUT,
     );

@@ -1,17 +1,9 @@
-/**
- * Issue 8 defect 1 on the engine's real-engine rules (dependent replacements modelled): explicitly
- * named resources that others use are replaced without deleting anything still in use. The fixture
- * program is installed from the packed package, as users get it.
- */
-import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { LocalStack, type OutputMap } from "../../engine/engine";
+import type { LocalStack, OutputMap } from "../../engine/engine";
 import { EngineError } from "../../engine/errors";
-import { installProgram, packProject } from "../../engine/package";
-import { type ServiceFixture, startServiceFixture } from "./support/service";
+import { type FixtureStack, openFixtureStack } from "./support/fixture-stack";
+import type { ServiceFixture } from "./support/service";
 
 const FIXTURE = join(__dirname, "fixtures", "named");
 const STEP_TIMEOUT = 180_000;
@@ -19,31 +11,22 @@ const STEP_TIMEOUT = 180_000;
 const str = (outputs: OutputMap, key: string) => String(outputs[key]?.value);
 
 describe("explicitly named resources in use, replaced through the engine", () => {
+  let fixture: FixtureStack | undefined;
   let svc: ServiceFixture;
   let stack: LocalStack;
   let workDir: string;
   let first: OutputMap;
 
   beforeAll(async () => {
-    const program = await installProgram(FIXTURE, await packProject());
-    workDir = await mkdtemp(join(tmpdir(), "runpodkit-named-"));
-    svc = await startServiceFixture();
-    stack = await LocalStack.open({
-      programDir: program.dir,
-      stackName: "dev",
-      stateDir: join(workDir, "state"),
-      passphrase: randomBytes(12).toString("hex"),
-    });
-    stack.setAllConfig({
-      ...svc.stackConfig(),
+    fixture = await openFixtureStack(FIXTURE, {
       registryPassword: { value: "hunter2-registry", secret: true },
     });
+    ({ svc, stack, workDir } = fixture);
     first = (await stack.up()).outputs;
   }, 300_000);
 
   afterAll(async () => {
-    await svc?.close();
-    if (workDir) await rm(workDir, { recursive: true, force: true });
+    await fixture?.close();
   });
 
   test(
@@ -64,7 +47,7 @@ describe("explicitly named resources in use, replaced through the engine", () =>
       expect(str(up.outputs, "endpointId")).toBe(str(first, "endpointId"));
       expect(svc.endpoint(str(first, "endpointId"))?.templateId).toBe(templateId);
       expect(svc.events.some((e) => e.kind === "deleted")).toBe(false);
-      const templates = await svc.rest.templates.list();
+      const templates = await svc.rest.templates.list({ includeEndpointBoundTemplates: true });
       expect(templates.map((t) => [t.name, t.id])).toEqual([["worker", templateId]]);
     },
     STEP_TIMEOUT,
@@ -114,9 +97,11 @@ describe("explicitly named resources in use, replaced through the engine", () =>
       expect(preview.changes).toMatchObject({ replace: 1, update: 1 });
       const up = await stack.up({ plan: planFile });
       expect(up.changes).toMatchObject({ replace: 1, update: 1 });
-      expect((await svc.rest.templates.list()).map((t) => t.category)).toEqual(["NVIDIA"]);
+      expect(
+        (await svc.rest.templates.list({ includeEndpointBoundTemplates: true })).map((t) => t.category),
+      ).toEqual(["NVIDIA"]);
       await stack.destroy();
-      expect(await svc.rest.templates.list()).toEqual([]);
+      expect(await svc.rest.templates.list({ includeEndpointBoundTemplates: true })).toEqual([]);
     },
     STEP_TIMEOUT,
   );

@@ -5,13 +5,12 @@
  * a preview that could not know the volume's id yet applies.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { LocalStack, type OutputMap } from "../../engine/engine";
-import { installProgram, packProject } from "../../engine/package";
-import { type ServiceFixture, startServiceFixture } from "./support/service";
+import type { LocalStack, OutputMap } from "../../engine/engine";
+import { type FixtureStack, openFixtureStack } from "./support/fixture-stack";
+import type { ServiceFixture } from "./support/service";
 
 const FIXTURE = join(__dirname, "fixtures", "nested-inputs");
 const STEP_TIMEOUT = 180_000;
@@ -20,26 +19,18 @@ const token = `hf_${randomBytes(16).toString("hex")}`;
 const str = (outputs: OutputMap, key: string) => String(outputs[key]?.value);
 
 describe("Outputs inside env values and array elements, deployed through the engine", () => {
+  let fixture: FixtureStack | undefined;
   let svc: ServiceFixture;
   let stack: LocalStack;
   let workDir: string;
 
   beforeAll(async () => {
-    const program = await installProgram(FIXTURE, await packProject());
-    workDir = await mkdtemp(join(tmpdir(), "runpodkit-nested-"));
-    svc = await startServiceFixture();
-    stack = await LocalStack.open({
-      programDir: program.dir,
-      stackName: "dev",
-      stateDir: join(workDir, "state"),
-      passphrase: randomBytes(12).toString("hex"),
-    });
-    stack.setAllConfig({ ...svc.stackConfig(), hfToken: { value: token, secret: true } });
+    fixture = await openFixtureStack(FIXTURE, { hfToken: { value: token, secret: true } });
+    ({ svc, stack, workDir } = fixture);
   }, 300_000);
 
   afterAll(async () => {
-    await svc?.close();
-    if (workDir) await rm(workDir, { recursive: true, force: true });
+    await fixture?.close();
   });
 
   test(
@@ -79,7 +70,7 @@ describe("Outputs inside env values and array elements, deployed through the eng
       expect(again.changes).toEqual({ same: 4 });
       await stack.destroy();
       expect(await svc.rest.endpoints.list()).toEqual([]);
-      expect(await svc.rest.templates.list()).toEqual([]);
+      expect(await svc.rest.templates.list({ includeEndpointBoundTemplates: true })).toEqual([]);
       expect(await svc.rest.networkVolumes.list()).toEqual([]);
     },
     STEP_TIMEOUT,

@@ -103,7 +103,7 @@ for (const kind of DRIVER_KINDS) {
 
       expect(await driver.destroy()).toEqual({ delete: 3 });
       expect(await svc.rest.endpoints.list()).toEqual([]);
-      expect(await svc.rest.templates.list()).toEqual([]);
+      expect(await svc.rest.templates.list({ includeEndpointBoundTemplates: true })).toEqual([]);
     }, 180_000);
   });
 }

@@ -5,44 +5,33 @@
  * number given as a string fails check naming the property once and the config getter to use.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { LocalStack, type OutputMap } from "../../engine/engine";
+import type { LocalStack, OutputMap } from "../../engine/engine";
 import { EngineError } from "../../engine/errors";
-import { installProgram, packProject } from "../../engine/package";
 import { isSealed } from "../../engine/secret-box";
 import type { PropertyMap } from "../../engine/values";
-import { type ServiceFixture, startServiceFixture } from "./support/service";
+import { type FixtureStack, openFixtureStack } from "./support/fixture-stack";
+import type { ServiceFixture } from "./support/service";
 
 const FIXTURE = join(__dirname, "fixtures", "secret-start");
 const STEP_TIMEOUT = 180_000;
 
 describe("secret start commands, a Pod without env, and a number from config, through the engine", () => {
   const token = `TOK${randomBytes(8).toString("hex")}`;
+  let fixture: FixtureStack | undefined;
   let svc: ServiceFixture;
   let stack: LocalStack;
-  let workDir: string;
   let first: OutputMap;
 
   beforeAll(async () => {
-    const program = await installProgram(FIXTURE, await packProject());
-    workDir = await mkdtemp(join(tmpdir(), "runpodkit-secret-start-"));
-    svc = await startServiceFixture();
-    stack = await LocalStack.open({
-      programDir: program.dir,
-      stackName: "dev",
-      stateDir: join(workDir, "state"),
-      passphrase: randomBytes(12).toString("hex"),
-    });
-    stack.setAllConfig({ ...svc.stackConfig(), token: { value: token, secret: true } });
+    fixture = await openFixtureStack(FIXTURE, { token: { value: token, secret: true } });
+    ({ svc, stack } = fixture);
     first = (await stack.up()).outputs;
   }, 300_000);
 
   afterAll(async () => {
-    await svc?.close();
-    if (workDir) await rm(workDir, { recursive: true, force: true });
+    await fixture?.close();
   });
 
   test("the derived spelling of a secret start command is secret in the outputs and sealed in the state", async () => {
@@ -53,7 +42,9 @@ describe("secret start commands, a Pod without env, and a number from config, th
     // A start command that was never secret stays readable.
     expect(first.plainArgs).toEqual({ value: "run --plain", secret: false });
     // The service has the command; the state file and the engine's log hold no trace of the token.
-    const started = (await svc.rest.templates.list()).filter((t) => t.dockerStartCmd.includes(token));
+    const started = (await svc.rest.templates.list({ includeEndpointBoundTemplates: true })).filter((t) =>
+      t.dockerStartCmd.includes(token),
+    );
     expect(started).toHaveLength(2);
     const text = await stack.exportState();
     expect(text).not.toContain(token);
@@ -102,7 +93,7 @@ describe("secret start commands, a Pod without env, and a number from config, th
       );
       expect((failed as EngineError).message).not.toContain("workersMax: workersMax");
       await stack.destroy();
-      expect(await svc.rest.templates.list()).toEqual([]);
+      expect(await svc.rest.templates.list({ includeEndpointBoundTemplates: true })).toEqual([]);
       expect(await svc.rest.pods.list()).toEqual([]);
     },
     STEP_TIMEOUT,

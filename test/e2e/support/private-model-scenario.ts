@@ -132,7 +132,7 @@ export const privateModelScenario: Scenario = {
       async run({ driver, svc }) {
         expect(await driver.destroy()).toEqual({ delete: 5 });
         expect(await svc.rest.endpoints.list()).toEqual([]);
-        expect(await svc.rest.templates.list()).toEqual([]);
+        expect(await svc.rest.templates.list({ includeEndpointBoundTemplates: true })).toEqual([]);
         expect(await svc.rest.networkVolumes.list()).toEqual([]);
         expect(await svc.rest.containerRegistryAuths.list()).toEqual([]);
       },

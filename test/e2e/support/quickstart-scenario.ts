@@ -19,7 +19,7 @@ export const quickstartScenario: Scenario = {
       async run({ driver, svc }) {
         const changes = await driver.preview();
         expect(changes).toEqual({ create: 3 });
-        expect(await svc.rest.templates.list()).toEqual([]);
+        expect(await svc.rest.templates.list({ includeEndpointBoundTemplates: true })).toEqual([]);
         expect(await svc.rest.endpoints.list()).toEqual([]);
       },
     },
@@ -157,7 +157,7 @@ export const quickstartScenario: Scenario = {
         expect(events.at(-1)).toEqual({ kind: "deleted", endpointId });
         expect(events.at(-2)).toEqual({ kind: "saved", endpointId, workersMin: 0, workersMax: 0 });
         expect(await svc.rest.endpoints.list()).toEqual([]);
-        expect(await svc.rest.templates.list()).toEqual([]);
+        expect(await svc.rest.templates.list({ includeEndpointBoundTemplates: true })).toEqual([]);
       },
     },
     {
@@ -176,7 +176,7 @@ export const quickstartScenario: Scenario = {
         // Booleans, so a failure never prints what it found.
         expect(failure?.includes(wrong)).toBe(false);
         expect(driver.logText().includes(wrong)).toBe(false);
-        expect(await svc.rest.templates.list()).toEqual([]);
+        expect(await svc.rest.templates.list({ includeEndpointBoundTemplates: true })).toEqual([]);
       },
     },
     {

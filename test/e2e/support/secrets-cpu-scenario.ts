@@ -61,7 +61,7 @@ export const secretsCpuScenario: Scenario = {
           code: "NOT_FOUND",
         });
         expect(await svc.rest.endpoints.list()).toEqual([]);
-        expect(await svc.rest.templates.list()).toEqual([]);
+        expect(await svc.rest.templates.list({ includeEndpointBoundTemplates: true })).toEqual([]);
       },
     },
   ],
