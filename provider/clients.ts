@@ -55,7 +55,8 @@ export function createManagementApi(settings: ProviderSettings): ManagementApi {
       delete: (id) => graphql.deleteSecret(id),
     },
     pods: {
-      get: (id) => rest.pods.get(id),
+      // The real API leaves `machine` (the pod's data center and GPU type) out unless asked.
+      get: (id) => rest.pods.get(id, { includeMachine: true }),
       create: (input) => rest.pods.create(input),
       update: (id, patch) => rest.pods.update(id, patch),
       start: (id) => rest.pods.start(id),

@@ -1,8 +1,10 @@
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { inputFields } from "../../provider/check";
+import { createManagementApi } from "../../provider/clients";
 import { createPodProvider, podSpec } from "../../provider/pod";
 import { createTemplateProvider } from "../../provider/template";
 import { UNKNOWN } from "../../provider/unknowns";
+import { startScriptedServer } from "../sdk/scripted-server";
 import { checkAndCreate, expectPlainJson, type Harness, inputsOf, startHarness } from "./support";
 
 let h: Harness;
@@ -212,5 +214,36 @@ describe("Pod lifecycle", () => {
     await expect(h.rest.pods.get(created.id)).rejects.toMatchObject({ code: "NOT_FOUND" });
     expect(await provider.read(created.id, created.outs)).toEqual({ id: "", props: {} });
     await expect(up({ ...GPU_POD, adoptId: "no-such-pod" })).rejects.toThrow(/no-such-pod/);
+  });
+});
+
+describe("Pod reads against the real API's defaults", () => {
+  test("a read asks for the machine (the real GET /pods/{id} leaves it out unless includeMachine)", async () => {
+    const pod = await h.rest.pods.create({
+      imageName: "runpod/pytorch:2.4",
+      gpuTypeIds: ["NVIDIA GeForce RTX 4090"],
+      name: "m",
+    });
+    const seen: string[] = [];
+    // The local service, seen through a recording proxy: what the provider asks for is on the wire.
+    const proxy = await startScriptedServer((hit, res) => {
+      seen.push(hit.url);
+      fetch(`${h.settings.restUrl.replace(/\/v1$/, "")}${hit.url}`, {
+        method: hit.method,
+        headers: { authorization: String(hit.headers.authorization) },
+      })
+        .then(async (reply) =>
+          res.writeHead(reply.status, { "content-type": "application/json" }).end(await reply.text()),
+        )
+        .catch(() => res.writeHead(502).end());
+    });
+    try {
+      const api = createManagementApi({ ...h.settings, restUrl: `${proxy.url}/v1` });
+      const record = await api.pods.get(pod.id);
+      expect(seen).toEqual([`/v1/pods/${pod.id}?includeMachine=true`]);
+      expect(record.machine?.dataCenterId).toEqual(expect.any(String));
+    } finally {
+      await proxy.close();
+    }
   });
 });
