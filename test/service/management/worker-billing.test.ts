@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { BillingRecord } from "../../../sdk/schemas/billing";
 import { ManualClock } from "../../../service/clock";
 import type { JobPlaneConfig } from "../../../service/jobs/config";
 import {
@@ -18,15 +19,6 @@ const CONFIG: Partial<JobPlaneConfig> = { heartbeatGraceMs: 1_000 * HOUR };
 const A40_PER_MS = 1.22 / HOUR; // AMPERE_48
 const A4000_PER_MS = 0.58 / HOUR; // AMPERE_16
 const usd = (value: number) => Math.round(value * 1e6) / 1e6;
-
-interface BillingRecord {
-  amount: number;
-  timeBilledMs: number;
-  time: string;
-  endpointId?: string;
-  podId?: string;
-  gpuTypeId?: string;
-}
 
 async function billing(h: Harness, path: string, key?: string): Promise<BillingRecord[]> {
   const reply = await h.call("GET", `/v1/billing/${path}`, key === undefined ? {} : { key });
