@@ -27,10 +27,12 @@ export function requireApiKey(apiKey: unknown, operation: string): void {
 }
 
 /**
- * Refuses, when the client is built, a timeoutMs or retries the HTTP layer cannot use (a ValidationError
- * naming the option), instead of a ConnectionError at the first call or a retry loop without bound.
+ * Refuses, when the client is built, a missing key (requireApiKey, first), then a timeoutMs or retries
+ * the HTTP layer cannot use (a ValidationError naming the option), instead of a ConnectionError at the
+ * first call or a retry loop without bound.
  */
 export function requireClientOptions(options: ClientOptions, operation: string): void {
+  requireApiKey(options.apiKey, operation);
   if (options.timeoutMs !== undefined) requireTimeoutMs(options.timeoutMs, operation);
   if (options.retries !== undefined) requireRetries(options.retries, operation);
 }

@@ -1,12 +1,6 @@
 import { GraphQLClient as GraphQLRequestClient } from "graphql-request";
 import type { z } from "zod";
-import {
-  type ClientOptions,
-  clientHttp,
-  requireApiKey,
-  requireBaseUrl,
-  requireClientOptions,
-} from "./client-options";
+import { type ClientOptions, clientHttp, requireBaseUrl, requireClientOptions } from "./client-options";
 import { NotFoundError, ValidationError } from "./errors";
 import {
   ENDPOINT_DOCUMENTS,
@@ -73,7 +67,6 @@ export class GraphQLClient {
   #endpointDocs: EndpointDocuments = ENDPOINT_DOCUMENTS.extended;
 
   constructor(options: GraphQLClientOptions) {
-    requireApiKey(options.apiKey, "graphql");
     requireClientOptions(options, "graphql");
     this.#apiKey = options.apiKey;
     const url = new URL(

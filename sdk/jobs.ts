@@ -1,12 +1,6 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { z } from "zod";
-import {
-  type ClientOptions,
-  clientHttp,
-  requireApiKey,
-  requireBaseUrl,
-  requireClientOptions,
-} from "./client-options";
+import { type ClientOptions, clientHttp, requireBaseUrl, requireClientOptions } from "./client-options";
 import { AbortedError, JobFailedError, RunpodkitError, TimeoutError, ValidationError } from "./errors";
 import { type CallOptions, type HttpClient, MAX_TIMEOUT_MS, requireTimeoutMs } from "./http";
 import {
@@ -94,7 +88,6 @@ export class JobClient {
   readonly #timeoutMs: number;
 
   constructor(options: JobClientOptions) {
-    requireApiKey(options.apiKey, "jobs");
     requireClientOptions(options, "jobs");
     const base = requireBaseUrl(
       options.baseUrl ?? DEFAULT_JOBS_URL,

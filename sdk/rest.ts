@@ -1,11 +1,5 @@
 import { z } from "zod";
-import {
-  type ClientOptions,
-  clientHttp,
-  requireApiKey,
-  requireBaseUrl,
-  requireClientOptions,
-} from "./client-options";
+import { type ClientOptions, clientHttp, requireBaseUrl, requireClientOptions } from "./client-options";
 import type { CallOptions, HttpClient, QueryValue } from "./http";
 import {
   BillingRecords,
@@ -364,7 +358,6 @@ export class RestClient {
   readonly #http: HttpClient;
 
   constructor(options: RestClientOptions) {
-    requireApiKey(options.apiKey, "rest");
     requireClientOptions(options, "rest");
     const baseUrl = requireBaseUrl(
       options.baseUrl ?? DEFAULT_REST_URL,
