@@ -1,5 +1,5 @@
 import { redact, ValidationError } from "./errors";
-import { HttpClient, type RetryPolicy, requireRetries, requireTimeoutMs } from "./http";
+import { HttpClient, MAX_TIMEOUT_MS, type RetryPolicy, requireRetries, requireTimeoutMs } from "./http";
 
 /** What every client of the service takes besides its address. */
 export interface ClientOptions {
@@ -35,6 +35,49 @@ export function requireClientOptions(options: ClientOptions, operation: string):
   requireApiKey(options.apiKey, operation);
   if (options.timeoutMs !== undefined) requireTimeoutMs(options.timeoutMs, operation);
   if (options.retries !== undefined) requireRetries(options.retries, operation);
+  if (options.retry !== undefined) requireRetryTuning(options.retry, operation);
+  if (options.connections !== undefined) requireConnections(options.connections, operation);
+}
+
+/** The backoff's durations, in ms: NaN or a negative would retry at once (a tight loop against a failing service). */
+const RETRY_DURATIONS = ["baseDelayMs", "maxDelayMs", "maxRetryAfterMs"] as const;
+
+function requireRetryTuning(retry: unknown, operation: string): void {
+  if (typeof retry !== "object" || retry === null) {
+    throw new ValidationError({
+      operation,
+      field: "retry",
+      message: `${operation}: retry must be an object, got ${String(retry)}`,
+    });
+  }
+  const tuning = retry as Record<string, unknown>;
+  for (const name of RETRY_DURATIONS) {
+    const value = tuning[name];
+    if (value === undefined || (typeof value === "number" && value >= 0 && value <= MAX_TIMEOUT_MS)) continue;
+    throw new ValidationError({
+      operation,
+      field: `retry.${name}`,
+      message: `${operation}: retry.${name} must be a number of milliseconds from 0 to ${MAX_TIMEOUT_MS}, got ${String(value)}`,
+    });
+  }
+  for (const name of ["schedule", "random"] as const) {
+    if (tuning[name] === undefined || typeof tuning[name] === "function") continue;
+    throw new ValidationError({
+      operation,
+      field: `retry.${name}`,
+      message: `${operation}: retry.${name} must be a function, got ${typeof tuning[name]}`,
+    });
+  }
+}
+
+/** A pool size: 0 or a fraction would leave undici's pool unbounded or unusable. */
+function requireConnections(value: unknown, operation: string): void {
+  if (Number.isInteger(value) && (value as number) >= 1 && (value as number) <= 65_535) return;
+  throw new ValidationError({
+    operation,
+    field: "connections",
+    message: `${operation}: connections must be an integer from 1 to 65535 (sockets to the service), got ${String(value)}`,
+  });
 }
 
 /**

@@ -104,10 +104,34 @@ describe("client options refused at construction", () => {
         expect(error.toJSON()).toMatchObject({ code: "VALIDATION", operation, field: "retries" });
       }
     });
+
+    it(`${operation}: retry durations NaN or negative, hooks not functions, connections out of range`, () => {
+      const cases: [object, string][] = [
+        [{ retry: { baseDelayMs: Number.NaN } }, "retry.baseDelayMs"],
+        [{ retry: { maxDelayMs: -1 } }, "retry.maxDelayMs"],
+        [{ retry: { maxRetryAfterMs: Number.POSITIVE_INFINITY } }, "retry.maxRetryAfterMs"],
+        [{ retry: { schedule: "soon" } }, "retry.schedule"],
+        [{ retry: null }, "retry"],
+        [{ connections: 0 }, "connections"],
+        [{ connections: 2.5 }, "connections"],
+        [{ connections: Number.NaN }, "connections"],
+      ];
+      for (const [extra, field] of cases) {
+        const error = thrownBy(() => build(extra));
+        expect(error).toBeInstanceOf(ValidationError);
+        expect(error.toJSON()).toMatchObject({ code: "VALIDATION", operation, field });
+        expect(error.message).toContain(field);
+      }
+    });
   }
 
   it("accepts the bounds: 1 ms, 2^31-1 ms, 0 retries", async () => {
-    for (const options of [{ timeoutMs: 1 }, { timeoutMs: 2 ** 31 - 1, retries: 0 }]) {
+    const bounds = [
+      { timeoutMs: 1 },
+      { timeoutMs: 2 ** 31 - 1, retries: 0 },
+      { retry: { baseDelayMs: 0, maxDelayMs: 0, maxRetryAfterMs: 0 }, connections: 1 },
+    ];
+    for (const options of bounds) {
       for (const build of Object.values(builders)) await build(options).close();
     }
   });
