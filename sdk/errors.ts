@@ -6,6 +6,11 @@
 // Defined in the SDK's HTTP leaf, which the worker runtime shares (it imports nothing of the repo).
 export { parseRetryAfter } from "./dispatch-reply";
 
+import type { JobStatus } from "./schemas/job";
+
+/** The final statuses other than success that a JobFailedError carries. */
+export type FailedJobStatus = Extract<JobStatus, "FAILED" | "TIMED_OUT" | "CANCELLED">;
+
 export type RunpodkitErrorCode =
   | "NOT_FOUND"
   | "VALIDATION"
@@ -231,9 +236,9 @@ export class GraphQLError extends RunpodkitError {
 export class JobFailedError extends RunpodkitError {
   // Set by the base class; `declare` keeps a class field from resetting it.
   declare readonly jobId: string;
-  declare readonly jobStatus: string;
+  declare readonly jobStatus: FailedJobStatus;
 
-  constructor(details: Details & { jobId: string; jobStatus: string }) {
+  constructor(details: Details & { jobId: string; jobStatus: FailedJobStatus }) {
     super("JOB_FAILED", details);
   }
 }

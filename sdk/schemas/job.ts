@@ -17,13 +17,14 @@ export const JobStatus = z.enum(JOB_STATUSES);
 export type JobStatus = z.infer<typeof JobStatus>;
 
 /** Statuses after which a job never changes again (unless retried). */
-export const TERMINAL_JOB_STATUSES: ReadonlySet<JobStatus> = new Set([
+export type TerminalJobStatus = Extract<JobStatus, "COMPLETED" | "FAILED" | "CANCELLED" | "TIMED_OUT">;
+export const TERMINAL_JOB_STATUSES: ReadonlySet<JobStatus> = new Set<TerminalJobStatus>([
   "COMPLETED",
   "FAILED",
   "CANCELLED",
   "TIMED_OUT",
 ]);
-export const isTerminalJobStatus = (status: string): boolean =>
+export const isTerminalJobStatus = (status: string): status is TerminalJobStatus =>
   TERMINAL_JOB_STATUSES.has(status as JobStatus);
 
 /**

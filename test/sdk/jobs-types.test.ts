@@ -1,5 +1,6 @@
 import { describe, expectTypeOf, it } from "vitest";
 import type { z } from "zod";
+import type { JobFailedError } from "../../sdk/errors";
 import type { JobClient, JobInput } from "../../sdk/jobs";
 import type { JobSubmission } from "../../sdk/schemas/job";
 
@@ -33,5 +34,11 @@ describe("JobClient submission types", () => {
     expectTypeOf<Parameters<JobClient["runSync"]>[0]>().toEqualTypeOf<JobInput>();
     expectTypeOf<JobInput>().not.toBeUnknown();
     expectTypeOf(misuses).toBeFunction();
+  });
+});
+
+describe("JobFailedError's status", () => {
+  it("is one of the three final statuses other than success, so a switch over it is exhaustive", () => {
+    expectTypeOf<JobFailedError["jobStatus"]>().toEqualTypeOf<"FAILED" | "CANCELLED" | "TIMED_OUT">();
   });
 });
