@@ -4,6 +4,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import {
   ComputeType,
+  CpuInstanceId,
   CudaVersion,
   CudaVersionsList,
   ENDPOINT_DEFAULTS,
@@ -78,7 +79,7 @@ export const EndpointInputs = z.strictObject({
     .default(ENDPOINT_DEFAULTS.gpuCount)
     .describe("GPUs per worker (default 1)."),
   instanceIds: z
-    .array(z.string().min(1))
+    .array(CpuInstanceId)
     .default(() => [])
     .describe('CPU instance ids, e.g. "cpu3c-2-4".'),
   workersMin: wire.workersMin
@@ -179,6 +180,14 @@ export const endpointSpec = {
       failures.push({
         property: "workersMin",
         reason: `workersMin: must not exceed workersMax (${workersMin} > ${workersMax})`,
+      });
+    }
+    const { computeType, instanceIds } = news;
+    if (computeType !== "CPU" && Array.isArray(instanceIds) && instanceIds.length > 0) {
+      failures.push({
+        property: "instanceIds",
+        reason:
+          'instanceIds: CPU instance ids are only for CPU endpoints (set computeType: "CPU"); a GPU endpoint chooses its GPUs with gpuIds',
       });
     }
     return failures;

@@ -47,6 +47,17 @@ export const CudaVersion = z.enum(CUDA_VERSIONS);
 
 export const CpuFlavorId = z.enum(CPU_FLAVOR_IDS);
 
+/**
+ * A CPU instance, "<flavor>-<vCPUs>-<memory GB>" (e.g. "cpu3c-2-4"). The shape and the flavor are
+ * checked here; whether the memory fits the flavor and vCPUs is the service's rule.
+ */
+export const CpuInstanceId = z
+  .string()
+  .regex(
+    new RegExp(`^(${CPU_FLAVOR_IDS.join("|")})-[1-9][0-9]{0,2}-[1-9][0-9]{0,3}$`),
+    `must be <flavor>-<vCPUs>-<memory GB> with a flavor of ${CPU_FLAVOR_IDS.join(", ")}, e.g. cpu3c-2-4`,
+  );
+
 export const DataCenterId = z.enum(DATA_CENTER_IDS);
 
 export const GpuTypeId = z.enum(GPU_TYPE_IDS);

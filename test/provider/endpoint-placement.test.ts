@@ -74,6 +74,34 @@ describe("Endpoint placement fields", () => {
     });
   });
 
+  test("CPU instance ids: checked at preview (shape, flavor, CPU endpoints only), created on a CPU endpoint", async () => {
+    const cases = [
+      [
+        { computeType: "CPU", instanceIds: ["banana"] },
+        "instanceIds.0",
+        /<flavor>-<vCPUs>-<memory GB>.*cpu3c, cpu3g/,
+      ],
+      [{ computeType: "CPU", instanceIds: ["cpu3c-2-4", "cpu9x-2-4"] }, "instanceIds.1", /e\.g\. cpu3c-2-4/],
+      [{ instanceIds: ["cpu3c-2-4"] }, "instanceIds", /only for CPU endpoints \(set computeType: "CPU"\)/],
+    ] as const;
+    for (const [news, property, reason] of cases) {
+      const checked = await provider.check({}, { __logicalName: "api", templateId, ...news });
+      expect(checked.failures.map((f) => f.property)).toEqual([property]);
+      expect(checked.failures[0]?.reason).toMatch(reason);
+    }
+    // Memory that does not fit the flavor passes the shape check; the service names it.
+    await expect(
+      checkAndCreate(provider, "api", { templateId, computeType: "CPU", instanceIds: ["cpu3g-2-4"] }),
+    ).rejects.toThrow(/instanceIds: a cpu3g instance with 2 vCPUs has 8 GB, not 4/);
+    const created = await checkAndCreate(provider, "api", {
+      templateId,
+      computeType: "CPU",
+      instanceIds: ["cpu3g-2-8"],
+    });
+    expect(created.outs).toMatchObject({ computeType: "CPU", instanceIds: ["cpu3g-2-8"] });
+    expect((await h.rest.endpoints.get(created.id)).gpuTypeIds).toEqual([]);
+  });
+
   test("an unknown CUDA version or a missing volume is refused naming the field", async () => {
     const bad = await provider.check(
       {},

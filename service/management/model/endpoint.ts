@@ -11,7 +11,7 @@ import { invalid, notFound, ServiceError } from "../../errors";
 import type { Ids } from "../../ids";
 import type { ServiceEventBus } from "../../planes";
 import type { ManagementStore } from "../store/store";
-import { countryOf } from "./catalogue";
+import { countryOf, parseCpuInstance } from "./catalogue";
 import { definedOnly, sameEnv } from "./common";
 import type { EndpointRecord } from "./records";
 
@@ -82,6 +82,8 @@ function withGpuChoice(
     return { ...settings, gpuIds: pools ?? GPU_IDS_NOT_POOLS };
   }
   if (changes.gpuIds !== undefined && changes.gpuTypeIds === undefined) {
+    // A CPU endpoint's workers take no GPU: gpuIds (GraphQL always sends one) names no types for it.
+    if (settings.computeType === "CPU") return settings;
     const types = gpuTypesOfPools(changes.gpuIds);
     const kept = existing && sameGpuTypes(types, existing.gpuTypeIds) ? existing.gpuTypeIds : types;
     return { ...settings, gpuTypeIds: kept };
@@ -251,6 +253,15 @@ export class EndpointService {
       differs(existing, settings, "gpuTypeIds")
     ) {
       throw invalid("gpuTypeIds", GPU_ENDPOINT_NEEDS_A_TYPE);
+    }
+    if (settings.instanceIds.length > 0 && differs(existing, settings, "instanceIds")) {
+      if (settings.computeType !== "CPU") {
+        throw invalid(
+          "instanceIds",
+          'CPU instance ids are only for CPU endpoints (computeType "CPU"); a GPU endpoint chooses its GPUs with gpuIds',
+        );
+      }
+      for (const id of settings.instanceIds) parseCpuInstance(id, "instanceIds");
     }
     const placed = ["networkVolumeId", "networkVolumeIds", "dataCenterIds", "locations"] as const;
     const placementChanged = placed.some((field) => differs(existing, settings, field));

@@ -244,6 +244,59 @@ describe("the GPU choice on both wires (REST gpuTypeIds, GraphQL gpuIds)", () =>
     const cpu = await createEndpoint({ computeType: "CPU", gpuTypeIds: [], workersMax: 0 });
     expect(cpu.gpuTypeIds).toEqual([]);
   });
+
+  it("a CPU endpoint saved through GraphQL keeps no GPU types, whatever gpuIds it sends", async () => {
+    const cpu = await saveEndpoint({ computeType: "CPU", gpuIds: "AMPERE_16", instanceIds: ["cpu3c-2-4"] });
+    expect(cpu.errors).toBeUndefined();
+    const id = cpu.data?.id ?? "";
+    expect(await gpuTypeIdsOf(id)).toEqual([]);
+    // A full replace (the provider's update) sends gpuIds again: still none.
+    expect((await saveEndpoint({ id, gpuIds: "ADA_24", instanceIds: ["cpu3c-2-4"] })).errors).toBeUndefined();
+    expect(await gpuTypeIdsOf(id)).toEqual([]);
+  });
+});
+
+describe("CPU instance ids (GraphQL instanceIds)", () => {
+  it("are refused unless <flavor>-<vCPUs>-<memory GB> of the catalogue, and only on CPU endpoints", async () => {
+    const refused: [Record<string, unknown>, string][] = [
+      [
+        { computeType: "CPU", instanceIds: ["banana"] },
+        'instanceIds: "banana" is not <flavor>-<vcpus>-<memoryGb>, e.g. cpu3c-2-4',
+      ],
+      [
+        { computeType: "CPU", instanceIds: ["cpu9x-2-4"] },
+        'instanceIds: unknown CPU flavor "cpu9x"; expected one of',
+      ],
+      [
+        { computeType: "CPU", instanceIds: ["cpu3c-3-6"] },
+        "instanceIds: a cpu3c instance has 2, 4, 8, 16, 32 vCPUs, not 3",
+      ],
+      [
+        { computeType: "CPU", instanceIds: ["cpu3c-2-4", "cpu3g-2-4"] },
+        "instanceIds: a cpu3g instance with 2 vCPUs has 8 GB, not 4",
+      ],
+      [
+        { instanceIds: ["cpu3c-2-4"] },
+        'instanceIds: CPU instance ids are only for CPU endpoints (computeType "CPU")',
+      ],
+    ];
+    for (const [input, message] of refused) {
+      const saved = await saveEndpoint({ gpuIds: "AMPERE_16", ...input });
+      expect(saved.data ?? null).toBeNull();
+      expect(saved.errors?.[0]?.message).toContain(message);
+      expect(saved.errors?.[0]).toMatchObject({ extensions: { code: "VALIDATION", field: "instanceIds" } });
+    }
+    const ok = await saveEndpoint({
+      computeType: "CPU",
+      gpuIds: "AMPERE_16",
+      instanceIds: ["cpu3c-2-4", "cpu5g-8-32"],
+    });
+    expect(ok.errors).toBeUndefined();
+    expect(Endpoint.parse((await api.rest("GET", `/endpoints/${ok.data?.id}`)).body).instanceIds).toEqual([
+      "cpu3c-2-4",
+      "cpu5g-8-32",
+    ]);
+  });
 });
 
 describe("REST endpoints and volumes", () => {
