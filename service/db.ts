@@ -1,4 +1,14 @@
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readSync } from "node:fs";
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
 import { dirname } from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { type CheckpointPolicy, WalCheckpointer } from "./db-checkpoint";
@@ -27,6 +37,8 @@ export const WAL_SIZE_LIMIT = 8 * 1024 * 1024;
  */
 export class StoreDatabase extends DatabaseSync {
   readonly checkpointer: WalCheckpointer | null;
+  /** Releases the store's lock file (storeLock), once closed. */
+  release: () => void = () => {};
   #begin: StatementSync | null = null;
   #commit: StatementSync | null = null;
 
@@ -50,6 +62,8 @@ export class StoreDatabase extends DatabaseSync {
   override close(): void {
     if (this.isOpen) this.checkpointer?.close();
     super.close();
+    this.release();
+    this.release = () => {};
   }
 }
 
@@ -74,17 +88,80 @@ export function openDatabase(
 ): StoreDatabase {
   if (path === ":memory:") return migrated(new StoreDatabase(path, options.checkpoint ?? {}), migrations);
   let db: StoreDatabase | null = null;
+  let release: (() => void) | null = null;
   try {
     prepareStoreFile(path);
+    release = storeLock(path);
     db = new StoreDatabase(path, options.checkpoint ?? {});
+    db.release = release;
     return migrated(db, migrations);
   } catch (error) {
     if (db?.isOpen) db.close();
+    else release?.();
     // Named with the path: SQLite's and the file system's own messages ("file is not a database") do not say which file.
     throw new Error(
       `the store ${path} cannot be opened: ${error instanceof Error ? error.message : String(error)}`,
       { cause: error },
     );
+  }
+}
+
+/**
+ * One service per store file: `<file>.lock` holds the pid of the process that has it open (0600,
+ * removed on close). A second service on the same file would requeue the first's running jobs as if
+ * it had stopped, run them again, and start its own workers for every endpoint; it is refused,
+ * naming the first. A lock whose process is gone (killed) is taken over. The same process may open
+ * its store again (tests reopen one in-process to play a restart).
+ */
+function storeLock(path: string): () => void {
+  const lock = `${path}.lock`;
+  const own = String(process.pid);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const fd = openSync(lock, "wx", STORE_FILE_MODE);
+      try {
+        writeSync(fd, `${own}\n`);
+      } finally {
+        closeSync(fd);
+      }
+      return () => {
+        try {
+          if (readFileSync(lock, "utf8").trim() === own) unlinkSync(lock);
+        } catch {
+          // Already gone.
+        }
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST" || attempt > 0) throw error;
+    }
+    let holder = Number.NaN;
+    try {
+      holder = Number(readFileSync(lock, "utf8").trim());
+    } catch {
+      // Removed meanwhile: try again.
+    }
+    if (holder === process.pid) return () => {};
+    if (Number.isInteger(holder) && holder > 0 && processExists(holder)) {
+      throw new Error(
+        `it is in use by another runpodkit service (pid ${holder}): stop that one, or give this one another --data (two services on one store would run each other's jobs again); if no such service runs, delete ${lock}`,
+      );
+    }
+    // Its process is gone (killed, or a crash): the lock is stale.
+    try {
+      unlinkSync(lock);
+    } catch {
+      // Removed meanwhile.
+    }
+  }
+}
+
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: it exists, as another user's.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

@@ -2,10 +2,12 @@ import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { request } from "undici";
 import { z } from "zod";
-import { LogEntry } from "../sdk/schemas/observe";
+import { LogEntry, LogsQuery } from "../sdk/schemas/observe";
+import { terminalSafe, terminalSafeJson } from "./jobs/logs/terminal";
 
 export const LOGS_USAGE =
-  "usage: runpodkit logs <endpoint id> [--worker <id>] [--job <id>] [--since <ms|ISO time>] [--follow] [--json]\n" +
+  "usage: runpodkit logs <endpoint id> [--worker <id>] [--job <id>] [--since <ms|ISO time>] [--limit <n>] [--follow] [--json]\n" +
+  "  prints the newest --limit kept lines (default and at most 10000), oldest first; --follow keeps printing new ones\n" +
   "  reads RUNPOD_API_KEY and RUNPOD_BASE_URL (the job API base, default http://127.0.0.1:8080/v2)";
 
 const KEY_UNSET = "RUNPOD_API_KEY is not set: export the account's API key (one of the service's keys)";
@@ -16,45 +18,67 @@ const Env = z.object({
     .default("http://127.0.0.1:8080/v2"),
 });
 
-/** One entry as a line for people: time, worker, job, level, message (a traceback keeps its lines). */
+/** The route's largest `limit`: the CLI asks for all it may by default ("what is kept"). */
+const MAX_LIMIT = 10_000;
+
+/**
+ * One entry as a line for people: time, worker, job, level, message (a traceback keeps its lines).
+ * Control characters a handler printed are shown escaped, never sent to the terminal (terminal.ts).
+ */
 export function formatEntry(entry: LogEntry): string {
-  const job = entry.requestId ? ` ${entry.requestId}` : "";
-  return `${entry.time} ${entry.workerId}${job} ${entry.level.padEnd(5)} ${entry.message}`;
+  const job = entry.requestId ? ` ${terminalSafe(entry.requestId)}` : "";
+  return `${entry.time} ${terminalSafe(entry.workerId)}${job} ${terminalSafe(entry.level).padEnd(5)} ${terminalSafe(entry.message, { keepNewlines: true })}`;
+}
+
+/** `--json`: the entry as one JSON line, with what JSON leaves raw but a terminal may act on escaped. */
+export function formatJson(entry: LogEntry): string {
+  return terminalSafeJson(JSON.stringify(entry));
+}
+
+/** How a `runpodkit logs` run ends, other than by an error thrown. */
+export interface LogsOutcome {
+  /** Printed on stderr: why a followed stream ended. */
+  notice?: string;
+  exitCode: number;
 }
 
 /**
  * `runpodkit logs <endpoint>`: prints the endpoint's captured worker lines (filtered by worker, job,
- * time), and with --follow keeps printing new ones until interrupted. The key goes in the
+ * time), and with --follow keeps printing new ones until interrupted; when the service ends a followed
+ * stream (it stopped, or the endpoint was deleted) it says so and exits 1. The key goes in the
  * authorization header only; it is never printed.
  */
-export async function logsCommand(args: string[], out: (line: string) => void = console.log): Promise<void> {
-  const { values, positionals } = parseArgs({
-    args,
-    options: {
-      worker: { type: "string" },
-      job: { type: "string" },
-      since: { type: "string" },
-      follow: { type: "boolean", short: "f", default: false },
-      json: { type: "boolean", default: false },
-      help: { type: "boolean", short: "h" },
-    },
-    allowPositionals: true,
-    strict: true,
-  });
+export async function logsCommand(
+  args: string[],
+  out: (line: string) => void = console.log,
+): Promise<LogsOutcome> {
+  const { values, positionals } = parseLogsArgs(args);
   if (values.help) {
     out(LOGS_USAGE);
-    return;
+    return { exitCode: 0 };
   }
   const [endpointId, ...extra] = positionals;
   if (!endpointId || extra.length > 0)
     throw new Error(`logs: exactly one endpoint id is expected\n${LOGS_USAGE}`);
   const env = Env.safeParse(process.env);
   if (!env.success) throw new Error(`logs: ${env.error.issues.map((i) => i.message).join("; ")}`);
+  // The flags through the route's own query schema: a bad one is refused here, named as the flag.
+  const flags = {
+    worker: values.worker,
+    job: values.job,
+    since: values.since,
+    limit: values.limit ?? String(MAX_LIMIT),
+    ...(values.follow ? { follow: "1" } : {}),
+  };
+  const checked = LogsQuery.safeParse(flags);
+  if (!checked.success) {
+    const issue = checked.error.issues[0];
+    throw new Error(
+      `logs: --${String(issue?.path[0] ?? "")}: ${issue?.message ?? "not valid"}\n${LOGS_USAGE}`,
+    );
+  }
   const query = new URLSearchParams();
-  if (values.worker) query.set("worker", values.worker);
-  if (values.job) query.set("job", values.job);
-  if (values.since) query.set("since", values.since);
-  if (values.follow) query.set("follow", "1");
+  for (const [name, value] of Object.entries(flags)) if (value !== undefined) query.set(name, value);
   const base = env.data.RUNPOD_BASE_URL.replace(/\/+$/, "");
   const url = `${base}/${encodeURIComponent(endpointId)}/logs?${query}`;
   const reply = await request(url, {
@@ -62,19 +86,71 @@ export async function logsCommand(args: string[], out: (line: string) => void = 
     headers: { authorization: `Bearer ${env.data.RUNPOD_API_KEY}` },
     // Followed replies stay open as long as the user wants.
     bodyTimeout: values.follow ? 0 : 30_000,
+  }).catch((error: unknown) => {
+    throw new Error(
+      `logs: cannot reach the service at ${base}: ${messageOfError(error)} (is it running? RUNPOD_BASE_URL names its job API base)`,
+    );
   });
   if (reply.statusCode !== 200) {
     const text = await reply.body.text();
     throw new Error(`logs: GET ${base}/${endpointId}/logs answered ${reply.statusCode}: ${messageOf(text)}`);
   }
-  const lines = createInterface({ input: reply.body, crlfDelay: Number.POSITIVE_INFINITY });
-  for await (const line of lines) {
-    if (!line.trim()) continue;
-    const entry = LogEntry.safeParse(safeJson(line));
-    if (!entry.success)
-      throw new Error(`logs: the service sent a line that is not a log entry: ${line.slice(0, 200)}`);
-    out(values.json ? JSON.stringify(entry.data) : formatEntry(entry.data));
+  let last: LogEntry | null = null;
+  try {
+    const lines = createInterface({ input: reply.body, crlfDelay: Number.POSITIVE_INFINITY });
+    for await (const line of lines) {
+      if (!line.trim()) continue;
+      const entry = LogEntry.safeParse(safeJson(line));
+      if (!entry.success)
+        throw new Error(
+          `logs: the service sent a line that is not a log entry: ${terminalSafe(line.slice(0, 200))}`,
+        );
+      last = entry.data;
+      out(values.json ? formatJson(entry.data) : formatEntry(entry.data));
+    }
+  } catch (error) {
+    if (!values.follow || (error instanceof Error && error.message.startsWith("logs: "))) throw error;
+    return { notice: ended(base, last, messageOfError(error)), exitCode: 1 };
   }
+  // A read without --follow ends when the kept lines are sent; a followed one only when the service ends it.
+  return values.follow ? { notice: ended(base, last, null), exitCode: 1 } : { exitCode: 0 };
+}
+
+/** What to tell the user when the service ended a followed stream, and how to read on. */
+function ended(base: string, last: LogEntry | null, error: string | null): string {
+  const how = error
+    ? `the connection to ${base} broke (${error})`
+    : `the service at ${base} ended the stream`;
+  const resume = last
+    ? `; the last line printed was seq ${last.seq} at ${last.time} (--since ${last.time} reads on from there)`
+    : "";
+  return `logs: following stopped: ${how}: it stopped or restarted, or the endpoint was deleted${resume}`;
+}
+
+/** The flags; an unknown one or a missing value is refused with the usage. */
+function parseLogsArgs(args: string[]) {
+  try {
+    return parseArgs({
+      args,
+      options: {
+        worker: { type: "string" },
+        job: { type: "string" },
+        since: { type: "string" },
+        limit: { type: "string" },
+        follow: { type: "boolean", short: "f", default: false },
+        json: { type: "boolean", default: false },
+        help: { type: "boolean", short: "h" },
+      },
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (error) {
+    throw new Error(`logs: ${messageOfError(error)}\n${LOGS_USAGE}`);
+  }
+}
+
+function messageOfError(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
 }
 
 function safeJson(text: string): unknown {

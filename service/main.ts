@@ -13,11 +13,13 @@ import { missingHandlerModule, parseHandlerFlag } from "./jobs/workers/launch";
 import { LOGS_USAGE, logsCommand } from "./logs-command";
 import { STORE_KEY_ENV } from "./management/store/sealing";
 
-const USAGE = `usage: ${API_KEYS_ENV}=<k1>,<k2> runpodkit [serve] --port <p> [--host <address>] [--api-key-file <file>] [--api-key <k> ...] [--data <file>|:memory:] [--handler <image>=<module-or-command> ...]
+const USAGE = `usage: ${API_KEYS_ENV}=<k1>,<k2> runpodkit [serve] [--port <p>] [--host <address>] [--api-key-file <file>] [--api-key <k> ...] [--data <file>|:memory:] [--handler <image>=<module-or-command> ...]
        ${LOGS_USAGE.replace(/^usage: /, "")}
   Account keys come from ${API_KEYS_ENV} (comma-separated), --api-key-file (one key per line) or
   --api-key (visible to every user of the machine in \`ps\`); at least one is required.
-  --host: the address to listen on (default 127.0.0.1; any other is warned about, see SECURITY.md).`;
+  --port: default 0, a free port (the ready line on stdout names it).
+  --host: the address to listen on (default 127.0.0.1; any other is warned about, see SECURITY.md).
+  --data: the SQLite store (default .data/runpodkit.sqlite), one service at a time; :memory: keeps nothing.`;
 const DEFAULT_DATA = join(process.cwd(), ".data", "runpodkit.sqlite");
 
 /**
@@ -28,7 +30,12 @@ const DEFAULT_DATA = join(process.cwd(), ".data", "runpodkit.sqlite");
  */
 async function main(): Promise<void> {
   const command = process.argv[2];
-  if (command === "logs") return logsCommand(process.argv.slice(3));
+  if (command === "logs") {
+    const outcome = await logsCommand(process.argv.slice(3));
+    if (outcome.notice) console.error(`runpodkit: ${outcome.notice}`);
+    process.exitCode = outcome.exitCode;
+    return;
+  }
   // `runpodkit serve ...` names the default command; `runpodkit ...` alone serves as well.
   const args = process.argv.slice(command === "serve" ? 3 : 2);
   const { values } = parseFlags(args);

@@ -17,6 +17,12 @@ export interface ObserveRouteDeps {
   follows: Set<() => void>;
 }
 
+/**
+ * A followed reply whose reader takes lines slower than workers print them is ended once this much
+ * more than its backlog waits to be sent: the service never holds an unbounded queue for a reader.
+ */
+export const FOLLOW_BEHIND_BYTES = 4 * 1024 * 1024;
+
 interface EndpointParams {
   endpointId: string;
 }
@@ -52,7 +58,19 @@ export function registerObserveRoutes(app: FastifyInstance, deps: ObserveRouteDe
       "x-content-type-options": "nosniff",
     });
     raw.write(lines(backlog));
-    const unfollow = deps.logs.follow(endpointId, filter, (entry) => raw.write(lines([entry])));
+    // What may wait to be sent: the backlog (already bounded by the rings) and FOLLOW_BEHIND_BYTES more.
+    const allowance = raw.writableLength + FOLLOW_BEHIND_BYTES;
+    const send = (entry: LogEntry) => {
+      if (raw.writableEnded) return;
+      raw.write(lines([entry]));
+      // Ended at once, its queue dropped: a reader that stopped reading must not hold it either.
+      if (raw.writableLength > allowance) {
+        end();
+        raw.destroy();
+      }
+    };
+    // Ends when the client goes, the reader falls behind, the endpoint is deleted or the service closes.
+    const unfollow = deps.logs.follow(endpointId, filter, send, () => end());
     const end = () => {
       unfollow();
       deps.follows.delete(end);

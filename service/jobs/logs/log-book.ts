@@ -25,7 +25,10 @@ export interface LogLimits {
   perEndpoint: number;
   /** Workers whose lines are kept per endpoint (the oldest worker's ring goes first). */
   workersPerEndpoint: number;
-  /** A longer message is cut to this many characters. */
+  /**
+   * A longer message is cut to this many characters; a longer line of a worker's output is cut to
+   * this many bytes as it is read (the rest is never held).
+   */
   maxLineChars: number;
 }
 
@@ -50,7 +53,8 @@ type Listener = (entry: LogEntry) => void;
 interface EndpointLogs {
   all: Deque<LogEntry>;
   workers: Map<string, Deque<LogEntry>>;
-  listeners: Set<Listener>;
+  /** Followers, each with what to call when the endpoint's logs go (it was deleted). */
+  listeners: Map<Listener, () => void>;
 }
 
 /**
@@ -95,10 +99,16 @@ export class LogBook {
     this.#limits = limits;
   }
 
+  /** How much of one line of a worker's output is read (LineSplitter), bytes. */
+  get maxLineBytes(): number {
+    return this.#limits.maxLineChars;
+  }
+
   /**
    * A line a worker printed. `heldJobs` are the jobs the worker holds now: a line naming no job
    * belongs to the one job a worker holds (none when it holds several). Ids, or a map by id (the
-   * worker session's own, read only when the line names no job).
+   * worker session's own, read only when the line names no job). `cutBytes`: how much of the line
+   * was dropped as it was read (LineSplitter), said at its end.
    */
   line(
     endpointId: string,
@@ -106,11 +116,13 @@ export class LogBook {
     stream: "stdout" | "stderr",
     text: string,
     heldJobs: readonly string[] | ReadonlyMap<string, unknown>,
-  ): void {
+    cutBytes = 0,
+  ): LogEntry {
     const parsed = parseWorkerLine(text, stream);
     const requestId = parsed.requestId === null ? onlyJob(heldJobs) : heldId(parsed.requestId, heldJobs);
-    const message = this.#cut(parsed.message);
-    this.#add({ endpointId, workerId, stream, level: parsed.level, requestId, message });
+    let message = this.#cut(parsed.message);
+    if (cutBytes > 0) message = `${message} ...[cut ${cutBytes} bytes]`;
+    return this.#add({ endpointId, workerId, stream, level: parsed.level, requestId, message });
   }
 
   /** A line of the service's own about a worker (started, exited). */
@@ -134,21 +146,32 @@ export class LogBook {
     return out.length > limit ? out.slice(out.length - limit) : out;
   }
 
-  /** Calls `listener` with each new entry of the endpoint that matches; returns the unsubscribe. */
-  follow(endpointId: string, filter: LogFilter, listener: Listener): () => void {
+  /**
+   * Calls `listener` with each new entry of the endpoint that matches, and `deleted` once if the
+   * endpoint's logs go (no entry comes after); returns the unsubscribe.
+   */
+  follow(
+    endpointId: string,
+    filter: LogFilter,
+    listener: Listener,
+    deleted: () => void = () => {},
+  ): () => void {
     const logs = this.#logs(endpointId);
     const wrapped: Listener = (entry) => {
       if (matches(entry, filter)) listener(entry);
     };
-    logs.listeners.add(wrapped);
+    logs.listeners.set(wrapped, deleted);
     return () => logs.listeners.delete(wrapped);
   }
 
   deleteEndpoint(endpointId: string): void {
+    const logs = this.#endpoints.get(endpointId);
     this.#endpoints.delete(endpointId);
+    // Followers are told: nothing will come for them any more (they kept a reply open forever).
+    if (logs) for (const deleted of [...logs.listeners.values()]) deleted();
   }
 
-  #add(fields: Omit<LogEntry, "seq" | "time">): void {
+  #add(fields: Omit<LogEntry, "seq" | "time">): LogEntry {
     // Every field written here, in one order: entries share one shape with all fields in the object
     // (a spread adds a separate property array to each).
     const entry: LogEntry = {
@@ -173,7 +196,8 @@ export class LogBook {
       }
     }
     push(ring, entry, this.#limits.perWorker);
-    for (const listener of logs.listeners) listener(entry);
+    for (const listener of logs.listeners.keys()) listener(entry);
+    return entry;
   }
 
   #time(): string {
@@ -188,7 +212,7 @@ export class LogBook {
   #logs(endpointId: string): EndpointLogs {
     let logs = this.#endpoints.get(endpointId);
     if (!logs) {
-      logs = { all: new Deque(), workers: new Map(), listeners: new Set() };
+      logs = { all: new Deque(), workers: new Map(), listeners: new Map() };
       this.#endpoints.set(endpointId, logs);
     }
     return logs;

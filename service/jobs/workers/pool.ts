@@ -16,7 +16,9 @@ import type {
 } from "../../planes";
 import type { WorkerCounts } from "../client/job-service";
 import type { Dispatcher, WorkerSession } from "../dispatch/dispatcher";
+import { LineSplitter } from "../logs/line-splitter";
 import type { LogBook } from "../logs/log-book";
+import { terminalSafe } from "../logs/terminal";
 import { workerEnv } from "./environment";
 import type { Launcher, LaunchSpec } from "./launch";
 
@@ -373,19 +375,24 @@ export class WorkerPool implements WorkerRegistry {
     return { kept, dropped };
   }
 
-  /** Each line the process prints goes to its logs (attributed to the job it holds), and maybe to stderr. */
+  /**
+   * Each line the process prints goes to its logs (attributed to the job it holds), and maybe to
+   * stderr: cut to the logs' line bound as it is read, and with its control characters made visible
+   * on the way to a terminal (terminal.ts).
+   */
   #capture(worker: ManagedWorker, from: Readable | null, stream: "stdout" | "stderr"): void {
     if (!from) return;
     const { session } = worker;
     const echo = this.#options.workerOutput === "inherit";
-    // node:readline loads with the first worker (not at start: most starts spawn none at once).
-    const lines = process
-      .getBuiltinModule("node:readline")
-      .createInterface({ input: from, crlfDelay: Number.POSITIVE_INFINITY });
-    lines.on("line", (line) => {
-      this.#logs.line(session.endpointId, session.id, stream, line, session.held);
-      if (echo) process.stderr.write(`[${session.id}] ${line}\n`);
+    const lines = new LineSplitter(this.#logs.maxLineBytes, (line, cutBytes) => {
+      this.#logs.line(session.endpointId, session.id, stream, line, session.held, cutBytes);
+      if (echo) {
+        const cut = cutBytes > 0 ? ` ...[cut ${cutBytes} bytes]` : "";
+        process.stderr.write(`[${session.id}] ${terminalSafe(line)}${cut}\n`);
+      }
     });
+    from.on("data", (chunk: Buffer) => lines.push(chunk));
+    from.once("end", () => lines.end());
   }
 
   #terminate(worker: ManagedWorker, signal: "SIGTERM" | "SIGKILL"): void {

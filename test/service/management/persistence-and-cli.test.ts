@@ -199,7 +199,7 @@ describe("CLI serve", () => {
     const { code, stderr } = await exitOf(child);
     expect(code).toBe(1);
     expect(stderr).toContain("Unexpected argument 'server'");
-    expect(stderr).toContain("usage: RUNPODKIT_API_KEYS=<k1>,<k2> runpodkit [serve] --port <p>");
+    expect(stderr).toContain("usage: RUNPODKIT_API_KEYS=<k1>,<k2> runpodkit [serve] [--port <p>]");
   });
 });
 

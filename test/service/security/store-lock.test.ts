@@ -1,0 +1,47 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { type Cli, startCli } from "./cli";
+
+const ENV = { RUNPODKIT_API_KEYS: "rpk_lock_alpha_0123456789" };
+
+describe("one service per store file", () => {
+  const started: Cli[] = [];
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const cli of started.splice(0)) cli.kill();
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+  const start = (data: string) => {
+    const cli = startCli(["--data", data], ENV);
+    started.push(cli);
+    return cli;
+  };
+
+  it("a second service on the same --data is refused, naming the first; a killed one's lock is taken over; a stop removes it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "runpodkit-lock-"));
+    dirs.push(dir);
+    const data = join(dir, "store.sqlite");
+    const first = start(data);
+    await first.ready;
+    expect(readFileSync(`${data}.lock`, "utf8")).toBe(`${first.child.pid}\n`);
+
+    // Before: it started, requeued the first's running jobs as its own and ran them again.
+    const second = start(data);
+    const refused = await second.exited;
+    expect(refused.code).toBe(1);
+    expect(second.stderr()).toBe(
+      `runpodkit: the store ${data} cannot be opened: it is in use by another runpodkit service (pid ${first.child.pid}): stop that one, or give this one another --data (two services on one store would run each other's jobs again); if no such service runs, delete ${data}.lock\n`,
+    );
+
+    first.kill();
+    await first.exited;
+    const third = start(data);
+    await third.ready;
+    expect(readFileSync(`${data}.lock`, "utf8")).toBe(`${third.child.pid}\n`);
+    third.child.kill("SIGTERM");
+    expect(await third.exited).toEqual({ code: 0, signal: null });
+    expect(existsSync(`${data}.lock`)).toBe(false);
+  });
+});
