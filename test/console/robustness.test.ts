@@ -156,6 +156,31 @@ describe.skipIf(!HAS_CHROMIUM)(
       expect(await page.evaluate("String(getSelection())")).toBe(endpoint.id);
     });
 
+    it("a stopped worker is shown stopped, not in the state it last had", async () => {
+      const account = accountIdOf(service.apiKey);
+      const other = service.management.endpoints.create(account, {
+        name: "scaled-down",
+        templateId: endpoint.templateId,
+        workersMin: 0,
+        workersMax: 1,
+        idleTimeout: 60,
+      });
+      const reply = await fetch(`${service.queueUrl}/v2/${other.id}/runsync`, {
+        method: "POST",
+        headers: { authorization: service.apiKey, "content-type": "application/json" },
+        body: JSON.stringify({ input: {} }),
+      });
+      expect(((await reply.json()) as { status: string }).status).toBe("COMPLETED");
+      await page.goto(`${service.queueUrl}/console/#/endpoint/${other.id}`);
+      const cells = page.locator("#workers tbody tr").first().locator("td");
+      await expect.poll(() => cells.nth(1).innerText(), POLL).toBe("idle");
+      // Scaled to zero: the worker stops (the API keeps it with its last state, idle, and EXITED).
+      service.management.endpoints.update(account, other.id, { workersMax: 0 });
+      await expect.poll(() => cells.nth(2).innerText(), POLL).toBe("EXITED");
+      expect(await cells.nth(1).innerText()).toBe("stopped");
+      expect(await cells.nth(5).innerText()).toBe("1");
+    });
+
     it("a log followed for long keeps the newest 5,000 lines in the page", async () => {
       await page.goto(`${service.queueUrl}/console/#/logs/${endpoint.id}`);
       await page.locator("#log div").first().waitFor();

@@ -361,10 +361,15 @@ async function endpointView(id) {
               id: w.id,
               cells: [
                 el("code", {}, w.id),
-                state(w.state),
+                // A stopped worker keeps the state it last had (often idle): it is stopped now.
+                state(w.desiredStatus === "RUNNING" ? w.state : "stopped"),
                 w.desiredStatus,
                 time(w.createdAt),
-                w.coldStartMs === null ? "starting" : duration(w.coldStartMs),
+                w.coldStartMs !== null
+                  ? duration(w.coldStartMs)
+                  : w.desiredStatus === "RUNNING"
+                    ? "starting"
+                    : "never ready",
                 String(w.jobsRun),
               ],
             })),
