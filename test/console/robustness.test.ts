@@ -181,6 +181,27 @@ describe.skipIf(!HAS_CHROMIUM)(
       expect(await cells.nth(5).innerText()).toBe("1");
     });
 
+    it("a load-balancing endpoint is shown as LB (REST leaves the type out), with no queue to show", async () => {
+      const account = accountIdOf(service.apiKey);
+      const lb = service.management.endpoints.create(account, {
+        name: "balanced",
+        templateId: endpoint.templateId,
+        type: "LB",
+        workersMin: 0,
+        workersMax: 1,
+      });
+      await page.goto(`${service.queueUrl}/console/#/endpoints`);
+      const typeOf = (id: string) => page.locator(`tr[data-id="${id}"] td`).nth(2).innerText();
+      await expect.poll(() => typeOf(lb.id), POLL).toBe("LB");
+      expect(await typeOf(endpoint.id)).toBe("QB");
+      await page.goto(`${service.queueUrl}/console/#/endpoint/${lb.id}`);
+      await expect.poll(() => page.locator("#settings").innerText(), POLL).toContain("LB (load-balancing");
+      await page.goto(`${service.queueUrl}/console/#/jobs/${lb.id}`);
+      await expect.poll(() => page.locator("#counts").innerText(), POLL).toContain("has no job queue");
+      expect(await page.locator("#queue").isHidden()).toBe(true);
+      expect(await page.locator("[data-view-error]").count()).toBe(0);
+    });
+
     it("a log followed for long keeps the newest 5,000 lines in the page", async () => {
       await page.goto(`${service.queueUrl}/console/#/logs/${endpoint.id}`);
       await page.locator("#log div").first().waitFor();

@@ -156,6 +156,21 @@ async function api(path, init = {}) {
   return init.raw ? reply : reply.json();
 }
 
+/**
+ * Each endpoint's type (QB: a job queue; LB: load-balancing, no queue) by id. REST v1 leaves the type
+ * out, as the real service's does; its GraphQL has it.
+ */
+async function endpointTypes() {
+  const reply = await api("/graphql", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ query: "{ myself { endpoints { id type } } }" }),
+  });
+  if (!reply.data?.myself)
+    throw new Error(`/graphql: ${reply.errors?.[0]?.message ?? "no endpoints in the reply"}`);
+  return new Map(reply.data.myself.endpoints.map((ep) => [ep.id, ep.type]));
+}
+
 /** How long to wait after `failures` failed calls in a row: a second, then doubling up to MAX_RETRY_MS. */
 const retryDelay = (failures) => Math.min(REFRESH_MS * 2 ** failures, MAX_RETRY_MS);
 
@@ -275,13 +290,13 @@ document.getElementById("signout").addEventListener("click", () => signOut());
 async function endpointsView() {
   show("endpoints", el("h1", {}, "Endpoints"), el("div", { id: "endpoints-list" }, "Loading..."));
   return every(async () => {
-    const endpoints = await api("/v1/endpoints");
+    const [endpoints, types] = await Promise.all([api("/v1/endpoints"), endpointTypes()]);
     const rows = endpoints.map((ep) => ({
       id: ep.id,
       cells: [
         ep.name,
         el("code", {}, ep.id),
-        ep.type ?? "QB",
+        types.get(ep.id) ?? "",
         `${ep.workersMin} / ${ep.workersMax}`,
         `${ep.idleTimeout} s`,
         `${ep.scalerType} ${ep.scalerValue}`,
@@ -289,7 +304,7 @@ async function endpointsView() {
         (ep.gpuTypeIds ?? []).join(", "),
       ],
     }));
-    update("endpoints-list", endpoints, () =>
+    update("endpoints-list", { endpoints, types: [...types] }, () =>
       endpoints.length === 0
         ? el(
             "p",
@@ -326,13 +341,14 @@ async function endpointView(id) {
     el("div", { id: "workers" }),
   );
   return every(async () => {
-    const [ep, { workers }] = await Promise.all([
+    const [ep, { workers }, types] = await Promise.all([
       api(`/v1/endpoints/${seg(id)}`),
       api(`/v2/${seg(id)}/workers`),
+      endpointTypes(),
     ]);
     const settings = [
       ["Name", ep.name],
-      ["Type", ep.type ?? "QB"],
+      ["Type", types.get(id) === "LB" ? "LB (load-balancing: no job queue)" : (types.get(id) ?? "")],
       ["Template", ep.templateId],
       ["Workers min / max", `${ep.workersMin} / ${ep.workersMax}`],
       ["Idle timeout", `${ep.idleTimeout} s`],
@@ -472,12 +488,28 @@ async function jobsView(id) {
     el("h1", {}, "Queue and jobs of ", el("code", {}, id)),
     endpointLinks(id),
     el("div", { id: "counts", class: "cards" }),
-    el("h2", {}, "Queue depth and workers"),
-    el("div", { id: "chart" }),
-    el("h2", {}, "Recent jobs"),
-    el("div", { id: "jobs" }),
+    el(
+      "div",
+      { id: "queue" },
+      el("h2", {}, "Queue depth and workers"),
+      el("div", { id: "chart" }),
+      el("h2", {}, "Recent jobs"),
+      el("div", { id: "jobs" }),
+    ),
   );
   return every(async () => {
+    if ((await endpointTypes()).get(id) === "LB") {
+      // No queue to show: its requests go straight to its workers (see Settings and workers, Logs).
+      update("counts", "LB", () =>
+        el(
+          "p",
+          { class: "muted" },
+          "A load-balancing endpoint has no job queue: requests go to its workers' own HTTP paths. Its workers are under Settings and workers, what they print under Logs.",
+        ),
+      );
+      document.getElementById("queue").hidden = true;
+      return;
+    }
     const [health, { jobs }, { points }] = await Promise.all([
       api(`/v2/${seg(id)}/health`),
       // Timelines only: inputs and outputs can be megabytes each, and this is read every second.
