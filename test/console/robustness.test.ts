@@ -213,6 +213,38 @@ describe.skipIf(!HAS_CHROMIUM)(
       expect(await page.locator("#log > div").first().innerText()).not.toContain("worker started");
     });
 
+    it("an answer for a page already left is not drawn into the next one", async () => {
+      const first = await runsync({ print: ["first job"] });
+      const second = await runsync({ print: ["second job"] });
+      // The first job's answer is held until the second job's page shows.
+      let release: () => void = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      await page.route(`**/jobs?job=${first.id}`, async (route) => {
+        await held;
+        await route.continue().catch(() => {});
+      });
+      const asked = page.waitForRequest((r) => r.url().includes(`job=${first.id}`));
+      await page.goto(`${service.queueUrl}/console/#/job/${endpoint.id}/${first.id}`);
+      await asked;
+      // Its end: aborted when the page is left, or (had it not been) answered once released.
+      const ofFirst = (r: { url(): string }) => r.url().includes(`job=${first.id}`);
+      const settled = Promise.race([
+        page.waitForEvent("requestfailed", ofFirst),
+        page.waitForEvent("requestfinished", ofFirst),
+      ]);
+      await page.goto(`${service.queueUrl}/console/#/job/${endpoint.id}/${second.id}`);
+      const job = page.locator("#job");
+      await expect.poll(() => job.innerText(), POLL).toContain("second job");
+      release();
+      await settled;
+      await page.evaluate("new Promise(requestAnimationFrame)");
+      expect(await job.innerText()).toContain("second job");
+      expect(await job.innerText()).not.toContain("first job");
+      await page.unroute(`**/jobs?job=${first.id}`);
+    });
+
     it("the service stops: each view says so and backs off; it comes back: the message goes and the log follows again", async () => {
       // Another tab (its own sessionStorage: signed in afresh) follows the log meanwhile.
       const logs = await browser.newPage();

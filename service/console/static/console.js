@@ -160,8 +160,9 @@ async function api(path, init = {}) {
  * Each endpoint's type (QB: a job queue; LB: load-balancing, no queue) by id. REST v1 leaves the type
  * out, as the real service's does; its GraphQL has it.
  */
-async function endpointTypes() {
+async function endpointTypes(signal) {
   const reply = await api("/graphql", {
+    signal,
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ query: "{ myself { endpoints { id type } } }" }),
@@ -179,15 +180,18 @@ const unreachable = (error) => error instanceof TypeError;
 
 /**
  * Renders the view now and again every second while it is shown; while the service does not answer,
- * says so and tries again less and less often; once it answers, the message goes.
+ * says so and tries again less and less often; once it answers, the message goes. Leaving the view
+ * aborts the calls `render(signal)` has on the way, so an answer that comes late is never drawn into
+ * the next view (the job page of another job has the same elements).
  */
 function every(render) {
   let timer = null;
   let stopped = false;
   let failures = 0;
+  const abort = new AbortController();
   const tick = async () => {
     try {
-      await render();
+      await render(abort.signal);
       failures = 0;
       if (!stopped) clearError();
     } catch (error) {
@@ -205,6 +209,7 @@ function every(render) {
   tick();
   return () => {
     stopped = true;
+    abort.abort();
     clearTimeout(timer);
   };
 }
@@ -289,8 +294,8 @@ document.getElementById("signout").addEventListener("click", () => signOut());
 
 async function endpointsView() {
   show("endpoints", el("h1", {}, "Endpoints"), el("div", { id: "endpoints-list" }, "Loading..."));
-  return every(async () => {
-    const [endpoints, types] = await Promise.all([api("/v1/endpoints"), endpointTypes()]);
+  return every(async (signal) => {
+    const [endpoints, types] = await Promise.all([api("/v1/endpoints", { signal }), endpointTypes(signal)]);
     const rows = endpoints.map((ep) => ({
       id: ep.id,
       cells: [
@@ -340,11 +345,11 @@ async function endpointView(id) {
     el("h2", {}, "Workers"),
     el("div", { id: "workers" }),
   );
-  return every(async () => {
+  return every(async (signal) => {
     const [ep, { workers }, types] = await Promise.all([
-      api(`/v1/endpoints/${seg(id)}`),
-      api(`/v2/${seg(id)}/workers`),
-      endpointTypes(),
+      api(`/v1/endpoints/${seg(id)}`, { signal }),
+      api(`/v2/${seg(id)}/workers`, { signal }),
+      endpointTypes(signal),
     ]);
     const settings = [
       ["Name", ep.name],
@@ -497,8 +502,8 @@ async function jobsView(id) {
       el("div", { id: "jobs" }),
     ),
   );
-  return every(async () => {
-    if ((await endpointTypes()).get(id) === "LB") {
+  return every(async (signal) => {
+    if ((await endpointTypes(signal)).get(id) === "LB") {
       // No queue to show: its requests go straight to its workers (see Settings and workers, Logs).
       update("counts", "LB", () =>
         el(
@@ -511,10 +516,10 @@ async function jobsView(id) {
       return;
     }
     const [health, { jobs }, { points }] = await Promise.all([
-      api(`/v2/${seg(id)}/health`),
+      api(`/v2/${seg(id)}/health`, { signal }),
       // Timelines only: inputs and outputs can be megabytes each, and this is read every second.
-      api(`/v2/${seg(id)}/jobs?limit=50&summary=1`),
-      api(`/v2/${seg(id)}/metrics`),
+      api(`/v2/${seg(id)}/jobs?limit=50&summary=1`, { signal }),
+      api(`/v2/${seg(id)}/metrics`, { signal }),
     ]);
     const counts = [
       ["inQueue", "In queue", health.jobs.inQueue],
@@ -582,9 +587,9 @@ async function jobView(id, jobId) {
     endpointLinks(id),
     el("div", { id: "job" }, "Loading..."),
   );
-  return every(async () => {
+  return every(async (signal) => {
     // This one job, however many newer ones the endpoint ran since.
-    const { jobs } = await api(`/v2/${seg(id)}/jobs?job=${seg(jobId)}`);
+    const { jobs } = await api(`/v2/${seg(id)}/jobs?job=${seg(jobId)}`, { signal });
     const job = jobs.find((j) => j.id === jobId);
     if (!job) {
       update("job", null, () =>
@@ -763,9 +768,9 @@ async function logsView(id, params) {
 
 async function templatesView() {
   show("templates", el("h1", {}, "Templates"), el("div", { id: "templates-list" }));
-  return every(async () => {
+  return every(async (signal) => {
     // Every template of the account: the REST list leaves out endpoint-bound ones unless asked.
-    const templates = await api("/v1/templates?includeEndpointBoundTemplates=true");
+    const templates = await api("/v1/templates?includeEndpointBoundTemplates=true", { signal });
     update("templates-list", templates, () =>
       table(
         ["Name", "Id", "Image", "Category", "Serverless", "Environment (names only)", "Registry auth"],
@@ -788,8 +793,8 @@ async function templatesView() {
 
 async function volumesView() {
   show("volumes", el("h1", {}, "Network volumes"), el("div", { id: "volumes-list" }));
-  return every(async () => {
-    const volumes = await api("/v1/networkvolumes");
+  return every(async (signal) => {
+    const volumes = await api("/v1/networkvolumes", { signal });
     update("volumes-list", volumes, () =>
       table(
         ["Name", "Id", "Size", "Data center"],
@@ -809,8 +814,8 @@ async function registryView() {
     el("p", { class: "muted" }, "Names only: credentials are never shown."),
     el("div", { id: "registry-list" }),
   );
-  return every(async () => {
-    const auths = await api("/v1/containerregistryauth");
+  return every(async (signal) => {
+    const auths = await api("/v1/containerregistryauth", { signal });
     update("registry-list", auths, () =>
       table(
         ["Name", "Id"],
