@@ -438,6 +438,20 @@ function chart(all) {
     svg("line", { x1: pad, y1: y(max), x2: width - pad, y2: y(max), stroke: "#eef0f4" }),
     svg("text", { x: 4, y: y(max) + 4, "font-size": 11, fill: "#5a6275" }, String(max)),
     svg("text", { x: 4, y: y(0) + 4, "font-size": 11, fill: "#5a6275" }, "0"),
+    // The time axis: where the window opens, and now.
+    svg("text", { x: pad, y: height - 8, "font-size": 11, fill: "#5a6275", "data-axis": "from" }, time(t0)),
+    svg(
+      "text",
+      {
+        x: width - pad,
+        y: height - 8,
+        "font-size": 11,
+        fill: "#5a6275",
+        "text-anchor": "end",
+        "data-axis": "now",
+      },
+      `now (${time(now)})`,
+    ),
   );
   for (const [key, label, color] of LINES) {
     const path = points
