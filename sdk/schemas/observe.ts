@@ -51,7 +51,18 @@ export type LogsQuery = z.infer<typeof LogsQuery>;
 /** Query of GET /v2/{endpoint_id}/jobs. */
 export const RecentJobsQuery = z.object({
   limit: z.coerce.number().int().min(1).max(500).default(50),
+  /** Only this job (the console's job page), instead of the newest `limit`. */
+  job: z.string().min(1).max(200).optional(),
+  /**
+   * Leave out input, output, error and stream: the timelines only. A list of 50 jobs with
+   * megabyte inputs is otherwise tens of megabytes, read again at every refresh.
+   */
+  summary: z
+    .enum(["0", "1", "true", "false"])
+    .optional()
+    .transform((v) => v === "1" || v === "true"),
 });
+export type RecentJobsQuery = z.infer<typeof RecentJobsQuery>;
 
 /** One job as the console shows it: its timeline (ms since the epoch) and what it carried. */
 export const RecentJob = z.looseObject({
@@ -65,11 +76,12 @@ export const RecentJob = z.looseObject({
   executionTime: z.number().optional(),
   workerId: z.string().nullable(),
   retries: z.number().int(),
-  input: z.unknown(),
+  /** input and stream are left out of a summary (`?summary=1`), with output and error. */
+  input: z.unknown().optional(),
   output: z.unknown().optional(),
   error: z.string().optional(),
   /** Stream chunks buffered and not yet drained by /stream (reading them here does not drain them). */
-  stream: z.array(z.unknown()),
+  stream: z.array(z.unknown()).optional(),
 });
 export type RecentJob = z.infer<typeof RecentJob>;
 

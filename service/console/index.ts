@@ -48,7 +48,12 @@ export function consolePlugin(directory = consoleDirectory()): FastifyPluginAsyn
       directory === null
         ? "this installation lacks the console's files (service/console/static)"
         : `no such console file: ${name}`;
-    return reply.code(404).type("text/plain; charset=utf-8").send(why);
+    // The name comes from the request: never let a browser read the reply as anything but text.
+    return reply
+      .code(404)
+      .header("x-content-type-options", "nosniff")
+      .type("text/plain; charset=utf-8")
+      .send(why);
   };
   return async (app) => {
     app.get("/console", async (_request, reply) => reply.redirect("/console/"));

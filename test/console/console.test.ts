@@ -166,6 +166,17 @@ describe.skipIf(!HAS_CHROMIUM)(
       expect((await ys("inProgress")).size).toBe(2);
       expect((await ys("workers")).size).toBe(2);
       expect(await text('[data-now="workers"]')).toBe("1");
+      // A time axis: the first change recorded (the first job queued) on the left, now on the right.
+      const metrics = (await (
+        await fetch(`${service.queueUrl}/v2/${endpoint.id}/metrics`, {
+          headers: { authorization: service.apiKey },
+        })
+      ).json()) as { points: { t: number }[] };
+      const first = metrics.points[0]?.t ?? 0;
+      expect(await page.locator('[data-axis="from"]').textContent()).toBe(
+        await page.evaluate(`new Date(${first}).toLocaleTimeString()`),
+      );
+      expect(await page.locator('[data-axis="now"]').textContent()).toMatch(/^now \(.+\)$/);
       await shot("jobs");
     });
 

@@ -35,5 +35,10 @@ describe("console routes", () => {
     const missing = await get("/console/secrets.json");
     expect(missing.status).toBe(404);
     expect(await missing.text()).toBe("no such console file: secrets.json");
+    // The name echoed back is the requester's: the reply is text, never sniffed as a page.
+    const echoed = await get("/console/%3Cscript%3Ealert(1)%3C%2Fscript%3E");
+    expect(echoed.status).toBe(404);
+    expect(echoed.headers.get("content-type")).toBe("text/plain; charset=utf-8");
+    expect(echoed.headers.get("x-content-type-options")).toBe("nosniff");
   });
 });

@@ -4,6 +4,12 @@
 
 const KEY_ITEM = "runpodkit.apiKey";
 const REFRESH_MS = 1000;
+/** While the service does not answer, refreshes and log reconnects back off up to this. */
+const MAX_RETRY_MS = 10_000;
+/** The log view keeps this many lines in the page (the oldest go first), however long it follows. */
+const MAX_LOG_LINES = 5000;
+/** A value shown as JSON is cut after this many characters (the API has all of it). */
+const MAX_JSON_CHARS = 100_000;
 /** The chart shows at most this much of the past. */
 const CHART_WINDOW_MS = 10 * 60 * 1000;
 
@@ -16,6 +22,18 @@ let leave = () => {};
 
 // ---------------------------------------------------------------- helpers
 
+// ANSI escape sequences (colours, cursor moves) and control and bidirectional-override characters:
+// printed by workers or put in names, they would garble a line or reorder the text after them.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const ANSI = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?/g;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+const UNSEEN = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/** Text as it is shown: ANSI sequences dropped, other invisible controls written as \uXXXX. */
+function visible(text) {
+  return text.replace(ANSI, "").replace(UNSEEN, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
 /** An element with attributes and children (strings become text: nothing is parsed as HTML). */
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
@@ -26,7 +44,7 @@ function el(tag, attrs = {}, ...children) {
   }
   for (const child of children.flat()) {
     if (child === undefined || child === null || child === false) continue;
-    node.append(child instanceof Node ? child : String(child));
+    node.append(child instanceof Node ? child : visible(String(child)));
   }
   return node;
 }
@@ -39,7 +57,11 @@ function svg(tag, attrs = {}, ...children) {
   return node;
 }
 
-function table(headers, rows, onRow) {
+/**
+ * A table; with `link`, each row's first cell is a link to `link(row)` (reached with the keyboard)
+ * and a click anywhere on the row follows it.
+ */
+function table(headers, rows, link) {
   return el(
     "table",
     {},
@@ -59,11 +81,17 @@ function table(headers, rows, onRow) {
         el(
           "tr",
           {
-            class: onRow ? "link" : undefined,
+            class: link ? "link" : undefined,
             "data-id": row.id,
-            onclick: onRow ? () => onRow(row) : undefined,
+            onclick: link
+              ? (event) => {
+                  if (!event.target.closest("a")) go(link(row));
+                }
+              : undefined,
           },
-          row.cells.map((cell) => el("td", {}, cell)),
+          row.cells.map((cell, i) =>
+            el("td", {}, link && i === 0 ? el("a", { href: link(row) }, cell) : cell),
+          ),
         ),
       ),
     ),
@@ -74,7 +102,21 @@ const state = (value) => el("span", { class: `state ${value}` }, value);
 const time = (ms) => (ms === null || ms === undefined ? "" : new Date(ms).toLocaleTimeString());
 const duration = (ms) =>
   ms === undefined || ms === null ? "" : ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(2)} s`;
-const json = (value) => el("pre", {}, value === undefined ? "(none)" : JSON.stringify(value, null, 2));
+function json(value) {
+  if (value === undefined) return el("pre", {}, "(none)");
+  const text = JSON.stringify(value, null, 2);
+  if (text.length <= MAX_JSON_CHARS) return el("pre", {}, text);
+  return el(
+    "pre",
+    {},
+    text.slice(0, MAX_JSON_CHARS),
+    el(
+      "span",
+      { class: "muted" },
+      `\n... (${text.length - MAX_JSON_CHARS} more characters: read the job through the API)`,
+    ),
+  );
+}
 
 function apiKey() {
   return sessionStorage.getItem(KEY_ITEM);
@@ -86,6 +128,9 @@ class ApiError extends Error {
     this.status = status;
   }
 }
+
+/** An id in an API path: ids come from the page's address, which anyone can write. */
+const seg = (id) => encodeURIComponent(id ?? "");
 
 /** A call to the service with the key in the authorization header; 401 signs out. */
 async function api(path, init = {}) {
@@ -111,24 +156,76 @@ async function api(path, init = {}) {
   return init.raw ? reply : reply.json();
 }
 
-/** Renders the view now and again every second while it is shown. */
+/**
+ * Each endpoint's type (QB: a job queue; LB: load-balancing, no queue) by id. REST v1 leaves the type
+ * out, as the real service's does; its GraphQL has it.
+ */
+async function endpointTypes(signal) {
+  const reply = await api("/graphql", {
+    signal,
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ query: "{ myself { endpoints { id type } } }" }),
+  });
+  if (!reply.data?.myself)
+    throw new Error(`/graphql: ${reply.errors?.[0]?.message ?? "no endpoints in the reply"}`);
+  return new Map(reply.data.myself.endpoints.map((ep) => [ep.id, ep.type]));
+}
+
+/** How long to wait after `failures` failed calls in a row: a second, then doubling up to MAX_RETRY_MS. */
+const retryDelay = (failures) => Math.min(REFRESH_MS * 2 ** failures, MAX_RETRY_MS);
+
+/** fetch rejects (a TypeError) when no reply came at all: the service stopped or is restarting. */
+const unreachable = (error) => error instanceof TypeError;
+
+/**
+ * Renders the view now and again every second while it is shown; while the service does not answer,
+ * says so and tries again less and less often; once it answers, the message goes. Leaving the view
+ * aborts the calls `render(signal)` has on the way, so an answer that comes late is never drawn into
+ * the next view (the job page of another job has the same elements).
+ */
 function every(render) {
   let timer = null;
   let stopped = false;
+  let failures = 0;
+  const abort = new AbortController();
   const tick = async () => {
     try {
-      await render();
+      await render(abort.signal);
+      failures = 0;
+      if (!stopped) clearError();
     } catch (error) {
       // A view left while its data was on the way finds its elements gone: nothing to show then.
-      if (!stopped && !(error instanceof ApiError && error.status === 401)) showError(error);
+      if (stopped || (error instanceof ApiError && error.status === 401)) return;
+      failures += 1;
+      showError(
+        unreachable(error)
+          ? `The service does not answer (stopped or restarting?): trying again in ${retryDelay(failures) / 1000} s.`
+          : error,
+      );
     }
-    if (!stopped) timer = setTimeout(tick, REFRESH_MS);
+    if (!stopped) timer = setTimeout(tick, retryDelay(failures));
   };
   tick();
   return () => {
     stopped = true;
+    abort.abort();
     clearTimeout(timer);
   };
+}
+
+/**
+ * Replaces the children of the element with id `id` by `build()`, only when `data` differs from what
+ * it shows: an unchanged view keeps its text selection, focus and scroll, and is not re-announced.
+ */
+const shown = new WeakMap();
+function update(id, data, build) {
+  const target = document.getElementById(id);
+  if (!target) return;
+  const key = JSON.stringify(data);
+  if (shown.get(target) === key) return;
+  target.replaceChildren(...[build()].flat());
+  shown.set(target, key);
 }
 
 function show(name, ...children) {
@@ -141,6 +238,10 @@ function showError(error) {
   const text = error instanceof Error ? error.message : String(error);
   if (existing) existing.textContent = text;
   else view.prepend(el("p", { class: "error", "data-view-error": true, role: "alert" }, text));
+}
+
+function clearError() {
+  view.querySelector(".error[data-view-error]")?.remove();
 }
 
 // ---------------------------------------------------------------- sign in
@@ -158,13 +259,30 @@ function signOut(message = "") {
 login.addEventListener("submit", async (event) => {
   event.preventDefault();
   const input = document.getElementById("key");
-  sessionStorage.setItem(KEY_ITEM, input.value.trim());
+  const key = input.value.trim();
+  // fetch refuses such a header outright; the service's keys are printable ASCII.
+  if (!/^[\x21-\x7e]+$/.test(key)) {
+    signOut(
+      "This key has spaces or characters outside printable ASCII, which no key has: paste the key exactly as the service was given it.",
+    );
+    return;
+  }
+  sessionStorage.setItem(KEY_ITEM, key);
   input.value = "";
   try {
     await api("/v1/endpoints");
-  } catch {
+  } catch (error) {
+    // A 401 signed out already, saying why; anything else must say why too, and forget the key.
+    if (!(error instanceof ApiError && error.status === 401)) {
+      signOut(
+        unreachable(error)
+          ? "The service does not answer: start it (runpodkit serve) and sign in again."
+          : `Signing in failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
     return;
   }
+  document.getElementById("login-error").textContent = "";
   login.hidden = true;
   nav.hidden = false;
   route();
@@ -176,14 +294,14 @@ document.getElementById("signout").addEventListener("click", () => signOut());
 
 async function endpointsView() {
   show("endpoints", el("h1", {}, "Endpoints"), el("div", { id: "endpoints-list" }, "Loading..."));
-  return every(async () => {
-    const endpoints = await api("/v1/endpoints");
+  return every(async (signal) => {
+    const [endpoints, types] = await Promise.all([api("/v1/endpoints", { signal }), endpointTypes(signal)]);
     const rows = endpoints.map((ep) => ({
       id: ep.id,
       cells: [
         ep.name,
         el("code", {}, ep.id),
-        ep.type ?? "QB",
+        types.get(ep.id) ?? "",
         `${ep.workersMin} / ${ep.workersMax}`,
         `${ep.idleTimeout} s`,
         `${ep.scalerType} ${ep.scalerValue}`,
@@ -191,21 +309,19 @@ async function endpointsView() {
         (ep.gpuTypeIds ?? []).join(", "),
       ],
     }));
-    document
-      .getElementById("endpoints-list")
-      .replaceChildren(
-        endpoints.length === 0
-          ? el(
-              "p",
-              { class: "muted" },
-              "No endpoints yet: deploy one (pulumi up) or create one through the API.",
-            )
-          : table(
-              ["Name", "Id", "Type", "Workers min / max", "Idle timeout", "Scaler", "FlashBoot", "GPUs"],
-              rows,
-              (row) => go(`#/endpoint/${row.id}`),
-            ),
-      );
+    update("endpoints-list", { endpoints, types: [...types] }, () =>
+      endpoints.length === 0
+        ? el(
+            "p",
+            { class: "muted" },
+            "No endpoints yet: deploy one (pulumi up) or create one through the API.",
+          )
+        : table(
+            ["Name", "Id", "Type", "Workers min / max", "Idle timeout", "Scaler", "FlashBoot", "GPUs"],
+            rows,
+            (row) => `#/endpoint/${seg(row.id)}`,
+          ),
+    );
   });
 }
 
@@ -213,9 +329,9 @@ function endpointLinks(id) {
   return el(
     "div",
     { class: "links" },
-    el("a", { href: `#/endpoint/${id}` }, "Settings and workers"),
-    el("a", { href: `#/jobs/${id}` }, "Queue and jobs"),
-    el("a", { href: `#/logs/${id}` }, "Logs"),
+    el("a", { href: `#/endpoint/${seg(id)}` }, "Settings and workers"),
+    el("a", { href: `#/jobs/${seg(id)}` }, "Queue and jobs"),
+    el("a", { href: `#/logs/${seg(id)}` }, "Logs"),
   );
 }
 
@@ -229,11 +345,15 @@ async function endpointView(id) {
     el("h2", {}, "Workers"),
     el("div", { id: "workers" }),
   );
-  return every(async () => {
-    const [ep, { workers }] = await Promise.all([api(`/v1/endpoints/${id}`), api(`/v2/${id}/workers`)]);
+  return every(async (signal) => {
+    const [ep, { workers }, types] = await Promise.all([
+      api(`/v1/endpoints/${seg(id)}`, { signal }),
+      api(`/v2/${seg(id)}/workers`, { signal }),
+      endpointTypes(signal),
+    ]);
     const settings = [
       ["Name", ep.name],
-      ["Type", ep.type ?? "QB"],
+      ["Type", types.get(id) === "LB" ? "LB (load-balancing: no job queue)" : (types.get(id) ?? "")],
       ["Template", ep.templateId],
       ["Workers min / max", `${ep.workersMin} / ${ep.workersMax}`],
       ["Idle timeout", `${ep.idleTimeout} s`],
@@ -246,14 +366,14 @@ async function endpointView(id) {
       ["Environment", Object.keys(ep.env ?? {}).join(", ") || "none"],
       ["Version", ep.version],
     ];
-    document.getElementById("settings").replaceChildren(
+    update("settings", settings, () =>
       el(
         "dl",
         {},
         settings.flatMap(([k, v]) => [el("dt", {}, k), el("dd", {}, v ?? "")]),
       ),
     );
-    document.getElementById("workers").replaceChildren(
+    update("workers", workers, () =>
       workers.length === 0
         ? el("p", { class: "muted" }, "No workers: they start when jobs arrive (or workersMin > 0).")
         : table(
@@ -262,14 +382,19 @@ async function endpointView(id) {
               id: w.id,
               cells: [
                 el("code", {}, w.id),
-                state(w.state),
+                // A stopped worker keeps the state it last had (often idle): it is stopped now.
+                state(w.desiredStatus === "RUNNING" ? w.state : "stopped"),
                 w.desiredStatus,
                 time(w.createdAt),
-                w.coldStartMs === null ? "starting" : duration(w.coldStartMs),
+                w.coldStartMs !== null
+                  ? duration(w.coldStartMs)
+                  : w.desiredStatus === "RUNNING"
+                    ? "starting"
+                    : "never ready",
                 String(w.jobsRun),
               ],
             })),
-            (row) => go(`#/logs/${id}?worker=${encodeURIComponent(row.id)}`),
+            (row) => `#/logs/${seg(id)}?worker=${encodeURIComponent(row.id)}`,
           ),
     );
   });
@@ -313,6 +438,20 @@ function chart(all) {
     svg("line", { x1: pad, y1: y(max), x2: width - pad, y2: y(max), stroke: "#eef0f4" }),
     svg("text", { x: 4, y: y(max) + 4, "font-size": 11, fill: "#5a6275" }, String(max)),
     svg("text", { x: 4, y: y(0) + 4, "font-size": 11, fill: "#5a6275" }, "0"),
+    // The time axis: where the window opens, and now.
+    svg("text", { x: pad, y: height - 8, "font-size": 11, fill: "#5a6275", "data-axis": "from" }, time(t0)),
+    svg(
+      "text",
+      {
+        x: width - pad,
+        y: height - 8,
+        "font-size": 11,
+        fill: "#5a6275",
+        "text-anchor": "end",
+        "data-axis": "now",
+      },
+      `now (${time(now)})`,
+    ),
   );
   for (const [key, label, color] of LINES) {
     const path = points
@@ -368,16 +507,33 @@ async function jobsView(id) {
     el("h1", {}, "Queue and jobs of ", el("code", {}, id)),
     endpointLinks(id),
     el("div", { id: "counts", class: "cards" }),
-    el("h2", {}, "Queue depth and workers"),
-    el("div", { id: "chart" }),
-    el("h2", {}, "Recent jobs"),
-    el("div", { id: "jobs" }),
+    el(
+      "div",
+      { id: "queue" },
+      el("h2", {}, "Queue depth and workers"),
+      el("div", { id: "chart" }),
+      el("h2", {}, "Recent jobs"),
+      el("div", { id: "jobs" }),
+    ),
   );
-  return every(async () => {
+  return every(async (signal) => {
+    if ((await endpointTypes(signal)).get(id) === "LB") {
+      // No queue to show: its requests go straight to its workers (see Settings and workers, Logs).
+      update("counts", "LB", () =>
+        el(
+          "p",
+          { class: "muted" },
+          "A load-balancing endpoint has no job queue: requests go to its workers' own HTTP paths. Its workers are under Settings and workers, what they print under Logs.",
+        ),
+      );
+      document.getElementById("queue").hidden = true;
+      return;
+    }
     const [health, { jobs }, { points }] = await Promise.all([
-      api(`/v2/${id}/health`),
-      api(`/v2/${id}/jobs?limit=50`),
-      api(`/v2/${id}/metrics`),
+      api(`/v2/${seg(id)}/health`, { signal }),
+      // Timelines only: inputs and outputs can be megabytes each, and this is read every second.
+      api(`/v2/${seg(id)}/jobs?limit=50&summary=1`, { signal }),
+      api(`/v2/${seg(id)}/metrics`, { signal }),
     ]);
     const counts = [
       ["inQueue", "In queue", health.jobs.inQueue],
@@ -388,16 +544,16 @@ async function jobsView(id) {
       ["running", "Workers running", health.workers.running],
       ["initializing", "Workers starting", health.workers.initializing],
     ];
-    document
-      .getElementById("counts")
-      .replaceChildren(
-        ...counts.map(([key, label, n]) =>
-          el("div", { class: "card", "data-count": key }, el("b", {}, String(n)), label),
-        ),
-      );
-    document.getElementById("chart").replaceChildren(chart(points));
+    update("counts", counts, () =>
+      counts.map(([key, label, n]) =>
+        el("div", { class: "card", "data-count": key }, el("b", {}, String(n)), label),
+      ),
+    );
+    update("chart", points, () => chart(points));
     const longest = Math.max(1, ...jobs.map((j) => (j.completedAt ?? Date.now()) - j.queuedAt));
-    document.getElementById("jobs").replaceChildren(
+    // A queued or running job's bar grows with the clock: redrawn each second while one is.
+    const live = jobs.some((j) => j.completedAt === null);
+    update("jobs", { jobs, now: live ? Date.now() : 0 }, () =>
       jobs.length === 0
         ? el("p", { class: "muted" }, "No jobs yet.")
         : table(
@@ -414,7 +570,7 @@ async function jobsView(id) {
                 job.workerId ? el("code", {}, job.workerId) : "",
               ],
             })),
-            (row) => go(`#/job/${id}/${row.id}`),
+            (row) => `#/job/${seg(id)}/${seg(row.id)}`,
           ),
     );
   });
@@ -445,12 +601,14 @@ async function jobView(id, jobId) {
     endpointLinks(id),
     el("div", { id: "job" }, "Loading..."),
   );
-  return every(async () => {
-    const { jobs } = await api(`/v2/${id}/jobs?limit=500`);
+  return every(async (signal) => {
+    // This one job, however many newer ones the endpoint ran since.
+    const { jobs } = await api(`/v2/${seg(id)}/jobs?job=${seg(jobId)}`, { signal });
     const job = jobs.find((j) => j.id === jobId);
-    const target = document.getElementById("job");
     if (!job) {
-      target.replaceChildren(el("p", { class: "muted" }, "This job is not kept any more (results expire)."));
+      update("job", null, () =>
+        el("p", { class: "muted" }, "This job is not kept any more (results expire)."),
+      );
       return;
     }
     const steps = [
@@ -458,7 +616,7 @@ async function jobView(id, jobId) {
       ["IN_PROGRESS", job.startedAt],
       [job.status === "IN_QUEUE" || job.status === "IN_PROGRESS" ? "(running)" : job.status, job.completedAt],
     ];
-    target.replaceChildren(
+    update("job", job, () => [
       el(
         "dl",
         {},
@@ -491,9 +649,9 @@ async function jobView(id, jobId) {
       el(
         "div",
         { class: "links" },
-        el("a", { href: `#/logs/${id}?job=${encodeURIComponent(jobId)}` }, "This job's logs"),
+        el("a", { href: `#/logs/${seg(id)}?job=${encodeURIComponent(jobId)}` }, "This job's logs"),
       ),
-    );
+    ]);
   });
 }
 
@@ -510,12 +668,29 @@ function logLine(entry) {
   );
 }
 
-/** Follows the endpoint's logs: a chunked JSON-lines reply read as it arrives. */
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function pause(ms, signal) {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
+/**
+ * Follows the endpoint's logs: a chunked JSON-lines reply read as it arrives. When the reply ends or
+ * fails (the service stopped or restarted), it says so and follows again from the last line shown,
+ * backing off while the service does not answer. The page keeps the newest MAX_LOG_LINES lines.
+ */
 async function logsView(id, params) {
   const worker = params.get("worker") ?? "";
   const job = params.get("job") ?? "";
   const box = el("div", { class: "log", id: "log" });
   const count = el("span", { id: "log-count" }, "0");
+  // Announced when the connection changes; the line count is not (it changes many times a second).
+  const status = el("span", { id: "log-status", role: "status" }, "Connecting...");
   const filter = el(
     "form",
     {
@@ -525,7 +700,7 @@ async function logsView(id, params) {
         const query = new URLSearchParams();
         const data = new FormData(event.target);
         for (const key of ["worker", "job"]) if (data.get(key)) query.set(key, String(data.get(key)));
-        go(`#/logs/${id}${query.size ? `?${query}` : ""}`);
+        go(`#/logs/${seg(id)}${query.size ? `?${query}` : ""}`);
       },
     },
     el("label", {}, "Worker ", el("input", { name: "worker", value: worker })),
@@ -537,42 +712,80 @@ async function logsView(id, params) {
     el("h1", {}, "Logs of ", el("code", {}, id)),
     endpointLinks(id),
     filter,
-    el("p", { class: "muted" }, "Following live: ", count, " lines"),
+    el("p", { class: "muted" }, status, " (", count, " lines)"),
     box,
   );
   const abort = new AbortController();
-  const query = new URLSearchParams({ follow: "1", limit: "2000" });
-  if (worker) query.set("worker", worker);
-  if (job) query.set("job", job);
-  (async () => {
-    const reply = await api(`/v2/${id}/logs?${query}`, { raw: true, signal: abort.signal });
+  let n = 0;
+  /** The last line shown: a reconnect asks from its time and skips what was shown already. */
+  let last = null;
+  const seen = (entry) =>
+    last !== null &&
+    (Date.parse(entry.time) < last.ms || (entry.time === last.time && entry.seq <= last.seq));
+  /** Whether the current attempt got the stream (then a failure after it starts the backoff afresh). */
+  let answered = false;
+  const follow = async () => {
+    const query = new URLSearchParams({ follow: "1", limit: "2000" });
+    if (worker) query.set("worker", worker);
+    if (job) query.set("job", job);
+    if (last) query.set("since", last.time);
+    const reply = await api(`/v2/${seg(id)}/logs?${query}`, { raw: true, signal: abort.signal });
+    answered = true;
+    status.textContent = "Following live";
     const reader = reply.body.pipeThrough(new TextDecoderStream()).getReader();
     let rest = "";
-    let n = 0;
     for (;;) {
       const { value, done } = await reader.read();
-      if (done) break;
+      if (done) return;
       rest += value;
       const lines = rest.split("\n");
       rest = lines.pop() ?? "";
       const atBottom = box.scrollTop + box.clientHeight >= box.scrollHeight - 4;
-      for (const line of lines) if (line.trim()) box.append(logLine(JSON.parse(line)));
-      n += lines.filter((l) => l.trim()).length;
+      for (const line of lines) {
+        if (!line.trim()) continue;
+        const entry = JSON.parse(line);
+        if (seen(entry)) continue;
+        last = { time: entry.time, ms: Date.parse(entry.time), seq: entry.seq };
+        box.append(logLine(entry));
+        n += 1;
+      }
+      while (box.childElementCount > MAX_LOG_LINES) box.firstElementChild.remove();
       count.textContent = String(n);
       if (atBottom) box.scrollTop = box.scrollHeight;
     }
-  })().catch((error) => {
-    if (!abort.signal.aborted && !(error instanceof ApiError && error.status === 401)) showError(error);
-  });
+  };
+  (async () => {
+    let failures = 0;
+    while (!abort.signal.aborted) {
+      answered = false;
+      try {
+        await follow();
+      } catch (error) {
+        if (abort.signal.aborted || (error instanceof ApiError && error.status === 401)) return;
+        // An answer that is not the log stream (the endpoint went, a bad filter): say it and stop.
+        if (error instanceof ApiError && error.status < 500) {
+          status.textContent = "Stopped";
+          showError(error);
+          return;
+        }
+      }
+      if (abort.signal.aborted) return;
+      failures = answered ? 0 : failures + 1;
+      const wait = retryDelay(failures);
+      status.textContent = `Disconnected (the service stopped or is restarting): reconnecting in ${wait / 1000} s`;
+      await pause(wait, abort.signal);
+      if (!abort.signal.aborted) status.textContent = "Connecting...";
+    }
+  })();
   return () => abort.abort();
 }
 
 async function templatesView() {
   show("templates", el("h1", {}, "Templates"), el("div", { id: "templates-list" }));
-  return every(async () => {
+  return every(async (signal) => {
     // Every template of the account: the REST list leaves out endpoint-bound ones unless asked.
-    const templates = await api("/v1/templates?includeEndpointBoundTemplates=true");
-    document.getElementById("templates-list").replaceChildren(
+    const templates = await api("/v1/templates?includeEndpointBoundTemplates=true", { signal });
+    update("templates-list", templates, () =>
       table(
         ["Name", "Id", "Image", "Category", "Serverless", "Environment (names only)", "Registry auth"],
         templates.map((t) => ({
@@ -594,9 +807,9 @@ async function templatesView() {
 
 async function volumesView() {
   show("volumes", el("h1", {}, "Network volumes"), el("div", { id: "volumes-list" }));
-  return every(async () => {
-    const volumes = await api("/v1/networkvolumes");
-    document.getElementById("volumes-list").replaceChildren(
+  return every(async (signal) => {
+    const volumes = await api("/v1/networkvolumes", { signal });
+    update("volumes-list", volumes, () =>
       table(
         ["Name", "Id", "Size", "Data center"],
         volumes.map((v) => ({
@@ -615,9 +828,9 @@ async function registryView() {
     el("p", { class: "muted" }, "Names only: credentials are never shown."),
     el("div", { id: "registry-list" }),
   );
-  return every(async () => {
-    const auths = await api("/v1/containerregistryauth");
-    document.getElementById("registry-list").replaceChildren(
+  return every(async (signal) => {
+    const auths = await api("/v1/containerregistryauth", { signal });
+    update("registry-list", auths, () =>
       table(
         ["Name", "Id"],
         auths.map((a) => ({ id: a.id, cells: [a.name, el("code", {}, a.id)] })),

@@ -67,13 +67,25 @@ export class JobService {
     return endpoint;
   }
 
-  /** The endpoint's newest jobs, newest first, with their timelines (the console's view). */
-  recent(accountId: string, endpointId: string, limit: number): RecentJob[] {
+  /**
+   * The endpoint's newest jobs, newest first, with their timelines (the console's view); with `job`,
+   * that one job only (none when it is not the endpoint's or has expired); with `summary`, without
+   * input, output, error and stream.
+   */
+  recent(
+    accountId: string,
+    endpointId: string,
+    query: { limit: number; job?: string | undefined; summary?: boolean },
+  ): RecentJob[] {
     this.endpoint(accountId, endpointId);
     const now = this.#clock.now();
-    return this.#book.recent(endpointId, limit).map((job) => {
-      const { id: _id, status: _status, ...times } = envelopeOf(job, now);
-      return {
+    const jobs =
+      query.job === undefined
+        ? this.#book.recent(endpointId, query.limit)
+        : [this.#book.find(query.job)].filter((job): job is Job => job?.endpointId === endpointId);
+    return jobs.map((job) => {
+      const { id: _id, status: _status, output, error, ...times } = envelopeOf(job, now);
+      const view: RecentJob = {
         id: job.id,
         status: job.status,
         createdAt: job.createdAt,
@@ -83,6 +95,11 @@ export class JobService {
         ...times,
         workerId: job.workerId,
         retries: job.retries,
+      };
+      if (query.summary) return view;
+      return {
+        ...view,
+        ...(error !== undefined ? { error } : output !== undefined ? { output } : {}),
         input: job.input,
         stream: (job.stream ?? []).map((chunk) => chunk.output),
       };

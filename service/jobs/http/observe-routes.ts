@@ -82,8 +82,8 @@ export function registerObserveRoutes(app: FastifyInstance, deps: ObserveRouteDe
 
   app.get("/:endpointId/jobs", async (request) => {
     const { accountId, endpointId } = endpointOf(request);
-    const { limit } = parseInput(RecentJobsQuery, request.query, "query");
-    return { jobs: deps.jobs.recent(accountId, endpointId, limit) };
+    const query = parseInput(RecentJobsQuery, request.query, "query");
+    return { jobs: deps.jobs.recent(accountId, endpointId, query) };
   });
 
   app.get("/:endpointId/metrics", async (request) => {

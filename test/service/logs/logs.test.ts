@@ -272,6 +272,57 @@ describe("worker logs through the API and `runpodkit logs`", () => {
     for (;;) if ((await reader?.read())?.done !== false) break;
   });
 
+  it("recent jobs: one job by id however many came after it, and summaries without the payloads", async () => {
+    h = await startHarness();
+    // No worker: the jobs stay queued, each with a 4 KiB input.
+    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const payload = "p".repeat(4096);
+    const ids: string[] = [];
+    for (let n = 0; n < 55; n++) {
+      const reply = await h.call("POST", `/v2/${ep.id}/run`, { body: { input: { n, payload } } });
+      ids.push((reply.body as { id: string }).id);
+    }
+    const first = ids[0] ?? "";
+    // The default list holds the newest 50: the first job is not in it, but asked for, it is there.
+    const newest = (await h.call("GET", `/v2/${ep.id}/jobs`)).body as { jobs: { id: string }[] };
+    expect(newest.jobs).toHaveLength(50);
+    expect(newest.jobs.map((j) => j.id)).not.toContain(first);
+    const one = (await h.call("GET", `/v2/${ep.id}/jobs?job=${first}`)).body as {
+      jobs: { id: string; status: string; input: unknown; stream: unknown[] }[];
+    };
+    expect(one.jobs).toHaveLength(1);
+    expect(one.jobs[0]).toMatchObject({
+      id: first,
+      status: "IN_QUEUE",
+      input: { n: 0, payload },
+      stream: [],
+    });
+    // Not this endpoint's job, or no such job: none, not an error.
+    const other = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    expect((await h.call("GET", `/v2/${other.id}/jobs?job=${first}`)).body).toEqual({ jobs: [] });
+    expect((await h.call("GET", `/v2/${ep.id}/jobs?job=no-such-job`)).body).toEqual({ jobs: [] });
+    expect((await h.call("GET", `/v2/${ep.id}/jobs?job=${first}`, { key: OTHER_KEY })).status).toBe(404);
+
+    // A summary: the timelines, without inputs (here 50 x 4 KiB).
+    const full = await h.call("GET", `/v2/${ep.id}/jobs?limit=50`);
+    const summary = await h.call("GET", `/v2/${ep.id}/jobs?limit=50&summary=1`);
+    const jobs = (summary.body as { jobs: Record<string, unknown>[] }).jobs;
+    expect(jobs).toHaveLength(50);
+    expect(jobs[0]).toEqual({
+      id: ids.at(-1),
+      status: "IN_QUEUE",
+      createdAt: expect.any(Number),
+      queuedAt: expect.any(Number),
+      startedAt: null,
+      completedAt: null,
+      workerId: null,
+      retries: 0,
+    });
+    expect(full.text.length).toBeGreaterThan(50 * 4096);
+    expect(summary.text.length).toBeLessThan(50 * 400);
+    expect((await h.call("GET", `/v2/${ep.id}/jobs?summary=maybe`)).status).toBe(400);
+  });
+
   it("metrics: a point per change of queue depth, running jobs and workers, the last one now", async () => {
     h = await startHarness();
     const ep = h.endpoint("runpodkit/echo");
