@@ -168,4 +168,52 @@ describe("fuzz: REST v1 from its OpenAPI document", () => {
     });
     expect(list.status).toBe(200);
   });
+
+  it("bodyless operations sent with content-type application/json and no body: as without it", async () => {
+    const bodyless = operations.filter((op) => op.method !== "GET" && op.body === undefined);
+    expect(bodyless.map((op) => `${op.method} ${op.path}`)).toContain("DELETE /v1/templates/{templateId}");
+    for (const op of bodyless) {
+      const path = op.path.replace(/\{\w+\}/g, "unknown-id");
+      const plain = await send(service, {
+        method: op.method,
+        path,
+        headers: { authorization: `Bearer ${KEY}` },
+      });
+      const typed = await send(service, {
+        method: op.method,
+        path,
+        headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+      });
+      expect({ status: typed.status, text: typed.text }, `${op.method} ${op.path}`).toEqual({
+        status: plain.status,
+        text: plain.text,
+      });
+    }
+    // And on a real resource: deleted.
+    const created = await send(service, {
+      method: "POST",
+      path: "/v1/templates",
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "bodyless-delete", imageName: "x" }),
+    });
+    const id = (JSON.parse(created.text) as { id: string }).id;
+    const deleted = await send(service, {
+      method: "DELETE",
+      path: `/v1/templates/${id}`,
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+    });
+    expect(deleted.status).toBe(204);
+    // A route that needs a body still says so, naming it.
+    const empty = await send(service, {
+      method: "POST",
+      path: "/v1/templates",
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+    });
+    expect(empty.status).toBe(400);
+    expect(JSON.parse(empty.text)).toEqual({
+      message: "body: a JSON object is required",
+      code: "VALIDATION",
+      field: "body",
+    });
+  });
 });
