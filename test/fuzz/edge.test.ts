@@ -1,0 +1,117 @@
+import { Readable } from "node:stream";
+import { deflateSync, gzipSync } from "node:zlib";
+import fc from "fast-check";
+import { request } from "undici";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { KEY } from "../service/jobs/harness";
+import { type FuzzService, fuzzParameters, fuzzSeed, send, startFuzzService } from "./support";
+
+/**
+ * The edge under compressed bodies: gzip, deflate, br and made-up codings on every wire's body-taking
+ * routes (the fast path's /run, /runsync and job-done among them), a gzip bomb included. None is
+ * inflated: each is refused with 415 naming content-encoding before it is read, nothing is created,
+ * and the service answers; `identity` is a body as any other.
+ */
+let service: FuzzService;
+const seed = fuzzSeed("edge");
+
+beforeAll(async () => {
+  service = await startFuzzService();
+});
+afterAll(async () => service.h.close());
+
+const json = (value: unknown) => Buffer.from(JSON.stringify(value));
+/** 64 MiB of zeros inside 64 KiB: what inflating would cost. */
+const BOMB = gzipSync(Buffer.alloc(64 * 1024 * 1024), { level: 9 });
+
+const routes = () => [
+  { path: `/v2/${service.endpoint.id}/run`, body: { input: { n: 1 } } },
+  { path: `/v2/${service.endpoint.id}/runsync`, body: { input: { n: 1 } } },
+  { path: `/v2/${service.endpoint.id}/job-done/w-edge/job-none`, body: { output: 1 } },
+  { path: `/v2/${service.endpoint.id}/job-stream/w-edge/job-none`, body: { output: 1 } },
+  { path: "/v1/templates", body: { name: "compressed", imageName: "x" } },
+  { path: "/graphql", body: { query: "{ myself { id } }" } },
+];
+
+const coding = fc.oneof(
+  fc.constantFrom("gzip", "deflate", "br", "x-gzip", "compress", "zstd", "GZIP", "gzip, identity", " gzip "),
+  fc.stringMatching(/^[a-z][a-z0-9-]{0,12}$/).filter((s) => s !== "identity"),
+);
+
+function encoded(name: string, body: Buffer, bomb: boolean): Buffer {
+  if (bomb) return BOMB;
+  if (/gzip/i.test(name)) return gzipSync(body);
+  if (name === "deflate") return deflateSync(body);
+  return body;
+}
+
+async function post(path: string, headers: Record<string, string>, body: Buffer | Readable) {
+  const reply = await request(`${service.h.url}${path}`, { method: "POST", headers, body });
+  return { status: reply.statusCode, text: await reply.body.text() };
+}
+
+describe("fuzz: compressed request bodies", () => {
+  it("are refused with 415 naming content-encoding, never inflated, nothing created", {
+    timeout: 120_000,
+  }, async () => {
+    const health = async () =>
+      JSON.parse(
+        (
+          await send(service, {
+            method: "GET",
+            path: `/v2/${service.endpoint.id}/health`,
+            headers: { authorization: KEY },
+          })
+        ).text,
+      ) as { jobs: { inQueue: number } };
+    const queued = (await health()).jobs.inQueue;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.nat({ max: routes().length - 1 }),
+        coding,
+        fc.boolean(),
+        fc.boolean(),
+        async (i, name, bomb, chunked) => {
+          const route = routes()[i] as { path: string; body: unknown };
+          const headers: Record<string, string> = {
+            authorization: KEY,
+            "content-type": "application/json",
+            "content-encoding": name,
+          };
+          const body = encoded(name, json(route.body), bomb);
+          // undici sends a Buffer with its content-length; a stream of it goes chunked.
+          const reply = await post(route.path, headers, chunked ? Readable.from([body]) : body);
+          expect(reply.status, `${route.path} ${name}: ${reply.text.slice(0, 200)}`).toBe(415);
+          expect(reply.text).toContain(
+            `content-encoding \\"${name.trim()}\\" is not accepted; send the body uncompressed`,
+          );
+          expect(reply.text).toContain("VALIDATION");
+        },
+      ),
+      fuzzParameters(seed, 60),
+    );
+    // Nothing was queued, no template created, and the service answers.
+    expect((await health()).jobs.inQueue).toBe(queued);
+    const list = await send(service, {
+      method: "GET",
+      path: "/v1/templates",
+      headers: { authorization: KEY },
+    });
+    expect(list.text).not.toContain('"compressed"');
+  });
+
+  it("identity, and a content-encoding header without a body, are served", async () => {
+    const run = await post(
+      `/v2/${service.endpoint.id}/run`,
+      { authorization: KEY, "content-type": "application/json", "content-encoding": "identity" },
+      json({ input: { n: 2 } }),
+    );
+    expect(run.status).toBe(200);
+    expect(JSON.parse(run.text)).toMatchObject({ status: "IN_QUEUE" });
+    const get = await request(`${service.h.url}/v1/templates`, {
+      headers: { authorization: KEY, "content-encoding": "gzip" },
+    });
+    expect(get.statusCode).toBe(200);
+    await get.body.dump();
+  });
+});
