@@ -115,3 +115,56 @@ describe("fuzz: compressed request bodies", () => {
     await get.body.dump();
   });
 });
+
+describe("fuzz: methods a path does not take", () => {
+  it("answer 405 with Allow listing the methods it takes, on every wire; unknown paths stay 404", {
+    timeout: 60_000,
+  }, async () => {
+    const doc = await send(service, { method: "GET", path: "/v1/openapi.json" });
+    const paths = (JSON.parse(doc.text) as { paths: Record<string, Record<string, unknown>> }).paths;
+    const declared = new Map<string, string[]>(
+      Object.entries(paths).map(([path, methods]) => [
+        `/v1${path}`,
+        Object.keys(methods).map((m) => m.toUpperCase()),
+      ]),
+    );
+    const ep = service.endpoint.id;
+    declared.set("/graphql", ["POST"]);
+    declared.set(`/v2/${ep}/run`, ["POST"]);
+    declared.set(`/v2/${ep}/status/{id}`, ["GET", "POST"]);
+    declared.set(`/v2/${ep}/health`, ["GET"]);
+    declared.set(`/v2/${ep}/job-done/{w}/{id}`, ["POST"]);
+    const entries = [...declared.entries()];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.nat({ max: entries.length - 1 }),
+        fc.constantFrom("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"),
+        async (i, method) => {
+          const [template, methods] = entries[i] as [string, string[]];
+          const takes = methods.includes("GET") ? [...methods, "HEAD"] : methods;
+          fc.pre(!takes.includes(method));
+          const path = template.replace(/\{\w+\}/g, "some-id");
+          const reply = await request(`${service.h.url}${path}`, {
+            method: method as "GET",
+            headers: { authorization: KEY },
+          });
+          const text = await reply.body.text();
+          expect(reply.statusCode, `${method} ${path}: ${text}`).toBe(405);
+          const allow = String(reply.headers.allow).split(", ");
+          expect(new Set(allow)).toEqual(new Set(takes));
+          if (method !== "HEAD") {
+            expect(text).toContain(`${method} is not a method of ${path}; it takes ${allow.join(", ")}`);
+            expect(text).toContain("METHOD_NOT_ALLOWED");
+          }
+        },
+      ),
+      fuzzParameters(seed, 150),
+    );
+    const unknown = await request(`${service.h.url}/v1/no-such-thing`, {
+      method: "PUT",
+      headers: { authorization: KEY },
+    });
+    expect(unknown.statusCode).toBe(404);
+    expect(await unknown.body.text()).toContain("no route PUT /v1/no-such-thing");
+  });
+});
