@@ -168,3 +168,57 @@ describe("fuzz: methods a path does not take", () => {
     expect(await unknown.body.text()).toContain("no route PUT /v1/no-such-thing");
   });
 });
+
+describe("fuzz: query parameters given more than once", () => {
+  it("where one value is taken: 400 naming the parameter and saying it came twice", {
+    timeout: 60_000,
+  }, async () => {
+    const ep = service.endpoint.id;
+    // [method, path, parameter, two values each valid alone]
+    const single: [string, string, string, string, string][] = [
+      ["POST", `/v2/${ep}/runsync`, "wait", "1000", "2000"],
+      ["GET", `/v2/${ep}/status/job-none`, "ttl", "10000", "20000"],
+      ["GET", `/v2/${ep}/status-sync/job-none`, "wait", "1000", "2000"],
+      ["GET", `/v2/${ep}/logs`, "limit", "1", "2"],
+      ["GET", `/v2/${ep}/logs`, "since", "0", "1"],
+      ["GET", `/v2/${ep}/jobs`, "limit", "1", "2"],
+      ["GET", `/v2/${ep}/job-take-batch/w-q`, "batch_size", "1", "2"],
+      ["GET", `/v2/${ep}/job-take/w-q`, "job_in_progress", "0", "1"],
+      ["GET", "/v1/pods", "includeMachine", "true", "false"],
+      ["GET", "/v1/pods", "computeType", "GPU", "CPU"],
+      ["GET", "/v1/endpoints", "includeTemplate", "true", "true"],
+      ["GET", "/v1/templates", "includeEndpointBoundTemplates", "true", "false"],
+    ];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...single),
+        fc.integer({ min: 2, max: 4 }),
+        async ([method, path, key, a, b], times) => {
+          const values = Array.from({ length: times }, (_, i) => (i % 2 === 0 ? a : b));
+          const query = values.map((v) => `${key}=${encodeURIComponent(v)}`).join("&");
+          const req = {
+            method,
+            path: `${path}?${query}`,
+            headers: { authorization: KEY, "content-type": "application/json" },
+            ...(method === "POST" ? { body: JSON.stringify({ input: {} }) } : {}),
+          };
+          const reply = await send(service, req);
+          expect(reply.status, `${method} ${path}?${query}: ${reply.text}`).toBe(400);
+          const parsed = JSON.parse(reply.text) as { message: string; field: string };
+          expect(parsed).toMatchObject({
+            message: `${key}: given ${times} times (?${key}=...&${key}=...); give it once`,
+            field: key,
+          });
+        },
+      ),
+      fuzzParameters(seed, 60),
+    );
+    // A parameter that may repeat still does.
+    const many = await send(service, {
+      method: "GET",
+      path: "/v1/pods?gpuTypeId=NVIDIA%20A40&gpuTypeId=NVIDIA%20RTX%20A5000",
+      headers: { authorization: KEY },
+    });
+    expect(many.status).toBe(200);
+  });
+});

@@ -8,7 +8,7 @@ import {
   type StreamChunk,
 } from "../../../sdk/schemas/job";
 import { parseAnyBodyAsJson } from "../../edge/body";
-import { parseInput } from "../../edge/parse";
+import { parseInput, parseQuery } from "../../edge/parse";
 import type { JobMemory, Reservation } from "../book/memory";
 import type { Dispatcher, WorkerSession } from "../dispatch/dispatcher";
 import type { WorkerAccess } from "../dispatch/worker-access";
@@ -153,7 +153,7 @@ export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps
 
   app.get("/:endpointId/ping/:workerId", (request, reply) => {
     const { session } = sessionOf(request);
-    const query = parseInput(PingQuery, request.query, "query");
+    const query = parseQuery(PingQuery, request.query, "query");
     dispatcher.ping(session, {
       jobIds: query.job_id ? query.job_id.split(",").filter(Boolean) : [],
       version: query.runpod_version,
@@ -198,7 +198,7 @@ export async function takeJobs(
   batch: boolean,
   res: ServerResponse,
 ): Promise<string | null> {
-  const query = parseInput(
+  const query = parseQuery(
     JobTakeQuery,
     extra === null ? rawQuery : { ...Object.fromEntries(extra), ...(rawQuery as object) },
     "query",
