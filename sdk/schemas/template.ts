@@ -38,6 +38,9 @@ export const EnvName = z
   .refine((name) => !name.includes("=") && !name.includes("\0"), {
     error: 'must not contain "=" or a NUL character (an environment variable name)',
   })
+  // REST refuses a `__proto__` key anywhere in a body (edge/body.ts): GraphQL the same, so an env
+  // written on one wire can be written back on the other.
+  .refine((name) => name !== "__proto__", { error: 'must not be "__proto__"; rename it' })
   .refine((name) => name.length <= ENV_LIMITS.nameBytes && utf8Bytes(name) <= ENV_LIMITS.nameBytes, {
     error: `an environment variable name is at most ${ENV_LIMITS.nameBytes} bytes`,
   });

@@ -139,4 +139,14 @@ describe("fuzz: template env at the edges of a process environment", () => {
     expect(accepted).toBeGreaterThan(0);
     expect(refused).toBeGreaterThan(0);
   });
+
+  it("an env variable named __proto__ is refused on both wires", async () => {
+    const graphql = await saveTemplate(
+      "graphql",
+      JSON.parse('{"__proto__":"x","OK":"1"}') as Record<string, string>,
+    );
+    expect(graphql).toEqual({ status: 400, code: "VALIDATION", field: "env.0.key" });
+    const rest = await saveTemplate("rest", JSON.parse('{"__proto__":"x"}') as Record<string, string>);
+    expect(rest).toEqual({ status: 400, code: "VALIDATION", field: "body" });
+  });
 });
