@@ -216,4 +216,38 @@ describe("fuzz: REST v1 from its OpenAPI document", () => {
       field: "body",
     });
   });
+
+  it("a repeatable filter given an unknown value says which values it takes", async () => {
+    const params: [string, string, string][] = [
+      ["/v1/pods", "gpuTypeId", "NVIDIA A40"],
+      ["/v1/pods", "dataCenterId", "EU-RO-1"],
+      ["/v1/pods", "cpuFlavorId", "cpu3c"],
+      ["/v1/billing/endpoints", "dataCenterId", "EU-RO-1"],
+    ];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...params),
+        fc.stringMatching(/^[a-z]{1,12}$/),
+        fc.boolean(),
+        async ([path, key, known], unknown, repeated) => {
+          const query = repeated
+            ? `${key}=${encodeURIComponent(known)}&${key}=${unknown}`
+            : `${key}=${unknown}`;
+          const reply = await send(service, {
+            method: "GET",
+            path: `${path}?${query}`,
+            headers: { authorization: `Bearer ${KEY}` },
+          });
+          expect(reply.status, reply.text).toBe(400);
+          const body = JSON.parse(reply.text) as { message: string; field: string };
+          expect(body.field).toBe(key);
+          expect(body.message).not.toContain("Invalid input");
+          // The second value (index 1) is the unknown one when repeated.
+          expect(body.message).toMatch(new RegExp(`^${key}(\\.1)?: (1: )?Invalid option: expected one of`));
+          expect(body.message).toContain(JSON.stringify(known));
+        },
+      ),
+      fuzzParameters(seed, 40),
+    );
+  });
 });
