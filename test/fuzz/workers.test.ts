@@ -195,4 +195,40 @@ describe("fuzz: hostile workers of other endpoints and accounts", () => {
       fuzzParameters(seed, 20),
     );
   });
+
+  it("HEAD on the routes that hand out work or drain chunks: 405, nothing handed out or drained", async () => {
+    const ep = service.endpoint.id;
+    const head = async (path: string) => {
+      const reply = await send(service, { method: "HEAD", path, headers: { authorization: KEY } });
+      return reply.status;
+    };
+    const run = await send(service, own(`/v2/${ep}/run`, { input: { n: 2 }, policy: LONG }));
+    const id = (JSON.parse(run.text) as { id: string }).id;
+    for (const path of [
+      `/v2/${ep}/job-take/w-head?job_in_progress=0`,
+      `/v2/${ep}/job-take-batch/w-head?batch_size=5&job_in_progress=0`,
+      `/v2/${ep}/job-stop/w-head`,
+      `/v2/${ep}/ping/w-head`,
+    ]) {
+      expect(await head(path), path).toBe(405);
+    }
+    const queued = JSON.parse((await send(service, own(`/v2/${ep}/status/${id}`))).text);
+    expect(queued).toMatchObject({ id, status: "IN_QUEUE" });
+    expect(queued).not.toHaveProperty("workerId");
+    // Taken by a GET, it streams a chunk; a HEAD of the stream leaves it for the GET.
+    const taken = await send(service, own(`/v2/${ep}/job-take-batch/${OWN}?batch_size=1&job_in_progress=0`));
+    expect((JSON.parse(taken.text) as { id: string }[]).map((j) => j.id)).toEqual([id]);
+    const chunk = await send(
+      service,
+      own(`/v2/${ep}/job-stream/${OWN}/${id}?isStream=true`, { output: "c1" }),
+    );
+    expect(chunk.status).toBe(200);
+    expect(await head(`/v2/${ep}/stream/${id}`)).toBe(405);
+    const stream = await send(service, own(`/v2/${ep}/stream/${id}`));
+    expect(JSON.parse(stream.text)).toMatchObject({ status: "IN_PROGRESS", stream: [{ output: "c1" }] });
+    const done = await send(service, own(`/v2/${ep}/job-done/${OWN}/${id}?isStream=false`, { output: "ok" }));
+    expect(done.status).toBe(200);
+    // HEAD of a read-only route is still served.
+    expect(await head(`/v2/${ep}/health`)).toBe(200);
+  });
 });

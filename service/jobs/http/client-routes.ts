@@ -145,7 +145,8 @@ export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps
       ? { status: job.status, stream: chunks }
       : { status: job.status, stream: chunks, error: envelope.error };
   };
-  app.get("/:endpointId/stream/:jobId", { onRequest: admit("stream") }, stream);
+  // No HEAD twin: a HEAD would drain the job's chunks into a reply with no body.
+  app.get("/:endpointId/stream/:jobId", { onRequest: admit("stream"), exposeHeadRoute: false }, stream);
   app.post("/:endpointId/stream/:jobId", { onRequest: admit("stream") }, stream);
 
   app.post("/:endpointId/cancel/:jobId", { onRequest: admit("cancel") }, async (request) => {
