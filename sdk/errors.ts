@@ -246,6 +246,7 @@ export class JobFailedError extends RunpodkitError {
 /** The service's own codes (REST body `code`, GraphQL `extensions.code`) to SDK classes. */
 const BY_SERVICE_CODE: Record<string, new (d: Details) => RunpodkitError> = {
   NOT_FOUND: NotFoundError,
+  METHOD_NOT_ALLOWED: ValidationError,
   VALIDATION: ValidationError,
   BAD_USER_INPUT: ValidationError,
   GRAPHQL_VALIDATION: ValidationError,

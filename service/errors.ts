@@ -4,6 +4,7 @@
  */
 export type ErrorCode =
   | "NOT_FOUND" // no such resource in this account (also other accounts' resources: ids don't leak)
+  | "METHOD_NOT_ALLOWED" // the path exists, not with this method (the reply's Allow header lists them)
   | "VALIDATION" // bad input; `field` names it
   | "CONFLICT" // unique name taken
   | "IN_USE" // referenced by another resource (template used by an endpoint, attached volume)

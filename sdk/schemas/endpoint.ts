@@ -17,7 +17,7 @@ import {
 } from "./common";
 import { GPU_ENDPOINT_NEEDS_A_TYPE } from "./gpu-pools";
 import { Pod } from "./pod";
-import { KeyValue, splitCommaList, Template } from "./template";
+import { GqlEnvList, splitCommaList, Template } from "./template";
 
 export { ENDPOINT_DEFAULTS } from "./defaults";
 
@@ -164,7 +164,7 @@ export const GqlEndpointInput = z.strictObject({
   type: EndpointType.nullish(),
   gpuCount: GpuCount.nullish(),
   executionTimeoutMs: ExecutionTimeoutMs.nullish(),
-  env: z.array(KeyValue).nullish(),
+  env: GqlEnvList.nullish(),
   allowedCudaVersions: CudaVersionsList.nullish(),
   /** CPU instance ids, e.g. "cpu3c-2-4". */
   instanceIds: z.array(z.string().min(1)).nullish(),

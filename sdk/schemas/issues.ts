@@ -16,10 +16,31 @@ export function describeIssues(error: z.ZodError, input?: unknown): string {
     .join("; ");
 }
 
-/** A record key's problem is in the issues under zod's "Invalid key in record". */
+/**
+ * An issue's words. A record key's problem is in the issues under zod's "Invalid key in record"; a
+ * union's ("Invalid input") in its branches: the first branch that got the right type says what was
+ * wrong with the value (a repeatable query parameter, `one | one[]`, given one unknown value: the
+ * values it takes).
+ */
 export function issueMessage(issue: z.core.$ZodIssue): string {
-  if (issue.code !== "invalid_key" || issue.issues.length === 0) return issue.message;
-  return `key ${issue.issues.map((inner) => inner.message).join(", ")}`;
+  if (issue.code === "invalid_key" && issue.issues.length > 0) {
+    return `key ${issue.issues.map((inner) => inner.message).join(", ")}`;
+  }
+  if (issue.code === "invalid_union" && issue.message === "Invalid input") {
+    const branch = issue.errors.find(
+      (issues) => issues.length > 0 && issues.every((inner) => inner.code !== "invalid_type"),
+    );
+    if (branch) {
+      return branch
+        .map((inner) =>
+          inner.path.length > 0
+            ? `${inner.path.map(String).join(".")}: ${issueMessage(inner)}`
+            : issueMessage(inner),
+        )
+        .join("; ");
+    }
+  }
+  return issue.message;
 }
 
 /**

@@ -11,7 +11,7 @@ import {
   PodStatus,
 } from "./common";
 import { NetworkVolume } from "./network-volume";
-import { EnvMap, GqlDockerArgs, KeyValue, PortSpec } from "./template";
+import { EnvMap, GqlDockerArgs, GqlPodEnvList, PortSpec } from "./template";
 
 /**
  * A pod as REST v1 returns it (GET /pods, GET /pods/{id}, endpoint `workers`). Serverless workers are
@@ -210,7 +210,7 @@ export type PodUpdateInput = z.infer<typeof PodUpdateInput>;
 
 // ---- GraphQL -----------------------------------------------------------------------------------
 
-const GqlEnv = z.array(KeyValue.nullable()).nullish();
+const GqlEnv = GqlPodEnvList.nullish();
 export const CLOUD_TYPES = ["SECURE", "COMMUNITY", "ALL"] as const;
 export const CloudType = z.enum(CLOUD_TYPES);
 

@@ -11,6 +11,23 @@ import { DOCKER_ARGS_MAX_LENGTH } from "./docker-args";
 export const GqlDockerArgs = z.string().max(DOCKER_ARGS_MAX_LENGTH).nullish();
 
 /**
+ * How large an env may be, in UTF-8 bytes. A worker is a process started with the env of its template
+ * and endpoint: Linux refuses to start a process with one `NAME=value` string of 128 KiB or more
+ * (E2BIG, MAX_ARG_STRLEN), and all of its strings must fit ARG_MAX (2 MiB on Linux by default, 1 MiB
+ * on macOS) with the env of the other side (template or endpoint) and the worker's own variables.
+ */
+export const ENV_LIMITS = {
+  /** One name. */
+  nameBytes: 1_024,
+  /** One value (with the largest name, `NAME=value` stays under Linux's 128 KiB per string). */
+  valueBytes: 126 * 1_024,
+  /** Every `NAME=value` of one env together (a template's, an endpoint's, a pod's). */
+  totalBytes: 256 * 1_024,
+} as const;
+
+const utf8Bytes = (text: string): number => new TextEncoder().encode(text).length;
+
+/**
  * An environment variable's name: a process environment holds `NAME=value` strings, so a name with
  * "=" would set another variable than the one named (and pass the worker's filter of runtime
  * variables by name), and NUL ends the string.
@@ -20,17 +37,53 @@ export const EnvName = z
   .min(1)
   .refine((name) => !name.includes("=") && !name.includes("\0"), {
     error: 'must not contain "=" or a NUL character (an environment variable name)',
+  })
+  // REST refuses a `__proto__` key anywhere in a body (edge/body.ts): GraphQL the same, so an env
+  // written on one wire can be written back on the other.
+  .refine((name) => name !== "__proto__", { error: 'must not be "__proto__"; rename it' })
+  .refine((name) => name.length <= ENV_LIMITS.nameBytes && utf8Bytes(name) <= ENV_LIMITS.nameBytes, {
+    error: `an environment variable name is at most ${ENV_LIMITS.nameBytes} bytes`,
   });
-/** An environment variable's value: anything but NUL, which no process environment can hold. */
-export const EnvValue = z.string().refine((value) => !value.includes("\0"), {
-  error: "must not contain a NUL character (an environment variable value)",
-});
+/** An environment variable's value: anything but NUL, which no process environment can hold, within its size. */
+export const EnvValue = z
+  .string()
+  .refine((value) => !value.includes("\0"), {
+    error: "must not contain a NUL character (an environment variable value)",
+  })
+  .refine((value) => value.length <= ENV_LIMITS.valueBytes && utf8Bytes(value) <= ENV_LIMITS.valueBytes, {
+    error: `an environment variable value is at most ${ENV_LIMITS.valueBytes} bytes (${ENV_LIMITS.valueBytes / 1_024} KiB: a larger one could not be given to a process; keep large data in a file or a network volume)`,
+  });
+
+/** Adds an issue when the entries together are past ENV_LIMITS.totalBytes. */
+function checkEnvTotal(entries: Iterable<readonly [string, string]>, ctx: z.RefinementCtx): void {
+  let total = 0;
+  for (const [name, value] of entries) total += utf8Bytes(name) + utf8Bytes(value) + 2;
+  if (total > ENV_LIMITS.totalBytes) {
+    ctx.addIssue({
+      code: "custom",
+      message: `all variables together are ${total} bytes, more than the ${ENV_LIMITS.totalBytes} (${ENV_LIMITS.totalBytes / 1_024} KiB) an env may hold`,
+    });
+  }
+}
 
 /** GraphQL env entries: [{key, value}]. REST uses an object map instead. */
 export const KeyValue = z.strictObject({ key: EnvName, value: EnvValue });
 export type KeyValue = z.infer<typeof KeyValue>;
 
-export const EnvMap = z.record(EnvName, EnvValue);
+const entryPairs = (list: readonly (KeyValue | null)[]) =>
+  list.flatMap((entry) => (entry ? [[entry.key, entry.value] as const] : []));
+
+/** A GraphQL env list (templates, endpoints), within ENV_LIMITS.totalBytes. */
+export const GqlEnvList = z.array(KeyValue).superRefine((list, ctx) => checkEnvTotal(entryPairs(list), ctx));
+
+/** A pod's GraphQL env list, whose null entries are skipped, within ENV_LIMITS.totalBytes. */
+export const GqlPodEnvList = z
+  .array(KeyValue.nullable())
+  .superRefine((list, ctx) => checkEnvTotal(entryPairs(list), ctx));
+
+export const EnvMap = z
+  .record(EnvName, EnvValue)
+  .superRefine((env, ctx) => checkEnvTotal(Object.entries(env), ctx));
 /** What a port must look like: the OpenAPI's "[port number]/[protocol]", protocol http or tcp. */
 export const PORT_FORM = '"<port>/http" or "<port>/tcp", port 1-65535';
 
@@ -142,7 +195,7 @@ export const GqlTemplateInput = z.strictObject({
   volumeInGb: templateFields.volumeInGb.nullish(),
   volumeMountPath: z.string().nullish(),
   dockerArgs: GqlDockerArgs,
-  env: z.array(KeyValue).nullish(),
+  env: GqlEnvList.nullish(),
   ports: z
     .string()
     .nullish()

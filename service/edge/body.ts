@@ -1,3 +1,4 @@
+import type { IncomingHttpHeaders } from "node:http";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import JSON5 from "json5";
 import { ServiceError } from "../errors";
@@ -63,6 +64,35 @@ export function checkJsonDepth(text: string): void {
       field: member,
     });
   }
+}
+
+/**
+ * The refusal of a body sent compressed (`content-encoding: gzip`, `deflate`, `br`, ...): 415, as HTTP
+ * says of a content coding the server does not take. Every parser here reads the body as it arrives,
+ * so a compressed one read as text would be refused as "not valid JSON" (or, in a worker's body,
+ * read as garbage); and inflating it would let a few bytes of a gzip bomb become gigabytes. Null for
+ * no body, no content-encoding, or `identity`.
+ */
+export function compressedBodyRefusal(headers: IncomingHttpHeaders): Error | null {
+  const encoding = headers["content-encoding"];
+  if (encoding === undefined || /^\s*(identity\s*)?$/i.test(encoding)) return null;
+  const hasBody =
+    headers["transfer-encoding"] !== undefined ||
+    (headers["content-length"] !== undefined && headers["content-length"] !== "0");
+  if (!hasBody) return null;
+  const shown = encoding.length > 40 ? `${encoding.slice(0, 40)}…` : encoding;
+  return Object.assign(new Error(`content-encoding "${shown}" is not accepted; send the body uncompressed`), {
+    statusCode: 415,
+  });
+}
+
+/** Refuses every compressed body of the server (compressedBodyRefusal) before it is read. */
+export function refuseCompressedBodies(app: FastifyInstance): void {
+  app.addHook("onRequest", (request, _reply, done) => {
+    const refusal = compressedBodyRefusal(request.headers);
+    if (refusal) done(refusal);
+    else done();
+  });
 }
 
 type Done = (error: Error | null, body?: unknown) => void;

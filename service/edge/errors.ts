@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyInstance } from "fastify";
+import FindMyWay from "find-my-way";
 import { ZodError } from "zod";
 import { describeIssues } from "../../sdk/schemas/issues";
 import type { JobErrorBody } from "../../sdk/schemas/job";
@@ -17,6 +18,7 @@ import { type ErrorCode, ServiceError } from "../errors";
 /** The one mapping from error codes to HTTP statuses. */
 export const STATUS_OF: Record<ErrorCode, number> = {
   NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
   VALIDATION: 400,
   CONFLICT: 400,
   IN_USE: 400,
@@ -119,6 +121,9 @@ export function unexpectedLogFields(error: unknown, route: string | undefined): 
   return { err: { message, stack }, route };
 }
 
+/** The methods routes are declared with (HEAD: Fastify's own, for every GET). */
+const ROUTE_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"] as const;
+
 const API_PREFIX = /^\/(v1|v2|graphql|console)(\/|$)/;
 const API_MAP =
   "this service answers REST under /v1, the job API under /v2/{endpoint id}, GraphQL at /graphql, the console at /console/";
@@ -136,8 +141,28 @@ export function installErrorHandling(app: FastifyInstance): void {
     }
     return reply.code(answer.status).send(answer.body);
   });
+  // Every route's method and URL, to tell a path that exists with other methods (405) from none (404).
+  const routes = FindMyWay();
+  app.addHook("onRoute", (route) => {
+    for (const method of [route.method].flat()) {
+      if (!routes.hasRoute(method as "GET", route.url)) routes.on(method as "GET", route.url, () => {});
+    }
+  });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split("?")[0];
+    const allowed = ROUTE_METHODS.filter(
+      (method) => method !== request.method && routes.find(method, request.url) !== null,
+    );
+    if (allowed.length > 0) {
+      const refusal: Refusal = {
+        code: "METHOD_NOT_ALLOWED",
+        message: `${request.method} is not a method of ${path}; it takes ${allowed.join(", ")}`,
+      };
+      return reply
+        .code(405)
+        .header("allow", allowed.join(", "))
+        .send(body(wireOf(request.url), refusal));
+    }
     // A path under none of the APIs is most often a client's base URL without its /v1 or /v2.
     const where = API_PREFIX.test(path ?? "") ? "" : ` (${API_MAP})`;
     const refusal: Refusal = { code: "NOT_FOUND", message: `no route ${request.method} ${path}${where}` };

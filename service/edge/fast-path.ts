@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import FindMyWay from "find-my-way";
-import { clientJson, type DefaultJsonParser } from "./body";
+import { clientJson, compressedBodyRefusal, type DefaultJsonParser } from "./body";
 import { errorReply, unexpectedLogFields } from "./errors";
 
 /*
@@ -60,7 +60,8 @@ export class FastPath {
 
   /** True when a fast route took the request on (answered or answering it); false: Fastify serves it. */
   serve(req: IncomingMessage, res: ServerResponse): boolean {
-    if (this.#size === 0 || this.#closing) return false;
+    // A compressed body is Fastify's to refuse (edge/body.ts refuseCompressedBodies).
+    if (this.#size === 0 || this.#closing || compressedBodyRefusal(req.headers)) return false;
     const found = this.#router.find(req.method as "GET", req.url ?? "/");
     if (found === null) return false;
     const route = found.store as FastRoute;

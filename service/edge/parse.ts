@@ -18,3 +18,30 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown, where
       : describeIssues(result.error, value);
   throw new ServiceError("VALIDATION", message, { field });
 }
+
+/**
+ * Validates a query string's parameters (parseInput). A parameter given more than once
+ * (`?wait=1&wait=2`) arrives as an array: where one value is expected, it is refused saying so, not
+ * with what the array became on its way to the type ("expected number, received NaN").
+ */
+export function parseQuery<S extends z.ZodType>(schema: S, query: unknown, where: string): z.infer<S> {
+  const result = schema.safeParse(query);
+  if (result.success) return result.data;
+  const params = (query ?? {}) as Record<string, unknown>;
+  for (const issue of result.error.issues) {
+    const key = issue.path.length === 1 ? String(issue.path[0]) : null;
+    const given = key === null ? undefined : params[key];
+    if (
+      key !== null &&
+      Array.isArray(given) &&
+      (issue.code === "invalid_type" || issue.code === "invalid_value")
+    ) {
+      throw new ServiceError(
+        "VALIDATION",
+        `${key}: given ${given.length} times (?${key}=...&${key}=...); give it once`,
+        { field: key },
+      );
+    }
+  }
+  return parseInput(schema, query, where);
+}

@@ -6,7 +6,7 @@ import Fastify, {
   type FastifyServerFactory,
   LogController,
 } from "fastify";
-import { boundedJsonBodies, SERVER_BODY_LIMIT } from "./body";
+import { boundedJsonBodies, refuseCompressedBodies, SERVER_BODY_LIMIT } from "./body";
 import { installErrorHandling, redactUrl } from "./errors";
 import type { FastPath } from "./fast-path";
 
@@ -55,6 +55,7 @@ export function edgeServer(fast?: FastPath): FastifyInstance {
     childLoggerFactory: (logger, bindings, options) => new LazyChildLogger(logger, bindings, options),
   });
   boundedJsonBodies(app);
+  refuseCompressedBodies(app);
   installErrorHandling(app);
   if (fast) {
     fast.attach(app);

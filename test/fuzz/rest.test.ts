@@ -168,4 +168,86 @@ describe("fuzz: REST v1 from its OpenAPI document", () => {
     });
     expect(list.status).toBe(200);
   });
+
+  it("bodyless operations sent with content-type application/json and no body: as without it", async () => {
+    const bodyless = operations.filter((op) => op.method !== "GET" && op.body === undefined);
+    expect(bodyless.map((op) => `${op.method} ${op.path}`)).toContain("DELETE /v1/templates/{templateId}");
+    for (const op of bodyless) {
+      const path = op.path.replace(/\{\w+\}/g, "unknown-id");
+      const plain = await send(service, {
+        method: op.method,
+        path,
+        headers: { authorization: `Bearer ${KEY}` },
+      });
+      const typed = await send(service, {
+        method: op.method,
+        path,
+        headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+      });
+      expect({ status: typed.status, text: typed.text }, `${op.method} ${op.path}`).toEqual({
+        status: plain.status,
+        text: plain.text,
+      });
+    }
+    // And on a real resource: deleted.
+    const created = await send(service, {
+      method: "POST",
+      path: "/v1/templates",
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+      body: JSON.stringify({ name: "bodyless-delete", imageName: "x" }),
+    });
+    const id = (JSON.parse(created.text) as { id: string }).id;
+    const deleted = await send(service, {
+      method: "DELETE",
+      path: `/v1/templates/${id}`,
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+    });
+    expect(deleted.status).toBe(204);
+    // A route that needs a body still says so, naming it.
+    const empty = await send(service, {
+      method: "POST",
+      path: "/v1/templates",
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+    });
+    expect(empty.status).toBe(400);
+    expect(JSON.parse(empty.text)).toEqual({
+      message: "body: a JSON object is required",
+      code: "VALIDATION",
+      field: "body",
+    });
+  });
+
+  it("a repeatable filter given an unknown value says which values it takes", async () => {
+    const params: [string, string, string][] = [
+      ["/v1/pods", "gpuTypeId", "NVIDIA A40"],
+      ["/v1/pods", "dataCenterId", "EU-RO-1"],
+      ["/v1/pods", "cpuFlavorId", "cpu3c"],
+      ["/v1/billing/endpoints", "dataCenterId", "EU-RO-1"],
+    ];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...params),
+        fc.stringMatching(/^[a-z]{1,12}$/),
+        fc.boolean(),
+        async ([path, key, known], unknown, repeated) => {
+          const query = repeated
+            ? `${key}=${encodeURIComponent(known)}&${key}=${unknown}`
+            : `${key}=${unknown}`;
+          const reply = await send(service, {
+            method: "GET",
+            path: `${path}?${query}`,
+            headers: { authorization: `Bearer ${KEY}` },
+          });
+          expect(reply.status, reply.text).toBe(400);
+          const body = JSON.parse(reply.text) as { message: string; field: string };
+          expect(body.field).toBe(key);
+          expect(body.message).not.toContain("Invalid input");
+          // The second value (index 1) is the unknown one when repeated.
+          expect(body.message).toMatch(new RegExp(`^${key}(\\.1)?: (1: )?Invalid option: expected one of`));
+          expect(body.message).toContain(JSON.stringify(known));
+        },
+      ),
+      fuzzParameters(seed, 40),
+    );
+  });
 });

@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { request } from "undici";
 import { expect } from "vitest";
 import { ManualClock } from "../../service/clock";
+import type { JobPlaneConfig } from "../../service/jobs/config";
 import type { EndpointRecord } from "../../service/management/model/endpoint";
 import { type Harness, KEY, OTHER_KEY, startHarness } from "../service/jobs/harness";
 
@@ -57,7 +58,7 @@ export interface FuzzService {
 }
 
 /** The service under fuzz: two accounts, an endpoint each, no worker process ever started. */
-export async function startFuzzService(): Promise<FuzzService> {
+export async function startFuzzService(config: Partial<JobPlaneConfig> = {}): Promise<FuzzService> {
   const clock = new ManualClock();
   const h = await startHarness({
     clock,
@@ -66,6 +67,7 @@ export async function startFuzzService(): Promise<FuzzService> {
       flashBootColdStartMs: 30 * DAY,
       externalWorkerTimeoutMs: 30 * DAY,
       scalerIntervalMs: DAY,
+      ...config,
     },
   });
   const endpoint = h.endpoint("runpodkit/echo", { workersMax: 0 });

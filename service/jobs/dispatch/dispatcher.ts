@@ -217,7 +217,7 @@ export class Dispatcher {
   undelivered(session: WorkerSession, jobs: Job[]): void {
     for (const job of jobs) {
       session.held = without(session.held, job.id);
-      if (job.status === "IN_PROGRESS" && job.workerId === session.id) this.#book.requeue(job);
+      if (job.status === "IN_PROGRESS" && runsOn(job, session)) this.#book.requeue(job);
     }
   }
 
@@ -288,20 +288,29 @@ export class Dispatcher {
     });
   }
 
+  /**
+   * The job a worker's session names, when it is a job of the session's endpoint: a job of another
+   * endpoint (of this account or another) is not found, as an unknown id, so no worker learns of it.
+   */
+  #jobOf(session: WorkerSession, jobId: string): Job | undefined {
+    const job = this.#book.find(jobId);
+    return job?.endpointId === session.endpointId ? job : undefined;
+  }
+
   /** job-done: a final result, or a progress update (top-level status IN_PROGRESS). */
   done(session: WorkerSession, jobId: string, body: JobDoneBody): void {
     this.#seen(session, this.#clock.now());
-    const job = this.#book.find(jobId);
+    const job = this.#jobOf(session, jobId);
     if (body.status === "IN_PROGRESS") {
       if (!job) throw notFound("job", jobId);
-      if (job.workerId === session.id) this.#book.progress(job, body.output);
+      if (runsOn(job, session)) this.#book.progress(job, body.output);
       return;
     }
     this.#release(session, jobId);
     if (body.stopPod === true) this.#events.emit("worker.replace", session);
     if (!job) throw notFound("job", jobId);
     // Late results (after cancel, timeout, or on another worker's job) never resurrect a job.
-    if (job.status !== "IN_PROGRESS" || job.workerId !== session.id) return;
+    if (job.status !== "IN_PROGRESS" || !runsOn(job, session)) return;
     if (body.error !== undefined && body.error !== null && body.error !== false && body.error !== "") {
       const error = typeof body.error === "string" ? body.error : JSON.stringify(body.error);
       this.#book.finish(job, "FAILED", { output: body.output, error });
@@ -321,9 +330,9 @@ export class Dispatcher {
     reservation: Reservation | null = null,
   ): void {
     this.#seen(session, this.#clock.now());
-    const job = this.#book.find(jobId);
+    const job = this.#jobOf(session, jobId);
     if (!job) throw notFound("job", jobId);
-    if (job.workerId !== session.id) return;
+    if (!runsOn(job, session)) return;
     this.#book.appendChunks(job, splitChunk(chunk, this.#options.streamChunkBytes), reservation);
   }
 
@@ -345,7 +354,7 @@ export class Dispatcher {
         continue;
       }
       const job = this.#book.find(jobId);
-      if (job?.workerId === session.id && job.status === "IN_PROGRESS") {
+      if (job && runsOn(job, session) && job.status === "IN_PROGRESS") {
         session.unlisted.delete(jobId);
         continue;
       }
@@ -393,7 +402,7 @@ export class Dispatcher {
   #lost(session: WorkerSession, jobId: string): void {
     this.#release(session, jobId);
     const job = this.#book.find(jobId);
-    if (job?.status !== "IN_PROGRESS" || job.workerId !== session.id) return;
+    if (job?.status !== "IN_PROGRESS" || !runsOn(job, session)) return;
     if (job.retries < this.#options.maxRetries) this.#book.requeue(job);
     else this.#book.finish(job, "FAILED", { error: `worker ${session.id} was lost while running the job` });
   }
@@ -501,4 +510,13 @@ const NO_SESSIONS: readonly WorkerSession[] = [];
 /** The key of a session: its endpoint and worker id (an endpoint id never holds a NUL). */
 function sessionKey(endpointId: string, workerId: string): string {
   return `${endpointId}\u0000${workerId}`;
+}
+
+/**
+ * The job runs on this session: handed to a worker of this id on this endpoint. Worker ids are the
+ * workers' own (a worker run by hand picks its id), so an id alone may name a worker of another
+ * endpoint or account.
+ */
+function runsOn(job: Job, session: WorkerSession): boolean {
+  return job.workerId === session.id && job.endpointId === session.endpointId;
 }

@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { JobSubmission, RunSyncQuery, StatusQuery, StatusSyncQuery } from "../../../sdk/schemas/job";
 import type { Accounts } from "../../edge/auth";
-import { parseInput } from "../../edge/parse";
+import { parseInput, parseQuery } from "../../edge/parse";
 import { ServiceError } from "../../errors";
 import type { JobService } from "../client/job-service";
 import type { RateLimiter } from "../client/rate-limit";
@@ -112,7 +112,7 @@ export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps
     { bodyLimit: JOB_POLICY.runsyncBodyBytes, onRequest: admit("runsync") },
     async (request, reply) => {
       const { accountId, endpointId } = admitted(request);
-      const { wait } = parseInput(RunSyncQuery, request.query, "wait");
+      const { wait } = parseQuery(RunSyncQuery, request.query, "wait");
       const body = parseInput(JobSubmission, request.body, "body");
       return jobs.runSync(accountId, endpointId, body, wait, clientGone(reply.raw));
     },
@@ -121,7 +121,7 @@ export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps
   const status = { onRequest: admit("status") };
   const statusOf = async (request: FastifyRequest) => {
     const { accountId } = admitted(request);
-    const { ttl } = parseInput(StatusQuery, request.query, "ttl");
+    const { ttl } = parseQuery(StatusQuery, request.query, "ttl");
     return jobs.envelope(jobOf(request, accountId, ttl));
   };
   app.get("/:endpointId/status/:jobId", status, statusOf);
@@ -130,7 +130,7 @@ export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps
   // Long-poll status, used by the official JS and Go clients.
   const statusSync = async (request: FastifyRequest, reply: FastifyReply) => {
     const { accountId } = admitted(request);
-    const { wait, ttl } = parseInput(StatusSyncQuery, request.query, "wait");
+    const { wait, ttl } = parseQuery(StatusSyncQuery, request.query, "wait");
     return jobs.statusSync(jobOf(request, accountId, ttl), wait, clientGone(reply.raw));
   };
   app.get("/:endpointId/status-sync/:jobId", status, statusSync);
@@ -145,7 +145,8 @@ export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps
       ? { status: job.status, stream: chunks }
       : { status: job.status, stream: chunks, error: envelope.error };
   };
-  app.get("/:endpointId/stream/:jobId", { onRequest: admit("stream") }, stream);
+  // No HEAD twin: a HEAD would drain the job's chunks into a reply with no body.
+  app.get("/:endpointId/stream/:jobId", { onRequest: admit("stream"), exposeHeadRoute: false }, stream);
   app.post("/:endpointId/stream/:jobId", { onRequest: admit("stream") }, stream);
 
   app.post("/:endpointId/cancel/:jobId", { onRequest: admit("cancel") }, async (request) => {

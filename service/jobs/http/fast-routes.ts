@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { JobSubmission, RunSyncQuery } from "../../../sdk/schemas/job";
 import { workerJson } from "../../edge/body";
 import { type FastPath, plainBodySize, readText, sendJsonText, sendNoContent } from "../../edge/fast-path";
-import { parseInput } from "../../edge/parse";
+import { parseInput, parseQuery } from "../../edge/parse";
 import { JOB_POLICY } from "../policy";
 import { admitClient, type ClientRouteDeps } from "./client-routes";
 import { clientGone } from "./wire";
@@ -47,7 +47,7 @@ export function registerFastRoutes(
     if (!isJson(req) || plainBodySize(req, JOB_POLICY.runsyncBodyBytes) === null) return false;
     const { accountId, endpointId } = admitClient(client, req, res, params.endpointId ?? "", "runsync");
     readClientJson(fast, req, res, (parsed) => {
-      const { wait } = parseInput(RunSyncQuery, query, "wait");
+      const { wait } = parseQuery(RunSyncQuery, query, "wait");
       const body = parseInput(JobSubmission, parsed, "body");
       client.jobs
         .runSync(accountId, endpointId, body, wait, clientGone(res))

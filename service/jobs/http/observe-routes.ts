@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { LogsQuery, RecentJobsQuery } from "../../../sdk/schemas/observe";
 import type { Accounts } from "../../edge/auth";
-import { parseInput } from "../../edge/parse";
+import { parseQuery } from "../../edge/parse";
 import type { JobService } from "../client/job-service";
 import type { LogBook, LogEntry } from "../logs/log-book";
 import type { EndpointSeries } from "../observe/series";
@@ -43,7 +43,7 @@ export function registerObserveRoutes(app: FastifyInstance, deps: ObserveRouteDe
 
   app.get("/:endpointId/logs", async (request, reply) => {
     const { endpointId } = endpointOf(request);
-    const query = parseInput(LogsQuery, request.query, "query");
+    const query = parseQuery(LogsQuery, request.query, "query");
     const filter = { workerId: query.worker, requestId: query.job, since: query.since, after: query.after };
     const backlog = deps.logs.query(endpointId, filter, query.limit);
     const lines = (entries: LogEntry[]) => entries.map((entry) => `${JSON.stringify(entry)}\n`).join("");
@@ -82,7 +82,7 @@ export function registerObserveRoutes(app: FastifyInstance, deps: ObserveRouteDe
 
   app.get("/:endpointId/jobs", async (request) => {
     const { accountId, endpointId } = endpointOf(request);
-    const query = parseInput(RecentJobsQuery, request.query, "query");
+    const query = parseQuery(RecentJobsQuery, request.query, "query");
     return { jobs: deps.jobs.recent(accountId, endpointId, query) };
   });
 

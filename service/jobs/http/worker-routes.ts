@@ -8,7 +8,7 @@ import {
   type StreamChunk,
 } from "../../../sdk/schemas/job";
 import { parseAnyBodyAsJson } from "../../edge/body";
-import { parseInput } from "../../edge/parse";
+import { parseInput, parseQuery } from "../../edge/parse";
 import type { JobMemory, Reservation } from "../book/memory";
 import type { Dispatcher, WorkerSession } from "../dispatch/dispatcher";
 import type { WorkerAccess } from "../dispatch/worker-access";
@@ -93,10 +93,13 @@ export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps
     return reply.type("application/json").send(text);
   };
 
-  app.get("/:endpointId/job-take/:workerId", take(false));
-  app.get("/:endpointId/job-take-batch/:workerId", take(true));
+  // No HEAD twins (Fastify's default for a GET): a HEAD would run the GET and drop its body, handing
+  // jobs or stop signals to a worker that never sees them. HEAD answers 405.
+  const noHead = { exposeHeadRoute: false };
+  app.get("/:endpointId/job-take/:workerId", noHead, take(false));
+  app.get("/:endpointId/job-take-batch/:workerId", noHead, take(true));
 
-  app.get("/:endpointId/job-stop/:workerId", async (request, reply) => {
+  app.get("/:endpointId/job-stop/:workerId", noHead, async (request, reply) => {
     const { session } = sessionOf(request);
     const ids = await dispatcher.stopSignals(session, clientGone(reply.raw));
     if (ids.length === 0) return reply.code(204).send();
@@ -151,9 +154,9 @@ export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps
     reply.type(JSON_TYPE).send(EMPTY_REPLY);
   });
 
-  app.get("/:endpointId/ping/:workerId", (request, reply) => {
+  app.get("/:endpointId/ping/:workerId", noHead, (request, reply) => {
     const { session } = sessionOf(request);
-    const query = parseInput(PingQuery, request.query, "query");
+    const query = parseQuery(PingQuery, request.query, "query");
     dispatcher.ping(session, {
       jobIds: query.job_id ? query.job_id.split(",").filter(Boolean) : [],
       version: query.runpod_version,
@@ -198,7 +201,7 @@ export async function takeJobs(
   batch: boolean,
   res: ServerResponse,
 ): Promise<string | null> {
-  const query = parseInput(
+  const query = parseQuery(
     JobTakeQuery,
     extra === null ? rawQuery : { ...Object.fromEntries(extra), ...(rawQuery as object) },
     "query",

@@ -87,3 +87,32 @@ export function workerEnv(env: Readonly<Record<string, string>>): {
   }
   return { kept, dropped: dropped.sort() };
 }
+
+/**
+ * What the OS takes when it starts a process (Linux; macOS allows less in all, 1 MiB of arguments and
+ * env together): one `NAME=value` string under 128 KiB (MAX_ARG_STRLEN), all of them within ARG_MAX
+ * (2 MiB by default; half is left to the command line and the OS's own use).
+ */
+export const PROCESS_ENV_LIMITS = { variableBytes: 128 * 1_024, totalBytes: 1_024 * 1_024 } as const;
+
+/**
+ * Why no process can be started with this env (spawn would fail with E2BIG, and the worker be retried
+ * in vain), naming the variable but never its value; null when it fits. The API bounds each env it is
+ * given (sdk/schemas/template.ts ENV_LIMITS), but a secret reference is replaced by the secret's value
+ * (up to 16 MiB) only now, and a template's and an endpoint's env add up.
+ */
+export function envTooLarge(env: Readonly<Record<string, string>>): string | null {
+  let total = 0;
+  for (const [name, value] of Object.entries(env)) {
+    // NAME=value and the string's terminating NUL.
+    const bytes = Buffer.byteLength(name) + Buffer.byteLength(value) + 2;
+    if (bytes > PROCESS_ENV_LIMITS.variableBytes) {
+      return `env ${JSON.stringify(name).slice(1, -1)} is ${bytes} bytes (with its secrets substituted), more than the ${PROCESS_ENV_LIMITS.variableBytes} one variable of a process may hold`;
+    }
+    total += bytes;
+  }
+  if (total > PROCESS_ENV_LIMITS.totalBytes) {
+    return `the worker's env is ${total} bytes (template and endpoint env, secrets substituted), more than the ${PROCESS_ENV_LIMITS.totalBytes} a process may be started with`;
+  }
+  return null;
+}

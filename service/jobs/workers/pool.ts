@@ -19,7 +19,7 @@ import type { Dispatcher, WorkerSession } from "../dispatch/dispatcher";
 import { LineSplitter } from "../logs/line-splitter";
 import type { LogBook } from "../logs/log-book";
 import { terminalSafe } from "../logs/terminal";
-import { workerEnv } from "./environment";
+import { envTooLarge, workerEnv } from "./environment";
 import type { Launcher, LaunchSpec } from "./launch";
 
 export type { ManagedWorker };
@@ -303,9 +303,10 @@ export class WorkerPool implements WorkerRegistry {
     const secrets = this.#secrets.resolveEnv(endpoint.accountId, endpoint.env);
     if (!secrets.ok) {
       const names = secrets.missing.map((name) => `RUNPOD_SECRET_${name}`).join(", ");
-      worker.failure = `env references ${names}, but the account has no secret named ${secrets.missing.join(", ")}`;
-      this.#log(`worker ${session.id} of endpoint ${endpoint.id} could not start: ${worker.failure}`);
-      this.#exited(worker, null, null);
+      this.#failToStart(
+        worker,
+        `env references ${names}, but the account has no secret named ${secrets.missing.join(", ")}`,
+      );
       return;
     }
     const { spec } = this.#launcher.resolve(endpoint.imageName);
@@ -327,6 +328,11 @@ export class WorkerPool implements WorkerRegistry {
       RUNPOD_SKIP_AUTO_SYSTEM_CHECKS: "true",
       RUNPOD_SKIP_GPU_CHECK: "true",
     };
+    const tooLarge = envTooLarge(env);
+    if (tooLarge !== null) {
+      this.#failToStart(worker, tooLarge);
+      return;
+    }
     try {
       const child = this.#launcher.spawn(spec, env, worker.workdir);
       worker.process = child;
@@ -345,15 +351,24 @@ export class WorkerPool implements WorkerRegistry {
       worker.startedAt = this.#clock.now();
       child.once("exit", (code, signal) => this.#exited(worker, code, signal));
       child.once("error", (error) => {
-        this.#log(`worker ${session.id} could not start: ${error.message}`);
-        if (child.exitCode === null && child.pid === undefined) this.#exited(worker, null, null);
+        if (child.exitCode === null && child.pid === undefined) this.#failToStart(worker, error.message);
+        else this.#log(`worker ${session.id}: ${error.message}`);
       });
     } catch (error) {
-      this.#log(
-        `worker ${session.id} could not start: ${error instanceof Error ? error.message : String(error)}`,
-      );
-      this.#exited(worker, null, null);
+      this.#failToStart(worker, error instanceof Error ? error.message : String(error));
     }
+  }
+
+  /**
+   * The worker could not start: why, in its pod, in the service log and in its own logs (GET
+   * /v2/{endpoint}/logs); it is replaced after the start back-off.
+   */
+  #failToStart(worker: ManagedWorker, why: string): void {
+    const { session } = worker;
+    worker.failure = why;
+    this.#log(`worker ${session.id} of endpoint ${session.endpointId} could not start: ${why}`);
+    this.#logs.note(session.endpointId, session.id, "ERROR", `worker could not start: ${why}`);
+    this.#exited(worker, null, null);
   }
 
   /**

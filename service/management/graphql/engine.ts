@@ -18,7 +18,7 @@ import {
 } from "graphql";
 import type { GraphqlErrorBody } from "../../edge/errors";
 import { ServiceError } from "../../errors";
-import { costLimitRule, GRAPHQL_COST_LIMITS } from "./cost";
+import { costErrors, GRAPHQL_COST_LIMITS } from "./cost";
 import { type GraphqlContext, resolvers } from "./resolvers";
 import { typeDefs } from "./schema";
 
@@ -33,8 +33,6 @@ const fieldResolver: GraphQLFieldResolver<unknown, GraphqlContext> = (source, ar
   const resolve = (resolvers as unknown as ResolverMap)[info.parentType.name]?.[info.fieldName];
   return (resolve ?? defaultFieldResolver)(source, args, context, info);
 };
-
-const costRule = costLimitRule(GRAPHQL_COST_LIMITS);
 
 const schema = buildSchema(typeDefs);
 
@@ -57,8 +55,9 @@ export function checkedDocument(
       return { errors: [new GraphQLError("Query refused: the document is nested too deep to parse")] };
     throw error;
   }
-  const costErrors = validate(schema, document, [costRule]);
-  if (costErrors.length > 0) return { errors: costErrors };
+  // Measured on the document, not in validate(), which would visit all of it first.
+  const refused = costErrors(schema, document, GRAPHQL_COST_LIMITS);
+  if (refused.length > 0) return { errors: refused };
   const errors = validate(schema, document);
   return errors.length > 0 ? { errors } : { document };
 }

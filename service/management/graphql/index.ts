@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import { z } from "zod";
-import { parseInput } from "../../edge/parse";
+import { parseInput, parseQuery } from "../../edge/parse";
 import type { ManagementWireDeps } from "../index";
 import type { GraphqlContext } from "./resolvers";
 
@@ -32,7 +32,7 @@ export function graphqlPlugin(deps: ManagementWireDeps): FastifyPluginAsync {
     // Authenticated in onRequest, before the body is read: a bad key costs no parsing.
     const accounts = new WeakMap<FastifyRequest, string>();
     const authenticate = async (request: FastifyRequest) => {
-      const { api_key: apiKey } = parseInput(GraphqlQuery, request.query, "query");
+      const { api_key: apiKey } = parseQuery(GraphqlQuery, request.query, "query");
       accounts.set(request, deps.accounts.authenticate(apiKey ?? request.headers.authorization));
     };
     app.post("/graphql", { bodyLimit: deps.bodyLimit, onRequest: authenticate }, async (request, reply) => {

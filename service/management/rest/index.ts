@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
+import { acceptEmptyJson } from "../../edge/body";
 import type { ManagementWireDeps } from "../index";
 import type { DocsPages } from "./docs";
 
@@ -66,6 +67,9 @@ const loadRoutes = (afterLoad: (() => void) | undefined): Promise<Routes> => {
  */
 export function restPlugin(deps: ManagementWireDeps): FastifyPluginAsync {
   return async (app: FastifyInstance) => {
+    // Bodyless operations (DELETE, pod start/stop/reset/restart) sent with a client's default
+    // `content-type: application/json` and no body are fine; a route needing a body says so (zod).
+    acceptEmptyJson(app);
     // Authenticated in onRequest, before the body is read (or the routes loaded): a bad key costs no parsing.
     const accounts = new WeakMap<FastifyRequest, string>();
     const onRequest = async (request: FastifyRequest) => {

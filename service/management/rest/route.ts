@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
-import { parseInput } from "../../edge/parse";
+import { parseInput, parseQuery } from "../../edge/parse";
 import type { Management } from "../index";
 
 type Method = "GET" | "POST" | "PATCH" | "DELETE";
@@ -59,7 +59,7 @@ export function route<const S extends RouteSpec>(
         accountId,
         params: request.params as Record<string, string>,
         body: (spec.body ? parseInput(spec.body, request.body, "body") : undefined) as Parsed<S["body"]>,
-        query: (spec.query ? parseInput(spec.query, request.query, "query") : undefined) as Parsed<
+        query: (spec.query ? parseQuery(spec.query, request.query, "query") : undefined) as Parsed<
           S["query"]
         >,
       };

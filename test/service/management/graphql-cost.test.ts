@@ -1,9 +1,9 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { buildSchema, parse, validate } from "graphql";
+import { buildSchema, type FieldNode, type OperationDefinitionNode, parse, validate } from "graphql";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ENDPOINT_DOCUMENTS, OPERATIONS } from "../../../sdk/graphql-documents";
-import { costLimitRule, GRAPHQL_COST_LIMITS } from "../../../service/management/graphql/cost";
+import { costErrors, costLimitRule, GRAPHQL_COST_LIMITS } from "../../../service/management/graphql/cost";
 import { typeDefs } from "../../../service/management/graphql/schema";
 import { type Harness, KEY, startHarness } from "../jobs/harness";
 
@@ -92,6 +92,34 @@ describe("GraphQL cost limits", () => {
     expect(errors.map((e) => e.message)).toEqual([
       "Query refused: the document nests fields more than 2 levels deep (the limit)",
     ]);
+  });
+});
+
+describe("GraphQL cost limits, measured on the document", () => {
+  it("a document past a bound is read only up to it (not visited whole, as validate() would)", () => {
+    // 49,000 fields: within the parser's tokens, ten times the cost limit.
+    const document = parse(`{ myself { ${"id ".repeat(49_000)}} }`, {
+      maxTokens: GRAPHQL_COST_LIMITS.maxTokens,
+    });
+    const operation = document.definitions[0] as OperationDefinitionNode;
+    const myself = operation.selectionSet.selections[0] as FieldNode;
+    const selections = myself.selectionSet?.selections as FieldNode[];
+    let read = 0;
+    const counted = new Proxy(selections, {
+      get(target, key, receiver) {
+        if (typeof key === "string" && /^\d+$/.test(key)) read = Math.max(read, Number(key) + 1);
+        return Reflect.get(target, key, receiver);
+      },
+    });
+    (myself.selectionSet as { selections: readonly FieldNode[] }).selections = counted;
+    expect(costErrors(schema, document).map((e) => e.message)).toEqual([
+      `Query refused: the document's estimated cost is above ${GRAPHQL_COST_LIMITS.maxCost} (the limit; each field counts 1, times ${GRAPHQL_COST_LIMITS.listFactor} under each list field)`,
+    ]);
+    // myself counts 1, each id 1: the bound is passed at the 5,000th id.
+    expect(read).toBe(GRAPHQL_COST_LIMITS.maxCost);
+    // The rule form, inside validate(), reaches the same verdict.
+    expect(validate(schema, parse("{ myself { id } }"), [costLimitRule()])).toEqual([]);
+    expect(costErrors(schema, parse("{ myself { id } }"))).toEqual([]);
   });
 });
 

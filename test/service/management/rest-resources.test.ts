@@ -236,9 +236,10 @@ describe("REST container registry auths", () => {
     });
     expect(duplicate.status).toBe(400);
     expect(duplicate.body.message).toMatch(/^name: /);
-    expect((await api.rest("PATCH", `/containerregistryauth/${auth.id}`, { username: "z" })).status).toBe(
-      404,
-    );
+    // The path exists, without PATCH: 405 (no update), not 404.
+    const patch = await api.rest("PATCH", `/containerregistryauth/${auth.id}`, { username: "z" });
+    expect(patch.status).toBe(405);
+    expect(patch.body).toMatchObject({ code: "METHOD_NOT_ALLOWED" });
     expect(
       (await api.rest("POST", `/containerregistryauth/${auth.id}/update`, { username: "z" })).status,
     ).toBe(404);

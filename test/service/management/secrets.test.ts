@@ -205,4 +205,25 @@ describe("secret references in worker env", () => {
     });
     expect(done).toMatchObject({ output: { TOKEN: "found" } });
   });
+
+  it("a secret too large for a process env: the worker fails to start saying so (never a spawn E2BIG retried in vain)", async () => {
+    h = await startHarness({ config: { handlers: { "acme/env": HANDLER } } });
+    // Within the secret's own bound (16 MiB), past what one variable of a process may hold (128 KiB).
+    h.management.secrets.create(ACCOUNT, { name: "cert", value: "c".repeat(200 * 1024) });
+    const ep = envEndpoint({ CERT: "{{ RUNPOD_SECRET_cert }}" }, {});
+    await h.call("POST", `/v2/${ep.id}/run`, { body: { input: { names: ["CERT"] } } });
+    const failed = () =>
+      h.plane.workers
+        .list(ACCOUNT, ep.id)
+        .filter((p) => p.failure !== undefined && p.desiredStatus === "TERMINATED");
+    await eventually(() => (failed().length >= 1 ? true : undefined));
+    const why = `env CERT is ${5 + 200 * 1024 + 1} bytes (with its secrets substituted), more than the 131072 one variable of a process may hold`;
+    expect(failed()[0]?.failure).toBe(why);
+    expect(h.logs.some((line) => line.includes(`could not start: ${why}`))).toBe(true);
+    expect(h.logs.join("\n")).not.toContain("E2BIG");
+    // The worker's own logs say it too (GET /v2/{endpoint}/logs), never the value.
+    const logs = await h.call("GET", `/v2/${ep.id}/logs`);
+    expect(logs.text).toContain(`worker could not start: ${why}`);
+    expect(logs.text).not.toContain("cccccccc");
+  });
 });
