@@ -133,14 +133,27 @@ describe("Template lifecycle", () => {
     expect((await provider.diff(created.id, created.outs, next.inputs)).changes).toBe(false);
   });
 
-  test("update sends the whole configuration, so drift in other fields is put right too", async () => {
+  test("update applies what the program changed; drift elsewhere stays until a refresh shows it, then is put right", async () => {
     const created = await up({ imageName: "img:1", readme: "hello" });
     await h.rest.templates.update(created.id, { volumeInGb: 99 }); // drift made elsewhere
     const news = (
       await provider.check(created.inputs, { __logicalName: "tpl", imageName: "img:2", readme: "hello" })
     ).inputs;
+    // Not a field the program changed (it may be under ignoreChanges): its live value is kept.
     const updated = await provider.update(created.id, created.outs, news);
-    expect(updated.outs).toMatchObject({ imageName: "img:2", volumeInGb: 20, readme: "hello" });
+    expect(updated.outs).toMatchObject({ imageName: "img:2", volumeInGb: 99, readme: "hello" });
+    expect(await h.rest.templates.get(created.id)).toMatchObject({ imageName: "img:2", volumeInGb: 99 });
+    // The next run compares with what was applied: nothing to do.
+    const again = (await provider.check(news, { __logicalName: "tpl", imageName: "img:2", readme: "hello" }))
+      .inputs;
+    expect(await provider.diff(created.id, updated.outs, again)).toMatchObject({ changes: false });
+    // A refresh shows the drift; the next up puts the program's value back.
+    const read = await provider.read(created.id, updated.outs);
+    const refreshed = (
+      await provider.check(read.inputs ?? {}, { __logicalName: "tpl", imageName: "img:2", readme: "hello" })
+    ).inputs;
+    expect(await provider.diff(created.id, read.props, refreshed)).toMatchObject({ changes: true });
+    await provider.update(created.id, read.props, refreshed);
     expect(await h.rest.templates.get(created.id)).toMatchObject({ imageName: "img:2", volumeInGb: 20 });
   });
 
