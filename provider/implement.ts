@@ -2,7 +2,15 @@ import { isDeepStrictEqual } from "node:util";
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { APPLIED, AUTO_NAMED, CARRIED_KEYS, WRITTEN_BY } from "./bookkeeping";
-import { checkInputs, type InputSpec, inputFields, nameBasis, normalizeInputs, type Props } from "./check";
+import {
+  type CheckFailure,
+  checkInputs,
+  type InputSpec,
+  inputFields,
+  nameBasis,
+  normalizeInputs,
+  type Props,
+} from "./check";
 import { configureFromHost, type ProviderSettings } from "./config";
 import type { ManagementApi, ProviderContext } from "./context";
 import { diffFields } from "./diff";
@@ -307,7 +315,11 @@ export function implement<D extends { name: string }, R>(
   const provider = {
     configure: async (req: pulumi.dynamic.ConfigureRequest) => configureFromHost(req.config),
 
-    check: async (olds: Props, news: Props) => checkInputs(spec, olds, news),
+    check: async (olds: Props, news: Props) => {
+      const result = checkInputs(spec, olds, news);
+      const config = configFailure(context);
+      return config ? { ...result, failures: [...result.failures, config] } : result;
+    },
 
     diff: async (id: string, olds: Props, news: Props) => {
       refuseNewerState(olds, `diff ${label(olds, id)}`);
@@ -410,6 +422,20 @@ export function implement<D extends { name: string }, R>(
       }),
   };
   return provider satisfies pulumi.dynamic.ResourceProvider;
+}
+
+/**
+ * A missing API key or a bad URL in the provider's config, as a check failure: preview (which calls
+ * only check and diff) then reports it, instead of the first create or update of `up`.
+ */
+function configFailure(context: ProviderContext): CheckFailure | undefined {
+  try {
+    context.settings();
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof ProviderError) || error.code !== "CONFIG") throw error;
+    return { property: error.field ?? "runpodkit", reason: error.message };
+  }
 }
 
 /** Plain JSON for protobuf: undefined becomes null at any depth, Dates become ISO strings. */
