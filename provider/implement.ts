@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
-import { APPLIED, AUTO_NAMED, CARRIED_KEYS, WRITTEN_BY } from "./bookkeeping";
+import { APPLIED, AUTO_NAMED, CARRIED_KEYS, CUSTOM_TIMEOUTS, WRITTEN_BY } from "./bookkeeping";
 import {
   type CheckFailure,
   checkInputs,
@@ -335,7 +335,10 @@ export function implement<D extends { name: string }, R>(
         if (definition.rename) replacing.set(String(desired.name), id);
         else deleteBeforeReplace = true;
       }
-      return { changes: result.changes, replaces: result.replaces, deleteBeforeReplace };
+      // delete reads customTimeouts from the outputs: a new value alone is an update (no service call)
+      // that records it, or a destroy right after would wait by the old bound.
+      const timeouts = !isDeepStrictEqual(olds[CUSTOM_TIMEOUTS] ?? null, news[CUSTOM_TIMEOUTS] ?? null);
+      return { changes: result.changes || timeouts, replaces: result.replaces, deleteBeforeReplace };
     },
 
     create: async (inputs: Props) =>
@@ -392,8 +395,12 @@ export function implement<D extends { name: string }, R>(
           );
         }
         const desired = effective(olds, news);
+        // Only bookkeeping changed (customTimeouts): the outputs are rewritten, the service is left alone.
+        const changed = diffFields(lastApplied(olds), normalizeInputs(spec, desired), diffSpec).changes;
         const target = withLiveUnchanged(olds, desired, current, call.settings);
-        const record = await definition.apply(call, id, current, definition.desired(target), olds);
+        const record = changed
+          ? await definition.apply(call, id, current, definition.desired(target), olds)
+          : current;
         return { outs: assemble(record, desired, call.settings, desired) };
       }),
 

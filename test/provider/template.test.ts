@@ -286,6 +286,30 @@ describe("Template lifecycle", () => {
     expect(h.pause.slept).toEqual([1000, 2000]);
   });
 
+  test("customTimeouts added to an existing template: an update records it (no service call), and delete honours it", async () => {
+    const created = await up({ imageName: "img:1", isServerless: true });
+    const before = await h.rest.templates.get(created.id);
+    const timed = (
+      await provider.check(created.inputs, {
+        __logicalName: "tpl",
+        imageName: "img:1",
+        isServerless: true,
+        __customTimeouts: { delete: "3s" },
+      })
+    ).inputs;
+    expect(await provider.diff(created.id, created.outs, timed)).toEqual({
+      changes: true,
+      replaces: [],
+      deleteBeforeReplace: false,
+    });
+    const updated = await provider.update(created.id, created.outs, timed);
+    expect(updated.outs.__customTimeouts).toEqual({ delete: "3s" });
+    expect(await h.rest.templates.get(created.id)).toEqual(before);
+    expect(await provider.diff(created.id, updated.outs, timed)).toMatchObject({ changes: false });
+    await h.rest.endpoints.create({ templateId: created.id, workersMax: 0 }); // on its way out
+    await expect(provider.delete(created.id, updated.outs)).rejects.toThrow(/bound of 3s/);
+  });
+
   test("adoption: takes over an existing template and applies the desired configuration", async () => {
     const existing = await h.rest.templates.create({ name: "legacy", imageName: "old:1" });
     const adopted = await up({ adoptId: existing.id, imageName: "new:2" });
