@@ -21,7 +21,7 @@ export const WRITTEN_BY = "__runpodkitVersion";
  * stored as a secret (env is among them). diff and update compare the program's inputs with these,
  * not with the live values the outputs hold: a field the program did not change keeps its live value
  * (ignoreChanges, a change made elsewhere), and does not show as a change on the next run. A refresh
- * drops it, so drift it reads shows and the next up puts the program's value back.
+ * sets it to the values it reads, so drift shows and the next up puts the program's value back.
  */
 export const APPLIED = "__runpodkitApplied";
 

@@ -373,6 +373,9 @@ export function implement<D extends { name: string }, R>(
         const record = await definition.fetch(call, id);
         if (record === null) return { id: "", props: {} };
         const outs = assemble(record, props, call.settings);
+        // What was applied becomes what the service has: drift then shows in the next diff, and a
+        // resource without drift reads back exactly as up left it (a refresh reports no change).
+        if (props[APPLIED] !== undefined && props[APPLIED] !== null) outs[APPLIED] = appliedOf(outs);
         const inputs: Props = normalizeInputs(spec, outs);
         for (const key of [ADOPT_ID, ...CARRIED_KEYS]) {
           if (outs[key] !== null && outs[key] !== undefined) inputs[key] = outs[key];

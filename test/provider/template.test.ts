@@ -153,8 +153,10 @@ describe("Template lifecycle", () => {
       await provider.check(read.inputs ?? {}, { __logicalName: "tpl", imageName: "img:2", readme: "hello" })
     ).inputs;
     expect(await provider.diff(created.id, read.props, refreshed)).toMatchObject({ changes: true });
-    await provider.update(created.id, read.props, refreshed);
+    const restored = await provider.update(created.id, read.props, refreshed);
     expect(await h.rest.templates.get(created.id)).toMatchObject({ imageName: "img:2", volumeInGb: 20 });
+    // Without drift a refresh reads back exactly what the update left (it reports no change).
+    expect((await provider.read(created.id, restored.outs)).props).toEqual(restored.outs);
   });
 
   test("category and isServerless replace, created before the old one is deleted, named or not", async () => {
