@@ -16,6 +16,15 @@ export const CUSTOM_TIMEOUTS = "__customTimeouts";
 /** The runpodkit version that last wrote the outputs (create, update or refresh). */
 export const WRITTEN_BY = "__runpodkitVersion";
 
+/**
+ * The program's inputs the last create or update applied (defaults filled), kept in the outputs and
+ * stored as a secret (env is among them). diff and update compare the program's inputs with these,
+ * not with the live values the outputs hold: a field the program did not change keeps its live value
+ * (ignoreChanges, a change made elsewhere), and does not show as a change on the next run. A refresh
+ * sets it to the values it reads, so drift shows and the next up puts the program's value back.
+ */
+export const APPLIED = "__runpodkitApplied";
+
 export const INTERNAL_KEYS: readonly string[] = [
   PROVIDER_TEXT,
   LOGICAL_NAME,
@@ -23,6 +32,7 @@ export const INTERNAL_KEYS: readonly string[] = [
   AUTO_NAMED,
   CUSTOM_TIMEOUTS,
   WRITTEN_BY,
+  APPLIED,
 ];
 
 /** Kept from the inputs into the outputs and back into the inputs a refresh returns. */

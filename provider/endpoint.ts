@@ -176,7 +176,9 @@ export const endpointSpec = {
   rules: (news) => {
     const failures: CheckFailure[] = [];
     const { workersMin, workersMax } = news;
-    if (typeof workersMin === "number" && typeof workersMax === "number" && workersMin > workersMax) {
+    // Only between two valid counts: a negative workersMax is the schema's failure, not workersMin's.
+    const count = (value: unknown): value is number => Number.isInteger(value) && (value as number) >= 0;
+    if (count(workersMin) && count(workersMax) && workersMin > workersMax) {
       failures.push({
         property: "workersMin",
         reason: `workersMin: must not exceed workersMax (${workersMin} > ${workersMax})`,

@@ -1,7 +1,16 @@
+import { isDeepStrictEqual } from "node:util";
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
-import { AUTO_NAMED, CARRIED_KEYS, WRITTEN_BY } from "./bookkeeping";
-import { checkInputs, type InputSpec, inputFields, nameBasis, normalizeInputs, type Props } from "./check";
+import { APPLIED, AUTO_NAMED, CARRIED_KEYS, CUSTOM_TIMEOUTS, WRITTEN_BY } from "./bookkeeping";
+import {
+  type CheckFailure,
+  checkInputs,
+  type InputSpec,
+  inputFields,
+  nameBasis,
+  normalizeInputs,
+  type Props,
+} from "./check";
 import { configureFromHost, type ProviderSettings } from "./config";
 import type { ManagementApi, ProviderContext } from "./context";
 import { diffFields } from "./diff";
@@ -169,8 +178,11 @@ export function implement<D extends { name: string }, R>(
     }
   }
 
-  /** Outputs: every input field (null when absent), the record's view of them, bookkeeping. */
-  function assemble(record: R, carried: Props, settings: ProviderSettings): Props {
+  /**
+   * Outputs: every input field (null when absent), the record's view of them, bookkeeping; after a
+   * create or update (`applied`), the inputs it applied.
+   */
+  function assemble(record: R, carried: Props, settings: ProviderSettings, applied?: Props): Props {
     const out: Props = {};
     for (const field of inputFields(spec)) out[field] = carried[field] ?? null;
     Object.assign(out, definition.outputs(record, carried, settings));
@@ -178,7 +190,46 @@ export function implement<D extends { name: string }, R>(
     for (const key of CARRIED_KEYS) if (carried[key] !== undefined) out[key] = carried[key];
     out[AUTO_NAMED] = carried[AUTO_NAMED] === true;
     out[WRITTEN_BY] = packageVersion();
+    if (applied !== undefined) out[APPLIED] = appliedOf(applied);
     return plainProps(out);
+  }
+
+  /** The compared input fields of inputs, defaults filled: what APPLIED records. */
+  function appliedOf(inputs: Props): Props {
+    const normalized = normalizeInputs(spec, inputs);
+    return Object.fromEntries(diffSpec.fields.map((field) => [field, normalized[field] ?? null]));
+  }
+
+  /**
+   * What the program last asked for: the applied inputs recorded by the last create or update, or
+   * (after a refresh, or state written before they were recorded) the input part of the outputs.
+   */
+  function lastApplied(olds: Props): Props {
+    const applied = olds[APPLIED];
+    const base = normalizeInputs(spec, olds);
+    if (applied === null || typeof applied !== "object" || Array.isArray(applied)) return base;
+    return { ...base, ...(applied as Props) };
+  }
+
+  /**
+   * The inputs an update applies: the fields the program changed since it last applied them, and
+   * for every other field the resource's live value. saveEndpoint is a full replace, and a field
+   * under ignoreChanges arrives as its old value: sending it would undo a change made elsewhere (a
+   * workersMax raised by an operator) whenever another field changes. A live value the inputs'
+   * schema refuses (gpuIds "" of GPU types set through REST) is not sent back; the program's stands.
+   */
+  function withLiveUnchanged(olds: Props, desired: Props, current: R, settings: ProviderSettings): Props {
+    const before = lastApplied(olds);
+    const wanted = normalizeInputs(spec, desired);
+    const live = normalizeInputs(spec, definition.outputs(current, olds, settings));
+    const out: Props = { ...desired };
+    for (const field of diffSpec.fields) {
+      if (!isDeepStrictEqual(before[field] ?? null, wanted[field] ?? null)) continue;
+      const value = live[field];
+      if (value === undefined || isDeepStrictEqual(value ?? null, wanted[field] ?? null)) continue;
+      if (spec.schema.shape[field]?.safeParse(value).success) out[field] = value;
+    }
+    return out;
   }
 
   const label = (props: Props, id?: string) => `${noun} ${String(props.name ?? id ?? "")}`.trim();
@@ -264,11 +315,15 @@ export function implement<D extends { name: string }, R>(
   const provider = {
     configure: async (req: pulumi.dynamic.ConfigureRequest) => configureFromHost(req.config),
 
-    check: async (olds: Props, news: Props) => checkInputs(spec, olds, news),
+    check: async (olds: Props, news: Props) => {
+      const result = checkInputs(spec, olds, news);
+      const config = configFailure(context);
+      return config ? { ...result, failures: [...result.failures, config] } : result;
+    },
 
     diff: async (id: string, olds: Props, news: Props) => {
       refuseNewerState(olds, `diff ${label(olds, id)}`);
-      const previous = normalizeInputs(spec, olds);
+      const previous = lastApplied(olds);
       const desired = normalizeInputs(spec, effective(olds, news));
       const result = diffFields(previous, desired, diffSpec);
       // A replacement under the same unique name: the new one cannot be created while the old one
@@ -280,7 +335,10 @@ export function implement<D extends { name: string }, R>(
         if (definition.rename) replacing.set(String(desired.name), id);
         else deleteBeforeReplace = true;
       }
-      return { changes: result.changes, replaces: result.replaces, deleteBeforeReplace };
+      // delete reads customTimeouts from the outputs: a new value alone is an update (no service call)
+      // that records it, or a destroy right after would wait by the old bound.
+      const timeouts = !isDeepStrictEqual(olds[CUSTOM_TIMEOUTS] ?? null, news[CUSTOM_TIMEOUTS] ?? null);
+      return { changes: result.changes || timeouts, replaces: result.replaces, deleteBeforeReplace };
     },
 
     create: async (inputs: Props) =>
@@ -303,7 +361,10 @@ export function implement<D extends { name: string }, R>(
         } else {
           record = await createFresh(call, inputs);
         }
-        return { id: definition.idOf(record), outs: assemble(record, carried, call.settings) };
+        // A generated name may have come out a later generation (the first was taken): that one was applied.
+        const applied =
+          carried[AUTO_NAMED] === true ? { ...carried, name: definition.nameOf(record) } : carried;
+        return { id: definition.idOf(record), outs: assemble(record, carried, call.settings, applied) };
       }),
 
     read: async (id: string, props: Props = {}) =>
@@ -312,6 +373,9 @@ export function implement<D extends { name: string }, R>(
         const record = await definition.fetch(call, id);
         if (record === null) return { id: "", props: {} };
         const outs = assemble(record, props, call.settings);
+        // What was applied becomes what the service has: drift then shows in the next diff, and a
+        // resource without drift reads back exactly as up left it (a refresh reports no change).
+        if (props[APPLIED] !== undefined && props[APPLIED] !== null) outs[APPLIED] = appliedOf(outs);
         const inputs: Props = normalizeInputs(spec, outs);
         for (const key of [ADOPT_ID, ...CARRIED_KEYS]) {
           if (outs[key] !== null && outs[key] !== undefined) inputs[key] = outs[key];
@@ -334,8 +398,13 @@ export function implement<D extends { name: string }, R>(
           );
         }
         const desired = effective(olds, news);
-        const record = await definition.apply(call, id, current, definition.desired(desired), olds);
-        return { outs: assemble(record, desired, call.settings) };
+        // Only bookkeeping changed (customTimeouts): the outputs are rewritten, the service is left alone.
+        const changed = diffFields(lastApplied(olds), normalizeInputs(spec, desired), diffSpec).changes;
+        const target = withLiveUnchanged(olds, desired, current, call.settings);
+        const record = changed
+          ? await definition.apply(call, id, current, definition.desired(target), olds)
+          : current;
+        return { outs: assemble(record, desired, call.settings, desired) };
       }),
 
     delete: async (id: string, props: Props) =>
@@ -363,6 +432,20 @@ export function implement<D extends { name: string }, R>(
       }),
   };
   return provider satisfies pulumi.dynamic.ResourceProvider;
+}
+
+/**
+ * A missing API key or a bad URL in the provider's config, as a check failure: preview (which calls
+ * only check and diff) then reports it, instead of the first create or update of `up`.
+ */
+function configFailure(context: ProviderContext): CheckFailure | undefined {
+  try {
+    context.settings();
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof ProviderError) || error.code !== "CONFIG") throw error;
+    return { property: error.field ?? "runpodkit", reason: error.message };
+  }
 }
 
 /** Plain JSON for protobuf: undefined becomes null at any depth, Dates become ISO strings. */

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { PodCreateInput, type Pod as PodRecord, type PodUpdateInput } from "../sdk/schemas";
-import { type CheckFailure, type InputSpec, parseInputs } from "./check";
+import { type CheckFailure, type InputSpec, type Props, parseInputs } from "./check";
 import { hostContext, type ProviderContext } from "./context";
 import { forwardingProvider, packageSpecifier } from "./dynamic";
 import { managedKeys, onlyKeys } from "./endpoint";
@@ -188,12 +188,12 @@ export function podDefinition(): ResourceDefinition<PodDesired, PodRecord> {
         () => call.api.pods.update(created.id, { locked: true }),
       );
     },
-    apply: async (call, id, current, desired) => {
+    apply: async (call, id, current, desired, previous) => {
       let pod = current;
       // A locked pod refuses to stop: one to be stopped and locked is stopped before it is locked.
       if (desired.desiredStatus === "EXITED" && pod.desiredStatus === "RUNNING" && !pod.locked)
         pod = await call.api.pods.stop(id);
-      const patch = toPatch(pod, desired);
+      const patch = toPatch(pod, desired, previous);
       if (Object.keys(patch).length > 0) pod = await call.api.pods.update(id, patch);
       if (desired.desiredStatus === "RUNNING" && pod.desiredStatus === "EXITED")
         pod = await call.api.pods.start(id);
@@ -295,8 +295,12 @@ export function toCreateInput(desired: PodDesired): PodCreateInput {
   return input;
 }
 
-/** Only what differs, so an unchanged pod is not reset by an update that changes nothing. */
-export function toPatch(current: PodRecord, desired: PodDesired): PodUpdateInput {
+/**
+ * Only what differs, so an unchanged pod is not reset by an update that changes nothing. `previous`
+ * (the last outputs) says which env keys the program managed: the service replaces a pod's env
+ * whole, so the keys it did not set (its template's, ones added elsewhere) are sent back with it.
+ */
+export function toPatch(current: PodRecord, desired: PodDesired, previous: Props = {}): PodUpdateInput {
   const patch: PodUpdateInput = {};
   const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
   if (desired.name !== current.name) patch.name = desired.name;
@@ -307,7 +311,7 @@ export function toPatch(current: PodRecord, desired: PodDesired): PodUpdateInput
     ["volumeMountPath", desired.volumeMountPath, current.volumeMountPath],
     ["dockerEntrypoint", desired.dockerEntrypoint, current.dockerEntrypoint],
     ["dockerStartCmd", desired.dockerStartCmd, current.dockerStartCmd],
-    ["env", desired.env, current.env],
+    ["env", desired.env && { ...foreignPodEnv(current, previous, desired.env), ...desired.env }, current.env],
     ["ports", desired.ports, current.ports],
     ["locked", desired.locked, current.locked],
   ];
@@ -317,6 +321,16 @@ export function toPatch(current: PodRecord, desired: PodDesired): PodUpdateInput
   const auth = desired.containerRegistryAuthId ?? null;
   if (auth !== (current.containerRegistryAuthId ?? null)) patch.containerRegistryAuthId = auth;
   return patch;
+}
+
+/** The pod's env keys the program never set (from its template, or added elsewhere): kept on update. */
+function foreignPodEnv(
+  current: PodRecord,
+  previous: Props,
+  env: Record<string, string>,
+): Record<string, string> {
+  const managed = new Set([...(managedKeys(previous) ?? []), ...Object.keys(env)]);
+  return Object.fromEntries(Object.entries(current.env ?? {}).filter(([key]) => !managed.has(key)));
 }
 
 /**

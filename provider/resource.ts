@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { z } from "zod";
-import { CUSTOM_TIMEOUTS, LOGICAL_NAME, SCOPE } from "./bookkeeping";
+import { APPLIED, CUSTOM_TIMEOUTS, LOGICAL_NAME, SCOPE } from "./bookkeeping";
 import type { InputSpec } from "./check";
 
 /** The Pulumi module of every resource: tokens are `pulumi-nodejs:dynamic/runpodkit:<Type>`. */
@@ -53,6 +53,8 @@ export function resourceProps(
   const secretInputs = spec.secrets ?? [];
   const props: pulumi.Inputs = {};
   for (const key of outputKeys(spec)) props[key] = undefined;
+  // An output the provider fills (declared, so that additionalSecretOutputs may name it).
+  props[APPLIED] = undefined;
   for (const [key, value] of Object.entries(args ?? {})) {
     if (value !== undefined) props[key] = secretInputs.includes(key) ? pulumi.secret(value) : value;
   }
@@ -72,12 +74,15 @@ export function resourceProps(
   return props;
 }
 
-/** Marks sensitive outputs secret in addition to whatever the caller asked. */
+/**
+ * Marks sensitive outputs secret in addition to whatever the caller asked; the applied inputs hold
+ * the secret inputs' values too.
+ */
 export function withSecretOutputs(
   opts: pulumi.CustomResourceOptions | undefined,
   spec: InputSpec,
 ): pulumi.CustomResourceOptions {
   const secretOutputs = spec.secrets ?? [];
   if (secretOutputs.length === 0) return opts ?? {};
-  return pulumi.mergeOptions(opts, { additionalSecretOutputs: [...secretOutputs] });
+  return pulumi.mergeOptions(opts, { additionalSecretOutputs: [...secretOutputs, APPLIED] });
 }

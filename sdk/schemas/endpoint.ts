@@ -130,7 +130,10 @@ export const EndpointList = z.array(Endpoint);
 export const CudaVersionsList = z.string().superRefine((value, ctx) => {
   for (const item of splitCommaList(value)) {
     if (!(CUDA_VERSIONS as readonly string[]).includes(item)) {
-      ctx.addIssue({ code: "custom", message: `unknown CUDA version "${item}"` });
+      ctx.addIssue({
+        code: "custom",
+        message: `unknown CUDA version "${item}"; expected a comma list of ${CUDA_VERSIONS.join(", ")}`,
+      });
     }
   }
 });

@@ -114,6 +114,20 @@ describe("Endpoint check", () => {
     const empty = await provider.check({}, { __logicalName: "api", templateId: "t1", gpuIds: "" });
     expect(empty.failures.map((f) => f.property)).toEqual(["gpuIds"]);
     expect(empty.failures[0]?.reason).toMatch(/^gpuIds: is empty: name at least one GPU pool/);
+    // A negative workersMax is its own failure, not also a workersMin one; a bad CUDA version lists the good ones.
+    const negative = await provider.check(
+      {},
+      { __logicalName: "api", templateId: "t1", workersMax: -1, allowedCudaVersions: "12.4,99.1" },
+    );
+    expect(negative.failures).toEqual([
+      { property: "workersMax", reason: "workersMax: Too small: expected number to be >=0" },
+      {
+        property: "allowedCudaVersions",
+        reason: expect.stringMatching(
+          /^allowedCudaVersions: unknown CUDA version "99\.1"; expected a comma list of 13\.0, 12\.9, .*12\.4/,
+        ),
+      },
+    ]);
     expect(h.apiRequests()).toBe(0);
   });
 

@@ -386,3 +386,43 @@ describe("through Pulumi's provider host", () => {
     expect(host.stderr).not.toContain(service.apiKey);
   });
 });
+
+describe("provider config, through Pulumi's provider host", () => {
+  test("no API key, or a bad URL, fails check (so preview says so), naming the config key and the fix", async () => {
+    const bare = await startCheckoutHost();
+    try {
+      await bare.configure({ "runpodkit:restUrl": "http://127.0.0.1:9/v1" });
+      const checked = await bare.check(
+        dynamicUrn("Endpoint", "api"),
+        {},
+        { templateId: UNKNOWN, __logicalName: "api", __provider: text.Endpoint },
+      );
+      expect(checked.failures).toEqual([
+        {
+          property: "runpodkit:apiKey",
+          reason:
+            "no API key: set the secret config runpodkit:apiKey (pulumi config set --secret runpodkit:apiKey ...) or the environment variable RUNPOD_API_KEY",
+        },
+      ]);
+    } finally {
+      await bare.close();
+    }
+    const misplaced = await startCheckoutHost({ env: { RUNPOD_API_KEY: "rpk_env_key_1234" } });
+    try {
+      await misplaced.configure({ "runpodkit:queueUrl": "https://api.runpod.ai/v2" });
+      const checked = await misplaced.check(
+        dynamicUrn("Template", "t"),
+        {},
+        { imageName: "img:1", __logicalName: "t", __provider: text.Template },
+      );
+      expect(checked.failures).toEqual([
+        {
+          property: "runpodkit:queueUrl",
+          reason: expect.stringContaining("without /v2"),
+        },
+      ]);
+    } finally {
+      await misplaced.close();
+    }
+  });
+});

@@ -170,6 +170,42 @@ describe("Pod lifecycle", () => {
     expect(await provider.diff(created.id, read.props, next.inputs)).toMatchObject({ changes: true });
   });
 
+  test("an env update keeps the template's keys (the service replaces a pod's env whole)", async () => {
+    const templates = createTemplateProvider(h.context);
+    const template = await checkAndCreate(templates, "tpl", {
+      imageName: "img:1",
+      env: { FROM_TEMPLATE: "1" },
+    });
+    const news = { ...GPU_POD, templateId: template.id, env: { MINE: "2", GONE: "x" } };
+    const created = await up(news);
+    expect((await h.rest.pods.get(created.id)).env).toEqual({ FROM_TEMPLATE: "1", MINE: "2", GONE: "x" });
+    const changed = await provider.check(inputsOf(created.outs, fields), {
+      __logicalName: "box",
+      ...news,
+      env: { MINE: "3" },
+    });
+    expect(await provider.diff(created.id, created.outs, changed.inputs)).toMatchObject({
+      changes: true,
+      replaces: [],
+    });
+    const updated = await provider.update(created.id, created.outs, changed.inputs);
+    // The program's key changed, the key it dropped is gone, the template's key stays.
+    expect((await h.rest.pods.get(created.id)).env).toEqual({ FROM_TEMPLATE: "1", MINE: "3" });
+    expect(updated.outs.env).toEqual({ MINE: "3" });
+    // An update of another field leaves env (and so the running container) alone.
+    const locked = await provider.check(inputsOf(updated.outs, fields), {
+      __logicalName: "box",
+      ...news,
+      env: { MINE: "3" },
+      locked: true,
+    });
+    const before = await h.rest.pods.get(created.id);
+    await provider.update(created.id, updated.outs, locked.inputs);
+    const after = await h.rest.pods.get(created.id);
+    expect(after).toMatchObject({ locked: true, env: { FROM_TEMPLATE: "1", MINE: "3" } });
+    expect(after.lastStatusChange).toBe(before.lastStatusChange);
+  });
+
   test("locked with desiredStatus EXITED: rented, stopped, then locked", async () => {
     const created = await up({ ...GPU_POD, locked: true, desiredStatus: "EXITED" });
     expect(created.outs).toMatchObject({ locked: true, desiredStatus: "EXITED" });

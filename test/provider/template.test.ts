@@ -133,15 +133,30 @@ describe("Template lifecycle", () => {
     expect((await provider.diff(created.id, created.outs, next.inputs)).changes).toBe(false);
   });
 
-  test("update sends the whole configuration, so drift in other fields is put right too", async () => {
+  test("update applies what the program changed; drift elsewhere stays until a refresh shows it, then is put right", async () => {
     const created = await up({ imageName: "img:1", readme: "hello" });
     await h.rest.templates.update(created.id, { volumeInGb: 99 }); // drift made elsewhere
     const news = (
       await provider.check(created.inputs, { __logicalName: "tpl", imageName: "img:2", readme: "hello" })
     ).inputs;
+    // Not a field the program changed (it may be under ignoreChanges): its live value is kept.
     const updated = await provider.update(created.id, created.outs, news);
-    expect(updated.outs).toMatchObject({ imageName: "img:2", volumeInGb: 20, readme: "hello" });
+    expect(updated.outs).toMatchObject({ imageName: "img:2", volumeInGb: 99, readme: "hello" });
+    expect(await h.rest.templates.get(created.id)).toMatchObject({ imageName: "img:2", volumeInGb: 99 });
+    // The next run compares with what was applied: nothing to do.
+    const again = (await provider.check(news, { __logicalName: "tpl", imageName: "img:2", readme: "hello" }))
+      .inputs;
+    expect(await provider.diff(created.id, updated.outs, again)).toMatchObject({ changes: false });
+    // A refresh shows the drift; the next up puts the program's value back.
+    const read = await provider.read(created.id, updated.outs);
+    const refreshed = (
+      await provider.check(read.inputs ?? {}, { __logicalName: "tpl", imageName: "img:2", readme: "hello" })
+    ).inputs;
+    expect(await provider.diff(created.id, read.props, refreshed)).toMatchObject({ changes: true });
+    const restored = await provider.update(created.id, read.props, refreshed);
     expect(await h.rest.templates.get(created.id)).toMatchObject({ imageName: "img:2", volumeInGb: 20 });
+    // Without drift a refresh reads back exactly what the update left (it reports no change).
+    expect((await provider.read(created.id, restored.outs)).props).toEqual(restored.outs);
   });
 
   test("category and isServerless replace, created before the old one is deleted, named or not", async () => {
@@ -271,6 +286,30 @@ describe("Template lifecycle", () => {
     await h.rest.endpoints.create({ templateId: created.id, workersMax: 0 }); // on its way out
     await expect(provider.delete(created.id, created.outs)).rejects.toThrow(/bound of 3s/);
     expect(h.pause.slept).toEqual([1000, 2000]);
+  });
+
+  test("customTimeouts added to an existing template: an update records it (no service call), and delete honours it", async () => {
+    const created = await up({ imageName: "img:1", isServerless: true });
+    const before = await h.rest.templates.get(created.id);
+    const timed = (
+      await provider.check(created.inputs, {
+        __logicalName: "tpl",
+        imageName: "img:1",
+        isServerless: true,
+        __customTimeouts: { delete: "3s" },
+      })
+    ).inputs;
+    expect(await provider.diff(created.id, created.outs, timed)).toEqual({
+      changes: true,
+      replaces: [],
+      deleteBeforeReplace: false,
+    });
+    const updated = await provider.update(created.id, created.outs, timed);
+    expect(updated.outs.__customTimeouts).toEqual({ delete: "3s" });
+    expect(await h.rest.templates.get(created.id)).toEqual(before);
+    expect(await provider.diff(created.id, updated.outs, timed)).toMatchObject({ changes: false });
+    await h.rest.endpoints.create({ templateId: created.id, workersMax: 0 }); // on its way out
+    await expect(provider.delete(created.id, updated.outs)).rejects.toThrow(/bound of 3s/);
   });
 
   test("adoption: takes over an existing template and applies the desired configuration", async () => {

@@ -1,0 +1,82 @@
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { LocalStack } from "../../engine/engine";
+import { recordAsDesired, toSaveInput } from "../../provider/endpoint";
+import { type FixtureStack, openFixtureStack } from "./support/fixture-stack";
+import type { ServiceFixture } from "./support/service";
+
+const FIXTURE = join(__dirname, "fixtures", "ignore-changes");
+const STEP_TIMEOUT = 180_000;
+const TOKEN = "tok-applied-3f9c1e";
+
+describe("ignoreChanges on an Endpoint, through the engine", () => {
+  let fixture: FixtureStack | undefined;
+  let svc: ServiceFixture;
+  let stack: LocalStack;
+  let endpointId: string;
+
+  const live = () => {
+    const record = svc.endpoint(endpointId);
+    return {
+      idleTimeout: record?.idleTimeout,
+      scalerValue: record?.scalerValue,
+      workersMax: record?.workersMax,
+      env: record?.env,
+    };
+  };
+
+  beforeAll(async () => {
+    fixture = await openFixtureStack(FIXTURE, { token: { value: TOKEN, secret: true } });
+    ({ svc, stack } = fixture);
+    endpointId = String((await stack.up()).outputs.endpointId?.value);
+  }, 300_000);
+
+  afterAll(async () => {
+    await fixture?.close();
+  });
+
+  test(
+    "an update of another field keeps the ignored fields' live values, and the next run has nothing to do",
+    async () => {
+      // An operator scales the endpoint and rotates its token elsewhere.
+      const record = await svc.graphql.getEndpoint(endpointId);
+      if (record === null) throw new Error(`endpoint ${endpointId} is missing`);
+      const current = recordAsDesired(record);
+      await svc.graphql.saveEndpoint(
+        toSaveInput({ ...current, scalerValue: 9, workersMax: 7, env: { TOKEN: "rotated" } }, endpointId),
+      );
+      // The program's own values of the ignored fields change too: still nothing to do.
+      stack.setConfig("scalerValue", { value: "6" });
+      stack.setConfig("workersMax", { value: "5" });
+      stack.setConfig("token", { value: "tok-new", secret: true });
+      expect((await stack.preview()).steps.filter((s) => s.op !== "same")).toEqual([]);
+
+      stack.setConfig("idleTimeout", { value: "30" });
+      const up = await stack.up();
+      expect(up.steps.filter((s) => s.op !== "same").map((s) => [s.op, s.keys])).toEqual([
+        ["update", ["idleTimeout"]],
+      ]);
+      expect(live()).toEqual({
+        idleTimeout: 30,
+        scalerValue: 9,
+        workersMax: 7,
+        env: { TOKEN: "rotated" },
+      });
+      expect((await stack.up()).changes).toEqual({ same: 3 });
+      // A refresh reads the live values; ignored, they still cause no change.
+      await stack.refresh();
+      expect((await stack.up()).changes).toEqual({ same: 3 });
+      expect(live()).toEqual({
+        idleTimeout: 30,
+        scalerValue: 9,
+        workersMax: 7,
+        env: { TOKEN: "rotated" },
+      });
+      // The applied inputs the provider keeps hold env: the state stores them encrypted.
+      const state = await stack.exportState();
+      expect(state).toContain("__runpodkitApplied");
+      expect(state.includes(TOKEN) || state.includes("rotated")).toBe(false);
+    },
+    STEP_TIMEOUT,
+  );
+});
