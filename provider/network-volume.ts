@@ -29,6 +29,7 @@ import {
   type PulumiInputs,
   resourceProps,
   type StateOf,
+  withSecretOutputs,
 } from "./resource";
 import { isUnknown } from "./unknowns";
 
@@ -209,7 +210,7 @@ export class NetworkVolume extends pulumi.dynamic.Resource {
       networkVolumeForwarder,
       name,
       resourceProps(name, args, networkVolumeSpec, opts),
-      opts,
+      withSecretOutputs(opts, networkVolumeSpec),
       DYNAMIC_MODULE,
       "NetworkVolume",
     );

@@ -75,14 +75,14 @@ export function resourceProps(
 }
 
 /**
- * Marks sensitive outputs secret in addition to whatever the caller asked; the applied inputs hold
- * the secret inputs' values too.
+ * Marks sensitive outputs secret in addition to whatever the caller asked, and the applied inputs
+ * (a copy of every input, secret ones included).
  */
 export function withSecretOutputs(
   opts: pulumi.CustomResourceOptions | undefined,
   spec: InputSpec,
 ): pulumi.CustomResourceOptions {
-  const secretOutputs = spec.secrets ?? [];
-  if (secretOutputs.length === 0) return opts ?? {};
-  return pulumi.mergeOptions(opts, { additionalSecretOutputs: [...secretOutputs, APPLIED] });
+  // Always, even for a resource with no secret field: a program may pass any input as a secret, and
+  // Pulumi keeps its secretness only under that input's own key, not inside the applied copy.
+  return pulumi.mergeOptions(opts, { additionalSecretOutputs: [...(spec.secrets ?? []), APPLIED] });
 }

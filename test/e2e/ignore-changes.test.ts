@@ -8,6 +8,7 @@ import type { ServiceFixture } from "./support/service";
 const FIXTURE = join(__dirname, "fixtures", "ignore-changes");
 const STEP_TIMEOUT = 180_000;
 const TOKEN = "tok-applied-3f9c1e";
+const VOLUME_NAME = "vol-secret-8d21aa";
 
 describe("ignoreChanges on an Endpoint, through the engine", () => {
   let fixture: FixtureStack | undefined;
@@ -26,7 +27,10 @@ describe("ignoreChanges on an Endpoint, through the engine", () => {
   };
 
   beforeAll(async () => {
-    fixture = await openFixtureStack(FIXTURE, { token: { value: TOKEN, secret: true } });
+    fixture = await openFixtureStack(FIXTURE, {
+      token: { value: TOKEN, secret: true },
+      volumeName: { value: VOLUME_NAME, secret: true },
+    });
     ({ svc, stack } = fixture);
     endpointId = String((await stack.up()).outputs.endpointId?.value);
   }, 300_000);
@@ -62,10 +66,10 @@ describe("ignoreChanges on an Endpoint, through the engine", () => {
         workersMax: 7,
         env: { TOKEN: "rotated" },
       });
-      expect((await stack.up()).changes).toEqual({ same: 3 });
+      expect((await stack.up()).changes).toEqual({ same: 4 });
       // A refresh reads the live values; ignored, they still cause no change.
       await stack.refresh();
-      expect((await stack.up()).changes).toEqual({ same: 3 });
+      expect((await stack.up()).changes).toEqual({ same: 4 });
       expect(live()).toEqual({
         idleTimeout: 30,
         scalerValue: 9,
@@ -76,6 +80,8 @@ describe("ignoreChanges on an Endpoint, through the engine", () => {
       const state = await stack.exportState();
       expect(state).toContain("__runpodkitApplied");
       expect(state.includes(TOKEN) || state.includes("rotated")).toBe(false);
+      // The volume has no secret field, yet its secret name is sealed in the applied copy as well.
+      expect(state).not.toContain(VOLUME_NAME);
     },
     STEP_TIMEOUT,
   );
