@@ -5,12 +5,13 @@
  * package differently from a local file, so only this form proves what users get.
  *
  * Both steps are cached under the system temp dir, keyed by a hash of what they are made from, and
- * published with an atomic rename: concurrent test files and later runs reuse them.
+ * published with an atomic rename: concurrent test files and later runs reuse them. Entries not
+ * made or reused for an hour are removed when the next one is published.
  */
 import { execFile } from "node:child_process";
 import { createHash, randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
-import { cp, mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { cp, mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join, relative } from "node:path";
 import { promisify } from "node:util";
@@ -134,6 +135,11 @@ export async function installProgram(
       await installWith(manager, stage, (await npm(stage, ["config", "get", "registry"], "config")).trim());
     }
   });
+  // Each tarball (every source change) makes new installs of ~100-300 MB each: without pruning, the
+  // cache filled the disk. A reused install is touched, so a run still using it is never pruned.
+  const now = new Date();
+  await utimes(dir, now, now).catch(() => undefined);
+  await pruneStale(join(CACHE_ROOT, "programs"), "", dir);
   return { dir };
 }
 
