@@ -90,7 +90,7 @@ export interface InstalledProgram {
 }
 
 /** The package managers a program can be installed with (the compatibility matrix, README). */
-export const PACKAGE_MANAGERS = ["npm", "pnpm", "yarn-classic", "yarn-berry"] as const;
+export const PACKAGE_MANAGERS = ["npm", "pnpm", "yarn-classic", "yarn-berry", "yarn-berry-pnp"] as const;
 export type PackageManager = (typeof PACKAGE_MANAGERS)[number];
 
 /**
@@ -143,7 +143,11 @@ export async function installProgram(
   return { dir };
 }
 
-/** The entry script of a package-manager devDependency, run with this process's node. */
+/** Yarn berry's CLI script (run it with this process's node): `yarn node`, `yarn <bin>` in a PnP install. */
+export function yarnBerryScript(): string {
+  return managerScript("@yarnpkg/cli-dist/bin/yarn.js");
+}
+
 /**
  * A package manager's bin script by path inside its package: found through Node's lookup directories,
  * not `require.resolve`, since a package's `exports` may hide its bin files (pnpm 11 does).
@@ -191,7 +195,8 @@ async function installWith(
     // Yarn berry finds its project by the nearest yarn.lock; all its settings are in .yarnrc.yml.
     await writeFile(join(dir, "yarn.lock"), "");
     const settings = {
-      nodeLinker: "node-modules",
+      // Plug'n'Play (berry's default) for "yarn-berry-pnp": no node_modules; run the program with `yarn node`.
+      nodeLinker: manager === "yarn-berry-pnp" ? "pnp" : "node-modules",
       npmRegistryServer: registry.replace(/\/$/, ""),
       enableGlobalCache: false,
       cacheFolder: join(caches, "yarn-berry"),
@@ -216,7 +221,7 @@ async function installWith(
   } catch (error) {
     const { stdout = "", stderr = "" } = error as { stdout?: string; stderr?: string };
     throw new EngineError(
-      `${manager.toUpperCase().replace("-", "_")}_INSTALL_FAILED`,
+      `${manager.toUpperCase().replaceAll("-", "_")}_INSTALL_FAILED`,
       "package.install",
       `${manager} install failed in ${dir}:\n${stdout}\n${stderr}`.slice(-8000),
     );
