@@ -9,7 +9,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdir, mkdtemp, rm, stat, utimes } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -129,6 +129,28 @@ describe("the installed package in consumers' TypeScript and module setups", () 
       expect((await installProgram(FIXTURE, pkg)).dir).toBe(programDir);
       await expect(stat(stale)).rejects.toMatchObject({ code: "ENOENT" });
       expect((await stat(programDir)).mtimeMs).toBeGreaterThan(twoHoursAgo.getTime());
+    },
+    TEST_TIMEOUT,
+  );
+
+  test(
+    "every runtime dependency is one the shipped code loads (what only the test engine uses is a devDependency)",
+    async () => {
+      const installed = join(programDir, "node_modules", "runpodkit");
+      const manifest = JSON.parse(await readFile(join(installed, "package.json"), "utf8")) as {
+        dependencies: Record<string, string>;
+      };
+      const loaded = new Set<string>();
+      for (const file of await readdir(join(installed, "dist"), { recursive: true })) {
+        if (!file.endsWith(".js")) continue;
+        const text = await readFile(join(installed, "dist", file), "utf8");
+        for (const [, specifier = ""] of text.matchAll(/(?:require|import)\("([^".][^"]*)"\)/g)) {
+          if (specifier.startsWith("node:")) continue;
+          const parts = specifier.split("/");
+          loaded.add(specifier.startsWith("@") ? parts.slice(0, 2).join("/") : (parts[0] ?? ""));
+        }
+      }
+      expect(Object.keys(manifest.dependencies).sort()).toEqual([...loaded].sort());
     },
     TEST_TIMEOUT,
   );
