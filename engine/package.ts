@@ -5,12 +5,13 @@
  * package differently from a local file, so only this form proves what users get.
  *
  * Both steps are cached under the system temp dir, keyed by a hash of what they are made from, and
- * published with an atomic rename: concurrent test files and later runs reuse them.
+ * published with an atomic rename: concurrent test files and later runs reuse them. Entries not
+ * made or reused for an hour are removed when the next one is published.
  */
 import { execFile } from "node:child_process";
 import { createHash, randomUUID } from "node:crypto";
 import { existsSync } from "node:fs";
-import { cp, mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { cp, mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join, relative } from "node:path";
 import { promisify } from "node:util";
@@ -89,7 +90,7 @@ export interface InstalledProgram {
 }
 
 /** The package managers a program can be installed with (the compatibility matrix, README). */
-export const PACKAGE_MANAGERS = ["npm", "pnpm", "yarn-classic", "yarn-berry"] as const;
+export const PACKAGE_MANAGERS = ["npm", "pnpm", "yarn-classic", "yarn-berry", "yarn-berry-pnp"] as const;
 export type PackageManager = (typeof PACKAGE_MANAGERS)[number];
 
 /**
@@ -134,10 +135,19 @@ export async function installProgram(
       await installWith(manager, stage, (await npm(stage, ["config", "get", "registry"], "config")).trim());
     }
   });
+  // Each tarball (every source change) makes new installs of ~100-300 MB each: without pruning, the
+  // cache filled the disk. A reused install is touched, so a run still using it is never pruned.
+  const now = new Date();
+  await utimes(dir, now, now).catch(() => undefined);
+  await pruneStale(join(CACHE_ROOT, "programs"), "", dir);
   return { dir };
 }
 
-/** The entry script of a package-manager devDependency, run with this process's node. */
+/** Yarn berry's CLI script (run it with this process's node): `yarn node`, `yarn <bin>` in a PnP install. */
+export function yarnBerryScript(): string {
+  return managerScript("@yarnpkg/cli-dist/bin/yarn.js");
+}
+
 /**
  * A package manager's bin script by path inside its package: found through Node's lookup directories,
  * not `require.resolve`, since a package's `exports` may hide its bin files (pnpm 11 does).
@@ -185,7 +195,8 @@ async function installWith(
     // Yarn berry finds its project by the nearest yarn.lock; all its settings are in .yarnrc.yml.
     await writeFile(join(dir, "yarn.lock"), "");
     const settings = {
-      nodeLinker: "node-modules",
+      // Plug'n'Play (berry's default) for "yarn-berry-pnp": no node_modules; run the program with `yarn node`.
+      nodeLinker: manager === "yarn-berry-pnp" ? "pnp" : "node-modules",
       npmRegistryServer: registry.replace(/\/$/, ""),
       enableGlobalCache: false,
       cacheFolder: join(caches, "yarn-berry"),
@@ -210,7 +221,7 @@ async function installWith(
   } catch (error) {
     const { stdout = "", stderr = "" } = error as { stdout?: string; stderr?: string };
     throw new EngineError(
-      `${manager.toUpperCase().replace("-", "_")}_INSTALL_FAILED`,
+      `${manager.toUpperCase().replaceAll("-", "_")}_INSTALL_FAILED`,
       "package.install",
       `${manager} install failed in ${dir}:\n${stdout}\n${stderr}`.slice(-8000),
     );

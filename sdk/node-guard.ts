@@ -1,5 +1,5 @@
 /**
- * Runs first in every entry point of the package (the root, ./sdk, ./service, the CLI, the provider
+ * Runs first in every entry point of the package (the root, ./sdk, ./service, ./worker, the CLI, the provider
  * modules Pulumi's provider host loads): on a Node.js older than the package supports, it prints ONE
  * line naming the required version and exits, before any dependency that needs a newer Node (undici
  * 8 needs `zlib.createZstdDecompress`, Node >= 22.19) fails with a cryptic error. The range is

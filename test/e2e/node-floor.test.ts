@@ -33,6 +33,7 @@ const ENTRIES = [
   "runpodkit",
   "runpodkit/sdk",
   "runpodkit/service",
+  "runpodkit/worker",
   "runpodkit/dist/provider/template-provider",
   "runpodkit/dist/provider/endpoint-provider",
   "runpodkit/dist/provider/network-volume-provider",

@@ -136,7 +136,7 @@ export class Launcher {
     const { spawn } = process.getBuiltinModule("node:child_process");
     const stdio = "pipe";
     if (spec.kind === "module") {
-      return spawn(process.execPath, [...loaderArgs(spec.module), RUNTIME_MAIN, spec.module], {
+      return spawn(process.execPath, [...pnpArgs(), ...loaderArgs(spec.module), RUNTIME_MAIN, spec.module], {
         env,
         cwd,
         // The IPC channel lets the worker notice when the service dies, and exit.
@@ -218,6 +218,28 @@ child.once("exit", (code, signal) => {
 const RUNTIME_MAIN = join(__dirname, "runtime", `main${extname(__filename)}`);
 
 const TS_EXTENSIONS = new Set([".ts", ".mts", ".cts"]);
+
+/**
+ * Under Yarn Plug'n'Play (`yarn runpodkit`) this package and its dependencies sit in zip archives only
+ * PnP's runtime reads, and a worker gets no NODE_OPTIONS (environment.ts): without the same runtime the
+ * service runs with (the project's .pnp.cjs, and its ESM loader beside it), a worker could not load
+ * even the runtime's main and died at every start. These are the operator's files, not an account's.
+ */
+function pnpArgs(): string[] {
+  if (!(process.versions as Record<string, string | undefined>).pnp) return [];
+  let pnpFile: string;
+  try {
+    pnpFile = require.resolve("pnpapi");
+  } catch {
+    return [];
+  }
+  const loader = join(dirname(pnpFile), ".pnp.loader.mjs");
+  return [
+    "--require",
+    pnpFile,
+    ...(existsSync(loader) ? ["--experimental-loader", pathToFileURL(loader).href] : []),
+  ];
+}
 
 /**
  * TypeScript (the runtime from sources, or a user's .ts handler) loads through tsx when there is one:

@@ -1,3 +1,5 @@
+// First: on a Node older than engines.node, one line instead of undici failing to load (worker.ts needs it).
+import "../../../../sdk/node-guard";
 import { existsSync, readFileSync } from "node:fs";
 import { isStream, resultBody } from "./result";
 import type { StartOptions, WorkerJob } from "./types";

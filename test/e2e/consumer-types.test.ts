@@ -1,0 +1,157 @@
+/**
+ * The installed package as other projects consume it: every entry point (runpodkit, runpodkit/sdk,
+ * runpodkit/service, runpodkit/worker) imported from a program with the tsconfig `pulumi new
+ * typescript` writes (moduleResolution "node", which reads no package.json "exports": typesVersions
+ * maps the subpaths), with node16, nodenext and bundler resolution and `skipLibCheck: false` (our
+ * .d.ts name no devDependency and no missing file), on TypeScript 5.9 and, with skipLibCheck, 5.0; an
+ * ES module consumer (.mts) on Node; and the program deployed, which Pulumi type-checks with ts-node.
+ * README "Supported Node versions and package managers" states what this proves.
+ */
+import { spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { LocalStack } from "../../engine/engine";
+import { CACHE_ROOT, installProgram, packProject } from "../../engine/package";
+
+const FIXTURE = join(__dirname, "fixtures", "consumer-types");
+/** A first install downloads the program's packages; each tsc run loads @pulumi/pulumi's types. */
+const SETUP_TIMEOUT = 300_000;
+const TEST_TIMEOUT = 180_000;
+
+const ENTRIES = "function,function,function,function";
+
+describe("the installed package in consumers' TypeScript and module setups", () => {
+  let programDir = "";
+  let workDir = "";
+  let pkg: Awaited<ReturnType<typeof packProject>>;
+
+  beforeAll(async () => {
+    pkg = await packProject();
+    programDir = (await installProgram(FIXTURE, pkg)).dir;
+    workDir = await mkdtemp(join(tmpdir(), "runpodkit-consumer-types-"));
+  }, SETUP_TIMEOUT);
+
+  afterAll(async () => {
+    if (workDir) await rm(workDir, { recursive: true, force: true });
+  });
+
+  const tsc = (compiler: "typescript" | "typescript-5.0", project: string) => {
+    const result = spawnSync(
+      process.execPath,
+      [join("node_modules", compiler, "bin", "tsc"), "-p", project, "--pretty", "false"],
+      { cwd: programDir, encoding: "utf8" },
+    );
+    return { project, compiler, status: result.status, errors: result.stdout.trim() };
+  };
+
+  for (const project of [
+    "tsconfig.node10.json",
+    "tsconfig.node16.json",
+    "tsconfig.nodenext.json",
+    "tsconfig.bundler.json",
+  ]) {
+    test(
+      `TypeScript 5.9, ${project} (skipLibCheck false): every entry's types resolve and check`,
+      () => {
+        expect(tsc("typescript", project)).toEqual({
+          project,
+          compiler: "typescript",
+          status: 0,
+          errors: "",
+        });
+      },
+      TEST_TIMEOUT,
+    );
+  }
+
+  test(
+    "TypeScript 5.0 with skipLibCheck, node10 and nodenext resolution",
+    () => {
+      for (const project of ["tsconfig.ts50-node10.json", "tsconfig.ts50.json"]) {
+        expect(tsc("typescript-5.0", project)).toEqual({
+          project,
+          compiler: "typescript-5.0",
+          status: 0,
+          errors: "",
+        });
+      }
+    },
+    TEST_TIMEOUT,
+  );
+
+  test(
+    "an ES module imports every entry by name",
+    () => {
+      const result = spawnSync(process.execPath, ["esm.mts"], { cwd: programDir, encoding: "utf8" });
+      expect({ status: result.status, stdout: result.stdout }).toEqual({
+        status: 0,
+        stdout: `${ENTRIES},e,function\n`,
+      });
+    },
+    TEST_TIMEOUT,
+  );
+
+  test(
+    "the program with `pulumi new typescript`'s tsconfig runs: Pulumi's ts-node type-checks it, then it requires every entry",
+    async () => {
+      const stack = await LocalStack.open({
+        programDir,
+        stackName: "consumer-types",
+        stateDir: join(workDir, "state"),
+        passphrase: randomBytes(12).toString("hex"),
+      });
+      const up = await stack.up();
+      expect(up.outputs.entries?.value).toEqual({
+        endpoint: "function",
+        sdk: "function",
+        jobClient: "function",
+        startService: "function",
+        serverlessStart: "function",
+        typed: "AMPERE_16,e,1,function",
+      });
+    },
+    TEST_TIMEOUT,
+  );
+
+  test(
+    "the install cache drops installs unused for an hour and keeps a reused one",
+    async () => {
+      const programs = join(CACHE_ROOT, "programs");
+      const stale = join(programs, `prune-probe-${randomBytes(4).toString("hex")}`);
+      await mkdir(stale, { recursive: true });
+      const twoHoursAgo = new Date(Date.now() - 2 * 60 * 60 * 1000);
+      await utimes(stale, twoHoursAgo, twoHoursAgo);
+      await utimes(programDir, twoHoursAgo, twoHoursAgo);
+      // Cached: no install, only the reuse (touched) and the prune.
+      expect((await installProgram(FIXTURE, pkg)).dir).toBe(programDir);
+      await expect(stat(stale)).rejects.toMatchObject({ code: "ENOENT" });
+      expect((await stat(programDir)).mtimeMs).toBeGreaterThan(twoHoursAgo.getTime());
+    },
+    TEST_TIMEOUT,
+  );
+
+  test(
+    "every runtime dependency is one the shipped code loads (what only the test engine uses is a devDependency)",
+    async () => {
+      const installed = join(programDir, "node_modules", "runpodkit");
+      const manifest = JSON.parse(await readFile(join(installed, "package.json"), "utf8")) as {
+        dependencies: Record<string, string>;
+      };
+      const loaded = new Set<string>();
+      for (const file of await readdir(join(installed, "dist"), { recursive: true })) {
+        if (!file.endsWith(".js")) continue;
+        const text = await readFile(join(installed, "dist", file), "utf8");
+        for (const [, specifier = ""] of text.matchAll(/(?:require|import)\("([^".][^"]*)"\)/g)) {
+          if (specifier.startsWith("node:")) continue;
+          const parts = specifier.split("/");
+          loaded.add(specifier.startsWith("@") ? parts.slice(0, 2).join("/") : (parts[0] ?? ""));
+        }
+      }
+      expect(Object.keys(manifest.dependencies).sort()).toEqual([...loaded].sort());
+    },
+    TEST_TIMEOUT,
+  );
+});
