@@ -65,11 +65,17 @@ export type S3Config = z.infer<typeof S3Config>;
  * Where the service POSTs a finished job: an http(s) URL with a host. `localhost:3000/hook` (no
  * scheme) parses as a URL of scheme "localhost:", and was taken, then never delivered.
  */
-export const WebhookUrl = z.url({
-  protocol: /^https?$/,
-  hostname: /./,
-  error: 'expected an http:// or https:// URL with a host, e.g. "https://example.com/hook"',
-});
+/** Longest webhook URL kept with a job (a URL is stored with every job that names one). */
+export const WEBHOOK_URL_MAX_CHARS = 2048;
+
+export const WebhookUrl = z
+  .url({
+    protocol: /^https?$/,
+    // A DNS name is at most 253 characters (an IPv6 literal far less): a longer host can never be reached.
+    hostname: /^.{1,253}$/,
+    error: 'expected an http:// or https:// URL with a host, e.g. "https://example.com/hook"',
+  })
+  .max(WEBHOOK_URL_MAX_CHARS, `at most ${WEBHOOK_URL_MAX_CHARS} characters`);
 
 /** Body of POST /run and /runsync. `input` is the handler's own object. */
 export const JobSubmission = z.object({

@@ -60,11 +60,28 @@ describe("job API errors", () => {
       ["webhook of another scheme", { input: {}, webhook: "ftp://example.com/hook" }, "webhook"],
       ["webhook of a file", { input: {}, webhook: "file:///etc/passwd" }, "webhook"],
       ["webhook misspelt scheme", { input: {}, webhook: "htp://example.com/hook" }, "webhook"],
+      [
+        "webhook host past DNS's 253 characters",
+        { input: {}, webhook: `https://${"a".repeat(254)}/h` },
+        "webhook",
+      ],
+      [
+        "webhook over 2048 characters",
+        { input: {}, webhook: `https://example.com/${"p".repeat(2030)}` },
+        "webhook",
+      ],
       ["s3Config incomplete", { input: {}, s3Config: { accessId: "a" } }, "s3Config.accessSecret"],
     ])("%s", async (_name, body, field) => {
       const reply = await run(body);
       expect(reply.status).toBe(400);
       expect(reply.body).toMatchObject({ code: "VALIDATION", field, error: expect.stringContaining(field) });
+    });
+
+    it("a webhook of 2048 characters with a 253-character host is kept", async () => {
+      const host = `${"a".repeat(63)}.${"b".repeat(63)}.${"c".repeat(63)}.${"d".repeat(61)}`;
+      const webhook = `https://${host}/${"p".repeat(2048 - 9 - host.length)}`;
+      expect([host.length, webhook.length]).toEqual([253, 2048]);
+      expect((await run({ input: {}, webhook })).status).toBe(200);
     });
 
     it("wait outside 1000..300000 on /runsync", async () => {
