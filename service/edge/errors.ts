@@ -128,6 +128,23 @@ const API_PREFIX = /^\/(v1|v2|graphql|console)(\/|$)/;
 const API_MAP =
   "this service answers REST under /v1, the job API under /v2/{endpoint id}, GraphQL at /graphql, the console at /console/";
 
+/** Fastify's limit of one path parameter (find-my-way's maxParamLength): no id comes near it. */
+const MAX_PATH_PARAMETER_CHARS = 100;
+
+/**
+ * Fastify's refusals of a URL before any route (`frameworkErrors`): a path parameter past its length,
+ * a malformed percent-encoding. Answered in the wire's own error shape, naming `path`, without echoing
+ * the path (Fastify's own reply repeats it whole, 5 KB for a 5 KB segment).
+ */
+export function frameworkErrorReply(error: FastifyError, url: string): { status: number; body: object } {
+  const tooLong = error.code === "FST_ERR_MAX_PARAM_LENGTH";
+  const message = tooLong
+    ? `path: a path segment is longer than ${MAX_PATH_PARAMETER_CHARS} characters; no id is that long`
+    : "path: not a valid URL (a malformed percent-encoding)";
+  const answer = errorReply(new ServiceError("VALIDATION", message, { field: "path" }), url);
+  return { status: tooLong ? 414 : answer.status, body: answer.body };
+}
+
 /** Installs the error and not-found handlers on the root instance: every route of every wire answers through them. */
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | ServiceError | ZodError, request, reply) => {

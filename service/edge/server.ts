@@ -3,11 +3,12 @@ import { isIP } from "node:net";
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
+  type FastifyReply,
   type FastifyServerFactory,
   LogController,
 } from "fastify";
 import { boundedJsonBodies, refuseCompressedBodies, SERVER_BODY_LIMIT } from "./body";
-import { installErrorHandling, redactUrl } from "./errors";
+import { frameworkErrorReply, installErrorHandling, redactUrl } from "./errors";
 import type { FastPath } from "./fast-path";
 
 /**
@@ -39,6 +40,11 @@ export function edgeServer(fast?: FastPath): FastifyInstance {
     // fast-path.ts), set up as Fastify sets up its own (timeouts, keep-alive).
     ...(fast && { serverFactory: frontedBy(fast) }),
     bodyLimit: SERVER_BODY_LIMIT,
+    frameworkErrors: (error, request, reply) => {
+      const { status, body } = frameworkErrorReply(error, request.raw.url ?? "/");
+      // Typed for routes with reply schemas, which this service never declares.
+      (reply as FastifyReply).code(status).send(body);
+    },
     schemaController: {
       compilersFactory: {
         buildValidator: noJsonSchemas("validation"),

@@ -222,3 +222,43 @@ describe("fuzz: query parameters given more than once", () => {
     expect(many.status).toBe(200);
   });
 });
+
+describe("fuzz: path segments Fastify refuses before any route", () => {
+  it("a segment past 100 characters (414) or a malformed escape (400) names path in the wire's shape, without echoing it", {
+    timeout: 60_000,
+  }, async () => {
+    const ep = service.endpoint.id;
+    const templates = [
+      (s: string) => `/v2/${s}/health`,
+      (s: string) => `/v2/${ep}/status/${s}`,
+      (s: string) => `/v1/templates/${s}`,
+      (s: string) => `/v1/pods/${s}/stop`,
+    ];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.nat({ max: templates.length - 1 }),
+        fc.oneof(
+          fc.integer({ min: 101, max: 6_000 }).map((n) => ({ segment: "k".repeat(n), status: 414 })),
+          fc.constantFrom("%E0%A4%A", "%zz", "bad%").map((segment) => ({ segment, status: 400 })),
+        ),
+        async (i, { segment, status }) => {
+          const path = (templates[i] as (s: string) => string)(segment);
+          const method = path.endsWith("/stop") ? "POST" : "GET";
+          const reply = await request(`${service.h.url}${path}`, {
+            method,
+            headers: { authorization: KEY },
+          });
+          const text = await reply.body.text();
+          expect(reply.statusCode, `${method} ${path.slice(0, 80)}: ${text}`).toBe(status);
+          const body = JSON.parse(text) as Record<string, unknown>;
+          expect(body).toMatchObject({ code: "VALIDATION", field: "path" });
+          // The job API's errors carry `error`, REST's `message`: each wire's own shape.
+          expect(String(body.error ?? body.message)).toMatch(/^path: /);
+          expect(text.length).toBeLessThan(300);
+          expect(text).not.toContain(segment);
+        },
+      ),
+      fuzzParameters(seed, 60),
+    );
+  });
+});
