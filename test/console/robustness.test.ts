@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accountIdOf } from "../../service/edge/auth";
 import type { EndpointRecord } from "../../service/management/model/endpoint";
 import { type TestService, withService } from "../helpers/service";
+import { runsyncOn } from "./support";
 
 const CHROMIUM = "/usr/bin/chromium";
 const HAS_CHROMIUM = existsSync(CHROMIUM);
@@ -45,14 +46,7 @@ describe.skipIf(!HAS_CHROMIUM)(
     const errors: string[] = [];
     const dialogs: string[] = [];
 
-    const runsync = async (input: object) => {
-      const reply = await fetch(`${service.queueUrl}/v2/${endpoint.id}/runsync`, {
-        method: "POST",
-        headers: { authorization: service.apiKey, "content-type": "application/json" },
-        body: JSON.stringify({ input }),
-      });
-      return (await reply.json()) as { id: string; status: string };
-    };
+    const runsync = (input: object) => runsyncOn(service, endpoint.id, input);
     const watch = (p: Page) => {
       p.on("console", (message) => {
         if (message.type() === "error") errors.push(message.text());

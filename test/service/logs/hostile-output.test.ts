@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { connect } from "node:net";
 import { resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -7,9 +6,8 @@ import { LineSplitter } from "../../../service/jobs/logs/line-splitter";
 import { terminalSafe } from "../../../service/jobs/logs/terminal";
 import type { EndpointRecord } from "../../../service/management/model/endpoint";
 import { eventually, type Harness, KEY, startHarness } from "../jobs/harness";
+import { logsCli } from "./cli";
 
-const LOADER = `file://${resolve("node_modules/tsx/dist/loader.mjs")}`;
-const CLI = resolve("service/main.ts");
 const NOISY = resolve("test/service/logs/fixtures/noisy-handler.ts");
 const ESC = "\x1b";
 /** Characters that would act on a terminal if printed raw. */
@@ -66,25 +64,7 @@ describe("hostile worker output: bounded, attributed, and harmless to a terminal
     return (reply.body as { id: string }).id;
   };
 
-  const cli = (args: string[]) => {
-    const child = spawn(process.execPath, ["--import", LOADER, CLI, "logs", ...args], {
-      env: { PATH: process.env.PATH ?? "", RUNPOD_API_KEY: KEY, RUNPOD_BASE_URL: `${h.url}/v2` },
-    });
-    const seen = { stdout: "", stderr: "", code: null as number | null };
-    child.stdout.on("data", (chunk) => {
-      seen.stdout += String(chunk);
-    });
-    child.stderr.on("data", (chunk) => {
-      seen.stderr += String(chunk);
-    });
-    const exited = new Promise<void>((done) =>
-      child.once("exit", (code) => {
-        seen.code = code;
-        done();
-      }),
-    );
-    return { child, seen, exited };
-  };
+  const cli = (args: string[]) => logsCli(`${h.url}/v2`, args);
 
   it("a line longer than the bound is cut as it is read (the service holds no more of it) and the next line is whole", async () => {
     h = await startHarness({

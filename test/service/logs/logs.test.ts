@@ -1,5 +1,3 @@
-import { spawn } from "node:child_process";
-import { resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { LogEntry } from "../../../sdk/schemas/observe";
 import { ManualClock } from "../../../service/clock";
@@ -7,9 +5,7 @@ import { parseWorkerLine } from "../../../service/jobs/logs/lines";
 import { DEFAULT_LOG_LIMITS, LogBook } from "../../../service/jobs/logs/log-book";
 import type { EndpointRecord } from "../../../service/management/model/endpoint";
 import { eventually, type Harness, KEY, OTHER_KEY, startHarness } from "../jobs/harness";
-
-const LOADER = `file://${resolve("node_modules/tsx/dist/loader.mjs")}`;
-const CLI = resolve("service/main.ts");
+import { logsCli } from "./cli";
 
 const entriesOf = (text: string) =>
   text
@@ -137,32 +133,7 @@ describe("worker logs through the API and `runpodkit logs`", () => {
     return id;
   };
 
-  /** `runpodkit logs` with the key in RUNPOD_API_KEY ("": the variable unset). */
-  const cli = (args: string[], key = KEY) =>
-    spawn(process.execPath, ["--import", LOADER, CLI, "logs", ...args], {
-      env: {
-        PATH: process.env.PATH ?? "",
-        ...(key === "" ? {} : { RUNPOD_API_KEY: key }),
-        RUNPOD_BASE_URL: `${h.url}/v2`,
-      },
-    });
-
-  const output = (child: ReturnType<typeof cli>) => {
-    const seen = { stdout: "", stderr: "", code: null as number | null };
-    child.stdout.on("data", (chunk) => {
-      seen.stdout += String(chunk);
-    });
-    child.stderr.on("data", (chunk) => {
-      seen.stderr += String(chunk);
-    });
-    const exited = new Promise<void>((done) =>
-      child.once("exit", (code) => {
-        seen.code = code;
-        done();
-      }),
-    );
-    return { seen, exited };
-  };
+  const cli = (args: string[], key = KEY) => logsCli(`${h.url}/v2`, args, key);
 
   it("a failing handler's traceback is readable through the API within a second, attributed to its job", async () => {
     h = await startHarness();
@@ -214,7 +185,7 @@ describe("worker logs through the API and `runpodkit logs`", () => {
       return list.some((e) => e.message.includes("cli sees this")) ? true : undefined;
     }, 1_000);
 
-    const once = output(cli([ep.id, "--job", id]));
+    const once = cli([ep.id, "--job", id]);
     await once.exited;
     expect(once.seen.stderr).toBe("");
     expect(once.seen.code).toBe(0);
@@ -222,8 +193,7 @@ describe("worker logs through the API and `runpodkit logs`", () => {
     expect(once.seen.stdout).toContain("Error: cli sees this");
     expect(once.seen.stdout).not.toContain(KEY);
 
-    const follower = cli([ep.id, "--follow"]);
-    const followed = output(follower);
+    const followed = cli([ep.id, "--follow"]);
     try {
       const next = await runFailing(ep, "followed live");
       await eventually(
@@ -232,18 +202,18 @@ describe("worker logs through the API and `runpodkit logs`", () => {
       );
       expect(followed.seen.stdout).toContain(`${next} ERROR Captured Handler Exception`);
     } finally {
-      follower.kill("SIGTERM");
+      followed.child.kill("SIGTERM");
       await followed.exited;
     }
 
-    const refused = output(cli([ep.id], "rpk_wrong_key_000000000000"));
+    const refused = cli([ep.id], "rpk_wrong_key_000000000000");
     await refused.exited;
     expect(refused.seen.code).toBe(1);
     expect(refused.seen.stderr).toContain("answered 401");
     expect(refused.seen.stderr).not.toContain("rpk_wrong_key_000000000000");
 
     // No key in the environment: said so, with what to set (zod's own "expected string" before).
-    const unset = output(cli([ep.id], ""));
+    const unset = cli([ep.id], "");
     await unset.exited;
     expect(unset.seen.code).toBe(1);
     expect(unset.seen.stderr.trim()).toBe(

@@ -1,0 +1,34 @@
+import { spawn } from "node:child_process";
+import { resolve } from "node:path";
+import { KEY } from "../jobs/harness";
+
+const LOADER = `file://${resolve("node_modules/tsx/dist/loader.mjs")}`;
+const CLI = resolve("service/main.ts");
+
+/**
+ * `runpodkit logs <args>` from the sources against the job API at `baseUrl` (…/v2), the key in
+ * RUNPOD_API_KEY ("": the variable unset), with what it printed and its exit code as they come.
+ */
+export function logsCli(baseUrl: string, args: string[], key = KEY) {
+  const child = spawn(process.execPath, ["--import", LOADER, CLI, "logs", ...args], {
+    env: {
+      PATH: process.env.PATH ?? "",
+      ...(key === "" ? {} : { RUNPOD_API_KEY: key }),
+      RUNPOD_BASE_URL: baseUrl,
+    },
+  });
+  const seen = { stdout: "", stderr: "", code: null as number | null };
+  child.stdout.on("data", (chunk) => {
+    seen.stdout += String(chunk);
+  });
+  child.stderr.on("data", (chunk) => {
+    seen.stderr += String(chunk);
+  });
+  const exited = new Promise<void>((done) =>
+    child.once("exit", (code) => {
+      seen.code = code;
+      done();
+    }),
+  );
+  return { child, seen, exited };
+}
