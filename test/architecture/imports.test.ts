@@ -150,18 +150,20 @@ describe("the import graph", () => {
     ]).toEqual([]);
   });
 
-  it("the worker runtime (runpodkit/worker) stands alone: nothing else of the service, of the SDK only its HTTP leaf", () => {
+  it("the worker runtime (runpodkit/worker) stands alone: nothing else of the service, of the SDK only two leaves", () => {
     const runtime = "service/jobs/workers/runtime/";
-    // The one module it shares with the SDK: the whole-reply dispatch, which itself imports nothing of the repo.
-    const shared = "sdk/dispatch-reply.ts";
+    // The modules it shares with the SDK, each importing nothing of the repo: the whole-reply dispatch,
+    // and the Node version check every entry point runs first.
+    const shared = ["sdk/dispatch-reply.ts", "sdk/node-guard.ts"];
     const outside = [...graph]
       .filter(([file]) => file.startsWith(runtime))
       .flatMap(([file, targets]) =>
-        targets.filter((t) => !t.startsWith(runtime) && t !== shared).map((t) => `${file} -> ${t}`),
+        targets.filter((t) => !t.startsWith(runtime) && !shared.includes(t)).map((t) => `${file} -> ${t}`),
       );
     expect(outside).toEqual([]);
-    expect(graph.get(shared)).toEqual([]);
-    expect(graph.get(`${runtime}http.ts`)).toContain(shared);
+    for (const leaf of shared) expect(graph.get(leaf)).toEqual([]);
+    expect(graph.get(`${runtime}http.ts`)).toContain("sdk/dispatch-reply.ts");
+    expect(graph.get(`${runtime}index.ts`)).toContain("sdk/node-guard.ts");
     expect([...graph.keys()].some((file) => file.startsWith(runtime))).toBe(true);
   });
 });

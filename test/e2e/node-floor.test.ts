@@ -194,7 +194,7 @@ describe("the Node.js floor", () => {
       }
       const cli = run(lowestNode, [join("node_modules", ".bin", "runpodkit"), "--help"]);
       expect(cli.status).toBe(0);
-      expect(cli.stdout).toMatch(/^usage: RUNPODKIT_API_KEYS=\S+ runpodkit \[serve\] --port/);
+      expect(cli.stdout).toMatch(/^usage: RUNPODKIT_API_KEYS=\S+ runpodkit \[serve\] \[--port <p>\]/);
     },
     TEST_TIMEOUT,
   );
