@@ -1,23 +1,16 @@
 import { connect } from "node:net";
 import { resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { LogEntry } from "../../../sdk/schemas/observe";
 import { LineSplitter } from "../../../service/jobs/logs/line-splitter";
 import { terminalSafe } from "../../../service/jobs/logs/terminal";
 import type { EndpointRecord } from "../../../service/management/model/endpoint";
 import { eventually, type Harness, KEY, startHarness } from "../jobs/harness";
-import { logsCli } from "./cli";
+import { entriesOf, logsCli } from "./support";
 
 const NOISY = resolve("test/service/logs/fixtures/noisy-handler.ts");
 const ESC = "\x1b";
 /** Characters that would act on a terminal if printed raw. */
 const rawControl = (text: string) => [...text].some((char) => `${ESC}\x07\0\u009b\u202e`.includes(char));
-
-const entriesOf = (text: string) =>
-  text
-    .split("\n")
-    .filter((line) => line.trim())
-    .map((line) => LogEntry.parse(JSON.parse(line)));
 
 describe("LineSplitter: a worker's output as lines, never holding more than the bound", () => {
   it("cuts an over-long line as it arrives and says how much went", () => {

@@ -1,17 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { LogEntry } from "../../../sdk/schemas/observe";
 import { ManualClock } from "../../../service/clock";
 import { parseWorkerLine } from "../../../service/jobs/logs/lines";
 import { DEFAULT_LOG_LIMITS, LogBook } from "../../../service/jobs/logs/log-book";
 import type { EndpointRecord } from "../../../service/management/model/endpoint";
 import { eventually, type Harness, KEY, OTHER_KEY, startHarness } from "../jobs/harness";
-import { logsCli } from "./cli";
-
-const entriesOf = (text: string) =>
-  text
-    .split("\n")
-    .filter((line) => line.trim())
-    .map((line) => LogEntry.parse(JSON.parse(line)));
+import { entriesOf, logsCli } from "./support";
 
 describe("worker lines: the shapes of the real worker library and plain output", () => {
   it("reads the JSON line a platform worker prints, with its job id", () => {

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { resolve } from "node:path";
+import { LogEntry } from "../../../sdk/schemas/observe";
 import { KEY } from "../jobs/harness";
 
 const LOADER = `file://${resolve("node_modules/tsx/dist/loader.mjs")}`;
@@ -32,3 +33,10 @@ export function logsCli(baseUrl: string, args: string[], key = KEY) {
   );
   return { child, seen, exited };
 }
+
+/** The entries of a logs reply or of `runpodkit logs --json`: one JSON entry per line. */
+export const entriesOf = (text: string) =>
+  text
+    .split("\n")
+    .filter((line) => line.trim())
+    .map((line) => LogEntry.parse(JSON.parse(line)));
