@@ -125,6 +125,19 @@ describe("docs/", () => {
     expect(text).toContain("npm run serve");
   });
 
+  test("the index documents every lookup the package exports: its arguments, what it returns, an example", async () => {
+    const lookups = Object.keys(await import("../../index")).filter((name) => /^get[A-Z]/.test(name));
+    expect(lookups.length).toBeGreaterThanOrEqual(3);
+    const index = page("_index.md");
+    const section = index.slice(
+      index.indexOf("\n## Lookups\n"),
+      index.indexOf("\n## ", index.indexOf("\n## Lookups\n") + 3),
+    );
+    expect(section.length, "a ## Lookups section").toBeGreaterThan(20);
+    for (const name of lookups) expect(section, name).toContain(`\`${name}`);
+    expect(section).toMatch(/```typescript\nimport [\s\S]*from "runpodkit";/);
+  });
+
   test("the README links the docs", () => {
     const readme = readFileSync(join(PROJECT_ROOT, "README.md"), "utf8");
     expect(readme).toContain("(docs/_index.md)");
