@@ -96,7 +96,9 @@ export const EndpointInputs = z.strictObject({
     .unwrap()
     .unwrap()
     .default(ENDPOINT_DEFAULTS.workersStandby)
-    .describe("Standby workers (default 1)."),
+    .describe(
+      "Standby workers (default 1), sent to the service as is. The local service stores it; its scaler does not use it (it follows workersMin, workersMax, scalerType, scalerValue and idleTimeout).",
+    ),
   idleTimeout: wire.idleTimeout
     .unwrap()
     .unwrap()

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { API_KEYS_ENV, readApiKeys, redactKey } from "./api-keys";
 import { startService } from "./index";
+import { BUILTIN_HANDLERS, FALLBACK_IMAGE } from "./jobs/workers/handlers";
 import { missingHandlerModule, parseHandlerFlag } from "./jobs/workers/launch";
 import { LOGS_USAGE, logsCommand } from "./logs-command";
 import { STORE_KEY_ENV } from "./management/store/sealing";
@@ -19,7 +20,11 @@ const USAGE = `usage: ${API_KEYS_ENV}=<k1>,<k2> runpodkit [serve] [--port <p>] [
   --api-key (visible to every user of the machine in \`ps\`); at least one is required.
   --port: default 0, a free port (the ready line on stdout names it).
   --host: the address to listen on (default 127.0.0.1; any other is warned about, see SECURITY.md).
-  --data: the SQLite store (default .data/runpodkit.sqlite), one service at a time; :memory: keeps nothing.`;
+  --data: the SQLite store (default .data/runpodkit.sqlite), one service at a time; :memory: keeps nothing.
+  ${STORE_KEY_ENV}: the key sealing the store's secrets (default: the key file <store>.key, made 0600).
+  --handler: runs a template's image (exact name, else without its tag) as a module (.js/.mjs/.cjs/.ts/.mts/.cts,
+  relative to this directory) or a command line (run in the worker's own directory: name files by
+  absolute path); repeatable. Built in: ${Object.keys(BUILTIN_HANDLERS).join(", ")}; any other image runs ${FALLBACK_IMAGE}.`;
 const DEFAULT_DATA = join(process.cwd(), ".data", "runpodkit.sqlite");
 
 /**

@@ -7,6 +7,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { describe, expect, test } from "vitest";
+import * as runpodkit from "../../index";
 import { CONFIG_KEYS, DEFAULT_URLS } from "../../provider/config";
 import { kebab, PackageSchema, tokenName } from "../../scripts/docs/package-schema";
 import { DocsError, renderDocs } from "../../scripts/docs/render";
@@ -123,6 +124,19 @@ describe("docs/", () => {
     }
     for (const url of Object.values(DEFAULT_URLS)) expect(text).toContain(url);
     expect(text).toContain("npm run serve");
+  });
+
+  test("the index documents every lookup the package exports: its arguments, what it returns, an example", () => {
+    const lookups = Object.keys(runpodkit).filter((name) => /^get[A-Z]/.test(name));
+    expect(lookups.length).toBeGreaterThanOrEqual(3);
+    const index = page("_index.md");
+    const section = index.slice(
+      index.indexOf("\n## Lookups\n"),
+      index.indexOf("\n## ", index.indexOf("\n## Lookups\n") + 3),
+    );
+    expect(section.length, "a ## Lookups section").toBeGreaterThan(20);
+    for (const name of lookups) expect(section, name).toContain(`\`${name}`);
+    expect(section).toMatch(/```typescript\nimport [\s\S]*from "runpodkit";/);
   });
 
   test("the README links the docs", () => {

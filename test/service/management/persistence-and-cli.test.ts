@@ -203,6 +203,27 @@ describe("CLI serve", () => {
   });
 });
 
+describe("CLI --help", () => {
+  it("says what --handler maps, which images are built in, what runs any other, and where the store's key comes from", async () => {
+    const child = startCliCommand([], [], "--help");
+    let stdout = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    const { code } = await exitOf(child);
+    expect(code).toBe(0);
+    expect(stdout).toContain(
+      "--handler: runs a template's image (exact name, else without its tag) as a module",
+    );
+    expect(stdout).toContain(
+      "Built in: runpodkit/echo, runpodkit/sleep, runpodkit/fail, runpodkit/stream, runpodkit/misbehave; any other image runs runpodkit/echo.",
+    );
+    expect(stdout).toContain(
+      "RUNPODKIT_STORE_KEY: the key sealing the store's secrets (default: the key file <store>.key",
+    );
+  });
+});
+
 describe("CLI --handler", () => {
   it("runs a template's image with the handler module the flag maps it to", async () => {
     const child = startCli(["k-handler"], "--handler", "acme/upper=examples/handlers/uppercase.ts");

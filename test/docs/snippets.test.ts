@@ -1,0 +1,217 @@
+/**
+ * What the docs show stays true: every ```ts / ```typescript block of README.md, SECURITY.md, docs/
+ * and examples/ READMEs type-checks against this checkout's sources (`runpodkit`, `runpodkit/sdk`,
+ * `runpodkit/service`, `runpodkit/worker` through tsconfig.json's paths), and every relative link of
+ * every committed markdown file names a file that exists and, with `#anchor`, a heading of it.
+ *
+ * A block may be marked by an HTML comment on the line before its fence (invisible when rendered):
+ * - `<!-- typecheck: skip (why) -->`: not checked (a signature, a fragment that cannot stand alone);
+ * - `<!-- typecheck: continues -->`: checked appended to the previous checked block of the page;
+ * - `<!-- typecheck: declare <declarations> -->`: checked after these declarations (what the fragment
+ *   assumes the reader's program has, e.g. `declare const registry: ContainerRegistryAuth;`).
+ */
+import { execFile } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { mkdir, rm, writeFile } from "node:fs/promises";
+import { dirname, join, relative, resolve } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, test } from "vitest";
+
+const ROOT = resolve(__dirname, "../..");
+const run = promisify(execFile);
+
+/** Committed markdown files: README, SECURITY, docs/ (with the generated pages), examples/ READMEs. */
+function markdownFiles(): string[] {
+  const found = ["README.md", "SECURITY.md", "CHANGELOG.md"];
+  const walk = (dir: string) => {
+    for (const entry of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory() && entry.name !== "node_modules") walk(path);
+      else if (entry.isFile() && entry.name.endsWith(".md")) found.push(path);
+    }
+  };
+  for (const dir of ["docs", "examples", "engine", "bench"]) walk(dir);
+  return found.filter((f) => existsSync(join(ROOT, f)));
+}
+
+interface Snippet {
+  page: string;
+  line: number;
+  code: string;
+}
+
+const MARK = /^<!--\s*typecheck:\s*(skip|continues|declare)\b([\s\S]*?)-->\s*$/;
+
+/** The TypeScript blocks of a page, with their markers applied. */
+function snippetsOf(page: string, text: string): Snippet[] {
+  const lines = text.split("\n");
+  const snippets: Snippet[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    const fence = /^(\s*)```(ts|typescript)\s*$/.exec(lines[i]!);
+    if (!fence) continue;
+    const indent = fence[1]!.length;
+    const end = lines.findIndex((l, j) => j > i && /^\s*```\s*$/.test(l));
+    if (end === -1) throw new Error(`${page}:${i + 1}: a \`\`\`${fence[2]} block that never ends`);
+    const code = lines
+      .slice(i + 1, end)
+      .map((l) => l.slice(Math.min(indent, l.length - l.trimStart().length)))
+      .join("\n");
+    const mark = MARK.exec(lines[i - 1]?.trim() ?? "");
+    const kind = mark?.[1];
+    if (kind === "skip") {
+      if (!mark![2]!.trim()) throw new Error(`${page}:${i}: say why a block is skipped`);
+    } else if (kind === "continues") {
+      const last = snippets.at(-1);
+      if (!last) throw new Error(`${page}:${i}: "continues" with no block before it`);
+      last.code += `\n${code}`;
+    } else {
+      snippets.push({ page, line: i + 1, code: kind === "declare" ? `${mark![2]!.trim()}\n${code}` : code });
+    }
+    i = end;
+  }
+  return snippets;
+}
+
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens; repeats get -1, -2. */
+function anchorsOf(text: string): Set<string> {
+  const anchors = new Set<string>();
+  const seen = new Map<string, number>();
+  const prose = text.replace(/^```[\s\S]*?^```/gm, "");
+  for (const [, heading] of prose.matchAll(/^#{1,6}\s+(.+?)\s*#*$/gm)) {
+    const base = heading!
+      .replace(/<[^>]+>/g, "")
+      .replace(/\[([^\]]*)\]\([^)]*\)/g, "$1")
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, "")
+      .replace(/\s/g, "-");
+    const count = seen.get(base) ?? 0;
+    seen.set(base, count + 1);
+    anchors.add(count === 0 ? base : `${base}-${count}`);
+  }
+  for (const [, id] of text.matchAll(/<a\s+(?:name|id)="([^"]+)"/g)) anchors.add(id!);
+  return anchors;
+}
+
+/** Relative links of a page (outside code), as [target, line]. */
+function linksOf(text: string): Array<[string, number]> {
+  const links: Array<[string, number]> = [];
+  let inFence = false;
+  text.split("\n").forEach((line, index) => {
+    if (/^\s*```/.test(line)) inFence = !inFence;
+    if (inFence) return;
+    const prose = line.replace(/`[^`]*`/g, "");
+    for (const [, target] of prose.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) {
+      if (!/^[a-z][a-z0-9+.-]*:/i.test(target!)) links.push([target!, index + 1]);
+    }
+  });
+  return links;
+}
+
+describe("the docs' relative links", () => {
+  test("every relative link names a file that exists, and every #anchor a heading of it", () => {
+    const broken: string[] = [];
+    for (const page of markdownFiles()) {
+      const text = readFileSync(join(ROOT, page), "utf8");
+      for (const [target, line] of linksOf(text)) {
+        const [path = "", anchor] = target.split("#");
+        const file = path === "" ? join(ROOT, page) : resolve(dirname(join(ROOT, page)), decodeURI(path));
+        if (!file.startsWith(ROOT) || !existsSync(file)) {
+          broken.push(`${page}:${line}: ${target} (no such file)`);
+        } else if (anchor && statSync(file).isFile() && file.endsWith(".md")) {
+          if (!anchorsOf(readFileSync(file, "utf8")).has(anchor)) {
+            broken.push(`${page}:${line}: ${target} (no heading #${anchor} in ${relative(ROOT, file)})`);
+          }
+        }
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
+  test("the checker finds a dead file, a dead anchor, and passes a good one", () => {
+    expect(linksOf("see [a](docs/x.md#y), `[b](c.md)`, [web](https://e.org)")).toEqual([["docs/x.md#y", 1]]);
+    expect(anchorsOf("# The SDK\n## Supported Node versions and package managers\n## The SDK\n")).toEqual(
+      new Set(["the-sdk", "supported-node-versions-and-package-managers", "the-sdk-1"]),
+    );
+  });
+});
+
+describe("the docs' TypeScript blocks", () => {
+  // The same folder each run (so the build info below applies), removed after: the root tsconfig includes test/.
+  const dir = join(ROOT, "test", ".tmp", "docs-snippets");
+  afterAll(() => rm(dir, { recursive: true, force: true }));
+
+  test("markers: skip needs a reason, continues appends, declare prepends", () => {
+    const page = [
+      "```ts",
+      "const a = 1;",
+      "```",
+      "<!-- typecheck: continues -->",
+      "```ts",
+      "console.log(a);",
+      "```",
+      "<!-- typecheck: skip (a signature) -->",
+      "```typescript",
+      "new X(name: string);",
+      "```",
+      "<!-- typecheck: declare declare const b: number; -->",
+      "  ```ts",
+      "  console.log(b);",
+      "  ```",
+    ].join("\n");
+    expect(snippetsOf("p.md", page)).toEqual([
+      { page: "p.md", line: 1, code: "const a = 1;\nconsole.log(a);" },
+      { page: "p.md", line: 13, code: "declare const b: number;\nconsole.log(b);" },
+    ]);
+    expect(() => snippetsOf("p.md", "<!-- typecheck: skip -->\n```ts\nx\n```")).toThrow(/say why/);
+  });
+
+  test("every block type-checks against this checkout's sources, as written", {
+    timeout: 120_000,
+  }, async () => {
+    const snippets = markdownFiles()
+      .filter((page) => page !== "CHANGELOG.md")
+      .flatMap((page) => snippetsOf(page, readFileSync(join(ROOT, page), "utf8")));
+    expect(snippets.length).toBeGreaterThan(5);
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir, { recursive: true });
+    const names = new Map<string, Snippet>();
+    for (const [index, snippet] of snippets.entries()) {
+      // .mts: each block is an ES module of its own (top-level await, no names shared between blocks).
+      const name = `${snippet.page.replace(/[^A-Za-z0-9]+/g, "-")}-${snippet.line}-${index}.mts`;
+      names.set(name, snippet);
+      await writeFile(join(dir, name), `${snippet.code}\n`);
+    }
+    await writeFile(
+      join(dir, "tsconfig.json"),
+      JSON.stringify({
+        extends: relative(dir, join(ROOT, "tsconfig.json")),
+        // The docs show programs as users write them: unused names are fine, indexing as TypeScript's default.
+        compilerOptions: {
+          noEmit: true,
+          noUncheckedIndexedAccess: false,
+          declaration: false,
+          sourceMap: false,
+          // Kept between runs (test/.tmp is ignored): a run whose sources did not change checks in seconds.
+          incremental: true,
+          tsBuildInfoFile: relative(dir, join(ROOT, "test", ".tmp", "docs-snippets.tsbuildinfo")),
+        },
+        include: ["*.mts"],
+      }),
+    );
+    const tsc = join(ROOT, "node_modules", "typescript", "bin", "tsc");
+    const result = await run(process.execPath, [tsc, "-p", dir, "--pretty", "false"], { cwd: dir }).then(
+      () => "",
+      (error: { stdout?: string; stderr?: string }) => `${error.stdout ?? ""}${error.stderr ?? ""}`,
+    );
+    // Each error named by the page and line of the block it is in.
+    const errors = result
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => {
+        const at = /^(.+?\.mts)\((\d+),(\d+)\): (.*)$/.exec(line);
+        const snippet = at ? names.get(at[1]!.split("/").at(-1)!) : undefined;
+        return snippet ? `${snippet.page}, block at line ${snippet.line} (+${at![2]}): ${at![4]}` : line;
+      });
+    expect(errors).toEqual([]);
+  });
+});
