@@ -213,6 +213,19 @@ export class WorkerPool implements WorkerRegistry {
     if (!worker.process) this.#exited(worker, null, "SIGKILL");
   }
 
+  /** Keeps the running workers' time so far in the billing record (see WorkerUsageLog.checkpoint). */
+  checkpointUsage(): void {
+    const pods = [...this.#workers.values()].filter((w) => w.process !== null).map((w) => this.#pod(w));
+    try {
+      this.#usage.checkpoint(pods, this.#clock.now());
+    } catch (error) {
+      // Billing's loss only (the next checkpoint or the stop writes the time): never the job path's.
+      this.#log(
+        `workers' running time could not be recorded: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+  }
+
   /** Draining workers whose last job ended are now stopped. */
   reapDrained(): void {
     for (const worker of this.#workers.values()) {

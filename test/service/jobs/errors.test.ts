@@ -250,7 +250,7 @@ describe("500: an unexpected failure", () => {
         listAll: () => [],
       },
       secrets: { resolveEnv: (_, env) => ({ ok: true, env }) },
-      usage: { started: () => {}, stopped: () => {} },
+      usage: { started: () => {}, stopped: () => {}, checkpoint: () => {} },
       log: () => {},
     });
     const app = Fastify({ logger: false });
