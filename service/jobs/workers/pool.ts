@@ -291,6 +291,9 @@ export class WorkerPool implements WorkerRegistry {
       unhealthy: 0,
     };
     for (const session of this.#dispatcher.sessionsOf(endpointId)) {
+      // A worker being stopped takes no job: shown idle, it would be waited on in vain. Until its
+      // process ends (up to killGraceMs when it ignores SIGTERM) it counts only while it runs jobs.
+      if (session.draining && session.held.size === 0) continue;
       const state = stateOf(session);
       counts[state]++;
       if (state === "idle") counts.ready++;
