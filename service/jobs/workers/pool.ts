@@ -215,7 +215,7 @@ export class WorkerPool implements WorkerRegistry {
 
   /** Keeps the running workers' time so far in the billing record (see WorkerUsageLog.checkpoint). */
   checkpointUsage(): void {
-    const pods = [...this.#workers.values()].filter((w) => w.process !== null).map((w) => this.#pod(w));
+    const pods = [...this.#workers.values()].map((w) => this.#pod(w));
     try {
       this.#usage.checkpoint(pods, this.#clock.now());
     } catch (error) {

@@ -7,7 +7,8 @@ import type { EndpointRecord, WorkerBilling, WorkerUsageRow } from "./records";
 
 /*
  * The billing model of this local service, simple and honest:
- * - Compute: a serverless worker (pod) is billed from its last start (or creation) until it stops, at
+ * - Compute: a serverless worker (pod) is billed from its creation (its cold start included, as the
+ *   real service bills a worker's initialization) until it stops, at
  *   a per-GPU hourly price of its endpoint's first GPU type (taken when the worker was created) times
  *   its GPU count. Running workers are read from the job plane; a stopped worker's time is kept in
  *   the store (WorkerUsageLedger), written when it stops (a graceful shutdown stops them all), one
@@ -219,11 +220,10 @@ export class WorkerUsageLedger implements WorkerUsageLog {
 
   /**
    * Running workers' time so far is written now, so that a service killed outright (SIGKILL, a
-   * crash, the machine's power) loses only the time since the last checkpoint. Workers still in their
-   * cold start wait for the next one (stopped() bills a worker that never started from its creation).
+   * crash, the machine's power) loses only the time since the last checkpoint.
    */
   checkpoint(pods: WorkerPod[], now: number): void {
-    const running = pods.filter((pod) => pod.lastStartedAt !== null && this.#live.has(pod.id));
+    const running = pods.filter((pod) => this.#live.has(pod.id));
     if (running.length === 0) return;
     this.#store.transaction(() => {
       for (const pod of running) {
@@ -237,7 +237,9 @@ export class WorkerUsageLedger implements WorkerUsageLog {
 
   /** From when a running worker's time is not yet in the store (BillingService adds it from here). */
   unrecordedSince(pod: WorkerPod): number {
-    const since = pod.lastStartedAt ?? pod.createdAt;
+    // From its creation: billed from its process start instead, a worker's bill shrank by its cold
+    // start at the moment the process started.
+    const since = pod.createdAt;
     return Math.max(since, this.#recordedUntil.get(pod.id) ?? since);
   }
 

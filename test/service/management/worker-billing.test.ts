@@ -161,6 +161,35 @@ describe("billing of serverless workers that stopped", () => {
     expect(await billing(second, query)).toEqual(billed(t0 + 120_000 - since));
   });
 
+  it("bills a worker from its creation, its cold start included: its bill never shrinks when its process starts", async () => {
+    const { data } = storeFile("runpodkit-worker-billing-cold-");
+    const t0 = Date.UTC(2026, 0, 7, 8, 0, 0);
+    const clock = new ManualClock(t0);
+    const h = await start(data, clock, { ...CONFIG, coldStartMs: 2_000 });
+    const ep = h.endpoint("runpodkit/echo", { workersMin: 1, workersMax: 1, gpuTypeIds: ["NVIDIA A40"] });
+    const pod = await eventually(() => h.plane.pool.views(ACCOUNT, ep.id)[0]);
+    const podId = pod.id;
+    const query = `pods?grouping=podId&podId=${podId}&startTime=2026-01-07T00:00:00Z`;
+    const billedMs = async () => (await billing(h, query))[0]?.timeBilledMs;
+    await clock.advance(1_000); // in its cold start
+    expect(await billedMs()).toBe(clock.now() - pod.createdAt);
+    await clock.advance(2_000); // its process starts at creation + 2 s
+    await workerUp(h, ep.id);
+    expect(await billedMs()).toBe(clock.now() - pod.createdAt);
+    await clock.advance(10_000); // past its idleTimeout, so that scaling to zero stops it now
+    const stoppedAt = clock.now();
+    await stopWorkers(h, ep.id);
+    await clock.advance(HOUR);
+    expect(await billing(h, query)).toEqual([
+      {
+        podId,
+        time: "2026-01-07T00:00:00.000Z",
+        timeBilledMs: stoppedAt - pod.createdAt,
+        amount: usd((stoppedAt - pod.createdAt) * A40_PER_MS),
+      },
+    ]);
+  });
+
   it("applies endpointId, gpuTypeId, dataCenterId, templateId and grouping to stopped workers; accounts apart", async () => {
     const { data } = storeFile("runpodkit-worker-billing-filters-");
     const clock = new ManualClock(Date.UTC(2026, 1, 2, 12, 0, 0));
