@@ -50,6 +50,8 @@ export interface WorkerUsageLog {
   started(pod: WorkerPod): void;
   /** A worker stopped at `stoppedAt` (ms since the epoch): its running time is kept. */
   stopped(pod: WorkerPod, stoppedAt: number): void;
+  /** The workers still running: their time until `now` is kept already (a killed service loses less). */
+  checkpoint(pods: WorkerPod[], now: number): void;
 }
 
 /** What the job plane needs to know about an endpoint and its template. */

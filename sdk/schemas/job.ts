@@ -112,6 +112,8 @@ export type JobAccepted = z.infer<typeof JobAccepted>;
 export const JobEnvelope = z.looseObject({
   id: z.string(),
   status: JobStatus,
+  // The local service sends both in every state (a queued job: waited so far, 0 ms run); optional,
+  // as a reply of the real service may leave them out.
   delayTime: z.number().optional(),
   executionTime: z.number().optional(),
   output: z.unknown().optional(),

@@ -33,6 +33,8 @@ export interface JobPlaneConfig {
   scalerIntervalMs: number;
   /** Deletion of expired results, period in ms. */
   sweepIntervalMs: number;
+  /** How often running workers' time is written to the billing record (a killed service loses at most this). */
+  usageCheckpointMs: number;
   /** Finished jobs kept in memory for fast status reads. */
   recentCacheSize: number;
   /**
@@ -85,6 +87,7 @@ export const DEFAULT_JOB_PLANE_CONFIG: JobPlaneConfig = {
   maxRetries: 3,
   scalerIntervalMs: 1_000,
   sweepIntervalMs: 5_000,
+  usageCheckpointMs: 60_000,
   recentCacheSize: 10_000,
   hotQueuedPerEndpoint: 10_000,
   pingIntervalMs: 10_000,

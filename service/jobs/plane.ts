@@ -85,6 +85,8 @@ export class JobPlane {
   /** Open followed log replies (ended on release). */
   readonly #follows = new Set<() => void>();
   #sweepTimer: Timer | null = null;
+  /** When running workers' time was last written for billing (on the sweep's timer). */
+  #usageCheckpointAt = 0;
   #stopped: Promise<void> | null = null;
 
   constructor(deps: JobPlaneDeps) {
@@ -248,6 +250,7 @@ export class JobPlane {
       }),
     );
     supervisor.start();
+    this.#usageCheckpointAt = this.#clock.now();
     this.#sweepTimer = this.#clock.setTimer(this.config.sweepIntervalMs, this.#sweep);
   }
 
@@ -326,6 +329,11 @@ export class JobPlane {
     } catch (error) {
       // The store refused (busy, full): the next sweep tries again; never fatal.
       this.#log(`sweep of expired results: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const now = this.#clock.now();
+    if (now - this.#usageCheckpointAt >= this.config.usageCheckpointMs) {
+      this.#usageCheckpointAt = now;
+      this.pool.checkpointUsage();
     }
     this.#sweepTimer = this.#clock.setTimer(this.config.sweepIntervalMs, this.#sweep);
   };

@@ -350,12 +350,19 @@ export function expiresAt(job: Job): number {
 
 export const isExpired = (job: Job, now: number): boolean => now >= expiresAt(job);
 
-/** The status envelope clients see (/status, /status-sync, a finished /runsync). */
+/**
+ * The status envelope clients see (/status, /status-sync, a finished /runsync). delayTime and
+ * executionTime are in every state, as the real service's /status shape has them: a job not yet
+ * taken has waited until now (or until it was cancelled) and run 0 ms.
+ */
 export function envelopeOf(job: Job, now: number): JobEnvelope {
   const env: JobEnvelope = { id: job.id, status: job.status };
   if (job.startedAt !== null) {
     env.delayTime = job.startedAt - job.queuedAt;
     env.executionTime = (job.completedAt ?? now) - job.startedAt;
+  } else {
+    env.delayTime = Math.max(0, (job.completedAt ?? now) - job.queuedAt);
+    env.executionTime = 0;
   }
   if (job.error !== undefined) env.error = job.error;
   else if (job.output !== undefined) env.output = job.output;

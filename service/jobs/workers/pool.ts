@@ -213,6 +213,19 @@ export class WorkerPool implements WorkerRegistry {
     if (!worker.process) this.#exited(worker, null, "SIGKILL");
   }
 
+  /** Keeps the running workers' time so far in the billing record (see WorkerUsageLog.checkpoint). */
+  checkpointUsage(): void {
+    const pods = [...this.#workers.values()].map((w) => this.#pod(w));
+    try {
+      this.#usage.checkpoint(pods, this.#clock.now());
+    } catch (error) {
+      // Billing's loss only (the next checkpoint or the stop writes the time): never the job path's.
+      this.#log(
+        `workers' running time could not be recorded: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+  }
+
   /** Draining workers whose last job ended are now stopped. */
   reapDrained(): void {
     for (const worker of this.#workers.values()) {
@@ -278,6 +291,9 @@ export class WorkerPool implements WorkerRegistry {
       unhealthy: 0,
     };
     for (const session of this.#dispatcher.sessionsOf(endpointId)) {
+      // A worker being stopped takes no job: shown idle, it would be waited on in vain. Until its
+      // process ends (up to killGraceMs when it ignores SIGTERM) it counts only while it runs jobs.
+      if (session.draining && session.held.size === 0) continue;
       const state = stateOf(session);
       counts[state]++;
       if (state === "idle") counts.ready++;

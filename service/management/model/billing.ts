@@ -7,7 +7,8 @@ import type { EndpointRecord, WorkerBilling, WorkerUsageRow } from "./records";
 
 /*
  * The billing model of this local service, simple and honest:
- * - Compute: a serverless worker (pod) is billed from its last start (or creation) until it stops, at
+ * - Compute: a serverless worker (pod) is billed from its creation (its cold start included, as the
+ *   real service bills a worker's initialization) until it stops, at
  *   a per-GPU hourly price of its endpoint's first GPU type (taken when the worker was created) times
  *   its GPU count. Running workers are read from the job plane; a stopped worker's time is kept in
  *   the store (WorkerUsageLedger), written when it stops (a graceful shutdown stops them all), one
@@ -15,8 +16,9 @@ import type { EndpointRecord, WorkerBilling, WorkerUsageRow } from "./records";
  *   Bounds: past WORKER_ROWS_PER_ENDPOINT_HOUR rows of an endpoint in one hour, further workers' time
  *   in that hour is merged into one row per billing (billed, grouped by podId, as podId "unknown";
  *   a range starting or ending inside that hour counts it pro rata); rows older than
- *   WORKER_USAGE_RETENTION_MS are deleted. The running time of workers up when the service was
- *   killed (no graceful stop) is lost.
+ *   WORKER_USAGE_RETENTION_MS are deleted. A running worker's time so far is also written at each
+ *   checkpoint (the job plane's `usageCheckpointMs`, a minute), extending its row of the hour, so a
+ *   service killed without a graceful stop loses at most the time since the last checkpoint.
  * - Rented pods (/billing/pods only): every running period (kept after the pod is stopped or
  *   terminated) at the pod's hourly price then (costPerHr); grouped by gpuTypeId, a CPU pod counts
  *   under its CPU flavor.
@@ -192,6 +194,8 @@ export class WorkerUsageLedger implements WorkerUsageLog {
   readonly #store: ManagementStore;
   /** Billing of the workers created and not yet stopped, by pod id. */
   readonly #live = new Map<string, WorkerBilling>();
+  /** Until when a running worker's time is already in the store (written by a checkpoint), by pod id. */
+  readonly #recordedUntil = new Map<string, number>();
 
   constructor(deps: { store: ManagementStore; clock: Clock }) {
     this.#store = deps.store;
@@ -204,20 +208,50 @@ export class WorkerUsageLedger implements WorkerUsageLog {
 
   stopped(pod: WorkerPod, stoppedAt: number): void {
     const billing = this.billingOf(pod);
-    this.#live.delete(pod.id);
     // Time past the retention is not written (it would be deleted at once).
-    const from = Math.max(pod.lastStartedAt ?? pod.createdAt, stoppedAt - WORKER_USAGE_RETENTION_MS);
+    const from = Math.max(this.unrecordedSince(pod), stoppedAt - WORKER_USAGE_RETENTION_MS);
+    this.#live.delete(pod.id);
+    this.#recordedUntil.delete(pod.id);
     this.#store.transaction(() => {
-      // One row per UTC hour: every bucket size is made of whole hours.
-      for (let hourMs = from - (from % HOUR); hourMs < stoppedAt; hourMs += HOUR) {
-        const fromMs = Math.max(hourMs, from);
-        const untilMs = Math.min(hourMs + HOUR, stoppedAt);
-        if (untilMs <= fromMs) continue;
-        const row = { ...billing, podId: pod.id, hourMs, fromMs, untilMs, billedMs: untilMs - fromMs };
-        this.#store.addWorkerUsage(pod.accountId, row, WORKER_ROWS_PER_ENDPOINT_HOUR);
-      }
+      this.#write(pod, billing, from, stoppedAt);
       this.#store.pruneWorkerUsage(stoppedAt - WORKER_USAGE_RETENTION_MS);
     });
+  }
+
+  /**
+   * Running workers' time so far is written now, so that a service killed outright (SIGKILL, a
+   * crash, the machine's power) loses only the time since the last checkpoint.
+   */
+  checkpoint(pods: WorkerPod[], now: number): void {
+    const running = pods.filter((pod) => this.#live.has(pod.id));
+    if (running.length === 0) return;
+    this.#store.transaction(() => {
+      for (const pod of running) {
+        const billing = this.billingOf(pod);
+        const from = Math.max(this.unrecordedSince(pod), now - WORKER_USAGE_RETENTION_MS);
+        this.#write(pod, billing, from, now);
+        this.#recordedUntil.set(pod.id, now);
+      }
+    });
+  }
+
+  /** From when a running worker's time is not yet in the store (BillingService adds it from here). */
+  unrecordedSince(pod: WorkerPod): number {
+    // From its creation: billed from its process start instead, a worker's bill shrank by its cold
+    // start at the moment the process started.
+    const since = pod.createdAt;
+    return Math.max(since, this.#recordedUntil.get(pod.id) ?? since);
+  }
+
+  /** One row per UTC hour (every bucket size is made of whole hours); a checkpointed hour's row grows. */
+  #write(pod: WorkerPod, billing: WorkerBilling, from: number, until: number): void {
+    for (let hourMs = from - (from % HOUR); hourMs < until; hourMs += HOUR) {
+      const fromMs = Math.max(hourMs, from);
+      const untilMs = Math.min(hourMs + HOUR, until);
+      if (untilMs <= fromMs) continue;
+      const row = { ...billing, podId: pod.id, hourMs, fromMs, untilMs, billedMs: untilMs - fromMs };
+      this.#store.addWorkerUsage(pod.accountId, row, WORKER_ROWS_PER_ENDPOINT_HOUR);
+    }
   }
 
   /** What a worker is billed at: taken at its creation, or (one not created by the pool) its endpoint's now. */
@@ -277,7 +311,8 @@ export class BillingService {
       if (worker.desiredStatus !== "RUNNING") continue;
       const billing = this.#usage.billingOf(worker);
       if (!selected(q, worker.id, billing)) continue;
-      const runningSince = worker.lastStartedAt ?? worker.createdAt;
+      // Its time until the last checkpoint is in the ledger's rows below: counted once.
+      const runningSince = this.#usage.unrecordedSince(worker);
       addToBuckets(
         totals,
         buckets,

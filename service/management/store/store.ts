@@ -170,6 +170,7 @@ export class ManagementStore {
   readonly #insertWorkerUsage: StatementSync;
   readonly #workerUsage: StatementSync;
   readonly #pruneWorkerUsage: StatementSync;
+  readonly #extendWorkerUsage: StatementSync;
   readonly #secretSelect: string;
   readonly #secretById: StatementSync;
   readonly #secretByName: StatementSync;
@@ -286,6 +287,10 @@ export class ManagementStore {
        FROM mgmt_worker_usage WHERE account_id = ? AND hour_ms >= ? AND hour_ms < ? ORDER BY hour_ms, from_ms`,
     );
     this.#pruneWorkerUsage = db.prepare("DELETE FROM mgmt_worker_usage WHERE hour_ms < ?");
+    this.#extendWorkerUsage = db.prepare(
+      `UPDATE mgmt_worker_usage SET until_ms = ?, billed_ms = billed_ms + ?
+       WHERE account_id = ? AND endpoint_id = ? AND pod_id = ? AND hour_ms = ? AND until_ms = ?`,
+    );
     // Every read of a secret names its columns: the value is read only by secretValues().
     this.#secretSelect = `SELECT id, account_id AS accountId, name, description, created_at AS createdAt,
       updated_at AS updatedAt FROM mgmt_secrets`;
@@ -475,12 +480,12 @@ export class ManagementStore {
   }
 
   /**
-   * Adds a stopped worker's time within one hour: as its own row while the endpoint has fewer than
+   * Adds a worker's time within one hour (at its stop, or at a checkpoint while it runs): to its own
+   * row of the hour when the time continues it, else as its own row while the endpoint has fewer than
    * `podRowsCap` rows in that hour, else to the hour's merged row of the same billing (pod_id NULL).
    */
   addWorkerUsage(accountId: string, row: WorkerUsageRow, podRowsCap: number): void {
     const dataCenterIds = JSON.stringify(row.dataCenterIds);
-    const { n } = this.#workerUsageRows.get(accountId, row.endpointId, row.hourMs) as { n: number };
     const billing = [
       row.templateId,
       row.imageName,
@@ -490,6 +495,20 @@ export class ManagementStore {
       row.computeType,
       row.usdPerGpuHour,
     ] as const;
+    // A checkpointed worker's row of this hour grows (one row per worker and hour, not per checkpoint).
+    if (row.podId !== null) {
+      const extended = this.#extendWorkerUsage.run(
+        row.untilMs,
+        row.billedMs,
+        accountId,
+        row.endpointId,
+        row.podId,
+        row.hourMs,
+        row.fromMs,
+      );
+      if (Number(extended.changes) > 0) return;
+    }
+    const { n } = this.#workerUsageRows.get(accountId, row.endpointId, row.hourMs) as { n: number };
     if (n >= podRowsCap) {
       const merged = this.#mergeWorkerUsage.run(
         row.fromMs,

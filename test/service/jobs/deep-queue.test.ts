@@ -56,7 +56,12 @@ describe("deep queues (jobs left in the store)", () => {
     expect(h.plane.book.liveJobs(ep.id)).toHaveLength(2);
     expect(await inQueue(h, ep.id)).toBe(6);
     const status = await h.call("GET", `/v2/${ep.id}/status/${ids[5]}`);
-    expect(status.body).toEqual({ id: ids[5], status: "IN_QUEUE" });
+    expect(status.body).toEqual({
+      id: ids[5],
+      status: "IN_QUEUE",
+      delayTime: expect.any(Number),
+      executionTime: 0,
+    });
     const worker = new ProtocolWorker(h, ep.id, "w-order");
     expect(await takeAll(worker, 6)).toEqual([0, 1, 2, 3, 4, 5].map((i) => ({ i })));
     expect(await inQueue(h, ep.id)).toBe(0);

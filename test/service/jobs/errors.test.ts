@@ -204,7 +204,12 @@ describe("job API errors", () => {
   it("no worker available (max workers 0): the job stays IN_QUEUE", async () => {
     const id = ((await run({ input: {} })).body as { id: string }).id;
     await (h.clock as ManualClock).advance(60 * 60_000);
-    expect((await h.call("GET", `/v2/${ep.id}/status/${id}`)).body).toEqual({ id, status: "IN_QUEUE" });
+    expect((await h.call("GET", `/v2/${ep.id}/status/${id}`)).body).toEqual({
+      id,
+      status: "IN_QUEUE",
+      delayTime: 60 * 60_000,
+      executionTime: 0,
+    });
   });
 
   it("worker error or invalid input: the job ends FAILED with the worker's error verbatim", async () => {
@@ -245,7 +250,7 @@ describe("500: an unexpected failure", () => {
         listAll: () => [],
       },
       secrets: { resolveEnv: (_, env) => ({ ok: true, env }) },
-      usage: { started: () => {}, stopped: () => {} },
+      usage: { started: () => {}, stopped: () => {}, checkpoint: () => {} },
       log: () => {},
     });
     const app = Fastify({ logger: false });

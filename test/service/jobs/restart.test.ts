@@ -31,8 +31,18 @@ describe("restart recovery", () => {
     const status = async (id: string) => (await second.call("GET", `/v2/${ep.id}/status/${id}`)).body;
     expect(await status(completed)).toMatchObject({ status: "COMPLETED", output: { kept: true } });
     expect(await status(failed)).toMatchObject({ status: "FAILED", error: "broke" });
-    expect(await status(runningJob)).toEqual({ id: runningJob, status: "IN_QUEUE" });
-    expect(await status(queued)).toEqual({ id: queued, status: "IN_QUEUE" });
+    expect(await status(runningJob)).toEqual({
+      id: runningJob,
+      status: "IN_QUEUE",
+      delayTime: expect.any(Number),
+      executionTime: 0,
+    });
+    expect(await status(queued)).toEqual({
+      id: queued,
+      status: "IN_QUEUE",
+      delayTime: expect.any(Number),
+      executionTime: 0,
+    });
     expect((await second.call("GET", `/v2/${ep.id}/health`)).body).toMatchObject({
       jobs: { completed: 1, failed: 1, inQueue: 2, inProgress: 0, retried: 1 },
     });
@@ -124,6 +134,8 @@ describe("restart recovery", () => {
           expect((await service.call("GET", `/v2/${endpointId}/status/${id}`)).body).toEqual({
             id,
             status: "IN_QUEUE",
+            delayTime: expect.any(Number),
+            executionTime: 0,
           });
         }
       }
@@ -150,6 +162,8 @@ describe("restart recovery", () => {
     expect((await h.call("GET", `/v2/${b.id}/status/${added}`)).body).toEqual({
       id: added,
       status: "IN_QUEUE",
+      delayTime: expect.any(Number),
+      executionTime: 0,
     });
     const reader = new DatabaseSync(data, { readOnly: true });
     const row = reader.prepare("SELECT id_hash FROM jobs WHERE id = ?").get(added) as { id_hash: number };

@@ -98,7 +98,12 @@ describe("job store writes: a job's start waits for its end", () => {
       if (existsSync(`${data}${suffix}`)) copyFileSync(`${data}${suffix}`, `${crashed}${suffix}`);
     }
     const after = await start(crashed, new ManualClock(clock.now()));
-    expect((await after.call("GET", `/v2/${ep.id}/status/${id}`)).body).toEqual({ id, status: "IN_QUEUE" });
+    expect((await after.call("GET", `/v2/${ep.id}/status/${id}`)).body).toEqual({
+      id,
+      status: "IN_QUEUE",
+      delayTime: expect.any(Number),
+      executionTime: 0,
+    });
     expect((await after.call("GET", `/v2/${ep.id}/health`)).body).toMatchObject({
       jobs: { inQueue: 1, inProgress: 0, retried: 0 },
     });

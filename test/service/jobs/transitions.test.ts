@@ -41,20 +41,28 @@ describe("job transitions", () => {
     expect(reply.status).toBe(200);
     expect(reply.body).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}-u1$/), status: "IN_QUEUE" });
     const id = (reply.body as { id: string }).id;
-    expect((await status(id)).body).toEqual({ id, status: "IN_QUEUE" });
+    expect((await status(id)).body).toEqual({ id, status: "IN_QUEUE", delayTime: 0, executionTime: 0 });
   });
 
   it("IN_QUEUE --cancel--> CANCELLED: the job is removed before it starts", async () => {
     const id = await run();
     const cancelled = await h.call("POST", `/v2/${ep.id}/cancel/${id}`);
     expect(cancelled.body).toEqual({ id, status: "CANCELLED" });
-    expect((await status(id)).body).toMatchObject({ id, status: "CANCELLED" });
+    expect((await status(id)).body).toEqual({ id, status: "CANCELLED", delayTime: 0, executionTime: 0 });
     expect((await h.call("GET", `/v2/${ep.id}/health`)).body).toMatchObject({ jobs: { inQueue: 0 } });
     // A worker asking for work gets nothing: after the hold, 204.
     const taking = worker.take();
     await pollRegistered("take");
     await clock.advance(h.plane.config.pollHoldMs);
     expect((await taking).status).toBe(204);
+  });
+
+  it("a job cancelled in the queue keeps the delayTime it waited (until the cancel) and executionTime 0", async () => {
+    const id = await run();
+    await clock.advance(2_500);
+    await h.call("POST", `/v2/${ep.id}/cancel/${id}`);
+    await clock.advance(10_000);
+    expect((await status(id)).body).toEqual({ id, status: "CANCELLED", delayTime: 2_500, executionTime: 0 });
   });
 
   it("IN_PROGRESS --cancel--> CANCELLED: the running job is stopped on its worker; a late result is ignored", async () => {
@@ -82,7 +90,7 @@ describe("job transitions", () => {
 
     expect((await h.call("POST", `/v2/${ep.id}/retry/${id}`)).body).toEqual({ id, status: "IN_QUEUE" });
     const requeued = (await status(id)).body as Record<string, unknown>;
-    expect(requeued).toEqual({ id, status: "IN_QUEUE" });
+    expect(requeued).toEqual({ id, status: "IN_QUEUE", delayTime: 0, executionTime: 0 });
     const again = await take();
     expect(again).toMatchObject({ id, input: { n: 7 } });
     expect((await h.call("GET", `/v2/${ep.id}/health`)).body).toMatchObject({
@@ -216,9 +224,18 @@ describe("job transitions", () => {
   it("IN_QUEUE -> IN_PROGRESS only when a worker takes it; delayTime and executionTime are milliseconds", async () => {
     const id = await run();
     await clock.advance(3_000);
-    expect((await status(id)).body).toEqual({ id, status: "IN_QUEUE" });
+    // In every state, as the real /status shape has them: queued so far 3 s, run 0 ms.
+    expect((await status(id)).body).toEqual({ id, status: "IN_QUEUE", delayTime: 3_000, executionTime: 0 });
     await take();
-    await clock.advance(1_500);
+    await clock.advance(1_000);
+    expect((await status(id)).body).toEqual({
+      id,
+      status: "IN_PROGRESS",
+      delayTime: 3_000,
+      executionTime: 1_000,
+      workerId: worker.id,
+    });
+    await clock.advance(500);
     await worker.done(id, { output: [1, 2] });
     expect((await status(id)).body).toEqual({
       id,

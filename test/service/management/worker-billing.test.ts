@@ -1,3 +1,5 @@
+import { copyFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { BillingRecord } from "../../../sdk/schemas/billing";
 import { ManualClock } from "../../../service/clock";
@@ -132,6 +134,60 @@ describe("billing of serverless workers that stopped", () => {
       { podId, time: "2026-01-05T00:00:00.000Z", timeBilledMs: 90_000, amount: usd(90_000 * A40_PER_MS) },
     ]);
     await stopWorkers(second, up.id);
+  });
+
+  it("a service killed outright (no graceful stop) keeps its running workers' time until the last checkpoint", async () => {
+    const { dir, data } = storeFile("runpodkit-worker-billing-kill-");
+    const t0 = Date.UTC(2026, 0, 6, 8, 0, 0);
+    const clock = new ManualClock(t0);
+    const first = await start(data, clock, { ...CONFIG, usageCheckpointMs: 60_000 });
+    const ep = first.endpoint("runpodkit/echo", { workersMin: 1, workersMax: 1, gpuTypeIds: ["NVIDIA A40"] });
+    const podId = await workerUp(first, ep.id);
+    const since = first.plane.pool.views(ACCOUNT, ep.id)[0]?.lastStartedAt ?? t0;
+    await clock.advance(150_000); // checkpoints at t0 + 60 s and t0 + 120 s
+    const query = `pods?grouping=podId&podId=${podId}&startTime=2026-01-06T00:00:00Z`;
+    const billed = (ms: number) => [
+      { podId, time: "2026-01-06T00:00:00.000Z", timeBilledMs: ms, amount: usd(ms * A40_PER_MS) },
+    ];
+    // While it runs: the checkpointed time and the rest, each counted once.
+    expect(await billing(first, query)).toEqual(billed(t0 + 150_000 - since));
+
+    // The store exactly as a SIGKILL leaves it (the first service never stops its workers).
+    const killed = join(dir, "killed.sqlite");
+    for (const suffix of ["", "-wal", ".key"]) {
+      if (existsSync(`${data}${suffix}`)) copyFileSync(`${data}${suffix}`, `${killed}${suffix}`);
+    }
+    const second = await start(killed, new ManualClock(clock.now()), CONFIG);
+    expect(await billing(second, query)).toEqual(billed(t0 + 120_000 - since));
+  });
+
+  it("bills a worker from its creation, its cold start included: its bill never shrinks when its process starts", async () => {
+    const { data } = storeFile("runpodkit-worker-billing-cold-");
+    const t0 = Date.UTC(2026, 0, 7, 8, 0, 0);
+    const clock = new ManualClock(t0);
+    const h = await start(data, clock, { ...CONFIG, coldStartMs: 2_000 });
+    const ep = h.endpoint("runpodkit/echo", { workersMin: 1, workersMax: 1, gpuTypeIds: ["NVIDIA A40"] });
+    const pod = await eventually(() => h.plane.pool.views(ACCOUNT, ep.id)[0]);
+    const podId = pod.id;
+    const query = `pods?grouping=podId&podId=${podId}&startTime=2026-01-07T00:00:00Z`;
+    const billedMs = async () => (await billing(h, query))[0]?.timeBilledMs;
+    await clock.advance(1_000); // in its cold start
+    expect(await billedMs()).toBe(clock.now() - pod.createdAt);
+    await clock.advance(2_000); // its process starts at creation + 2 s
+    await workerUp(h, ep.id);
+    expect(await billedMs()).toBe(clock.now() - pod.createdAt);
+    await clock.advance(10_000); // past its idleTimeout, so that scaling to zero stops it now
+    const stoppedAt = clock.now();
+    await stopWorkers(h, ep.id);
+    await clock.advance(HOUR);
+    expect(await billing(h, query)).toEqual([
+      {
+        podId,
+        time: "2026-01-07T00:00:00.000Z",
+        timeBilledMs: stoppedAt - pod.createdAt,
+        amount: usd((stoppedAt - pod.createdAt) * A40_PER_MS),
+      },
+    ]);
   });
 
   it("applies endpointId, gpuTypeId, dataCenterId, templateId and grouping to stopped workers; accounts apart", async () => {

@@ -235,6 +235,36 @@ describe("worker runtime and built-in handlers", () => {
     ).toBe(true);
   });
 
+  it("a worker being stopped that ignores SIGTERM is not reported idle by /health; a job goes to a new worker", async () => {
+    await start({
+      config: { handlers: { "acme/stubborn": resolve("test/service/workers/fixtures/stubborn.ts") } },
+    });
+    const ep = h.endpoint("acme/stubborn", { workersMin: 1, workersMax: 1, idleTimeout: 1 });
+    type Health = { workers: Record<string, number> };
+    const health = async () => ((await h.call("GET", `/v2/${ep.id}/health`)).body as Health).workers;
+    await eventually(async () => ((await health()).idle === 1 ? true : undefined));
+    const [stubborn] = h.plane.pool.workersOf(ep.id);
+    // Scaled to zero: it is drained and sent SIGTERM, which it ignores (the kill timer runs on the
+    // manual clock, so it stays until the clock moves).
+    h.management.endpoints.update(ACCOUNT, ep.id, { workersMin: 0 });
+    await (h.clock as ManualClock).advance(1_000 + h.plane.config.scalerIntervalMs);
+    await eventually(() => (stubborn?.session.draining ? true : undefined));
+    expect(stubborn?.process?.exitCode).toBeNull();
+    expect(await health()).toEqual({
+      idle: 0,
+      running: 0,
+      initializing: 0,
+      ready: 0,
+      throttled: 0,
+      unhealthy: 0,
+    });
+    // A job is not handed to it: a new worker starts and runs it.
+    const reply = await runsync(ep, { n: 1 });
+    expect(reply).toMatchObject({ status: "COMPLETED", output: { n: 1 } });
+    expect(reply.workerId).not.toBe(stubborn?.session.id);
+    expect(await health()).toMatchObject({ idle: 1, ready: 1, running: 0 });
+  });
+
   it("workersMin workers are always up; a worker that dies is replaced", async () => {
     await start();
     const ep = h.endpoint("runpodkit/echo", { workersMin: 2, workersMax: 3 });
