@@ -130,7 +130,9 @@ describe("REST templates", () => {
   });
 
   it("refuses to delete a template an endpoint uses", async () => {
-    const t = (await api.rest<Template>("POST", "/templates", { name: "used", imageName: "i" })).body;
+    const t = (
+      await api.rest<Template>("POST", "/templates", { name: "used", imageName: "i", isServerless: true })
+    ).body;
     const e = (await api.rest<{ id: string }>("POST", "/endpoints", { templateId: t.id, workersMax: 0 }))
       .body;
     const refused = await api.rest<ErrorBody>("DELETE", `/templates/${t.id}`);
