@@ -91,6 +91,7 @@ export const podRoutes: RestRoute[] = [
           ...rest,
           computeType: computeType ?? "GPU",
           cloudType: cloudType ?? "SECURE",
+          wire: "rest",
           countryCodes,
           containerDiskInGb: rest.containerDiskInGb ?? undefined,
           volumeInGb: rest.volumeInGb ?? undefined,
