@@ -163,6 +163,10 @@ export const podRoutes: RestRoute[] = [
         }),
       );
     },
+    {
+      fields: Object.keys(PodCreateInput.shape).filter((key) => !(key in PodUpdateInput.shape)),
+      fix: "it is chosen when the pod is created; create a new pod instead",
+    },
   ),
   route(
     {

@@ -169,6 +169,35 @@ describe("REST pods", () => {
     });
   });
 
+  it("refuses an update of a field only create takes as not updatable, naming it (PATCH and POST /update)", async () => {
+    const pod = await ok("POST", "/pods", { name: "fixed", imageName: "x", gpuTypeIds: ["NVIDIA A40"] });
+    for (const [path, method] of [
+      [`/pods/${pod.id}`, "PATCH"],
+      [`/pods/${pod.id}/update`, "POST"],
+    ] as const) {
+      for (const [field, value] of [
+        ["gpuTypeIds", ["NVIDIA L4"]],
+        ["gpuCount", 2],
+        ["dataCenterIds", ["EU-CZ-1"]],
+        ["computeType", "CPU"],
+        ["templateId", "t"],
+      ] as const) {
+        const reply = await api.rest<ErrorBody>(method, path, { name: "renamed", [field]: value });
+        expect(reply.status).toBe(400);
+        expect(reply.body).toMatchObject({
+          code: "VALIDATION",
+          field,
+          message: `${field}: is not updatable; it is chosen when the pod is created; create a new pod instead`,
+        });
+      }
+    }
+    // Nothing changed; an unknown key is still refused as such.
+    expect((await ok("GET", `/pods/${pod.id}`)).name).toBe("fixed");
+    const unknown = await api.rest<ErrorBody>("PATCH", `/pods/${pod.id}`, { banana: 1 });
+    expect(unknown.body.message).toBe('Unrecognized key: "banana"');
+    await ok("DELETE", `/pods/${pod.id}`, undefined, 204);
+  });
+
   it("filters by gpuTypeId, dataCenterId and cpuFlavorId, one value or several (repeated)", async () => {
     const a40 = await ok("POST", "/pods", {
       imageName: "f",
