@@ -509,6 +509,7 @@ export class WorkerPool implements WorkerRegistry {
     }
     const view = viewOf(pod, session);
     view.desiredStatus = worker.stopping === "idle" ? "EXITED" : "TERMINATED";
+    view.stoppedAt = this.#clock.now();
     const past = this.#history.get(session.endpointId) ?? [];
     past.unshift(view);
     past.length = Math.min(past.length, this.#options.historyPerEndpoint);

@@ -122,12 +122,17 @@ export interface PodChanges {
 
 const DEFAULT_POD_NAME = "my pod";
 
-/** A worker's last lifecycle event; a worker that could not start says why. */
+/**
+ * A worker's last lifecycle event; a worker that could not start says why, a stopped one when it
+ * stopped (its state is the last it had while running: "idle since" would contradict EXITED).
+ */
 export function workerStatusChange(worker: WorkerPod): string {
-  const since = new Date(worker.lastStartedAt ?? worker.createdAt).toISOString();
-  return worker.failure !== undefined
-    ? `failed to start: ${worker.failure}`
-    : `${worker.state} since ${since}`;
+  if (worker.failure !== undefined) return `failed to start: ${worker.failure}`;
+  if (worker.desiredStatus !== "RUNNING") {
+    const stopped = new Date(worker.stoppedAt ?? worker.lastStartedAt ?? worker.createdAt).toISOString();
+    return `${worker.desiredStatus === "EXITED" ? "exited" : "terminated"} since ${stopped}`;
+  }
+  return `${worker.state} since ${new Date(worker.lastStartedAt ?? worker.createdAt).toISOString()}`;
 }
 
 export function podName(pod: PodView): string {

@@ -206,6 +206,42 @@ describe("scaling endpoints", () => {
     expect(h.logs.filter((line) => line.includes("config.jobs.maxWorkers"))).toHaveLength(1);
   });
 
+  it("a stopped worker's lastStatusChange says when it stopped (REST includeWorkers, GraphQL pods)", async () => {
+    h = await startHarness();
+    const clock = h.clock as ManualClock;
+    const ep = h.endpoint("runpodkit/echo", { workersMin: 1, workersMax: 1, idleTimeout: 1 });
+    await eventually(() => (pods(ep)[0]?.state === "idle" ? true : undefined));
+    const rest = async () =>
+      (
+        (await h.call("GET", `/v1/endpoints/${ep.id}?includeWorkers=true`, { key: `Bearer ${KEY}` }))
+          .body as {
+          workers: { desiredStatus: string; lastStatusChange: string }[];
+        }
+      ).workers;
+    expect((await rest())[0]?.lastStatusChange).toMatch(/^idle since /);
+    const patched = await h.call("PATCH", `/v1/endpoints/${ep.id}`, {
+      body: { workersMin: 0 },
+      key: `Bearer ${KEY}`,
+    });
+    expect(patched.status).toBe(200);
+    await clock.advance(5_000);
+    await eventually(() => (pods(ep).length === 0 ? true : undefined));
+    const stoppedAt = new Date(clock.now()).toISOString();
+    expect(await rest()).toMatchObject([
+      { desiredStatus: "EXITED", lastStatusChange: `exited since ${stoppedAt}` },
+    ]);
+    const gql = await h.call("POST", `/graphql?api_key=${KEY}`, {
+      body: { query: `{ myself { endpoint(id: "${ep.id}") { pods { desiredStatus lastStatusChange } } } }` },
+    });
+    expect(gql.body).toEqual({
+      data: {
+        myself: {
+          endpoint: { pods: [{ desiredStatus: "EXITED", lastStatusChange: `exited since ${stoppedAt}` }] },
+        },
+      },
+    });
+  });
+
   it("lowPriority jobs never trigger a scale-up", async () => {
     h = await startHarness({ config: { coldStartMs: 3_600_000 } });
     const ep = h.endpoint("runpodkit/echo", { workersMax: 5, scalerType: "REQUEST_COUNT", scalerValue: 1 });
