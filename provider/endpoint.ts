@@ -51,7 +51,9 @@ const wire = GqlEndpointInput.shape;
  */
 export const EndpointInputs = z.strictObject({
   name: wire.name.optional().describe("Endpoint name. Default: the resource name plus a generated suffix."),
-  templateId: wire.templateId.describe("Id of the template whose container image the workers run."),
+  templateId: wire.templateId.describe(
+    "Id of the serverless template (isServerless: true) whose container image the workers run; a pod template is refused.",
+  ),
   hubReleaseId: wire.hubReleaseId
     .unwrap()
     .unwrap()

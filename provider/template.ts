@@ -58,7 +58,9 @@ export const TemplateInputs = z.strictObject({
   isServerless: fields.isServerless
     .unwrap()
     .default(TEMPLATE_DEFAULTS.isServerless)
-    .describe("Whether endpoints use it (default false). Changing it replaces the template."),
+    .describe(
+      "Whether endpoints use it (default false; an Endpoint needs true, pods take either). Changing it replaces the template.",
+    ),
   containerDiskInGb: fields.containerDiskInGb
     .unwrap()
     .default(TEMPLATE_DEFAULTS.containerDiskInGb)

@@ -34,6 +34,8 @@ export interface WorkerPod {
   state: "initializing" | "idle" | "running" | "unhealthy";
   /** Why the worker could not start (e.g. an unknown secret in its env); absent when it did. */
   failure?: string;
+  /** When it stopped (ms since the epoch), once desiredStatus is EXITED or TERMINATED. */
+  stoppedAt?: number;
 }
 
 /** The job plane's workers, as the management plane reads them (pods, billing). */

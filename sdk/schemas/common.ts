@@ -121,6 +121,26 @@ export const GpuIdsList = z.string().superRefine((value, ctx) => {
 });
 
 /** A query parameter that may repeat: it arrives as a string, or an array of strings when repeated. */
+/**
+ * A whole number in a query string, written in digits (`?ttl=60000`), within [min, max]. Not
+ * z.coerce.number(): it reads as Number() does, so `ttl=0x2710`, `ttl=1e5`, `ttl=%2010000` and
+ * `ttl=10000.0` were taken and an empty `ttl=` was read as 0 ("Too small"). A number (a caller's own
+ * object, before it is written into a URL) is taken as it is.
+ */
+export const queryInt = (min: number, max: number) =>
+  z
+    .union([z.number(), z.string()])
+    .transform((value, ctx) => {
+      if (typeof value === "number" || /^\d{1,16}$/.test(value)) return Number(value);
+      const shown = value.length > 20 ? `${value.slice(0, 20)}...` : value;
+      ctx.addIssue({
+        code: "custom",
+        message: `expected a whole number written in digits (${min} to ${max}), received ${JSON.stringify(shown)}`,
+      });
+      return z.NEVER;
+    })
+    .pipe(z.number().int().min(min).max(max));
+
 export const many = <T extends z.ZodType>(item: T) => z.union([item, z.array(item)]);
 
 /** A repeatable query parameter's values as a list (undefined when absent). */

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { queryInt } from "./common";
 
 /**
  * Wire schemas of the job API (/v2/{endpoint_id}), shared by the service (validation, replies) and
@@ -88,17 +89,17 @@ export type JobSubmission = z.infer<typeof JobSubmission>;
 
 /** Query of POST /runsync. */
 export const RunSyncQuery = z.object({
-  wait: z.coerce.number().int().min(JOB_LIMITS.runsyncWait.min).max(JOB_LIMITS.runsyncWait.max).optional(),
+  wait: queryInt(JOB_LIMITS.runsyncWait.min, JOB_LIMITS.runsyncWait.max).optional(),
 });
 
 /** Query of GET/POST /status: `ttl` (ms) resets the job's lifetime, counted from submission. */
 export const StatusQuery = z.object({
-  ttl: z.coerce.number().int().min(JOB_LIMITS.ttl.min).max(JOB_LIMITS.ttl.max).optional(),
+  ttl: queryInt(JOB_LIMITS.ttl.min, JOB_LIMITS.ttl.max).optional(),
 });
 
 /** Query of /status-sync (long-poll status, used by the official JS and Go clients). */
 export const StatusSyncQuery = StatusQuery.extend({
-  wait: z.coerce.number().int().min(JOB_LIMITS.runsyncWait.min).max(JOB_LIMITS.runsyncWait.max).optional(),
+  wait: queryInt(JOB_LIMITS.runsyncWait.min, JOB_LIMITS.runsyncWait.max).optional(),
 });
 
 /** Reply of /run, /cancel and /retry (and of /runsync when the job is not done within `wait`). */
@@ -179,7 +180,7 @@ export type JobErrorBody = z.infer<typeof JobErrorBody>;
 /** Query of job-take / job-take-batch; other parameters (gpu, ...) are opaque. */
 export const JobTakeQuery = z.looseObject({
   job_in_progress: z.enum(["0", "1"]).optional(),
-  batch_size: z.coerce.number().int().min(1).max(1000).optional(),
+  batch_size: queryInt(1, 1000).optional(),
 });
 
 /** Query of ping: comma-joined ids of held jobs; `status=unhealthy` reports a failed fitness check. */

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { queryInt } from "./common";
 import { JobStatus } from "./job";
 
 /**
@@ -37,9 +38,9 @@ export const LogsQuery = z.object({
   job: z.string().min(1).optional(),
   since: Instant.optional(),
   /** Entries after this seq (resume a read). */
-  after: z.coerce.number().int().min(0).optional(),
+  after: queryInt(0, Number.MAX_SAFE_INTEGER).optional(),
   /** The newest this many entries (default 1000). */
-  limit: z.coerce.number().int().min(1).max(10_000).default(1000),
+  limit: queryInt(1, 10_000).default(1000),
   /** Keep the reply open and send new entries as they come (chunked JSON lines). */
   follow: z
     .enum(["0", "1", "true", "false"])
@@ -50,7 +51,7 @@ export type LogsQuery = z.infer<typeof LogsQuery>;
 
 /** Query of GET /v2/{endpoint_id}/jobs. */
 export const RecentJobsQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(500).default(50),
+  limit: queryInt(1, 500).default(50),
   /** Only this job (the console's job page), instead of the newest `limit`. */
   job: z.string().min(1).max(200).optional(),
   /**

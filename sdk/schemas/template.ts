@@ -73,13 +73,38 @@ export type KeyValue = z.infer<typeof KeyValue>;
 const entryPairs = (list: readonly (KeyValue | null)[]) =>
   list.flatMap((entry) => (entry ? [[entry.key, entry.value] as const] : []));
 
-/** A GraphQL env list (templates, endpoints), within ENV_LIMITS.totalBytes. */
-export const GqlEnvList = z.array(KeyValue).superRefine((list, ctx) => checkEnvTotal(entryPairs(list), ctx));
+/**
+ * Adds an issue at the second entry of a key given twice: the env becomes a map (REST's object), so
+ * one of the two values would be dropped without a word.
+ */
+function checkEnvKeysOnce(list: readonly (KeyValue | null)[], ctx: z.RefinementCtx): void {
+  const first = new Map<string, number>();
+  list.forEach((entry, index) => {
+    if (!entry) return;
+    const earlier = first.get(entry.key);
+    if (earlier === undefined) {
+      first.set(entry.key, index);
+      return;
+    }
+    ctx.addIssue({
+      code: "custom",
+      path: [index, "key"],
+      message: `${JSON.stringify(entry.key)} is given twice (entries ${earlier} and ${index}); give each variable once`,
+    });
+  });
+}
 
-/** A pod's GraphQL env list, whose null entries are skipped, within ENV_LIMITS.totalBytes. */
-export const GqlPodEnvList = z
-  .array(KeyValue.nullable())
-  .superRefine((list, ctx) => checkEnvTotal(entryPairs(list), ctx));
+/** A GraphQL env list (templates, endpoints): each key once, within ENV_LIMITS.totalBytes. */
+export const GqlEnvList = z.array(KeyValue).superRefine((list, ctx) => {
+  checkEnvKeysOnce(list, ctx);
+  checkEnvTotal(entryPairs(list), ctx);
+});
+
+/** A pod's GraphQL env list, whose null entries are skipped: each key once, within ENV_LIMITS.totalBytes. */
+export const GqlPodEnvList = z.array(KeyValue.nullable()).superRefine((list, ctx) => {
+  checkEnvKeysOnce(list, ctx);
+  checkEnvTotal(entryPairs(list), ctx);
+});
 
 export const EnvMap = z
   .record(EnvName, EnvValue)

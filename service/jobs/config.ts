@@ -31,6 +31,13 @@ export interface JobPlaneConfig {
   maxRetries: number;
   /** Scaler evaluation period, ms. */
   scalerIntervalMs: number;
+  /**
+   * Worker processes the service runs at once, over every endpoint and account (starting ones
+   * included). workersMin and workersMax have no bound on the wire (the real service's quota is not
+   * described), and each worker is a process on this machine: past this bound, further workers are
+   * not started and jobs wait IN_QUEUE until one stops.
+   */
+  maxWorkers: number;
   /** Deletion of expired results, period in ms. */
   sweepIntervalMs: number;
   /** How often running workers' time is written to the billing record (a killed service loses at most this). */
@@ -86,6 +93,7 @@ export const DEFAULT_JOB_PLANE_CONFIG: JobPlaneConfig = {
   killGraceMs: 5_000,
   maxRetries: 3,
   scalerIntervalMs: 1_000,
+  maxWorkers: 64,
   sweepIntervalMs: 5_000,
   usageCheckpointMs: 60_000,
   recentCacheSize: 10_000,

@@ -140,6 +140,7 @@ export class JobPlane {
         killGraceMs: config.killGraceMs,
         pingIntervalMs: config.pingIntervalMs,
         historyPerEndpoint: 10,
+        maxWorkers: config.maxWorkers,
         workerOutput: config.workerOutput,
       },
       log,

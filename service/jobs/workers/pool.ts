@@ -35,6 +35,8 @@ export interface PoolOptions {
   pingIntervalMs: number;
   /** Stopped workers kept in the pod list per endpoint. */
   historyPerEndpoint: number;
+  /** Worker processes at once, every endpoint together (JobPlaneConfig.maxWorkers). */
+  maxWorkers: number;
   /** Captured worker lines are also echoed to the service's stderr ("inherit"), or only kept ("ignore"). */
   workerOutput: "inherit" | "ignore";
 }
@@ -87,6 +89,8 @@ export class WorkerPool implements WorkerRegistry {
   readonly #crashes = new Map<string, { count: number; until: number }>();
   /** `endpointId@version` whose dropped env variables were logged (once each). */
   readonly #envWarned = new Set<string>();
+  /** Endpoints told (in the log) that maxWorkers keeps them from starting workers. */
+  readonly #capped = new Set<string>();
   readonly #clock: Clock;
   readonly #ids: Ids;
   readonly #dispatcher: Dispatcher;
@@ -136,6 +140,28 @@ export class WorkerPool implements WorkerRegistry {
   mayStart(endpointId: string): boolean {
     const crashes = this.#crashes.get(endpointId);
     return !crashes || this.#clock.now() >= crashes.until;
+  }
+
+  /**
+   * Starts up to `count` workers of the endpoint within maxWorkers (workers still starting or stopping
+   * count: each is or will be a process). Returns how many it started; a shortfall is logged once
+   * until the endpoint can start workers again.
+   */
+  startUpTo(endpoint: EndpointSettings, count: number): number {
+    const room = Math.max(0, this.#options.maxWorkers - this.#workers.size);
+    const started = Math.min(count, room);
+    for (let i = 0; i < started; i++) this.start(endpoint);
+    if (started < count) {
+      if (!this.#capped.has(endpoint.id)) {
+        this.#capped.add(endpoint.id);
+        this.#log(
+          `endpoint ${endpoint.id} wants ${count - started} more worker(s), but the service already runs ${this.#workers.size}, its bound (config.jobs.maxWorkers = ${this.#options.maxWorkers}); its jobs wait in the queue until a worker stops`,
+        );
+      }
+    } else {
+      this.#capped.delete(endpoint.id);
+    }
+    return started;
   }
 
   /** Live managed workers of the endpoint. */
@@ -239,6 +265,7 @@ export class WorkerPool implements WorkerRegistry {
     for (const worker of workers) this.stop(worker.session.id, "deleted");
     await Promise.all(workers.map((w) => w.exited));
     this.#history.delete(endpointId);
+    this.#capped.delete(endpointId);
   }
 
   async stopAll(): Promise<void> {
@@ -498,6 +525,7 @@ export class WorkerPool implements WorkerRegistry {
     }
     const view = viewOf(pod, session);
     view.desiredStatus = worker.stopping === "idle" ? "EXITED" : "TERMINATED";
+    view.stoppedAt = this.#clock.now();
     const past = this.#history.get(session.endpointId) ?? [];
     past.unshift(view);
     past.length = Math.min(past.length, this.#options.historyPerEndpoint);

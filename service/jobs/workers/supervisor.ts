@@ -138,9 +138,8 @@ export class Supervisor {
       inProgress: counts.inProgress,
       oldestQueuedAt: this.#book.oldestScalingQueuedAt(settings.id),
     });
-    if (decision.start > 0 && this.#pool.mayStart(settings.id)) {
-      for (let i = 0; i < decision.start; i++) this.#pool.start(settings);
-    }
+    if (decision.start > 0 && this.#pool.mayStart(settings.id))
+      this.#pool.startUpTo(settings, decision.start);
     for (const id of decision.stop) this.#pool.stop(id, "idle");
   }
 

@@ -133,7 +133,11 @@ function bucketsOf(range: BillingRange, now: number): Bucket[] {
   const size = range.bucketSize ?? "day";
   const end = range.endTime !== undefined ? Date.parse(range.endTime) : now;
   const start = range.startTime !== undefined ? Date.parse(range.startTime) : end - DEFAULT_RANGE_MS;
-  if (start > end) throw invalid("startTime", "must not be after endTime");
+  if (start > end) {
+    // Without endTime the range ends now: a startTime still to come holds nothing billed yet.
+    if (range.endTime === undefined) return [];
+    throw invalid("startTime", `must not be after endTime (${range.startTime} > ${range.endTime})`);
+  }
   const buckets: Bucket[] = [];
   for (let from = bucketStart(start, size); from < end; from = nextBucket(from, size)) {
     if (buckets.length >= MAX_BUCKETS) {

@@ -244,8 +244,16 @@ export class EndpointService {
    * stored before these rules can still be scaled down and deleted.
    */
   #check(accountId: string, settings: EndpointSettings, existing?: EndpointRecord): void {
-    if (!this.#store.templates.get(accountId, settings.templateId)) {
-      throw invalid("templateId", `template ${settings.templateId} not found`);
+    const template = this.#store.templates.get(accountId, settings.templateId);
+    if (!template) throw invalid("templateId", `template ${settings.templateId} not found`);
+    // The spec's templateId is "the serverless template to use"; a pod template (isServerless false)
+    // describes pods. Checked when the template changes, so an endpoint stored before this rule can
+    // still be scaled down and deleted.
+    if (!template.isServerless && differs(existing, settings, "templateId")) {
+      throw invalid(
+        "templateId",
+        `template ${template.id} ("${template.name}") is a pod template (isServerless: false); an endpoint needs a serverless template: create one with isServerless: true`,
+      );
     }
     if (
       settings.computeType === "GPU" &&

@@ -1,4 +1,4 @@
-import { DATA_CENTER_IDS, TEMPLATE_DEFAULTS } from "../../../sdk/schemas/defaults";
+import { DATA_CENTER_IDS, GPU_TYPE_IDS, TEMPLATE_DEFAULTS } from "../../../sdk/schemas/defaults";
 import type { Clock } from "../../clock";
 import { invalid, notFound, ServiceError } from "../../errors";
 import type { Ids } from "../../ids";
@@ -86,7 +86,21 @@ export interface PodCreate {
   startSsh?: boolean | undefined;
   startJupyter?: boolean | undefined;
   locked?: boolean | undefined;
+  /**
+   * Whose field names errors use: REST's (gpuTypeIds, dataCenterIds, countryCodes) or GraphQL's
+   * deploy inputs' (gpuTypeId, dataCenterId, countryCode; the default), so an error names a field
+   * the caller sent.
+   */
+  wire?: "rest" | "graphql" | undefined;
 }
+
+const PLACEMENT_FIELDS = {
+  rest: { gpuType: "gpuTypeIds", dataCenter: "dataCenterIds", country: "countryCodes" },
+  graphql: { gpuType: "gpuTypeId", dataCenter: "dataCenterId", country: "countryCode" },
+} as const;
+
+/** The countries that have data centers, for an error naming a country without one. */
+const COUNTRIES = [...new Set(DATA_CENTER_IDS.map((id) => countryOf(id)))].sort();
 
 /** A pod update: absent fields are unchanged. */
 export interface PodChanges {
@@ -108,12 +122,17 @@ export interface PodChanges {
 
 const DEFAULT_POD_NAME = "my pod";
 
-/** A worker's last lifecycle event; a worker that could not start says why. */
+/**
+ * A worker's last lifecycle event; a worker that could not start says why, a stopped one when it
+ * stopped (its state is the last it had while running: "idle since" would contradict EXITED).
+ */
 export function workerStatusChange(worker: WorkerPod): string {
-  const since = new Date(worker.lastStartedAt ?? worker.createdAt).toISOString();
-  return worker.failure !== undefined
-    ? `failed to start: ${worker.failure}`
-    : `${worker.state} since ${since}`;
+  if (worker.failure !== undefined) return `failed to start: ${worker.failure}`;
+  if (worker.desiredStatus !== "RUNNING") {
+    const stopped = new Date(worker.stoppedAt ?? worker.lastStartedAt ?? worker.createdAt).toISOString();
+    return `${worker.desiredStatus === "EXITED" ? "exited" : "terminated"} since ${stopped}`;
+  }
+  return `${worker.state} since ${new Date(worker.lastStartedAt ?? worker.createdAt).toISOString()}`;
 }
 
 export function podName(pod: PodView): string {
@@ -474,8 +493,14 @@ export class PodService {
 
   /** The data center: the network volume's (which must be among those allowed), else the first allowed. */
   #placement(accountId: string, input: PodCreate): string {
+    const fields = PLACEMENT_FIELDS[input.wire ?? "graphql"];
     for (const id of input.dataCenterIds ?? []) {
-      if (!isDataCenterId(id)) throw invalid("dataCenterId", `unknown data center "${id}"`);
+      if (!isDataCenterId(id)) {
+        throw invalid(
+          fields.dataCenter,
+          `unknown data center "${id}"; expected one of ${DATA_CENTER_IDS.join(", ")}`,
+        );
+      }
     }
     const countries = input.countryCodes?.length ? input.countryCodes : undefined;
     const allowed = (input.dataCenterIds?.length ? input.dataCenterIds : DATA_CENTER_IDS).filter(
@@ -493,15 +518,23 @@ export class PodService {
       return volume.dataCenterId;
     }
     const first = allowed[0];
-    if (!first) throw invalid("countryCode", `no data center in ${countries?.join(", ")}`);
+    if (!first) {
+      const asked = input.dataCenterIds?.length ? ` among ${input.dataCenterIds.join(", ")}` : "";
+      throw invalid(
+        fields.country,
+        `no data center in ${countries?.join(", ")}${asked}; data centers are in ${COUNTRIES.join(", ")}`,
+      );
+    }
     return first;
   }
 
   #gpu(input: PodCreate) {
+    const field = PLACEMENT_FIELDS[input.wire ?? "graphql"].gpuType;
     const types = input.gpuTypeIds ?? [];
-    if (types.length === 0) throw invalid("gpuTypeId", "a GPU pod needs a GPU type");
+    if (types.length === 0) throw invalid(field, "a GPU pod needs a GPU type");
     for (const id of types) {
-      if (!isGpuTypeId(id)) throw invalid("gpuTypeId", `unknown GPU type "${id}"`);
+      if (!isGpuTypeId(id))
+        throw invalid(field, `unknown GPU type "${id}"; expected one of ${GPU_TYPE_IDS.join(", ")}`);
     }
     const gpuCount = input.gpuCount ?? 1;
     const cloud = input.cloudType ?? "SECURE";
@@ -511,10 +544,7 @@ export class PodService {
       if (offer) break;
     }
     if (!offer) {
-      throw invalid(
-        "gpuTypeId",
-        `none of ${types.join(", ")} is offered with ${gpuCount} GPUs in ${cloud} cloud`,
-      );
+      throw invalid(field, `none of ${types.join(", ")} is offered with ${gpuCount} GPUs in ${cloud} cloud`);
     }
     return {
       gpuTypeId: offer.gpuTypeId as string | null,

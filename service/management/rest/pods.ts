@@ -91,6 +91,7 @@ export const podRoutes: RestRoute[] = [
           ...rest,
           computeType: computeType ?? "GPU",
           cloudType: cloudType ?? "SECURE",
+          wire: "rest",
           countryCodes,
           containerDiskInGb: rest.containerDiskInGb ?? undefined,
           volumeInGb: rest.volumeInGb ?? undefined,
@@ -161,6 +162,10 @@ export const podRoutes: RestRoute[] = [
           volumeInGb: volumeInGb ?? undefined,
         }),
       );
+    },
+    {
+      fields: Object.keys(PodCreateInput.shape).filter((key) => !(key in PodUpdateInput.shape)),
+      fix: "it is chosen when the pod is created; create a new pod instead",
     },
   ),
   route(

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
 import { parseInput, parseQuery } from "../../edge/parse";
+import { invalid } from "../../errors";
 import type { Management } from "../index";
 
 type Method = "GET" | "POST" | "PATCH" | "DELETE";
@@ -70,14 +71,32 @@ export function route<const S extends RouteSpec>(
   };
 }
 
-/** An update, as the real service takes it: PATCH <url> and POST <url>/update, same body and reply. */
+/**
+ * An update, as the real service takes it: PATCH <url> and POST <url>/update, same body and reply.
+ * `createOnly` names the fields only a create takes: one in an update is refused as not updatable
+ * (the body's strict schema would call it an "Unrecognized key", as if the field did not exist).
+ */
 export function updateRoutes<const S extends Omit<RouteSpec, "method" | "url">>(
   url: string,
   spec: S,
   handle: (ctx: RouteContext<Parsed<S["body"]>, Parsed<S["query"]>>) => unknown,
+  createOnly: { fields: readonly string[]; fix: string } = { fields: [], fix: "" },
 ): RestRoute[] {
-  return [
+  const routes = [
     route({ ...spec, method: "PATCH", url }, handle),
     route({ ...spec, method: "POST", url: `${url}/update` }, handle),
   ];
+  if (createOnly.fields.length === 0) return routes;
+  const fixed = new Set(createOnly.fields);
+  return routes.map((r) => ({
+    spec: r.spec,
+    serve(request, reply, management, accountId) {
+      const body: unknown = request.body;
+      if (body !== null && typeof body === "object" && !Array.isArray(body)) {
+        const field = Object.keys(body).find((key) => fixed.has(key));
+        if (field !== undefined) throw invalid(field, `is not updatable; ${createOnly.fix}`);
+      }
+      return r.serve(request, reply, management, accountId);
+    },
+  }));
 }

@@ -99,6 +99,35 @@ describe("job API errors", () => {
       expect(reply.body).toMatchObject({ field: "ttl" });
     });
 
+    it("ttl, wait, limit and batch_size only as digits: no hex, exponent, spaces, decimals or empty value", async () => {
+      const id = ((await run({ input: {} })).body as { id: string }).id;
+      for (const ttl of ["0x2710", "1e5", "%2010000%20", "10000.0", "0b10011100010000", ""]) {
+        const reply = await h.call("GET", `/v2/${ep.id}/status/${id}?ttl=${ttl}`);
+        const shown = JSON.stringify(decodeURIComponent(ttl));
+        expect(reply.status).toBe(400);
+        expect(reply.body).toMatchObject({
+          code: "VALIDATION",
+          field: "ttl",
+          message: `ttl: expected a whole number written in digits (10000 to 604800000), received ${shown}`,
+        });
+      }
+      // The job is as it was: no ttl was set by any of them.
+      expect((await h.call("GET", `/v2/${ep.id}/status/${id}?ttl=600000`)).status).toBe(200);
+      const wait = await h.call("POST", `/v2/${ep.id}/runsync?wait=1e4`, { body: { input: {} } });
+      expect(wait.body).toMatchObject({
+        field: "wait",
+        message: 'wait: expected a whole number written in digits (1000 to 300000), received "1e4"',
+      });
+      const limit = await h.call("GET", `/v2/${ep.id}/logs?limit=0x10`);
+      expect(limit.status).toBe(400);
+      expect(limit.text).toContain(
+        'expected a whole number written in digits (1 to 10000), received \\"0x10\\"',
+      );
+      const jobs = await h.call("GET", `/v2/${ep.id}/jobs?limit=5.0`);
+      expect(jobs.status).toBe(400);
+      expect(jobs.text).toContain('received \\"5.0\\"');
+    });
+
     it("malformed JSON", async () => {
       const reply = await h.call("POST", `/v2/${ep.id}/run`, { raw: '{"input": ' });
       expect(reply.status).toBe(400);

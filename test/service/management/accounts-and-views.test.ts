@@ -19,7 +19,12 @@ describe("accounts are isolated", () => {
     const mine = service.apiKey;
     const theirs = service.otherApiKey;
     const template = (
-      await api.rest<Template>("POST", "/templates", { name: "private", imageName: "i" }, mine)
+      await api.rest<Template>(
+        "POST",
+        "/templates",
+        { name: "private", imageName: "i", isServerless: true },
+        mine,
+      )
     ).body;
     const endpoint = (
       await api.rest<Endpoint>("POST", "/endpoints", { templateId: template.id, workersMax: 0 }, mine)
@@ -85,7 +90,12 @@ describe("accounts are isolated", () => {
 describe("REST and GraphQL are two views of one store", () => {
   it("reads through GraphQL what REST wrote", async () => {
     const template = (
-      await api.rest<Template>("POST", "/templates", { name: "viaRest", imageName: "img", env: { A: "1" } })
+      await api.rest<Template>("POST", "/templates", {
+        name: "viaRest",
+        imageName: "img",
+        isServerless: true,
+        env: { A: "1" },
+      })
     ).body;
     const endpoint = (
       await api.rest<Endpoint>("POST", "/endpoints", {
@@ -121,7 +131,7 @@ describe("REST and GraphQL are two views of one store", () => {
 
   it("reads through REST what GraphQL wrote", async () => {
     const t = await api.gql<{ saveTemplate: { id: string } }>(
-      `mutation { saveTemplate(input: {name: "viaGql", imageName: "img", ports: "8000/http"}) { id } }`,
+      `mutation { saveTemplate(input: {name: "viaGql", imageName: "img", isServerless: true, ports: "8000/http"}) { id } }`,
     );
     const templateId = t.body.data.saveTemplate.id;
     const e = await api.gql<{ saveEndpoint: { id: string } }>(

@@ -165,6 +165,65 @@ describe("GraphQL endpoints", () => {
     }
   });
 
+  it("refuses an env key given twice (endpoints, templates, pods), naming the key and both entries", async () => {
+    const templateId = await saveTemplate("g-dup-env");
+    const env = [
+      { key: "A", value: "1" },
+      { key: "B", value: "2" },
+      { key: "A", value: "3" },
+    ];
+    const message = 'env.2.key: "A" is given twice (entries 0 and 2); give each variable once';
+    const calls: [string, string, Record<string, unknown>][] = [
+      [
+        "saveEndpoint",
+        SAVE_ENDPOINT,
+        { input: { name: "dup", templateId, gpuIds: "AMPERE_16", workersMax: 0, env } },
+      ],
+      [
+        "saveTemplate",
+        "mutation($input: SaveTemplateInput!) { saveTemplate(input: $input) { id } }",
+        { input: { name: "dup-t", imageName: "i", env } },
+      ],
+      [
+        "podFindAndDeployOnDemand",
+        "mutation($input: PodFindAndDeployOnDemandInput!) { podFindAndDeployOnDemand(input: $input) { id } }",
+        { input: { name: "dup-p", imageName: "i", gpuTypeId: "NVIDIA A40", gpuCount: 1, env } },
+      ],
+    ];
+    for (const [operation, document, variables] of calls) {
+      const reply = await api.gql(document, variables);
+      expect(reply.status).toBe(200);
+      expect(reply.body.data).toEqual({ [operation]: null });
+      expect(reply.body.errors?.[0]).toMatchObject({
+        message,
+        extensions: { code: "VALIDATION", field: "env.2.key" },
+      });
+    }
+    // Nothing was written: no endpoint, template or pod of these names.
+    const mine = await api.gql<{
+      myself: { endpoints: { name: string }[]; podTemplates: { name: string }[] };
+    }>("{ myself { endpoints { name } podTemplates { name } } }");
+    expect(mine.body.data.myself.endpoints.map((e) => e.name)).not.toContain("dup");
+    expect(mine.body.data.myself.podTemplates.map((t) => t.name)).not.toContain("dup-t");
+    const pods = await api.rest<{ name: string }[]>("GET", "/pods");
+    expect(pods.body.map((p) => p.name)).not.toContain("dup-p");
+    // Distinct keys (and the same value twice) are taken.
+    const saved = await saveEndpoint({
+      name: "distinct",
+      templateId,
+      gpuIds: "AMPERE_16",
+      workersMax: 0,
+      env: [
+        { key: "A", value: "1" },
+        { key: "a", value: "1" },
+      ],
+    });
+    expect(saved.env).toEqual([
+      { key: "A", value: "1" },
+      { key: "a", value: "1" },
+    ]);
+  });
+
   it("answers graphql-js validation errors as HTTP 200 with errors", async () => {
     const unknownEnum = await api.gql(
       `mutation { saveEndpoint(input: {name: "x", templateId: "t", gpuIds: "AMPERE_16", flashBootType: TURBO}) { id } }`,

@@ -17,8 +17,9 @@ describe("persistence", () => {
     const data = join(dir, "store.sqlite");
     const first = await withService({ data });
     const api1 = clients(first);
-    const template = (await api1.rest<Template>("POST", "/templates", { name: "kept", imageName: "img" }))
-      .body;
+    const template = (
+      await api1.rest<Template>("POST", "/templates", { name: "kept", imageName: "img", isServerless: true })
+    ).body;
     const endpoint = (
       await api1.rest<Endpoint>("POST", "/endpoints", { templateId: template.id, workersMax: 1 })
     ).body;

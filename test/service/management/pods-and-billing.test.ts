@@ -77,7 +77,12 @@ describe("pods and billing from the job plane's workers", () => {
 
   it("lists serverless workers as pods with their endpointId, only with includeWorkers", async () => {
     templateId = (
-      await call<{ id: string }>("POST", "/templates", { name: "w", imageName: "img:7", env: { T: "1" } })
+      await call<{ id: string }>("POST", "/templates", {
+        name: "w",
+        imageName: "img:7",
+        isServerless: true,
+        env: { T: "1" },
+      })
     ).body.id;
     const endpoint = await call<{ id: string }>("POST", "/endpoints", {
       templateId,

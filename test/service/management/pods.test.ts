@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BillingRecords } from "../../../sdk/schemas/billing";
 import type { ErrorBody } from "../../../sdk/schemas/common";
+import { DATA_CENTER_IDS, GPU_TYPE_IDS } from "../../../sdk/schemas/defaults";
 import { GqlPod, type Pod } from "../../../sdk/schemas/pod";
 import { ManualClock } from "../../../service/clock";
 import { type TestService, withService } from "../../helpers/service";
@@ -15,6 +16,8 @@ import { clients } from "./client";
  */
 
 const HOUR = 3_600_000;
+/** The countries of the catalogue's data centers, as errors list them. */
+const COUNTRIES = "AU, CA, CZ, FR, IS, JP, NL, NO, RO, SE, US";
 let service: TestService;
 let api: ReturnType<typeof clients>;
 let clock: ManualClock;
@@ -122,11 +125,77 @@ describe("REST pods", () => {
       "POST",
       "/pods",
       { imageName: "x", gpuTypeIds: ["NVIDIA A40"], cloudType: "COMMUNITY" },
-      /^gpuTypeId: none of NVIDIA A40 is offered/,
+      /^gpuTypeIds: none of NVIDIA A40 is offered/,
     );
-    await refused("POST", "/pods", { imageName: "x", gpuTypeIds: ["Tesla T4"], gpuCount: 5 }, /^gpuTypeId: /);
+    await refused(
+      "POST",
+      "/pods",
+      { imageName: "x", gpuTypeIds: ["Tesla T4"], gpuCount: 5 },
+      /^gpuTypeIds: /,
+    );
     await refused("POST", "/pods", { gpuTypeIds: ["NVIDIA L4"] }, /^imageName: /);
     await ok("DELETE", `/pods/${cpu.id}`, undefined, 204);
+  });
+
+  it("names the fields each wire sent (REST gpuTypeIds, dataCenterIds, countryCodes; GraphQL singular) and lists allowed values", async () => {
+    const rest = async (body: object) =>
+      (await api.rest<ErrorBody>("POST", "/pods", { imageName: "x", ...body })).body;
+    expect(await rest({})).toMatchObject({
+      field: "gpuTypeIds",
+      message: "gpuTypeIds: a GPU pod needs a GPU type",
+    });
+    expect(await rest({ gpuTypeIds: ["NVIDIA B200"], gpuCount: 9 })).toMatchObject({ field: "gpuTypeIds" });
+    expect(
+      await rest({ gpuTypeIds: ["NVIDIA A40"], countryCodes: ["JP"], dataCenterIds: ["EU-RO-1"] }),
+    ).toMatchObject({
+      field: "countryCodes",
+      message: `countryCodes: no data center in JP among EU-RO-1; data centers are in ${COUNTRIES}`,
+    });
+    const deploy = (input: string) =>
+      gqlError(
+        `mutation { podFindAndDeployOnDemand(input: {imageName: "x", gpuCount: 1, ${input}}) { id } }`,
+      );
+    expect(await deploy('gpuTypeId: "NVIDIA FOO"')).toMatchObject({
+      message: `gpuTypeId: unknown GPU type "NVIDIA FOO"; expected one of ${GPU_TYPE_IDS.join(", ")}`,
+      extensions: { code: "VALIDATION", field: "gpuTypeId" },
+    });
+    expect(await deploy('gpuTypeId: "NVIDIA A40", dataCenterId: "XX-1"')).toMatchObject({
+      message: `dataCenterId: unknown data center "XX-1"; expected one of ${DATA_CENTER_IDS.join(", ")}`,
+      extensions: { field: "dataCenterId" },
+    });
+    expect(await deploy('gpuTypeId: "NVIDIA A40", countryCode: "ZZ"')).toMatchObject({
+      message: `countryCode: no data center in ZZ; data centers are in ${COUNTRIES}`,
+      extensions: { field: "countryCode" },
+    });
+  });
+
+  it("refuses an update of a field only create takes as not updatable, naming it (PATCH and POST /update)", async () => {
+    const pod = await ok("POST", "/pods", { name: "fixed", imageName: "x", gpuTypeIds: ["NVIDIA A40"] });
+    for (const [path, method] of [
+      [`/pods/${pod.id}`, "PATCH"],
+      [`/pods/${pod.id}/update`, "POST"],
+    ] as const) {
+      for (const [field, value] of [
+        ["gpuTypeIds", ["NVIDIA L4"]],
+        ["gpuCount", 2],
+        ["dataCenterIds", ["EU-CZ-1"]],
+        ["computeType", "CPU"],
+        ["templateId", "t"],
+      ] as const) {
+        const reply = await api.rest<ErrorBody>(method, path, { name: "renamed", [field]: value });
+        expect(reply.status).toBe(400);
+        expect(reply.body).toMatchObject({
+          code: "VALIDATION",
+          field,
+          message: `${field}: is not updatable; it is chosen when the pod is created; create a new pod instead`,
+        });
+      }
+    }
+    // Nothing changed; an unknown key is still refused as such.
+    expect((await ok("GET", `/pods/${pod.id}`)).name).toBe("fixed");
+    const unknown = await api.rest<ErrorBody>("PATCH", `/pods/${pod.id}`, { banana: 1 });
+    expect(unknown.body.message).toBe('Unrecognized key: "banana"');
+    await ok("DELETE", `/pods/${pod.id}`, undefined, 204);
   });
 
   it("filters by gpuTypeId, dataCenterId and cpuFlavorId, one value or several (repeated)", async () => {

@@ -13,7 +13,9 @@ let template: Template;
 beforeAll(async () => {
   service = await withService();
   api = clients(service);
-  template = (await api.rest<Template>("POST", "/templates", { name: "worker", imageName: "img:1" })).body;
+  template = (
+    await api.rest<Template>("POST", "/templates", { name: "worker", imageName: "img:1", isServerless: true })
+  ).body;
 });
 afterAll(() => service.close());
 
@@ -95,6 +97,32 @@ describe("REST endpoints", () => {
     expect(reply.body.message).toMatch(/^computeType: is not updatable/);
   });
 
+  it("refuses a pod template (isServerless false) on create and update, on both wires, naming templateId", async () => {
+    const pod = (await api.rest<Template>("POST", "/templates", { name: "pod-only", imageName: "img:1" }))
+      .body;
+    expect(pod.isServerless).toBe(false);
+    const message = `templateId: template ${pod.id} ("pod-only") is a pod template (isServerless: false); an endpoint needs a serverless template: create one with isServerless: true`;
+    const before = (await api.rest<Endpoint[]>("GET", "/endpoints")).body.length;
+    const created = await api.rest<ErrorBody>("POST", "/endpoints", { templateId: pod.id, workersMax: 0 });
+    expect(created).toMatchObject({
+      status: 400,
+      body: { message, code: "VALIDATION", field: "templateId" },
+    });
+    const endpoint = await createEndpoint({ workersMax: 0 });
+    const patched = await api.rest<ErrorBody>("PATCH", `/endpoints/${endpoint.id}`, { templateId: pod.id });
+    expect(patched).toMatchObject({ status: 400, body: { message, field: "templateId" } });
+    const saved = await saveEndpoint({ templateId: pod.id, gpuIds: "AMPERE_24" });
+    expect(saved.errors?.[0]).toMatchObject({
+      message,
+      extensions: { code: "VALIDATION", field: "templateId" },
+    });
+    const updated = await saveEndpoint({ id: endpoint.id, templateId: pod.id, gpuIds: "AMPERE_24" });
+    expect(updated.errors?.[0]).toMatchObject({ message });
+    // Nothing was created or changed; the endpoint keeps its serverless template.
+    expect((await api.rest<Endpoint[]>("GET", "/endpoints")).body.length).toBe(before + 1);
+    expect((await api.rest<Endpoint>("GET", `/endpoints/${endpoint.id}`)).body.templateId).toBe(template.id);
+  });
+
   it("refuses workersMin above workersMax and references missing in the account", async () => {
     const tooMany = await api.rest<ErrorBody>("POST", "/endpoints", {
       templateId: template.id,
@@ -115,8 +143,13 @@ describe("REST endpoints", () => {
   });
 
   it("bumps version when the template or env changes, not for other fields", async () => {
-    const other = (await api.rest<Template>("POST", "/templates", { name: "other", imageName: "img:2" }))
-      .body;
+    const other = (
+      await api.rest<Template>("POST", "/templates", {
+        name: "other",
+        imageName: "img:2",
+        isServerless: true,
+      })
+    ).body;
     const endpoint = await createEndpoint();
     const renamed = await api.rest<Endpoint>("PATCH", `/endpoints/${endpoint.id}`, { name: "same-version" });
     expect(renamed.body.version).toBe(0);

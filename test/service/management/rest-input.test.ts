@@ -12,7 +12,9 @@ let template: Template;
 beforeAll(async () => {
   service = await withService({ config: { managementBodyLimit: 4096 } });
   api = clients(service);
-  template = (await api.rest<Template>("POST", "/templates", { name: "t", imageName: "i" })).body;
+  template = (
+    await api.rest<Template>("POST", "/templates", { name: "t", imageName: "i", isServerless: true })
+  ).body;
 });
 afterAll(() => service.close());
 

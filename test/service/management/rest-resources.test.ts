@@ -130,7 +130,9 @@ describe("REST templates", () => {
   });
 
   it("refuses to delete a template an endpoint uses", async () => {
-    const t = (await api.rest<Template>("POST", "/templates", { name: "used", imageName: "i" })).body;
+    const t = (
+      await api.rest<Template>("POST", "/templates", { name: "used", imageName: "i", isServerless: true })
+    ).body;
     const e = (await api.rest<{ id: string }>("POST", "/endpoints", { templateId: t.id, workersMax: 0 }))
       .body;
     const refused = await api.rest<ErrorBody>("DELETE", `/templates/${t.id}`);
@@ -276,7 +278,7 @@ describe("REST pods and billing", () => {
     expect((await api.rest("GET", "/pods/nosuchpod00000")).status).toBe(404);
     const create = await api.rest<ErrorBody>("POST", "/pods", { name: "x", imageName: "repo/app:1" });
     expect(create.status).toBe(400);
-    expect(create.body.message).toMatch(/^gpuTypeId: /);
+    expect(create.body.message).toMatch(/^gpuTypeIds: /);
     const stop = await api.rest<ErrorBody>("POST", "/pods/abc/stop");
     expect(stop.status).toBe(404);
     expect(stop.body.message).toContain("pod abc not found");
@@ -296,6 +298,15 @@ describe("REST pods and billing", () => {
       "/billing/networkvolumes?startTime=2026-02-01T00:00:00Z&endTime=2026-01-01T00:00:00Z",
     );
     expect(reversed.status).toBe(400);
+    expect(reversed.body).toMatchObject({
+      field: "startTime",
+      message: "startTime: must not be after endTime (2026-02-01T00:00:00Z > 2026-01-01T00:00:00Z)",
+    });
+    // Without endTime the range ends now: a startTime to come is an empty range, not "after endTime".
+    for (const path of ["/billing/pods", "/billing/endpoints", "/billing/networkvolumes"]) {
+      const future = await api.rest("GET", `${path}?startTime=2999-01-01T00:00:00Z`);
+      expect([path, future.status, future.body]).toEqual([path, 200, []]);
+    }
     const ok = await api.rest(
       "GET",
       "/billing/endpoints?gpuTypeId=NVIDIA%20A40&gpuTypeId=NVIDIA%20L4&grouping=gpuTypeId",

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { ManualClock } from "../../../service/clock";
 import { decideScale, type ScalerInput, type ScalerWorker } from "../../../service/jobs/workers/scaler";
 import type { EndpointRecord } from "../../../service/management/model/endpoint";
-import { ACCOUNT, eventually, type Harness, startHarness } from "../jobs/harness";
+import { ACCOUNT, eventually, type Harness, KEY, startHarness } from "../jobs/harness";
 
 const endpoint = (over: Partial<ScalerInput["endpoint"]> = {}): ScalerInput["endpoint"] => ({
   workersMin: 0,
@@ -167,6 +167,79 @@ describe("scaling endpoints", () => {
     for (let i = 0; i < 5; i++) await run(ep, {});
     await (h.clock as ManualClock).advance(0);
     expect(pods(ep).length).toBe(3);
+  });
+
+  it("runs at most maxWorkers worker processes over every endpoint, whatever workersMin asks; jobs wait", async () => {
+    h = await startHarness({ config: { coldStartMs: 3_600_000, maxWorkers: 3 } });
+    const clock = h.clock as ManualClock;
+    const rest = (method: string, path: string, body?: unknown) =>
+      h.call(method, `/v1${path}`, { body, key: `Bearer ${KEY}` });
+    const template = (
+      await rest("POST", "/templates", { name: "w", imageName: "runpodkit/echo", isServerless: true })
+    ).body as { id: string };
+    const create = async (body: object) =>
+      ((await rest("POST", "/endpoints", { templateId: template.id, ...body })).body as { id: string }).id;
+    // One REST call asks for 5,000 workers: each would be a process on this machine.
+    const a = await create({ workersMin: 2, workersMax: 2 });
+    const b = await create({ workersMin: 5_000, workersMax: 5_000 });
+    await clock.advance(h.plane.config.scalerIntervalMs);
+    const live = (id: string) =>
+      h.plane.workers.list(ACCOUNT, id).filter((p) => p.desiredStatus === "RUNNING");
+    expect(live(a).length + live(b).length).toBe(3);
+    expect(live(a)).toHaveLength(2);
+    const capped = h.logs.filter((line) => line.includes("config.jobs.maxWorkers = 3"));
+    expect(capped).toEqual([
+      `endpoint ${b} wants 4999 more worker(s), but the service already runs 3, its bound (config.jobs.maxWorkers = 3); its jobs wait in the queue until a worker stops`,
+    ]);
+    // A job of b waits in the queue; b's worker is still starting.
+    const job = (await h.call("POST", `/v2/${b}/run`, { body: { input: {} } })).body as { id: string };
+    expect(((await h.call("GET", `/v2/${b}/status/${job.id}`)).body as { status: string }).status).toBe(
+      "IN_QUEUE",
+    );
+    // a scales to zero: b takes the room it leaves, and still no more than 3 in all; said once.
+    expect((await rest("PATCH", `/endpoints/${a}`, { workersMin: 0, workersMax: 0 })).status).toBe(200);
+    await eventually(() => (live(a).length === 0 ? true : undefined));
+    await clock.advance(h.plane.config.scalerIntervalMs);
+    expect(live(b)).toHaveLength(3);
+    await clock.advance(10 * h.plane.config.scalerIntervalMs);
+    expect(live(b)).toHaveLength(3);
+    expect(h.logs.filter((line) => line.includes("config.jobs.maxWorkers"))).toHaveLength(1);
+  });
+
+  it("a stopped worker's lastStatusChange says when it stopped (REST includeWorkers, GraphQL pods)", async () => {
+    h = await startHarness();
+    const clock = h.clock as ManualClock;
+    const ep = h.endpoint("runpodkit/echo", { workersMin: 1, workersMax: 1, idleTimeout: 1 });
+    await eventually(() => (pods(ep)[0]?.state === "idle" ? true : undefined));
+    const rest = async () =>
+      (
+        (await h.call("GET", `/v1/endpoints/${ep.id}?includeWorkers=true`, { key: `Bearer ${KEY}` }))
+          .body as {
+          workers: { desiredStatus: string; lastStatusChange: string }[];
+        }
+      ).workers;
+    expect((await rest())[0]?.lastStatusChange).toMatch(/^idle since /);
+    const patched = await h.call("PATCH", `/v1/endpoints/${ep.id}`, {
+      body: { workersMin: 0 },
+      key: `Bearer ${KEY}`,
+    });
+    expect(patched.status).toBe(200);
+    await clock.advance(5_000);
+    await eventually(() => (pods(ep).length === 0 ? true : undefined));
+    const stoppedAt = new Date(clock.now()).toISOString();
+    expect(await rest()).toMatchObject([
+      { desiredStatus: "EXITED", lastStatusChange: `exited since ${stoppedAt}` },
+    ]);
+    const gql = await h.call("POST", `/graphql?api_key=${KEY}`, {
+      body: { query: `{ myself { endpoint(id: "${ep.id}") { pods { desiredStatus lastStatusChange } } } }` },
+    });
+    expect(gql.body).toEqual({
+      data: {
+        myself: {
+          endpoint: { pods: [{ desiredStatus: "EXITED", lastStatusChange: `exited since ${stoppedAt}` }] },
+        },
+      },
+    });
   });
 
   it("lowPriority jobs never trigger a scale-up", async () => {
