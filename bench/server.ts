@@ -84,6 +84,8 @@ async function main(): Promise<void> {
     // Worker lines are captured into the logs either way; echoing every job's lines would flood the bench's output.
     workerOutput: "ignore",
     rateLimits: { enabled: options.rateLimits, requestsPerWorker: 100, limits: {} },
+    // The endpoints curve runs 100 endpoints of one worker each: above the service's default bound of 64.
+    maxWorkers: 256,
     ...(options.maxQueuedPerEndpoint === undefined
       ? {}
       : { maxQueuedPerEndpoint: options.maxQueuedPerEndpoint }),
