@@ -212,6 +212,8 @@ export function endpointDefinition(): ResourceDefinition<EndpointDesired, GqlEnd
         toSaveInput(desired, id, { ...foreignEnv(current, previous, desired), ...desired.env }),
       ),
     remove: removeEndpoint,
+    namedIds: async (call, name) =>
+      (await call.api.endpoints.list()).filter((e) => e.name === name).map((e) => e.id),
     idOf: (record) => record.id,
     nameOf: (record) => record.name,
     outputs: endpointOutputs,

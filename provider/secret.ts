@@ -93,6 +93,8 @@ export function secretDefinition(): ResourceDefinition<SecretDesired, SecretReco
     },
     remove: (call, id) => call.api.secrets.delete(id),
     findByName: async (call, name) => (await call.api.secrets.list()).find((s) => s.name === name),
+    namedIds: async (call, name) =>
+      (await call.api.secrets.list()).filter((s) => s.name === name).map((s) => s.id),
     idOf: (record) => record.id,
     nameOf: (record) => record.name,
     outputs: secretOutputs,
