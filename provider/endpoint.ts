@@ -212,8 +212,7 @@ export function endpointDefinition(): ResourceDefinition<EndpointDesired, GqlEnd
         toSaveInput(desired, id, { ...foreignEnv(current, previous, desired), ...desired.env }),
       ),
     remove: removeEndpoint,
-    namedIds: async (call, name) =>
-      (await call.api.endpoints.list()).filter((e) => e.name === name).map((e) => e.id),
+    inventory: async (call) => (await call.api.endpoints.list()).map(({ id, name }) => ({ id, name })),
     idOf: (record) => record.id,
     nameOf: (record) => record.name,
     outputs: endpointOutputs,

@@ -85,10 +85,11 @@ export interface ResourceDefinition<D extends { name: string }, R> {
   /** The record holding a (unique) name, for the message when it is taken. */
   findByName?(call: Call, name: string): Promise<R | undefined>;
   /**
-   * Ids of the resources named `name`: after a create whose answer was lost (a 5xx, a timeout), the
-   * one it may have made all the same is looked for by name before anything is created again.
+   * Every such resource of the account, by id and name: listed before a create is sent, so that after
+   * an answer that was lost (a 5xx, a timeout) the one it may have made all the same is found by name
+   * among those that were not there before, and nothing is created twice.
    */
-  namedIds?(call: Call, name: string): Promise<string[]>;
+  inventory?(call: Call): Promise<Array<{ id: string; name: string }>>;
   idOf(record: R): string;
   nameOf(record: R): string;
   /**
@@ -353,49 +354,66 @@ export function implement<D extends { name: string }, R>(
   /**
    * createFresh, again while the service is busy. A create whose answer was lost may have been carried
    * out all the same, so before it is sent again the resource is looked for by the name it was sent
-   * with: neither the retry nor the next up makes a second one.
+   * with among those that did not exist before the first attempt: neither the retry nor the next up
+   * makes a second one.
    */
   async function createWhileBusy(call: Call, inputs: Props): Promise<R> {
     const sent: { name?: string } = {};
+    let before: Set<string> | null | undefined;
     return whileBusy(call, operationBoundMs(inputs, "create", BUSY_BOUND_MS), "create", async () => {
+      // Listed once; a list that fails (other than busy) leaves nothing to compare with: see madeAnyway.
+      before ??= await snapshot(call);
       try {
         return await createFresh(call, inputs, sent);
       } catch (error) {
-        if (!mayHaveActed(error) || sent.name === undefined) throw error;
-        const made = await madeAnyway(call, inputs, sent.name, error);
+        if (!mayHaveActed(error) || sent.name === undefined || before === undefined) throw error;
+        const made = await madeAnyway(call, inputs, sent.name, before, error);
         if (made === undefined) throw error;
         return made;
       }
     });
   }
 
+  /** The ids of the account's resources of this kind; null when they cannot be listed (busy: retried). */
+  async function snapshot(call: Call): Promise<Set<string> | null | undefined> {
+    if (definition.inventory === undefined) return undefined;
+    try {
+      return new Set((await definition.inventory(call)).map((r) => r.id));
+    } catch (error) {
+      if (isBusy(error)) throw error;
+      return null;
+    }
+  }
+
   /**
    * The resource a create made though its answer was lost, taken over with the program's inputs, or
-   * undefined when the service has none by that name (the create was not carried out). A generated
-   * name is this resource's own (its stack and logical name), so what holds it is what the create
-   * made. A name the program chose may be held by another resource: that is never taken over, and the
-   * create is not sent again either.
+   * undefined when none by its name appeared (the create was not carried out: it may be sent again).
+   * What appeared under the name since the first attempt is what the create made; when that cannot be
+   * told (no list before, several appeared), nothing is taken over and the create is not sent again.
    */
   async function madeAnyway(
     call: Call,
     inputs: Props,
     name: string,
+    before: Set<string> | null,
     failure: unknown,
   ): Promise<R | undefined> {
-    if (definition.namedIds === undefined) return undefined;
-    let ids: string[];
+    let now: Array<{ id: string; name: string }>;
     try {
-      ids = (await definition.namedIds(call, name)).filter((id) => !replaced.has(id));
+      now = (await definition.inventory?.(call)) ?? [];
     } catch {
       throw failure; // the lookup failed too: judged (retried or not) as the create's own failure
     }
-    const [id] = ids;
+    const named = now.filter((r) => r.name === name && !replaced.has(r.id)).map((r) => r.id);
+    const fresh = before === null ? named : named.filter((id) => !before.has(id));
+    const [id] = fresh;
     if (id === undefined) return undefined;
-    if (inputs[AUTO_NAMED] !== true) {
+    if (before === null || fresh.length > 1) {
       const cause = toProviderError(failure, call.operation, [call.settings.apiKey]);
+      const which = `${fresh.length === 1 ? `one ${noun}` : `${fresh.length} ${noun}s`} named "${name}" exist${fresh.length === 1 ? "s" : ""} now (id ${fresh.join(", ")})`;
       throw new ProviderError(
         "SERVICE",
-        `${cause.message}; the service may have created the ${noun} all the same: ${ids.length === 1 ? `one ${noun}` : `${ids.length} ${noun}s`} named "${name}" exist${ids.length === 1 ? "s" : ""} now (id ${ids.join(", ")}). It is not created again, so that no second one is made. If it is the ${noun} this create made, take it over with adoptId: "${id}" and run up again; if it is another one, choose another name.`,
+        `${cause.message}; the service may have created the ${noun} all the same: ${which}, and which one this create made cannot be told. It is not created again, so that no second one is made: take the one it made over with adoptId (e.g. adoptId: "${id}") and run up again, and delete any other.`,
         // No serviceCode: this is final, never a busy service's failure to wait out.
         { operation: call.operation, field: "name", cause: failure },
       );

@@ -203,8 +203,8 @@ export function podDefinition(): ResourceDefinition<PodDesired, PodRecord> {
     },
     remove: (call, id) => call.api.pods.terminate(id),
     // Rented pods only: a serverless worker is a pod too, but never one a Pod resource made.
-    namedIds: async (call, name) =>
-      (await call.api.pods.list()).filter((p) => p.name === name && !p.endpointId).map((p) => p.id),
+    inventory: async (call) =>
+      (await call.api.pods.list()).filter((p) => !p.endpointId).map(({ id, name }) => ({ id, name })),
     idOf: (record) => record.id,
     nameOf: (record) => record.name,
     outputs: podOutputs,

@@ -195,8 +195,7 @@ export function templateDefinition(): ResourceDefinition<TemplateDesired, Templa
       const found = (await call.api.templates.list()).find((t) => t.name === name);
       return found && { ...found, startSsh: null, startJupyter: null, startScript: null };
     },
-    namedIds: async (call, name) =>
-      (await call.api.templates.list()).filter((t) => t.name === name).map((t) => t.id),
+    inventory: async (call) => (await call.api.templates.list()).map(({ id, name }) => ({ id, name })),
     idOf: (record) => record.id,
     nameOf: (record) => record.name,
     outputs: templateOutputs,

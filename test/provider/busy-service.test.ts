@@ -14,14 +14,24 @@ import { checkAndCreate, type Harness, startHarness } from "./support";
  * (the service acted, the answer was lost, as behind a gateway that timed out). Waits are virtual.
  */
 
-type Rule = (hit: Hit) => { refuse: number; retryAfter?: string } | { lose: number } | undefined;
+type Rule = (
+  hit: Hit,
+) =>
+  | { refuse: number; retryAfter?: string }
+  | { lose: number; meanwhile?: () => Promise<unknown> }
+  | undefined;
 
 let h: Harness;
 let rule: Rule = () => undefined;
 let relay: Awaited<ReturnType<typeof startScriptedServer>>;
 let context: ProviderContext;
 
-async function forward(hit: Hit, res: ServerResponse, loseWith?: number): Promise<void> {
+async function forward(
+  hit: Hit,
+  res: ServerResponse,
+  loseWith?: number,
+  meanwhile?: () => Promise<unknown>,
+): Promise<void> {
   const origin = new URL(h.settings.restUrl).origin;
   const headers: Record<string, string> = { authorization: String(hit.headers.authorization ?? "") };
   if (hit.headers["content-type"]) headers["content-type"] = String(hit.headers["content-type"]);
@@ -31,6 +41,7 @@ async function forward(hit: Hit, res: ServerResponse, loseWith?: number): Promis
     ...(hit.body === "" ? {} : { body: hit.body }),
   });
   const text = await reply.text();
+  await meanwhile?.();
   if (loseWith !== undefined) {
     json(res, loseWith, { message: "upstream request timeout" });
     return;
@@ -52,7 +63,7 @@ beforeAll(async () => {
       );
       return;
     }
-    forward(hit, res, verdict?.lose).catch(() => res.writeHead(502).end());
+    forward(hit, res, verdict?.lose, verdict?.meanwhile).catch(() => res.writeHead(502).end());
   });
   const swap = (url: string) => {
     const parsed = new URL(url);
@@ -147,19 +158,37 @@ describe("Endpoint against a busy service", () => {
     expect(await endpointsNamed(checked.inputs.name)).toEqual([]);
   });
 
-  test("a lost answer for a name the program chose is not sent again: the error names the endpoint to adopt", async () => {
+  test("with a name the program chose, the lost create is told from an endpoint that already held the name", async () => {
     const templateId = await template();
+    const other = await h.graphql.saveEndpoint({ name: "prod-api", templateId, gpuIds: "AMPERE_16" });
     rule = onOperation("saveEndpoint", 1, { lose: 503 });
     const provider = createEndpointProvider(context);
-    const checked = await provider.check({}, { __logicalName: "named", name: "prod-api", templateId });
+    const made = await checkAndCreate(provider, "named", { name: "prod-api", templateId, workersMax: 1 });
+    expect(made.id).not.toBe(other.id);
+    expect((await endpointsNamed("prod-api")).sort()).toEqual([other.id, made.id].sort());
+    expect((await h.graphql.getEndpoint(other.id))?.workersMax).toBe(other.workersMax);
+    expect(made.outs).toMatchObject({ name: "prod-api", workersMax: 1 });
+  });
+
+  test("when two endpoints of the name appeared meanwhile, none is taken over and the create is not sent again", async () => {
+    const templateId = await template();
+    // Another writer makes an endpoint of the same name while this create's answer is lost.
+    rule = onOperation("saveEndpoint", 1, {
+      lose: 503,
+      meanwhile: () => h.graphql.saveEndpoint({ name: "twin", templateId, gpuIds: "AMPERE_16" }),
+    });
+    const provider = createEndpointProvider(context);
+    const checked = await provider.check({}, { __logicalName: "twin", name: "twin", templateId });
     const failure = await provider.create(checked.inputs).catch((error: unknown) => error);
-    const [id] = await endpointsNamed("prod-api");
-    expect(await endpointsNamed("prod-api")).toHaveLength(1);
+    const ids = await endpointsNamed("twin");
+    expect(ids).toHaveLength(2);
     expect(failure).toMatchObject({ code: "SERVICE", field: "name", serviceCode: undefined });
-    expect(String((failure as Error).message)).toContain(
-      `create endpoint prod-api: graphql.saveEndpoint: upstream request timeout (HTTP 503); the service may have created the endpoint all the same: one endpoint named "prod-api" exists now (id ${id}). It is not created again`,
+    const message = String((failure as Error).message);
+    expect(message).toContain(
+      'create endpoint twin: graphql.saveEndpoint: upstream request timeout (HTTP 503); the service may have created the endpoint all the same: 2 endpoints named "twin" exist now',
     );
-    expect(String((failure as Error).message)).toContain(`adoptId: "${id}"`);
+    expect(message).toContain("It is not created again, so that no second one is made");
+    for (const id of ids) expect(message).toContain(id);
   });
 
   test("an update and a delete refused with 429 and 503 are sent again and done", async () => {
