@@ -543,6 +543,7 @@ export function implement<D extends { name: string }, R>(
             retryable: (error) => isDeleteRefusal(error) || isBusy(error),
             pause: context.pause,
             waitAtLeast: retryAfterOf,
+            hint: "Run destroy again later, or give the resource a longer customTimeouts.delete (else runpodkit:deleteTimeout).",
           });
         } catch (error) {
           if (codeOf(error) === "NOT_FOUND") return; // already gone: the goal of delete is met

@@ -208,6 +208,21 @@ describe("Endpoint against a busy service", () => {
   });
 });
 
+describe("Endpoint delete against a service busy past the bound", () => {
+  test("fails naming the bound, the last refusal and the options that set it; the endpoint stays in the stack", async () => {
+    const templateId = await template();
+    const provider = createEndpointProvider(context);
+    const made = await checkAndCreate(provider, "stays", { templateId });
+    rule = onOperation("deleteEndpoint", 1_000, { refuse: 503 });
+    const failure = await provider.delete(made.id, made.outs).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: "TIMEOUT", operation: `delete endpoint ${made.outs.name}` });
+    expect(String((failure as Error).message)).toMatch(
+      /within the bound of 120s: graphql\.deleteEndpoint: too many requests \(HTTP 503\) Run destroy again later, or give the resource a longer customTimeouts\.delete \(else runpodkit:deleteTimeout\)\.$/,
+    );
+    expect(await h.graphql.getEndpoint(made.id)).not.toBeNull();
+  });
+});
+
 describe("Template (REST) against a busy service", () => {
   test("a create whose answer was lost is found by its generated name: no second template under a later generation", async () => {
     rule = (hit) =>
