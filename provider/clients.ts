@@ -57,6 +57,7 @@ export function createManagementApi(settings: ProviderSettings): ManagementApi {
     pods: {
       // The real API leaves `machine` (the pod's data center and GPU type) out unless asked.
       get: (id) => rest.pods.get(id, { includeMachine: true }),
+      list: () => rest.pods.list(),
       create: (input) => rest.pods.create(input),
       update: (id, patch) => rest.pods.update(id, patch),
       start: (id) => rest.pods.start(id),

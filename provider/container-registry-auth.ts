@@ -99,6 +99,7 @@ export function containerRegistryAuthDefinition(): ResourceDefinition<
     remove: (call, id) => call.api.registryAuths.delete(id),
     dependents: registryAuthUsers,
     findByName: async (call, name) => (await call.api.registryAuths.list()).find((a) => a.name === name),
+    inventory: async (call) => (await call.api.registryAuths.list()).map(({ id, name }) => ({ id, name })),
     idOf: (record) => record.id,
     nameOf: (record) => record.name,
     outputs: registryAuthOutputs,

@@ -216,6 +216,7 @@ export function endpointDefinition(): ResourceDefinition<EndpointDesired, GqlEnd
         toSaveInput(desired, id, { ...foreignEnv(current, previous, desired), ...desired.env }),
       ),
     remove: removeEndpoint,
+    inventory: async (call) => (await call.api.endpoints.list()).map(({ id, name }) => ({ id, name })),
     idOf: (record) => record.id,
     nameOf: (record) => record.name,
     outputs: endpointOutputs,

@@ -157,3 +157,41 @@ export function isNameTaken(error: unknown): boolean {
   if (serviceCode !== undefined) return serviceCode === "CONFLICT";
   return uncodedRefusal(error, NAME_TAKEN_TEXT);
 }
+
+/** The SDK's code of a failure: its own `code`, or the one a ProviderError kept as `serviceCode`. */
+function sdkCodeOf(error: unknown): string | undefined {
+  return error instanceof ProviderError ? error.serviceCode : codeOf(error);
+}
+
+/**
+ * The service was busy rather than refusing the request: 429 (refused before anything was done),
+ * a 5xx but 501 (overloaded, a gateway timing out) or the call's own timeout. Worth another attempt
+ * within the operation's bound. A connection that could not be made is not: nothing answers there,
+ * and waiting would only delay the error that says so (the SDK already retried it where it may).
+ */
+export function isBusy(error: unknown): boolean {
+  const code = sdkCodeOf(error);
+  if (code === "RATE_LIMITED" || code === "TIMEOUT") return true;
+  return code === "SERVER_ERROR" && statusOf(error) !== 501;
+}
+
+/**
+ * A failure after which a create may have been carried out all the same: the request was sent but no
+ * answer says whether the service acted on it (a 5xx, the call's timeout, a connection that broke).
+ * A 429 is sent before anything is done, so it is not one.
+ */
+export function mayHaveActed(error: unknown): boolean {
+  const code = sdkCodeOf(error);
+  if (code === "TIMEOUT" || code === "CONNECTION") return true;
+  return code === "SERVER_ERROR" && statusOf(error) !== 501;
+}
+
+/** The wait a 429 or 503 asked for (`Retry-After`), in ms, when the SDK kept it. */
+export function retryAfterOf(error: unknown): number | undefined {
+  for (let e: unknown = error, depth = 0; e !== null && typeof e === "object" && depth < 4; depth++) {
+    const ms = (e as { retryAfterMs?: unknown }).retryAfterMs;
+    if (typeof ms === "number" && Number.isFinite(ms) && ms >= 0) return ms;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}

@@ -15,10 +15,19 @@ import { configureFromHost, type ProviderSettings } from "./config";
 import type { ManagementApi, ProviderContext } from "./context";
 import { diffFields } from "./diff";
 import { packageVersion } from "./dynamic";
-import { codeOf, isDeleteRefusal, isNameTaken, ProviderError, toProviderError } from "./errors";
+import {
+  codeOf,
+  isBusy,
+  isDeleteRefusal,
+  isNameTaken,
+  mayHaveActed,
+  ProviderError,
+  retryAfterOf,
+  toProviderError,
+} from "./errors";
 import { isGeneratedName, nextGenerations } from "./naming";
 import { retryWithin } from "./retry";
-import { deleteBoundMs } from "./timeouts";
+import { BUSY_BOUND_MS, deleteBoundMs, operationBoundMs } from "./timeouts";
 import { containsUnknown } from "./unknowns";
 import { refuseNewerState } from "./versions";
 
@@ -75,6 +84,12 @@ export interface ResourceDefinition<D extends { name: string }, R> {
   rename?(call: Call, id: string, name: string): Promise<void>;
   /** The record holding a (unique) name, for the message when it is taken. */
   findByName?(call: Call, name: string): Promise<R | undefined>;
+  /**
+   * Every such resource of the account, by id and name: listed before a create is sent, so that after
+   * an answer that was lost (a 5xx, a timeout) the one it may have made all the same is found by name
+   * among those that were not there before, and nothing is created twice.
+   */
+  inventory?(call: Call): Promise<Array<{ id: string; name: string }>>;
   idOf(record: R): string;
   nameOf(record: R): string;
   /**
@@ -167,6 +182,11 @@ export function implement<D extends { name: string }, R>(
    * may rename aside) from an unrelated one that happens to hold the name (which it never touches).
    */
   const replacing = new Map<string, string>();
+  /**
+   * Ids diff announced a replacement of in this process: a resource found by name after a lost create
+   * answer is never one of them (a replacement may share its predecessor's name).
+   */
+  const replaced = new Set<string>();
 
   async function run<T>(operation: string, body: (call: Call) => Promise<T>): Promise<T> {
     let settings: ProviderSettings | undefined;
@@ -268,9 +288,13 @@ export function implement<D extends { name: string }, R>(
     );
   }
 
-  /** Creates the resource; a unique name held by the resource being replaced is moved aside first. */
-  async function createFresh(call: Call, inputs: Props): Promise<R> {
+  /**
+   * Creates the resource; a unique name held by the resource being replaced is moved aside first.
+   * `sent.name` is the name of the last create sent (a generated name may take a later generation).
+   */
+  async function createFresh(call: Call, inputs: Props, sent: { name?: string }): Promise<R> {
     const desired = definition.desired(inputs);
+    sent.name = desired.name;
     if (!spec.uniqueName) return definition.create(call, desired);
     if (inputs[AUTO_NAMED] === true) {
       // A generated name can be taken by this resource's own predecessor (a forced replacement keeps
@@ -282,6 +306,7 @@ export function implement<D extends { name: string }, R>(
       let refusal: unknown;
       for (const name of names) {
         try {
+          sent.name = name;
           return await definition.create(call, { ...desired, name });
         } catch (error) {
           if (!isNameTaken(error)) throw error;
@@ -290,8 +315,8 @@ export function implement<D extends { name: string }, R>(
       }
       throw await nameTaken(call, desired.name, refusal);
     }
+    // Kept until a create succeeds: an attempt retried while the service is busy moves it aside again.
     const predecessor = replacing.get(desired.name);
-    replacing.delete(desired.name);
     let movedAside: string | undefined;
     if (predecessor !== undefined && definition.rename) {
       const holder = await definition.fetch(call, predecessor);
@@ -301,7 +326,9 @@ export function implement<D extends { name: string }, R>(
       }
     }
     try {
-      return await definition.create(call, desired);
+      const created = await definition.create(call, desired);
+      replacing.delete(desired.name);
+      return created;
     } catch (error) {
       if (movedAside !== undefined) {
         // Put the old one back under its name; the engine keeps it in state and retries later.
@@ -310,6 +337,90 @@ export function implement<D extends { name: string }, R>(
       if (isNameTaken(error)) throw await nameTaken(call, desired.name, error);
       throw error;
     }
+  }
+
+  /** Runs `body` again while the service is busy (429, 5xx) within the operation's bound. */
+  function whileBusy<T>(call: Call, boundMs: number, option: string, body: () => Promise<T>): Promise<T> {
+    return retryWithin(body, {
+      operation: call.operation,
+      boundMs,
+      retryable: isBusy,
+      pause: context.pause,
+      waitAtLeast: retryAfterOf,
+      hint: `The service stayed busy: run it again later, or give the resource a longer customTimeouts.${option}.`,
+    });
+  }
+
+  /**
+   * createFresh, again while the service is busy. A create whose answer was lost may have been carried
+   * out all the same, so before it is sent again the resource is looked for by the name it was sent
+   * with among those that did not exist before the first attempt: neither the retry nor the next up
+   * makes a second one.
+   */
+  async function createWhileBusy(call: Call, inputs: Props): Promise<R> {
+    const sent: { name?: string } = {};
+    let before: Set<string> | null | undefined;
+    return whileBusy(call, operationBoundMs(inputs, "create", BUSY_BOUND_MS), "create", async () => {
+      // Listed once; a list that fails (other than busy) leaves nothing to compare with: see madeAnyway.
+      before ??= await snapshot(call);
+      try {
+        return await createFresh(call, inputs, sent);
+      } catch (error) {
+        if (!mayHaveActed(error) || sent.name === undefined || before === undefined) throw error;
+        const made = await madeAnyway(call, inputs, sent.name, before, error);
+        if (made === undefined) throw error;
+        return made;
+      }
+    });
+  }
+
+  /** The ids of the account's resources of this kind; null when they cannot be listed (busy: retried). */
+  async function snapshot(call: Call): Promise<Set<string> | null | undefined> {
+    if (definition.inventory === undefined) return undefined;
+    try {
+      return new Set((await definition.inventory(call)).map((r) => r.id));
+    } catch (error) {
+      if (isBusy(error)) throw error;
+      return null;
+    }
+  }
+
+  /**
+   * The resource a create made though its answer was lost, taken over with the program's inputs, or
+   * undefined when none by its name appeared (the create was not carried out: it may be sent again).
+   * What appeared under the name since the first attempt is what the create made; when that cannot be
+   * told (no list before, several appeared), nothing is taken over and the create is not sent again.
+   */
+  async function madeAnyway(
+    call: Call,
+    inputs: Props,
+    name: string,
+    before: Set<string> | null,
+    failure: unknown,
+  ): Promise<R | undefined> {
+    let now: Array<{ id: string; name: string }>;
+    try {
+      now = (await definition.inventory?.(call)) ?? [];
+    } catch {
+      throw failure; // the lookup failed too: judged (retried or not) as the create's own failure
+    }
+    const named = now.filter((r) => r.name === name && !replaced.has(r.id)).map((r) => r.id);
+    const fresh = before === null ? named : named.filter((id) => !before.has(id));
+    const [id] = fresh;
+    if (id === undefined) return undefined;
+    if (before === null || fresh.length > 1) {
+      const cause = toProviderError(failure, call.operation, [call.settings.apiKey]);
+      const which = `${fresh.length === 1 ? `one ${noun}` : `${fresh.length} ${noun}s`} named "${name}" exist${fresh.length === 1 ? "s" : ""} now (id ${fresh.join(", ")})`;
+      throw new ProviderError(
+        "SERVICE",
+        `${cause.message}; the service may have created the ${noun} all the same: ${which}, and which one this create made cannot be told. It is not created again, so that no second one is made: take the one it made over with adoptId (e.g. adoptId: "${id}") and run up again, and delete any other.`,
+        // No serviceCode: this is final, never a busy service's failure to wait out.
+        { operation: call.operation, field: "name", cause: failure },
+      );
+    }
+    const existing = await definition.fetch(call, id);
+    if (existing === null) return undefined;
+    return definition.apply(call, id, existing, definition.desired({ ...inputs, name }), {});
   }
 
   const provider = {
@@ -331,6 +442,7 @@ export function implement<D extends { name: string }, R>(
       let deleteBeforeReplace = false;
       const sameName =
         news[AUTO_NAMED] !== true && !containsUnknown(desired.name) && desired.name === previous.name;
+      if (result.replaces.length > 0) replaced.add(id);
       if (result.replaces.length > 0 && spec.uniqueName && sameName) {
         if (definition.rename) replacing.set(String(desired.name), id);
         else deleteBeforeReplace = true;
@@ -357,9 +469,12 @@ export function implement<D extends { name: string }, R>(
           }
           // Adopting without an explicit name keeps the existing name rather than renaming it.
           if (inputs[AUTO_NAMED] === true) carried = { ...inputs, name: definition.nameOf(existing) };
-          record = await definition.apply(call, adoptId, existing, definition.desired(carried), {});
+          const bound = operationBoundMs(inputs, "create", BUSY_BOUND_MS);
+          record = await whileBusy(call, bound, "create", () =>
+            definition.apply(call, adoptId, existing, definition.desired(carried), {}),
+          );
         } else {
-          record = await createFresh(call, inputs);
+          record = await createWhileBusy(call, inputs);
         }
         // A generated name may have come out a later generation (the first was taken): that one was applied.
         const applied =
@@ -389,21 +504,23 @@ export function implement<D extends { name: string }, R>(
     update: async (id: string, olds: Props, news: Props) =>
       run(`update ${label(news, id)}`, async (call) => {
         refuseNewerState(olds, call.operation);
-        const current = await definition.fetch(call, id);
-        if (current === null) {
-          throw new ProviderError(
-            "NOT_FOUND",
-            `${call.operation}: ${noun} ${id} no longer exists; run pulumi refresh`,
-            { operation: call.operation },
-          );
-        }
         const desired = effective(olds, news);
-        // Only bookkeeping changed (customTimeouts): the outputs are rewritten, the service is left alone.
-        const changed = diffFields(lastApplied(olds), normalizeInputs(spec, desired), diffSpec).changes;
-        const target = withLiveUnchanged(olds, desired, current, call.settings);
-        const record = changed
-          ? await definition.apply(call, id, current, definition.desired(target), olds)
-          : current;
+        // An update sends the whole wanted state (or a patch of it), so sending it again is safe.
+        const bound = operationBoundMs(news, "update", BUSY_BOUND_MS);
+        const record = await whileBusy(call, bound, "update", async () => {
+          const current = await definition.fetch(call, id);
+          if (current === null) {
+            throw new ProviderError(
+              "NOT_FOUND",
+              `${call.operation}: ${noun} ${id} no longer exists; run pulumi refresh`,
+              { operation: call.operation },
+            );
+          }
+          // Only bookkeeping changed (customTimeouts): the outputs are rewritten, the service is left alone.
+          const changed = diffFields(lastApplied(olds), normalizeInputs(spec, desired), diffSpec).changes;
+          const target = withLiveUnchanged(olds, desired, current, call.settings);
+          return changed ? definition.apply(call, id, current, definition.desired(target), olds) : current;
+        });
         return { outs: assemble(record, desired, call.settings, desired) };
       }),
 
@@ -422,8 +539,11 @@ export function implement<D extends { name: string }, R>(
           await retryWithin(attempt, {
             operation: call.operation,
             boundMs: deleteBoundMs(props, call.settings.deleteTimeoutMs),
-            retryable: isDeleteRefusal,
+            // A delete is safe to send again: one already carried out answers NOT_FOUND, its goal.
+            retryable: (error) => isDeleteRefusal(error) || isBusy(error),
             pause: context.pause,
+            waitAtLeast: retryAfterOf,
+            hint: "Run destroy again later, or give the resource a longer customTimeouts.delete (else runpodkit:deleteTimeout).",
           });
         } catch (error) {
           if (codeOf(error) === "NOT_FOUND") return; // already gone: the goal of delete is met

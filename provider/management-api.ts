@@ -78,6 +78,7 @@ export interface ManagementApi {
   };
   pods: {
     get(id: string): Promise<Pod>;
+    list(): Promise<Pod[]>;
     create(input: PodCreateInput): Promise<Pod>;
     update(id: string, patch: PodUpdateInput): Promise<Pod>;
     start(id: string): Promise<Pod>;

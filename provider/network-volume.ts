@@ -162,6 +162,8 @@ export function networkVolumeDefinition(): ResourceDefinition<NetworkVolumeDesir
         call,
         (e) => e.networkVolumeId === id || (e.networkVolumeIds ?? []).some((v) => v.networkVolumeId === id),
       ),
+    inventory: async (call) =>
+      (await call.api.networkVolumes.listGraphql()).map(({ id, name }) => ({ id, name })),
     idOf: (record) => record.id,
     nameOf: (record) => record.name,
     outputs: volumeOutputs,

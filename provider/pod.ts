@@ -202,6 +202,9 @@ export function podDefinition(): ResourceDefinition<PodDesired, PodRecord> {
       return pod;
     },
     remove: (call, id) => call.api.pods.terminate(id),
+    // Rented pods only: a serverless worker is a pod too, but never one a Pod resource made.
+    inventory: async (call) =>
+      (await call.api.pods.list()).filter((p) => !p.endpointId).map(({ id, name }) => ({ id, name })),
     idOf: (record) => record.id,
     nameOf: (record) => record.name,
     outputs: podOutputs,

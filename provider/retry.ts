@@ -28,6 +28,10 @@ export interface RetryWithin {
   maxDelayMs?: number;
   /** Called before each wait, e.g. to log progress. */
   onRetry?: (error: unknown, attempt: number, waitMs: number) => void;
+  /** The least wait a failure asks for (a 429's Retry-After), when longer than the backoff. */
+  waitAtLeast?: (error: unknown) => number | undefined;
+  /** Appended to the error raised past the bound: what to do about it. */
+  hint?: string;
 }
 
 /**
@@ -50,14 +54,14 @@ export async function retryWithin<T>(attempt: () => Promise<T>, options: RetryWi
       if (remaining <= 0) {
         throw new ProviderError(
           "TIMEOUT",
-          `${options.operation}: still refused after ${attemptNumber} attempts within the bound of ${formatMs(boundMs)}: ${messageOf(error)}`,
+          `${options.operation}: still refused after ${attemptNumber} attempts within the bound of ${formatMs(boundMs)}: ${messageOf(error)}${options.hint ? ` ${options.hint}` : ""}`,
           {
             operation: options.operation,
             cause: error,
           },
         );
       }
-      const thisWait = Math.min(wait, remaining);
+      const thisWait = Math.min(Math.max(wait, options.waitAtLeast?.(error) ?? 0), remaining);
       options.onRetry?.(error, attemptNumber, thisWait);
       await pause.sleep(thisWait);
       wait = Math.min(wait * 2, maxDelay);

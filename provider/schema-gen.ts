@@ -136,7 +136,7 @@ function configVariables(): Record<string, Json> {
     restUrl: `Base of the REST management API (default ${DEFAULT_URLS.restUrl}).`,
     graphqlUrl: `GraphQL address (default ${DEFAULT_URLS.graphqlUrl}).`,
     queueUrl: `Host of the job API; a queue-based endpoint's url is {queueUrl}/v2/{id}, a load-balancing one's the id as a subdomain of this host (default ${DEFAULT_URLS.queueUrl}).`,
-    deleteTimeout: `Seconds a delete waits out refusals (workers still scaling down, in use) (default ${DEFAULT_DELETE_TIMEOUT_SECONDS}).`,
+    deleteTimeout: `Seconds a delete waits out refusals (workers still scaling down, in use) and a busy service (429, 5xx), unless the resource's customTimeouts.delete says otherwise (default ${DEFAULT_DELETE_TIMEOUT_SECONDS}).`,
   };
   const out: Record<string, Json> = {};
   for (const [name, { env, secret }] of Object.entries(CONFIG_KEYS)) {

@@ -93,6 +93,7 @@ export function secretDefinition(): ResourceDefinition<SecretDesired, SecretReco
     },
     remove: (call, id) => call.api.secrets.delete(id),
     findByName: async (call, name) => (await call.api.secrets.list()).find((s) => s.name === name),
+    inventory: async (call) => (await call.api.secrets.list()).map(({ id, name }) => ({ id, name })),
     idOf: (record) => record.id,
     nameOf: (record) => record.name,
     outputs: secretOutputs,

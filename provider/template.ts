@@ -197,6 +197,7 @@ export function templateDefinition(): ResourceDefinition<TemplateDesired, Templa
       const found = (await call.api.templates.list()).find((t) => t.name === name);
       return found && { ...found, startSsh: null, startJupyter: null, startScript: null };
     },
+    inventory: async (call) => (await call.api.templates.list()).map(({ id, name }) => ({ id, name })),
     idOf: (record) => record.id,
     nameOf: (record) => record.name,
     outputs: templateOutputs,

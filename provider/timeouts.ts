@@ -38,8 +38,23 @@ export function durationMs(text: string): number | undefined {
 
 /** How long a delete may wait out refusals: customTimeouts.delete when given, else `fallbackMs`. */
 export function deleteBoundMs(props: Props, fallbackMs: number): number {
+  return operationBoundMs(props, "delete", fallbackMs);
+}
+
+/**
+ * How long a create or update may wait out a busy service (429, 503) unless the resource's
+ * customTimeouts say otherwise: long enough for a rate window or a restart, short of hanging an up.
+ */
+export const BUSY_BOUND_MS = 20 * 60_000;
+
+/** customTimeouts.<operation> of a resource's props (inputs or outputs) when given, else `fallbackMs`. */
+export function operationBoundMs(
+  props: Props,
+  operation: "create" | "update" | "delete",
+  fallbackMs: number,
+): number {
   const timeouts = CustomTimeouts.safeParse(props[CUSTOM_TIMEOUTS]);
-  const text = timeouts.success ? timeouts.data.delete : undefined;
+  const text = timeouts.success ? timeouts.data[operation] : undefined;
   const ms = typeof text === "string" ? durationMs(text) : undefined;
   return ms ?? fallbackMs;
 }

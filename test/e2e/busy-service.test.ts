@@ -1,0 +1,112 @@
+/**
+ * A stack deployed through a service that is busy for a while, on Pulumi's wire path (the program
+ * runner and the dynamic-provider host, with wall-clock waits): the local service behind a relay that
+ * refuses some requests with 429 before they reach it, or forwards one and then answers 503 as a
+ * gateway that timed out would (the service acted, the answer was lost).
+ */
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import type { LocalStack } from "../../engine/engine";
+import { type Hit, json, startScriptedServer } from "../sdk/scripted-server";
+import { type FixtureStack, openFixtureStack } from "./support/fixture-stack";
+import type { ServiceFixture } from "./support/service";
+
+const FIXTURE = join(__dirname, "fixtures", "busy");
+
+type Verdict = "refuse" | "lose" | undefined;
+
+describe("a stack through a busy service, through the engine", () => {
+  let fixture: FixtureStack | undefined;
+  let svc: ServiceFixture;
+  let stack: LocalStack;
+  let relay: Awaited<ReturnType<typeof startScriptedServer>> | undefined;
+  let rule: (hit: Hit) => Verdict = () => undefined;
+  const seen: string[] = [];
+
+  beforeAll(async () => {
+    fixture = await openFixtureStack(FIXTURE);
+    ({ svc, stack } = fixture);
+    const origin = new URL(svc.service.graphqlUrl).origin;
+    relay = await startScriptedServer((hit, res) => {
+      const verdict = rule(hit);
+      const operation = /\b(saveEndpoint|deleteEndpoint)\b/.exec(hit.body)?.[1];
+      if (operation) seen.push(`${operation}:${verdict ?? "pass"}`);
+      if (verdict === "refuse") {
+        json(res, 429, { message: "too many requests" });
+        return;
+      }
+      const headers: Record<string, string> = { authorization: String(hit.headers.authorization ?? "") };
+      if (hit.headers["content-type"]) headers["content-type"] = String(hit.headers["content-type"]);
+      fetch(`${origin}${hit.url}`, { method: hit.method, headers, ...(hit.body ? { body: hit.body } : {}) })
+        .then(async (reply) => {
+          const text = await reply.text();
+          if (verdict === "lose") return json(res, 503, { message: "upstream request timeout" });
+          res.writeHead(reply.status, { "content-type": "application/json" }).end(text);
+        })
+        .catch(() => res.writeHead(502).end());
+    });
+    const graphqlUrl = new URL(svc.service.graphqlUrl);
+    stack.setConfig("runpodkit:graphqlUrl", {
+      value: `${relay.url}${graphqlUrl.pathname}${graphqlUrl.search}`,
+    });
+  }, 300_000);
+
+  afterAll(async () => {
+    await relay?.close();
+    await fixture?.close();
+  });
+
+  /** The first `times` requests naming `operation` get `verdict`. */
+  const first = (operation: string, times: number, verdict: Verdict) => {
+    let left = times;
+    return (hit: Hit): Verdict => {
+      if (left <= 0 || !hit.body.includes(operation)) return undefined;
+      left--;
+      return verdict;
+    };
+  };
+
+  test("up makes one endpoint though its create was refused and then its answer lost; the next up does nothing; destroy waits out 429s", async () => {
+    let calls = 0;
+    const refuseThenLose = first("saveEndpoint", 2, "refuse");
+    rule = (hit) => {
+      const verdict = refuseThenLose(hit);
+      if (verdict !== undefined || !hit.body.includes("saveEndpoint")) return verdict;
+      return calls++ === 0 ? "lose" : undefined;
+    };
+    const up = await stack.up();
+    const endpointId = String(up.outputs.endpointId?.value);
+    const name = String(up.outputs.endpointName?.value);
+    expect(up.steps.map((s) => s.op)).toEqual(["create", "create", "create"]);
+    // Two refusals waited out, the create the service carried out, then the take-over of what it
+    // made (the program's configuration saved onto it, as adoption does); no second create.
+    expect(seen).toEqual([
+      "saveEndpoint:refuse",
+      "saveEndpoint:refuse",
+      "saveEndpoint:lose",
+      "saveEndpoint:pass",
+    ]);
+    const named = (await svc.graphql.listEndpoints()).filter((e) => e.name === name);
+    expect(named.map((e) => e.id)).toEqual([endpointId]);
+    expect(svc.endpoint(endpointId)?.workersMax).toBe(2);
+    expect(up.outputs.endpointUrl).toEqual({
+      value: `${svc.service.queueUrl}/v2/${endpointId}`,
+      secret: false,
+    });
+
+    rule = () => undefined;
+    const again = await stack.up();
+    expect(again.steps.filter((s) => s.op !== "same")).toEqual([]);
+
+    seen.length = 0;
+    rule = first("deleteEndpoint", 2, "refuse");
+    await stack.destroy();
+    expect(seen.filter((s) => s.startsWith("deleteEndpoint"))).toEqual([
+      "deleteEndpoint:refuse",
+      "deleteEndpoint:refuse",
+      "deleteEndpoint:pass",
+    ]);
+    expect(svc.endpoint(endpointId)).toBeUndefined();
+    expect(await svc.graphql.listEndpoints()).toEqual([]);
+  }, 300_000);
+});

@@ -1,0 +1,241 @@
+import type { ServerResponse } from "node:http";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
+import { createManagementApi } from "../../provider/clients";
+import type { ProviderSettings } from "../../provider/config";
+import type { ProviderContext } from "../../provider/context";
+import { createEndpointProvider } from "../../provider/endpoint";
+import { createTemplateProvider } from "../../provider/template";
+import { type Hit, json, startScriptedServer } from "../sdk/scripted-server";
+import { checkAndCreate, type Harness, startHarness } from "./support";
+
+/**
+ * The provider against a busy service: the local service behind a relay that, by rule, refuses a
+ * request before it reaches the service (429, 503: nothing done) or forwards it and then answers 503
+ * (the service acted, the answer was lost, as behind a gateway that timed out). Waits are virtual.
+ */
+
+type Rule = (
+  hit: Hit,
+) =>
+  | { refuse: number; retryAfter?: string }
+  | { lose: number; meanwhile?: () => Promise<unknown> }
+  | undefined;
+
+let h: Harness;
+let rule: Rule = () => undefined;
+let relay: Awaited<ReturnType<typeof startScriptedServer>>;
+let context: ProviderContext;
+
+async function forward(
+  hit: Hit,
+  res: ServerResponse,
+  loseWith?: number,
+  meanwhile?: () => Promise<unknown>,
+): Promise<void> {
+  const origin = new URL(h.settings.restUrl).origin;
+  const headers: Record<string, string> = { authorization: String(hit.headers.authorization ?? "") };
+  if (hit.headers["content-type"]) headers["content-type"] = String(hit.headers["content-type"]);
+  const reply = await fetch(`${origin}${hit.url}`, {
+    method: hit.method,
+    headers,
+    ...(hit.body === "" ? {} : { body: hit.body }),
+  });
+  const text = await reply.text();
+  await meanwhile?.();
+  if (loseWith !== undefined) {
+    json(res, loseWith, { message: "upstream request timeout" });
+    return;
+  }
+  res.writeHead(reply.status, { "content-type": reply.headers.get("content-type") ?? "application/json" });
+  res.end(text);
+}
+
+beforeAll(async () => {
+  h = await startHarness({ deleteTimeoutMs: 120_000 });
+  relay = await startScriptedServer((hit, res) => {
+    const verdict = rule(hit);
+    if (verdict !== undefined && "refuse" in verdict) {
+      json(
+        res,
+        verdict.refuse,
+        { message: "too many requests" },
+        verdict.retryAfter ? { "retry-after": verdict.retryAfter } : {},
+      );
+      return;
+    }
+    forward(hit, res, verdict?.lose, verdict?.meanwhile).catch(() => res.writeHead(502).end());
+  });
+  const swap = (url: string) => {
+    const parsed = new URL(url);
+    return `${relay.url}${parsed.pathname}${parsed.search}`;
+  };
+  const settings: ProviderSettings = {
+    ...h.settings,
+    restUrl: swap(h.settings.restUrl),
+    graphqlUrl: swap(h.settings.graphqlUrl),
+  };
+  const api = createManagementApi(settings);
+  context = { settings: () => settings, api: () => api, pause: h.pause };
+});
+
+afterEach(() => {
+  rule = () => undefined;
+  h.pause.slept.length = 0;
+});
+
+afterAll(async () => {
+  await relay?.close();
+  await h?.close();
+});
+
+/** `times` requests whose body mentions `operation` get the verdict; the rest pass. */
+function onOperation(operation: string, times: number, verdict: ReturnType<Rule>): Rule {
+  let left = times;
+  return (hit) => {
+    if (left <= 0 || !hit.body.includes(operation)) return undefined;
+    left--;
+    return verdict;
+  };
+}
+
+async function template(): Promise<string> {
+  const created = await h.rest.templates.create({
+    name: `tpl-${Math.random().toString(36).slice(2, 10)}`,
+    imageName: "runpodkit/echo:1.0",
+    isServerless: true,
+  });
+  return created.id;
+}
+
+async function endpointsNamed(name: unknown): Promise<string[]> {
+  return (await h.graphql.listEndpoints()).filter((e) => e.name === name).map((e) => e.id);
+}
+
+describe("Endpoint against a busy service", () => {
+  test("a create refused with 429 is sent again after the Retry-After, and makes one endpoint", async () => {
+    const templateId = await template();
+    rule = onOperation("saveEndpoint", 2, { refuse: 429, retryAfter: "7" });
+    const provider = createEndpointProvider(context);
+    const made = await checkAndCreate(provider, "busy429", { templateId });
+    expect(h.pause.slept).toEqual([7_000, 7_000]);
+    expect(await endpointsNamed(made.outs.name)).toEqual([made.id]);
+    expect(made.outs.templateId).toBe(templateId);
+  });
+
+  test("a create the service carried out but whose answer was lost (503) is found by its generated name, not made twice", async () => {
+    const templateId = await template();
+    rule = onOperation("saveEndpoint", 1, { lose: 503 });
+    const provider = createEndpointProvider(context);
+    const made = await checkAndCreate(provider, "lost", { templateId, workersMax: 2 });
+    expect(await endpointsNamed(made.outs.name)).toEqual([made.id]);
+    expect(made.outs).toMatchObject({ templateId, workersMax: 2, name: made.outs.name });
+    expect(h.pause.slept).toEqual([]);
+  });
+
+  test("a 503 before the service acted is sent again: one endpoint", async () => {
+    const templateId = await template();
+    rule = onOperation("saveEndpoint", 1, { refuse: 503 });
+    const provider = createEndpointProvider(context);
+    const made = await checkAndCreate(provider, "refused503", { templateId });
+    expect(await endpointsNamed(made.outs.name)).toEqual([made.id]);
+    expect(h.pause.slept).toEqual([1_000]);
+  });
+
+  test("a service busy past customTimeouts.create fails naming the bound and the option, and makes nothing", async () => {
+    const templateId = await template();
+    rule = onOperation("saveEndpoint", 1_000, { refuse: 429 });
+    const provider = createEndpointProvider(context);
+    const checked = await provider.check(
+      {},
+      { __logicalName: "toobusy", templateId, __customTimeouts: { create: "30s" } },
+    );
+    const failure = await provider.create(checked.inputs).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: "TIMEOUT", operation: `create endpoint ${checked.inputs.name}` });
+    expect(String((failure as Error).message)).toMatch(
+      /still refused after \d+ attempts within the bound of 30s: .*HTTP 429.*customTimeouts\.create/,
+    );
+    expect(h.pause.slept.reduce((a, b) => a + b, 0)).toBe(30_000);
+    expect(await endpointsNamed(checked.inputs.name)).toEqual([]);
+  });
+
+  test("with a name the program chose, the lost create is told from an endpoint that already held the name", async () => {
+    const templateId = await template();
+    const other = await h.graphql.saveEndpoint({ name: "prod-api", templateId, gpuIds: "AMPERE_16" });
+    rule = onOperation("saveEndpoint", 1, { lose: 503 });
+    const provider = createEndpointProvider(context);
+    const made = await checkAndCreate(provider, "named", { name: "prod-api", templateId, workersMax: 1 });
+    expect(made.id).not.toBe(other.id);
+    expect((await endpointsNamed("prod-api")).sort()).toEqual([other.id, made.id].sort());
+    expect((await h.graphql.getEndpoint(other.id))?.workersMax).toBe(other.workersMax);
+    expect(made.outs).toMatchObject({ name: "prod-api", workersMax: 1 });
+  });
+
+  test("when two endpoints of the name appeared meanwhile, none is taken over and the create is not sent again", async () => {
+    const templateId = await template();
+    // Another writer makes an endpoint of the same name while this create's answer is lost.
+    rule = onOperation("saveEndpoint", 1, {
+      lose: 503,
+      meanwhile: () => h.graphql.saveEndpoint({ name: "twin", templateId, gpuIds: "AMPERE_16" }),
+    });
+    const provider = createEndpointProvider(context);
+    const checked = await provider.check({}, { __logicalName: "twin", name: "twin", templateId });
+    const failure = await provider.create(checked.inputs).catch((error: unknown) => error);
+    const ids = await endpointsNamed("twin");
+    expect(ids).toHaveLength(2);
+    expect(failure).toMatchObject({ code: "SERVICE", field: "name", serviceCode: undefined });
+    const message = String((failure as Error).message);
+    expect(message).toContain(
+      'create endpoint twin: graphql.saveEndpoint: upstream request timeout (HTTP 503); the service may have created the endpoint all the same: 2 endpoints named "twin" exist now',
+    );
+    expect(message).toContain("It is not created again, so that no second one is made");
+    for (const id of ids) expect(message).toContain(id);
+  });
+
+  test("an update and a delete refused with 429 and 503 are sent again and done", async () => {
+    const templateId = await template();
+    const provider = createEndpointProvider(context);
+    const made = await checkAndCreate(provider, "upd", { templateId });
+    rule = onOperation("saveEndpoint", 2, { refuse: 503 });
+    const checked = await provider.check(made.outs, { ...made.inputs, idleTimeout: 42 });
+    const updated = await provider.update(made.id, made.outs, checked.inputs);
+    expect(updated.outs.idleTimeout).toBe(42);
+    expect((await h.graphql.getEndpoint(made.id))?.idleTimeout).toBe(42);
+
+    rule = onOperation("deleteEndpoint", 2, { refuse: 429, retryAfter: "3" });
+    await provider.delete(made.id, updated.outs);
+    expect(await h.graphql.getEndpoint(made.id)).toBeNull();
+    expect(h.pause.slept).toEqual([1_000, 2_000, 3_000, 3_000]);
+  });
+});
+
+describe("Endpoint delete against a service busy past the bound", () => {
+  test("fails naming the bound, the last refusal and the options that set it; the endpoint stays in the stack", async () => {
+    const templateId = await template();
+    const provider = createEndpointProvider(context);
+    const made = await checkAndCreate(provider, "stays", { templateId });
+    rule = onOperation("deleteEndpoint", 1_000, { refuse: 503 });
+    const failure = await provider.delete(made.id, made.outs).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: "TIMEOUT", operation: `delete endpoint ${made.outs.name}` });
+    expect(String((failure as Error).message)).toMatch(
+      /within the bound of 120s: graphql\.deleteEndpoint: too many requests \(HTTP 503\) Run destroy again later, or give the resource a longer customTimeouts\.delete \(else runpodkit:deleteTimeout\)\.$/,
+    );
+    expect(await h.graphql.getEndpoint(made.id)).not.toBeNull();
+  });
+});
+
+describe("Template (REST) against a busy service", () => {
+  test("a create whose answer was lost is found by its generated name: no second template under a later generation", async () => {
+    rule = (hit) =>
+      hit.method === "POST" && hit.url.startsWith("/v1/templates") && !lost++ ? { lose: 503 } : undefined;
+    let lost = 0;
+    const provider = createTemplateProvider(context);
+    const made = await checkAndCreate(provider, "tpl-lost", {
+      imageName: "runpodkit/echo:1.0",
+      isServerless: true,
+    });
+    const named = (await h.rest.templates.list({ includeEndpointBoundTemplates: true })).filter((t) =>
+      t.name.startsWith("tpl-lost-"),
+    );
+    expect(named.map((t) => [t.id, t.name])).toEqual([[made.id, made.outs.name]]);
+  });
+});
