@@ -85,9 +85,9 @@ export interface ResourceDefinition<D extends { name: string }, R> {
   /** The record holding a (unique) name, for the message when it is taken. */
   findByName?(call: Call, name: string): Promise<R | undefined>;
   /**
-   * Every such resource of the account, by id and name: listed before a create is sent, so that after
-   * an answer that was lost (a 5xx, a timeout) the one it may have made all the same is found by name
-   * among those that were not there before, and nothing is created twice.
+   * Every such resource of the account, by id and name: listed after a create whose answer was lost
+   * (a 5xx, a timeout), so that the one it may have made all the same is found by name and nothing is
+   * created twice.
    */
   inventory?(call: Call): Promise<Array<{ id: string; name: string }>>;
   idOf(record: R): string;
@@ -354,48 +354,36 @@ export function implement<D extends { name: string }, R>(
   /**
    * createFresh, again while the service is busy. A create whose answer was lost may have been carried
    * out all the same, so before it is sent again the resource is looked for by the name it was sent
-   * with among those that did not exist before the first attempt: neither the retry nor the next up
-   * makes a second one.
+   * with: neither the retry nor the next up makes a second one. Looked for only after such a failure,
+   * so a create that is answered costs no extra call.
    */
   async function createWhileBusy(call: Call, inputs: Props): Promise<R> {
     const sent: { name?: string } = {};
-    let before: Set<string> | null | undefined;
     return whileBusy(call, operationBoundMs(inputs, "create", BUSY_BOUND_MS), "create", async () => {
-      // Listed once; a list that fails (other than busy) leaves nothing to compare with: see madeAnyway.
-      before ??= await snapshot(call);
       try {
         return await createFresh(call, inputs, sent);
       } catch (error) {
-        if (!mayHaveActed(error) || sent.name === undefined || before === undefined) throw error;
-        const made = await madeAnyway(call, inputs, sent.name, before, error);
+        if (!mayHaveActed(error) || sent.name === undefined || definition.inventory === undefined)
+          throw error;
+        const made = await madeAnyway(call, inputs, sent.name, error);
         if (made === undefined) throw error;
         return made;
       }
     });
   }
 
-  /** The ids of the account's resources of this kind; null when they cannot be listed (busy: retried). */
-  async function snapshot(call: Call): Promise<Set<string> | null | undefined> {
-    if (definition.inventory === undefined) return undefined;
-    try {
-      return new Set((await definition.inventory(call)).map((r) => r.id));
-    } catch (error) {
-      if (isBusy(error)) throw error;
-      return null;
-    }
-  }
-
   /**
    * The resource a create made though its answer was lost, taken over with the program's inputs, or
-   * undefined when none by its name appeared (the create was not carried out: it may be sent again).
-   * What appeared under the name since the first attempt is what the create made; when that cannot be
-   * told (no list before, several appeared), nothing is taken over and the create is not sent again.
+   * undefined when none by its name exists (the create was not carried out: it may be sent again).
+   * One of the name is this create's when no other could hold it: names unique in the account (a
+   * holder would have refused the create) or generated ones. Otherwise (a name the program chose on a
+   * kind whose names repeat, or several of a generated name) nothing is taken over and the create is
+   * not sent again.
    */
   async function madeAnyway(
     call: Call,
     inputs: Props,
     name: string,
-    before: Set<string> | null,
     failure: unknown,
   ): Promise<R | undefined> {
     let now: Array<{ id: string; name: string }>;
@@ -405,15 +393,15 @@ export function implement<D extends { name: string }, R>(
       throw failure; // the lookup failed too: judged (retried or not) as the create's own failure
     }
     const named = now.filter((r) => r.name === name && !replaced.has(r.id)).map((r) => r.id);
-    const fresh = before === null ? named : named.filter((id) => !before.has(id));
-    const [id] = fresh;
+    const [id] = named;
     if (id === undefined) return undefined;
-    if (before === null || fresh.length > 1) {
+    const onlyOurs = spec.uniqueName || inputs[AUTO_NAMED] === true;
+    if (!onlyOurs || named.length > 1) {
       const cause = toProviderError(failure, call.operation, [call.settings.apiKey]);
-      const which = `${fresh.length === 1 ? `one ${noun}` : `${fresh.length} ${noun}s`} named "${name}" exist${fresh.length === 1 ? "s" : ""} now (id ${fresh.join(", ")})`;
+      const which = `${named.length === 1 ? `one ${noun}` : `${named.length} ${noun}s`} named "${name}" exist${named.length === 1 ? "s" : ""} now (id ${named.join(", ")})`;
       throw new ProviderError(
         "SERVICE",
-        `${cause.message}; the service may have created the ${noun} all the same: ${which}, and which one this create made cannot be told. It is not created again, so that no second one is made: take the one it made over with adoptId (e.g. adoptId: "${id}") and run up again, and delete any other.`,
+        `${cause.message}; the service may have created the ${noun} all the same: ${which}, and whether it is the one this create made cannot be told. It is not created again, so that no second one is made: take the one it made over with adoptId (e.g. adoptId: "${id}") and run up again, and delete any other.`,
         // No serviceCode: this is final, never a busy service's failure to wait out.
         { operation: call.operation, field: "name", cause: failure },
       );

@@ -132,6 +132,25 @@ describe("Endpoint against a busy service", () => {
     expect(h.pause.slept).toEqual([]);
   });
 
+  test("a create the service answers costs one call: nothing is listed before it", async () => {
+    const templateId = await template();
+    const seen: string[] = [];
+    rule = (hit) => {
+      seen.push(
+        hit.body.includes("saveEndpoint")
+          ? "saveEndpoint"
+          : hit.body.includes("endpoints")
+            ? "list"
+            : hit.url,
+      );
+      return undefined;
+    };
+    const provider = createEndpointProvider(context);
+    const made = await checkAndCreate(provider, "quiet", { templateId, workersMax: 1 });
+    expect(await endpointsNamed(made.outs.name)).toEqual([made.id]);
+    expect(seen).toEqual(["saveEndpoint"]);
+  });
+
   test("a 503 before the service acted is sent again: one endpoint", async () => {
     const templateId = await template();
     rule = onOperation("saveEndpoint", 1, { refuse: 503 });
@@ -158,16 +177,39 @@ describe("Endpoint against a busy service", () => {
     expect(await endpointsNamed(checked.inputs.name)).toEqual([]);
   });
 
-  test("with a name the program chose, the lost create is told from an endpoint that already held the name", async () => {
+  test("with a name the program chose that another endpoint already holds, the lost create is not sent again nor the other taken over", async () => {
     const templateId = await template();
     const other = await h.graphql.saveEndpoint({ name: "prod-api", templateId, gpuIds: "AMPERE_16" });
     rule = onOperation("saveEndpoint", 1, { lose: 503 });
     const provider = createEndpointProvider(context);
-    const made = await checkAndCreate(provider, "named", { name: "prod-api", templateId, workersMax: 1 });
-    expect(made.id).not.toBe(other.id);
-    expect((await endpointsNamed("prod-api")).sort()).toEqual([other.id, made.id].sort());
+    const checked = await provider.check(
+      {},
+      { __logicalName: "named", name: "prod-api", templateId, workersMax: 1 },
+    );
+    const failure = await provider.create(checked.inputs).catch((error: unknown) => error);
+    const ids = await endpointsNamed("prod-api");
+    expect(ids).toHaveLength(2);
+    expect(failure).toMatchObject({ code: "SERVICE", field: "name", serviceCode: undefined });
+    for (const id of ids) expect(String((failure as Error).message)).toContain(id);
+    expect(String((failure as Error).message)).toContain("take the one it made over with adoptId");
+    // The endpoint that held the name before is untouched.
     expect((await h.graphql.getEndpoint(other.id))?.workersMax).toBe(other.workersMax);
-    expect(made.outs).toMatchObject({ name: "prod-api", workersMax: 1 });
+  });
+
+  test("with a name the program chose, even the lone endpoint of it after a lost create is not taken over: the error names it for adoptId", async () => {
+    const templateId = await template();
+    rule = onOperation("saveEndpoint", 1, { lose: 503 });
+    const provider = createEndpointProvider(context);
+    const checked = await provider.check(
+      {},
+      { __logicalName: "solo", name: "solo-api", templateId, workersMax: 1 },
+    );
+    const failure = await provider.create(checked.inputs).catch((error: unknown) => error);
+    // A name the program chose may be held by an endpoint outside the stack: one of it is not taken over.
+    const ids = await endpointsNamed("solo-api");
+    expect(ids).toHaveLength(1);
+    expect(failure).toMatchObject({ code: "SERVICE", field: "name" });
+    expect(String((failure as Error).message)).toContain(`adoptId: "${ids[0]}"`);
   });
 
   test("when two endpoints of the name appeared meanwhile, none is taken over and the create is not sent again", async () => {
