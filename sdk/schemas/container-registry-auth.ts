@@ -5,18 +5,22 @@ export const ContainerRegistryAuth = z.object({ id: z.string(), name: z.string()
 export type ContainerRegistryAuth = z.infer<typeof ContainerRegistryAuth>;
 export const ContainerRegistryAuthList = z.array(ContainerRegistryAuth);
 
+/** Bounds well above real credentials (a cloud service-account key used as a password is ~2-3 KB). */
+export const REGISTRY_USERNAME_MAX_LENGTH = 1024;
+export const REGISTRY_PASSWORD_MAX_LENGTH = 16_384;
+
 /** POST /containerregistryauth; also GraphQL saveRegistryAuth(input). The name is unique per account. */
 export const ContainerRegistryAuthCreateInput = z.strictObject({
   name: z.string().min(1).max(191),
-  username: z.string().min(1),
-  password: z.string().min(1),
+  username: z.string().min(1).max(REGISTRY_USERNAME_MAX_LENGTH),
+  password: z.string().min(1).max(REGISTRY_PASSWORD_MAX_LENGTH),
 });
 export type ContainerRegistryAuthCreateInput = z.infer<typeof ContainerRegistryAuthCreateInput>;
 
 /** GraphQL updateRegistryAuth(input: {id, username, password}); REST has no update (as the real service). */
 export const GqlRegistryAuthUpdateInput = z.strictObject({
   id: z.string().min(1),
-  username: z.string().min(1),
-  password: z.string().min(1),
+  username: z.string().min(1).max(REGISTRY_USERNAME_MAX_LENGTH),
+  password: z.string().min(1).max(REGISTRY_PASSWORD_MAX_LENGTH),
 });
 export type GqlRegistryAuthUpdateInput = z.infer<typeof GqlRegistryAuthUpdateInput>;

@@ -11,7 +11,7 @@ import {
   PodStatus,
 } from "./common";
 import { NetworkVolume } from "./network-volume";
-import { EnvMap, GqlDockerArgs, GqlPodEnvList, PortSpec } from "./template";
+import { EnvMap, GqlDockerArgs, GqlPodEnvList, ImageName, MountPath, PortSpec } from "./template";
 
 /**
  * A pod as REST v1 returns it (GET /pods, GET /pods/{id}, endpoint `workers`). Serverless workers are
@@ -137,14 +137,14 @@ export type PodListQuery = z.infer<typeof PodListQuery>;
 
 const podFields = {
   name: z.string().min(1).max(191),
-  imageName: z.string().min(1),
+  imageName: ImageName,
   dockerEntrypoint: z.array(z.string()),
   dockerStartCmd: z.array(z.string()),
   env: EnvMap,
   ports: z.array(PortSpec),
   containerDiskInGb: z.int().min(1).nullable(),
   volumeInGb: z.int().min(0).nullable(),
-  volumeMountPath: z.string().min(1),
+  volumeMountPath: MountPath.min(1),
   locked: z.boolean(),
 };
 
@@ -232,7 +232,7 @@ const gqlDeployFields = {
   deployCost: z.number().nullish(),
   dockerArgs: GqlDockerArgs,
   env: GqlEnv,
-  imageName: z.string().nullish(),
+  imageName: ImageName.nullish(),
   minDisk: z.int().nullish(),
   minDownload: z.int().nullish(),
   minUpload: z.int().nullish(),
@@ -244,7 +244,7 @@ const gqlDeployFields = {
   supportPublicIp: z.boolean().nullish(),
   templateId: OptionalRef,
   volumeKey: z.string().nullish(),
-  volumeMountPath: z.string().nullish(),
+  volumeMountPath: MountPath.nullish(),
   dataCenterId: OptionalRef,
 };
 
@@ -279,7 +279,7 @@ export type GqlDeployCpuPodInput = z.infer<typeof GqlDeployCpuPodInput>;
 export const GqlPodEditJobInput = z.strictObject({
   podId: z.string().min(1),
   dockerArgs: GqlDockerArgs,
-  imageName: z.string().min(1),
+  imageName: ImageName,
   env: GqlEnv,
   port: z.int().nullish(),
   ports: z.string().nullish(),

@@ -156,17 +156,28 @@ export const Template = z.object({
 export type Template = z.infer<typeof Template>;
 export const TemplateList = z.array(Template);
 
+/**
+ * Bounds of free-text fields, each well above what a real value needs (a registry image reference
+ * with tag and digest is a few hundred characters; a path, PATH_MAX), so that no one field can take
+ * the whole request body into the store.
+ */
+export const IMAGE_NAME_MAX_LENGTH = 1024;
+export const MOUNT_PATH_MAX_LENGTH = 4096;
+export const README_MAX_LENGTH = 65_536;
+export const ImageName = z.string().min(1).max(IMAGE_NAME_MAX_LENGTH);
+export const MountPath = z.string().max(MOUNT_PATH_MAX_LENGTH);
+
 const templateFields = {
   name: z.string().min(1).max(191),
-  imageName: z.string().min(1),
+  imageName: ImageName,
   containerDiskInGb: z.int().min(0),
   volumeInGb: z.int().min(0),
-  volumeMountPath: z.string(),
+  volumeMountPath: MountPath,
   dockerEntrypoint: z.array(z.string()),
   dockerStartCmd: z.array(z.string()),
   env: EnvMap,
   ports: z.array(PortSpec),
-  readme: z.string(),
+  readme: z.string().max(README_MAX_LENGTH),
   isPublic: z.boolean(),
   /** Must name a registry auth of the same account; null clears it (update). */
   containerRegistryAuthId: z.string().min(1),
@@ -218,7 +229,7 @@ export const GqlTemplateInput = z.strictObject({
   isServerless: z.boolean().nullish(),
   containerDiskInGb: templateFields.containerDiskInGb.nullish(),
   volumeInGb: templateFields.volumeInGb.nullish(),
-  volumeMountPath: z.string().nullish(),
+  volumeMountPath: MountPath.nullish(),
   dockerArgs: GqlDockerArgs,
   env: GqlEnvList.nullish(),
   ports: z
@@ -230,7 +241,7 @@ export const GqlTemplateInput = z.strictObject({
           ctx.addIssue({ code: "custom", message: `bad port "${port}"; expected ${PORT_FORM}` });
       }
     }),
-  readme: z.string().nullish(),
+  readme: z.string().max(README_MAX_LENGTH).nullish(),
   isPublic: z.boolean().nullish(),
   /** "" = not given. */
   containerRegistryAuthId: OptionalRef,

@@ -1,0 +1,90 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ErrorBody } from "../../../sdk/schemas/common";
+import { type TestService, withService } from "../../helpers/service";
+import { clients } from "./client";
+
+/**
+ * Free-text fields of templates, pods and registry auths have bounds of their own, not only the
+ * request body's: one field cannot carry a megabyte into the store. Each bound is accepted at its
+ * value and refused one past it, naming the field.
+ */
+let service: TestService;
+let api: ReturnType<typeof clients>;
+
+beforeAll(async () => {
+  service = await withService();
+  api = clients(service);
+});
+afterAll(() => service.close());
+
+const x = (n: number) => "x".repeat(n);
+
+describe("free-text field bounds", () => {
+  it("a template's imageName (1024), volumeMountPath (4096) and readme (65,536)", async () => {
+    const fields = { imageName: 1024, volumeMountPath: 4096, readme: 65_536 } as const;
+    let n = 0;
+    for (const [field, max] of Object.entries(fields)) {
+      const base = { name: `t${n++}`, imageName: "img:1", isServerless: true };
+      const ok = await api.rest("POST", "/templates", { ...base, [field]: x(max) });
+      expect(ok.status, `${field} at ${max}`).toBe(200);
+      const over = await api.rest<ErrorBody>("POST", "/templates", {
+        ...base,
+        name: `t${n++}`,
+        [field]: x(max + 1),
+      });
+      expect(over.status, `${field} past ${max}`).toBe(400);
+      expect(over.text).toContain(field);
+    }
+  });
+
+  it("GraphQL saveTemplate refuses the same", async () => {
+    const reply = await api.gql(
+      "mutation($input: SaveTemplateInput!) { saveTemplate(input: $input) { id } }",
+      {
+        input: {
+          name: "g1",
+          imageName: x(1025),
+          containerDiskInGb: 5,
+          volumeInGb: 0,
+          dockerArgs: "",
+          env: [],
+        },
+      },
+    );
+    expect(reply.body.errors?.[0]?.message).toContain("imageName");
+    expect(reply.body.data?.saveTemplate ?? null).toBeNull();
+  });
+
+  it("a registry auth's username (1024) and password (16,384)", async () => {
+    const ok = await api.rest("POST", "/containerregistryauth", {
+      name: "r1",
+      username: x(1024),
+      password: x(16_384),
+    });
+    expect(ok.status).toBe(200);
+    for (const [field, value] of [
+      ["username", x(1025)],
+      ["password", x(16_385)],
+    ] as const) {
+      const over = await api.rest<ErrorBody>("POST", "/containerregistryauth", {
+        name: `r-${field}`,
+        username: "u",
+        password: "p",
+        [field]: value,
+      });
+      expect(over.status, field).toBe(400);
+      expect(over.text).toContain(field);
+      expect(over.text).not.toContain(value.slice(0, 100));
+    }
+  });
+
+  it("a pod's imageName (1024)", async () => {
+    const over = await api.rest<ErrorBody>("POST", "/pods", {
+      name: "p",
+      imageName: x(1025),
+      gpuTypeIds: ["NVIDIA GeForce RTX 4090"],
+    });
+    expect(over.status).toBe(400);
+    expect(over.text).toContain("imageName");
+  });
+});
