@@ -7,6 +7,7 @@ import {
   exchangeTimeout,
   type HttpReply,
   NEVER_SENT_CODES,
+  REPLY_TOO_LARGE_CODE,
 } from "./dispatch-reply";
 import {
   AbortedError,
@@ -67,6 +68,24 @@ export interface HttpClientOptions {
   secrets?: readonly string[];
   /** Max sockets to the origin (default 64). */
   connections?: number;
+  /** The largest reply body read, in bytes (default 256 MiB); a larger one is a ProtocolError. */
+  maxReplyBytes?: number;
+}
+
+/** Default bound of a reply: above the service's largest (a 100 MB job result, JSON-escaped). */
+export const DEFAULT_MAX_REPLY_BYTES = 256 * 1024 * 1024;
+
+/** The most a reply may be: V8's longest string (a reply is read whole into one). */
+export const MAX_REPLY_BYTES = 0x1fffffe8;
+
+/** A reply bound, refused unless it is an integer of bytes in 1..MAX_REPLY_BYTES. */
+export function requireMaxReplyBytes(value: unknown, operation: string): void {
+  if (Number.isInteger(value) && (value as number) >= 1 && (value as number) <= MAX_REPLY_BYTES) return;
+  throw new ValidationError({
+    operation,
+    field: "maxReplyBytes",
+    message: `${operation}: maxReplyBytes must be an integer of bytes from 1 to ${MAX_REPLY_BYTES}, got ${String(value)}`,
+  });
 }
 
 export interface CallOptions {
@@ -360,6 +379,7 @@ export class HttpClient {
   readonly #headers: Record<string, string>;
   readonly #jsonHeaders: Record<string, string>;
   readonly #timeoutMs: number;
+  readonly #maxReplyBytes: number;
   readonly #secrets: readonly string[];
   readonly #policy: Required<RetryPolicy>;
   readonly #retryOptions: Record<Exclude<RetryMode, "never">, RetryHandler.RetryOptions>;
@@ -373,6 +393,8 @@ export class HttpClient {
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     requireTimeoutMs(this.#timeoutMs, "http");
     if (options.retry?.retries !== undefined) requireRetries(options.retry.retries, "http");
+    this.#maxReplyBytes = options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
+    requireMaxReplyBytes(this.#maxReplyBytes, "http");
     this.#secrets = options.secrets ?? [];
     this.#pool = new Pool(url.origin, { connections: options.connections ?? 64 });
     this.#policy = defaultPolicy(options.retry);
@@ -417,7 +439,7 @@ export class HttpClient {
       const deadline = mode === "never" ? 0 : Date.now() + budgetMs;
       let reply: HttpReply;
       try {
-        reply = await dispatchWhole(this.#pool, request, signal, budgetMs);
+        reply = await dispatchWhole(this.#pool, request, signal, budgetMs, this.#maxReplyBytes);
       } catch (error) {
         if (mode === "never" || signal?.aborted) throw error;
         const code = (error as { code?: unknown } | null)?.code;
@@ -458,7 +480,7 @@ export class HttpClient {
       attemptTimeoutMs,
     };
     // No timer for the whole: each attempt has its own (attemptTimeoutInterceptor).
-    return await dispatchWhole(this.#retrying, retrying, signal);
+    return await dispatchWhole(this.#retrying, retrying, signal, undefined, this.#maxReplyBytes);
   }
 
   /** The first backoff, on the policy's scheduler; the caller's signal ends it at once. */
@@ -487,6 +509,14 @@ export class HttpClient {
       return new TimeoutError({
         operation: call.operation,
         message: `${call.operation}: no reply within ${budgetMs} ms`,
+        secrets: this.#secrets,
+      });
+    }
+    if (code === REPLY_TOO_LARGE_CODE) {
+      // Not retried: the same call would bring the same reply.
+      return new ProtocolError({
+        operation: call.operation,
+        message: `${call.operation}: the reply is larger than maxReplyBytes (${this.#maxReplyBytes} bytes); it was not read. Check the client's baseUrl, or raise maxReplyBytes if the service really answers that much`,
         secrets: this.#secrets,
       });
     }
