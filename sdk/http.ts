@@ -383,6 +383,7 @@ export class HttpClient {
   readonly #secrets: readonly string[];
   readonly #policy: Required<RetryPolicy>;
   readonly #retryOptions: Record<Exclude<RetryMode, "never">, RetryHandler.RetryOptions>;
+  #closed = false;
 
   constructor(options: HttpClientOptions) {
     const url = new URL(options.baseUrl);
@@ -418,6 +419,13 @@ export class HttpClient {
   async exchange(call: HttpCall): Promise<HttpReply> {
     const signal = call.signal;
     if (signal?.aborted) throw this.#aborted(call);
+    // Not undici's "client is destroyed" ConnectionError: callers (and waitFor) retry those as transient.
+    if (this.#closed) {
+      throw new ValidationError({
+        operation: call.operation,
+        message: `${call.operation}: the client was closed (close()); make a new client for further calls`,
+      });
+    }
     // No AbortController: the caller's signal aborts the dispatch through its controller. The budget
     // is one native timer per attempt (dispatchWhole's), undici's own timeouts off: those run on its
     // coarse "fast timers", which fired a 100 ms budget after about 1 s.
@@ -571,7 +579,10 @@ export class HttpClient {
     });
   }
 
+  /** Closes the pool once the calls in flight have ended; any later call is refused. */
   async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
     await this.#pool.close();
   }
 

@@ -134,3 +134,22 @@ describe("JobClient long waits across an outage of the service", () => {
     }
   });
 });
+
+describe("a closed client", () => {
+  it("refuses later calls at once with a ValidationError, so waitFor does not poll them as an outage", async () => {
+    const endpoint = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const jobs = new JobClient({ apiKey: KEY, endpointId: endpoint.id, baseUrl: `${h.url}/v2` });
+    const { id } = await jobs.run({ input: {} });
+    const waiting = jobs.waitFor(id, { pollIntervalMs: 10 }).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    await jobs.close();
+    await jobs.close();
+    // The wait in progress ends at its next poll, with the closed client's error.
+    expect(await waiting).toMatchObject({ code: "VALIDATION", operation: "jobs.waitFor" });
+    const error = await failure(jobs.health());
+    expect(error.toJSON()).toMatchObject({ code: "VALIDATION", operation: "jobs.health" });
+    expect(error.message).toContain("the client was closed");
+  });
+});
