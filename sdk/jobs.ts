@@ -87,6 +87,11 @@ const DEFAULT_MAX_OUTAGE_MS = 60_000;
 /** The shortest pause between polls that failed, so an outage is not polled in a tight loop. */
 const OUTAGE_PAUSE_MS = 250;
 
+/** The pause after a poll that failed: a 429's Retry-After when it has one, else at least OUTAGE_PAUSE_MS. */
+function outagePause(pollIntervalMs: number, failure: RunpodkitError): number {
+  return Math.min(MAX_TIMEOUT_MS, Math.max(pollIntervalMs, OUTAGE_PAUSE_MS, failure.retryAfterMs ?? 0));
+}
+
 /**
  * A failure that may pass while the job goes on in the service: no connection (a restart), a 5xx
  * (501 aside: it will not change), a 429, a poll that got no reply in time. The HTTP layer's
@@ -302,7 +307,7 @@ export class JobClient {
         if (isTerminalJobStatus(envelope.status)) return envelope;
         last = envelope.status;
       }
-      const pause = outage ? Math.max(pollIntervalMs, OUTAGE_PAUSE_MS) : pollIntervalMs;
+      const pause = outage ? outagePause(pollIntervalMs, outage) : pollIntervalMs;
       await this.#pause(
         operation,
         jobId,
@@ -354,7 +359,7 @@ export class JobClient {
       } catch (error) {
         outageSince ??= Date.now();
         if (!isPassing(error) || Date.now() - outageSince >= maxOutageMs) throw withJobId(error, jobId);
-        await this.#pause(operation, jobId, Math.max(pollIntervalMs, OUTAGE_PAUSE_MS), options.signal);
+        await this.#pause(operation, jobId, outagePause(pollIntervalMs, error), options.signal);
         continue;
       }
       for (const chunk of reply.stream) yield chunk;
