@@ -1,5 +1,12 @@
 import { redact, ValidationError } from "./errors";
-import { HttpClient, MAX_TIMEOUT_MS, type RetryPolicy, requireRetries, requireTimeoutMs } from "./http";
+import {
+  HttpClient,
+  MAX_TIMEOUT_MS,
+  type RetryPolicy,
+  requireMaxReplyBytes,
+  requireRetries,
+  requireTimeoutMs,
+} from "./http";
 
 /** What every client of the service takes besides its address. */
 export interface ClientOptions {
@@ -17,6 +24,11 @@ export interface ClientOptions {
   retry?: Omit<RetryPolicy, "retries">;
   /** Max sockets to the service (default 64). */
   connections?: number;
+  /**
+   * The largest reply read, in bytes (default 256 MiB, at most 2^29-24): a larger one (an endless or
+   * huge body from a wrong baseUrl) is a ProtocolError, never held whole in memory.
+   */
+  maxReplyBytes?: number;
 }
 
 /** Refuses a missing or blank key before anything else (a ValidationError naming apiKey). */
@@ -37,6 +49,7 @@ export function requireClientOptions(options: ClientOptions, operation: string):
   if (options.retries !== undefined) requireRetries(options.retries, operation);
   if (options.retry !== undefined) requireRetryTuning(options.retry, operation);
   if (options.connections !== undefined) requireConnections(options.connections, operation);
+  if (options.maxReplyBytes !== undefined) requireMaxReplyBytes(options.maxReplyBytes, operation);
 }
 
 /** The backoff's durations, in ms: NaN or a negative would retry at once (a tight loop against a failing service). */
@@ -114,5 +127,6 @@ export function clientHttp(
     timeoutMs: options.timeoutMs,
     retry: { ...options.retry, retries: options.retries },
     connections: options.connections,
+    maxReplyBytes: options.maxReplyBytes,
   });
 }

@@ -16,7 +16,8 @@ export interface HttpReply {
  * through here). The caller's signal aborts the exchange through the dispatch's controller, at once
  * or as soon as it starts; `timeoutMs`, when given, bounds the whole exchange (queueing and connect
  * included) instead of undici's headersTimeout/bodyTimeout, rejecting with EXCHANGE_TIMEOUT_CODE when
- * it runs out. Rejects on a network error, a timeout or the signal's abort.
+ * it runs out; `maxReplyBytes`, when given, bounds the reply's body (REPLY_TOO_LARGE_CODE past it).
+ * Rejects on a network error, a timeout, a reply too large or the signal's abort.
  *
  * A leaf module (undici's types only): the SDK's HTTP client and the standalone worker runtime share it.
  */
@@ -25,6 +26,7 @@ export function dispatchWhole(
   request: Dispatcher.DispatchOptions,
   signal?: AbortSignal,
   timeoutMs?: number,
+  maxReplyBytes?: number,
 ): Promise<HttpReply> {
   return new Promise<HttpReply>((resolve, reject) => {
     if (signal?.aborted) {
@@ -32,7 +34,7 @@ export function dispatchWhole(
       return;
     }
     if (timeoutMs === undefined) {
-      dispatcher.dispatch(request, new ReplyCollector(signal, resolve, reject));
+      dispatcher.dispatch(request, new ReplyCollector(signal, resolve, reject, maxReplyBytes));
       return;
     }
     // One native, unref'd timer armed once for the whole exchange, undici's own timeouts off: those
@@ -49,6 +51,7 @@ export function dispatchWhole(
         clearTimeout(timer);
         reject(error);
       },
+      maxReplyBytes,
     );
     timer = setTimeout(() => collector.abort(exchangeTimeout(request, timeoutMs)), timeoutMs);
     timer.unref();
@@ -72,6 +75,16 @@ export function exchangeTimeout(request: Dispatcher.DispatchOptions, timeoutMs: 
   });
 }
 
+/** The `code` of the error an exchange ends with when its reply passes `maxReplyBytes`. */
+export const REPLY_TOO_LARGE_CODE = "RUNPODKIT_REPLY_TOO_LARGE";
+
+/** The error of a reply past `maxReplyBytes`. */
+function replyTooLarge(maxReplyBytes: number, seen: number): Error {
+  return Object.assign(new Error(`the reply is larger than ${maxReplyBytes} bytes (at least ${seen})`), {
+    code: REPLY_TOO_LARGE_CODE,
+  });
+}
+
 class ReplyCollector implements Dispatcher.DispatchHandler {
   readonly #signal: AbortSignal | undefined;
   readonly #resolve: (reply: HttpReply) => void;
@@ -82,15 +95,19 @@ class ReplyCollector implements Dispatcher.DispatchHandler {
   #chunks: Buffer[] = [];
   #length = 0;
   #aborted: Error | undefined;
+  /** The most a reply may hold, read whole into memory (undefined: no bound). */
+  readonly #maxBytes: number | undefined;
 
   constructor(
     signal: AbortSignal | undefined,
     resolve: (reply: HttpReply) => void,
     reject: (error: unknown) => void,
+    maxBytes?: number,
   ) {
     this.#signal = signal;
     this.#resolve = resolve;
     this.#reject = reject;
+    this.#maxBytes = maxBytes;
     signal?.addEventListener("abort", this.#onAbort);
   }
 
@@ -119,7 +136,7 @@ class ReplyCollector implements Dispatcher.DispatchHandler {
   }
 
   onResponseStart(
-    _controller: Dispatcher.DispatchController,
+    controller: Dispatcher.DispatchController,
     statusCode: number,
     headers: IncomingHttpHeaders,
   ): void {
@@ -127,11 +144,22 @@ class ReplyCollector implements Dispatcher.DispatchHandler {
     if (statusCode < 200) return;
     this.#status = statusCode;
     this.#headers = headers;
+    // A declared length past the bound is refused before any of it is read.
+    const declared = Number(headers["content-length"]);
+    if (this.#maxBytes !== undefined && declared > this.#maxBytes) {
+      controller.abort(replyTooLarge(this.#maxBytes, declared));
+    }
   }
 
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    this.#chunks.push(chunk);
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     this.#length += chunk.length;
+    // An endless or huge reply (a wrong baseUrl, a hostile server) would otherwise be held whole.
+    if (this.#maxBytes !== undefined && this.#length > this.#maxBytes) {
+      this.#chunks = [];
+      controller.abort(replyTooLarge(this.#maxBytes, this.#length));
+      return;
+    }
+    this.#chunks.push(chunk);
   }
 
   onResponseEnd(): void {

@@ -7,6 +7,7 @@ import {
   exchangeTimeout,
   type HttpReply,
   NEVER_SENT_CODES,
+  REPLY_TOO_LARGE_CODE,
 } from "./dispatch-reply";
 import {
   AbortedError,
@@ -67,6 +68,24 @@ export interface HttpClientOptions {
   secrets?: readonly string[];
   /** Max sockets to the origin (default 64). */
   connections?: number;
+  /** The largest reply body read, in bytes (default 256 MiB); a larger one is a ProtocolError. */
+  maxReplyBytes?: number;
+}
+
+/** Default bound of a reply: above the service's largest (a 100 MB job result, JSON-escaped). */
+export const DEFAULT_MAX_REPLY_BYTES = 256 * 1024 * 1024;
+
+/** The most a reply may be: V8's longest string (a reply is read whole into one). */
+export const MAX_REPLY_BYTES = 0x1fffffe8;
+
+/** A reply bound, refused unless it is an integer of bytes in 1..MAX_REPLY_BYTES. */
+export function requireMaxReplyBytes(value: unknown, operation: string): void {
+  if (Number.isInteger(value) && (value as number) >= 1 && (value as number) <= MAX_REPLY_BYTES) return;
+  throw new ValidationError({
+    operation,
+    field: "maxReplyBytes",
+    message: `${operation}: maxReplyBytes must be an integer of bytes from 1 to ${MAX_REPLY_BYTES}, got ${String(value)}`,
+  });
 }
 
 export interface CallOptions {
@@ -360,9 +379,11 @@ export class HttpClient {
   readonly #headers: Record<string, string>;
   readonly #jsonHeaders: Record<string, string>;
   readonly #timeoutMs: number;
+  readonly #maxReplyBytes: number;
   readonly #secrets: readonly string[];
   readonly #policy: Required<RetryPolicy>;
   readonly #retryOptions: Record<Exclude<RetryMode, "never">, RetryHandler.RetryOptions>;
+  #closed = false;
 
   constructor(options: HttpClientOptions) {
     const url = new URL(options.baseUrl);
@@ -373,6 +394,8 @@ export class HttpClient {
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     requireTimeoutMs(this.#timeoutMs, "http");
     if (options.retry?.retries !== undefined) requireRetries(options.retry.retries, "http");
+    this.#maxReplyBytes = options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
+    requireMaxReplyBytes(this.#maxReplyBytes, "http");
     this.#secrets = options.secrets ?? [];
     this.#pool = new Pool(url.origin, { connections: options.connections ?? 64 });
     this.#policy = defaultPolicy(options.retry);
@@ -396,6 +419,13 @@ export class HttpClient {
   async exchange(call: HttpCall): Promise<HttpReply> {
     const signal = call.signal;
     if (signal?.aborted) throw this.#aborted(call);
+    // Not undici's "client is destroyed" ConnectionError: callers (and waitFor) retry those as transient.
+    if (this.#closed) {
+      throw new ValidationError({
+        operation: call.operation,
+        message: `${call.operation}: the client was closed (close()); make a new client for further calls`,
+      });
+    }
     // No AbortController: the caller's signal aborts the dispatch through its controller. The budget
     // is one native timer per attempt (dispatchWhole's), undici's own timeouts off: those run on its
     // coarse "fast timers", which fired a 100 ms budget after about 1 s.
@@ -417,7 +447,7 @@ export class HttpClient {
       const deadline = mode === "never" ? 0 : Date.now() + budgetMs;
       let reply: HttpReply;
       try {
-        reply = await dispatchWhole(this.#pool, request, signal, budgetMs);
+        reply = await dispatchWhole(this.#pool, request, signal, budgetMs, this.#maxReplyBytes);
       } catch (error) {
         if (mode === "never" || signal?.aborted) throw error;
         const code = (error as { code?: unknown } | null)?.code;
@@ -458,7 +488,7 @@ export class HttpClient {
       attemptTimeoutMs,
     };
     // No timer for the whole: each attempt has its own (attemptTimeoutInterceptor).
-    return await dispatchWhole(this.#retrying, retrying, signal);
+    return await dispatchWhole(this.#retrying, retrying, signal, undefined, this.#maxReplyBytes);
   }
 
   /** The first backoff, on the policy's scheduler; the caller's signal ends it at once. */
@@ -487,6 +517,14 @@ export class HttpClient {
       return new TimeoutError({
         operation: call.operation,
         message: `${call.operation}: no reply within ${budgetMs} ms`,
+        secrets: this.#secrets,
+      });
+    }
+    if (code === REPLY_TOO_LARGE_CODE) {
+      // Not retried: the same call would bring the same reply.
+      return new ProtocolError({
+        operation: call.operation,
+        message: `${call.operation}: the reply is larger than maxReplyBytes (${this.#maxReplyBytes} bytes); it was not read. Check the client's baseUrl, or raise maxReplyBytes if the service really answers that much`,
         secrets: this.#secrets,
       });
     }
@@ -541,7 +579,10 @@ export class HttpClient {
     });
   }
 
+  /** Closes the pool once the calls in flight have ended; any later call is refused. */
   async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
     await this.#pool.close();
   }
 

@@ -1,7 +1,16 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { z } from "zod";
 import { type ClientOptions, clientHttp, requireBaseUrl, requireClientOptions } from "./client-options";
-import { AbortedError, JobFailedError, RunpodkitError, TimeoutError, ValidationError } from "./errors";
+import {
+  AbortedError,
+  ConnectionError,
+  JobFailedError,
+  RateLimitedError,
+  RunpodkitError,
+  ServerError,
+  TimeoutError,
+  ValidationError,
+} from "./errors";
 import { type CallOptions, type HttpClient, MAX_TIMEOUT_MS, requireTimeoutMs } from "./http";
 import {
   HealthReply,
@@ -46,6 +55,12 @@ export interface WaitOptions {
   timeoutMs?: number;
   /** Pause between status polls (default 1000 ms). */
   pollIntervalMs?: number;
+  /**
+   * How long polls may keep failing for a reason that passes (the service restarting or out of
+   * reach, a 5xx, a 429, a poll timed out) before the last failure is thrown (default 60 s; never
+   * past `timeoutMs`). The job lives on in the service meanwhile; 0 throws the first such failure.
+   */
+  maxOutageMs?: number;
   signal?: AbortSignal;
 }
 
@@ -57,16 +72,47 @@ export interface StreamOptions {
    * service legitimately holds is never timed out (default: the client's timeoutMs).
    */
   timeoutMs?: number;
+  /**
+   * How long polls may keep failing for a reason that passes (the service restarting or out of
+   * reach, a 5xx, a 429, a poll timed out) before the last failure is thrown (default 60 s); the
+   * stream then goes on where it was. 0 throws the first such failure.
+   */
+  maxOutageMs?: number;
   signal?: AbortSignal;
 }
 
-/** A poll interval: 0 or more ms (NaN or a negative would poll without pause). */
-function requirePause(value: unknown, operation: string): void {
+/** What a long wait rides out by default: a service restart takes longer than a call's retries. */
+const DEFAULT_MAX_OUTAGE_MS = 60_000;
+
+/** The shortest pause between polls that failed, so an outage is not polled in a tight loop. */
+const OUTAGE_PAUSE_MS = 250;
+
+/** The pause after a poll that failed: a 429's Retry-After when it has one, else at least OUTAGE_PAUSE_MS. */
+function outagePause(pollIntervalMs: number, failure: RunpodkitError): number {
+  return Math.min(MAX_TIMEOUT_MS, Math.max(pollIntervalMs, OUTAGE_PAUSE_MS, failure.retryAfterMs ?? 0));
+}
+
+/**
+ * A failure that may pass while the job goes on in the service: no connection (a restart), a 5xx
+ * (501 aside: it will not change), a 429, a poll that got no reply in time. The HTTP layer's
+ * retries are spent by then; a long wait (waitFor, stream) polls on through it.
+ */
+function isPassing(error: unknown): error is RunpodkitError {
+  return (
+    error instanceof ConnectionError ||
+    error instanceof RateLimitedError ||
+    error instanceof TimeoutError ||
+    (error instanceof ServerError && error.status !== 501)
+  );
+}
+
+/** A poll interval or outage bound: 0 or more ms (NaN or a negative would poll without pause). */
+function requirePause(value: unknown, operation: string, field = "pollIntervalMs"): void {
   if (typeof value === "number" && value >= 0 && value <= MAX_TIMEOUT_MS) return;
   throw new ValidationError({
     operation,
-    field: "pollIntervalMs",
-    message: `${operation}: pollIntervalMs must be a number of milliseconds from 0 to ${MAX_TIMEOUT_MS}, got ${String(value)}`,
+    field,
+    message: `${operation}: ${field} must be a number of milliseconds from 0 to ${MAX_TIMEOUT_MS}, got ${String(value)}`,
   });
 }
 
@@ -210,16 +256,23 @@ export class JobClient {
    * Polls the job's status until it is terminal (COMPLETED, FAILED, CANCELLED or TIMED_OUT) and returns
    * that envelope. Gives up after `timeoutMs` with a TimeoutError that carries the job id (`jobId`)
    * and the last status seen (`jobStatus`, undefined when no poll answered); the job itself keeps
-   * running. A poll's failure (an unknown job, ...) is reported as this operation's.
+   * running. Polls that fail for a reason that passes (a service restart, a 5xx, a 429) are polled
+   * through for up to `maxOutageMs`; any other failure (an unknown job, ...) is thrown at once, as
+   * this operation's.
    */
   async waitFor(jobId: string, options: WaitOptions = {}): Promise<JobEnvelope> {
     const operation = "jobs.waitFor";
     const timeoutMs = options.timeoutMs ?? 600_000;
     const pollIntervalMs = options.pollIntervalMs ?? 1_000;
+    const maxOutageMs = options.maxOutageMs ?? DEFAULT_MAX_OUTAGE_MS;
     requireTimeoutMs(timeoutMs, operation);
     requirePause(pollIntervalMs, operation);
+    requirePause(maxOutageMs, operation, "maxOutageMs");
     const deadline = Date.now() + timeoutMs;
     let last: JobStatus | undefined;
+    // The failure of the polls since the last answer, and since when they fail.
+    let outage: RunpodkitError | undefined;
+    let outageSince = 0;
     for (;;) {
       const remaining = deadline - Date.now();
       if (remaining <= 0) {
@@ -227,25 +280,38 @@ export class JobClient {
           operation,
           jobId,
           jobStatus: last,
-          message: `${operation}: job ${jobId} not finished within ${timeoutMs} ms (last status ${last ?? "unknown"})`,
+          message:
+            `${operation}: job ${jobId} not finished within ${timeoutMs} ms (last status ${last ?? "unknown"})` +
+            (outage ? `; the last polls failed: ${outage.message}` : ""),
+          cause: outage,
         });
       }
-      const envelope = await this.#status(operation, jobId, {
-        signal: options.signal,
-        timeoutMs: Math.min(remaining, this.#timeoutMs),
-      }).catch((error: unknown) => {
+      let envelope: JobEnvelope | undefined;
+      try {
+        envelope = await this.#status(operation, jobId, {
+          signal: options.signal,
+          timeoutMs: Math.min(remaining, this.#timeoutMs),
+        });
+        outage = undefined;
+      } catch (error) {
         // The per-call budget was cut to the wait's remainder: report the wait's timeout.
-        if (error instanceof TimeoutError && deadline - Date.now() <= 0) return undefined;
-        throw error;
-      });
+        const waitOver = error instanceof TimeoutError && deadline - Date.now() <= 0;
+        if (!waitOver) {
+          if (!isPassing(error)) throw error;
+          if (outage === undefined) outageSince = Date.now();
+          outage = error;
+          if (Date.now() - outageSince >= maxOutageMs) throw error;
+        }
+      }
       if (envelope) {
         if (isTerminalJobStatus(envelope.status)) return envelope;
         last = envelope.status;
       }
+      const pause = outage ? outagePause(pollIntervalMs, outage) : pollIntervalMs;
       await this.#pause(
         operation,
         jobId,
-        Math.min(pollIntervalMs, Math.max(0, deadline - Date.now())),
+        Math.min(pause, Math.max(0, deadline - Date.now())),
         options.signal,
       );
     }
@@ -256,7 +322,8 @@ export class JobClient {
    * call). After the chunks of a terminal status, COMPLETED ends the iteration (its return value);
    * FAILED, CANCELLED and TIMED_OUT throw a JobFailedError carrying the job id, the final status
    * (`jobStatus`) and the job's error when it has one, so a for-await loop never mistakes them for
-   * success.
+   * success. Polls that fail for a reason that passes (a service restart, a 5xx, a 429) are polled
+   * through for up to `maxOutageMs`, and the stream goes on where it was.
    */
   async *stream(
     jobId: string,
@@ -265,7 +332,9 @@ export class JobClient {
     const operation = "jobs.stream";
     const path = `/stream${idSegment(jobId, operation, "jobId")}`;
     const pollIntervalMs = options.pollIntervalMs ?? 250;
+    const maxOutageMs = options.maxOutageMs ?? DEFAULT_MAX_OUTAGE_MS;
     requirePause(pollIntervalMs, operation);
+    requirePause(maxOutageMs, operation, "maxOutageMs");
     if (options.timeoutMs !== undefined) requireTimeoutMs(options.timeoutMs, operation);
     // The service holds an empty poll up to its hold: each poll gets that on top of the call's
     // budget (as runSync gets its wait), so a short client budget does not cut a held poll.
@@ -273,6 +342,8 @@ export class JobClient {
       MAX_TIMEOUT_MS,
       JOB_LIMITS.streamHold.max + (options.timeoutMs ?? this.#timeoutMs),
     );
+    // When the polls started failing (undefined: the last one answered).
+    let outageSince: number | undefined;
     for (;;) {
       let reply: StreamReply;
       try {
@@ -284,8 +355,12 @@ export class JobClient {
           timeoutMs: pollBudgetMs,
         });
         reply = parseReply(StreamReply, body, operation);
+        outageSince = undefined;
       } catch (error) {
-        throw withJobId(error, jobId);
+        outageSince ??= Date.now();
+        if (!isPassing(error) || Date.now() - outageSince >= maxOutageMs) throw withJobId(error, jobId);
+        await this.#pause(operation, jobId, outagePause(pollIntervalMs, error), options.signal);
+        continue;
       }
       for (const chunk of reply.stream) yield chunk;
       if (reply.status === "COMPLETED") return reply.status;
