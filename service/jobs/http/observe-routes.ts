@@ -44,7 +44,13 @@ export function registerObserveRoutes(app: FastifyInstance, deps: ObserveRouteDe
   app.get("/:endpointId/logs", async (request, reply) => {
     const { endpointId } = endpointOf(request);
     const query = parseQuery(LogsQuery, request.query, "query");
-    const filter = { workerId: query.worker, requestId: query.job, since: query.since, after: query.after };
+    const filter = {
+      workerId: query.worker,
+      requestId: query.job,
+      since: query.since,
+      after: query.after,
+      before: query.before,
+    };
     const backlog = deps.logs.query(endpointId, filter, query.limit);
     const lines = (entries: LogEntry[]) => entries.map((entry) => `${JSON.stringify(entry)}\n`).join("");
     if (!query.follow) return reply.type("application/x-ndjson").send(lines(backlog));

@@ -63,6 +63,8 @@ export interface LogFilter {
   since?: number | undefined;
   /** Entries after this seq. */
   after?: number | undefined;
+  /** Entries before this seq (a page back from the first one a reader has). */
+  before?: number | undefined;
 }
 
 type Listener = (entry: LogEntry) => void;
@@ -273,6 +275,7 @@ function matches(entry: LogEntry, filter: LogFilter): boolean {
   if (filter.workerId && entry.workerId !== filter.workerId) return false;
   if (filter.requestId && entry.requestId !== filter.requestId) return false;
   if (filter.after !== undefined && entry.seq <= filter.after) return false;
+  if (filter.before !== undefined && entry.seq >= filter.before) return false;
   if (filter.since !== undefined && Date.parse(entry.time) < filter.since) return false;
   return true;
 }
