@@ -74,16 +74,14 @@ describe.skipIf(!HAS_CHROMIUM)("console paging, dates and CSP in headless Chromi
 
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
     context = await browser.newContext({ locale: "en-US", timezoneId: "Asia/Tokyo" });
-    await context.addInitScript((key) => {
-      sessionStorage.setItem("runpodkit.apiKey", key);
-      document.addEventListener("securitypolicyviolation", (event) => {
-        const page = window as unknown as { cspViolations?: string[] };
-        page.cspViolations = [
-          ...(page.cspViolations ?? []),
-          `${event.violatedDirective} ${event.blockedURI}`,
-        ];
-      });
-    }, service.apiKey);
+    // In the page (a script's text: the tests compile without the DOM's types): the key, and every
+    // CSP violation the browser reports.
+    await context.addInitScript({
+      content: `sessionStorage.setItem("runpodkit.apiKey", ${JSON.stringify(service.apiKey)});
+        window.cspViolations = [];
+        document.addEventListener("securitypolicyviolation", (event) =>
+          window.cspViolations.push(event.violatedDirective + " " + event.blockedURI));`,
+    });
     page = await context.newPage();
     page.on("console", (message) => {
       if (message.text().includes("Content Security Policy")) violations.push(message.text());
@@ -97,7 +95,7 @@ describe.skipIf(!HAS_CHROMIUM)("console paging, dates and CSP in headless Chromi
 
   const cspViolations = async () => [
     ...violations,
-    ...((await page.evaluate(() => (window as unknown as { cspViolations?: string[] }).cspViolations)) ?? []),
+    ...((await page.evaluate("window.cspViolations")) as string[]),
   ];
 
   it("serves the console with a style-src of 'self' only", async () => {
@@ -130,7 +128,7 @@ describe.skipIf(!HAS_CHROMIUM)("console paging, dates and CSP in headless Chromi
       await page
         .locator("#jobs .bar .wait")
         .first()
-        .evaluate((node) => (node as HTMLElement).style.width),
+        .evaluate((node) => (node as unknown as { style: { width: string } }).style.width),
     ).toMatch(/^\d+px$/);
     expect(await cspViolations()).toEqual([]);
   });

@@ -164,6 +164,9 @@ describe("worker logs through the API and `runpodkit logs`", () => {
     const pivot = all.at(-1)?.seq ?? 0;
     const back = entriesOf((await h.call("GET", `/v2/${ep.id}/logs?before=${pivot}&limit=2`)).text);
     expect(back.map((e) => e.seq)).toEqual(all.slice(-3, -1).map((e) => e.seq));
+    const both = await h.call("GET", `/v2/${ep.id}/logs?before=${pivot}&follow=1`);
+    expect(both.status).toBe(400);
+    expect(JSON.stringify(both.body)).toContain("before: pages back through kept lines");
     const after = entriesOf((await h.call("GET", `/v2/${ep.id}/logs?after=${traceback?.seq}`)).text);
     expect(after.every((e) => e.seq > (traceback?.seq ?? 0))).toBe(true);
     expect(after.some((e) => e.message.includes("second failure"))).toBe(true);
