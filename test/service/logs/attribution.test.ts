@@ -33,6 +33,11 @@ describe("worker lines as a terminal shows them, attributed to their job", () =>
     const bar = entries.filter((e) => e.stream === "stderr");
     expect(bar.map((e) => e.message)).toEqual([`500/500 [${"#".repeat(20)}]`]);
     expect(bar[0]).toMatchObject({ level: "ERROR", requestId: id });
+    // In the order printed: the runtime's "Started." (held up to 20 ms to be written with others) is
+    // written before the handler's stderr, not after it.
+    const messages = entries.map((e) => e.message);
+    expect(messages.indexOf("Started.")).toBeGreaterThanOrEqual(0);
+    expect(messages.indexOf("Started.")).toBeLessThan(messages.indexOf(bar[0]?.message ?? ""));
 
     const cli = logsCli(`${h.url}/v2`, [ep.id, "--job", id]);
     await cli.exited;
