@@ -240,6 +240,44 @@ describe("CLI --data", () => {
     }
   });
 
+  it("refuses --data in a directory its user may not write, saying so (as another user when run as root)", async () => {
+    // root writes anywhere: the CLI then runs as nobody, and the directories on the way must let it in.
+    const asRoot = process.getuid?.() === 0;
+    const shared = mkdtempSync(join(tmpdir(), "runpodkit-ro-"));
+    try {
+      const readOnly = join(shared, "read-only");
+      mkdirSync(readOnly);
+      chmodSync(shared, 0o755);
+      chmodSync(readOnly, 0o555);
+      for (const [data, reason] of [
+        [
+          join(readOnly, "store.sqlite"),
+          "permission denied: the service's user may not write there (EACCES)",
+        ],
+        [
+          join(readOnly, "sub", "store.sqlite"),
+          `the directory ${join(readOnly, "sub")} cannot be created: permission denied: the service's user may not write there (EACCES)`,
+        ],
+      ] as const) {
+        const child = spawn(
+          process.execPath,
+          ["--import", "tsx", "service/main.ts", "--port", "0", "--data", data],
+          {
+            cwd: process.cwd(),
+            stdio: ["ignore", "pipe", "pipe"],
+            env: { PATH: process.env.PATH ?? "", RUNPODKIT_API_KEYS: "k-ro", HOME: shared },
+            ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
+          },
+        );
+        const { code, stderr } = await exitOf(child);
+        expect(code).toBe(1);
+        expect(stderr).toBe(`runpodkit: --data ${data}: the store cannot be opened there: ${reason}\n`);
+      }
+    } finally {
+      rmSync(shared, { recursive: true, force: true });
+    }
+  });
+
   it("creates missing directories of --data private (0700), and leaves an existing one as it is", async () => {
     const data = join(dir, "new", "deeper", "store.sqlite");
     const child = startCli(["k-data"], "--data", data);
