@@ -6,10 +6,12 @@ import {
   openSync,
   readFileSync,
   readSync,
+  type Stats,
+  statSync,
   unlinkSync,
   writeSync,
 } from "node:fs";
-import { dirname } from "node:path";
+import { dirname, join, resolve, sep } from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { type CheckpointPolicy, WalCheckpointer } from "./db-checkpoint";
 
@@ -23,6 +25,27 @@ export interface Migration {
 export const STORE_FILE_MODE = 0o600;
 /** A directory the service creates for its store. */
 export const STORE_DIR_MODE = 0o700;
+
+/**
+ * The store could not be opened or created at `path` (the CLI's --data): `reason` says why in words
+ * (no stack trace is needed to act on it), `message` names the path too.
+ */
+export class StoreOpenError extends Error {
+  readonly path: string;
+  readonly reason: string;
+  constructor(path: string, reason: string, options?: ErrorOptions) {
+    super(`the store ${path} cannot be opened: ${reason}`, options);
+    this.name = "StoreOpenError";
+    this.path = path;
+    this.reason = reason;
+  }
+}
+
+/**
+ * Kernel file systems whose files are not storage: a directory cannot be made there (Node's recursive
+ * mkdir under /proc loops forever on its ENOENT), and a file there is no place for a database.
+ */
+const PSEUDO_FILE_SYSTEMS = ["/proc", "/sys", "/dev"];
 
 /** The first bytes of every SQLite database file. */
 const SQLITE_HEADER = Buffer.from("SQLite format 3\0", "latin1");
@@ -99,10 +122,8 @@ export function openDatabase(
     if (db?.isOpen) db.close();
     else release?.();
     // Named with the path: SQLite's and the file system's own messages ("file is not a database") do not say which file.
-    throw new Error(
-      `the store ${path} cannot be opened: ${error instanceof Error ? error.message : String(error)}`,
-      { cause: error },
-    );
+    if (error instanceof StoreOpenError) throw error;
+    throw new StoreOpenError(path, reasonOf(error), { cause: error });
   }
 }
 
@@ -198,8 +219,24 @@ function migrated(db: StoreDatabase, migrations: readonly Migration[]): StoreDat
  * created so or narrowed on open. SQLite gives the WAL files it creates the database file's mode.
  */
 function prepareStoreFile(path: string): void {
-  const dir = dirname(path);
-  if (mkdirSync(dir, { recursive: true, mode: STORE_DIR_MODE }) !== undefined) chmodSync(dir, STORE_DIR_MODE);
+  const absolute = resolve(path);
+  const pseudo = PSEUDO_FILE_SYSTEMS.find(
+    (root) => absolute === root || absolute.startsWith(`${root}${sep}`),
+  );
+  if (pseudo) {
+    throw new StoreOpenError(
+      path,
+      `${pseudo} is a kernel file system, not storage: give a file on a disk (or :memory: to keep nothing)`,
+    );
+  }
+  makeStoreDirectory(path, dirname(absolute));
+  const existing = statOrNull(absolute);
+  if (existing && !existing.isFile()) {
+    throw new StoreOpenError(
+      path,
+      `it is ${kindOf(existing)}, not a file: give the path of a file to create or reuse${existing.isDirectory() ? ` (e.g. ${join(absolute, "runpodkit.sqlite")})` : ""}`,
+    );
+  }
   const fd = openSync(path, "a+", STORE_FILE_MODE);
   try {
     // A file that is neither empty nor SQLite's (a mistyped --data) is left exactly as it was.
@@ -216,6 +253,79 @@ function prepareStoreFile(path: string): void {
   for (const file of [path, `${path}-wal`, `${path}-shm`]) {
     if (existsSync(file)) chmodSync(file, STORE_FILE_MODE);
   }
+}
+
+/**
+ * The store's directory and any missing parents, made one level at a time (0700): each step fails at
+ * once with its reason, where a recursive mkdir may loop (under /proc) or say only EEXIST of a parent
+ * that is a regular file. An existing directory is left as it is (it may be shared, like /tmp).
+ */
+function makeStoreDirectory(path: string, dir: string): void {
+  const missing: string[] = [];
+  let at = dir;
+  for (;;) {
+    const stats = statOrNull(at);
+    if (stats) {
+      if (!stats.isDirectory()) {
+        throw new StoreOpenError(
+          path,
+          `${at} is ${kindOf(stats)}, not a directory, so nothing can be created under it`,
+        );
+      }
+      break;
+    }
+    missing.unshift(at);
+    const parent = dirname(at);
+    if (parent === at) break;
+    at = parent;
+  }
+  for (const each of missing) {
+    try {
+      mkdirSync(each, { mode: STORE_DIR_MODE });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "EEXIST" && statOrNull(each)?.isDirectory()) continue;
+      throw new StoreOpenError(path, `the directory ${each} cannot be created: ${reasonOf(error)}`, {
+        cause: error,
+      });
+    }
+    chmodSync(each, STORE_DIR_MODE);
+  }
+}
+
+function statOrNull(path: string): Stats | null {
+  try {
+    return statSync(path);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return null;
+    // ENOTDIR: a parent is a file; the walk up names it. EACCES: a parent cannot be searched.
+    if (code === "ENOTDIR") return null;
+    throw error;
+  }
+}
+
+function kindOf(stats: Stats): string {
+  if (stats.isDirectory()) return "a directory";
+  if (stats.isFile()) return "a regular file";
+  if (stats.isFIFO()) return "a FIFO (named pipe)";
+  if (stats.isSocket()) return "a socket";
+  if (stats.isCharacterDevice() || stats.isBlockDevice()) return "a device";
+  return "not a regular file";
+}
+
+/** A file-system error in words, with its code: "permission denied (EACCES)". */
+function reasonOf(error: unknown): string {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  const words: Record<string, string> = {
+    EACCES: "permission denied: the service's user may not write there",
+    EPERM: "operation not permitted",
+    EROFS: "the file system is read-only",
+    ENOSPC: "no space left on the device",
+    ENAMETOOLONG: "the path is too long",
+    ELOOP: "too many symbolic links",
+  };
+  if (typeof code === "string" && words[code]) return `${words[code]} (${code})`;
+  return error instanceof Error ? error.message : String(error);
 }
 
 /**

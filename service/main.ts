@@ -8,6 +8,7 @@ import "./lean-start";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { API_KEYS_ENV, readApiKeys, redactKey } from "./api-keys";
+import { StoreOpenError } from "./db";
 import { startService } from "./index";
 import { BUILTIN_HANDLERS, FALLBACK_IMAGE } from "./jobs/workers/handlers";
 import { missingHandlerModule, parseHandlerFlag } from "./jobs/workers/launch";
@@ -124,7 +125,13 @@ function parseFlags(args: string[]) {
 }
 
 main().catch((error: unknown) => {
-  const message = error instanceof Error ? error.message : String(error);
+  // The store is what --data names: said so, with the reason alone (the path is in the flag).
+  const message =
+    error instanceof StoreOpenError
+      ? `--data ${error.path}: the store cannot be opened there: ${error.reason}`
+      : error instanceof Error
+        ? error.message
+        : String(error);
   const taken = (error as { code?: unknown } | null)?.code === "EADDRINUSE";
   console.error(
     `runpodkit: ${message}${taken ? " (another process listens there: choose another --port; 0 picks a free one)" : ""}`,

@@ -39,6 +39,8 @@ export const LogsQuery = z.object({
   since: Instant.optional(),
   /** Entries after this seq (resume a read). */
   after: queryInt(0, Number.MAX_SAFE_INTEGER).optional(),
+  /** Entries before this seq (page back: the first seq a reader has). */
+  before: queryInt(0, Number.MAX_SAFE_INTEGER).optional(),
   /** The newest this many entries (default 1000). */
   limit: queryInt(1, 10_000).default(1000),
   /** Keep the reply open and send new entries as they come (chunked JSON lines). */
@@ -54,6 +56,8 @@ export const RecentJobsQuery = z.object({
   limit: queryInt(1, 500).default(50),
   /** Only this job (the console's job page), instead of the newest `limit`. */
   job: z.string().min(1).max(200).optional(),
+  /** The page after this job (the last one of the page before: a cursor that new jobs do not move). */
+  before: z.string().min(1).max(200).optional(),
   /**
    * Leave out input, output, error and stream: the timelines only. A list of 50 jobs with
    * megabyte inputs is otherwise tens of megabytes, read again at every refresh.

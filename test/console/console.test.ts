@@ -167,8 +167,11 @@ describe.skipIf(!HAS_CHROMIUM)(
         })
       ).json()) as { points: { t: number }[] };
       const first = metrics.points[0]?.t ?? 0;
+      // Today's times: the time of day with the browser's zone (a date only on other days).
       expect(await page.locator('[data-axis="from"]').textContent()).toBe(
-        await page.evaluate(`new Date(${first}).toLocaleTimeString()`),
+        await page.evaluate(
+          `new Date(${first}).toLocaleString(undefined, { hour: "2-digit", minute: "2-digit", second: "2-digit", timeZoneName: "short" })`,
+        ),
       );
       expect(await page.locator('[data-axis="now"]').textContent()).toMatch(/^now \(.+\)$/);
       await shot("jobs");

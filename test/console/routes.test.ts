@@ -19,6 +19,9 @@ describe("console routes", () => {
     expect(page.status).toBe(200);
     expect(page.headers.get("content-type")).toContain("text/html");
     expect(page.headers.get("content-security-policy")).toContain("connect-src 'self'");
+    // No inline style either: console.js sets its computed styles through the CSSOM.
+    expect(page.headers.get("content-security-policy")).toContain("style-src 'self';");
+    expect(page.headers.get("content-security-policy")).not.toContain("unsafe-inline");
     expect(page.headers.get("referrer-policy")).toBe("no-referrer");
     const html = await page.text();
     expect(html).toContain('<script type="module" src="/console/console.js">');

@@ -8,6 +8,10 @@ const REFRESH_MS = 1000;
 const MAX_RETRY_MS = 10_000;
 /** The log view keeps this many lines in the page (the oldest go first), however long it follows. */
 const MAX_LOG_LINES = 5000;
+/** Jobs on one page of the queue view; older pages are reached by a cursor (the last job shown). */
+const JOBS_PAGE = 50;
+/** Log lines read per "Load older lines". */
+const OLDER_LOG_LINES = 2000;
 /** A value shown as JSON is cut after this many characters (the API has all of it). */
 const MAX_JSON_CHARS = 100_000;
 /** The chart shows at most this much of the past. */
@@ -34,12 +38,17 @@ function visible(text) {
   return text.replace(ANSI, "").replace(UNSEEN, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
-/** An element with attributes and children (strings become text: nothing is parsed as HTML). */
+/**
+ * An element with attributes and children (strings become text: nothing is parsed as HTML). `style`
+ * is an object of CSS properties, set through the CSSOM: the page's Content-Security-Policy refuses
+ * inline style attributes.
+ */
 function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [name, value] of Object.entries(attrs)) {
     if (value === undefined || value === null || value === false) continue;
     if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+    else if (name === "style") for (const [prop, v] of Object.entries(value)) node.style.setProperty(prop, v);
     else node.setAttribute(name, value === true ? "" : String(value));
   }
   for (const child of children.flat()) {
@@ -99,7 +108,27 @@ function table(headers, rows, link) {
 }
 
 const state = (value) => el("span", { class: `state ${value}` }, value);
-const time = (ms) => (ms === null || ms === undefined ? "" : new Date(ms).toLocaleTimeString());
+/** The browser's time zone, named once on each page that shows times ("Times are in ..."). */
+const ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone ?? "local time";
+const sameDay = (a, b) =>
+  a.getFullYear() === b.getFullYear() && a.getMonth() === b.getMonth() && a.getDate() === b.getDate();
+/**
+ * A time in the browser's zone: the time of day when it is today, with its date otherwise (a job of
+ * yesterday showed only a time), and the zone's short name (UTC+1, CET).
+ */
+function time(ms, { millis = false } = {}) {
+  if (ms === null || ms === undefined) return "";
+  const at = new Date(ms);
+  const options = {
+    hour: "2-digit",
+    minute: "2-digit",
+    second: "2-digit",
+    timeZoneName: "short",
+    ...(millis ? { fractionalSecondDigits: 3 } : {}),
+    ...(sameDay(at, new Date()) ? {} : { year: "numeric", month: "short", day: "numeric" }),
+  };
+  return at.toLocaleString(undefined, options);
+}
 const duration = (ms) =>
   ms === undefined || ms === null ? "" : ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(2)} s`;
 function json(value) {
@@ -472,7 +501,7 @@ function chart(all) {
       el(
         "span",
         {},
-        el("i", { style: `background:${color}` }),
+        el("i", { style: { background: color } }),
         `${label}: `,
         el("b", { "data-now": key }, String(points.at(-1)?.[key] ?? 0)),
       ),
@@ -491,17 +520,19 @@ function timeline(job, scale) {
       class: "bar",
       title: `waited ${duration(job.delayTime ?? start - job.queuedAt)}, ran ${duration(job.executionTime)}`,
     },
-    el("span", { class: "wait", style: `left:0;width:${px(start - job.queuedAt)}` }),
+    el("span", { class: "wait", style: { left: "0", width: px(start - job.queuedAt) } }),
     job.startedAt === null
       ? null
       : el("span", {
           class: `run ${job.status}`,
-          style: `left:${px(start - job.queuedAt)};width:${px(end - start)}`,
+          style: { left: px(start - job.queuedAt), width: px(end - start) },
         }),
   );
 }
 
-async function jobsView(id) {
+async function jobsView(id, params) {
+  // A page older than the newest: the jobs after this one (a cursor new jobs do not move).
+  const before = params.get("before") ?? "";
   show(
     "jobs",
     el("h1", {}, "Queue and jobs of ", el("code", {}, id)),
@@ -512,8 +543,10 @@ async function jobsView(id) {
       { id: "queue" },
       el("h2", {}, "Queue depth and workers"),
       el("div", { id: "chart" }),
-      el("h2", {}, "Recent jobs"),
+      el("h2", {}, before ? "Older jobs" : "Recent jobs"),
+      el("p", { class: "muted" }, `Times are in ${ZONE}.`),
       el("div", { id: "jobs" }),
+      el("div", { id: "jobs-pages", class: "links" }),
     ),
   );
   return every(async (signal) => {
@@ -532,7 +565,10 @@ async function jobsView(id) {
     const [health, { jobs }, { points }] = await Promise.all([
       api(`/v2/${seg(id)}/health`, { signal }),
       // Timelines only: inputs and outputs can be megabytes each, and this is read every second.
-      api(`/v2/${seg(id)}/jobs?limit=50&summary=1`, { signal }),
+      api(
+        `/v2/${seg(id)}/jobs?limit=${JOBS_PAGE}&summary=1${before ? `&before=${encodeURIComponent(before)}` : ""}`,
+        { signal },
+      ),
       api(`/v2/${seg(id)}/metrics`, { signal }),
     ]);
     const counts = [
@@ -573,6 +609,18 @@ async function jobsView(id) {
             (row) => `#/job/${seg(id)}/${seg(row.id)}`,
           ),
     );
+    // Paging: the newest page, and the page after the last job shown while this one is full.
+    const oldest = jobs.length === JOBS_PAGE ? jobs.at(-1).id : null;
+    update("jobs-pages", { before, oldest }, () => [
+      before ? el("a", { href: `#/jobs/${seg(id)}`, "data-page": "newest" }, "Newest jobs") : null,
+      oldest
+        ? el(
+            "a",
+            { href: `#/jobs/${seg(id)}?before=${encodeURIComponent(oldest)}`, "data-page": "older" },
+            "Older jobs",
+          )
+        : null,
+    ]);
   });
 }
 
@@ -628,7 +676,7 @@ async function jobView(id, jobId) {
           { "data-timeline": true },
           steps
             .filter(([, t]) => t !== null)
-            .map(([s, t]) => `${s} ${time(t)}`)
+            .map(([s, t]) => `${s} ${time(t, { millis: true })}`)
             .join("  ->  "),
         ),
         el("dt", {}, "Delay time"),
@@ -661,8 +709,8 @@ function logLine(entry) {
     { class: entry.level, "data-seq": entry.seq },
     el(
       "span",
-      { class: "meta" },
-      `${entry.time.slice(11, 23)} ${entry.workerId}${entry.requestId ? ` ${entry.requestId}` : ""} `,
+      { class: "meta", title: entry.time },
+      `${time(Date.parse(entry.time), { millis: true })} ${entry.workerId}${entry.requestId ? ` ${entry.requestId}` : ""} `,
     ),
     `${entry.level.padEnd(5)} ${entry.message}`,
   );
@@ -707,15 +755,60 @@ async function logsView(id, params) {
     el("label", {}, "Job ", el("input", { name: "job", value: job })),
     el("button", { type: "submit" }, "Filter"),
   );
+  const abort = new AbortController();
+  /** Lines read by "Load older lines": kept on top of the MAX_LOG_LINES the live view keeps. */
+  let older = 0;
+  const olderButton = el(
+    "button",
+    {
+      type: "button",
+      id: "log-older",
+      onclick: async () => {
+        const first = box.firstElementChild?.dataset.seq;
+        if (first === undefined) return;
+        const query = new URLSearchParams({ before: first, limit: String(OLDER_LOG_LINES) });
+        if (worker) query.set("worker", worker);
+        if (job) query.set("job", job);
+        olderButton.disabled = true;
+        try {
+          const reply = await api(`/v2/${seg(id)}/logs?${query}`, { raw: true, signal: abort.signal });
+          const entries = (await reply.text())
+            .split("\n")
+            .filter((line) => line.trim())
+            .map((line) => JSON.parse(line));
+          // Prepended where the reader is: the lines in view stay in view.
+          const height = box.scrollHeight;
+          box.prepend(...entries.map(logLine));
+          box.scrollTop += box.scrollHeight - height;
+          older += entries.length;
+          n += entries.length;
+          count.textContent = String(n);
+          if (entries.length < OLDER_LOG_LINES) {
+            olderButton.hidden = true;
+            olderNote.hidden = false;
+          }
+        } catch (error) {
+          if (!abort.signal.aborted) showError(error);
+        } finally {
+          olderButton.disabled = false;
+        }
+      },
+    },
+    "Load older lines",
+  );
+  const olderNote = el(
+    "span",
+    { class: "muted", id: "log-oldest", hidden: true },
+    "No older lines are kept.",
+  );
   show(
     "logs",
     el("h1", {}, "Logs of ", el("code", {}, id)),
     endpointLinks(id),
     filter,
-    el("p", { class: "muted" }, status, " (", count, " lines)"),
+    el("p", { class: "muted" }, status, " (", count, ` lines; times in ${ZONE}) `, olderButton, olderNote),
     box,
   );
-  const abort = new AbortController();
   let n = 0;
   /** The last line shown: a reconnect asks from its time and skips what was shown already. */
   let last = null;
@@ -749,7 +842,7 @@ async function logsView(id, params) {
         box.append(logLine(entry));
         n += 1;
       }
-      while (box.childElementCount > MAX_LOG_LINES) box.firstElementChild.remove();
+      while (box.childElementCount > MAX_LOG_LINES + older) box.firstElementChild.remove();
       count.textContent = String(n);
       if (atBottom) box.scrollTop = box.scrollHeight;
     }
@@ -858,7 +951,7 @@ async function route() {
   const views = {
     endpoints: () => endpointsView(),
     endpoint: () => endpointView(a),
-    jobs: () => jobsView(a),
+    jobs: () => jobsView(a, params),
     job: () => jobView(a, b),
     logs: () => logsView(a, params),
     templates: () => templatesView(),

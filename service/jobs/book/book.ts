@@ -151,15 +151,23 @@ export class JobBook {
    * The endpoint's newest jobs (queued, running and kept results), newest first: what is in memory,
    * completed by what the store holds.
    */
-  recent(endpointId: string, limit: number): Job[] {
+  /**
+   * The endpoint's newest `limit` jobs, newest first (created, then written). With `before` (a job
+   * of the endpoint: the last one of the page before), the newest `limit` that come after it in that
+   * order: a cursor that stays put as new jobs arrive.
+   */
+  recent(endpointId: string, limit: number, before?: Job): Job[] {
     const now = this.#clock.now();
     const byId = new Map<string, Job>();
-    for (const job of this.#store.recent(endpointId, limit)) byId.set(job.id, job);
+    const row = (job: Job) => job.storeRow || Number.POSITIVE_INFINITY;
+    const newer = (a: Job, b: Job) => b.createdAt - a.createdAt || row(b) - row(a);
+    const beforeRow = before?.storeRow ? before.storeRow : undefined;
+    for (const job of this.#store.recent(endpointId, limit, beforeRow)) byId.set(job.id, job);
     for (const jobs of [this.#recent.values(), this.#live.values()])
       for (const job of jobs) if (job.endpointId === endpointId) byId.set(job.id, job);
     return [...byId.values()]
-      .filter((job) => !isExpired(job, now))
-      .sort((a, b) => b.createdAt - a.createdAt || (b.storeRow || Infinity) - (a.storeRow || Infinity))
+      .filter((job) => !isExpired(job, now) && (!before || (job.id !== before.id && newer(job, before) > 0)))
+      .sort(newer)
       .slice(0, limit);
   }
 

@@ -69,19 +69,30 @@ export class JobService {
 
   /**
    * The endpoint's newest jobs, newest first, with their timelines (the console's view); with `job`,
-   * that one job only (none when it is not the endpoint's or has expired); with `summary`, without
-   * input, output, error and stream.
+   * that one job only (none when it is not the endpoint's or has expired); with `before` (the last
+   * job of a page), the page after it; with `summary`, without input, output, error and stream.
    */
   recent(
     accountId: string,
     endpointId: string,
-    query: { limit: number; job?: string | undefined; summary?: boolean },
+    query: { limit: number; job?: string | undefined; before?: string | undefined; summary?: boolean },
   ): RecentJob[] {
     this.endpoint(accountId, endpointId);
     const now = this.#clock.now();
+    let cursor: Job | undefined;
+    if (query.before !== undefined) {
+      cursor = this.#book.find(query.before);
+      if (cursor?.endpointId !== endpointId) {
+        throw new ServiceError(
+          "VALIDATION",
+          `before: no job ${query.before} of this endpoint is kept (it expired, or the id is wrong): read the newest page (without before) and page from there`,
+          { field: "before" },
+        );
+      }
+    }
     const jobs =
       query.job === undefined
-        ? this.#book.recent(endpointId, query.limit)
+        ? this.#book.recent(endpointId, query.limit, cursor)
         : [this.#book.find(query.job)].filter((job): job is Job => job?.endpointId === endpointId);
     return jobs.map((job) => {
       const { id: _id, status: _status, output, error, ...times } = envelopeOf(job, now);

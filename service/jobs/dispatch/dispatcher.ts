@@ -37,6 +37,11 @@ export interface WorkerSession {
   lastPingAt: number | null;
   /** Since when it has held no job. */
   idleSince: number;
+  /**
+   * The job it held last, when its last held job ended (with idleSince): a line it prints just after
+   * (the handler's own async work, or a line still in the pipe as the job-done arrived) belongs to it.
+   */
+  lastJob: string | null;
   unhealthy: boolean;
   sdkVersion: string | null;
   /** Jobs handed to it so far. */
@@ -143,6 +148,7 @@ export class Dispatcher {
       pings: 0,
       lastPingAt: null,
       idleSince: now,
+      lastJob: null,
       unhealthy: false,
       sdkVersion: null,
       jobsTaken: 0,
@@ -412,7 +418,10 @@ export class Dispatcher {
     session.stopping.delete(jobId);
     if (!session.held.has(jobId)) return;
     session.held = without(session.held, jobId);
-    if (session.held.size === 0) session.idleSince = this.#clock.now();
+    if (session.held.size === 0) {
+      session.idleSince = this.#clock.now();
+      session.lastJob = jobId;
+    }
   }
 
   /** Stops to send on a job-stop poll now: never sent, or sent stopResendMs ago and the job still held. */

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { LogsQuery, RecentJobsQuery } from "../../../sdk/schemas/observe";
 import type { Accounts } from "../../edge/auth";
 import { parseQuery } from "../../edge/parse";
+import { ServiceError } from "../../errors";
 import type { JobService } from "../client/job-service";
 import type { LogBook, LogEntry } from "../logs/log-book";
 import type { EndpointSeries } from "../observe/series";
@@ -44,7 +45,21 @@ export function registerObserveRoutes(app: FastifyInstance, deps: ObserveRouteDe
   app.get("/:endpointId/logs", async (request, reply) => {
     const { endpointId } = endpointOf(request);
     const query = parseQuery(LogsQuery, request.query, "query");
-    const filter = { workerId: query.worker, requestId: query.job, since: query.since, after: query.after };
+    // A followed reply sends the lines that come next, which are never before a seq already read.
+    if (query.follow && query.before !== undefined) {
+      throw new ServiceError(
+        "VALIDATION",
+        "before: pages back through kept lines; it cannot be combined with follow=1 (leave one out)",
+        { field: "before" },
+      );
+    }
+    const filter = {
+      workerId: query.worker,
+      requestId: query.job,
+      since: query.since,
+      after: query.after,
+      before: query.before,
+    };
     const backlog = deps.logs.query(endpointId, filter, query.limit);
     const lines = (entries: LogEntry[]) => entries.map((entry) => `${JSON.stringify(entry)}\n`).join("");
     if (!query.follow) return reply.type("application/x-ndjson").send(lines(backlog));

@@ -1,5 +1,6 @@
 import type { Clock } from "../../clock";
 import { Deque } from "../book/collections";
+import type { LineFlush } from "./line-splitter";
 import { parseWorkerLine } from "./lines";
 
 /** One captured line: what the logs route answers, one JSON object per line. */
@@ -30,6 +31,19 @@ export interface LogLimits {
    * this many bytes as it is read (the rest is never held).
    */
   maxLineChars: number;
+  /**
+   * A line a worker has not finished (no newline yet: a prompt, a progress bar) becomes an entry as it
+   * stands once nothing was added to it for this long (ms; default 1000), and ...
+   */
+  flushIdleMs?: number;
+  /** ... at least this often while it is redrawn without pause (ms; default 10000). */
+  flushEveryMs?: number;
+  /**
+   * A line naming no job that a worker prints within this long after its last job ended, holding none
+   * since, belongs to that job (ms; default 2000): the handler's async work still running, or a line
+   * still in the pipe when the job-done came. Later lines, between jobs, name no job.
+   */
+  lateLineMs?: number;
 }
 
 export const DEFAULT_LOG_LIMITS: LogLimits = {
@@ -37,6 +51,9 @@ export const DEFAULT_LOG_LIMITS: LogLimits = {
   perEndpoint: 10_000,
   workersPerEndpoint: 50,
   maxLineChars: 64 * 1024,
+  flushIdleMs: 1_000,
+  flushEveryMs: 10_000,
+  lateLineMs: 2_000,
 };
 
 export interface LogFilter {
@@ -46,6 +63,8 @@ export interface LogFilter {
   since?: number | undefined;
   /** Entries after this seq. */
   after?: number | undefined;
+  /** Entries before this seq (a page back from the first one a reader has). */
+  before?: number | undefined;
 }
 
 type Listener = (entry: LogEntry) => void;
@@ -102,6 +121,29 @@ export class LogBook {
   /** How much of one line of a worker's output is read (LineSplitter), bytes. */
   get maxLineBytes(): number {
     return this.#limits.maxLineChars;
+  }
+
+  /**
+   * The jobs a line a worker prints now may belong to: those it holds, or, holding none, the one that
+   * ended within `lateLineMs` (see LogLimits).
+   */
+  jobsOfLine(worker: {
+    held: ReadonlyMap<string, unknown>;
+    lastJob: string | null;
+    idleSince: number;
+  }): readonly string[] | ReadonlyMap<string, unknown> {
+    if (worker.held.size > 0 || worker.lastJob === null) return worker.held;
+    const grace = this.#limits.lateLineMs ?? (DEFAULT_LOG_LIMITS.lateLineMs as number);
+    return this.#clock.now() - worker.idleSince <= grace ? [worker.lastJob] : worker.held;
+  }
+
+  /** When a worker's unfinished line is emitted as it stands (LineSplitter), on the book's clock. */
+  get lineFlush(): LineFlush {
+    return {
+      clock: this.#clock,
+      idleMs: this.#limits.flushIdleMs ?? (DEFAULT_LOG_LIMITS.flushIdleMs as number),
+      everyMs: this.#limits.flushEveryMs ?? (DEFAULT_LOG_LIMITS.flushEveryMs as number),
+    };
   }
 
   /**
@@ -233,6 +275,7 @@ function matches(entry: LogEntry, filter: LogFilter): boolean {
   if (filter.workerId && entry.workerId !== filter.workerId) return false;
   if (filter.requestId && entry.requestId !== filter.requestId) return false;
   if (filter.after !== undefined && entry.seq <= filter.after) return false;
+  if (filter.before !== undefined && entry.seq >= filter.before) return false;
   if (filter.since !== undefined && Date.parse(entry.time) < filter.since) return false;
   return true;
 }

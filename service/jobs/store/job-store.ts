@@ -167,6 +167,7 @@ export class JobStore implements InputSource {
   readonly #counts: StatementSync;
   readonly #byEndpoint: StatementSync;
   readonly #recent: StatementSync;
+  readonly #recentBefore: StatementSync;
   /**
    * Row of every stored job, by job id: reads of jobs not in memory (finished ones kept for their
    * retention, queued ones left in the store).
@@ -255,6 +256,9 @@ export class JobStore implements InputSource {
     );
     this.#byEndpoint = db.prepare("DELETE FROM jobs WHERE endpoint_id = ? RETURNING seq, id");
     this.#recent = db.prepare(`SELECT ${columns} FROM jobs WHERE endpoint_id = ? ORDER BY seq DESC LIMIT ?`);
+    this.#recentBefore = db.prepare(
+      `SELECT ${columns} FROM jobs WHERE endpoint_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+    );
     this.#expiredQueued = db.prepare(
       `SELECT ${columns} FROM jobs WHERE expires_at <= ? AND status = 'IN_QUEUE' ORDER BY expires_at LIMIT ?`,
     );
@@ -755,11 +759,14 @@ export class JobStore implements InputSource {
   }
 
   /** The endpoint's newest jobs as written (for the console), newest first. */
-  recent(endpointId: string, limit: number): Job[] {
+  /** The endpoint's newest `limit` rows; with `beforeRow`, the newest of those written before it. */
+  recent(endpointId: string, limit: number, beforeRow?: number): Job[] {
     this.flush();
-    return (this.#recent.all(endpointId, limit) as unknown as JobRow[]).map((row) =>
-      jobOf(row, this.#shared, this),
-    );
+    const rows =
+      beforeRow === undefined
+        ? this.#recent.all(endpointId, limit)
+        : this.#recentBefore.all(endpointId, beforeRow, limit);
+    return (rows as unknown as JobRow[]).map((row) => jobOf(row, this.#shared, this));
   }
 
   deleteEndpoint(endpointId: string): void {

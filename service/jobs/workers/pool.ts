@@ -442,13 +442,24 @@ export class WorkerPool implements WorkerRegistry {
     if (!from) return;
     const { session } = worker;
     const echo = this.#options.workerOutput === "inherit";
-    const lines = new LineSplitter(this.#logs.maxLineBytes, (line, cutBytes) => {
-      this.#logs.line(session.endpointId, session.id, stream, line, session.held, cutBytes);
-      if (echo) {
-        const cut = cutBytes > 0 ? ` ...[cut ${cutBytes} bytes]` : "";
-        process.stderr.write(`[${session.id}] ${terminalSafe(line)}${cut}\n`);
-      }
-    });
+    const lines = new LineSplitter(
+      this.#logs.maxLineBytes,
+      (line, cutBytes) => {
+        this.#logs.line(
+          session.endpointId,
+          session.id,
+          stream,
+          line,
+          this.#logs.jobsOfLine(session),
+          cutBytes,
+        );
+        if (echo) {
+          const cut = cutBytes > 0 ? ` ...[cut ${cutBytes} bytes]` : "";
+          process.stderr.write(`[${session.id}] ${terminalSafe(line)}${cut}\n`);
+        }
+      },
+      this.#logs.lineFlush,
+    );
     from.on("data", (chunk: Buffer) => lines.push(chunk));
     from.once("end", () => lines.end());
   }

@@ -1,6 +1,7 @@
 import { connect } from "node:net";
 import { resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { ManualClock } from "../../../service/clock";
 import { LineSplitter } from "../../../service/jobs/logs/line-splitter";
 import { terminalSafe } from "../../../service/jobs/logs/terminal";
 import type { EndpointRecord } from "../../../service/management/model/endpoint";
@@ -27,7 +28,7 @@ describe("LineSplitter: a worker's output as lines, never holding more than the 
     ]);
   });
 
-  it("ends lines at \\n, \\r\\n (also split across chunks) and a lone \\r; decodes UTF-8 split across chunks", () => {
+  it("ends lines at \\n and \\r\\n (also split across chunks); a lone \\r redraws the line; decodes UTF-8 split across chunks", () => {
     const lines: string[] = [];
     const splitter = new LineSplitter(1024, (line) => lines.push(line));
     const euro = Buffer.from("€");
@@ -37,7 +38,64 @@ describe("LineSplitter: a worker's output as lines, never holding more than the 
     splitter.push(Buffer.concat([euro.subarray(1), Buffer.from([0x0a, 0xff, 0x0a])]));
     splitter.push(Buffer.from("last"));
     splitter.end();
-    expect(lines).toEqual(["a", "b", "c", "d", "e€", "\ufffd", "last"]);
+    // "c\rd": d is drawn over c, as a terminal shows it (it was two lines, "c" and "d").
+    expect(lines).toEqual(["a", "b", "d", "e€", "\ufffd", "last"]);
+  });
+
+  it("a progress bar's \\r redraws are one line, its final state; a line ending in \\r keeps its text", () => {
+    const lines: string[] = [];
+    const splitter = new LineSplitter(1024, (line) => lines.push(line));
+    // tqdm-style: each redraw starts with \r; the bar ends with a newline. Split anywhere.
+    const bar = Array.from({ length: 201 }, (_, i) => `\r${i}/200 [${"#".repeat(i / 10).padEnd(20)}]`).join(
+      "",
+    );
+    const bytes = Buffer.from(`${bar}\nnext\n`);
+    for (let at = 0; at < bytes.length; at += 7) splitter.push(bytes.subarray(at, at + 7));
+    expect(lines).toEqual([`200/200 [${"#".repeat(20)}]`, "next"]);
+    // A trailing \r (and repeated ones) leaves the line as printed; no empty line from a leading \r.
+    splitter.push(Buffer.from("\rsaved\r\r\nend\r"));
+    splitter.end();
+    expect(lines.slice(2)).toEqual(["saved", "end"]);
+  });
+
+  it("a million redraws without a newline hold one line at most, and emit nothing until it ends", () => {
+    const lines: string[] = [];
+    const splitter = new LineSplitter(64, (line) => lines.push(line));
+    const chunk = Buffer.from(Array.from({ length: 1000 }, (_, i) => `\r${i} ${"=".repeat(80)}`).join(""));
+    for (let i = 0; i < 1000; i++) {
+      splitter.push(chunk);
+      expect(splitter.buffered).toBeLessThanOrEqual(64);
+    }
+    expect(lines).toEqual([]);
+    splitter.end();
+    // The last redraw, cut to the bound like any line.
+    expect(lines).toEqual([`999 ${"=".repeat(60)}`]);
+  });
+
+  it("an unfinished line is emitted as it stands once idle, and every flush.everyMs while redrawn", async () => {
+    const clock = new ManualClock(0);
+    const lines: string[] = [];
+    const splitter = new LineSplitter(1024, (line) => lines.push(line), {
+      clock,
+      idleMs: 1000,
+      everyMs: 10_000,
+    });
+    splitter.push(Buffer.from("Loading model..."));
+    await clock.advance(999);
+    expect(lines).toEqual([]);
+    await clock.advance(1);
+    expect(lines).toEqual(["Loading model..."]);
+    // The newline that finishes it adds no second (empty) entry; what follows is a new one.
+    splitter.push(Buffer.from("\n"));
+    splitter.push(Buffer.from(" done\n"));
+    expect(lines).toEqual(["Loading model...", " done"]);
+    // A bar redrawn every 500 ms for 25 s: its state at 10 s and 20 s, then its last.
+    for (let i = 1; i <= 50; i++) {
+      splitter.push(Buffer.from(`\r${i}/50`));
+      await clock.advance(500);
+    }
+    splitter.push(Buffer.from("\n"));
+    expect(lines.slice(2)).toEqual(["20/50", "40/50", "50/50"]);
   });
 
   it("terminalSafe keeps text and tabs, and a traceback's newlines when asked", () => {

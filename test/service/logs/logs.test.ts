@@ -159,6 +159,14 @@ describe("worker logs through the API and `runpodkit logs`", () => {
     expect(new Set(byWorker.map((e) => e.workerId))).toEqual(new Set([workerId]));
     const firstOnly = entriesOf((await h.call("GET", `/v2/${ep.id}/logs?job=${id}`)).text);
     expect(firstOnly.some((e) => e.message.includes("second failure"))).toBe(false);
+    // A page back: the newest 2 entries before a seq.
+    const all = entriesOf((await h.call("GET", `/v2/${ep.id}/logs`)).text);
+    const pivot = all.at(-1)?.seq ?? 0;
+    const back = entriesOf((await h.call("GET", `/v2/${ep.id}/logs?before=${pivot}&limit=2`)).text);
+    expect(back.map((e) => e.seq)).toEqual(all.slice(-3, -1).map((e) => e.seq));
+    const both = await h.call("GET", `/v2/${ep.id}/logs?before=${pivot}&follow=1`);
+    expect(both.status).toBe(400);
+    expect(JSON.stringify(both.body)).toContain("before: pages back through kept lines");
     const after = entriesOf((await h.call("GET", `/v2/${ep.id}/logs?after=${traceback?.seq}`)).text);
     expect(after.every((e) => e.seq > (traceback?.seq ?? 0))).toBe(true);
     expect(after.some((e) => e.message.includes("second failure"))).toBe(true);
@@ -284,6 +292,24 @@ describe("worker logs through the API and `runpodkit logs`", () => {
     expect(full.text.length).toBeGreaterThan(50 * 4096);
     expect(summary.text.length).toBeLessThan(50 * 400);
     expect((await h.call("GET", `/v2/${ep.id}/jobs?summary=maybe`)).status).toBe(400);
+
+    // Pages by a cursor (the last job of the page before): 55 jobs are 50, then 5, then none.
+    type Page = { jobs: { id: string }[] };
+    const page1 = (await h.call("GET", `/v2/${ep.id}/jobs?summary=1`)).body as Page;
+    const cursor = page1.jobs.at(-1)?.id ?? "";
+    const page2 = (await h.call("GET", `/v2/${ep.id}/jobs?summary=1&before=${cursor}`)).body as Page;
+    expect(page2.jobs.map((j) => j.id)).toEqual(ids.slice(0, 5).reverse());
+    // New jobs do not move the cursor.
+    await h.call("POST", `/v2/${ep.id}/run`, { body: { input: { n: 55 } } });
+    const again = (await h.call("GET", `/v2/${ep.id}/jobs?summary=1&before=${cursor}`)).body as Page;
+    expect(again.jobs.map((j) => j.id)).toEqual(ids.slice(0, 5).reverse());
+    const last = (await h.call("GET", `/v2/${ep.id}/jobs?before=${first}`)).body as Page;
+    expect(last.jobs).toEqual([]);
+    const unknown = await h.call("GET", `/v2/${ep.id}/jobs?before=no-such-job`);
+    expect(unknown.status).toBe(400);
+    expect(JSON.stringify(unknown.body)).toContain("before: no job no-such-job of this endpoint is kept");
+    // Another endpoint's job is no cursor here.
+    expect((await h.call("GET", `/v2/${other.id}/jobs?before=${first}`)).status).toBe(400);
   });
 
   it("metrics: a point per change of queue depth, running jobs and workers, the last one now", async () => {

@@ -1,5 +1,14 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -166,19 +175,122 @@ describe("CLI --data", () => {
     const { code, stderr } = await exitOf(startCli(["k-data"], "--data", notes));
     expect(code).toBe(1);
     expect(stderr).toContain(
-      `runpodkit: the store ${notes} cannot be opened: it is not a SQLite database (the store is a SQLite file the service creates, or :memory:)`,
+      `runpodkit: --data ${notes}: the store cannot be opened there: it is not a SQLite database (the store is a SQLite file the service creates, or :memory:)`,
     );
     expect(readFileSync(notes, "utf8")).toBe("my notes\n");
     expect(statSync(notes).mode & 0o777).toBe(0o644);
     expect(existsSync(`${notes}.key`)).toBe(false);
   });
 
-  it("names the store when its directory cannot be made", async () => {
-    const file = join(dir, "a-file");
-    writeFileSync(file, "");
-    const { code, stderr } = await exitOf(startCli(["k-data"], "--data", join(file, "store.sqlite")));
-    expect(code).toBe(1);
-    expect(stderr).toContain(`runpodkit: the store ${join(file, "store.sqlite")} cannot be opened: EEXIST`);
+  /**
+   * Each unusable --data fails at once, exit code 1, one line naming --data and the reason (no stack
+   * trace). Under /proc, Node's recursive mkdir looped forever on ENOENT: the CLI hung. The kill is
+   * cleanup only, should one hang again; the test's timeout reports it.
+   */
+  it.each([
+    [
+      "under /proc",
+      () => "/proc/runpodkit-no-such/db.sqlite",
+      "/proc is a kernel file system, not storage: give a file on a disk (or :memory: to keep nothing)",
+    ],
+    [
+      "under /sys",
+      () => "/sys/runpodkit-no-such/db.sqlite",
+      "/sys is a kernel file system, not storage: give a file on a disk (or :memory: to keep nothing)",
+    ],
+    [
+      "a directory",
+      () => {
+        const at = join(dir, "a-directory");
+        mkdirSync(at, { recursive: true });
+        return at;
+      },
+      `it is a directory, not a file: give the path of a file to create or reuse (e.g. ${join(dir, "a-directory", "runpodkit.sqlite")})`,
+    ],
+    [
+      "a path through a regular file",
+      () => {
+        writeFileSync(join(dir, "a-file"), "");
+        return join(dir, "a-file", "deeper", "store.sqlite");
+      },
+      `${join(dir, "a-file")} is a regular file, not a directory, so nothing can be created under it`,
+    ],
+    [
+      "a FIFO",
+      () => {
+        const fifo = join(dir, "a-fifo");
+        if (!existsSync(fifo)) execFileSync("mkfifo", [fifo]);
+        return fifo;
+      },
+      "it is a FIFO (named pipe), not a file: give the path of a file to create or reuse",
+    ],
+  ])("refuses --data %s at once, naming --data and why", async (_what, path, reason) => {
+    const data = path();
+    const child = startCli(["k-data"], "--data", data);
+    const guard = setTimeout(() => child.kill("SIGKILL"), 30_000);
+    try {
+      const { code, stderr } = await exitOf(child);
+      expect(code).toBe(1);
+      // The one line after startCli's --api-key warning: no stack trace.
+      expect(stderr.split("\n").filter((line) => !line.includes("warning: --api-key"))).toEqual([
+        `runpodkit: --data ${data}: the store cannot be opened there: ${reason}`,
+        "",
+      ]);
+    } finally {
+      clearTimeout(guard);
+    }
+  });
+
+  it("refuses --data in a directory its user may not write, saying so (as another user when run as root)", async () => {
+    // root writes anywhere: the CLI then runs as nobody, and the directories on the way must let it in.
+    const asRoot = process.getuid?.() === 0;
+    const shared = mkdtempSync(join(tmpdir(), "runpodkit-ro-"));
+    try {
+      const readOnly = join(shared, "read-only");
+      mkdirSync(readOnly);
+      chmodSync(shared, 0o755);
+      chmodSync(readOnly, 0o555);
+      for (const [data, reason] of [
+        [
+          join(readOnly, "store.sqlite"),
+          "permission denied: the service's user may not write there (EACCES)",
+        ],
+        [
+          join(readOnly, "sub", "store.sqlite"),
+          `the directory ${join(readOnly, "sub")} cannot be created: permission denied: the service's user may not write there (EACCES)`,
+        ],
+      ] as const) {
+        const child = spawn(
+          process.execPath,
+          ["--import", "tsx", "service/main.ts", "--port", "0", "--data", data],
+          {
+            cwd: process.cwd(),
+            stdio: ["ignore", "pipe", "pipe"],
+            env: { PATH: process.env.PATH ?? "", RUNPODKIT_API_KEYS: "k-ro", HOME: shared },
+            ...(asRoot ? { uid: 65534, gid: 65534 } : {}),
+          },
+        );
+        const { code, stderr } = await exitOf(child);
+        expect(code).toBe(1);
+        expect(stderr).toBe(`runpodkit: --data ${data}: the store cannot be opened there: ${reason}\n`);
+      }
+    } finally {
+      rmSync(shared, { recursive: true, force: true });
+    }
+  });
+
+  it("creates missing directories of --data private (0700), and leaves an existing one as it is", async () => {
+    const data = join(dir, "new", "deeper", "store.sqlite");
+    const child = startCli(["k-data"], "--data", data);
+    try {
+      await waitForLine(child);
+      expect(statSync(join(dir, "new")).mode & 0o777).toBe(0o700);
+      expect(statSync(join(dir, "new", "deeper")).mode & 0o777).toBe(0o700);
+      expect(statSync(data).isFile()).toBe(true);
+    } finally {
+      child.kill("SIGTERM");
+      await new Promise((resolve) => child.once("exit", resolve));
+    }
   });
 });
 

@@ -32,7 +32,7 @@ describe("one service per store file", () => {
     const refused = await second.exited;
     expect(refused.code).toBe(1);
     expect(second.stderr()).toBe(
-      `runpodkit: the store ${data} cannot be opened: it is in use by another runpodkit service (pid ${first.child.pid}): stop that one, or give this one another --data (two services on one store would run each other's jobs again); if no such service runs, delete ${data}.lock\n`,
+      `runpodkit: --data ${data}: the store cannot be opened there: it is in use by another runpodkit service (pid ${first.child.pid}): stop that one, or give this one another --data (two services on one store would run each other's jobs again); if no such service runs, delete ${data}.lock\n`,
     );
 
     first.kill();

@@ -8,8 +8,9 @@
  * `LOG_WRITE_BYTES` are pending): a worker running jobs back to back writes the pipe once for many
  * jobs' "Started." and "Finished." instead of once a job, and the service reads it once; each read
  * was work on the service's main thread beside the job's own requests (bench/README.md, tenth pass).
- * Anything else written to stdout (a handler's console.log) first writes what is pending, so lines
- * keep their order; whatever is pending is written before the process exits (stdout to a pipe is
+ * Anything else written to stdout or stderr (a handler's console.log, console.error, a progress bar)
+ * first writes what is pending, so lines keep their order (a handler's stderr came before its job's
+ * "Started." in the logs); whatever is pending is written before the process exits (stdout to a pipe is
  * written synchronously on Linux and macOS). A worker killed outright loses its last lines.
  */
 export type LogLevel = "DEBUG" | "INFO" | "WARN" | "ERROR";
@@ -35,7 +36,7 @@ function flush(): void {
   (write ?? process.stdout.write).call(process.stdout, text);
 }
 
-/** Other writers to stdout go after the pending lines. */
+/** Other writers to stdout and stderr go after the pending lines. */
 function hook(): void {
   hooked = true;
   process.once("exit", flush);
@@ -45,6 +46,11 @@ function hook(): void {
     flush();
     return own.apply(this, args);
   } as typeof process.stdout.write;
+  const ownErr = process.stderr.write as Write;
+  process.stderr.write = function (this: typeof process.stderr, ...args: unknown[]): boolean {
+    flush();
+    return ownErr.apply(this, args);
+  } as typeof process.stderr.write;
 }
 
 /** The JSON line shape (a platform's worker), read from the environment once. */
