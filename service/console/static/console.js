@@ -445,9 +445,13 @@ function chart(all) {
   const pad = 28;
   const now = all.at(-1)?.t ?? 0;
   const from = Math.max(all[0]?.t ?? now, now - CHART_WINDOW_MS);
-  // The value in force when the window opens, then every change inside it.
+  // The value in force when the window opens, then every change inside it. A window that opens at the
+  // first point keeps every point: changes recorded in the same millisecond as the first still show.
   const before = all.filter((p) => p.t <= from).at(-1);
-  const points = [...(before ? [{ ...before, t: from }] : []), ...all.filter((p) => p.t > from)];
+  const points =
+    from === all[0]?.t
+      ? all
+      : [...(before ? [{ ...before, t: from }] : []), ...all.filter((p) => p.t > from)];
   const max = Math.max(1, ...points.flatMap((p) => LINES.map(([key]) => p[key])));
   const t0 = from;
   const span = Math.max(1, now - t0);
