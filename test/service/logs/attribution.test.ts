@@ -4,7 +4,7 @@ import { ManualClock } from "../../../service/clock";
 import { DEFAULT_LOG_LIMITS } from "../../../service/jobs/logs/log-book";
 import type { EndpointRecord } from "../../../service/management/model/endpoint";
 import { eventually, type Harness, startHarness } from "../jobs/harness";
-import { entriesOf, logsCli } from "./support";
+import { entriesOf, logsCli, runsyncCompleted } from "./support";
 
 const NOISY = resolve("test/service/logs/fixtures/noisy-handler.ts");
 
@@ -13,11 +13,7 @@ describe("worker lines as a terminal shows them, attributed to their job", () =>
   let h: Harness;
   afterEach(async () => h?.close());
 
-  const runsync = async (ep: EndpointRecord, input: unknown) => {
-    const reply = await h.call("POST", `/v2/${ep.id}/runsync`, { body: { input } });
-    expect(reply.body).toMatchObject({ status: "COMPLETED" });
-    return (reply.body as { id: string }).id;
-  };
+  const runsync = (ep: EndpointRecord, input: unknown) => runsyncCompleted(h, ep, input);
   const logsOf = async (ep: EndpointRecord, query = "") =>
     entriesOf((await h.call("GET", `/v2/${ep.id}/logs${query}`)).text);
 

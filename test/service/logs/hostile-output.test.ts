@@ -6,7 +6,7 @@ import { LineSplitter } from "../../../service/jobs/logs/line-splitter";
 import { terminalSafe } from "../../../service/jobs/logs/terminal";
 import type { EndpointRecord } from "../../../service/management/model/endpoint";
 import { eventually, type Harness, KEY, startHarness } from "../jobs/harness";
-import { entriesOf, logsCli } from "./support";
+import { entriesOf, logsCli, runsyncCompleted } from "./support";
 
 const NOISY = resolve("test/service/logs/fixtures/noisy-handler.ts");
 const ESC = "\x1b";
@@ -109,11 +109,7 @@ describe("hostile worker output: bounded, attributed, and harmless to a terminal
   let h: Harness;
   afterEach(async () => h?.close());
 
-  const runsync = async (ep: EndpointRecord, input: unknown) => {
-    const reply = await h.call("POST", `/v2/${ep.id}/runsync`, { body: { input } });
-    expect(reply.body).toMatchObject({ status: "COMPLETED" });
-    return (reply.body as { id: string }).id;
-  };
+  const runsync = (ep: EndpointRecord, input: unknown) => runsyncCompleted(h, ep, input);
 
   const cli = (args: string[]) => logsCli(`${h.url}/v2`, args);
 

@@ -1,7 +1,8 @@
 import { spawn } from "node:child_process";
 import { resolve } from "node:path";
 import { LogEntry } from "../../../sdk/schemas/observe";
-import { KEY } from "../jobs/harness";
+import type { EndpointRecord } from "../../../service/management/model/endpoint";
+import { type Harness, KEY } from "../jobs/harness";
 
 const LOADER = `file://${resolve("node_modules/tsx/dist/loader.mjs")}`;
 const CLI = resolve("service/main.ts");
@@ -40,3 +41,11 @@ export const entriesOf = (text: string) =>
     .split("\n")
     .filter((line) => line.trim())
     .map((line) => LogEntry.parse(JSON.parse(line)));
+
+/** A /runsync on the harness that must complete; the job's id. */
+export async function runsyncCompleted(h: Harness, ep: EndpointRecord, input: unknown): Promise<string> {
+  const reply = await h.call("POST", `/v2/${ep.id}/runsync`, { body: { input } });
+  if ((reply.body as { status?: unknown }).status !== "COMPLETED")
+    throw new Error(`/runsync did not complete: ${reply.text}`);
+  return (reply.body as { id: string }).id;
+}
