@@ -288,6 +288,9 @@ describe("worker logs through the API and `runpodkit logs`", () => {
       completedAt: null,
       workerId: null,
       retries: 0,
+      // Queued on the manual clock: waited 0 ms so far, run 0 ms.
+      delayTime: 0,
+      executionTime: 0,
     });
     expect(full.text.length).toBeGreaterThan(50 * 4096);
     expect(summary.text.length).toBeLessThan(50 * 400);
