@@ -10,12 +10,15 @@ import { parseArgs } from "node:util";
 import { API_KEYS_ENV, readApiKeys, redactKey } from "./api-keys";
 import { StoreOpenError } from "./db";
 import { startService } from "./index";
+import { DEFAULT_JOB_PLANE_CONFIG } from "./jobs/config";
 import { BUILTIN_HANDLERS, FALLBACK_IMAGE } from "./jobs/workers/handlers";
 import { missingHandlerModule, parseHandlerFlag } from "./jobs/workers/launch";
 import { LOGS_USAGE, logsCommand } from "./logs-command";
 import { STORE_KEY_ENV } from "./management/store/sealing";
 
-const USAGE = `usage: ${API_KEYS_ENV}=<k1>,<k2> runpodkit [serve] [--port <p>] [--host <address>] [--api-key-file <file>] [--api-key <k> ...] [--data <file>|:memory:] [--handler <image>=<module-or-command> ...]
+/** The most --max-workers may say: each worker is a process (a fork and ~50 MB), so a typo is refused. */
+const MAX_WORKERS_LIMIT = 4096;
+const USAGE = `usage: ${API_KEYS_ENV}=<k1>,<k2> runpodkit [serve] [--port <p>] [--host <address>] [--api-key-file <file>] [--api-key <k> ...] [--data <file>|:memory:] [--handler <image>=<module-or-command> ...] [--max-workers <n>]
        ${LOGS_USAGE.replace(/^usage: /, "")}
   Account keys come from ${API_KEYS_ENV} (comma-separated), --api-key-file (one key per line) or
   --api-key (visible to every user of the machine in \`ps\`); at least one is required.
@@ -25,7 +28,9 @@ const USAGE = `usage: ${API_KEYS_ENV}=<k1>,<k2> runpodkit [serve] [--port <p>] [
   ${STORE_KEY_ENV}: the key sealing the store's secrets (default: the key file <store>.key, made 0600).
   --handler: runs a template's image (exact name, else without its tag) as a module (.js/.mjs/.cjs/.ts/.mts/.cts,
   relative to this directory) or a command line (run in the worker's own directory: name files by
-  absolute path); repeatable. Built in: ${Object.keys(BUILTIN_HANDLERS).join(", ")}; any other image runs ${FALLBACK_IMAGE}.`;
+  absolute path); repeatable. Built in: ${Object.keys(BUILTIN_HANDLERS).join(", ")}; any other image runs ${FALLBACK_IMAGE}.
+  --max-workers: worker processes at once over every endpoint and account (default ${DEFAULT_JOB_PLANE_CONFIG.maxWorkers}, at most ${MAX_WORKERS_LIMIT});
+  past it, further workers wait and their jobs stay IN_QUEUE.`;
 const DEFAULT_DATA = join(process.cwd(), ".data", "runpodkit.sqlite");
 
 /**
@@ -66,6 +71,15 @@ async function main(): Promise<void> {
 
   // Which workers a template's imageName starts: a handler module or a command line, per image.
   const handlers = Object.fromEntries((values.handler ?? []).map(parseHandlerFlag));
+  const maxWorkers = values["max-workers"] === undefined ? undefined : Number(values["max-workers"]);
+  if (
+    maxWorkers !== undefined &&
+    (!/^\d+$/.test(values["max-workers"] ?? "") || maxWorkers < 1 || maxWorkers > MAX_WORKERS_LIMIT)
+  ) {
+    throw new Error(
+      `--max-workers: expected a whole number from 1 to ${MAX_WORKERS_LIMIT}, got "${values["max-workers"]}"\n${USAGE}`,
+    );
+  }
   for (const [image, target] of Object.entries(handlers)) {
     const missing = missingHandlerModule(target);
     if (missing) {
@@ -80,7 +94,7 @@ async function main(): Promise<void> {
     host: values.host,
     data: values.data,
     storeKey,
-    config: { jobs: { handlers } },
+    config: { jobs: { handlers, ...(maxWorkers === undefined ? {} : { maxWorkers }) } },
   });
   console.error(`runpodkit: ${apiKeys.length} account(s): ${apiKeys.map(redactKey).join(", ")}`);
   // One line, so scripts can read the three base URLs.
@@ -115,6 +129,7 @@ function parseFlags(args: string[]) {
         "api-key-file": { type: "string", multiple: true },
         data: { type: "string", default: DEFAULT_DATA },
         handler: { type: "string", multiple: true },
+        "max-workers": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
       strict: true,

@@ -155,7 +155,7 @@ export class WorkerPool implements WorkerRegistry {
       if (!this.#capped.has(endpoint.id)) {
         this.#capped.add(endpoint.id);
         this.#log(
-          `endpoint ${endpoint.id} wants ${count - started} more worker(s), but the service already runs ${this.#workers.size}, its bound (config.jobs.maxWorkers = ${this.#options.maxWorkers}); its jobs wait in the queue until a worker stops`,
+          `endpoint ${endpoint.id} wants ${count - started} more worker(s), but the service already runs ${this.#workers.size}, its bound (--max-workers, config.jobs.maxWorkers: ${this.#options.maxWorkers}); its jobs wait in the queue until a worker stops`,
         );
       }
     } else {

@@ -167,6 +167,62 @@ describe("CLI --port", () => {
   });
 });
 
+describe("CLI --max-workers", () => {
+  it.each(["0", "-1", "1.5", "abc", "4097"])("refuses %s, naming the flag and its range", async (value) => {
+    const { code, stderr } = await exitOf(startCli(["k-max"], `--max-workers=${value}`));
+    expect(code).toBe(1);
+    expect(stderr).toContain(
+      `runpodkit: --max-workers: expected a whole number from 1 to 4096, got "${value}"`,
+    );
+  });
+
+  it("bounds the worker processes over every endpoint: a workersMin of 3 gets 1, and the log says why", async () => {
+    const key = "k-max-workers";
+    const child = startCli([key], "--max-workers", "1");
+    let stderr = "";
+    child.stderr?.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    try {
+      const [, restUrl, , queueUrl] =
+        (await waitForLine(child)).match(/rest=(\S+) graphql=(\S+) queue=(\S+)/) ?? [];
+      const post = async <T>(path: string, body: unknown) =>
+        (await (
+          await fetch(`${restUrl}${path}`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+            body: JSON.stringify(body),
+          })
+        ).json()) as T;
+      const template = await post<Template>("/templates", {
+        name: "t",
+        imageName: "runpodkit/echo:1",
+        isServerless: true,
+      });
+      const endpoint = await post<Endpoint>("/endpoints", {
+        name: "e",
+        templateId: template.id,
+        workersMin: 3,
+        workersMax: 3,
+      });
+      const health = async () =>
+        (await (
+          await fetch(`${queueUrl}/v2/${endpoint.id}/health`, { headers: { authorization: key } })
+        ).json()) as {
+          workers: { idle: number; initializing: number; running: number };
+        };
+      await expect.poll(async () => (await health()).workers.idle, { timeout: 30_000 }).toBe(1);
+      await expect
+        .poll(() => stderr, { timeout: 10_000 })
+        .toContain("its bound (--max-workers, config.jobs.maxWorkers: 1)");
+      const { workers } = await health();
+      expect(workers.idle + workers.initializing + workers.running).toBe(1);
+    } finally {
+      child.kill("SIGKILL");
+    }
+  });
+});
+
 describe("CLI --data", () => {
   it("refuses a file that is not a SQLite database, naming it, and leaves it as it was", async () => {
     const notes = join(dir, "notes.txt");

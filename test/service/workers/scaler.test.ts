@@ -187,9 +187,9 @@ describe("scaling endpoints", () => {
       h.plane.workers.list(ACCOUNT, id).filter((p) => p.desiredStatus === "RUNNING");
     expect(live(a).length + live(b).length).toBe(3);
     expect(live(a)).toHaveLength(2);
-    const capped = h.logs.filter((line) => line.includes("config.jobs.maxWorkers = 3"));
+    const capped = h.logs.filter((line) => line.includes("config.jobs.maxWorkers: 3"));
     expect(capped).toEqual([
-      `endpoint ${b} wants 4999 more worker(s), but the service already runs 3, its bound (config.jobs.maxWorkers = 3); its jobs wait in the queue until a worker stops`,
+      `endpoint ${b} wants 4999 more worker(s), but the service already runs 3, its bound (--max-workers, config.jobs.maxWorkers: 3); its jobs wait in the queue until a worker stops`,
     ]);
     // A job of b waits in the queue; b's worker is still starting.
     const job = (await h.call("POST", `/v2/${b}/run`, { body: { input: {} } })).body as { id: string };
