@@ -120,7 +120,6 @@ export const GpuIdsList = z.string().superRefine((value, ctx) => {
   }
 });
 
-/** A query parameter that may repeat: it arrives as a string, or an array of strings when repeated. */
 /**
  * A whole number in a query string, written in digits (`?ttl=60000`), within [min, max]. Not
  * z.coerce.number(): it reads as Number() does, so `ttl=0x2710`, `ttl=1e5`, `ttl=%2010000` and
@@ -141,6 +140,7 @@ export const queryInt = (min: number, max: number) =>
     })
     .pipe(z.number().int().min(min).max(max));
 
+/** A query parameter that may repeat: it arrives as a string, or an array of strings when repeated. */
 export const many = <T extends z.ZodType>(item: T) => z.union([item, z.array(item)]);
 
 /** A repeatable query parameter's values as a list (undefined when absent). */

@@ -11,7 +11,15 @@ import {
   PodStatus,
 } from "./common";
 import { NetworkVolume } from "./network-volume";
-import { EnvMap, GqlDockerArgs, GqlPodEnvList, ImageName, MountPath, PortSpec } from "./template";
+import {
+  EnvMap,
+  GqlDockerArgs,
+  GqlPodEnvList,
+  IMAGE_NAME_MAX_LENGTH,
+  ImageName,
+  MountPath,
+  PortSpec,
+} from "./template";
 
 /**
  * A pod as REST v1 returns it (GET /pods, GET /pods/{id}, endpoint `workers`). Serverless workers are
@@ -232,7 +240,8 @@ const gqlDeployFields = {
   deployCost: z.number().nullish(),
   dockerArgs: GqlDockerArgs,
   env: GqlEnv,
-  imageName: ImageName.nullish(),
+  // "" is "not given" here (the template's image), as the official client sends it.
+  imageName: z.string().max(IMAGE_NAME_MAX_LENGTH).nullish(),
   minDisk: z.int().nullish(),
   minDownload: z.int().nullish(),
   minUpload: z.int().nullish(),

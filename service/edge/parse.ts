@@ -34,7 +34,7 @@ export function parseQuery<S extends z.ZodType>(schema: S, query: unknown, where
     if (
       key !== null &&
       Array.isArray(given) &&
-      (issue.code === "invalid_type" || issue.code === "invalid_value")
+      (issue.code === "invalid_type" || issue.code === "invalid_value" || issue.code === "invalid_union")
     ) {
       throw new ServiceError(
         "VALIDATION",
