@@ -9,7 +9,7 @@ import {
   OPERATIONS,
 } from "./graphql-documents";
 import { graphqlErrorOf } from "./graphql-errors";
-import type { CallOptions, HttpClient } from "./http";
+import type { CallOptions, CloseOptions, HttpClient } from "./http";
 import type {
   CpuFlavor,
   DataCenter,
@@ -214,8 +214,9 @@ export class GraphQLClient {
     return this.#run(OPERATIONS.dataCenters, undefined, options);
   }
 
-  close(): Promise<void> {
-    return this.#http.close();
+  /** Closes the client once its calls in flight have ended; `{ force: true }` ends them at once (AbortedError). */
+  close(options?: CloseOptions): Promise<void> {
+    return this.#http.close(options);
   }
 
   /** Checks the argument, sends the operation's document, reads the reply. */

@@ -95,6 +95,15 @@ export interface CallOptions {
   timeoutMs?: number;
 }
 
+/** How `close()` ends: see HttpClient.close. */
+export interface CloseOptions {
+  /**
+   * End the calls in flight at once (each rejects with an AbortedError) instead of waiting for them:
+   * a `/runsync` or `/stream` poll the service holds, a backoff between retries, a `waitFor` pause.
+   */
+  force?: boolean;
+}
+
 /** Arrays repeat the parameter (`a=1&a=2`). */
 export type QueryValue = string | number | boolean | undefined | null | readonly string[];
 
@@ -384,6 +393,10 @@ export class HttpClient {
   readonly #policy: Required<RetryPolicy>;
   readonly #retryOptions: Record<Exclude<RetryMode, "never">, RetryHandler.RetryOptions>;
   #closed = false;
+  /** The graceful close under way (a second close() waits for the same). */
+  #closing: Promise<void> | null = null;
+  /** Aborted by close({ force: true }): what waits between calls (a pause, a backoff) listens to it. */
+  readonly #forced = new AbortController();
 
   constructor(options: HttpClientOptions) {
     const url = new URL(options.baseUrl);
@@ -449,7 +462,7 @@ export class HttpClient {
       try {
         reply = await dispatchWhole(this.#pool, request, signal, budgetMs, this.#maxReplyBytes);
       } catch (error) {
-        if (mode === "never" || signal?.aborted) throw error;
+        if (mode === "never" || signal?.aborted || this.#forced.signal.aborted) throw error;
         const code = (error as { code?: unknown } | null)?.code;
         const failure = { code: typeof code === "string" ? code : undefined };
         return await this.#retry(request, signal, mode, deadline, budgetMs, failure, error);
@@ -480,7 +493,12 @@ export class HttpClient {
       if (failure.statusCode !== undefined) return first as HttpReply;
       throw first;
     }
-    await this.#backoff(delay, signal);
+    // The retry path (rare: after a failure) also ends at close({ force: true }): its backoffs are
+    // timers the pool does not know of.
+    const forced = this.#forced.signal;
+    if (forced.aborted) throw forced.reason;
+    const until = signal ? AbortSignal.any([signal, forced]) : forced;
+    await this.#backoff(delay, until);
     const retrying: RetryingRequest = {
       ...request,
       retryOptions: this.#retryOptions[mode],
@@ -488,7 +506,7 @@ export class HttpClient {
       attemptTimeoutMs,
     };
     // No timer for the whole: each attempt has its own (attemptTimeoutInterceptor).
-    return await dispatchWhole(this.#retrying, retrying, signal, undefined, this.#maxReplyBytes);
+    return await dispatchWhole(this.#retrying, retrying, until, undefined, this.#maxReplyBytes);
   }
 
   /** The first backoff, on the policy's scheduler; the caller's signal ends it at once. */
@@ -511,7 +529,7 @@ export class HttpClient {
 
   /** A failed exchange as the SDK's error: aborted by the caller, out of time, or the connection. */
   #transportError(call: HttpCall, budgetMs: number, error: unknown): RunpodkitError {
-    if (call.signal?.aborted) return this.#aborted(call, error);
+    if (call.signal?.aborted || this.#forced.signal.aborted) return this.#aborted(call, error);
     const code = (error as { code?: unknown } | null)?.code;
     if (typeof code === "string" && TIMEOUT_CODES.has(code)) {
       return new TimeoutError({
@@ -579,11 +597,32 @@ export class HttpClient {
     });
   }
 
-  /** Closes the pool once the calls in flight have ended; any later call is refused. */
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  /**
+   * Closes the pool once the calls in flight have ended; any later call is refused. With `force`, the
+   * calls in flight end at once with an AbortedError (the pool's sockets are destroyed, pending retry
+   * backoffs run now and find the pool gone), so no socket or timer of the client is left.
+   */
+  async close(options: CloseOptions = {}): Promise<void> {
+    if (options.force === true) {
+      if (this.#forced.signal.aborted) return;
+      this.#closed = true;
+      // Destroying the pool fails the attempts in flight; the abort ends the retry path's backoffs
+      // (each listens to it) and JobClient's pauses.
+      const destroyed = this.#pool.destroy();
+      this.#forced.abort(new Error("the client was closed with close({ force: true })"));
+      await destroyed;
+      return;
+    }
+    // Already closed with force: nothing is left to wait for.
+    if (this.#forced.signal.aborted) return;
     this.#closed = true;
-    await this.#pool.close();
+    this.#closing ??= this.#pool.close();
+    await this.#closing;
+  }
+
+  /** Aborted once the client is closed with `force`: for waits between calls (JobClient's pauses). */
+  get forceClosed(): AbortSignal {
+    return this.#forced.signal;
   }
 
   #pathOf(call: HttpCall): string {
@@ -602,6 +641,14 @@ export class HttpClient {
   }
 
   #aborted(call: HttpCall, cause?: unknown): AbortedError {
+    if (this.#forced.signal.aborted && !call.signal?.aborted) {
+      return new AbortedError({
+        operation: call.operation,
+        message: `${call.operation}: the client was closed with close({ force: true }) while the call was in flight`,
+        cause,
+        secrets: this.#secrets,
+      });
+    }
     return new AbortedError({
       operation: call.operation,
       message: `${call.operation}: aborted by the caller`,

@@ -7,6 +7,7 @@ export * from "./errors";
 export { DEFAULT_GRAPHQL_URL, GraphQLClient, type GraphQLClientOptions } from "./graphql";
 export {
   type CallOptions,
+  type CloseOptions,
   HttpClient,
   type HttpClientOptions,
   type RetryMode,

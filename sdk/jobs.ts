@@ -11,7 +11,13 @@ import {
   TimeoutError,
   ValidationError,
 } from "./errors";
-import { type CallOptions, type HttpClient, MAX_TIMEOUT_MS, requireTimeoutMs } from "./http";
+import {
+  type CallOptions,
+  type CloseOptions,
+  type HttpClient,
+  MAX_TIMEOUT_MS,
+  requireTimeoutMs,
+} from "./http";
 import {
   HealthReply,
   isTerminalJobStatus,
@@ -381,8 +387,13 @@ export class JobClient {
     }
   }
 
-  close(): Promise<void> {
-    return this.#http.close();
+  /**
+   * Closes the client once its calls in flight have ended (a `/runsync` or `/stream` poll the service
+   * holds ends when its hold does). `{ force: true }` ends them at once instead: each call in flight
+   * (and a `waitFor` or `stream` between polls) rejects with an AbortedError naming its operation.
+   */
+  close(options?: CloseOptions): Promise<void> {
+    return this.#http.close(options);
   }
 
   async #jobCall(
@@ -411,13 +422,17 @@ export class JobClient {
   }
 
   async #pause(operation: string, jobId: string, ms: number, signal: AbortSignal | undefined): Promise<void> {
+    const forced = this.#http.forceClosed;
     try {
-      await sleep(ms, undefined, { signal });
+      await sleep(ms, undefined, { signal: signal ? AbortSignal.any([signal, forced]) : forced });
     } catch (error) {
+      const closed = forced.aborted && !signal?.aborted;
       throw new AbortedError({
         operation,
         jobId,
-        message: `${operation}: aborted by the caller`,
+        message: closed
+          ? `${operation}: the client was closed with close({ force: true }) while waiting for job ${jobId}`
+          : `${operation}: aborted by the caller`,
         cause: error,
       });
     }

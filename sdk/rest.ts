@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { type ClientOptions, clientHttp, requireBaseUrl, requireClientOptions } from "./client-options";
-import type { CallOptions, HttpClient, QueryValue } from "./http";
+import type { CallOptions, CloseOptions, HttpClient, QueryValue } from "./http";
 import {
   BillingRecords,
   EndpointBillingQuery,
@@ -407,7 +407,8 @@ export class RestClient {
   }
 
   /** Closes the connection pool. */
-  close(): Promise<void> {
-    return this.#http.close();
+  /** Closes the client once its calls in flight have ended; `{ force: true }` ends them at once (AbortedError). */
+  close(options?: CloseOptions): Promise<void> {
+    return this.#http.close(options);
   }
 }

@@ -14,6 +14,7 @@ import {
 import { dirname, join, resolve, sep } from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { type CheckpointPolicy, WalCheckpointer } from "./db-checkpoint";
+import { processExists } from "./service-address";
 
 /** One named, ordered schema change. Each part of the service owns its own list. */
 export interface Migration {
@@ -173,16 +174,6 @@ function storeLock(path: string): () => void {
     } catch {
       // Removed meanwhile.
     }
-  }
-}
-
-function processExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    // EPERM: it exists, as another user's.
-    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }
 

@@ -27,6 +27,7 @@ import { managementMigrations } from "./management/store/migrations";
 import { openSealer } from "./management/store/sealing";
 import { ManagementStore } from "./management/store/store";
 import type { ServiceEventBus, ServiceEvents } from "./planes";
+import { addressFileOf, removeServiceAddress, writeServiceAddress } from "./service-address";
 
 export { buildApp } from "./app";
 // startService takes a clock: a caller needs these to pass one (ManualClock moves time by hand).
@@ -153,17 +154,28 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
         })
       : undefined;
   settle?.unref();
+  const urls = { restUrl: `${base}/v1`, graphqlUrl: `${base}/graphql`, queueUrl: base };
+  // Beside a store file, where `runpodkit logs` looks for the service of a --data (no key in it).
+  const stored = data !== ":memory:";
+  if (stored) {
+    try {
+      writeServiceAddress(data, { pid: process.pid, ...urls });
+    } catch (error) {
+      process.stderr.write(
+        `runpodkit: warning: could not write ${addressFileOf(data)} (runpodkit logs will need --url): ${error instanceof Error ? error.message : String(error)}\n`,
+      );
+    }
+  }
   let closing: Promise<void> | undefined;
   return {
-    restUrl: `${base}/v1`,
-    graphqlUrl: `${base}/graphql`,
-    queueUrl: base,
+    ...urls,
     port,
     management,
     events,
     close() {
       closing ??= (async () => {
         if (settle) clearImmediate(settle);
+        if (stored) removeServiceAddress(data);
         await app.close();
         db.close();
       })();

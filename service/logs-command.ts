@@ -4,19 +4,24 @@ import { request } from "undici";
 import { z } from "zod";
 import { LogEntry, LogsQuery } from "../sdk/schemas/observe";
 import { terminalSafe, terminalSafeJson } from "./jobs/logs/terminal";
+import { defaultDataPath, readServiceAddress } from "./service-address";
 
 export const LOGS_USAGE =
-  "usage: runpodkit logs <endpoint id> [--worker <id>] [--job <id>] [--since <ms|ISO time>] [--limit <n>] [--follow] [--json]\n" +
+  "usage: runpodkit logs <endpoint id> [--worker <id>] [--job <id>] [--since <ms|ISO time>] [--limit <n>] [--follow] [--json] [--url <job API base> | --data <file>]\n" +
   "  prints the newest --limit kept lines (default and at most 10000), oldest first; --follow keeps printing new ones\n" +
-  "  reads RUNPOD_API_KEY and RUNPOD_BASE_URL (the job API base, default http://127.0.0.1:8080/v2)";
+  "  reads RUNPOD_API_KEY; the service is --url (the job API base, e.g. http://127.0.0.1:8080/v2), else RUNPOD_BASE_URL,\n" +
+  "  else the service running on --data (default .data/runpodkit.sqlite: the address it wrote beside it), else http://127.0.0.1:8080/v2";
 
+/** Where no --url, RUNPOD_BASE_URL or running service of the store says otherwise. */
+const FALLBACK_BASE_URL = "http://127.0.0.1:8080/v2";
 const KEY_UNSET = "RUNPOD_API_KEY is not set: export the account's API key (one of the service's keys)";
 const Env = z.object({
   RUNPOD_API_KEY: z.string({ error: KEY_UNSET }).min(1, KEY_UNSET),
   RUNPOD_BASE_URL: z
     .url({ error: "RUNPOD_BASE_URL is not a URL: the job API base, e.g. http://127.0.0.1:8080/v2" })
-    .default("http://127.0.0.1:8080/v2"),
+    .optional(),
 });
+const UrlFlag = z.url({ error: "--url is not a URL: the job API base, e.g. http://127.0.0.1:8080/v2" });
 
 /** The route's largest `limit`: the CLI asks for all it may by default ("what is kept"). */
 const MAX_LIMIT = 10_000;
@@ -51,6 +56,7 @@ export interface LogsOutcome {
 export async function logsCommand(
   args: string[],
   out: (line: string) => void = console.log,
+  warn: (line: string) => void = console.error,
 ): Promise<LogsOutcome> {
   const { values, positionals } = parseLogsArgs(args);
   if (values.help) {
@@ -79,7 +85,7 @@ export async function logsCommand(
   }
   const query = new URLSearchParams();
   for (const [name, value] of Object.entries(flags)) if (value !== undefined) query.set(name, value);
-  const base = env.data.RUNPOD_BASE_URL.replace(/\/+$/, "");
+  const base = serviceBase(values.url, values.data, env.data.RUNPOD_BASE_URL, warn).replace(/\/+$/, "");
   const url = `${base}/${encodeURIComponent(endpointId)}/logs?${query}`;
   const reply = await request(url, {
     method: "GET",
@@ -88,7 +94,7 @@ export async function logsCommand(
     bodyTimeout: values.follow ? 0 : 30_000,
   }).catch((error: unknown) => {
     throw new Error(
-      `logs: cannot reach the service at ${base}: ${messageOfError(error)} (is it running? RUNPOD_BASE_URL names its job API base)`,
+      `logs: cannot reach the service at ${base}: ${messageOfError(error)} (is it running? --url or RUNPOD_BASE_URL names its job API base; without them, --data names its store)`,
     );
   });
   if (reply.statusCode !== 200) {
@@ -116,6 +122,31 @@ export async function logsCommand(
   return values.follow ? { notice: ended(base, last, null), exitCode: 1 } : { exitCode: 0 };
 }
 
+/**
+ * The job API base: --url, else RUNPOD_BASE_URL, else the address the service running on the store
+ * (--data, else the CLI's default) wrote beside it, else 8080 with a word on how to point elsewhere.
+ */
+function serviceBase(
+  url: string | undefined,
+  data: string | undefined,
+  envUrl: string | undefined,
+  warn: (line: string) => void,
+): string {
+  if (url !== undefined) {
+    if (data !== undefined) throw new Error(`logs: give --url or --data, not both\n${LOGS_USAGE}`);
+    const checked = UrlFlag.safeParse(url);
+    if (!checked.success) throw new Error(`logs: ${checked.error.issues[0]?.message}\n${LOGS_USAGE}`);
+    return checked.data;
+  }
+  if (envUrl !== undefined && data === undefined) return envUrl;
+  const lookup = readServiceAddress(data ?? defaultDataPath());
+  if ("address" in lookup) return `${lookup.address.queueUrl}/v2`;
+  warn(
+    `runpodkit: logs: ${lookup.missing}; trying ${FALLBACK_BASE_URL} (give --url <job API base> for another service, or --data <file> for the store the service was started with)`,
+  );
+  return FALLBACK_BASE_URL;
+}
+
 /** What to tell the user when the service ended a followed stream, and how to read on. */
 function ended(base: string, last: LogEntry | null, error: string | null): string {
   const how = error
@@ -139,6 +170,8 @@ function parseLogsArgs(args: string[]) {
         limit: { type: "string" },
         follow: { type: "boolean", short: "f", default: false },
         json: { type: "boolean", default: false },
+        url: { type: "string" },
+        data: { type: "string" },
         help: { type: "boolean", short: "h" },
       },
       allowPositionals: true,

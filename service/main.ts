@@ -5,7 +5,6 @@ import "./compile-cache";
 import "../sdk/node-guard";
 // Second, before the service's modules load: a lighter start (see lean-start.ts).
 import "./lean-start";
-import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { API_KEYS_ENV, readApiKeys, redactKey } from "./api-keys";
 import { StoreOpenError } from "./db";
@@ -15,6 +14,7 @@ import { BUILTIN_HANDLERS, FALLBACK_IMAGE } from "./jobs/workers/handlers";
 import { missingHandlerModule, parseHandlerFlag } from "./jobs/workers/launch";
 import { LOGS_USAGE, logsCommand } from "./logs-command";
 import { STORE_KEY_ENV } from "./management/store/sealing";
+import { defaultDataPath } from "./service-address";
 
 /** The most --max-workers may say: each worker is a process (a fork and ~50 MB), so a typo is refused. */
 const MAX_WORKERS_LIMIT = 4096;
@@ -25,13 +25,14 @@ const USAGE = `usage: ${API_KEYS_ENV}=<k1>,<k2> runpodkit [serve] [--port <p>] [
   --port: default 0, a free port (the ready line on stdout names it).
   --host: the address to listen on (default 127.0.0.1; any other is warned about, see SECURITY.md).
   --data: the SQLite store (default .data/runpodkit.sqlite), one service at a time; :memory: keeps nothing.
+  Once listening, the service writes its URLs (never a key) to <store>.address.json, where runpodkit logs finds them.
   ${STORE_KEY_ENV}: the key sealing the store's secrets (default: the key file <store>.key, made 0600).
   --handler: runs a template's image (exact name, else without its tag) as a module (.js/.mjs/.cjs/.ts/.mts/.cts,
   relative to this directory) or a command line (run in the worker's own directory: name files by
   absolute path); repeatable. Built in: ${Object.keys(BUILTIN_HANDLERS).join(", ")}; any other image runs ${FALLBACK_IMAGE}.
   --max-workers: worker processes at once over every endpoint and account (default ${DEFAULT_JOB_PLANE_CONFIG.maxWorkers}, at most ${MAX_WORKERS_LIMIT});
   past it, further workers wait and their jobs stay IN_QUEUE.`;
-const DEFAULT_DATA = join(process.cwd(), ".data", "runpodkit.sqlite");
+const DEFAULT_DATA = defaultDataPath();
 
 /**
  * The CLI: `RUNPODKIT_API_KEYS=k1,k2 runpodkit [serve] --port 8080 [--data file]` (from a checkout:

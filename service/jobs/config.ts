@@ -27,7 +27,10 @@ export interface JobPlaneConfig {
   heartbeatGraceMs: number | null;
   /** After SIGTERM, time before SIGKILL, ms. */
   killGraceMs: number;
-  /** A job whose worker was lost (or that ran when the service died) is requeued until retried this often; then FAILED. */
+  /**
+   * A job whose worker was lost (or that ran when the service died) is requeued until requeued this
+   * often since its submission or its client's last /retry (Job.lostRetries); then FAILED.
+   */
   maxRetries: number;
   /** Scaler evaluation period, ms. */
   scalerIntervalMs: number;

@@ -315,11 +315,12 @@ export class JobPlane {
 
   /**
    * Restart recovery: queued jobs wait again; jobs that were running lost their worker with the
-   * service, so they are requeued (counting as retried) unless retried maxRetries times already.
+   * service, so they are requeued (counting as retried) unless requeued after lost workers maxRetries
+   * times already since their submission or their client's last /retry.
    */
   #recover(): void {
     for (const job of this.book.restore()) {
-      if (job.retries < this.config.maxRetries) this.book.requeue(job);
+      if (job.lostRetries < this.config.maxRetries) this.book.requeue(job);
       else this.book.finish(job, "FAILED", { error: "the service stopped while the job was running" });
     }
   }

@@ -315,11 +315,14 @@ export class JobBook {
     this.#live.set(job.id, job);
     this.#memory?.hold(job);
     this.#forget(job);
+    // A new attempt of the client's: it gets the whole budget of requeues after lost workers again.
+    job.lostRetries = 0;
     this.#resetForQueue(job);
   }
 
   /** IN_PROGRESS -> IN_QUEUE at the head of the queue, when its worker was lost. */
   requeue(job: Job): void {
+    job.lostRetries++;
     this.#resetForQueue(job, true);
   }
 

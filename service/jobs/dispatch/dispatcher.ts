@@ -409,7 +409,7 @@ export class Dispatcher {
     this.#release(session, jobId);
     const job = this.#book.find(jobId);
     if (job?.status !== "IN_PROGRESS" || !runsOn(job, session)) return;
-    if (job.retries < this.#options.maxRetries) this.#book.requeue(job);
+    if (job.lostRetries < this.#options.maxRetries) this.#book.requeue(job);
     else this.#book.finish(job, "FAILED", { error: `worker ${session.id} was lost while running the job` });
   }
 

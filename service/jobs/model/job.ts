@@ -62,6 +62,11 @@ export interface Job {
   error: string | undefined;
   /** Times the job went back to the queue (client retry, or recovered from a lost worker). */
   retries: number;
+  /**
+   * Of those, the requeues after a lost worker since the job was submitted or its client last retried
+   * it: what maxRetries bounds, so each /retry gets the whole budget again.
+   */
+  lostRetries: number;
   /** Stream chunks not yet drained by /stream (memory only); null until the first chunk. */
   stream: StreamChunk[] | null;
   /** Bytes of `stream` counted against the service's memory budget; set by JobMemory only. */
@@ -129,6 +134,7 @@ class JobRecord implements Job {
   readonly createdAt: number;
   queuedAt: number;
   retries: number;
+  lostRetries: number;
   storeRow: number;
   heldBytes = 0;
   #input: string | InputSource;
@@ -148,6 +154,7 @@ class JobRecord implements Job {
     this.createdAt = f.createdAt;
     this.queuedAt = f.queuedAt;
     this.retries = f.retries;
+    this.lostRetries = f.lostRetries;
     this.storeRow = f.storeRow;
     const given = f.webhook !== undefined || f.policy !== undefined || f.s3Config !== undefined;
     this.#extras = given ? { webhook: f.webhook, policy: f.policy, s3Config: f.s3Config } : null;
@@ -298,6 +305,7 @@ export function createJob(spec: NewJob): Job {
     output: undefined,
     error: undefined,
     retries: 0,
+    lostRetries: 0,
     stream: null,
     storeRow: 0,
   });

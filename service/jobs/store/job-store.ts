@@ -56,6 +56,14 @@ export const jobMigrations: Migration[] = [
     name: "jobs-003-id-hash",
     sql: "ALTER TABLE jobs ADD COLUMN id_hash INTEGER;",
   },
+  {
+    // The requeues after lost workers since the job's submission or its client's last /retry (the
+    // budget maxRetries bounds), apart from `retries`, which counts client retries too. Rows written
+    // before kept one count for both: it stands for both, as it did.
+    name: "jobs-004-lost-worker-retries",
+    sql: `ALTER TABLE jobs ADD COLUMN lost_retries INTEGER NOT NULL DEFAULT 0;
+      UPDATE jobs SET lost_retries = retries;`,
+  },
 ];
 
 interface JobRow {
@@ -83,6 +91,7 @@ interface JobRow {
   output_stored: number;
   error: string | null;
   retries: number;
+  lost_retries: number;
 }
 
 /** A row removed by expiry, enough to keep the health counters right. */
@@ -219,25 +228,26 @@ export class JobStore implements InputSource {
       webhook, policy, s3_config, execution_timeout_ms, ttl_ms, low_priority, created_at, queued_at,
       started_at, completed_at, worker_id,
       CASE WHEN length(output) > ${spillOut} THEN NULL ELSE output END AS output,
-      coalesce(length(output) > ${spillOut}, 0) AS output_stored, error, retries`;
+      coalesce(length(output) > ${spillOut}, 0) AS output_stored, error, retries, lost_retries`;
     this.#upsert = db.prepare(`
       INSERT INTO jobs (seq, id, account_id, endpoint_id, kind, status, input, webhook, policy, s3_config,
         execution_timeout_ms, ttl_ms, low_priority, created_at, queued_at, started_at, completed_at,
-        worker_id, output, error, retries, expires_at, id_hash)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        worker_id, output, error, retries, lost_retries, expires_at, id_hash)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (seq) DO UPDATE SET status = excluded.status, ttl_ms = excluded.ttl_ms,
         queued_at = excluded.queued_at, started_at = excluded.started_at,
         completed_at = excluded.completed_at, worker_id = excluded.worker_id, output = excluded.output,
-        error = excluded.error, retries = excluded.retries, expires_at = excluded.expires_at`);
+        error = excluded.error, retries = excluded.retries, lost_retries = excluded.lost_retries,
+        expires_at = excluded.expires_at`);
     // A row already written changes only in these columns: its input is never bound again.
     this.#update = db.prepare(`
       UPDATE jobs SET status = ?, ttl_ms = ?, queued_at = ?, started_at = ?, completed_at = ?,
-        worker_id = ?, error = ?, retries = ?, expires_at = ?, output = ?
+        worker_id = ?, error = ?, retries = ?, lost_retries = ?, expires_at = ?, output = ?
       WHERE seq = ?`);
     // The same, for a job whose output was left in the store: the stored output stays.
     this.#updateKeepingOutput = db.prepare(`
       UPDATE jobs SET status = ?, ttl_ms = ?, queued_at = ?, started_at = ?, completed_at = ?,
-        worker_id = ?, error = ?, retries = ?, expires_at = ?
+        worker_id = ?, error = ?, retries = ?, lost_retries = ?, expires_at = ?
       WHERE seq = ?`);
     this.#input = db.prepare("SELECT input FROM jobs WHERE seq = ?");
     this.#output = db.prepare("SELECT output FROM jobs WHERE seq = ?");
@@ -808,6 +818,7 @@ function changedValues(job: Job): SQLInputValue[] {
     job.workerId,
     job.error ?? null,
     job.retries,
+    job.lostRetries,
     expiresAt(job),
   ];
 }
@@ -834,6 +845,7 @@ function rowValues(job: Job, output: string | null): SQLInputValue[] {
     output,
     job.error ?? null,
     job.retries,
+    job.lostRetries,
     expiresAt(job),
     hashOf(job.id),
   ];
@@ -888,6 +900,7 @@ function jobOf(row: JobRow, strings: Map<string, string>, source: InputSource): 
     output: row.output_stored ? undefined : parsed<unknown>(row.output),
     error: row.error ?? undefined,
     retries: row.retries,
+    lostRetries: row.lost_retries,
     stream: null,
     storeRow: row.seq,
   });

@@ -217,3 +217,123 @@ describe("restart recovery", () => {
     });
   });
 });
+
+describe("a client's /retry and the automatic retries after lost workers", () => {
+  const { storeFile, start, stop } = restartableHarnesses();
+
+  /** The job runs on a worker, then the service stops under it (its worker is lost with it). */
+  async function loseWorkers(
+    h: Awaited<ReturnType<typeof start>>,
+    data: string,
+    clock: ManualClock,
+    endpointId: string,
+    times: number,
+    name: string,
+  ) {
+    let current = h;
+    for (let round = 0; round < times; round++) {
+      await new ProtocolWorker(current, endpointId, `${name}-${round}`).take();
+      await stop(current);
+      current = await start(data, new ManualClock(clock.now()));
+    }
+    return current;
+  }
+
+  it("each /retry gets the whole budget again, kept across restarts; /health counts every retry", async () => {
+    const { data } = storeFile("runpodkit-client-retry-");
+    const clock = new ManualClock();
+    let h = await start(data, clock);
+    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const id = ((await h.call("POST", `/v2/${ep.id}/run`, { body: { input: {} } })).body as { id: string })
+      .id;
+    const max = h.plane.config.maxRetries;
+    const status = async () => (await h.call("GET", `/v2/${ep.id}/status/${id}`)).body;
+    // maxRetries lost workers are retried automatically; the next one fails the job.
+    h = await loseWorkers(h, data, clock, ep.id, max + 1, "w-first");
+    expect(await status()).toMatchObject({
+      status: "FAILED",
+      error: "the service stopped while the job was running",
+    });
+    expect((await h.call("POST", `/v2/${ep.id}/retry/${id}`)).body).toEqual({ id, status: "IN_QUEUE" });
+    // The client's retry starts over: maxRetries more lost workers are each retried (restarts in
+    // between: the count is in the store), not failed at the first.
+    for (let round = 0; round < max; round++) {
+      h = await loseWorkers(h, data, clock, ep.id, 1, `w-second-${round}`);
+      expect(await status()).toMatchObject({ status: "IN_QUEUE" });
+    }
+    h = await loseWorkers(h, data, clock, ep.id, 1, "w-second-last");
+    expect(await status()).toMatchObject({
+      status: "FAILED",
+      error: "the service stopped while the job was running",
+    });
+    // Every retry, automatic or the client's, is counted as one.
+    expect((await h.call("GET", `/v2/${ep.id}/health`)).body).toMatchObject({
+      jobs: { failed: 1, retried: 2 * max + 1 },
+    });
+    // And a second /retry gets it once more; the job still completes.
+    expect((await h.call("POST", `/v2/${ep.id}/retry/${id}`)).body).toEqual({ id, status: "IN_QUEUE" });
+    h = await loseWorkers(h, data, clock, ep.id, 1, "w-third");
+    const worker = new ProtocolWorker(h, ep.id, "w-done");
+    expect((await worker.take()).body).toMatchObject({ id });
+    await worker.done(id, { output: { ok: true } });
+    expect(await status()).toMatchObject({ status: "COMPLETED", output: { ok: true } });
+  });
+
+  it("in one run: a worker proven to have lost the job (job_in_progress=0) is a lost worker, after a /retry too", async () => {
+    const { data } = storeFile("runpodkit-client-retry-live-");
+    const h = await start(data, new ManualClock());
+    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const id = ((await h.call("POST", `/v2/${ep.id}/run`, { body: { input: {} } })).body as { id: string })
+      .id;
+    const max = h.plane.config.maxRetries;
+    const status = async () => (await h.call("GET", `/v2/${ep.id}/status/${id}`)).body;
+    // The take that fails the job is handed this other job instead of waiting for one.
+    const filler = async () =>
+      (
+        (await h.call("POST", `/v2/${ep.id}/run`, { body: { input: { filler: true } } })).body as {
+          id: string;
+        }
+      ).id;
+    const lose = async (worker: ProtocolWorker) => {
+      // Each take holding nothing proves the job lost: requeued (and handed back) maxRetries times.
+      for (let round = 0; round < max; round++) expect((await worker.take()).body).toMatchObject({ id });
+      const other = await filler();
+      expect((await worker.take()).body).toMatchObject({ id: other });
+      expect(await status()).toMatchObject({
+        status: "FAILED",
+        error: `worker ${worker.id} was lost while running the job`,
+      });
+    };
+    const first = new ProtocolWorker(h, ep.id, "w-live-1");
+    expect((await first.take()).body).toMatchObject({ id });
+    await lose(first);
+    expect((await h.call("POST", `/v2/${ep.id}/retry/${id}`)).body).toEqual({ id, status: "IN_QUEUE" });
+    const second = new ProtocolWorker(h, ep.id, "w-live-2");
+    expect((await second.take()).body).toMatchObject({ id });
+    await lose(second);
+  });
+
+  it("a store written before jobs-004 keeps each job's count as the lost workers' count", async () => {
+    const { data } = storeFile("runpodkit-migrate-004-");
+    const clock = new ManualClock();
+    let h = await start(data, clock);
+    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const id = ((await h.call("POST", `/v2/${ep.id}/run`, { body: { input: {} } })).body as { id: string })
+      .id;
+    const max = h.plane.config.maxRetries;
+    h = await loseWorkers(h, data, clock, ep.id, max, "w-old");
+    await new ProtocolWorker(h, ep.id, "w-old-last").take();
+    await stop(h);
+    // The file as the version before jobs-004 left it: one count for both kinds of retry.
+    const old = new DatabaseSync(data);
+    old.exec("ALTER TABLE jobs DROP COLUMN lost_retries");
+    old.exec("DELETE FROM migrations WHERE name = 'jobs-004-lost-worker-retries'");
+    old.close();
+    h = await start(data, new ManualClock(clock.now()));
+    expect((await h.call("GET", `/v2/${ep.id}/status/${id}`)).body).toMatchObject({ status: "FAILED" });
+    const reader = new DatabaseSync(data, { readOnly: true });
+    const row = reader.prepare("SELECT retries, lost_retries FROM jobs WHERE id = ?").get(id);
+    reader.close();
+    expect(row).toEqual({ retries: max, lost_retries: max });
+  });
+});

@@ -246,7 +246,7 @@ describe("hostile worker output: bounded, attributed, and harmless to a terminal
     expect(unreachable.seen.code).toBe(1);
     expect(unreachable.seen.stderr).toMatch(
       new RegExp(
-        `^runpodkit: logs: cannot reach the service at ${base.replace(/\./g, "\\.")}/v2: .*ECONNREFUSED.* \\(is it running\\? RUNPOD_BASE_URL names its job API base\\)\\n$`,
+        `^runpodkit: logs: cannot reach the service at ${base.replace(/\./g, "\\.")}/v2: .*ECONNREFUSED.* \\(is it running\\? --url or RUNPOD_BASE_URL names its job API base; without them, --data names its store\\)\\n$`,
       ),
     );
   });
