@@ -111,6 +111,30 @@ describe("a misbehaving handler, run by the worker runtime", () => {
     expect(error).toMatchObject({ status: "FAILED", error: "{ code: 7 }" });
   });
 
+  it("nothing returned is a null output; a function returned or yielded fails the job", async () => {
+    const ep = await serve(
+      "returns",
+      `export async function handler(job) {
+         if (job.input.m === "nothing") return;
+         if (job.input.m === "function") return () => 1;
+         return (async function* () { yield 1; yield Symbol("s"); })();
+       }`,
+    );
+    const nothing = await runsync(ep, "nothing");
+    // Python's None: {"output": null}. JSON dropped the key: COMPLETED with no output at all.
+    expect(nothing).toMatchObject({ status: "COMPLETED", output: null });
+    expect("output" in nothing).toBe(true);
+    // JSON.stringify dropped it without an error: COMPLETED with no output.
+    expect(await runsync(ep, "function")).toMatchObject({
+      status: "FAILED",
+      error: "handler output is not JSON-serialisable: it is a function",
+    });
+    expect(await runsync(ep, "stream")).toMatchObject({
+      status: "FAILED",
+      error: "handler: stream chunk 1 is not JSON-serialisable: it is a symbol",
+    });
+  });
+
   it("a thrown non-Error is shown as the value it is, with its type and no traceback of the runtime", async () => {
     const ep = await serve(
       "throws",

@@ -11,6 +11,10 @@ export const RUNTIME_VERSION = "runpodkit-0.1.0";
  * sends no output.
  */
 export function resultBody(value: unknown): JobResultBody {
+  // Nothing returned is Python's None: `{"output": null}` (JSON would drop the key: no output at all).
+  if (value === undefined) return { output: null };
+  const notJson = jsonlessKind(value);
+  if (notJson) return { error: `handler output is not JSON-serialisable: it is ${notJson}` };
   if (typeof value !== "object" || value === null || Array.isArray(value)) return { output: value };
   const { error, refresh_worker, ...rest } = value as Record<string, unknown>;
   const body: JobResultBody = {};
@@ -71,6 +75,16 @@ export function isStream(value: unknown): value is AsyncIterable<unknown> | Iter
   const v = value as Record<symbol | string, unknown>;
   if (typeof v[Symbol.asyncIterator] === "function") return true;
   return typeof v[Symbol.iterator] === "function" && typeof v.next === "function";
+}
+
+/**
+ * "a function" or "a symbol" for a value JSON.stringify drops without an error (as an output or a
+ * chunk it vanished: COMPLETED with no output, a chunk the platform never got); else null.
+ */
+export function jsonlessKind(value: unknown): string | null {
+  if (typeof value === "function") return "a function";
+  if (typeof value === "symbol") return "a symbol";
+  return null;
 }
 
 /** JSON text of `value`, or why JSON cannot carry it (a BigInt, a circular reference, a throwing toJSON). */

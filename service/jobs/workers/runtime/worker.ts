@@ -7,6 +7,7 @@ import {
   describeValue,
   exceptionBody,
   isStream,
+  jsonlessKind,
   RUNTIME_VERSION,
   resultBody,
   serialise,
@@ -408,7 +409,8 @@ export class QueueWorker {
         // A yield with no value is Python's None: a null chunk (JSON would drop the key, and the
         // platform the chunk).
         const chunk = yielded === undefined ? null : yielded;
-        const json = toJson({ output: chunk });
+        const kind = jsonlessKind(chunk);
+        const json = kind ? { reason: `it is ${kind}` } : toJson({ output: chunk });
         if ("reason" in json) {
           // Posted as it was, the chunk was dropped without a word and the job COMPLETED without it.
           const message = `stream chunk ${index} is not JSON-serialisable: ${json.reason}`;
