@@ -331,11 +331,13 @@ describe("a misbehaving handler, run by the worker runtime", () => {
   }, 30_000);
 });
 
-describe("local test mode (no RUNPOD_WEBHOOK_GET_JOB)", () => {
+describe("local test mode (--test_input, or no RUNPOD_WEBHOOK_GET_JOB)", () => {
   const exec = promisify(execFile);
-  const local = async (module: string, ...args: string[]) =>
+  const local = async (module: string, ...args: string[]) => localWith({}, module, ...args);
+  const localWith = async (env: Record<string, string>, module: string, ...args: string[]) =>
     exec(process.execPath, ["--import", LOADER, MAIN, module, ...args], {
-      env: { PATH: process.env.PATH ?? "" },
+      env: { PATH: process.env.PATH ?? "", ...env },
+      timeout: 20_000,
     }).then(
       ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
       (error: { code: number; stdout: string; stderr: string }) => error,
@@ -359,5 +361,18 @@ describe("local test mode (no RUNPOD_WEBHOOK_GET_JOB)", () => {
     expect(JSON.parse(stdout)).toEqual({
       error: "handler output is not JSON-serialisable: Do not know how to serialize a BigInt",
     });
+  });
+
+  it("--test_input runs the local test job even with RUNPOD_WEBHOOK_GET_JOB set", async () => {
+    const module = handler("echo-env.mjs", "export const handler = (job) => ({ got: job.input });\n");
+    // It polled the job-take address (nobody listening here) and never ran the test job.
+    const { code, stdout } = await localWith(
+      { RUNPOD_WEBHOOK_GET_JOB: "http://127.0.0.1:1/v2/ep/job-take/$ID", RUNPOD_POD_ID: "w" },
+      module,
+      "--test_input",
+      '{"input": {"a": 1}}',
+    );
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout)).toEqual({ output: { got: { a: 1 } } });
   });
 });

@@ -34,7 +34,9 @@ export function start(options: StartOptions): Promise<void> {
 
 async function run(options: StartOptions): Promise<void> {
   const env = workerEnvFrom(process.env);
-  if (!env) {
+  // --test_input selects local test mode even with the platform's environment set, as in the
+  // Python library (WORKER-PROTOCOL section 13): a worker's own shell may well have it exported.
+  if (!env || process.argv.includes("--test_input")) {
     process.exitCode = await runLocalTest(options);
     return;
   }
