@@ -1,7 +1,8 @@
 // First: on a Node older than engines.node, one line instead of undici failing to load (worker.ts needs it).
 import "../../../../sdk/node-guard";
 import { existsSync, readFileSync } from "node:fs";
-import { isStream, resultBody } from "./result";
+import { logLine } from "./log";
+import { isStream, resultBody, serialise, tracebackOf } from "./result";
 import type { StartOptions, WorkerJob } from "./types";
 import { QueueWorker, workerEnvFrom } from "./worker";
 
@@ -33,17 +34,32 @@ export function start(options: StartOptions): Promise<void> {
 
 async function run(options: StartOptions): Promise<void> {
   const env = workerEnvFrom(process.env);
-  if (!env) {
+  // --test_input selects local test mode even with the platform's environment set, as in the
+  // Python library (WORKER-PROTOCOL section 13): a worker's own shell may well have it exported.
+  if (!env || process.argv.includes("--test_input")) {
     process.exitCode = await runLocalTest(options);
     return;
   }
   const worker = new QueueWorker(env, options);
   const onSignal = () => worker.shutdown();
+  // A promise a handler let reject unhandled (a fire-and-forget call) ended the whole process by
+  // Node's default: the job was lost, run again up to its retries on fresh workers, then FAILED as
+  // "worker lost", the cause only in the logs. As in the Python library (asyncio logs a task's
+  // exception nobody retrieved), it is logged, in the job's log while one job runs, and the
+  // worker goes on.
+  const onRejection = (reason: unknown) =>
+    logLine(
+      "ERROR",
+      `Unhandled promise rejection (the worker goes on)\n${tracebackOf(reason)}`,
+      worker.soleJob(),
+    );
   process.once("SIGTERM", onSignal);
   process.once("SIGINT", onSignal);
+  process.on("unhandledRejection", onRejection);
   await worker.run();
   process.off("SIGTERM", onSignal);
   process.off("SIGINT", onSignal);
+  process.off("unhandledRejection", onRejection);
 }
 
 export const serverless = { start };
@@ -51,6 +67,7 @@ export const serverless = { start };
 /** Local test mode: one job from --test_input or test_input.json, result printed, exit code 0/1. */
 async function runLocalTest(options: StartOptions): Promise<number> {
   const flag = process.argv.indexOf("--test_input");
+  const source = flag >= 0 ? "--test_input" : "test_input.json";
   const text =
     flag >= 0
       ? process.argv[flag + 1]
@@ -59,11 +76,25 @@ async function runLocalTest(options: StartOptions): Promise<number> {
         : null;
   if (!text) {
     process.stderr.write(
-      "RUNPOD_WEBHOOK_GET_JOB is not set and there is no --test_input or test_input.json\n",
+      flag >= 0
+        ? "--test_input needs a JSON job after it, e.g. --test_input '{\"input\": {}}'\n"
+        : "RUNPOD_WEBHOOK_GET_JOB is not set and there is no --test_input or test_input.json\n",
     );
     return 1;
   }
-  const given = JSON.parse(text) as Partial<WorkerJob>;
+  let given: Partial<WorkerJob>;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed))
+      throw new Error("not a JSON object");
+    given = parsed as Partial<WorkerJob>;
+  } catch (error) {
+    // One line naming where the job came from, not an unhandled rejection's stack.
+    process.stderr.write(
+      `${source} is not a JSON job object ({"input": ...}): ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+    return 1;
+  }
   const job: WorkerJob = { ...given, id: given.id ?? "local_test", input: given.input ?? null };
   try {
     const signal = new AbortController().signal;
@@ -73,11 +104,12 @@ async function runLocalTest(options: StartOptions): Promise<number> {
       for await (const chunk of value) chunks.push(chunk);
       value = chunks;
     }
-    const body = resultBody(value);
-    process.stdout.write(`${JSON.stringify(body)}\n`);
-    return body.error ? 1 : 0;
+    // serialise: an output JSON cannot carry is the job's error, as on a platform.
+    const line = serialise(resultBody(value));
+    process.stdout.write(`${line}\n`);
+    return (JSON.parse(line) as { error?: unknown }).error ? 1 : 0;
   } catch (error) {
-    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(`${tracebackOf(error)}\n`);
     return 1;
   }
 }

@@ -43,7 +43,7 @@ async function load(path: string): Promise<Record<string, unknown>> {
       path,
       process.execArgv.some((arg) => TSX_LOADER.test(arg)),
     );
-    if (hint === null) throw error;
+    if (hint === null) throw new UnexplainedLoadError(path, error);
     throw new HandlerLoadError(
       `the handler module ${path} did not load: ${error instanceof Error ? error.message : String(error)}\n${hint}`,
       { cause: error },
@@ -53,6 +53,15 @@ async function load(path: string): Promise<Record<string, unknown>> {
 
 /** A handler module that did not load, with what to change; `cause`: what Node threw. */
 class HandlerLoadError extends Error {}
+
+/** A handler module that did not load for a reason load-hint.ts does not know; `thrown`: what Node threw. */
+class UnexplainedLoadError extends Error {
+  readonly thrown: unknown;
+  constructor(modulePath: string, thrown: unknown) {
+    super(`the handler module ${modulePath} did not load`);
+    this.thrown = thrown;
+  }
+}
 
 /** The `--import` the service gives a worker when it found tsx (launch.ts). */
 const TSX_LOADER = /[\\/]tsx[\\/]/;
@@ -92,14 +101,33 @@ function handlerOf(value: unknown): unknown {
 }
 
 main().then(done, (error: unknown) => {
+  if (error instanceof UnexplainedLoadError && isCompileError(error.thrown)) {
+    // Thrown again uncaught, so Node prints it as it does for a program it runs: with the file, the
+    // line and a caret under the fault. Its stack has only Node's loader frames: printed here, it
+    // named no file at all. Node then exits with code 1.
+    process.stderr.write(`runpodkit worker: ${error.message}:\n`);
+    setImmediate(() => {
+      throw error.thrown;
+    });
+    return;
+  }
   process.stderr.write(`runpodkit worker: ${describe(error)}\n`);
   process.exit(1);
 });
+
+/** A SyntaxError of Node's compiler (not one the module's code threw): its stack names no file of code. */
+function isCompileError(error: unknown): error is SyntaxError {
+  if (!(error instanceof SyntaxError)) return false;
+  const frames = (error.stack ?? "").split("\n").filter((line) => /^\s+at /.test(line));
+  return frames.every((frame) => /\(node:|^\s+at node:/.test(frame));
+}
 
 /** An error's stack; with a hint (load), the hint's message first, then the stack of what Node threw. */
 function describe(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
   if (error instanceof HandlerLoadError && error.cause instanceof Error)
     return `${error.message}\n${error.cause.stack ?? ""}`;
+  if (error instanceof UnexplainedLoadError)
+    return `${error.message}:\n${error.thrown instanceof Error ? (error.thrown.stack ?? error.thrown.message) : String(error.thrown)}`;
   return error.stack ?? error.message;
 }

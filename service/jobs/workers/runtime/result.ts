@@ -1,4 +1,5 @@
 import { hostname } from "node:os";
+import { inspect } from "node:util";
 import type { JobResultBody } from "./types";
 
 export const RUNTIME_VERSION = "runpodkit-0.1.0";
@@ -10,6 +11,10 @@ export const RUNTIME_VERSION = "runpodkit-0.1.0";
  * sends no output.
  */
 export function resultBody(value: unknown): JobResultBody {
+  // Nothing returned is Python's None: `{"output": null}` (JSON would drop the key: no output at all).
+  if (value === undefined) return { output: null };
+  const notJson = jsonlessKind(value);
+  if (notJson) return { error: `handler output is not JSON-serialisable: it is ${notJson}` };
   if (typeof value !== "object" || value === null || Array.isArray(value)) return { output: value };
   const { error, refresh_worker, ...rest } = value as Record<string, unknown>;
   const body: JobResultBody = {};
@@ -21,17 +26,47 @@ export function resultBody(value: unknown): JobResultBody {
 
 /** The error of a handler that threw: a JSON string, as the real worker library sends it. */
 export function exceptionBody(error: unknown, workerId: string): JobResultBody {
-  const err = error instanceof Error ? error : new Error(String(error));
+  // A thrown non-Error (a string, an object, undefined) has no stack of its own: the traceback is
+  // empty rather than the runtime's frames, and the message shows the value, not "[object Object]".
+  const isError = error instanceof Error;
   return {
     error: JSON.stringify({
-      error_type: `<class '${err.name}'>`,
-      error_message: err.message,
-      error_traceback: err.stack ?? "",
+      error_type: `<class '${isError ? error.name : kindOf(error)}'>`,
+      error_message: isError ? error.message : describeValue(error),
+      error_traceback: isError ? (error.stack ?? "") : "",
       hostname: process.env.RUNPOD_POD_HOSTNAME ?? hostname(),
       worker_id: workerId,
       runpod_version: RUNTIME_VERSION,
     }),
   };
+}
+
+/** The longest text a thrown or yielded non-Error value is shown as. */
+export const DESCRIBED_VALUE_CHARS = 4_096;
+
+/**
+ * A value a handler threw or yielded as an error, as text: a string as it is, anything else as
+ * util.inspect shows it (circular references and BigInts included, unlike JSON), cut to a bound.
+ */
+export function describeValue(value: unknown): string {
+  let text: string;
+  try {
+    text =
+      typeof value === "string" ? value : inspect(value, { depth: 4, breakLength: Number.POSITIVE_INFINITY });
+  } catch {
+    // A Proxy whose traps throw, say.
+    text = Object.prototype.toString.call(value);
+  }
+  return text.length > DESCRIBED_VALUE_CHARS ? `${text.slice(0, DESCRIBED_VALUE_CHARS)}…` : text;
+}
+
+/** An Error's stack, or a thrown non-Error value described. */
+export function tracebackOf(error: unknown): string {
+  return error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : describeValue(error);
+}
+
+function kindOf(value: unknown): string {
+  return value === null ? "null" : typeof value;
 }
 
 /** Is this a value a streaming handler produced (generator or async iterable, not a plain array)? */
@@ -40,6 +75,25 @@ export function isStream(value: unknown): value is AsyncIterable<unknown> | Iter
   const v = value as Record<symbol | string, unknown>;
   if (typeof v[Symbol.asyncIterator] === "function") return true;
   return typeof v[Symbol.iterator] === "function" && typeof v.next === "function";
+}
+
+/**
+ * "a function" or "a symbol" for a value JSON.stringify drops without an error (as an output or a
+ * chunk it vanished: COMPLETED with no output, a chunk the platform never got); else null.
+ */
+export function jsonlessKind(value: unknown): string | null {
+  if (typeof value === "function") return "a function";
+  if (typeof value === "symbol") return "a symbol";
+  return null;
+}
+
+/** JSON text of `value`, or why JSON cannot carry it (a BigInt, a circular reference, a throwing toJSON). */
+export function toJson(value: unknown): { text: string } | { reason: string } {
+  try {
+    return { text: JSON.stringify(value) };
+  } catch (error) {
+    return { reason: error instanceof Error ? error.message : String(error) };
+  }
 }
 
 /** Serialises a body, turning an output JSON cannot carry into a job error instead of losing it. */

@@ -12,7 +12,10 @@ export interface WorkerJob {
 export interface HandlerContext {
   /** Aborted when the platform stops the job (cancel, timeout); the result is then not sent. */
   signal: AbortSignal;
-  /** Reports a progress value: /status shows it as `output` while the job runs. */
+  /**
+   * Reports a progress value: /status shows it as `output` while the job runs. A value JSON cannot
+   * carry (a BigInt, a circular reference) is not sent; the job's log says so and the job goes on.
+   */
   progress(value: unknown): void;
 }
 
@@ -28,7 +31,11 @@ export type Handler = (
 
 export interface StartOptions {
   handler: Handler;
-  /** Jobs run at once (default 1), or a function of the current value, asked before each take. */
+  /**
+   * Jobs run at once (default 1), or a function of the current value, asked before each take: a
+   * number of at least 1 (a fraction is rounded down, above 1000 it is 1000). Anything else, or a
+   * function that throws, keeps the current value and is logged once.
+   */
   concurrency?: number | ((current: number) => number);
   /** For streaming handlers: the final output is the list of all chunks (default: []). */
   returnAggregateStream?: boolean;

@@ -3,7 +3,17 @@ import { Agent, type Dispatcher, interceptors } from "undici";
 import { type HttpReply, NEVER_SENT_CODES, parseRetryAfter } from "../../../../sdk/dispatch-reply";
 import { exchange } from "./http";
 import { logLine } from "./log";
-import { exceptionBody, isStream, RUNTIME_VERSION, resultBody, serialise } from "./result";
+import {
+  describeValue,
+  exceptionBody,
+  isStream,
+  jsonlessKind,
+  RUNTIME_VERSION,
+  resultBody,
+  serialise,
+  toJson,
+  tracebackOf,
+} from "./result";
 import type { HandlerContext, JobResultBody, StartOptions, WorkerJob } from "./types";
 
 /** The worker's addresses and key, from the environment the platform sets (docs/worker-protocol.md, section 1). */
@@ -48,6 +58,9 @@ const POST_FIRST_RETRY_MS = 2_000;
 const REFUSED_POST_MAX_WAIT_MS = 30_000;
 const REFUSED_POST_WAIT_MS = 1_000;
 
+/** The largest batch_size job-take-batch takes (sdk/schemas/job.ts), so the most jobs a worker runs at once. */
+const MAX_CONCURRENCY = 1_000;
+
 /** Appends query parameters whether or not the template already has a `?`. */
 function withParams(url: string, params: Record<string, string>): string {
   const query = new URLSearchParams(params).toString();
@@ -86,6 +99,8 @@ export class QueueWorker {
   /** Ends the stop channel and pings, once the jobs in hand are done. */
   readonly #closing = new AbortController();
   #concurrency = 1;
+  /** Problems with `concurrency` already logged. */
+  readonly #concurrencyWarned = new Set<string>();
   #slotFreed: (() => void) | null = null;
   /** The single job-take URL, by job_in_progress ("0" / "1"): the same two strings every time. */
   readonly #takeOne: { "0": string; "1": string };
@@ -150,6 +165,13 @@ export class QueueWorker {
     await this.#http.close();
   }
 
+  /** The job this worker runs, when it runs exactly one (lines printed now belong to it). */
+  soleJob(): string | null {
+    if (this.#running.size !== 1) return null;
+    for (const id of this.#running.keys()) return id;
+    return null;
+  }
+
   /** Stops taking jobs; running ones finish and post their results. */
   shutdown(): void {
     this.#shutdown.abort();
@@ -159,11 +181,7 @@ export class QueueWorker {
   async #takeLoop(): Promise<void> {
     const signal = this.#shutdown.signal;
     while (!signal.aborted) {
-      const modifier = this.#options.concurrency;
-      this.#concurrency = Math.max(
-        1,
-        typeof modifier === "function" ? modifier(this.#concurrency) : (modifier ?? 1),
-      );
+      this.#concurrency = this.#nextConcurrency();
       const needed = this.#concurrency - this.#running.size;
       if (needed <= 0) {
         await this.#nextSlot();
@@ -196,6 +214,51 @@ export class QueueWorker {
         await pause(signal);
       }
     }
+  }
+
+  /**
+   * The concurrency for the next take, from `concurrency` (a number, or a function of the current
+   * value). A value that is not a number of at least 1 (a function that returns nothing, NaN, a
+   * string) or a function that throws keeps the current value and is logged once: taken as it
+   * was, it asked for `batch_size=NaN`, which the platform refuses, so the worker polled in a
+   * tight loop and its jobs stayed IN_QUEUE. A fraction is rounded down; above the platform's
+   * largest batch (Infinity) it is that batch.
+   */
+  #nextConcurrency(): number {
+    const modifier = this.#options.concurrency;
+    let value: unknown;
+    try {
+      value = typeof modifier === "function" ? modifier(this.#concurrency) : (modifier ?? 1);
+    } catch (error) {
+      // Logged once per message: the stack differs between calls (the first take is not awaited yet).
+      const once = error instanceof Error ? `${error.name}: ${error.message}` : describeValue(error);
+      return this.#warnConcurrency(`concurrency threw ${tracebackOf(error)}`, this.#concurrency, once);
+    }
+    if (typeof value !== "number" || Number.isNaN(value)) {
+      return this.#warnConcurrency(
+        `concurrency ${typeof modifier === "function" ? "returned" : "is"} ${typeof value === "string" ? JSON.stringify(value) : describeValue(value)}, not a number of at least 1`,
+        this.#concurrency,
+      );
+    }
+    if (value > MAX_CONCURRENCY) {
+      return this.#warnConcurrency(
+        `concurrency ${value} is above ${MAX_CONCURRENCY}, the largest batch a worker may take`,
+        MAX_CONCURRENCY,
+      );
+    }
+    return Math.max(1, Math.floor(value));
+  }
+
+  /**
+   * Logs a wrong concurrency (once per problem, at most 16: the modifier is asked before every
+   * take) and returns `kept`, the concurrency used instead.
+   */
+  #warnConcurrency(problem: string, kept: number, key = problem): number {
+    if (!this.#concurrencyWarned.has(key) && this.#concurrencyWarned.size < 16) {
+      this.#concurrencyWarned.add(key);
+      logLine("ERROR", `${problem}: the worker takes ${kept} job(s) at a time`);
+    }
+    return kept;
   }
 
   async #stopLoop(): Promise<void> {
@@ -275,8 +338,7 @@ export class QueueWorker {
     const signal = running.abort.signal;
     const context: HandlerContext = {
       signal,
-      progress: (value) =>
-        void this.#post(this.#doneUrl(job.id, false), { status: "IN_PROGRESS", output: value }, job.id),
+      progress: (value) => this.#progress(job.id, value),
     };
     let body: JobResultBody;
     let streamed = false;
@@ -290,8 +352,11 @@ export class QueueWorker {
         body = resultBody(result);
       }
     } catch (error) {
-      logLine("ERROR", `Captured Handler Exception\n${tracebackOf(error)}`, job.id);
-      body = streamed ? { error: `handler: ${String(error)}` } : exceptionBody(error, this.#env.workerId);
+      // A handler that rejects with its aborted signal's reason was stopped, not failed: no traceback.
+      if (!signal.aborted) logLine("ERROR", `Captured Handler Exception\n${tracebackOf(error)}`, job.id);
+      body = streamed
+        ? { error: `handler: ${describeValue(error)}` }
+        : exceptionBody(error, this.#env.workerId);
     }
     if (signal.aborted) {
       logLine("INFO", "Stopped by the platform.", job.id);
@@ -304,7 +369,25 @@ export class QueueWorker {
     );
     if (this.#options.refreshWorker) body.stopPod = true;
     else this.#handOver(job.id);
-    await this.#post(this.#doneUrl(job.id, streamed), body, job.id);
+    await this.#post(this.#doneUrl(job.id, streamed), serialise(body), job.id);
+  }
+
+  /**
+   * A progress update, posted in the background. A value JSON cannot carry (a BigInt, a circular
+   * reference) is not sent, and the job goes on: serialised as a result, it became a job-done error
+   * without the IN_PROGRESS status, which failed the job while its handler still ran.
+   */
+  #progress(jobId: string, value: unknown): void {
+    const json = toJson({ status: "IN_PROGRESS", output: value });
+    if ("reason" in json) {
+      logLine(
+        "ERROR",
+        `progress update not sent: its value is not JSON-serialisable (${json.reason})`,
+        jobId,
+      );
+      return;
+    }
+    void this.#post(this.#doneUrl(jobId, false), json.text, jobId);
   }
 
   async #streamOut(
@@ -313,20 +396,37 @@ export class QueueWorker {
     signal: AbortSignal,
   ): Promise<JobResultBody> {
     const all: unknown[] = [];
+    let index = 0;
     try {
-      for await (const chunk of chunks) {
+      for await (const yielded of chunks) {
         if (signal.aborted) break;
         const error =
-          typeof chunk === "object" && chunk !== null ? (chunk as { error?: unknown }).error : undefined;
-        if (error) return { error: String(error) };
-        await this.#post(this.#streamUrlOf(job.id), { output: chunk }, job.id);
+          typeof yielded === "object" && yielded !== null
+            ? (yielded as { error?: unknown }).error
+            : undefined;
+        // As the Python library's str(error): the value itself, not "[object Object]".
+        if (error) return { error: describeValue(error) };
+        // A yield with no value is Python's None: a null chunk (JSON would drop the key, and the
+        // platform the chunk).
+        const chunk = yielded === undefined ? null : yielded;
+        const kind = jsonlessKind(chunk);
+        const json = kind ? { reason: `it is ${kind}` } : toJson({ output: chunk });
+        if ("reason" in json) {
+          // Posted as it was, the chunk was dropped without a word and the job COMPLETED without it.
+          const message = `stream chunk ${index} is not JSON-serialisable: ${json.reason}`;
+          logLine("ERROR", message, job.id);
+          return { error: `handler: ${message}` };
+        }
+        await this.#post(this.#streamUrlOf(job.id), json.text, job.id);
         if (this.#options.returnAggregateStream) all.push(chunk);
+        index++;
       }
     } catch (error) {
+      if (signal.aborted) return { output: all };
       const stack = error instanceof Error ? (error.stack ?? "") : "";
       logLine("ERROR", `Captured Handler Exception\n${tracebackOf(error)}`, job.id);
       return {
-        error: `handler: ${error instanceof Error ? error.message : String(error)} \ntraceback: ${stack}`,
+        error: `handler: ${error instanceof Error ? error.message : describeValue(error)} \ntraceback: ${stack}`,
       };
     }
     return { output: all };
@@ -347,13 +447,9 @@ export class QueueWorker {
    * last) drops what was posted, as the real library does, and says so in the job's log: a dropped
    * stream chunk never reaches the client's /stream, and the stream goes on with the next one.
    */
-  async #post(
-    url: string,
-    body: JobResultBody | { status: string; output: unknown },
-    jobId: string,
-  ): Promise<void> {
+  async #post(url: string, body: string, jobId: string): Promise<void> {
     try {
-      const request = { method: "POST", body: serialise(body), headers: this.#postHeaders } as const;
+      const request = { method: "POST", body, headers: this.#postHeaders } as const;
       const first = await exchange(this.#http, url, request).catch((error: unknown) => {
         if (NEVER_SENT.has((error as { code?: unknown } | null)?.code as string)) return null;
         throw error;
@@ -365,7 +461,9 @@ export class QueueWorker {
       }
       if (status >= 300) logLine("ERROR", `Failed to return job results. | HTTP ${status}`, jobId);
     } catch (error) {
-      process.stderr.write(`runpodkit worker: failed to post to the platform: ${String(error)}\n`);
+      // In the job's log, as the answers above: on stderr it named no job (a chunk too large for
+      // the platform, whose connection closes on it, showed only "write EPIPE").
+      logLine("ERROR", `Failed to return job results. | ${String(error)}`, jobId);
     }
   }
 
@@ -377,10 +475,6 @@ export class QueueWorker {
       };
     });
   }
-}
-
-function tracebackOf(error: unknown): string {
-  return error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : String(error);
 }
 
 /** The wait before a failed post's second attempt (`reply` null: the post never reached the service). */
