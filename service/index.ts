@@ -30,7 +30,7 @@ import type { ServiceEventBus, ServiceEvents } from "./planes";
 
 export { buildApp } from "./app";
 // startService takes a clock: a caller needs these to pass one (ManualClock moves time by hand).
-export { type Clock, ManualClock, SystemClock, type Timer } from "./clock";
+export { type Clock, ManualClock, SystemClock, type Timer, type TimeSources } from "./clock";
 export { DEFAULT_CONFIG, type ServiceConfig } from "./config";
 
 export interface StartServiceOptions {
