@@ -354,7 +354,16 @@ export class WorkerPool implements WorkerRegistry {
     }
     const { spec } = this.#launcher.resolve(endpoint.imageName);
     const accountEnv = this.#accountEnv(endpoint, secrets.env);
-    worker.workdir = mkdtempSync(join(tmpdir(), `runpodkit-worker-${session.id}-`));
+    try {
+      worker.workdir = mkdtempSync(join(tmpdir(), `runpodkit-worker-${session.id}-`));
+    } catch (error) {
+      // Out of descriptors or space: reported and replaced like any start that fails.
+      this.#failToStart(
+        worker,
+        `its directory could not be made: ${error instanceof Error ? error.message : String(error)}`,
+      );
+      return;
+    }
     const base = `${this.#baseUrl}/v2/${endpoint.id}`;
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? "",
@@ -394,7 +403,10 @@ export class WorkerPool implements WorkerRegistry {
       worker.startedAt = this.#clock.now();
       child.once("exit", (code, signal) => this.#exited(worker, code, signal));
       child.once("error", (error) => {
-        if (child.exitCode === null && child.pid === undefined) this.#failToStart(worker, error.message);
+        // No pid: the process never started (EMFILE, ENFILE, EAGAIN of a process limit). Node then sets
+        // exitCode to the negative errno and emits no "exit": without this the worker stayed
+        // "initializing" for good, and its endpoint's jobs in the queue.
+        if (child.pid === undefined) this.#failToStart(worker, error.message);
         else this.#log(`worker ${session.id}: ${error.message}`);
       });
     } catch (error) {
@@ -524,7 +536,16 @@ export class WorkerPool implements WorkerRegistry {
     }
     if (session.readyAt !== null) this.#crashes.delete(session.endpointId);
     this.#dispatcher.close(session);
-    if (worker.workdir) rmSync(worker.workdir, { recursive: true, force: true });
+    if (worker.workdir) {
+      try {
+        rmSync(worker.workdir, { recursive: true, force: true });
+      } catch (error) {
+        // Out of descriptors (EMFILE) or the like: the directory is left, never the service ended.
+        this.#log(
+          `worker ${worker.session.id}: its directory ${worker.workdir} could not be removed: ${error instanceof Error ? error.message : String(error)}`,
+        );
+      }
+    }
     const pod = this.#pod(worker);
     try {
       this.#usage.stopped(pod, this.#clock.now());
