@@ -34,10 +34,35 @@ function sleepWith(clock: Clock, ms: number, signal?: AbortSignal): Promise<void
   });
 }
 
-/** Wall-clock time; timers never keep the process alive on their own. */
+/** Where a SystemClock reads time: the wall clock once, a monotonic clock for every reading after. */
+export interface TimeSources {
+  /** Milliseconds since the epoch (the system's wall clock, which an operator or NTP may step). */
+  wall(): number;
+  /** Milliseconds from an arbitrary origin, never stepped (CLOCK_MONOTONIC). */
+  monotonic(): number;
+}
+
+const SYSTEM_TIME: TimeSources = { wall: () => Date.now(), monotonic: () => performance.now() };
+
+/**
+ * The system's time: the wall clock as it was when the clock was made, moved on by the monotonic
+ * clock. Every rule of the service compares times it read from here (ttl, executionTimeout,
+ * idleTimeout, retention, delayTime, executionTime, billed time): read from the wall clock, a step of
+ * the system's clock (an operator setting it, NTP correcting it, a VM resumed) would fail every running
+ * job on its executionTimeout, expire queued jobs, stop idle workers at once, or make durations
+ * negative. A step is seen at the next start. Timers never keep the process alive on their own.
+ */
 export class SystemClock implements Clock {
+  readonly #sources: TimeSources;
+  readonly #origin: number;
+
+  constructor(sources: TimeSources = SYSTEM_TIME) {
+    this.#sources = sources;
+    this.#origin = sources.wall() - sources.monotonic();
+  }
+
   now(): number {
-    return Date.now();
+    return Math.round(this.#origin + this.#sources.monotonic());
   }
 
   setTimer(ms: number, fn: () => void): Timer {

@@ -122,6 +122,8 @@ export class WalCheckpointer {
   last: CheckpointResult | null = null;
   /** Checkpoints the main connection ran (see `catchUpFrames`; all of them if the thread failed). */
   catchUps = 0;
+  /** Checkpoints of the main connection that failed (a full disk); the WAL kept their commits. */
+  failures = 0;
 
   constructor(path: string, db: DatabaseSync, policy: Partial<CheckpointPolicy> = {}) {
     this.#path = path;
@@ -183,7 +185,12 @@ export class WalCheckpointer {
     }
     this.#worker?.postMessage({ close: true });
     this.#worker = null;
-    this.#db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    try {
+      this.#db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    } catch {
+      // The disk full or the file damaged: the WAL stays, and the next open replays it.
+      this.failures++;
+    }
     this.#inFlight = false;
     this.#release();
   }
@@ -210,7 +217,10 @@ export class WalCheckpointer {
 
   #onReply(reply: ThreadReply): void {
     this.#inFlight = false;
-    if ("error" in reply) {
+    if ("error" in reply && /disk is full/.test(reply.error)) {
+      // A full disk passes: the thread checkpoints again once space returns (later commits ask).
+      this.failures++;
+    } else if ("error" in reply) {
       // The thread's connection could not checkpoint (e.g. the file went away): from here on, inline.
       this.#worker?.postMessage({ close: true });
       this.#worker = null;
@@ -262,6 +272,10 @@ export class WalCheckpointer {
       this.completed++;
       this.catchUps++;
       this.last = { busy: result.busy, log: result.log, checkpointed: result.checkpointed };
+    } catch {
+      // A checkpoint that fails (the disk full: it may need to grow the file) is not the commit's
+      // failure: the WAL keeps the commits, and a later commit asks again. Never an uncaught error.
+      this.failures++;
     } finally {
       Atomics.store(this.#state, 0, IDLE);
     }

@@ -84,10 +84,15 @@ export class StoreDatabase extends DatabaseSync {
   }
 
   override close(): void {
-    if (this.isOpen) this.checkpointer?.close();
-    super.close();
-    this.release();
-    this.release = () => {};
+    try {
+      // A last checkpoint that fails (a full disk, a damaged file) leaves the WAL for the next open;
+      // the connection is still closed and the lock released.
+      if (this.isOpen) this.checkpointer?.close();
+    } finally {
+      if (this.isOpen) super.close();
+      this.release();
+      this.release = () => {};
+    }
   }
 }
 
@@ -120,8 +125,13 @@ export function openDatabase(
     db.release = release;
     return migrated(db, migrations);
   } catch (error) {
-    if (db?.isOpen) db.close();
-    else release?.();
+    // Closing must not replace the reason the store did not open (a damaged file fails its checkpoint too).
+    try {
+      if (db?.isOpen) db.close();
+      else release?.();
+    } catch {
+      release?.();
+    }
     // Named with the path: SQLite's and the file system's own messages ("file is not a database") do not say which file.
     if (error instanceof StoreOpenError) throw error;
     throw new StoreOpenError(path, reasonOf(error), { cause: error });
@@ -316,7 +326,32 @@ function reasonOf(error: unknown): string {
     ELOOP: "too many symbolic links",
   };
   if (typeof code === "string" && words[code]) return `${words[code]} (${code})`;
+  const sqlite = sqliteReason(error);
+  if (sqlite) return sqlite;
   return error instanceof Error ? error.message : String(error);
+}
+
+/** SQLite's primary result codes the store's errors are explained for. */
+const SQLITE_CORRUPT = 11;
+const SQLITE_FULL = 13;
+const SQLITE_NOTADB = 26;
+
+/**
+ * A SQLite error an operator can act on, in words: a damaged file (truncated, overwritten) or a full
+ * disk. Null for any other error.
+ */
+export function sqliteReason(error: unknown): string | null {
+  const errcode = (error as { errcode?: unknown } | null)?.errcode;
+  if (typeof errcode !== "number") return null;
+  const said = (error as { errstr?: unknown }).errstr;
+  const errstr = typeof said === "string" ? said : "";
+  // Extended result codes carry the primary one in their low byte.
+  const primary = errcode & 0xff;
+  if (primary === SQLITE_CORRUPT || primary === SQLITE_NOTADB) {
+    return `the file is damaged (${errstr}; truncated or overwritten?): the service leaves it as it is; restore it from a backup, or move it and its -wal and -shm files aside to start an empty store`;
+  }
+  if (primary === SQLITE_FULL) return `the disk holding it is full (${errstr}): free space there`;
+  return null;
 }
 
 /**
@@ -336,7 +371,9 @@ export function transaction<T>(db: DatabaseSync, fn: () => T): T {
     } else db.exec("COMMIT");
     return result;
   } catch (error) {
-    db.exec("ROLLBACK");
+    // SQLite has already rolled back after some failures (SQLITE_FULL, SQLITE_IOERR): a ROLLBACK then
+    // throws "no transaction is active", which would hide the reason (the disk is full).
+    if (db.isTransaction) db.exec("ROLLBACK");
     throw error;
   }
 }

@@ -31,7 +31,7 @@ import { addressFileOf, removeServiceAddress, writeServiceAddress } from "./serv
 
 export { buildApp } from "./app";
 // startService takes a clock: a caller needs these to pass one (ManualClock moves time by hand).
-export { type Clock, ManualClock, SystemClock, type Timer } from "./clock";
+export { type Clock, ManualClock, SystemClock, type Timer, type TimeSources } from "./clock";
 export { DEFAULT_CONFIG, type ServiceConfig } from "./config";
 
 export interface StartServiceOptions {

@@ -217,9 +217,13 @@ export class JobService {
     await this.#store.flushed();
     if (!this.#store.isPending(job.id)) return;
     if (this.exists(job)) this.#book.delete(job);
-    throw new ServiceError("UNAVAILABLE", `the job store could not write job ${job.id}; try again`, {
-      retryAfterMs: 1_000,
-    });
+    throw new ServiceError(
+      "UNAVAILABLE",
+      `the job store could not write job ${job.id} (${this.#store.lastFailure}); try again`,
+      {
+        retryAfterMs: 1_000,
+      },
+    );
   }
 
   /** The job of this endpoint and account; `ttl` (ms) resets its lifetime. */

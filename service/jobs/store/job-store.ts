@@ -1,7 +1,7 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from "node:sqlite";
 import { JOB_STATUSES, type JobPolicy, type JobStatus, type S3Config } from "../../../sdk/schemas/job";
 import type { Clock, Timer } from "../../clock";
-import { type Migration, StoreDatabase, transaction } from "../../db";
+import { type Migration, StoreDatabase, sqliteReason, transaction } from "../../db";
 import type { WalCheckpointer } from "../../db-checkpoint";
 import { ServiceError } from "../../errors";
 import { emptied, without } from "../book/collections";
@@ -192,6 +192,8 @@ export class JobStore implements InputSource {
   /** One copy of each account and endpoint id for all the jobs read back (rows give fresh strings). */
   readonly #shared = new Map<string, string>();
   #dirty = new Map<string, Job>();
+  /** The reason of the last write the database refused (see lastFailure). */
+  #lastFailure: string | null = null;
   #deleted = new Map<string, Job>();
   #scheduled: Promise<void> | null = null;
   /**
@@ -398,6 +400,15 @@ export class JobStore implements InputSource {
     return waiting !== undefined && this.#unwritten.has(waiting.storeRow);
   }
 
+  /**
+   * Why the last write the database refused failed, naming the store's file ("the store <file>: the
+   * disk holding it is full ..."), for the 503 a refused /run answers.
+   */
+  get lastFailure(): string {
+    const file = this.#db.location();
+    return `the store ${file ?? ":memory:"}: ${this.#lastFailure ?? "the write failed"}`;
+  }
+
   /** Resolves once everything marked so far is written. */
   flushed(): Promise<void> {
     return this.#scheduled ?? Promise.resolve();
@@ -479,8 +490,9 @@ export class JobStore implements InputSource {
       write();
       return true;
     } catch (error) {
+      this.#lastFailure = sqliteReason(error) ?? reason(error);
       this.#log(
-        `job store: the ${what} of job ${id} failed and is retried at the next flush: ${reason(error)}`,
+        `job store: the ${what} of job ${id} failed and is retried at the next flush: ${this.#lastFailure}`,
       );
       return false;
     }

@@ -1,6 +1,6 @@
 import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Readable } from "node:stream";
@@ -125,6 +125,7 @@ export class WorkerPool implements WorkerRegistry {
     this.#options = deps.options;
     this.#log = deps.log;
     this.#events = deps.events;
+    sweepWorkerDirectories(this.#log);
   }
 
   /** Where workers reach the service, e.g. http://127.0.0.1:8080 (known once it listens). */
@@ -354,7 +355,17 @@ export class WorkerPool implements WorkerRegistry {
     }
     const { spec } = this.#launcher.resolve(endpoint.imageName);
     const accountEnv = this.#accountEnv(endpoint, secrets.env);
-    worker.workdir = mkdtempSync(join(tmpdir(), `runpodkit-worker-${session.id}-`));
+    try {
+      // The service's pid in the name: a service killed outright leaves it, and the next start removes it.
+      worker.workdir = mkdtempSync(join(tmpdir(), `${WORKER_DIR_PREFIX}${process.pid}-${session.id}-`));
+    } catch (error) {
+      // Out of descriptors or space: reported and replaced like any start that fails.
+      this.#failToStart(
+        worker,
+        `its directory could not be made: ${error instanceof Error ? error.message : String(error)}`,
+      );
+      return;
+    }
     const base = `${this.#baseUrl}/v2/${endpoint.id}`;
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? "",
@@ -394,7 +405,10 @@ export class WorkerPool implements WorkerRegistry {
       worker.startedAt = this.#clock.now();
       child.once("exit", (code, signal) => this.#exited(worker, code, signal));
       child.once("error", (error) => {
-        if (child.exitCode === null && child.pid === undefined) this.#failToStart(worker, error.message);
+        // No pid: the process never started (EMFILE, ENFILE, EAGAIN of a process limit). Node then sets
+        // exitCode to the negative errno and emits no "exit": without this the worker stayed
+        // "initializing" for good, and its endpoint's jobs in the queue.
+        if (child.pid === undefined) this.#failToStart(worker, error.message);
         else this.#log(`worker ${session.id}: ${error.message}`);
       });
     } catch (error) {
@@ -524,7 +538,16 @@ export class WorkerPool implements WorkerRegistry {
     }
     if (session.readyAt !== null) this.#crashes.delete(session.endpointId);
     this.#dispatcher.close(session);
-    if (worker.workdir) rmSync(worker.workdir, { recursive: true, force: true });
+    if (worker.workdir) {
+      try {
+        rmSync(worker.workdir, { recursive: true, force: true });
+      } catch (error) {
+        // Out of descriptors (EMFILE) or the like: the directory is left, never the service ended.
+        this.#log(
+          `worker ${worker.session.id}: its directory ${worker.workdir} could not be removed: ${error instanceof Error ? error.message : String(error)}`,
+        );
+      }
+    }
     const pod = this.#pod(worker);
     try {
       this.#usage.stopped(pod, this.#clock.now());
@@ -615,4 +638,42 @@ export function workerWebhooks(base: string): Record<string, string> {
     RUNPOD_WEBHOOK_POST_STREAM: `${base}/job-stream/$RUNPOD_POD_ID/$ID?gpu=LOCAL`,
     RUNPOD_WEBHOOK_PING: `${base}/ping/$RUNPOD_POD_ID?gpu=LOCAL`,
   };
+}
+
+const WORKER_DIR_PREFIX = "runpodkit-worker-";
+/** runpodkit-worker-<service pid>-<worker id>-<random>. */
+const WORKER_DIR = /^runpodkit-worker-(\d+)-[a-z0-9]+-[A-Za-z0-9]+$/;
+
+/**
+ * Removes the worker directories of services that are gone: a worker's directory is removed when it
+ * exits, but a service killed outright (SIGKILL, a crash) leaves its workers' behind, and a CI host
+ * killing services would fill its temporary directory. A directory of a live process is left alone.
+ */
+function sweepWorkerDirectories(log: (message: string) => void): void {
+  let names: string[];
+  try {
+    names = readdirSync(tmpdir());
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const pid = Number(WORKER_DIR.exec(name)?.[1] ?? Number.NaN);
+    if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid || processExists(pid)) continue;
+    try {
+      rmSync(join(tmpdir(), name), { recursive: true, force: true });
+    } catch (error) {
+      log(
+        `${name}: left by a stopped service, could not be removed: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+  }
+}
+
+function processExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
 }

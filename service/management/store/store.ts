@@ -1,6 +1,7 @@
 import { rmSync } from "node:fs";
 import type { DatabaseSync, StatementSync } from "node:sqlite";
-import { transaction } from "../../db";
+import { sqliteReason, transaction } from "../../db";
+import { ServiceError } from "../../errors";
 import type {
   EndpointRecord,
   NetworkVolumeRecord,
@@ -350,7 +351,19 @@ export class ManagementStore {
 
   /** Runs `fn` in one transaction: all of a change is written, or none. Nested calls join the outer one. */
   transaction<T>(fn: () => T): T {
-    return transaction(this.#db, fn);
+    try {
+      return transaction(this.#db, fn);
+    } catch (error) {
+      // A store that refuses writes (its disk full, its file damaged) is the service's state, not a
+      // bug of the request: 503 naming the store and why, never a 500 "Internal server error".
+      const why = sqliteReason(error);
+      if (why === null) throw error;
+      throw new ServiceError(
+        "UNAVAILABLE",
+        `the store ${this.#db.location() ?? ":memory:"} could not write the change: ${why}; try again`,
+        { retryAfterMs: 1_000 },
+      );
+    }
   }
 
   putEndpoint(record: EndpointRecord): void {

@@ -1,0 +1,206 @@
+import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { openDatabase, transaction } from "../../../service/db";
+import { startCli } from "./cli";
+
+const dir = mkdtempSync(join(tmpdir(), "runpodkit-store-failures-"));
+const mounts: string[] = [];
+afterAll(() => {
+  for (const mount of mounts) {
+    try {
+      execFileSync("umount", [mount]);
+    } catch {
+      // already gone
+    }
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const KEY = "rpk_storefail_alpha_0123456789";
+const ENV = { RUNPODKIT_API_KEYS: KEY, RUNPODKIT_STORE_KEY: randomBytes(32).toString("hex") };
+
+async function call(base: string, method: string, path: string, body?: unknown) {
+  const reply = await fetch(`${base}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await reply.text();
+  return {
+    status: reply.status,
+    retryAfter: reply.headers.get("retry-after"),
+    body: (text ? JSON.parse(text) : {}) as Record<string, unknown>,
+  };
+}
+
+/** A 2 MiB tmpfs (root only): null where it cannot be mounted. */
+function smallDisk(): string | null {
+  if (process.getuid?.() !== 0) return null;
+  const mount = join(dir, "disk");
+  mkdirSync(mount, { recursive: true });
+  try {
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", mount], { stdio: "ignore" });
+  } catch {
+    return null;
+  }
+  mounts.push(mount);
+  return mount;
+}
+
+describe("the store refusing writes", () => {
+  it("a transaction the disk cannot hold fails with SQLite's reason, not a failed ROLLBACK", () => {
+    const data = join(dir, "tx.sqlite");
+    const db = openDatabase(data, [{ name: "t", sql: "CREATE TABLE t (v TEXT)" }]);
+    try {
+      // The file may not grow past its pages now: SQLITE_FULL, as a full disk answers.
+      const pages = Number((db.prepare("PRAGMA page_count").get() as { page_count: number }).page_count);
+      db.exec(`PRAGMA max_page_count = ${pages + 2}`);
+      const insert = db.prepare("INSERT INTO t VALUES (?)");
+      expect(() =>
+        transaction(db, () => {
+          for (let i = 0; i < 100; i++) insert.run("x".repeat(4096));
+        }),
+      ).toThrow(/database or disk is full/);
+      expect(db.isTransaction).toBe(false);
+      // The connection goes on: a small write still fits.
+      transaction(db, () => insert.run("small"));
+      expect(db.prepare("SELECT count(*) AS n FROM t").get()).toEqual({ n: 1 });
+    } finally {
+      db.close();
+    }
+  });
+
+  const disk = smallDisk();
+  it.skipIf(disk === null)(
+    "a full disk: /run and creates answer 503 naming the store, the service lives on and recovers, every acknowledged job is kept (root: tmpfs)",
+    async () => {
+      const mount = disk as string;
+      const data = join(mount, "store.sqlite");
+      const cli = startCli(["--data", data], ENV);
+      const acked: string[] = [];
+      let endpointId = "";
+      try {
+        const { restUrl, queueUrl } = await cli.ready;
+        const template = await call(restUrl, "POST", "/templates", {
+          name: "full",
+          imageName: "runpodkit/echo",
+          isServerless: true,
+        });
+        const endpoint = await call(restUrl, "POST", "/endpoints", {
+          templateId: template.body.id,
+          workersMin: 0,
+          workersMax: 0,
+        });
+        endpointId = String(endpoint.body.id);
+        const pad = "x".repeat(20_000);
+        let refused: Awaited<ReturnType<typeof call>> | null = null;
+        for (let i = 0; i < 200 && !refused; i++) {
+          const reply = await call(queueUrl, "POST", `/v2/${endpointId}/run`, { input: { i, pad } });
+          if (reply.status === 200) acked.push(String(reply.body.id));
+          else refused = reply;
+        }
+        expect(refused?.status).toBe(503);
+        expect(refused?.retryAfter).toBe("1");
+        expect(String(refused?.body.error)).toContain(`the store ${data}: the disk holding it is full`);
+        // A second one while full: the service still answers (it crashed in a WAL checkpoint).
+        const again = await call(queueUrl, "POST", `/v2/${endpointId}/run`, { input: { pad } });
+        expect(again.status).toBe(503);
+        const create = await call(restUrl, "POST", "/templates", { name: "while-full", imageName: "x" });
+        expect(create.status).toBe(503);
+        expect(String(create.body.message)).toContain(
+          `the store ${data} could not write the change: the disk holding it is full`,
+        );
+        expect(cli.stderr()).not.toMatch(/cannot rollback|Internal server error|at .*\.ts:\d+/);
+
+        // Space returns: writes go through again.
+        execFileSync("mount", ["-o", "remount,size=32m", mount]);
+        const after = await call(queueUrl, "POST", `/v2/${endpointId}/run`, { input: { after: true } });
+        expect(after.status).toBe(200);
+        acked.push(String(after.body.id));
+        expect((await call(restUrl, "POST", "/templates", { name: "after", imageName: "x" })).status).toBe(
+          200,
+        );
+        cli.child.kill("SIGTERM");
+        expect((await cli.exited).code).toBe(0);
+      } finally {
+        cli.kill();
+      }
+
+      // A restart on the same file: every acknowledged job, once.
+      const restarted = startCli(["--data", data], ENV);
+      try {
+        const { queueUrl } = await restarted.ready;
+        for (const id of acked) {
+          const status = await call(queueUrl, "GET", `/v2/${endpointId}/status/${id}`);
+          expect(status.status, id).toBe(200);
+          expect(status.body.status).toBe("IN_QUEUE");
+        }
+        const health = await call(queueUrl, "GET", `/v2/${endpointId}/health`);
+        expect((health.body.jobs as { inQueue: number }).inQueue).toBe(acked.length);
+      } finally {
+        restarted.kill();
+        await restarted.exited;
+      }
+    },
+    60_000,
+  );
+
+  it("a truncated store is refused at start naming --data and saying what to do; the file is left as it was and the lock released", async () => {
+    const data = join(dir, "truncated.sqlite");
+    const first = startCli(["--data", data], ENV);
+    try {
+      const { restUrl } = await first.ready;
+      for (let i = 0; i < 50; i++) {
+        const reply = await call(restUrl, "POST", "/templates", {
+          name: `t${i}`,
+          imageName: "x".repeat(500),
+        });
+        expect(reply.status).toBe(200);
+      }
+      first.child.kill("SIGTERM");
+      await first.exited;
+    } finally {
+      first.kill();
+    }
+    truncateSync(data, 10_000);
+    const before = readFileSync(data);
+    const second = startCli(["--data", data], ENV);
+    const { code } = await second.exited;
+    expect(code).toBe(1);
+    expect(second.stderr().trim()).toBe(
+      `runpodkit: --data ${data}: the store cannot be opened there: the file is damaged (database disk image is malformed; truncated or overwritten?): the service leaves it as it is; restore it from a backup, or move it and its -wal and -shm files aside to start an empty store`,
+    );
+    expect(readFileSync(data).equals(before)).toBe(true);
+    expect(existsSync(`${data}.lock`)).toBe(false);
+  });
+
+  it("a store whose header is intact but whose pages are overwritten is refused the same way", async () => {
+    const data = join(dir, "overwritten.sqlite");
+    copyFileSync(join(dir, "truncated.sqlite"), data);
+    const bytes = readFileSync(data);
+    // Keep the 100-byte header; garble the first page's b-tree.
+    const garbled = Buffer.concat([bytes.subarray(0, 100), randomBytes(3_000), bytes.subarray(3_100)]);
+    writeFileSync(data, garbled);
+    const cli = startCli(["--data", data], ENV);
+    const { code } = await cli.exited;
+    expect(code).toBe(1);
+    expect(cli.stderr()).toContain(
+      `runpodkit: --data ${data}: the store cannot be opened there: the file is damaged`,
+    );
+    expect(cli.stderr()).not.toMatch(/at .*\.ts:\d+/);
+    expect(existsSync(`${data}.lock`)).toBe(false);
+  });
+});
