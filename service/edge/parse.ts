@@ -29,12 +29,15 @@ export function parseQuery<S extends z.ZodType>(schema: S, query: unknown, where
   if (result.success) return result.data;
   const params = (query ?? {}) as Record<string, unknown>;
   for (const issue of result.error.issues) {
-    const key = issue.path.length === 1 ? String(issue.path[0]) : null;
+    const key = issue.path.length >= 1 ? String(issue.path[0]) : null;
     const given = key === null ? undefined : params[key];
+    // Repeated where one value is taken: its first value alone passes, a list of it does not. (A
+    // repeatable filter takes a list: an unknown value in it is named as such.)
     if (
       key !== null &&
       Array.isArray(given) &&
-      (issue.code === "invalid_type" || issue.code === "invalid_value" || issue.code === "invalid_union")
+      acceptedAt(schema, params, key, given[0]) &&
+      !acceptedAt(schema, params, key, [given[0], given[0]])
     ) {
       throw new ServiceError(
         "VALIDATION",
@@ -44,4 +47,15 @@ export function parseQuery<S extends z.ZodType>(schema: S, query: unknown, where
     }
   }
   return parseInput(schema, query, where);
+}
+
+/** Whether the query has no issue at `key` when `key` is given as `value`. */
+function acceptedAt(
+  schema: z.ZodType,
+  params: Record<string, unknown>,
+  key: string,
+  value: unknown,
+): boolean {
+  const tried = schema.safeParse({ ...params, [key]: value });
+  return tried.success || !tried.error.issues.some((issue) => String(issue.path[0]) === key);
 }

@@ -211,3 +211,17 @@ describe("REST description", () => {
     }
   });
 });
+
+describe("query parameters given more than once", () => {
+  it("a repeatable filter takes the list and names an unknown value in it; a single-valued one says it came twice", async () => {
+    const listed = await api.rest<unknown[]>("GET", "/pods?dataCenterId=EU-RO-1&dataCenterId=US-TX-3");
+    expect(listed.status).toBe(200);
+    const unknown = await api.rest<ErrorBody>("GET", "/pods?dataCenterId=EU-RO-1&dataCenterId=NOPE-1");
+    expect(unknown.status).toBe(400);
+    expect(unknown.text).toContain("dataCenterId");
+    expect(unknown.text).not.toContain("given 2 times");
+    const twice = await api.rest<ErrorBody>("GET", "/endpoints?includeTemplate=true&includeTemplate=false");
+    expect(twice.status).toBe(400);
+    expect(twice.body.message ?? twice.text).toContain("includeTemplate: given 2 times");
+  });
+});

