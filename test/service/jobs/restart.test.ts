@@ -221,6 +221,17 @@ describe("restart recovery", () => {
 describe("a client's /retry and the automatic retries after lost workers", () => {
   const { storeFile, start, stop } = restartableHarnesses();
 
+  /** A store of its own with one job queued on an endpoint without workers, on a manual clock. */
+  async function oneQueuedJob(prefix: string) {
+    const { data } = storeFile(prefix);
+    const clock = new ManualClock();
+    const h = await start(data, clock);
+    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const id = ((await h.call("POST", `/v2/${ep.id}/run`, { body: { input: {} } })).body as { id: string })
+      .id;
+    return { data, clock, h, ep, id };
+  }
+
   /** The job runs on a worker, then the service stops under it (its worker is lost with it). */
   async function loseWorkers(
     h: Awaited<ReturnType<typeof start>>,
@@ -240,12 +251,9 @@ describe("a client's /retry and the automatic retries after lost workers", () =>
   }
 
   it("each /retry gets the whole budget again, kept across restarts; /health counts every retry", async () => {
-    const { data } = storeFile("runpodkit-client-retry-");
-    const clock = new ManualClock();
-    let h = await start(data, clock);
-    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
-    const id = ((await h.call("POST", `/v2/${ep.id}/run`, { body: { input: {} } })).body as { id: string })
-      .id;
+    const queued = await oneQueuedJob("runpodkit-client-retry-");
+    const { data, clock, ep, id } = queued;
+    let h = queued.h;
     const max = h.plane.config.maxRetries;
     const status = async () => (await h.call("GET", `/v2/${ep.id}/status/${id}`)).body;
     // maxRetries lost workers are retried automatically; the next one fails the job.
@@ -280,11 +288,7 @@ describe("a client's /retry and the automatic retries after lost workers", () =>
   });
 
   it("in one run: a worker proven to have lost the job (job_in_progress=0) is a lost worker, after a /retry too", async () => {
-    const { data } = storeFile("runpodkit-client-retry-live-");
-    const h = await start(data, new ManualClock());
-    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
-    const id = ((await h.call("POST", `/v2/${ep.id}/run`, { body: { input: {} } })).body as { id: string })
-      .id;
+    const { h, ep, id } = await oneQueuedJob("runpodkit-client-retry-live-");
     const max = h.plane.config.maxRetries;
     const status = async () => (await h.call("GET", `/v2/${ep.id}/status/${id}`)).body;
     // The take that fails the job is handed this other job instead of waiting for one.
@@ -314,12 +318,9 @@ describe("a client's /retry and the automatic retries after lost workers", () =>
   });
 
   it("a store written before jobs-004 keeps each job's count as the lost workers' count", async () => {
-    const { data } = storeFile("runpodkit-migrate-004-");
-    const clock = new ManualClock();
-    let h = await start(data, clock);
-    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
-    const id = ((await h.call("POST", `/v2/${ep.id}/run`, { body: { input: {} } })).body as { id: string })
-      .id;
+    const queued = await oneQueuedJob("runpodkit-migrate-004-");
+    const { data, clock, ep, id } = queued;
+    let h = queued.h;
     const max = h.plane.config.maxRetries;
     h = await loseWorkers(h, data, clock, ep.id, max, "w-old");
     await new ProtocolWorker(h, ep.id, "w-old-last").take();
