@@ -58,7 +58,7 @@ export async function runSyncLatency(options: {
   /**
    * Requests of one unmeasured loop against each of the three before the measured runs: the first
    * seconds after the service and its worker start (likely V8 still compiling them) lengthened the
-   * tails of /runsync and of the bare and relay floors measured beside it (bench/README.md, eighth pass).
+   * tails of /runsync and of the bare and relay floors measured beside it (bench/HISTORY.md, eighth pass).
    */
   warmupRequests: number;
   log: (line: string) => void;

@@ -1,6 +1,6 @@
 /**
  * `npx tsx bench/tools/burst-stuck.ts [workers=32] [jobs=10000] [skip]`: the burst that left jobs stuck
- * in the fifth pass (bench/README.md: worker results dropped, since fixed). One endpoint with `runpodkit/echo` (8 jobs at a time per
+ * in the fifth pass (bench/HISTORY.md: worker results dropped, since fixed). One endpoint with `runpodkit/echo` (8 jobs at a time per
  * worker) in `workers` workers; `jobs` /run through the SDK, 64 in flight; /health polled until every
  * job ended. When the count of ended jobs has not moved for 15 s it prints /health, the status of the
  * first unfinished jobs, how many are in each status and the workers' captured lines other than

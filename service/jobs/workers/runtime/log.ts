@@ -7,7 +7,7 @@
  * Lines go out together, in order, at most `LOG_WRITE_DELAY_MS` after the first of them (or once
  * `LOG_WRITE_BYTES` are pending): a worker running jobs back to back writes the pipe once for many
  * jobs' "Started." and "Finished." instead of once a job, and the service reads it once; each read
- * was work on the service's main thread beside the job's own requests (bench/README.md, tenth pass).
+ * was work on the service's main thread beside the job's own requests (bench/HISTORY.md, tenth pass).
  * Anything else written to stdout or stderr (a handler's console.log, console.error, a progress bar)
  * first writes what is pending, so lines keep their order (a handler's stderr came before its job's
  * "Started." in the logs); whatever is pending is written before the process exits (stdout to a pipe is

@@ -207,7 +207,7 @@ export class QueueWorker {
           for (const job of jobsOf(text)) this.#start(job);
           // The next take waits a turn of the event loop: a handler that answers at once has posted
           // its result by then, so the service reads the result (a /runsync's client waits on it)
-          // before the next take, not after it (bench/README.md, "Ninth pass").
+          // before the next take, not after it (bench/HISTORY.md, "Ninth pass").
           await nextTurn();
         } else if (status !== 204 && status !== 400) await pause(signal);
       } catch {
