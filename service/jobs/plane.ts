@@ -178,7 +178,7 @@ export class JobPlane {
       clock,
       ids,
       workerCounts: (endpointId) => pool.counts(endpointId),
-      workerStartIssue: (endpointId) => pool.startIssue(endpointId),
+      workerStartIssue: (endpoint) => pool.startIssue(endpoint.id, endpoint.version),
     });
     this.series = new EndpointSeries(
       clock,

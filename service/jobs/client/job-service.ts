@@ -42,7 +42,7 @@ export class JobService {
   readonly #clock: Clock;
   readonly #ids: Ids;
   readonly #workerCounts: (endpointId: string) => WorkerCounts;
-  readonly #workerStartIssue: (endpointId: string) => WorkerStartIssue | undefined;
+  readonly #workerStartIssue: (endpoint: EndpointSettings) => WorkerStartIssue | undefined;
 
   constructor(deps: {
     book: JobBook;
@@ -54,7 +54,7 @@ export class JobService {
     ids: Ids;
     workerCounts: (endpointId: string) => WorkerCounts;
     /** Why the endpoint's workers do not start, while none of them is up. */
-    workerStartIssue?: (endpointId: string) => WorkerStartIssue | undefined;
+    workerStartIssue?: (endpoint: EndpointSettings) => WorkerStartIssue | undefined;
   }) {
     this.#book = deps.book;
     this.#store = deps.store;
@@ -299,7 +299,7 @@ export class JobService {
   }
 
   health(accountId: string, endpointId: string): HealthReply {
-    this.queueEndpoint(accountId, endpointId);
+    const endpoint = this.queueEndpoint(accountId, endpointId);
     const counts = this.#book.counts(endpointId);
     const reply: HealthReply = {
       jobs: {
@@ -312,7 +312,7 @@ export class JobService {
       workers: this.#workerCounts(endpointId),
     };
     // The local service's own field: a queue that never runs names why beside its counts.
-    const issue = this.#workerStartIssue(endpointId);
+    const issue = this.#workerStartIssue(endpoint);
     return issue ? { ...reply, startIssue: issue } : reply;
   }
 

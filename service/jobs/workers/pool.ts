@@ -95,8 +95,8 @@ export class WorkerPool implements WorkerRegistry {
   readonly #envWarned = new Set<string>();
   /** Endpoints told (in the log) that maxWorkers keeps them from starting workers. */
   readonly #capped = new Set<string>();
-  /** Per endpoint, why its last worker did not start (until one of its workers is up). */
-  readonly #startIssues = new Map<string, WorkerStartIssue>();
+  /** Per endpoint, why its last worker did not start (until one of its workers is up), and its version. */
+  readonly #startIssues = new Map<string, { issue: WorkerStartIssue; version: number }>();
   readonly #clock: Clock;
   readonly #ids: Ids;
   readonly #dispatcher: Dispatcher;
@@ -341,7 +341,7 @@ export class WorkerPool implements WorkerRegistry {
    * While none of the endpoint's workers is up: a worker still loading past slowStartMs, else why the
    * last one did not start (its process exited before its first call, or could not be started).
    */
-  startIssue(endpointId: string): WorkerStartIssue | undefined {
+  startIssue(endpointId: string, version: number): WorkerStartIssue | undefined {
     const live = this.workersOf(endpointId);
     if (live.some((w) => w.session.readyAt !== null)) {
       this.#startIssues.delete(endpointId);
@@ -359,7 +359,13 @@ export class WorkerPool implements WorkerRegistry {
         reason: `its process started ${Math.round((now - slow.startedAt) / 1_000)} s ago and has not called the service yet: its handler has not finished loading (a top-level await that never settles, a download or a model load still running?); what it printed: runpodkit logs ${endpointId} --worker ${id}`,
       };
     }
-    return this.#startIssues.get(endpointId);
+    const last = this.#startIssues.get(endpointId);
+    // A changed template or env (a fix, most often) is not blamed for its predecessor's failure.
+    if (last !== undefined && last.version !== version) {
+      this.#startIssues.delete(endpointId);
+      return undefined;
+    }
+    return last?.issue;
   }
 
   /** Workers up and answering (for the rate limit's dynamic rule). */
@@ -641,9 +647,12 @@ export class WorkerPool implements WorkerRegistry {
     const { session } = worker;
     if (this.workersOf(session.endpointId).some((w) => w.session.readyAt !== null)) return;
     this.#startIssues.set(session.endpointId, {
-      workerId: session.id,
-      since: new Date(this.#clock.now()).toISOString(),
-      reason: `worker ${session.id} ${reason}; its logs: runpodkit logs ${session.endpointId} --worker ${session.id}`,
+      version: worker.endpoint.version,
+      issue: {
+        workerId: session.id,
+        since: new Date(this.#clock.now()).toISOString(),
+        reason: `worker ${session.id} ${reason}; its logs: runpodkit logs ${session.endpointId} --worker ${session.id}`,
+      },
     });
   }
 

@@ -48,6 +48,8 @@ describe("workers whose handler does not load", () => {
       body: { imageName: "runpodkit/echo" },
     });
     expect(fixed.status).toBe(200);
+    // A new version is not blamed for the old one's failure.
+    expect((await health(ep)).startIssue).toBeUndefined();
     await clock.advance(60_000);
     await eventually(async () => {
       const status = (await h.call("GET", `/v2/${ep.id}/status/${id}`)).body as { status: string };
