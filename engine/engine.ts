@@ -170,8 +170,9 @@ export class LocalStack {
 
   /**
    * Reads every managed resource back from its provider; drops those that are gone. As in
-   * `pulumi refresh`, reads run in parallel (bounded like --parallel); state is written once, after
-   * every read succeeded.
+   * `pulumi refresh`, reads run in parallel (bounded like --parallel), and what was read is saved even
+   * when another read failed: a resource whose read failed keeps its state, and the run then fails
+   * with the first failure (state is written once, after every read ended).
    */
   async refresh(): Promise<RunResult> {
     return this.withProvider("refresh", async (state, provider, persist) => {
@@ -196,12 +197,15 @@ export class LocalStack {
       };
       // In state order whatever order the reads finish in.
       const settled = await Promise.allSettled(state.resources.map((r) => limit(() => read(r))));
-      const failed = settled.find((x) => x.status === "rejected");
-      if (failed) throw failed.reason;
-      const results = settled.flatMap((x) => (x.status === "fulfilled" ? [x.value] : []));
+      // A failed read keeps the resource as it was; the others' reads are saved, as Pulumi does.
+      const results = settled.map((x, i) =>
+        x.status === "fulfilled" ? x.value : { kept: state.resources[i] as ResourceState },
+      );
       const steps = results.flatMap((x) => (x.step ? [x.step] : []));
       const kept = results.flatMap((x) => (x.kept ? [x.kept] : []));
       await persist({ ...state, resources: kept });
+      const failed = settled.find((x) => x.status === "rejected");
+      if (failed) throw failed.reason;
       return steps;
     });
   }

@@ -9,6 +9,11 @@ export const PROVIDER_TEXT = "__provider";
 export const LOGICAL_NAME = "__logicalName";
 /** `<project>/<stack>`: generated names are unique per stack, not only per logical name. */
 export const SCOPE = "__scope";
+/**
+ * The URN of the resource's parent when the program gave one (a component): children of two
+ * components may share a logical name, and their generated names must not.
+ */
+export const PARENT = "__parent";
 /** Whether check generated the name (recorded so later checks keep it and diffs know it is ours). */
 export const AUTO_NAMED = "__autoNamed";
 /** The resource's customTimeouts option ({create, update, delete} as Go durations), when given. */
@@ -29,6 +34,7 @@ export const INTERNAL_KEYS: readonly string[] = [
   PROVIDER_TEXT,
   LOGICAL_NAME,
   SCOPE,
+  PARENT,
   AUTO_NAMED,
   CUSTOM_TIMEOUTS,
   WRITTEN_BY,
@@ -36,4 +42,4 @@ export const INTERNAL_KEYS: readonly string[] = [
 ];
 
 /** Kept from the inputs into the outputs and back into the inputs a refresh returns. */
-export const CARRIED_KEYS: readonly string[] = [LOGICAL_NAME, SCOPE, AUTO_NAMED, CUSTOM_TIMEOUTS];
+export const CARRIED_KEYS: readonly string[] = [LOGICAL_NAME, SCOPE, PARENT, AUTO_NAMED, CUSTOM_TIMEOUTS];

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { AUTO_NAMED, LOGICAL_NAME, SCOPE } from "./bookkeeping";
+import { AUTO_NAMED, LOGICAL_NAME, PARENT, SCOPE } from "./bookkeeping";
 import { containsUnknown, UNKNOWN } from "./unknowns";
 
 /** Names the service accepts are at most this long. */
@@ -25,8 +25,9 @@ export interface ResolvedName {
 }
 
 /**
- * `<logical name>-<7 hex>`: a digest of the stack (`__scope`), the type, the logical name, the
- * replace key and a generation. The same program in the same stack gets the same name in preview and
+ * `<logical name>-<7 hex>`: a digest of the stack (`__scope`), the parent's URN when the program gave
+ * one (`__parent`: two components' children of one logical name get two names), the type, the logical
+ * name, the replace key and a generation. The same program in the same stack gets the same name in preview and
  * in up (so a saved plan applies), and the name never depends on time or chance.
  */
 export function generatedName(
@@ -38,8 +39,12 @@ export function generatedName(
   if (typeof logical !== "string" || logical === "") return undefined;
   if (containsUnknown(basis.replaceKey)) return UNKNOWN;
   const scope = typeof props[SCOPE] === "string" ? props[SCOPE] : "";
+  const parent = props[PARENT];
+  if (parent === UNKNOWN) return UNKNOWN;
+  // Without a parent, the digest is the one it always was: names of existing resources do not move.
+  const where = typeof parent === "string" && parent !== "" ? [scope, parent] : [scope];
   const digest = createHash("sha256")
-    .update(JSON.stringify([scope, basis.type, logical, basis.replaceKey, generation]))
+    .update(JSON.stringify([...where, basis.type, logical, basis.replaceKey, generation]))
     .digest("hex")
     .slice(0, 7);
   return `${logical.slice(0, MAX_NAME - 8)}-${digest}`;

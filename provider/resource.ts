@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { z } from "zod";
-import { APPLIED, CUSTOM_TIMEOUTS, LOGICAL_NAME, SCOPE } from "./bookkeeping";
+import { APPLIED, CUSTOM_TIMEOUTS, LOGICAL_NAME, PARENT, SCOPE } from "./bookkeeping";
 import type { InputSpec } from "./check";
 
 /** The Pulumi module of every resource: tokens are `pulumi-nodejs:dynamic/runpodkit:<Type>`. */
@@ -70,8 +70,30 @@ export function resourceProps(
   }
   props[LOGICAL_NAME] = name;
   props[SCOPE] = `${pulumi.getProject()}/${pulumi.getStack()}`;
+  // Only a parent the program gave: a resource at the top keeps the name it had before parents counted.
+  const parent = parentPath(opts?.parent);
+  if (parent !== undefined) props[PARENT] = parent;
   if (opts?.customTimeouts !== undefined) props[CUSTOM_TIMEOUTS] = opts.customTimeouts;
   return props;
+}
+
+/**
+ * The parent's place as its URN spells it (`<type>::<name>` of each ancestor below the stack, joined
+ * by `$`), or undefined at the top. A plain string, not the parent's `urn` Output: an input holding a
+ * component's URN makes the resource depend on the component, which Pulumi expands to its children,
+ * the resource itself among them (a deadlock).
+ */
+function parentPath(parent: pulumi.Resource | undefined): string | undefined {
+  const parts: string[] = [];
+  let at = parent;
+  for (let depth = 0; at !== undefined && depth < 64; depth++) {
+    const type = pulumi.resourceType(at);
+    if (type === undefined || type === "pulumi:pulumi:Stack") break;
+    parts.unshift(`${type}::${pulumi.resourceName(at)}`);
+    // Pulumi keeps a resource's parent there and has no public getter; without it, the immediate parent only.
+    at = (at as unknown as { __parentResource?: pulumi.Resource }).__parentResource;
+  }
+  return parts.length > 0 ? parts.join("$") : undefined;
 }
 
 /**

@@ -20,8 +20,10 @@ export function nextSteps(service: ServiceAddresses): NextStep[] {
       text: `${base}/console/ (paste the account key; served by any running service: RUNPODKIT_API_KEYS=<key> npm run serve -- --port 8080, then http://127.0.0.1:8080/console/)`,
     },
     {
+      // The address this run's service used (a free port, not 8080), and how `logs` finds a service
+      // started with `npm run serve` (the address it writes beside its store), as the README says.
       label: "logs",
-      text: "runpodkit logs <endpoint id> [--worker <id>] [--job <id>] [--follow] (reads RUNPOD_API_KEY, RUNPOD_BASE_URL=http://127.0.0.1:8080/v2)",
+      text: `runpodkit logs <endpoint id> --url ${base}/v2 [--worker <id>] [--job <id>] [--follow] (reads RUNPOD_API_KEY; this run's service, while it runs); for a service of npm run serve in this directory, no --url: it is found beside its store (--data, default .data/runpodkit.sqlite)`,
     },
     { label: "docs", text: "docs/_index.md (overview), docs/api-docs/ (a page per resource), README.md" },
     {

@@ -75,6 +75,18 @@ export function exchangeTimeout(request: Dispatcher.DispatchOptions, timeoutMs: 
   });
 }
 
+/**
+ * The property an exchange's error carries (the reply's status) when it failed after the reply had
+ * begun: the service acted on the request and part of its answer was lost.
+ */
+export const REPLY_CUT = "replyCutAfterStatus";
+
+/** The status of the reply an exchange's error was cut from, or undefined when no reply had begun. */
+export function replyCutStatus(error: unknown): number | undefined {
+  const status = (error as Record<string, unknown> | null)?.[REPLY_CUT];
+  return typeof status === "number" ? status : undefined;
+}
+
 /** The `code` of the error an exchange ends with when its reply passes `maxReplyBytes`. */
 export const REPLY_TOO_LARGE_CODE = "RUNPODKIT_REPLY_TOO_LARGE";
 
@@ -173,6 +185,10 @@ class ReplyCollector implements Dispatcher.DispatchHandler {
 
   onResponseError(_controller: Dispatcher.DispatchController | null, error: Error): void {
     this.#signal?.removeEventListener("abort", this.#onAbort);
+    // The reply had begun: what the service sent may be lost (a /stream poll's chunks are handed out
+    // once). Marked on the error (never on the caller's own abort reason) for callers that must know.
+    if (this.#status >= 200 && error instanceof Error && error !== this.#signal?.reason)
+      Object.assign(error, { [REPLY_CUT]: this.#status });
     this.#reject(error);
   }
 }

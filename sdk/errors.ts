@@ -6,6 +6,8 @@
 // Defined in the SDK's HTTP leaf, which the worker runtime shares (it imports nothing of the repo).
 export { parseRetryAfter } from "./dispatch-reply";
 
+import { REPLY_CUT } from "./dispatch-reply";
+
 import type { JobStatus } from "./schemas/job";
 
 /** The final statuses other than success that a JobFailedError carries. */
@@ -24,7 +26,8 @@ export type RunpodkitErrorCode =
   | "CONNECTION"
   | "GRAPHQL"
   | "PROTOCOL"
-  | "JOB_FAILED";
+  | "JOB_FAILED"
+  | "STREAM_INTERRUPTED";
 
 /** One entry of a GraphQL reply's `errors`, reduced to what is safe and useful to keep. */
 export interface GraphQLErrorItem {
@@ -92,6 +95,8 @@ function redactCause(cause: unknown, secrets: readonly string[]): unknown {
     copy.stack = redact(cause.stack ?? "", secrets);
     const code = (cause as { code?: unknown }).code;
     if (typeof code === "string") Object.assign(copy, { code });
+    const cutAfter = (cause as unknown as Record<string, unknown>)[REPLY_CUT];
+    if (typeof cutAfter === "number") Object.assign(copy, { [REPLY_CUT]: cutAfter });
     return copy;
   }
   return redact(String(cause), secrets);
@@ -240,6 +245,27 @@ export class JobFailedError extends RunpodkitError {
 
   constructor(details: Details & { jobId: string; jobStatus: FailedJobStatus }) {
     super("JOB_FAILED", details);
+  }
+}
+
+/**
+ * A `stream()` poll's reply was cut after the service had begun it (a connection reset, a proxy
+ * closing it, the poll's time budget): the service hands each chunk out once, so the chunks in that
+ * reply are lost to the stream, and it ends here rather than go on with a gap. `jobId` names the job
+ * (it goes on: read its final status and output with `status()` or `waitFor()`); `chunksReceived`
+ * counts the chunks the stream yielded before the cut; `cause` is the transport's failure.
+ */
+export class StreamInterruptedError extends RunpodkitError {
+  declare readonly jobId: string;
+  readonly chunksReceived: number;
+
+  constructor(details: Details & { jobId: string; chunksReceived: number }) {
+    super("STREAM_INTERRUPTED", details);
+    this.chunksReceived = details.chunksReceived;
+  }
+
+  override toJSON(): Record<string, unknown> {
+    return { ...super.toJSON(), chunksReceived: this.chunksReceived };
   }
 }
 

@@ -535,6 +535,8 @@ export class HttpClient {
       return new TimeoutError({
         operation: call.operation,
         message: `${call.operation}: no reply within ${budgetMs} ms`,
+        // Kept: whether the reply had begun (dispatch-reply.ts, REPLY_CUT) matters to stream().
+        cause: error,
         secrets: this.#secrets,
       });
     }

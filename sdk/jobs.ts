@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import type { z } from "zod";
 import { type ClientOptions, clientHttp, requireBaseUrl, requireClientOptions } from "./client-options";
+import { replyCutStatus } from "./dispatch-reply";
 import {
   AbortedError,
   ConnectionError,
@@ -8,6 +9,7 @@ import {
   RateLimitedError,
   RunpodkitError,
   ServerError,
+  StreamInterruptedError,
   TimeoutError,
   ValidationError,
 } from "./errors";
@@ -350,6 +352,7 @@ export class JobClient {
     );
     // When the polls started failing (undefined: the last one answered).
     let outageSince: number | undefined;
+    let chunksReceived = 0;
     for (;;) {
       let reply: StreamReply;
       try {
@@ -359,16 +362,34 @@ export class JobClient {
           path,
           signal: options.signal,
           timeoutMs: pollBudgetMs,
+          // Sent again only when it never reached the service: a poll it answered drained chunks,
+          // and a silent resend would skip them.
+          retry: "rejected-only",
         });
         reply = parseReply(StreamReply, body, operation);
         outageSince = undefined;
       } catch (error) {
+        const cutAfter = error instanceof RunpodkitError ? replyCutStatus(error.cause) : undefined;
+        if (cutAfter !== undefined && cutAfter < 300) {
+          // The service had answered: the chunks in that reply were handed out and are gone. Going
+          // on would yield the stream with a hole in it; say so instead.
+          throw new StreamInterruptedError({
+            operation,
+            jobId,
+            chunksReceived,
+            message: `${operation}: job ${jobId}: a /stream reply was cut after the service had begun it (${error instanceof Error ? error.message : String(error)}); the service hands each chunk out once, so the chunks in that reply are lost to this stream (${chunksReceived} chunk(s) were received before it). The job goes on: read its final status and output with status() or waitFor()`,
+            cause: error,
+          });
+        }
         outageSince ??= Date.now();
         if (!isPassing(error) || Date.now() - outageSince >= maxOutageMs) throw withJobId(error, jobId);
         await this.#pause(operation, jobId, outagePause(pollIntervalMs, error), options.signal);
         continue;
       }
-      for (const chunk of reply.stream) yield chunk;
+      for (const chunk of reply.stream) {
+        chunksReceived++;
+        yield chunk;
+      }
       if (reply.status === "COMPLETED") return reply.status;
       // Any other end throws: a for-await loop drops the return value, so an end without an error
       // would read as success.

@@ -153,6 +153,12 @@ export const HealthReply = z.looseObject({
     throttled: z.int().optional(),
     unhealthy: z.int().optional(),
   }),
+  /**
+   * The local service's own: while none of the endpoint's workers is up, why they do not start (the
+   * last one's process exited or could not start before its first call, or it is still loading after
+   * slowStartMs). Not sent by the real service.
+   */
+  startIssue: z.looseObject({ workerId: z.string(), since: z.string(), reason: z.string() }).optional(),
 });
 export type HealthReply = z.infer<typeof HealthReply>;
 

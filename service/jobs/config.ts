@@ -28,6 +28,11 @@ export interface JobPlaneConfig {
   /** After SIGTERM, time before SIGKILL, ms. */
   killGraceMs: number;
   /**
+   * A worker whose process has run this long without calling the service (its handler module still
+   * loading: a top-level await that never settles) is named in its endpoint's /health, ms.
+   */
+  slowStartMs: number;
+  /**
    * A job whose worker was lost (or that ran when the service died) is requeued until requeued this
    * often since its submission or its client's last /retry (Job.lostRetries); then FAILED.
    */
@@ -94,6 +99,7 @@ export const DEFAULT_JOB_PLANE_CONFIG: JobPlaneConfig = {
   stopResendMs: 1_000,
   heartbeatGraceMs: null,
   killGraceMs: 5_000,
+  slowStartMs: 60_000,
   maxRetries: 3,
   scalerIntervalMs: 1_000,
   maxWorkers: 64,

@@ -138,6 +138,7 @@ export class JobPlane {
         flashBootColdStartMs: config.flashBootColdStartMs,
         cachedModelFactor: config.cachedModelFactor,
         killGraceMs: config.killGraceMs,
+        slowStartMs: config.slowStartMs,
         pingIntervalMs: config.pingIntervalMs,
         historyPerEndpoint: 10,
         maxWorkers: config.maxWorkers,
@@ -177,6 +178,7 @@ export class JobPlane {
       clock,
       ids,
       workerCounts: (endpointId) => pool.counts(endpointId),
+      workerStartIssue: (endpoint) => pool.startIssue(endpoint.id, endpoint.version),
     });
     this.series = new EndpointSeries(
       clock,

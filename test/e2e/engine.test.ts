@@ -190,6 +190,36 @@ describe("test engine on the notes fixture program", () => {
   );
 
   test(
+    "a refresh whose one read fails still saves what the other reads found, keeps that resource, and fails",
+    async () => {
+      const firstId = String((await resource(FIRST_URN))?.id);
+      const secondId = String((await resource(SECOND_URN))?.id);
+      const secondFile = join(notesDir, `${secondId}.json`);
+      const secondBefore = await resource(SECOND_URN);
+      const saved = readFileSync(secondFile, "utf8");
+      writeFileSync(
+        join(notesDir, `${firstId}.json`),
+        JSON.stringify({ ...notes()[firstId], body: "edited again" }),
+      );
+      // The second note's read throws (its file is not JSON).
+      writeFileSync(secondFile, "{not json");
+
+      const failed = await stack.refresh().catch((e: unknown) => e);
+      expect(failed).toBeInstanceOf(EngineError);
+      expect((failed as EngineError).message).toContain(SECOND_URN);
+      // The first note's read was saved; the second kept its state as it was.
+      expect((await resource(FIRST_URN))?.outputs.body).toBe("edited again");
+      expect((await resource(SECOND_URN))?.outputs).toEqual(secondBefore?.outputs);
+
+      writeFileSync(secondFile, saved);
+      const up = await stack.up();
+      expect(up.changes).toMatchObject({ update: 1 });
+      expect(notes()[firstId]?.body).toBe("changed");
+    },
+    RUN_TIMEOUT,
+  );
+
+  test(
     "a replacement creates the new resource, updates dependents, then deletes the old one",
     async () => {
       const oldFirst = String((await resource(FIRST_URN))?.id);

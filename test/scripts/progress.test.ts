@@ -131,7 +131,12 @@ describe("where to look next", () => {
     const steps = nextSteps({ queueUrl: "http://127.0.0.1:43117" });
     expect(steps.map((s) => s.label)).toEqual(["console", "logs", "docs", "again"]);
     expect(steps[0]?.text).toMatch(/^http:\/\/127\.0\.0\.1:43117\/console\/ /);
-    expect(steps[1]?.text).toMatch(/^runpodkit logs <endpoint id> .*\[--follow\] .*RUNPOD_API_KEY/);
+    expect(steps[1]?.text).toMatch(
+      /^runpodkit logs <endpoint id> --url http:\/\/127\.0\.0\.1:43117\/v2 .*\[--follow\] .*RUNPOD_API_KEY/,
+    );
+    // Not the fixed port the service does not use by default; how a served store's address is found.
+    expect(steps[1]?.text).not.toMatch(/8080|RUNPOD_BASE_URL/);
+    expect(steps[1]?.text).toMatch(/--data, default \.data\/runpodkit\.sqlite/);
     expect(steps[1]?.text).not.toMatch(/rpk_/);
     for (const path of DOCS_POINTED_TO) {
       expect(steps[2]?.text).toContain(path);

@@ -413,7 +413,10 @@ async function endpointView(id) {
                 el("code", {}, w.id),
                 // A stopped worker keeps the state it last had (often idle): it is stopped now.
                 state(w.desiredStatus === "RUNNING" ? w.state : "stopped"),
-                w.desiredStatus,
+                // A worker that did not start says why (its handler did not load, ...).
+                w.failure
+                  ? el("span", { class: "error" }, `${w.desiredStatus}: ${w.failure}`)
+                  : w.desiredStatus,
                 time(w.createdAt),
                 w.coldStartMs !== null
                   ? duration(w.coldStartMs)
@@ -542,6 +545,7 @@ async function jobsView(id, params) {
     el("h1", {}, "Queue and jobs of ", el("code", {}, id)),
     endpointLinks(id),
     el("div", { id: "counts", class: "cards" }),
+    el("div", { id: "start-issue" }),
     el(
       "div",
       { id: "queue" },
@@ -588,6 +592,16 @@ async function jobsView(id, params) {
       counts.map(([key, label, n]) =>
         el("div", { class: "card", "data-count": key }, el("b", {}, String(n)), label),
       ),
+    );
+    // Jobs waiting on workers that never come up: why, beside the counts (a handler that did not load).
+    update("start-issue", health.startIssue ?? null, () =>
+      health.startIssue
+        ? el(
+            "p",
+            { class: "error", "data-start-issue": "" },
+            `Workers do not start: ${health.startIssue.reason} (${time(Date.parse(health.startIssue.since))})`,
+          )
+        : [],
     );
     update("chart", points, () => chart(points));
     const longest = Math.max(1, ...jobs.map((j) => (j.completedAt ?? Date.now()) - j.queuedAt));

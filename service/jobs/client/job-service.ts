@@ -26,6 +26,9 @@ export type WorkerCounts = {
   unhealthy: number;
 };
 
+/** Why an endpoint's workers do not start (/health's `startIssue`): the worker, since when, why. */
+export type WorkerStartIssue = { workerId: string; since: string; reason: string };
+
 /**
  * The job API's rules, wire-free: every operation of /v2/{endpoint_id} is one method here. Callers
  * pass the account the key resolved to; another account's endpoint or job is simply not found.
@@ -39,6 +42,7 @@ export class JobService {
   readonly #clock: Clock;
   readonly #ids: Ids;
   readonly #workerCounts: (endpointId: string) => WorkerCounts;
+  readonly #workerStartIssue: (endpoint: EndpointSettings) => WorkerStartIssue | undefined;
 
   constructor(deps: {
     book: JobBook;
@@ -49,6 +53,8 @@ export class JobService {
     clock: Clock;
     ids: Ids;
     workerCounts: (endpointId: string) => WorkerCounts;
+    /** Why the endpoint's workers do not start, while none of them is up. */
+    workerStartIssue?: (endpoint: EndpointSettings) => WorkerStartIssue | undefined;
   }) {
     this.#book = deps.book;
     this.#store = deps.store;
@@ -58,6 +64,7 @@ export class JobService {
     this.#clock = deps.clock;
     this.#ids = deps.ids;
     this.#workerCounts = deps.workerCounts;
+    this.#workerStartIssue = deps.workerStartIssue ?? (() => undefined);
   }
 
   /** The account's endpoint of any type, or NOT_FOUND. */
@@ -292,9 +299,9 @@ export class JobService {
   }
 
   health(accountId: string, endpointId: string): HealthReply {
-    this.queueEndpoint(accountId, endpointId);
+    const endpoint = this.queueEndpoint(accountId, endpointId);
     const counts = this.#book.counts(endpointId);
-    return {
+    const reply: HealthReply = {
       jobs: {
         completed: counts.completed,
         failed: counts.failed,
@@ -304,6 +311,9 @@ export class JobService {
       },
       workers: this.#workerCounts(endpointId),
     };
+    // The local service's own field: a queue that never runs names why beside its counts.
+    const issue = this.#workerStartIssue(endpoint);
+    return issue ? { ...reply, startIssue: issue } : reply;
   }
 
   #endedOrGone(job: Job): boolean {

@@ -14,7 +14,7 @@ import type {
   WorkerRegistry,
   WorkerUsageLog,
 } from "../../planes";
-import type { WorkerCounts } from "../client/job-service";
+import type { WorkerCounts, WorkerStartIssue } from "../client/job-service";
 import type { Dispatcher, WorkerSession } from "../dispatch/dispatcher";
 import { LineSplitter } from "../logs/line-splitter";
 import type { LogBook } from "../logs/log-book";
@@ -32,6 +32,8 @@ export interface PoolOptions {
   cachedModelFactor: number;
   /** After SIGTERM, how long a worker has to exit before SIGKILL, ms. */
   killGraceMs: number;
+  /** A process running this long without a call to the service is named in /health (startIssue), ms. */
+  slowStartMs: number;
   pingIntervalMs: number;
   /** Stopped workers kept in the pod list per endpoint. */
   historyPerEndpoint: number;
@@ -73,6 +75,8 @@ interface ManagedWorker {
   stopping: StopReason | null;
   /** Why it could not start (shown with its pod); null when it did. */
   failure: string | null;
+  /** The last lines it printed before its first call (bounded): why a handler did not load. */
+  startOutput: string[];
   exited: Promise<void>;
   markExited: () => void;
 }
@@ -91,6 +95,8 @@ export class WorkerPool implements WorkerRegistry {
   readonly #envWarned = new Set<string>();
   /** Endpoints told (in the log) that maxWorkers keeps them from starting workers. */
   readonly #capped = new Set<string>();
+  /** Per endpoint, why its last worker did not start (until one of its workers is up), and its version. */
+  readonly #startIssues = new Map<string, { issue: WorkerStartIssue; version: number }>();
   readonly #clock: Clock;
   readonly #ids: Ids;
   readonly #dispatcher: Dispatcher;
@@ -195,6 +201,7 @@ export class WorkerPool implements WorkerRegistry {
       killTimer: null,
       stopping: null,
       failure: null,
+      startOutput: [],
       exited,
       markExited,
     };
@@ -267,6 +274,7 @@ export class WorkerPool implements WorkerRegistry {
     await Promise.all(workers.map((w) => w.exited));
     this.#history.delete(endpointId);
     this.#capped.delete(endpointId);
+    this.#startIssues.delete(endpointId);
   }
 
   async stopAll(): Promise<void> {
@@ -327,6 +335,37 @@ export class WorkerPool implements WorkerRegistry {
       if (state === "idle") counts.ready++;
     }
     return counts;
+  }
+
+  /**
+   * While none of the endpoint's workers is up: a worker still loading past slowStartMs, else why the
+   * last one did not start (its process exited before its first call, or could not be started).
+   */
+  startIssue(endpointId: string, version: number): WorkerStartIssue | undefined {
+    const live = this.workersOf(endpointId);
+    if (live.some((w) => w.session.readyAt !== null)) {
+      this.#startIssues.delete(endpointId);
+      return undefined;
+    }
+    const now = this.#clock.now();
+    const slow = live.find(
+      (w) => !w.stopping && w.startedAt !== null && now - w.startedAt >= this.#options.slowStartMs,
+    );
+    if (slow?.startedAt != null) {
+      const id = slow.session.id;
+      return {
+        workerId: id,
+        since: new Date(slow.startedAt).toISOString(),
+        reason: `its process started ${Math.round((now - slow.startedAt) / 1_000)} s ago and has not called the service yet: its handler has not finished loading (a top-level await that never settles, a download or a model load still running?); what it printed: runpodkit logs ${endpointId} --worker ${id}`,
+      };
+    }
+    const last = this.#startIssues.get(endpointId);
+    // A changed template or env (a fix, most often) is not blamed for its predecessor's failure.
+    if (last !== undefined && last.version !== version) {
+      this.#startIssues.delete(endpointId);
+      return undefined;
+    }
+    return last?.issue;
   }
 
   /** Workers up and answering (for the rate limit's dynamic rule). */
@@ -423,6 +462,7 @@ export class WorkerPool implements WorkerRegistry {
   #failToStart(worker: ManagedWorker, why: string): void {
     const { session } = worker;
     worker.failure = why;
+    this.#noteStartIssue(worker, `could not start: ${why}`);
     this.#log(`worker ${session.id} of endpoint ${session.endpointId} could not start: ${why}`);
     this.#logs.note(session.endpointId, session.id, "ERROR", `worker could not start: ${why}`);
     this.#exited(worker, null, null);
@@ -467,6 +507,7 @@ export class WorkerPool implements WorkerRegistry {
           this.#logs.jobsOfLine(session),
           cutBytes,
         );
+        if (session.readyAt === null) keepStartOutput(worker.startOutput, line);
         if (echo) {
           const cut = cutBytes > 0 ? ` ...[cut ${cutBytes} bytes]` : "";
           process.stderr.write(`[${session.id}] ${terminalSafe(line)}${cut}\n`);
@@ -558,6 +599,8 @@ export class WorkerPool implements WorkerRegistry {
       );
     }
     const view = viewOf(pod, session);
+    if (worker.process && !worker.stopping && !failedToStart && session.readyAt === null)
+      this.#explainEarlyExit(worker, view, code, signal);
     view.desiredStatus = worker.stopping === "idle" ? "EXITED" : "TERMINATED";
     view.stoppedAt = this.#clock.now();
     const past = this.#history.get(session.endpointId) ?? [];
@@ -566,6 +609,51 @@ export class WorkerPool implements WorkerRegistry {
     if (worker.stopping !== "deleted") this.#history.set(session.endpointId, past);
     worker.markExited();
     this.#events.emit("worker.changed", session.endpointId);
+  }
+
+  /**
+   * A process that exited before its first call (a handler module that threw at import, a missing
+   * dependency): why, from the last lines it printed, in its pod (lastStatusChange) and the endpoint's
+   * /health. Read once its output has ended ("exit" may come before the last lines), within a second.
+   */
+  #explainEarlyExit(
+    worker: ManagedWorker,
+    view: WorkerView,
+    code: number | null,
+    signal: NodeJS.Signals | null,
+  ): void {
+    const child = worker.process;
+    const ended = [child?.stdout, child?.stderr].map(
+      (stream) =>
+        new Promise<void>((resolve) => {
+          if (!stream || stream.readableEnded || stream.destroyed) return resolve();
+          stream.once("end", resolve);
+          stream.once("close", resolve);
+          // An IO bound, not a time rule: a grandchild holding the pipe open must not hold this.
+          setTimeout(resolve, 1_000).unref();
+        }),
+    );
+    void Promise.all(ended).then(() => {
+      const printed = summarizeStartOutput(worker.startOutput);
+      const how = signal !== null ? `signal ${signal}` : `code ${code}`;
+      const why = `its process exited (${how}) before its first call to the service${printed ? `: ${printed}` : ""}`;
+      worker.failure = why;
+      view.failure = why;
+      this.#noteStartIssue(worker, why);
+    });
+  }
+
+  #noteStartIssue(worker: ManagedWorker, reason: string): void {
+    const { session } = worker;
+    if (this.workersOf(session.endpointId).some((w) => w.session.readyAt !== null)) return;
+    this.#startIssues.set(session.endpointId, {
+      version: worker.endpoint.version,
+      issue: {
+        workerId: session.id,
+        since: new Date(this.#clock.now()).toISOString(),
+        reason: `worker ${session.id} ${reason}; its logs: runpodkit logs ${session.endpointId} --worker ${session.id}`,
+      },
+    });
   }
 
   #pod(worker: ManagedWorker): WorkerPod {
@@ -584,6 +672,33 @@ export class WorkerPool implements WorkerRegistry {
       ...(worker.failure !== null ? { failure: worker.failure } : {}),
     };
   }
+}
+
+/** Lines kept of what a worker printed before its first call: enough for a traceback's end. */
+const START_OUTPUT_LINES = 40;
+const START_OUTPUT_LINE_CHARS = 400;
+
+function keepStartOutput(lines: string[], line: string): void {
+  lines.push(line.length > START_OUTPUT_LINE_CHARS ? `${line.slice(0, START_OUTPUT_LINE_CHARS)}...` : line);
+  if (lines.length > START_OUTPUT_LINES) lines.shift();
+}
+
+/**
+ * The lines that say why a start failed: a stack's frames, a traceback's header, Node's version
+ * footer and blank lines left out; the last three of the rest (the error and what did not load).
+ */
+function summarizeStartOutput(lines: readonly string[]): string {
+  const telling = lines
+    .map((line) => terminalSafe(line).trimEnd())
+    .filter(
+      (line) =>
+        line !== "" &&
+        !/^\s/.test(line) &&
+        line !== "Traceback (most recent call last):" &&
+        !/^Node\.js v\d/.test(line),
+    );
+  const text = telling.slice(-3).join(" | ");
+  return text.length > 1_000 ? `${text.slice(0, 1_000)}...` : text;
 }
 
 function stateOf(session: WorkerSession): "initializing" | "idle" | "running" | "unhealthy" {

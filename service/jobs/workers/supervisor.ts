@@ -123,7 +123,8 @@ export class Supervisor {
       if (stale && !worker.stopping) this.#pool.stop(worker.session.id, "replace");
     }
     this.#pool.reapDrained();
-    const active = this.#pool.workersOf(settings.id).filter((w) => !w.stopping);
+    const live = this.#pool.workersOf(settings.id);
+    const active = live.filter((w) => !w.stopping);
     const counts = this.#book.counts(settings.id);
     const decision = decideScale({
       endpoint: settings,
@@ -138,8 +139,12 @@ export class Supervisor {
       inProgress: counts.inProgress,
       oldestQueuedAt: this.#book.oldestScalingQueuedAt(settings.id),
     });
-    if (decision.start > 0 && this.#pool.mayStart(settings.id))
-      this.#pool.startUpTo(settings, decision.start);
+    // A worker being stopped takes no jobs but is still a process (up to killGraceMs when it ignores
+    // SIGTERM; until its jobs end when it drains): it counts against workersMax, as a worker of the
+    // real service counts until it is gone. Its exit re-evaluates the endpoint (worker.changed).
+    const room = Math.max(0, settings.workersMax - live.length);
+    const start = Math.min(decision.start, room);
+    if (start > 0 && this.#pool.mayStart(settings.id)) this.#pool.startUpTo(settings, start);
     for (const id of decision.stop) this.#pool.stop(id, "idle");
   }
 

@@ -235,10 +235,11 @@ describe("worker runtime and built-in handlers", () => {
     ).toBe(true);
   });
 
-  it("a worker being stopped that ignores SIGTERM is not reported idle by /health; a job goes to a new worker", async () => {
+  it("a worker being stopped that ignores SIGTERM is not reported idle by /health, and still counts against workersMax until it is killed", async () => {
     await start({
       config: { handlers: { "acme/stubborn": resolve("test/service/workers/fixtures/stubborn.ts") } },
     });
+    const clock = h.clock as ManualClock;
     const ep = h.endpoint("acme/stubborn", { workersMin: 1, workersMax: 1, idleTimeout: 1 });
     type Health = { workers: Record<string, number> };
     const health = async () => ((await h.call("GET", `/v2/${ep.id}/health`)).body as Health).workers;
@@ -247,7 +248,7 @@ describe("worker runtime and built-in handlers", () => {
     // Scaled to zero: it is drained and sent SIGTERM, which it ignores (the kill timer runs on the
     // manual clock, so it stays until the clock moves).
     h.management.endpoints.update(ACCOUNT, ep.id, { workersMin: 0 });
-    await (h.clock as ManualClock).advance(1_000 + h.plane.config.scalerIntervalMs);
+    await clock.advance(1_000 + h.plane.config.scalerIntervalMs);
     await eventually(() => (stubborn?.session.draining ? true : undefined));
     expect(stubborn?.process?.exitCode).toBeNull();
     expect(await health()).toEqual({
@@ -258,11 +259,46 @@ describe("worker runtime and built-in handlers", () => {
       throttled: 0,
       unhealthy: 0,
     });
-    // A job is not handed to it: a new worker starts and runs it.
-    const reply = await runsync(ep, { n: 1 });
-    expect(reply).toMatchObject({ status: "COMPLETED", output: { n: 1 } });
-    expect(reply.workerId).not.toBe(stubborn?.session.id);
-    expect(await health()).toMatchObject({ idle: 1, ready: 1, running: 0 });
+    // A job is not handed to it, and no second process starts beside it: workersMax is 1.
+    const id = await run(ep, { n: 1 });
+    for (let i = 0; i < 3; i++) {
+      await clock.advance(h.plane.config.scalerIntervalMs);
+      expect(h.plane.pool.workersOf(ep.id).map((w) => w.session.id)).toEqual([stubborn?.session.id]);
+    }
+    expect((await status(ep, id)).status).toBe("IN_QUEUE");
+    // Its kill grace over, it is killed, and a new worker runs the job.
+    await clock.advance(h.plane.config.killGraceMs);
+    const done = await until(ep, id, "COMPLETED");
+    expect(done).toMatchObject({ output: { n: 1 } });
+    expect(done.workerId).not.toBe(stubborn?.session.id);
+    expect(stubborn?.process?.signalCode).toBe("SIGKILL");
+    expect(h.plane.pool.workersOf(ep.id)).toHaveLength(1);
+  });
+
+  it("an endpoint update replaces a worker that ignores SIGTERM without running workersMax + 1 processes", async () => {
+    await start({
+      config: { handlers: { "acme/stubborn": resolve("test/service/workers/fixtures/stubborn.ts") } },
+    });
+    const clock = h.clock as ManualClock;
+    const ep = h.endpoint("acme/stubborn", { workersMin: 1, workersMax: 1 });
+    await eventually(() => (h.plane.pool.workersOf(ep.id)[0]?.session.readyAt ? true : undefined));
+    const [old] = h.plane.pool.workersOf(ep.id);
+    // A new version: the old worker is replaced (SIGTERM, ignored).
+    h.management.endpoints.update(ACCOUNT, ep.id, { env: { RELEASE: "2" } });
+    await eventually(() => (old?.stopping ? true : undefined));
+    for (let i = 0; i < 3; i++) {
+      await clock.advance(h.plane.config.scalerIntervalMs);
+      expect(h.plane.pool.workersOf(ep.id)).toHaveLength(1);
+    }
+    await clock.advance(h.plane.config.killGraceMs);
+    // Killed; its replacement starts (scale-up is held only while the old process lives).
+    const replacement = await eventually(() => {
+      const [w] = h.plane.pool.workersOf(ep.id);
+      return w && w !== old && w.session.readyAt !== null ? w : undefined;
+    });
+    expect(old?.process?.signalCode).toBe("SIGKILL");
+    expect(replacement.endpoint.version).not.toBe(old?.endpoint.version);
+    expect(h.plane.pool.workersOf(ep.id)).toHaveLength(1);
   });
 
   it("workersMin workers are always up; a worker that dies is replaced", async () => {
