@@ -92,8 +92,9 @@ function endpointChanges(input: GqlEndpointInput): EndpointChanges {
     allowedCudaVersions: input.allowedCudaVersions ? splitCommaList(input.allowedCudaVersions) : undefined,
     instanceIds: given(input.instanceIds),
     computeType: given(input.computeType),
-    networkVolumeIds: input.networkVolumeIds?.map((v) => v.networkVolumeId),
-    // Kept when not sent at all (older clients); null clears it.
+    // Both kept when not sent at all (older clients never send them); null clears them.
+    networkVolumeIds:
+      input.networkVolumeIds === null ? [] : input.networkVolumeIds?.map((v) => v.networkVolumeId),
     minCudaVersion: input.minCudaVersion === undefined ? undefined : (input.minCudaVersion ?? null),
   };
 }

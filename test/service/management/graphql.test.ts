@@ -131,6 +131,53 @@ describe("GraphQL endpoints", () => {
     expect(replaced.createdAt).toBe(first.createdAt);
   });
 
+  it("saveEndpoint keeps networkVolumeIds and minCudaVersion when omitted; null clears both, [] clears the volumes", async () => {
+    const templateId = await saveTemplate("g-volumes");
+    const volumeIn = async (dataCenterId: string) => {
+      const reply = await api.gql<{ createNetworkVolume: { id: string } }>(
+        `mutation($input: CreateNetworkVolumeInput!) { createNetworkVolume(input: $input) { id } }`,
+        { input: { name: `v-${dataCenterId}`, size: 10, dataCenterId } },
+      );
+      return reply.body.data.createNetworkVolume.id;
+    };
+    const [ro, tx] = [await volumeIn("EU-RO-1"), await volumeIn("US-TX-3")];
+    const required = { name: "vols", templateId, gpuIds: "AMPERE_16" };
+    const volumesOf = (e: { networkVolumeIds?: unknown }) =>
+      (e.networkVolumeIds as { networkVolumeId: string }[]).map((v) => v.networkVolumeId);
+    const SAVE = `mutation Save($input: EndpointInput!) { saveEndpoint(input: $input) {
+      id minCudaVersion networkVolumeIds { networkVolumeId dataCenterId } } }`;
+    const save = async (input: Record<string, unknown>) => {
+      const reply = await api.gql<{ saveEndpoint: { id: string; minCudaVersion: string | null } }>(SAVE, {
+        input,
+      });
+      expect(reply.body.errors).toBeUndefined();
+      return reply.body.data.saveEndpoint;
+    };
+    const created = await save({
+      ...required,
+      networkVolumeIds: [{ networkVolumeId: ro }, { networkVolumeId: tx }],
+      minCudaVersion: "12.1",
+    });
+    expect(volumesOf(created)).toEqual([ro, tx]);
+    const kept = await save({ ...required, id: created.id });
+    expect(kept).toMatchObject({ minCudaVersion: "12.1" });
+    expect(volumesOf(kept)).toEqual([ro, tx]);
+    // null is "no value": it clears, as minCudaVersion's null does (it was taken as "not sent").
+    const cleared = await save({ ...required, id: created.id, networkVolumeIds: null, minCudaVersion: null });
+    expect(cleared).toMatchObject({ minCudaVersion: null, networkVolumeIds: [] });
+    const rest = await api.rest<{ networkVolumeIds: string[] }>("GET", `/endpoints/${created.id}`);
+    expect(rest.body.networkVolumeIds).toEqual([]);
+    await save({ ...required, id: created.id, networkVolumeIds: [{ networkVolumeId: ro }] });
+    expect(volumesOf(await save({ ...required, id: created.id, networkVolumeIds: [] }))).toEqual([]);
+    // An inline null literal reads the same as a null variable.
+    await save({ ...required, id: created.id, networkVolumeIds: [{ networkVolumeId: tx }] });
+    const inline = await api.gql<{ saveEndpoint: { networkVolumeIds: unknown[] } }>(
+      `mutation { saveEndpoint(input: {id: "${created.id}", name: "vols", templateId: "${templateId}",
+         gpuIds: "AMPERE_16", networkVolumeIds: null}) { networkVolumeIds { networkVolumeId } } }`,
+    );
+    expect(inline.body.data.saveEndpoint.networkVolumeIds).toEqual([]);
+  });
+
   it("reads one endpoint with myself { endpoint(id:) } and null for an unknown id", async () => {
     const templateId = await saveTemplate("g-read");
     const e = await saveEndpoint({ name: "one", templateId, gpuIds: "AMPERE_24" });
