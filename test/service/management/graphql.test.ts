@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { GqlEndpoint } from "../../../sdk/schemas/endpoint";
 import { NEXT_GEN_STORAGE_TYPE, STANDARD_STORAGE_TYPE } from "../../../sdk/schemas/network-volume";
 import { START_SCRIPT_MAX_LENGTH } from "../../../sdk/schemas/template";
@@ -591,6 +591,53 @@ describe("GraphQL empty reference ids", () => {
       code: "VALIDATION",
       field: "networkVolumeId",
     });
+  });
+});
+
+describe("GraphQL worker pods", () => {
+  it("a worker's machine names the GPU type REST reports for it (none for a CPU endpoint's)", async () => {
+    const templateId = await saveTemplate("g-workers", { imageName: "runpodkit/echo" });
+    const scaled = { templateId, workersMin: 1, workersMax: 1 };
+    const gpu = await saveEndpoint({ ...scaled, name: "w-gpu", gpuIds: "ADA_24" });
+    const cpu = await saveEndpoint({
+      ...scaled,
+      name: "w-cpu",
+      gpuIds: "AMPERE_16",
+      computeType: "CPU",
+      instanceIds: ["cpu3c-2-4"],
+    });
+    type Machine = { gpuTypeId: string | null; gpuDisplayName: string | null };
+    const machines = await vi.waitFor(
+      async () => {
+        const reply = await api.gql<{
+          myself: { endpoints: { id: string; pods: { machine: Machine }[] }[] };
+        }>(`{ myself { endpoints { id pods { machine { gpuTypeId gpuDisplayName } } } } }`);
+        const of = (id: string) =>
+          reply.body.data.myself.endpoints.find((e) => e.id === id)?.pods[0]?.machine;
+        const [g, c] = [of(gpu.id), of(cpu.id)];
+        if (!g || !c) throw new Error("no workers yet");
+        return { g, c };
+      },
+      { timeout: 30_000, interval: 100 },
+    );
+    const rest = await api.rest<{ endpointId: string; machine: Record<string, unknown> }[]>(
+      "GET",
+      "/pods?includeWorkers=true&includeMachine=true",
+    );
+    const restGpu = rest.body.find((p) => p.endpointId === gpu.id)?.machine;
+    expect(restGpu).toEqual({ gpuTypeId: "NVIDIA GeForce RTX 4090", gpuDisplayName: "RTX 4090" });
+    expect(machines.g).toEqual(restGpu);
+    expect(machines.c).toEqual({ gpuTypeId: null, gpuDisplayName: null });
+    for (const e of [gpu, cpu]) {
+      await saveEndpoint({
+        ...scaled,
+        id: e.id,
+        name: e.name,
+        gpuIds: e.gpuIds,
+        workersMin: 0,
+        workersMax: 0,
+      });
+    }
   });
 });
 
