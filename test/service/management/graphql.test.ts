@@ -142,12 +142,16 @@ describe("GraphQL endpoints", () => {
     };
     const [ro, tx] = [await volumeIn("EU-RO-1"), await volumeIn("US-TX-3")];
     const required = { name: "vols", templateId, gpuIds: "AMPERE_16" };
-    const volumesOf = (e: { networkVolumeIds?: unknown }) =>
-      (e.networkVolumeIds as { networkVolumeId: string }[]).map((v) => v.networkVolumeId);
+    type Saved = {
+      id: string;
+      minCudaVersion: string | null;
+      networkVolumeIds: { networkVolumeId: string }[];
+    };
+    const volumesOf = (e: Saved) => e.networkVolumeIds.map((v) => v.networkVolumeId);
     const SAVE = `mutation Save($input: EndpointInput!) { saveEndpoint(input: $input) {
       id minCudaVersion networkVolumeIds { networkVolumeId dataCenterId } } }`;
     const save = async (input: Record<string, unknown>) => {
-      const reply = await api.gql<{ saveEndpoint: { id: string; minCudaVersion: string | null } }>(SAVE, {
+      const reply = await api.gql<{ saveEndpoint: Saved }>(SAVE, {
         input,
       });
       expect(reply.body.errors).toBeUndefined();
