@@ -610,27 +610,26 @@ describe("GraphQL worker pods", () => {
       computeType: "CPU",
       instanceIds: ["cpu3c-2-4"],
     });
-    type Machine = { gpuTypeId: string | null; gpuDisplayName: string | null };
-    const machines = await vi.waitFor(
+    type Worker = { id: string; endpointId: string; machine: Record<string, unknown> };
+    const workers = await vi.waitFor(
       async () => {
-        const reply = await api.gql<{
-          myself: { endpoints: { id: string; pods: { machine: Machine }[] }[] };
-        }>(`{ myself { endpoints { id pods { machine { gpuTypeId gpuDisplayName } } } } }`);
-        const of = (id: string) =>
-          reply.body.data.myself.endpoints.find((e) => e.id === id)?.pods[0]?.machine;
-        const [g, c] = [of(gpu.id), of(cpu.id)];
+        const rest = await api.rest<Worker[]>("GET", "/pods?includeWorkers=true&includeMachine=true");
+        const [g, c] = [gpu.id, cpu.id].map((id) => rest.body.find((p) => p.endpointId === id));
         if (!g || !c) throw new Error("no workers yet");
         return { g, c };
       },
       { timeout: 30_000, interval: 100 },
     );
-    const rest = await api.rest<{ endpointId: string; machine: Record<string, unknown> }[]>(
-      "GET",
-      "/pods?includeWorkers=true&includeMachine=true",
-    );
-    const restGpu = rest.body.find((p) => p.endpointId === gpu.id)?.machine;
-    expect(restGpu).toEqual({ gpuTypeId: "NVIDIA GeForce RTX 4090", gpuDisplayName: "RTX 4090" });
-    expect(machines.g).toEqual(restGpu);
+    const machineOf = async (podId: string) => {
+      const reply = await api.gql<{ pod: { endpointId: string; machine: unknown } }>(
+        `query($id: String!) { pod(input: {podId: $id}) { endpointId machine { gpuTypeId gpuDisplayName } } }`,
+        { id: podId },
+      );
+      return reply.body.data.pod.machine;
+    };
+    expect(workers.g.machine).toEqual({ gpuTypeId: "NVIDIA GeForce RTX 4090", gpuDisplayName: "RTX 4090" });
+    const machines = { g: await machineOf(workers.g.id), c: await machineOf(workers.c.id) };
+    expect(machines.g).toEqual(workers.g.machine);
     expect(machines.c).toEqual({ gpuTypeId: null, gpuDisplayName: null });
     for (const e of [gpu, cpu]) {
       await saveEndpoint({
