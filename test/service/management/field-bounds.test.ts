@@ -88,3 +88,66 @@ describe("free-text field bounds", () => {
     expect(over.text).toContain("imageName");
   });
 });
+
+describe("ids in refusals", () => {
+  // An id longer than any the service hands out is named cut short: a reply never echoes it whole.
+  const long = `${x(40)}${"y".repeat(200_000 - 40)}`;
+  const cut = `${x(40)}… (200000 characters; no id is that long)`;
+
+  it("GraphQL: an unknown id as an argument or an input field", async () => {
+    const templateId = (
+      await api.gql<{ saveTemplate: { id: string } }>(
+        `mutation { saveTemplate(input: {name: "ids", imageName: "img", isServerless: true}) { id } }`,
+      )
+    ).body.data.saveTemplate.id;
+    const cases: [string, Record<string, unknown>, string][] = [
+      ["mutation($id: String!) { deleteEndpoint(id: $id) }", { id: long }, `endpoint ${cut} not found`],
+      ["mutation($id: ID!) { secretDelete(id: $id) }", { id: long }, `secret ${cut} not found`],
+      [
+        "mutation($id: String!) { deleteRegistryAuth(registryAuthId: $id) }",
+        { id: long },
+        `container registry auth ${cut} not found`,
+      ],
+      [
+        "mutation($id: String!) { deleteTemplate(templateName: $id) }",
+        { id: long },
+        `template named "${x(39)}… (200002 characters; no id is that long) not found`,
+      ],
+      [
+        'mutation($id: String!) { saveEndpoint(input: {name: "e", templateId: $id, gpuIds: "AMPERE_16"}) { id } }',
+        { id: long },
+        `templateId: template ${cut} not found`,
+      ],
+      [
+        'mutation($t: String!, $id: String!) { saveEndpoint(input: {name: "e", templateId: $t, gpuIds: "AMPERE_16", networkVolumeId: $id}) { id } }',
+        { t: templateId, id: long },
+        `networkVolumeId: network volume ${cut} not found`,
+      ],
+      [
+        'mutation($id: String!) { saveTemplate(input: {name: "r", imageName: "i", containerRegistryAuthId: $id}) { id } }',
+        { id: long },
+        `containerRegistryAuthId: container registry auth ${cut} not found`,
+      ],
+    ];
+    // A name as long as a name may be is still named whole.
+    cases.push([
+      "mutation($id: String!) { deleteTemplate(templateName: $id) }",
+      { id: x(191) },
+      `template named "${x(191)}" not found`,
+    ]);
+    for (const [query, variables, message] of cases) {
+      const reply = await api.gql(query, variables);
+      expect(reply.status, query).toBe(200);
+      expect(reply.body.errors?.[0]?.message, query).toBe(message);
+      expect(reply.text.length, query).toBeLessThan(1_000);
+    }
+  });
+
+  it("REST: an unknown id in a body field; a short id is still named whole", async () => {
+    const reply = await api.rest<ErrorBody>("POST", "/endpoints", { templateId: long });
+    expect(reply.status).toBe(400);
+    expect(reply.body.message).toBe(`templateId: template ${cut} not found`);
+    const short = await api.rest<ErrorBody>("POST", "/endpoints", { templateId: x(100) });
+    expect(short.body.message).toBe(`templateId: template ${x(100)} not found`);
+  });
+});
