@@ -151,3 +151,61 @@ describe("ids in refusals", () => {
     expect(short.body.message).toBe(`templateId: template ${x(100)} not found`);
   });
 });
+
+describe("refusals of long lists", () => {
+  // A list of many bad items is answered with the first few problems and a count, not one problem
+  // each (an 800 KB gpuIds of 400,000 bad pool ids was answered with 65 MB).
+  it("GraphQL: a comma list (gpuIds, locations) names 9 bad items and how many more", async () => {
+    const templateId = (
+      await api.gql<{ saveTemplate: { id: string } }>(
+        `mutation { saveTemplate(input: {name: "lists", imageName: "img", isServerless: true}) { id } }`,
+      )
+    ).body.data.saveTemplate.id;
+    const save = `mutation($input: EndpointInput!) { saveEndpoint(input: $input) { id } }`;
+    const bad = (item: string, n: number) => Array.from({ length: n }, () => item).join(",");
+    const reply = await api.gql(save, {
+      input: { name: "e", templateId, gpuIds: `AMPERE_16,${bad("a", 400_000)}` },
+    });
+    const unknownPool = `gpuIds: unknown GPU pool id "a"; expected one of AMPERE_16, AMPERE_24, ADA_24, AMPERE_48, ADA_48_PRO, AMPERE_80, ADA_80_PRO, or "-<GPU type>" to exclude one`;
+    expect(reply.body.errors?.[0]).toMatchObject({
+      message: [...Array.from({ length: 9 }, () => unknownPool), "gpuIds: 399991 more items refused"].join(
+        "; ",
+      ),
+      extensions: { code: "VALIDATION", field: "gpuIds" },
+    });
+    expect(reply.text.length).toBeLessThan(5_000);
+    const locations = await api.gql(save, {
+      input: { name: "e", templateId, gpuIds: "AMPERE_16", locations: bad("ZZ", 300_000) },
+    });
+    expect(locations.body.errors?.[0]?.message).toMatch(/; locations: 299991 more items refused$/);
+    expect(locations.text.length).toBeLessThan(5_000);
+  });
+
+  it("REST: a list of many bad items names 10 problems, then how many more", async () => {
+    const template = await api.rest<{ id: string }>("POST", "/templates", {
+      name: "lists-rest",
+      imageName: "img",
+      isServerless: true,
+    });
+    const reply = await api.rest<ErrorBody & { field: string }>("POST", "/endpoints", {
+      templateId: template.body.id,
+      dataCenterIds: Array.from({ length: 100_000 }, () => "XX-1"),
+    });
+    expect(reply.status).toBe(400);
+    expect(reply.body.field).toBe("dataCenterIds.0");
+    const problems = reply.body.message.split("; dataCenterIds.");
+    expect(problems).toHaveLength(10);
+    expect(problems[0]).toMatch(/^dataCenterIds\.0: Invalid option: expected one of "EU-RO-1"/);
+    expect(reply.body.message).toMatch(/; and 99990 more problems$/);
+    expect(reply.text.length).toBeLessThan(10_000);
+  });
+
+  it("one issue quoting a huge value is cut (a 500 KB gpuIds item)", async () => {
+    const reply = await api.gql(`mutation($input: EndpointInput!) { saveEndpoint(input: $input) { id } }`, {
+      input: { name: "e", templateId: "t", gpuIds: `AMPERE_16,${x(500_000)}` },
+    });
+    const message = reply.body.errors?.[0]?.message ?? "";
+    expect(message).toMatch(/^gpuIds: unknown GPU pool id "x{100,}… \(\d+ characters\)$/);
+    expect(reply.text.length).toBeLessThan(2_000);
+  });
+});
