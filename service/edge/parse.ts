@@ -15,7 +15,10 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown, where
   const message =
     value === undefined && where === "body"
       ? "body: a JSON object is required"
-      : describeIssues(result.error, value);
+      : typeof value === "string" && where === "body"
+        ? // Fastify reads a text/plain body as a string: say what to send, not "expected object, received string".
+          "body: a JSON object is required, sent with content-type: application/json"
+        : describeIssues(result.error, value);
   throw new ServiceError("VALIDATION", message, { field });
 }
 

@@ -673,4 +673,21 @@ describe("GraphQL transport", () => {
     expect(reply.text).toContain("query");
     expect(reply.text).not.toContain(service.apiKey);
   });
+
+  it("a JSON request sent as text/plain (fetch's default for a string body) is told the content-type to use", async () => {
+    const body = JSON.stringify({ query: "{ myself { id } }" });
+    const sent = async (url: string) =>
+      api.send<{ message?: string; errors?: { message: string }[] }>(url, {
+        method: "POST",
+        headers: { "content-type": "text/plain;charset=UTF-8", authorization: `Bearer ${service.apiKey}` },
+        body,
+      });
+    const expected = "body: a JSON object is required, sent with content-type: application/json";
+    const gql = await sent(service.graphqlUrl);
+    expect(gql.status).toBe(400);
+    expect(gql.body.errors?.[0]?.message).toBe(expected);
+    const rest = await sent(`${service.restUrl}/networkvolumes`);
+    expect(rest.status).toBe(400);
+    expect(rest.body.message).toBe(expected);
+  });
 });
