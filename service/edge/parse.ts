@@ -5,7 +5,7 @@ import { ServiceError } from "../errors";
 /**
  * Validates a value that crossed the edge (a body, a query, a GraphQL input) with its wire schema.
  * A failure is a VALIDATION error naming the first failing field (`where` names the input when the
- * whole value is wrong) and every issue in the message.
+ * whole value is wrong) and its issues in the message (describeIssues: the first 10, then how many more).
  */
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, where: string): z.infer<S> {
   const result = schema.safeParse(value);
