@@ -37,7 +37,7 @@ import {
   splitCommaList,
 } from "../../../sdk/schemas/template";
 import { GqlUserSettingsInput } from "../../../sdk/schemas/user";
-import { parseInput } from "../../edge/parse";
+import { parseManagementInput } from "../../edge/parse";
 import { invalid, ServiceError } from "../../errors";
 import type { Management } from "../index";
 import {
@@ -167,7 +167,8 @@ function orNull<T>(read: () => T): T | null {
   }
 }
 
-const parse = <S extends z.ZodType>(schema: S, value: unknown) => parseInput(schema, value, "input");
+const parse = <S extends z.ZodType>(schema: S, value: unknown) =>
+  parseManagementInput(schema, value, "input");
 
 /** Resolvers: parse (zod), call one domain function, shape the reply. */
 export const resolvers = {

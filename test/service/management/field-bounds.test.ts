@@ -189,15 +189,37 @@ describe("refusals of long lists", () => {
     });
     const reply = await api.rest<ErrorBody & { field: string }>("POST", "/endpoints", {
       templateId: template.body.id,
-      dataCenterIds: Array.from({ length: 100_000 }, () => "XX-1"),
+      dataCenterIds: Array.from({ length: 10_000 }, () => "XX-1"),
     });
     expect(reply.status).toBe(400);
     expect(reply.body.field).toBe("dataCenterIds.0");
     const problems = reply.body.message.split("; dataCenterIds.");
     expect(problems).toHaveLength(10);
     expect(problems[0]).toMatch(/^dataCenterIds\.0: Invalid option: expected one of "EU-RO-1"/);
-    expect(reply.body.message).toMatch(/; and 99990 more problems$/);
+    expect(reply.body.message).toMatch(/; and 9990 more problems$/);
     expect(reply.text.length).toBeLessThan(10_000);
+  });
+
+  it("a list past 10,000 items is refused naming it, before its items are checked (REST and GraphQL)", async () => {
+    const items = (n: number) => Array.from({ length: n }, () => "XX-1");
+    const over = await api.rest<ErrorBody & { field: string }>("POST", "/networkvolumes", {
+      name: "v",
+      size: 1,
+      dataCenterId: "EU-RO-1",
+      extra: { deep: items(10_001) },
+    });
+    expect(over.status).toBe(400);
+    expect(over.body).toMatchObject({
+      message: "extra.deep: 10001 items; a list holds at most 10000",
+      field: "extra.deep",
+    });
+    const gql = await api.gql(`query($ids: [String!]) { gpuTypes(input: {ids: $ids}) { id } }`, {
+      ids: items(10_001),
+    });
+    expect(gql.body.errors?.[0]).toMatchObject({
+      message: "ids: 10001 items; a list holds at most 10000",
+      extensions: { code: "VALIDATION", field: "ids" },
+    });
   });
 
   it("one issue quoting a huge value is cut (a 500 KB gpuIds item)", async () => {
