@@ -31,7 +31,18 @@ export class ServiceError extends Error {
   }
 }
 
-export const notFound = (what: string, id: string) =>
-  new ServiceError("NOT_FOUND", `${what} ${id} not found`);
+/** Longer than any id the service hands out: REST refuses such a path segment. */
+export const MAX_ID_CHARS = 100;
+
+/**
+ * An id (or a quoted name, with a `max` past the longest name) as a message shows it: one longer is
+ * cut, so a reply never echoes a hostile megabyte back (GraphQL arguments and body fields are bounded
+ * only by the body).
+ */
+export const shownId = (id: string, max: number = MAX_ID_CHARS): string =>
+  id.length <= max ? id : `${id.slice(0, 40)}… (${id.length} characters; no id is that long)`;
+
+export const notFound = (what: string, id: string, max: number = MAX_ID_CHARS) =>
+  new ServiceError("NOT_FOUND", `${what} ${shownId(id, max)} not found`);
 export const invalid = (field: string, message: string) =>
   new ServiceError("VALIDATION", `${field}: ${message}`, { field });

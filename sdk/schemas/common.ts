@@ -1,10 +1,33 @@
 import { z } from "zod";
 import { CPU_FLAVOR_IDS, DATA_CENTER_IDS, GPU_POOL_IDS, GPU_TYPE_IDS } from "./defaults";
 import { gpuTypesOfPools } from "./gpu-pools";
+import { DESCRIBED_ISSUES_MAX } from "./issues";
 
 export { GPU_IDS_NOT_POOLS, GPU_POOLS, gpuTypesOfPools, poolsOfGpuTypes } from "./gpu-pools";
 export { describeIssues } from "./issues";
 export { CPU_FLAVOR_IDS, DATA_CENTER_IDS, GPU_POOL_IDS, GPU_TYPE_IDS };
+
+/**
+ * Refuses the items of a comma list that `refused` picks out: the first few each as an issue worded
+ * by `message`, then how many more, so a list of 400,000 bad items costs no 400,000 issues (nor
+ * messages, nor a reply naming each).
+ */
+export function refuseItems(
+  items: readonly string[],
+  refused: (item: string) => boolean,
+  message: (item: string) => string,
+  ctx: z.RefinementCtx,
+): void {
+  let count = 0;
+  for (const item of items) {
+    if (!refused(item)) continue;
+    count++;
+    if (count < DESCRIBED_ISSUES_MAX) ctx.addIssue({ code: "custom", message: message(item) });
+  }
+  if (count >= DESCRIBED_ISSUES_MAX) {
+    ctx.addIssue({ code: "custom", message: `${count - DESCRIBED_ISSUES_MAX + 1} more items refused` });
+  }
+}
 
 export const GpuPoolId = z.enum(GPU_POOL_IDS);
 
@@ -94,23 +117,22 @@ export const GpuIdsList = z.string().superRefine((value, ctx) => {
   const items = value.split(",").map((s) => s.trim());
   let pools = 0;
   let known = true;
-  for (const item of items) {
-    if (item.startsWith("-")) {
-      const name = item.slice(1).trim();
-      if (!(GPU_TYPE_IDS as readonly string[]).includes(name)) {
-        known = false;
-        ctx.addIssue({ code: "custom", message: `unknown GPU type "${name}" in exclusion "${item}"` });
-      }
-    } else if ((GPU_POOL_IDS as readonly string[]).includes(item)) {
-      pools++;
-    } else {
-      known = false;
-      ctx.addIssue({
-        code: "custom",
-        message: `unknown GPU pool id "${item}"; expected one of ${GPU_POOL_IDS.join(", ")}, or "-<GPU type>" to exclude one`,
-      });
-    }
-  }
+  refuseItems(
+    items,
+    (item) => {
+      const unknown = item.startsWith("-")
+        ? !(GPU_TYPE_IDS as readonly string[]).includes(item.slice(1).trim())
+        : !(GPU_POOL_IDS as readonly string[]).includes(item);
+      if (unknown) known = false;
+      else if (!item.startsWith("-")) pools++;
+      return unknown;
+    },
+    (item) =>
+      item.startsWith("-")
+        ? `unknown GPU type "${item.slice(1).trim()}" in exclusion "${item}"`
+        : `unknown GPU pool id "${item}"; expected one of ${GPU_POOL_IDS.join(", ")}, or "-<GPU type>" to exclude one`,
+    ctx,
+  );
   if (pools === 0) ctx.addIssue({ code: "custom", message: "needs at least one GPU pool id" });
   else if (known && gpuTypesOfPools(value).length === 0) {
     ctx.addIssue({
@@ -153,14 +175,12 @@ export const LocationsList = z
   .nullable()
   .superRefine((value, ctx) => {
     if (value === null || value.trim() === "") return;
-    for (const item of value.split(",").map((s) => s.trim())) {
-      if (!(LOCATIONS as readonly string[]).includes(item)) {
-        ctx.addIssue({
-          code: "custom",
-          message: `unknown location "${item}"; expected one of ${LOCATIONS.join(", ")}`,
-        });
-      }
-    }
+    refuseItems(
+      value.split(",").map((s) => s.trim()),
+      (item) => !(LOCATIONS as readonly string[]).includes(item),
+      (item) => `unknown location "${item}"; expected one of ${LOCATIONS.join(", ")}`,
+      ctx,
+    );
   });
 
 /**

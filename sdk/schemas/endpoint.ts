@@ -13,6 +13,7 @@ import {
   LocationsList,
   OptionalRef,
   optionalFields,
+  refuseItems,
   ScalerType,
 } from "./common";
 import { GPU_ENDPOINT_NEEDS_A_TYPE } from "./gpu-pools";
@@ -127,16 +128,14 @@ export type Endpoint = z.infer<typeof Endpoint>;
 export const EndpointList = z.array(Endpoint);
 
 /** allowedCudaVersions in GraphQL: a comma string such as "12.4,12.5". */
-export const CudaVersionsList = z.string().superRefine((value, ctx) => {
-  for (const item of splitCommaList(value)) {
-    if (!(CUDA_VERSIONS as readonly string[]).includes(item)) {
-      ctx.addIssue({
-        code: "custom",
-        message: `unknown CUDA version "${item}"; expected a comma list of ${CUDA_VERSIONS.join(", ")}`,
-      });
-    }
-  }
-});
+export const CudaVersionsList = z.string().superRefine((value, ctx) =>
+  refuseItems(
+    splitCommaList(value),
+    (item) => !(CUDA_VERSIONS as readonly string[]).includes(item),
+    (item) => `unknown CUDA version "${item}"; expected a comma list of ${CUDA_VERSIONS.join(", ")}`,
+    ctx,
+  ),
+);
 
 /** GraphQL NetworkVolumeIdsInput: one of an endpoint's volumes in several data centers. */
 export const GqlNetworkVolumeIdsInput = z.strictObject({ networkVolumeId: z.string().min(1) });

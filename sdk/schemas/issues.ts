@@ -1,19 +1,29 @@
 import type { z } from "zod";
 
 // Without zod's schemas (a type only): the service's edge reads it at start. common.ts re-exports it.
+/** The most issues one message names: a list of 100,000 bad items is not answered with 100,000 problems. */
+export const DESCRIBED_ISSUES_MAX = 10;
+/** The most characters one issue is named with (a custom message may quote the value it refuses). */
+export const DESCRIBED_ISSUE_CHARS_MAX = 1_000;
+
 /**
- * Formats a zod error as "field: problem; field: problem", naming every field that failed. Given the
- * value that was parsed, a field left out reads "field: required" (zod's own words are "Invalid
- * input: expected string, received undefined").
+ * Formats a zod error as "field: problem; field: problem", naming the fields that failed (the first
+ * DESCRIBED_ISSUES_MAX, then how many more). Given the value that was parsed, a field left out reads
+ * "field: required" (zod's own words are "Invalid input: expected string, received undefined").
  */
 export function describeIssues(error: z.ZodError, input?: unknown): string {
-  return error.issues
-    .map((issue) => {
-      const path = issue.path.map(String).join(".");
-      const message = isMissing(issue, input) ? "required" : issueMessage(issue);
-      return path ? `${path}: ${message}` : message;
-    })
-    .join("; ");
+  const { issues } = error;
+  const named = issues.slice(0, DESCRIBED_ISSUES_MAX).map((issue) => {
+    const path = issue.path.map(String).join(".");
+    const message = isMissing(issue, input) ? "required" : issueMessage(issue);
+    const described = path ? `${path}: ${message}` : message;
+    return described.length <= DESCRIBED_ISSUE_CHARS_MAX
+      ? described
+      : `${described.slice(0, DESCRIBED_ISSUE_CHARS_MAX)}… (${described.length} characters)`;
+  });
+  const more = issues.length - named.length;
+  if (more > 0) named.push(`and ${more} more problem${more === 1 ? "" : "s"}`);
+  return named.join("; ");
 }
 
 /**

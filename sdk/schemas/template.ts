@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { OptionalRef, optionalFields, TemplateCategory } from "./common";
+import { OptionalRef, optionalFields, refuseItems, TemplateCategory } from "./common";
 import { splitCommaList } from "./defaults";
 import { DOCKER_ARGS_MAX_LENGTH } from "./docker-args";
 
@@ -235,12 +235,14 @@ export const GqlTemplateInput = z.strictObject({
   ports: z
     .string()
     .nullish()
-    .superRefine((value, ctx) => {
-      for (const port of splitCommaList(value)) {
-        if (!isPortSpec(port))
-          ctx.addIssue({ code: "custom", message: `bad port "${port}"; expected ${PORT_FORM}` });
-      }
-    }),
+    .superRefine((value, ctx) =>
+      refuseItems(
+        splitCommaList(value),
+        (port) => !isPortSpec(port),
+        (port) => `bad port "${port}"; expected ${PORT_FORM}`,
+        ctx,
+      ),
+    ),
   readme: z.string().max(README_MAX_LENGTH).nullish(),
   isPublic: z.boolean().nullish(),
   /** "" = not given. */

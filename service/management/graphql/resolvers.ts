@@ -37,7 +37,7 @@ import {
   splitCommaList,
 } from "../../../sdk/schemas/template";
 import { GqlUserSettingsInput } from "../../../sdk/schemas/user";
-import { parseInput } from "../../edge/parse";
+import { parseManagementInput } from "../../edge/parse";
 import { invalid, ServiceError } from "../../errors";
 import type { Management } from "../index";
 import {
@@ -92,8 +92,9 @@ function endpointChanges(input: GqlEndpointInput): EndpointChanges {
     allowedCudaVersions: input.allowedCudaVersions ? splitCommaList(input.allowedCudaVersions) : undefined,
     instanceIds: given(input.instanceIds),
     computeType: given(input.computeType),
-    networkVolumeIds: input.networkVolumeIds?.map((v) => v.networkVolumeId),
-    // Kept when not sent at all (older clients); null clears it.
+    // Both kept when not sent at all (older clients never send them); null clears them.
+    networkVolumeIds:
+      input.networkVolumeIds === null ? [] : input.networkVolumeIds?.map((v) => v.networkVolumeId),
     minCudaVersion: input.minCudaVersion === undefined ? undefined : (input.minCudaVersion ?? null),
   };
 }
@@ -166,7 +167,8 @@ function orNull<T>(read: () => T): T | null {
   }
 }
 
-const parse = <S extends z.ZodType>(schema: S, value: unknown) => parseInput(schema, value, "input");
+const parse = <S extends z.ZodType>(schema: S, value: unknown) =>
+  parseManagementInput(schema, value, "input");
 
 /** Resolvers: parse (zod), call one domain function, shape the reply. */
 export const resolvers = {

@@ -33,6 +33,8 @@ export function gqlTemplate(t: TemplateRecord) {
 /** A serverless worker as a GraphQL Pod. */
 export function gqlPod(pod: PodView) {
   const { worker, endpoint, template } = pod;
+  // The GPU type REST's worker machine reports (its endpoint's first); none for a CPU endpoint.
+  const gpu = endpoint?.computeType === "CPU" ? undefined : endpoint?.gpuTypeIds[0];
   return {
     id: worker.id,
     name: podName(pod),
@@ -53,7 +55,11 @@ export function gqlPod(pod: PodView) {
     lastStartedAt: iso(worker.lastStartedAt),
     lastStatusChange: workerStatusChange(worker),
     runtime: null,
-    machine: { podHostId: worker.id, gpuDisplayName: gpuDisplayName(endpoint?.gpuTypeIds[0] ?? "") },
+    machine: {
+      podHostId: worker.id,
+      gpuTypeId: gpu ?? null,
+      gpuDisplayName: gpu ? gpuDisplayName(gpu) : null,
+    },
   };
 }
 

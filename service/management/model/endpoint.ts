@@ -7,7 +7,7 @@ import {
   sameGpuTypes,
 } from "../../../sdk/schemas/gpu-pools";
 import type { Clock } from "../../clock";
-import { invalid, notFound, ServiceError } from "../../errors";
+import { invalid, notFound, ServiceError, shownId } from "../../errors";
 import type { Ids } from "../../ids";
 import type { ServiceEventBus } from "../../planes";
 import type { ManagementStore } from "../store/store";
@@ -245,7 +245,7 @@ export class EndpointService {
    */
   #check(accountId: string, settings: EndpointSettings, existing?: EndpointRecord): void {
     const template = this.#store.templates.get(accountId, settings.templateId);
-    if (!template) throw invalid("templateId", `template ${settings.templateId} not found`);
+    if (!template) throw invalid("templateId", `template ${shownId(settings.templateId)} not found`);
     // The spec's templateId is "the serverless template to use"; a pod template (isServerless false)
     // describes pods. Checked when the template changes, so an endpoint stored before this rule can
     // still be scaled down and deleted.
@@ -283,7 +283,7 @@ export class EndpointService {
     const volumeIn = new Map<string, string>();
     for (const [field, volumeId] of volumes) {
       const volume = this.#store.volumes.get(accountId, volumeId);
-      if (!volume) throw invalid(field, `network volume ${volumeId} not found`);
+      if (!volume) throw invalid(field, `network volume ${shownId(volumeId)} not found`);
       // A worker mounts the one volume of its data center.
       const other = volumeIn.get(volume.dataCenterId);
       if (other !== undefined && other !== volume.id && placementChanged) {

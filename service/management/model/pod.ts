@@ -1,6 +1,6 @@
 import { DATA_CENTER_IDS, GPU_TYPE_IDS, TEMPLATE_DEFAULTS } from "../../../sdk/schemas/defaults";
 import type { Clock } from "../../clock";
-import { invalid, notFound, ServiceError } from "../../errors";
+import { invalid, notFound, ServiceError, shownId } from "../../errors";
 import type { Ids } from "../../ids";
 import type { WorkerPod, WorkerRegistry } from "../../planes";
 import type { ManagementStore } from "../store/store";
@@ -481,13 +481,13 @@ export class PodService {
   #template(accountId: string, templateId: string | undefined) {
     if (templateId === undefined) return undefined;
     const template = this.#store.templates.get(accountId, templateId) ?? publicTemplate(templateId);
-    if (!template) throw invalid("templateId", `template ${templateId} not found`);
+    if (!template) throw invalid("templateId", `template ${shownId(templateId)} not found`);
     return template;
   }
 
   #checkRegistryAuth(accountId: string, authId: string | null | undefined): void {
     if (authId && !this.#store.registryAuths.get(accountId, authId)) {
-      throw invalid("containerRegistryAuthId", `container registry auth ${authId} not found`);
+      throw invalid("containerRegistryAuthId", `container registry auth ${shownId(authId)} not found`);
     }
   }
 
@@ -508,7 +508,8 @@ export class PodService {
     );
     if (input.networkVolumeId) {
       const volume = this.#store.volumes.get(accountId, input.networkVolumeId);
-      if (!volume) throw invalid("networkVolumeId", `network volume ${input.networkVolumeId} not found`);
+      if (!volume)
+        throw invalid("networkVolumeId", `network volume ${shownId(input.networkVolumeId)} not found`);
       if (!allowed.includes(volume.dataCenterId)) {
         throw invalid(
           "networkVolumeId",

@@ -1,6 +1,6 @@
 import { TEMPLATE_DEFAULTS } from "../../../sdk/schemas/defaults";
 import type { Clock } from "../../clock";
-import { invalid, notFound, ServiceError } from "../../errors";
+import { invalid, notFound, ServiceError, shownId } from "../../errors";
 import type { Ids } from "../../ids";
 import type { ServiceEventBus } from "../../planes";
 import type { ManagementStore } from "../store/store";
@@ -177,7 +177,8 @@ export class TemplateService {
   /** GraphQL deleteTemplate(templateName:) deletes BY NAME. */
   deleteByName(accountId: string, name: string): void {
     const record = this.#store.templateByName(accountId, name);
-    if (!record) throw notFound("template named", JSON.stringify(name));
+    // A name is at most 191 characters: quoted and escaped, well within 1,200.
+    if (!record) throw notFound("template named", JSON.stringify(name), 1_200);
     this.delete(accountId, record.id);
   }
 
@@ -215,7 +216,7 @@ export class TemplateService {
     }
     const authId = settings.containerRegistryAuthId;
     if (authId && !this.#store.registryAuths.get(accountId, authId)) {
-      throw invalid("containerRegistryAuthId", `container registry auth ${authId} not found`);
+      throw invalid("containerRegistryAuthId", `container registry auth ${shownId(authId)} not found`);
     }
   }
 }

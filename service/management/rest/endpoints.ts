@@ -12,13 +12,24 @@ import { restEndpoint } from "./shape";
 
 const TAG = "endpoints";
 
-/** REST's boolean `flashboot` is the domain's flashBootType. */
-function changesOf(body: EndpointCreateInput | EndpointUpdateInput): EndpointChanges {
+/**
+ * REST's boolean `flashboot` is the domain's flashBootType. `true` is any flashboot: an endpoint
+ * whose GraphQL flashBootType is PRIORITY_FLASHBOOT (which REST reads as `true`) keeps it, so a REST
+ * read-then-update changes nothing.
+ */
+function changesOf(
+  body: EndpointCreateInput | EndpointUpdateInput,
+  existing?: EndpointRecord,
+): EndpointChanges {
   const { flashboot, computeType, ...rest } = body as EndpointCreateInput & EndpointUpdateInput;
+  const flashBootType = (on: boolean): EndpointRecord["flashBootType"] => {
+    if (!on) return "OFF";
+    return existing?.flashBootType === "PRIORITY_FLASHBOOT" ? "PRIORITY_FLASHBOOT" : "FLASHBOOT";
+  };
   return {
     ...rest,
     ...(computeType !== undefined ? { computeType } : {}),
-    ...(flashboot !== undefined ? { flashBootType: flashboot ? "FLASHBOOT" : "OFF" } : {}),
+    ...(flashboot !== undefined ? { flashBootType: flashBootType(flashboot) } : {}),
   };
 }
 
@@ -76,11 +87,11 @@ export const endpointRoutes: RestRoute[] = [
       summary: "Update an endpoint (partial: absent fields are unchanged)",
       operationId: "UpdateEndpoint",
     },
-    (c) =>
-      reply(
-        c.management,
-        c.management.endpoints.update(c.accountId, c.params.endpointId ?? "", changesOf(c.body)),
-      ),
+    (c) => {
+      const id = c.params.endpointId ?? "";
+      const existing = c.management.endpoints.get(c.accountId, id);
+      return reply(c.management, c.management.endpoints.update(c.accountId, id, changesOf(c.body, existing)));
+    },
   ),
   route(
     {

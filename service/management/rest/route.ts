@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
-import { parseInput, parseQuery } from "../../edge/parse";
+import { parseManagementInput, parseQuery } from "../../edge/parse";
 import { invalid } from "../../errors";
 import type { Management } from "../index";
 
@@ -59,7 +59,9 @@ export function route<const S extends RouteSpec>(
         management,
         accountId,
         params: request.params as Record<string, string>,
-        body: (spec.body ? parseInput(spec.body, request.body, "body") : undefined) as Parsed<S["body"]>,
+        body: (spec.body ? parseManagementInput(spec.body, request.body, "body") : undefined) as Parsed<
+          S["body"]
+        >,
         query: (spec.query ? parseQuery(spec.query, request.query, "query") : undefined) as Parsed<
           S["query"]
         >,

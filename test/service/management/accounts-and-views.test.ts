@@ -159,4 +159,50 @@ describe("REST and GraphQL are two views of one store", () => {
     );
     expect(back.body.data.myself.endpoint).toEqual({ workersMax: 0, env: [{ key: "X", value: "y" }] });
   });
+
+  it("a REST read-then-PATCH of every field changes nothing GraphQL reads (PRIORITY_FLASHBOOT stays)", async () => {
+    const t = await api.gql<{ saveTemplate: { id: string } }>(
+      `mutation { saveTemplate(input: {name: "roundTrip", imageName: "img", isServerless: true}) { id } }`,
+    );
+    const fields = `id name templateId gpuIds idleTimeout locations flashBootType scalerType scalerValue workersMin
+      workersMax workersStandby networkVolumeId type gpuCount executionTimeoutMs env { key value } allowedCudaVersions
+      minCudaVersion hubReleaseId modelName version`;
+    const saved = await api.gql<{ saveEndpoint: { id: string } }>(
+      `mutation($t: String!) { saveEndpoint(input: {name: "round-trip", templateId: $t, gpuIds: "AMPERE_24,-NVIDIA L4",
+         locations: "US", flashBootType: PRIORITY_FLASHBOOT, workersStandby: 2, idleTimeout: 10, workersMax: 2,
+         env: [{key: "K", value: "v"}], allowedCudaVersions: "12.4"}) { ${fields} } }`,
+      { t: t.body.data.saveTemplate.id },
+    );
+    const before = saved.body.data.saveEndpoint;
+    expect(before).toMatchObject({ flashBootType: "PRIORITY_FLASHBOOT" });
+    const read = (await api.rest<Record<string, unknown>>("GET", `/endpoints/${before.id}`)).body;
+    expect(read.flashboot).toBe(true);
+    // Every field REST reads that its update takes, sent back unchanged.
+    const {
+      id: _id,
+      userId: _u,
+      computeType: _c,
+      env: _e,
+      instanceIds: _i,
+      version: _v,
+      createdAt: _d,
+      ...body
+    } = read;
+    const patched = await api.rest<Record<string, unknown>>("PATCH", `/endpoints/${before.id}`, body);
+    expect(patched.status).toBe(200);
+    expect(patched.body).toEqual(read);
+    const after = await api.gql<{ myself: { endpoint: unknown } }>(
+      `query($id: String!) { myself { endpoint(id: $id) { ${fields} } } }`,
+      { id: before.id },
+    );
+    expect(after.body.data.myself.endpoint).toEqual(before);
+    // flashboot false still turns it off, and true then turns plain FLASHBOOT on.
+    await api.rest("PATCH", `/endpoints/${before.id}`, { flashboot: false });
+    await api.rest("PATCH", `/endpoints/${before.id}`, { flashboot: true });
+    const last = await api.gql<{ myself: { endpoint: { flashBootType: string } } }>(
+      `query($id: String!) { myself { endpoint(id: $id) { flashBootType } } }`,
+      { id: before.id },
+    );
+    expect(last.body.data.myself.endpoint.flashBootType).toBe("FLASHBOOT");
+  });
 });

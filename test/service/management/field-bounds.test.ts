@@ -88,3 +88,146 @@ describe("free-text field bounds", () => {
     expect(over.text).toContain("imageName");
   });
 });
+
+describe("ids in refusals", () => {
+  // An id longer than any the service hands out is named cut short: a reply never echoes it whole.
+  const long = `${x(40)}${"y".repeat(200_000 - 40)}`;
+  const cut = `${x(40)}… (200000 characters; no id is that long)`;
+
+  it("GraphQL: an unknown id as an argument or an input field", async () => {
+    const templateId = (
+      await api.gql<{ saveTemplate: { id: string } }>(
+        `mutation { saveTemplate(input: {name: "ids", imageName: "img", isServerless: true}) { id } }`,
+      )
+    ).body.data.saveTemplate.id;
+    const cases: [string, Record<string, unknown>, string][] = [
+      ["mutation($id: String!) { deleteEndpoint(id: $id) }", { id: long }, `endpoint ${cut} not found`],
+      ["mutation($id: ID!) { secretDelete(id: $id) }", { id: long }, `secret ${cut} not found`],
+      [
+        "mutation($id: String!) { deleteRegistryAuth(registryAuthId: $id) }",
+        { id: long },
+        `container registry auth ${cut} not found`,
+      ],
+      [
+        "mutation($id: String!) { deleteTemplate(templateName: $id) }",
+        { id: long },
+        `template named "${x(39)}… (200002 characters; no id is that long) not found`,
+      ],
+      [
+        'mutation($id: String!) { saveEndpoint(input: {name: "e", templateId: $id, gpuIds: "AMPERE_16"}) { id } }',
+        { id: long },
+        `templateId: template ${cut} not found`,
+      ],
+      [
+        'mutation($t: String!, $id: String!) { saveEndpoint(input: {name: "e", templateId: $t, gpuIds: "AMPERE_16", networkVolumeId: $id}) { id } }',
+        { t: templateId, id: long },
+        `networkVolumeId: network volume ${cut} not found`,
+      ],
+      [
+        'mutation($id: String!) { saveTemplate(input: {name: "r", imageName: "i", containerRegistryAuthId: $id}) { id } }',
+        { id: long },
+        `containerRegistryAuthId: container registry auth ${cut} not found`,
+      ],
+    ];
+    // A name as long as a name may be is still named whole.
+    cases.push([
+      "mutation($id: String!) { deleteTemplate(templateName: $id) }",
+      { id: x(191) },
+      `template named "${x(191)}" not found`,
+    ]);
+    for (const [query, variables, message] of cases) {
+      const reply = await api.gql(query, variables);
+      expect(reply.status, query).toBe(200);
+      expect(reply.body.errors?.[0]?.message, query).toBe(message);
+      expect(reply.text.length, query).toBeLessThan(1_000);
+    }
+  });
+
+  it("REST: an unknown id in a body field; a short id is still named whole", async () => {
+    const reply = await api.rest<ErrorBody>("POST", "/endpoints", { templateId: long });
+    expect(reply.status).toBe(400);
+    expect(reply.body.message).toBe(`templateId: template ${cut} not found`);
+    const short = await api.rest<ErrorBody>("POST", "/endpoints", { templateId: x(100) });
+    expect(short.body.message).toBe(`templateId: template ${x(100)} not found`);
+  });
+});
+
+describe("refusals of long lists", () => {
+  // A list of many bad items is answered with the first few problems and a count, not one problem
+  // each (an 800 KB gpuIds of 400,000 bad pool ids was answered with 65 MB).
+  it("GraphQL: a comma list (gpuIds, locations) names 9 bad items and how many more", async () => {
+    const templateId = (
+      await api.gql<{ saveTemplate: { id: string } }>(
+        `mutation { saveTemplate(input: {name: "lists", imageName: "img", isServerless: true}) { id } }`,
+      )
+    ).body.data.saveTemplate.id;
+    const save = `mutation($input: EndpointInput!) { saveEndpoint(input: $input) { id } }`;
+    const bad = (item: string, n: number) => Array.from({ length: n }, () => item).join(",");
+    const reply = await api.gql(save, {
+      input: { name: "e", templateId, gpuIds: `AMPERE_16,${bad("a", 400_000)}` },
+    });
+    const unknownPool = `gpuIds: unknown GPU pool id "a"; expected one of AMPERE_16, AMPERE_24, ADA_24, AMPERE_48, ADA_48_PRO, AMPERE_80, ADA_80_PRO, or "-<GPU type>" to exclude one`;
+    expect(reply.body.errors?.[0]).toMatchObject({
+      message: [...Array.from({ length: 9 }, () => unknownPool), "gpuIds: 399991 more items refused"].join(
+        "; ",
+      ),
+      extensions: { code: "VALIDATION", field: "gpuIds" },
+    });
+    expect(reply.text.length).toBeLessThan(5_000);
+    const locations = await api.gql(save, {
+      input: { name: "e", templateId, gpuIds: "AMPERE_16", locations: bad("ZZ", 300_000) },
+    });
+    expect(locations.body.errors?.[0]?.message).toMatch(/; locations: 299991 more items refused$/);
+    expect(locations.text.length).toBeLessThan(5_000);
+  });
+
+  it("REST: a list of many bad items names 10 problems, then how many more", async () => {
+    const template = await api.rest<{ id: string }>("POST", "/templates", {
+      name: "lists-rest",
+      imageName: "img",
+      isServerless: true,
+    });
+    const reply = await api.rest<ErrorBody & { field: string }>("POST", "/endpoints", {
+      templateId: template.body.id,
+      dataCenterIds: Array.from({ length: 10_000 }, () => "XX-1"),
+    });
+    expect(reply.status).toBe(400);
+    expect(reply.body.field).toBe("dataCenterIds.0");
+    const problems = reply.body.message.split("; dataCenterIds.");
+    expect(problems).toHaveLength(10);
+    expect(problems[0]).toMatch(/^dataCenterIds\.0: Invalid option: expected one of "EU-RO-1"/);
+    expect(reply.body.message).toMatch(/; and 9990 more problems$/);
+    expect(reply.text.length).toBeLessThan(10_000);
+  });
+
+  it("a list past 10,000 items is refused naming it, before its items are checked (REST and GraphQL)", async () => {
+    const items = (n: number) => Array.from({ length: n }, () => "XX-1");
+    const over = await api.rest<ErrorBody & { field: string }>("POST", "/networkvolumes", {
+      name: "v",
+      size: 1,
+      dataCenterId: "EU-RO-1",
+      extra: { deep: items(10_001) },
+    });
+    expect(over.status).toBe(400);
+    expect(over.body).toMatchObject({
+      message: "extra.deep: 10001 items; a list holds at most 10000",
+      field: "extra.deep",
+    });
+    const gql = await api.gql(`query($ids: [String!]) { gpuTypes(input: {ids: $ids}) { id } }`, {
+      ids: items(10_001),
+    });
+    expect(gql.body.errors?.[0]).toMatchObject({
+      message: "ids: 10001 items; a list holds at most 10000",
+      extensions: { code: "VALIDATION", field: "ids" },
+    });
+  });
+
+  it("one issue quoting a huge value is cut (a 500 KB gpuIds item)", async () => {
+    const reply = await api.gql(`mutation($input: EndpointInput!) { saveEndpoint(input: $input) { id } }`, {
+      input: { name: "e", templateId: "t", gpuIds: `AMPERE_16,${x(500_000)}` },
+    });
+    const message = reply.body.errors?.[0]?.message ?? "";
+    expect(message).toMatch(/^gpuIds: unknown GPU pool id "x{100,}… \(\d+ characters\)$/);
+    expect(reply.text.length).toBeLessThan(2_000);
+  });
+});

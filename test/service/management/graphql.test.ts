@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { GqlEndpoint } from "../../../sdk/schemas/endpoint";
 import { NEXT_GEN_STORAGE_TYPE, STANDARD_STORAGE_TYPE } from "../../../sdk/schemas/network-volume";
 import { START_SCRIPT_MAX_LENGTH } from "../../../sdk/schemas/template";
@@ -129,6 +129,57 @@ describe("GraphQL endpoints", () => {
       version: first.version + 1, // env changed
     });
     expect(replaced.createdAt).toBe(first.createdAt);
+  });
+
+  it("saveEndpoint keeps networkVolumeIds and minCudaVersion when omitted; null clears both, [] clears the volumes", async () => {
+    const templateId = await saveTemplate("g-volumes");
+    const volumeIn = async (dataCenterId: string) => {
+      const reply = await api.gql<{ createNetworkVolume: { id: string } }>(
+        `mutation($input: CreateNetworkVolumeInput!) { createNetworkVolume(input: $input) { id } }`,
+        { input: { name: `v-${dataCenterId}`, size: 10, dataCenterId } },
+      );
+      return reply.body.data.createNetworkVolume.id;
+    };
+    const [ro, tx] = [await volumeIn("EU-RO-1"), await volumeIn("US-TX-3")];
+    const required = { name: "vols", templateId, gpuIds: "AMPERE_16" };
+    type Saved = {
+      id: string;
+      minCudaVersion: string | null;
+      networkVolumeIds: { networkVolumeId: string }[];
+    };
+    const volumesOf = (e: Saved) => e.networkVolumeIds.map((v) => v.networkVolumeId);
+    const SAVE = `mutation Save($input: EndpointInput!) { saveEndpoint(input: $input) {
+      id minCudaVersion networkVolumeIds { networkVolumeId dataCenterId } } }`;
+    const save = async (input: Record<string, unknown>) => {
+      const reply = await api.gql<{ saveEndpoint: Saved }>(SAVE, {
+        input,
+      });
+      expect(reply.body.errors).toBeUndefined();
+      return reply.body.data.saveEndpoint;
+    };
+    const created = await save({
+      ...required,
+      networkVolumeIds: [{ networkVolumeId: ro }, { networkVolumeId: tx }],
+      minCudaVersion: "12.1",
+    });
+    expect(volumesOf(created)).toEqual([ro, tx]);
+    const kept = await save({ ...required, id: created.id });
+    expect(kept).toMatchObject({ minCudaVersion: "12.1" });
+    expect(volumesOf(kept)).toEqual([ro, tx]);
+    // null is "no value": it clears, as minCudaVersion's null does (it was taken as "not sent").
+    const cleared = await save({ ...required, id: created.id, networkVolumeIds: null, minCudaVersion: null });
+    expect(cleared).toMatchObject({ minCudaVersion: null, networkVolumeIds: [] });
+    const rest = await api.rest<{ networkVolumeIds: string[] }>("GET", `/endpoints/${created.id}`);
+    expect(rest.body.networkVolumeIds).toEqual([]);
+    await save({ ...required, id: created.id, networkVolumeIds: [{ networkVolumeId: ro }] });
+    expect(volumesOf(await save({ ...required, id: created.id, networkVolumeIds: [] }))).toEqual([]);
+    // An inline null literal reads the same as a null variable.
+    await save({ ...required, id: created.id, networkVolumeIds: [{ networkVolumeId: tx }] });
+    const inline = await api.gql<{ saveEndpoint: { networkVolumeIds: unknown[] } }>(
+      `mutation { saveEndpoint(input: {id: "${created.id}", name: "vols", templateId: "${templateId}",
+         gpuIds: "AMPERE_16", networkVolumeIds: null}) { networkVolumeIds { networkVolumeId } } }`,
+    );
+    expect(inline.body.data.saveEndpoint.networkVolumeIds).toEqual([]);
   });
 
   it("reads one endpoint with myself { endpoint(id:) } and null for an unknown id", async () => {
@@ -547,6 +598,52 @@ describe("GraphQL empty reference ids", () => {
   });
 });
 
+describe("GraphQL worker pods", () => {
+  it("a worker's machine names the GPU type REST reports for it (none for a CPU endpoint's)", async () => {
+    const templateId = await saveTemplate("g-workers", { imageName: "runpodkit/echo" });
+    const scaled = { templateId, workersMin: 1, workersMax: 1 };
+    const gpu = await saveEndpoint({ ...scaled, name: "w-gpu", gpuIds: "ADA_24" });
+    const cpu = await saveEndpoint({
+      ...scaled,
+      name: "w-cpu",
+      gpuIds: "AMPERE_16",
+      computeType: "CPU",
+      instanceIds: ["cpu3c-2-4"],
+    });
+    type Worker = { id: string; endpointId: string; machine: Record<string, unknown> };
+    const workers = await vi.waitFor(
+      async () => {
+        const rest = await api.rest<Worker[]>("GET", "/pods?includeWorkers=true&includeMachine=true");
+        const [g, c] = [gpu.id, cpu.id].map((id) => rest.body.find((p) => p.endpointId === id));
+        if (!g || !c) throw new Error("no workers yet");
+        return { g, c };
+      },
+      { timeout: 30_000, interval: 100 },
+    );
+    const machineOf = async (podId: string) => {
+      const reply = await api.gql<{ pod: { endpointId: string; machine: unknown } }>(
+        `query($id: String!) { pod(input: {podId: $id}) { endpointId machine { gpuTypeId gpuDisplayName } } }`,
+        { id: podId },
+      );
+      return reply.body.data.pod.machine;
+    };
+    expect(workers.g.machine).toEqual({ gpuTypeId: "NVIDIA GeForce RTX 4090", gpuDisplayName: "RTX 4090" });
+    const machines = { g: await machineOf(workers.g.id), c: await machineOf(workers.c.id) };
+    expect(machines.g).toEqual(workers.g.machine);
+    expect(machines.c).toEqual({ gpuTypeId: null, gpuDisplayName: null });
+    for (const e of [gpu, cpu]) {
+      await saveEndpoint({
+        ...scaled,
+        id: e.id,
+        name: e.name,
+        gpuIds: e.gpuIds,
+        workersMin: 0,
+        workersMax: 0,
+      });
+    }
+  });
+});
+
 describe("GraphQL transport", () => {
   it("answers 401 for a missing or wrong key, and accepts a Bearer header", async () => {
     const noKey = await api.send(service.graphqlUrl, {
@@ -575,5 +672,22 @@ describe("GraphQL transport", () => {
     expect(reply.status).toBe(400);
     expect(reply.text).toContain("query");
     expect(reply.text).not.toContain(service.apiKey);
+  });
+
+  it("a JSON request sent as text/plain (fetch's default for a string body) is told the content-type to use", async () => {
+    const body = JSON.stringify({ query: "{ myself { id } }" });
+    const sent = async (url: string) =>
+      api.send<{ message?: string; errors?: { message: string }[] }>(url, {
+        method: "POST",
+        headers: { "content-type": "text/plain;charset=UTF-8", authorization: `Bearer ${service.apiKey}` },
+        body,
+      });
+    const expected = "body: a JSON object is required, sent with content-type: application/json";
+    const gql = await sent(service.graphqlUrl);
+    expect(gql.status).toBe(400);
+    expect(gql.body.errors?.[0]?.message).toBe(expected);
+    const rest = await sent(`${service.restUrl}/networkvolumes`);
+    expect(rest.status).toBe(400);
+    expect(rest.body.message).toBe(expected);
   });
 });
