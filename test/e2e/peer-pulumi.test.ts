@@ -15,7 +15,13 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { LocalStack } from "../../engine/engine";
-import { installProgram, type PackageManager, type PackedPackage, packProject } from "../../engine/package";
+import {
+  installProgram,
+  type PackageManager,
+  type PackedPackage,
+  packProject,
+  yarnBerryScript,
+} from "../../engine/package";
 import { MISSING_PULUMI_MESSAGE } from "../../provider/pulumi-guard";
 import { outputString } from "./support/scenario";
 import { type ServiceFixture, startServiceFixture } from "./support/service";
@@ -158,6 +164,32 @@ describe("@pulumi/pulumi as an optional peer dependency of the installed package
     TEST_TIMEOUT,
   );
 
+  test(
+    "an SDK-only yarn Plug'n'Play project: the entries load, `runpodkit` says what to install (PnP's own resolution error)",
+    async () => {
+      const { dir } = await installProgram(SDK_ONLY, pkg, "yarn-berry-pnp");
+      const load = (entry: string) =>
+        spawnSync(process.execPath, [yarnBerryScript(), "node", "-e", `require(${JSON.stringify(entry)})`], {
+          cwd: dir,
+          encoding: "utf8",
+        });
+      for (const entry of ["runpodkit/sdk", "runpodkit/worker", "runpodkit/service"]) {
+        const result = load(entry);
+        expect({ entry, status: result.status, stderr: result.stderr }).toEqual({
+          entry,
+          status: 0,
+          stderr: "",
+        });
+      }
+      const resources = load("runpodkit");
+      expect({ status: resources.status, stderr: resources.stderr }).toEqual({
+        status: 1,
+        stderr: `${MISSING_PULUMI_MESSAGE}\n`,
+      });
+    },
+    TEST_TIMEOUT,
+  );
+
   for (const manager of ["npm", "pnpm"] as PackageManager[]) {
     test(
       `a Pulumi project pinning @pulumi/pulumi at the range's floor (${manager}): runpodkit uses the program's one copy; deploy and destroy`,
@@ -178,6 +210,20 @@ describe("@pulumi/pulumi as an optional peer dependency of the installed package
           ]);
           const ls = spawnSync("npm", ["ls", "--all"], { cwd: dir, encoding: "utf8" });
           expect({ status: ls.status, stderr: ls.stderr }).toEqual({ status: 0, stderr: "" });
+          // runpodkit's .d.ts check against the floor's types too, not only those it was built with.
+          const tsc = spawnSync(
+            process.execPath,
+            [
+              join("node_modules", "typescript", "bin", "tsc"),
+              "-p",
+              ".",
+              "--noEmit",
+              "--skipLibCheck",
+              "false",
+            ],
+            { cwd: dir, encoding: "utf8" },
+          );
+          expect({ status: tsc.status, errors: tsc.stdout.trim() }).toEqual({ status: 0, errors: "" });
         } else {
           const copies = readdirSync(join(dir, "node_modules", ".pnpm")).filter((n) =>
             n.startsWith("@pulumi+pulumi@"),
