@@ -116,9 +116,18 @@ describe("@pulumi/pulumi as an optional peer dependency of the installed package
   );
 
   test(
-    "the CLI of the SDK-only project serves the local service",
+    "the CLI of the SDK-only project names its version and serves the local service",
     async () => {
       const { dir } = await installProgram(SDK_ONLY, pkg);
+      const version = spawnSync(process.execPath, [join("node_modules", ".bin", "runpodkit"), "--version"], {
+        cwd: dir,
+        encoding: "utf8",
+      });
+      expect({ status: version.status, stdout: version.stdout, stderr: version.stderr }).toEqual({
+        status: 0,
+        stdout: `runpodkit ${pkg.version}\n`,
+        stderr: "",
+      });
       const key = `rpk_peer_${randomBytes(8).toString("hex")}`;
       const child = spawn(
         process.execPath,
