@@ -154,7 +154,7 @@ describe("the installed package in consumers' TypeScript and module setups", () 
       const declared = [...Object.keys(manifest.dependencies), ...Object.keys(manifest.peerDependencies)];
       expect(declared.sort()).toEqual([...loaded].sort());
       // Only the resources load Pulumi: a peer, so a Pulumi project's own copy is the one they use.
-      expect(manifest.peerDependencies).toEqual({ "@pulumi/pulumi": "^3.139.0" });
+      expect(Object.keys(manifest.peerDependencies)).toEqual(["@pulumi/pulumi"]);
     },
     TEST_TIMEOUT,
   );

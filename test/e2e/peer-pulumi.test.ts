@@ -19,15 +19,21 @@ import {
   installProgram,
   type PackageManager,
   type PackedPackage,
+  PROJECT_ROOT,
   packProject,
   yarnBerryScript,
 } from "../../engine/package";
-import { MISSING_PULUMI_MESSAGE } from "../../provider/pulumi-guard";
+import {
+  MISSING_PULUMI_MESSAGE,
+  SUPPORTED_PULUMI,
+  unsupportedPulumiMessage,
+} from "../../provider/pulumi-guard";
 import { outputString } from "./support/scenario";
 import { type ServiceFixture, startServiceFixture } from "./support/service";
 
 const SDK_ONLY = join(__dirname, "fixtures", "sdk-only");
 const PINNED = join(__dirname, "fixtures", "pinned-pulumi");
+const OLD = join(__dirname, "fixtures", "old-pulumi");
 /** A first install downloads the program's packages; a deployment type-checks the program. */
 const TEST_TIMEOUT = 300_000;
 
@@ -67,6 +73,44 @@ describe("@pulumi/pulumi as an optional peer dependency of the installed package
     await svc?.close();
     if (workDir) await rm(workDir, { recursive: true, force: true });
   });
+
+  test("the guard's range is package.json's peer range, and its messages say what to install", () => {
+    const manifest = JSON.parse(readFileSync(join(PROJECT_ROOT, "package.json"), "utf8")) as {
+      peerDependencies: Record<string, string>;
+      peerDependenciesMeta: Record<string, { optional?: boolean }>;
+      devDependencies: Record<string, string>;
+    };
+    expect(manifest.peerDependencies).toEqual({ "@pulumi/pulumi": SUPPORTED_PULUMI });
+    expect(manifest.peerDependenciesMeta).toEqual({ "@pulumi/pulumi": { optional: true } });
+    expect(manifest.devDependencies["@pulumi/pulumi"]).toBeDefined();
+    expect(unsupportedPulumiMessage("3.139.0")).toBeUndefined();
+    expect(unsupportedPulumiMessage("3.276.0")).toBeUndefined();
+    expect(unsupportedPulumiMessage("3.138.0")).toBe(
+      'runpodkit: the Pulumi resources (import "runpodkit") need @pulumi/pulumi ^3.139.0 (package.json "peerDependencies"); this project has 3.138.0: run `npm install @pulumi/pulumi@^3` in your Pulumi project.',
+    );
+    expect(unsupportedPulumiMessage("4.0.0")).toContain("this project has 4.0.0");
+    expect(MISSING_PULUMI_MESSAGE).toContain("run `npm install @pulumi/pulumi` in your Pulumi project");
+  });
+
+  test(
+    "a project with @pulumi/pulumi below the range: npm refuses to install it, and under pnpm (a warning) `runpodkit` says what to install",
+    async () => {
+      await expect(installProgram(OLD, pkg)).rejects.toThrow(
+        /ERESOLVE[\s\S]*peerOptional @pulumi\/pulumi@"\^3\.139\.0"/,
+      );
+      const { dir } = await installProgram(OLD, pkg, "pnpm");
+      const resources = spawnSync(process.execPath, ["-e", 'require("runpodkit")'], {
+        cwd: dir,
+        encoding: "utf8",
+      });
+      expect({ status: resources.status, stderr: resources.stderr, stdout: resources.stdout }).toEqual({
+        status: 1,
+        stderr: `${unsupportedPulumiMessage("3.100.0")}\n`,
+        stdout: "",
+      });
+    },
+    TEST_TIMEOUT,
+  );
 
   test(
     "an SDK-only npm project installs no Pulumi, `npm ls` is clean, its entries and types load, `runpodkit` says what to install",
@@ -110,7 +154,6 @@ describe("@pulumi/pulumi as an optional peer dependency of the installed package
         stderr: `${MISSING_PULUMI_MESSAGE}\n`,
         stdout: "",
       });
-      expect(MISSING_PULUMI_MESSAGE).toContain("npm install @pulumi/pulumi");
     },
     TEST_TIMEOUT,
   );
