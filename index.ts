@@ -4,6 +4,8 @@
  */
 // First: on an unsupported Node.js, one line naming the required version instead of a crash below.
 import "./sdk/node-guard";
+// Then: without @pulumi/pulumi (an optional peer dependency), one line saying to install it.
+import "./provider/pulumi-guard";
 
 export { ContainerRegistryAuth, type ContainerRegistryAuthArgs } from "./provider/container-registry-auth";
 export { Endpoint, type EndpointArgs } from "./provider/endpoint";

@@ -1,33 +1,8 @@
-import { existsSync, readFileSync } from "node:fs";
-import { dirname, join, relative } from "node:path";
+import { dirname, relative } from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
-import { z } from "zod";
+import { PACKAGE_NAME, packageManifest } from "../sdk/package-manifest";
 
-export const PACKAGE_NAME = "runpodkit";
-
-const Manifest = z.looseObject({ name: z.string().optional(), version: z.string().optional() });
-
-/** Walks up from `start` to this package's package.json. */
-function packageManifest(start: string): { root: string; version: string } {
-  for (let dir = start; ; dir = dirname(dir)) {
-    const path = join(dir, "package.json");
-    if (existsSync(path)) {
-      const manifest = Manifest.safeParse(JSON.parse(readFileSync(path, "utf8")));
-      if (manifest.success && manifest.data.name === PACKAGE_NAME) {
-        return { root: dir, version: manifest.data.version ?? "0.0.0" };
-      }
-    }
-    if (dirname(dir) === dir) throw new Error(`${start} is not inside the ${PACKAGE_NAME} package`);
-  }
-}
-
-let running: string | undefined;
-
-/** The version of the runpodkit package this code belongs to (read once from its package.json). */
-export function packageVersion(): string {
-  running ??= packageManifest(__dirname).version;
-  return running;
-}
+export { PACKAGE_NAME, packageVersion } from "../sdk/package-manifest";
 
 /**
  * The specifier by which Pulumi's provider host loads one of this package's files: by package path,

@@ -6,6 +6,7 @@ import "../sdk/node-guard";
 // Second, before the service's modules load: a lighter start (see lean-start.ts).
 import "./lean-start";
 import { parseArgs } from "node:util";
+import { packageVersion } from "../sdk/package-manifest";
 import { API_KEYS_ENV, readApiKeys, redactKey } from "./api-keys";
 import { StoreOpenError } from "./db";
 import { startService } from "./index";
@@ -31,7 +32,8 @@ const USAGE = `usage: ${API_KEYS_ENV}=<k1>,<k2> runpodkit [serve] [--port <p>] [
   relative to this directory) or a command line (run in the worker's own directory: name files by
   absolute path); repeatable. Built in: ${Object.keys(BUILTIN_HANDLERS).join(", ")}; any other image runs ${FALLBACK_IMAGE}.
   --max-workers: worker processes at once over every endpoint and account (default ${DEFAULT_JOB_PLANE_CONFIG.maxWorkers}, at most ${MAX_WORKERS_LIMIT});
-  past it, further workers wait and their jobs stay IN_QUEUE.`;
+  past it, further workers wait and their jobs stay IN_QUEUE.
+  --version: prints the installed package's version (runpodkit <version>); --help: this text.`;
 const DEFAULT_DATA = defaultDataPath();
 
 /**
@@ -53,6 +55,11 @@ async function main(): Promise<void> {
   const { values } = parseFlags(args);
   if (values.help) {
     console.log(USAGE);
+    return;
+  }
+  // Which package a project's `npx runpodkit` runs (a tarball, a registry release, a global install).
+  if (values.version) {
+    console.log(`runpodkit ${packageVersion()}`);
     return;
   }
   const port = Number(values.port);
@@ -132,6 +139,7 @@ function parseFlags(args: string[]) {
         handler: { type: "string", multiple: true },
         "max-workers": { type: "string" },
         help: { type: "boolean", short: "h" },
+        version: { type: "boolean" },
       },
       strict: true,
     });

@@ -134,11 +134,12 @@ describe("the installed package in consumers' TypeScript and module setups", () 
   );
 
   test(
-    "every runtime dependency is one the shipped code loads (what only the test engine uses is a devDependency)",
+    "every runtime dependency or peer is one the shipped code loads (what only the test engine uses is a devDependency)",
     async () => {
       const installed = join(programDir, "node_modules", "runpodkit");
       const manifest = JSON.parse(await readFile(join(installed, "package.json"), "utf8")) as {
         dependencies: Record<string, string>;
+        peerDependencies: Record<string, string>;
       };
       const loaded = new Set<string>();
       for (const file of await readdir(join(installed, "dist"), { recursive: true })) {
@@ -150,7 +151,10 @@ describe("the installed package in consumers' TypeScript and module setups", () 
           loaded.add(specifier.startsWith("@") ? parts.slice(0, 2).join("/") : (parts[0] ?? ""));
         }
       }
-      expect(Object.keys(manifest.dependencies).sort()).toEqual([...loaded].sort());
+      const declared = [...Object.keys(manifest.dependencies), ...Object.keys(manifest.peerDependencies)];
+      expect(declared.sort()).toEqual([...loaded].sort());
+      // Only the resources load Pulumi: a peer, so a Pulumi project's own copy is the one they use.
+      expect(Object.keys(manifest.peerDependencies)).toEqual(["@pulumi/pulumi"]);
     },
     TEST_TIMEOUT,
   );

@@ -39,7 +39,8 @@ async function stageRootLayout(): Promise<string> {
   const layout = {
     name: "runpodkit-root-layout",
     private: true,
-    dependencies: pick(manifest.dependencies, ["@pulumi/pulumi"]),
+    // A devDependency of the checkout (a peer of the package), as the root program's own dependency.
+    dependencies: pick(manifest.devDependencies, ["@pulumi/pulumi"]),
     devDependencies: pick(manifest.devDependencies, ["@types/node", "ts-node", "typescript"]),
   };
   await writeFile(join(stage, "package.json"), `${JSON.stringify(layout, null, 2)}\n`);

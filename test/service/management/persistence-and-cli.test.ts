@@ -405,6 +405,23 @@ describe("CLI --help", () => {
   });
 });
 
+describe("CLI --version", () => {
+  it("prints the package's version and starts nothing", async () => {
+    const manifest = JSON.parse(readFileSync("package.json", "utf8")) as { version: string };
+    const child = startCliCommand([], [], "--version");
+    let stdout = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    const { code, stderr } = await exitOf(child);
+    expect({ code, stdout, stderr }).toEqual({
+      code: 0,
+      stdout: `runpodkit ${manifest.version}\n`,
+      stderr: "",
+    });
+  });
+});
+
 describe("CLI --handler", () => {
   it("runs a template's image with the handler module the flag maps it to", async () => {
     const child = startCli(["k-handler"], "--handler", "acme/upper=examples/handlers/uppercase.ts");
