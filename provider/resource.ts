@@ -87,11 +87,17 @@ function parentPath(parent: pulumi.Resource | undefined): string | undefined {
   const parts: string[] = [];
   let at = parent;
   for (let depth = 0; at !== undefined && depth < 64; depth++) {
-    const type = pulumi.resourceType(at);
+    // Read where Pulumi keeps them: its resourceType()/resourceName() getters came after 3.139, the
+    // peer range's floor, and return these same fields. It has no getter for the parent at all.
+    const kept = at as unknown as {
+      __pulumiType?: string;
+      __name?: string;
+      __parentResource?: pulumi.Resource;
+    };
+    const type = kept.__pulumiType;
     if (type === undefined || type === "pulumi:pulumi:Stack") break;
-    parts.unshift(`${type}::${pulumi.resourceName(at)}`);
-    // Pulumi keeps a resource's parent there and has no public getter; without it, the immediate parent only.
-    at = (at as unknown as { __parentResource?: pulumi.Resource }).__parentResource;
+    parts.unshift(`${type}::${kept.__name ?? ""}`);
+    at = kept.__parentResource;
   }
   return parts.length > 0 ? parts.join("$") : undefined;
 }

@@ -292,10 +292,11 @@ describe("@pulumi/pulumi as an optional peer dependency of the installed package
         });
         stack.setAllConfig(svc.stackConfig());
         const up = await stack.up();
-        expect(up.changes).toEqual({ create: 3 });
+        // The stack, the template, the endpoint, the group and its child template.
+        expect(up.changes).toEqual({ create: 5 });
         const endpointId = outputString(up.outputs, "endpointId");
         expect(await svc.rest.endpoints.get(endpointId)).toMatchObject({ workersMax: 2 });
-        expect((await stack.destroy()).changes).toEqual({ delete: 3 });
+        expect((await stack.destroy()).changes).toEqual({ delete: 5 });
         expect(await svc.rest.endpoints.list()).toEqual([]);
       },
       TEST_TIMEOUT,
