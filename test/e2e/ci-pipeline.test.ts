@@ -113,6 +113,29 @@ describe("a CI job: provider settings from the environment, a key of another acc
   );
 
   test(
+    "a key with its line end (a secret pasted with it) works; a bad URL in the environment is named as that variable",
+    async () => {
+      // refresh reads the template through REST, where the key travels in the Authorization header
+      // (of the stack the first test made).
+      expect(await custom(await ciStack(owner))).toHaveLength(2);
+      expect((await (await ciStack(`${owner}\n`)).refresh()).changes).toEqual({ same: 2 });
+      expect((await (await ciStack(` ${owner}\r\n`)).refresh()).changes).toEqual({ same: 2 });
+
+      const typo = await LocalStack.open({
+        programDir,
+        stackName: "typo",
+        stateDir: join(workDir, "state"),
+        passphrase,
+        env: { RUNPOD_API_KEY: owner, RUNPODKIT_REST_URL: "127.0.0.1:8080/v1" },
+      });
+      await expect(typo.preview()).rejects.toThrow(
+        "runpodkit:restUrl: the environment variable RUNPODKIT_REST_URL (read since runpodkit:restUrl is not set) is not an http(s) URL",
+      );
+    },
+    STEP_TIMEOUT,
+  );
+
+  test(
     "an endpoint deleted by hand: the update names the way out; refresh drops it and the next up makes it again",
     async () => {
       const stack = await ciStack(owner);
