@@ -75,7 +75,7 @@ describe("a CI job: provider settings from the environment, a key of another acc
   );
 
   test(
-    "refresh and destroy with a key of another account fail naming the key's settings and the accounts, and keep every resource",
+    "refresh, destroy and update with a key of another account fail naming the key's settings and the accounts, and keep every resource",
     async () => {
       const good = await ciStack(owner);
       const ids = await custom(good);
@@ -99,6 +99,9 @@ describe("a CI job: provider settings from the environment, a key of another acc
       );
       expect(said(destroy)).toContain(`created in account ${accountIdOf(owner)}`);
       expect(await custom(wrong)).toEqual(ids);
+      // An update finds nothing either: the same refusal, not "deleted outside Pulumi; run pulumi refresh".
+      wrong.setConfig("workersMax", { value: "3" });
+      await expect(wrong.up()).rejects.toThrow(`created in account ${accountIdOf(owner)}`);
       // The resources are still there, and the right key sees no change.
       expect((await rest.endpoints.list()).map((e) => e.id)).toContain(ids[1]);
       expect((await good.refresh()).changes).toEqual({ same: 2 });
