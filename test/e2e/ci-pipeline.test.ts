@@ -20,6 +20,8 @@ const STEP_TIMEOUT = 180_000;
 describe("a CI job: provider settings from the environment, a key of another account", () => {
   const owner = `rpk_ci_${randomBytes(16).toString("hex")}`;
   const stranger = `rpk_ci_${randomBytes(16).toString("hex")}`;
+  /** A second key of the owner's account: the key a rotation moves the CI secret to. */
+  const rotated = `rpk_ci_${randomBytes(16).toString("hex")}`;
   let service: RunningService;
   let rest: RestClient;
   let programDir: string;
@@ -49,7 +51,11 @@ describe("a CI job: provider settings from the environment, a key of another acc
     programDir = (await installProgram(join(PROJECT_ROOT, "examples", "quickstart"), await packProject()))
       .dir;
     workDir = await mkdtemp(join(tmpdir(), "runpodkit-ci-"));
-    service = await startService({ apiKeys: [owner, stranger], port: 0 });
+    service = await startService({
+      apiKeys: [owner, stranger],
+      sameAccountKeys: { [rotated]: owner },
+      port: 0,
+    });
     rest = new RestClient({ apiKey: owner, baseUrl: service.restUrl });
   }, 300_000);
 
@@ -70,6 +76,24 @@ describe("a CI job: provider settings from the environment, a key of another acc
         stack.providerCalls.slice(writes).filter((c) => ["create", "update", "delete"].includes(c.op)),
       ).toEqual([]);
       expect(await rest.endpoints.list()).toHaveLength(1);
+    },
+    STEP_TIMEOUT,
+  );
+
+  test(
+    "the key rotated (a new key of the same account): preview, refresh and up find nothing to do",
+    async () => {
+      const stack = await ciStack(rotated);
+      const calls = stack.providerCalls.length;
+      expect((await stack.preview()).changes).toEqual({ same: 3 });
+      expect((await stack.refresh()).changes).toEqual({ same: 2 });
+      expect((await stack.up()).changes).toEqual({ same: 3 });
+      expect(
+        stack.providerCalls.slice(calls).filter((c) => ["create", "update", "delete"].includes(c.op)),
+      ).toEqual([]);
+      const state = await stack.exportState();
+      expect(state.includes(rotated)).toBe(false);
+      expect(state.includes(owner)).toBe(false);
     },
     STEP_TIMEOUT,
   );
