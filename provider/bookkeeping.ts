@@ -30,6 +30,13 @@ export const WRITTEN_BY = "__runpodkitVersion";
  */
 export const APPLIED = "__runpodkitApplied";
 
+/**
+ * The id of the account the resource was created in (`myself { id }` of the key that created it).
+ * A key of another account sees none of its resources: without this, a refresh would drop them
+ * from the stack as deleted and a destroy would report them deleted, leaving them running.
+ */
+export const ACCOUNT = "__runpodkitAccount";
+
 export const INTERNAL_KEYS: readonly string[] = [
   PROVIDER_TEXT,
   LOGICAL_NAME,
@@ -39,6 +46,7 @@ export const INTERNAL_KEYS: readonly string[] = [
   CUSTOM_TIMEOUTS,
   WRITTEN_BY,
   APPLIED,
+  ACCOUNT,
 ];
 
 /** Kept from the inputs into the outputs and back into the inputs a refresh returns. */

@@ -13,7 +13,16 @@ import type { ManagementApi } from "./management-api";
 export function createManagementApi(settings: ProviderSettings): ManagementApi {
   const rest = new RestClient({ apiKey: settings.apiKey, baseUrl: settings.restUrl });
   const graphql = new GraphQLClient({ apiKey: settings.apiKey, baseUrl: settings.graphqlUrl });
+  let account: Promise<string> | undefined;
   return {
+    accountId: () => {
+      // One call per provider process and key; a failure is not kept, so the next call asks again.
+      account ??= graphql.accountId().catch((error: unknown) => {
+        account = undefined;
+        throw error;
+      });
+      return account;
+    },
     endpoints: {
       get: (id) => graphql.getEndpoint(id),
       list: () => graphql.listEndpoints(),

@@ -46,14 +46,30 @@ const Seconds = z.coerce.number().int().min(0).max(86_400);
 
 /** Builds the settings from Pulumi config, then the environment, then the defaults. */
 export function resolveSettings(config: ConfigLookup | undefined, env: NodeJS.ProcessEnv): ProviderSettings {
-  const value = (name: SettingName): string | undefined => {
+  /**
+   * The value and where it came from: a CI job that sets only the environment variable must be told
+   * about that variable, not about a config key it never set.
+   */
+  const setting = (name: SettingName): { value: string; from: string } | undefined => {
     const { key, env: variable } = CONFIG_KEYS[name];
     const fromConfig = config?.get(key);
-    if (fromConfig !== undefined && fromConfig !== "") return fromConfig;
+    if (fromConfig !== undefined && fromConfig !== "") return { value: fromConfig, from: key };
     const fromEnv = env[variable];
-    return fromEnv === undefined || fromEnv === "" ? undefined : fromEnv;
+    return fromEnv === undefined || fromEnv === ""
+      ? undefined
+      : { value: fromEnv, from: `the environment variable ${variable} (read since ${key} is not set)` };
   };
-  const apiKey = value("apiKey");
+  const keySetting = setting("apiKey");
+  // A secret pasted with its line end (or a key file's newline) is the same key: keys hold no
+  // whitespace, and a newline in the Authorization header fails every REST call as "no service answered".
+  const apiKey = keySetting?.value.trim() || undefined;
+  if (keySetting !== undefined && apiKey !== undefined && !/^[\x21-\x7e]+$/.test(apiKey)) {
+    throw new ProviderError(
+      "CONFIG",
+      `${keySetting.from} holds spaces or control characters inside the API key: set the key alone`,
+      { operation: "configure", field: CONFIG_KEYS.apiKey.key },
+    );
+  }
   if (apiKey === undefined) {
     throw new ProviderError(
       "CONFIG",
@@ -62,10 +78,12 @@ export function resolveSettings(config: ConfigLookup | undefined, env: NodeJS.Pr
     );
   }
   const url = (name: "restUrl" | "graphqlUrl" | "queueUrl"): string => {
-    const raw = value(name) ?? DEFAULT_URLS[name];
+    const given = setting(name);
+    const raw = given?.value ?? DEFAULT_URLS[name];
+    const from = given?.from ?? CONFIG_KEYS[name].key;
     const parsed = Url.safeParse(raw);
     if (!parsed.success) {
-      throw new ProviderError("CONFIG", `${CONFIG_KEYS[name].key} is not an http(s) URL`, {
+      throw new ProviderError("CONFIG", `${from} is not an http(s) URL`, {
         operation: "configure",
         field: CONFIG_KEYS[name].key,
       });
@@ -76,17 +94,18 @@ export function resolveSettings(config: ConfigLookup | undefined, env: NodeJS.Pr
     if (name === "queueUrl" && /\/v2$/.test(new URL(trimmed).pathname)) {
       throw new ProviderError(
         "CONFIG",
-        `${CONFIG_KEYS.queueUrl.key} is the job API's host, without /v2 (an endpoint's url is {queueUrl}/v2/{id}): set ${trimmed.slice(0, -"/v2".length)}`,
+        `${from} is the job API's host, without /v2 (an endpoint's url is {queueUrl}/v2/{id}): set ${trimmed.slice(0, -"/v2".length)}`,
         { operation: "configure", field: CONFIG_KEYS.queueUrl.key },
       );
     }
     return trimmed;
   };
-  const timeout = Seconds.safeParse(value("deleteTimeout") ?? DEFAULT_DELETE_TIMEOUT_SECONDS);
+  const delay = setting("deleteTimeout");
+  const timeout = Seconds.safeParse(delay?.value ?? DEFAULT_DELETE_TIMEOUT_SECONDS);
   if (!timeout.success) {
     throw new ProviderError(
       "CONFIG",
-      `${CONFIG_KEYS.deleteTimeout.key} must be whole seconds from 0 to 86400`,
+      `${delay?.from ?? CONFIG_KEYS.deleteTimeout.key} must be whole seconds from 0 to 86400`,
       {
         operation: "configure",
         field: CONFIG_KEYS.deleteTimeout.key,

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
-import { APPLIED, AUTO_NAMED, CARRIED_KEYS, CUSTOM_TIMEOUTS, WRITTEN_BY } from "./bookkeeping";
+import { ACCOUNT, APPLIED, AUTO_NAMED, CARRIED_KEYS, CUSTOM_TIMEOUTS, WRITTEN_BY } from "./bookkeeping";
 import {
   type CheckFailure,
   checkInputs,
@@ -11,7 +11,7 @@ import {
   normalizeInputs,
   type Props,
 } from "./check";
-import { configureFromHost, type ProviderSettings } from "./config";
+import { CONFIG_KEYS, configureFromHost, type ProviderSettings } from "./config";
 import type { ManagementApi, ProviderContext } from "./context";
 import { diffFields } from "./diff";
 import { packageVersion } from "./dynamic";
@@ -210,6 +210,7 @@ export function implement<D extends { name: string }, R>(
     for (const key of CARRIED_KEYS) if (carried[key] !== undefined) out[key] = carried[key];
     out[AUTO_NAMED] = carried[AUTO_NAMED] === true;
     out[WRITTEN_BY] = packageVersion();
+    if (typeof carried[ACCOUNT] === "string") out[ACCOUNT] = carried[ACCOUNT];
     if (applied !== undefined) out[APPLIED] = appliedOf(applied);
     return plainProps(out);
   }
@@ -250,6 +251,24 @@ export function implement<D extends { name: string }, R>(
       if (spec.schema.shape[field]?.safeParse(value).success) out[field] = value;
     }
     return out;
+  }
+
+  /**
+   * Refuses to go on when the resource was created in another account than the key's: that key sees
+   * none of it, so "not found" would be taken for "deleted" (a refresh drops it from the stack, a
+   * destroy reports it gone and leaves it running, the next up makes a second one).
+   */
+  async function refuseOtherAccount(call: Call, id: string, props: Props): Promise<void> {
+    const owner = props[ACCOUNT];
+    if (typeof owner !== "string" || owner === "") return; // state written before owners were kept
+    const current = await call.api.accountId();
+    if (current === owner) return;
+    const { key, env } = CONFIG_KEYS.apiKey;
+    throw new ProviderError(
+      "CONFIG",
+      `${call.operation}: ${noun} ${String(props.name ?? id)} (id ${id}) was created in account ${owner}, but the API key is one of account ${current}, which cannot see it, so nothing was changed. Set ${key} (else the environment variable ${env}) to a key of account ${owner}. Only if that account's resources are gone for good, drop them from the stack with pulumi state delete.`,
+      { operation: call.operation, field: key },
+    );
   }
 
   const label = (props: Props, id?: string) => `${noun} ${String(props.name ?? id ?? "")}`.trim();
@@ -443,6 +462,8 @@ export function implement<D extends { name: string }, R>(
 
     create: async (inputs: Props) =>
       run(`create ${label(inputs)}`, async (call) => {
+        // Asked before anything is made: a failure after the create would leave it outside the stack.
+        const account = await call.api.accountId();
         const adoptId = inputs[ADOPT_ID];
         let record: R;
         let carried = inputs;
@@ -467,14 +488,18 @@ export function implement<D extends { name: string }, R>(
         // A generated name may have come out a later generation (the first was taken): that one was applied.
         const applied =
           carried[AUTO_NAMED] === true ? { ...carried, name: definition.nameOf(record) } : carried;
-        return { id: definition.idOf(record), outs: assemble(record, carried, call.settings, applied) };
+        const outs = assemble(record, { ...carried, [ACCOUNT]: account }, call.settings, applied);
+        return { id: definition.idOf(record), outs };
       }),
 
     read: async (id: string, props: Props = {}) =>
       run(`read ${noun} ${id}`, async (call) => {
         refuseNewerState(props, call.operation);
         const record = await definition.fetch(call, id);
-        if (record === null) return { id: "", props: {} };
+        if (record === null) {
+          await refuseOtherAccount(call, id, props);
+          return { id: "", props: {} };
+        }
         const outs = assemble(record, props, call.settings);
         // What was applied becomes what the service has: drift then shows in the next diff, and a
         // resource without drift reads back exactly as up left it (a refresh reports no change).
@@ -492,15 +517,17 @@ export function implement<D extends { name: string }, R>(
     update: async (id: string, olds: Props, news: Props) =>
       run(`update ${label(news, id)}`, async (call) => {
         refuseNewerState(olds, call.operation);
+        const account = await call.api.accountId();
         const desired = effective(olds, news);
         // An update sends the whole wanted state (or a patch of it), so sending it again is safe.
         const bound = operationBoundMs(news, "update", BUSY_BOUND_MS);
         const record = await whileBusy(call, bound, "update", async () => {
           const current = await definition.fetch(call, id);
           if (current === null) {
+            await refuseOtherAccount(call, id, olds);
             throw new ProviderError(
               "NOT_FOUND",
-              `${call.operation}: ${noun} ${id} no longer exists; run pulumi refresh`,
+              `${call.operation}: ${noun} ${id} no longer exists (deleted outside Pulumi); run pulumi refresh (or pulumi up --refresh), which drops it from the stack, and the next up creates it again`,
               { operation: call.operation },
             );
           }
@@ -509,12 +536,14 @@ export function implement<D extends { name: string }, R>(
           const target = withLiveUnchanged(olds, desired, current, call.settings);
           return changed ? definition.apply(call, id, current, definition.desired(target), olds) : current;
         });
-        return { outs: assemble(record, desired, call.settings, desired) };
+        // Found with this key, so it is this account's (state written before owners were kept gains it).
+        return { outs: assemble(record, { ...desired, [ACCOUNT]: account }, call.settings, desired) };
       }),
 
     delete: async (id: string, props: Props) =>
       run(`delete ${label(props, id)}`, async (call) => {
         refuseNewerState(props, call.operation);
+        await refuseOtherAccount(call, id, props);
         const attempt = async () => {
           try {
             await definition.remove(call, id, props);

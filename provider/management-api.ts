@@ -29,6 +29,8 @@ import type {
  * Every failure is an SDK error with a stable `code` ("NOT_FOUND", "CONFLICT", ...).
  */
 export interface ManagementApi {
+  /** The id of the account the API key belongs to (`myself { id }`), asked once per client set. */
+  accountId(): Promise<string>;
   endpoints: {
     /** `myself { endpoint(id:) }`; null when the account has no such endpoint. */
     get(id: string): Promise<GqlEndpoint | null>;

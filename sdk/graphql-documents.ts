@@ -75,6 +75,10 @@ const SERVERLESS_DISCOUNT = `query serverlessDiscount {
   myself { serverlessDiscount { discountFactor type expirationDate } }
 }`;
 
+const ACCOUNT_ID = `query accountId {
+  myself { id }
+}`;
+
 const SAVE_TEMPLATE = `mutation saveTemplate($input: SaveTemplateInput!) {
   saveTemplate(input: $input) { ${TEMPLATE_FIELDS} }
 }`;
@@ -336,6 +340,13 @@ export const OPERATIONS = {
     document: SERVERLESS_DISCOUNT,
     reply: myself({ serverlessDiscount: ServerlessDiscount.optional() }),
     pick: (data): ServerlessDiscount => data.myself.serverlessDiscount ?? null,
+  }),
+  accountId: operation({
+    name: "accountId",
+    kind: "query",
+    document: ACCOUNT_ID,
+    reply: myself({ id: NonEmptyId }),
+    pick: (data) => data.myself.id,
   }),
   saveTemplate: operation({
     name: "saveTemplate",

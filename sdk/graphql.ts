@@ -111,6 +111,11 @@ export class GraphQLClient {
     return this.#run(OPERATIONS.serverlessDiscount, undefined, options);
   }
 
+  /** The id of the account the API key belongs to (`myself { id }`). */
+  accountId(options: CallOptions = {}): Promise<string> {
+    return this.#run(OPERATIONS.accountId, undefined, options);
+  }
+
   /** Creates (no `id`) or replaces (`id`) a template: like saveEndpoint, a FULL REPLACE. */
   saveTemplate(input: z.input<typeof GqlTemplateInput>, options: CallOptions = {}): Promise<GqlPodTemplate> {
     return this.#run(OPERATIONS.saveTemplate, input, options);

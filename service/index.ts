@@ -37,6 +37,8 @@ export { DEFAULT_CONFIG, type ServiceConfig } from "./config";
 export interface StartServiceOptions {
   /** Each key is one account. */
   apiKeys: string[];
+  /** Further keys, each opening the account of the key of `apiKeys` it maps to (a rotation's new key). */
+  sameAccountKeys?: Record<string, string>;
   /** 0 (default) = any free port. */
   port?: number;
   /**
@@ -94,7 +96,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   }
   const clock = options.clock ?? new SystemClock();
   const ids = options.ids ?? createIds();
-  const accounts = new Accounts(options.apiKeys);
+  const accounts = new Accounts(options.apiKeys, options.sameAccountKeys);
   const events = new EventBus<ServiceEvents>();
   // Stopped workers' time, for billing: the job plane reports to it, the management plane bills from it.
   const usage = new WorkerUsageLedger({ store, clock });

@@ -16,7 +16,9 @@ export const LOGS_USAGE =
 const FALLBACK_BASE_URL = "http://127.0.0.1:8080/v2";
 const KEY_UNSET = "RUNPOD_API_KEY is not set: export the account's API key (one of the service's keys)";
 const Env = z.object({
-  RUNPOD_API_KEY: z.string({ error: KEY_UNSET }).min(1, KEY_UNSET),
+  // A CI secret pasted with its line end is the same key; in a header the newline fails the request
+  // before it is sent, which read as "cannot reach the service".
+  RUNPOD_API_KEY: z.string({ error: KEY_UNSET }).trim().min(1, KEY_UNSET),
   RUNPOD_BASE_URL: z
     .url({ error: "RUNPOD_BASE_URL is not a URL: the job API base, e.g. http://127.0.0.1:8080/v2" })
     .optional(),
@@ -99,7 +101,11 @@ export async function logsCommand(
   });
   if (reply.statusCode !== 200) {
     const text = await reply.body.text();
-    throw new Error(`logs: GET ${base}/${endpointId}/logs answered ${reply.statusCode}: ${messageOf(text)}`);
+    const hint =
+      reply.statusCode === 401 ? " (RUNPOD_API_KEY must hold one of this service's account keys)" : "";
+    throw new Error(
+      `logs: GET ${base}/${endpointId}/logs answered ${reply.statusCode}: ${messageOf(text)}${hint}`,
+    );
   }
   let last: LogEntry | null = null;
   try {

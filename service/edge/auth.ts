@@ -10,8 +10,18 @@ import { ServiceError } from "../errors";
 export class Accounts {
   readonly #byKey = new Map<string, string>();
 
-  constructor(apiKeys: readonly string[]) {
+  /**
+   * `sameAccount` maps further keys to a key of `apiKeys` whose account they open too: an account with
+   * several keys, as the real service has, so a key rotation can be rehearsed.
+   */
+  constructor(apiKeys: readonly string[], sameAccount: Readonly<Record<string, string>> = {}) {
     for (const key of apiKeys) this.#byKey.set(key, accountIdOf(key));
+    for (const [key, of] of Object.entries(sameAccount)) {
+      const accountId = this.#byKey.get(of);
+      if (accountId === undefined)
+        throw new Error("Accounts: a further key names a key that is not an account's");
+      if (!this.#byKey.has(key)) this.#byKey.set(key, accountId);
+    }
   }
 
   /** The account of a raw key or of an `Authorization` value with or without `Bearer `. */
@@ -33,7 +43,7 @@ export class Accounts {
   }
 
   get ids(): string[] {
-    return [...this.#byKey.values()];
+    return [...new Set(this.#byKey.values())];
   }
 }
 

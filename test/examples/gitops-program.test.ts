@@ -219,6 +219,8 @@ describe("examples/gitops CI workflow", () => {
       expression("github.event_name == 'pull_request' && 'preview' || 'up'"),
     );
     expect(deploy?.with?.["work-dir"]).toBe(expression("env.WORK_DIR"));
+    // `--refresh` on both: drift made by hand is shown and undone, a resource deleted by hand made again.
+    expect(deploy?.with?.refresh).toBe(true);
     expect(workflow.env.WORK_DIR).toBe("examples/gitops");
   });
 

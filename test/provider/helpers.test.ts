@@ -192,7 +192,7 @@ describe("settings", () => {
           code: "CONFIG",
           field: "runpodkit:queueUrl",
           message: expect.stringContaining(
-            "runpodkit:queueUrl is the job API's host, without /v2 (an endpoint's url is {queueUrl}/v2/{id}): set http://127.0.0.1:8080",
+            "the environment variable RUNPODKIT_QUEUE_URL (read since runpodkit:queueUrl is not set) is the job API's host, without /v2 (an endpoint's url is {queueUrl}/v2/{id}): set http://127.0.0.1:8080",
           ),
         }),
       );

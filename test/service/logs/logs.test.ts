@@ -210,8 +210,16 @@ describe("worker logs through the API and `runpodkit logs`", () => {
     const refused = cli([ep.id], "rpk_wrong_key_000000000000");
     await refused.exited;
     expect(refused.seen.code).toBe(1);
-    expect(refused.seen.stderr).toContain("answered 401");
+    expect(refused.seen.stderr).toContain(
+      "answered 401: Unauthorized: the API key is not valid (RUNPOD_API_KEY must hold one of this service's account keys)",
+    );
     expect(refused.seen.stderr).not.toContain("rpk_wrong_key_000000000000");
+
+    // The key with its line end, as a CI secret pasted with it holds it: the same key.
+    const pasted = cli([ep.id], `${KEY}\n`);
+    await pasted.exited;
+    expect(pasted.seen.code).toBe(0);
+    expect(pasted.seen.stdout).toContain("Error: cli sees this");
 
     // No key in the environment: said so, with what to set (zod's own "expected string" before).
     const unset = cli([ep.id], "");

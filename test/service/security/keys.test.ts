@@ -76,6 +76,13 @@ describe("account keys", () => {
     expect(readApiKeys({ files: [file] })).toEqual({ keys: [KEY_A, KEY_B], warnings: [] });
   });
 
+  it("a further key (startService's sameAccountKeys) opens the account of the key it names", () => {
+    const accounts = new Accounts([KEY_A], { [KEY_B]: KEY_A });
+    expect(accounts.resolve(`Bearer ${KEY_B}`)).toBe(accountIdOf(KEY_A));
+    expect(accounts.ids).toEqual([accountIdOf(KEY_A)]);
+    expect(() => new Accounts([KEY_A], { [KEY_B]: "rpk_unknown" })).toThrow(/not an account's/);
+  });
+
   it("still come from --api-key, with a warning that the command line is visible, and are not printed", async () => {
     const cli = startCli(["--data", ":memory:", "--api-key", KEY_A]);
     try {
