@@ -271,6 +271,19 @@ export function implement<D extends { name: string }, R>(
     );
   }
 
+  /**
+   * The key's account, to record as the resource's owner; undefined when the service would not say
+   * (a key allowed less than `myself`, a service without it): the create or update goes on, and that
+   * resource is then not guarded by refuseOtherAccount.
+   */
+  async function accountIfKnown(call: Call): Promise<string | undefined> {
+    try {
+      return await call.api.accountId();
+    } catch {
+      return undefined;
+    }
+  }
+
   const label = (props: Props, id?: string) => `${noun} ${String(props.name ?? id ?? "")}`.trim();
 
   /**
@@ -463,7 +476,7 @@ export function implement<D extends { name: string }, R>(
     create: async (inputs: Props) =>
       run(`create ${label(inputs)}`, async (call) => {
         // Asked before anything is made: a failure after the create would leave it outside the stack.
-        const account = await call.api.accountId();
+        const account = await accountIfKnown(call);
         const adoptId = inputs[ADOPT_ID];
         let record: R;
         let carried = inputs;
@@ -517,7 +530,7 @@ export function implement<D extends { name: string }, R>(
     update: async (id: string, olds: Props, news: Props) =>
       run(`update ${label(news, id)}`, async (call) => {
         refuseNewerState(olds, call.operation);
-        const account = await call.api.accountId();
+        const account = await accountIfKnown(call);
         const desired = effective(olds, news);
         // An update sends the whole wanted state (or a patch of it), so sending it again is safe.
         const bound = operationBoundMs(news, "update", BUSY_BOUND_MS);

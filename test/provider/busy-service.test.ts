@@ -1,5 +1,6 @@
 import type { ServerResponse } from "node:http";
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
+import { ACCOUNT } from "../../provider/bookkeeping";
 import { createManagementApi } from "../../provider/clients";
 import type { ProviderSettings } from "../../provider/config";
 import type { ProviderContext } from "../../provider/context";
@@ -134,6 +135,8 @@ describe("Endpoint against a busy service", () => {
 
   test("a create the service answers costs one call: nothing is listed before it", async () => {
     const templateId = await template();
+    // The key's account is asked once per provider process (the owner each resource records).
+    await context.api(context.settings()).accountId();
     const seen: string[] = [];
     rule = (hit) => {
       seen.push(
@@ -149,6 +152,22 @@ describe("Endpoint against a busy service", () => {
     const made = await checkAndCreate(provider, "quiet", { templateId, workersMax: 1 });
     expect(await endpointsNamed(made.outs.name)).toEqual([made.id]);
     expect(seen).toEqual(["saveEndpoint"]);
+  });
+
+  test("a service that will not say whose the key is (myself refused) still gets the create; the endpoint records no owner", async () => {
+    const templateId = await template();
+    rule = (hit) => (hit.body.includes("myself") ? { refuse: 403 } : undefined);
+    const settings = context.settings();
+    const fresh = createManagementApi(settings);
+    const provider = createEndpointProvider({ settings: () => settings, api: () => fresh, pause: h.pause });
+    const made = await checkAndCreate(provider, "ownerless", { templateId, workersMax: 1 });
+    expect(await endpointsNamed(made.outs.name)).toEqual([made.id]);
+    expect(made.outs).not.toHaveProperty(ACCOUNT);
+    // Once the service says, an update records it.
+    rule = () => undefined;
+    const updated = await provider.update(made.id, made.outs, { ...made.inputs, workersMax: 2 });
+    expect(updated.outs?.[ACCOUNT]).toBe(await fresh.accountId());
+    expect((await h.graphql.getEndpoint(made.id))?.workersMax).toBe(2);
   });
 
   test("a 503 before the service acted is sent again: one endpoint", async () => {
