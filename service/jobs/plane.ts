@@ -332,6 +332,7 @@ export class JobPlane {
       // The store refused (busy, full): the next sweep tries again; never fatal.
       this.#log(`sweep of expired results: ${error instanceof Error ? error.message : String(error)}`);
     }
+    this.limiter.prune();
     const now = this.#clock.now();
     if (now - this.#usageCheckpointAt >= this.config.usageCheckpointMs) {
       this.#usageCheckpointAt = now;

@@ -206,6 +206,11 @@ export class LogBook {
     return () => logs.listeners.delete(wrapped);
   }
 
+  /** Endpoints whose lines are kept (released when an endpoint is deleted). */
+  get endpointCount(): number {
+    return this.#endpoints.size;
+  }
+
   deleteEndpoint(endpointId: string): void {
     const logs = this.#endpoints.get(endpointId);
     this.#endpoints.delete(endpointId);

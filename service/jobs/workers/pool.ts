@@ -267,6 +267,19 @@ export class WorkerPool implements WorkerRegistry {
     await Promise.all(workers.map((w) => w.exited));
     this.#history.delete(endpointId);
     this.#capped.delete(endpointId);
+    // A deleted endpoint's start back-off and warned versions are of no further use.
+    this.#crashes.delete(endpointId);
+    for (const seen of this.#envWarned) if (seen.startsWith(`${endpointId}@`)) this.#envWarned.delete(seen);
+  }
+
+  /** Endpoints the pool keeps something for (history, back-off, warnings), for the tests of its bounds. */
+  get endpointEntries(): number {
+    return new Set([
+      ...this.#history.keys(),
+      ...this.#crashes.keys(),
+      ...this.#capped,
+      ...[...this.#envWarned].map((seen) => seen.slice(0, seen.lastIndexOf("@"))),
+    ]).size;
   }
 
   async stopAll(): Promise<void> {

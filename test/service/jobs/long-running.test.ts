@@ -1,0 +1,78 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { ManualClock } from "../../../service/clock";
+import { ACCOUNT, eventually, type Harness, startHarness } from "./harness";
+
+/*
+ * A service left running for days (a team's shared dev service, a CI farm's): endpoints come and
+ * go, workers start and stop, time moves on. What the service keeps for an endpoint is released
+ * with it, and what it keeps over time is bounded, on the service's clock (a ManualClock here).
+ */
+
+let h: Harness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+/** What the job plane keeps per endpoint, counted from its parts. */
+function perEndpoint(harness: Harness) {
+  const { plane } = harness;
+  return {
+    book: plane.book.endpointCount,
+    takerLines: plane.dispatcher.takerLines,
+    logs: plane.logs.endpointCount,
+    series: plane.series.endpointCount,
+    pool: plane.pool.endpointEntries,
+    rateWindows: plane.limiter.size,
+  };
+}
+
+const NOTHING = { book: 0, takerLines: 0, logs: 0, series: 0, pool: 0, rateWindows: 0 };
+
+describe("an endpoint created and deleted again and again", () => {
+  it("leaves nothing of it behind: queues, lines of polls, logs, chart, worker history, rate windows", async () => {
+    const clock = new ManualClock();
+    h = await startHarness({ clock });
+    const harness = h;
+    expect(perEndpoint(harness)).toEqual(NOTHING);
+    for (let round = 0; round < 3; round++) {
+      const endpoint = harness.endpoint("runpodkit/echo", { workersMin: 0, workersMax: 1, idleTimeout: 5 });
+      const run = await harness.call("POST", `/v2/${endpoint.id}/run`, { body: { input: { round } } });
+      expect(run.status).toBe(200);
+      const id = (run.body as { id: string }).id;
+      // The worker process runs in real time; the clock moves the scaler and the worker's cold start on.
+      const done = await eventually(async () => {
+        await clock.advance(100);
+        const status = await harness.call("GET", `/v2/${endpoint.id}/status/${id}`);
+        const body = status.body as { status: string; output?: unknown };
+        return body.status === "COMPLETED" ? body : undefined;
+      });
+      expect(done.output).toEqual({ round });
+      for (const path of ["health", "logs", "metrics", "jobs", "workers"]) {
+        expect((await harness.call("GET", `/v2/${endpoint.id}/${path}`)).status).toBe(200);
+      }
+      harness.management.endpoints.update(ACCOUNT, endpoint.id, { workersMin: 0, workersMax: 0 });
+      harness.management.endpoints.delete(ACCOUNT, endpoint.id);
+      await eventually(async () => {
+        await clock.advance(100);
+        return harness.plane.pool.workersOf(endpoint.id).length === 0 &&
+          harness.plane.dispatcher.sessions(endpoint.id).length === 0
+          ? true
+          : undefined;
+      });
+      // Its worker's exit came after the endpoint's deletion: nothing may be made for it again.
+      await eventually(async () => {
+        await clock.advance(100);
+        const kept = perEndpoint(harness);
+        return kept.book === 0 && kept.takerLines === 0 && kept.logs === 0 && kept.series === 0
+          ? true
+          : undefined;
+      });
+    }
+    // Two rate windows on (10 s each) and a sweep later, the endpoints' rate windows are gone too.
+    await clock.advance(30_000);
+    expect(perEndpoint(harness)).toEqual(NOTHING);
+    expect(await harness.call("GET", `/v2/nope/health`)).toMatchObject({ status: 404 });
+    expect(perEndpoint(harness)).toEqual(NOTHING);
+  }, 60_000);
+});
