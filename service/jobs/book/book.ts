@@ -58,6 +58,11 @@ const NO_JOBS: EndpointJobCounts = {
   retried: 0,
 };
 
+/**
+ * The most finished jobs one sweep deletes (tens of ms of the event loop, secure_delete on); a full
+ * batch is followed by another sweep as soon as the event loop has served what waits.
+ */
+const EXPIRED_BATCH = 2_000;
 /** The most expired queued jobs one sweep deletes (the next sweep continues). */
 const SWEEP_BATCH = 10_000;
 /** Queued jobs of an endpoint read back at a restart (the rest when they reach the head). */
@@ -393,14 +398,20 @@ export class JobBook {
     if (this.#live.get(job.id) === job) this.#deadlines.add(this.#nextDeadline(job), job);
   }
 
-  /** Deletes finished jobs whose results expired, and queued jobs left in the store past their ttl. */
-  sweep(): void {
+  /**
+   * Deletes finished jobs whose results expired, and queued jobs left in the store past their ttl, a
+   * batch of each; true when a batch was full (more are due: the caller sweeps again soon).
+   */
+  sweep(): boolean {
     const now = this.#clock.now();
-    for (const removed of this.#store.deleteExpired(now)) this.#uncount(removed);
-    for (const job of this.#store.expiredQueued(now, SWEEP_BATCH)) {
+    const removed = this.#store.deleteExpired(now, EXPIRED_BATCH);
+    for (const job of removed) this.#uncount(job);
+    const queued = this.#store.expiredQueued(now, SWEEP_BATCH);
+    for (const job of queued) {
       if (!this.#live.has(job.id)) this.delete(job);
     }
     for (const job of this.#recent.values()) if (isExpired(job, now)) this.#forget(job);
+    return removed.length === EXPIRED_BATCH || queued.length === SWEEP_BATCH;
   }
 
   /** The endpoint is gone: so are its jobs. Running ones are stopped. */

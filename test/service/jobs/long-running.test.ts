@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../../service/clock";
 import { ACCOUNT, eventually, type Harness, startHarness } from "./harness";
 
+const MINUTE = 60_000;
+
 /*
  * A service left running for days (a team's shared dev service, a CI farm's): endpoints come and
  * go, workers start and stop, time moves on. What the service keeps for an endpoint is released
@@ -75,4 +77,55 @@ describe("an endpoint created and deleted again and again", () => {
     expect(await harness.call("GET", `/v2/nope/health`)).toMatchObject({ status: 404 });
     expect(perEndpoint(harness)).toEqual(NOTHING);
   }, 60_000);
+});
+
+describe("finished jobs over days", () => {
+  it("results leave /status and the store at their retention, in batches that follow each other at once", async () => {
+    const clock = new ManualClock();
+    h = await startHarness({
+      clock,
+      config: { rateLimits: { enabled: false, requestsPerWorker: 1, limits: {} } },
+    });
+    const harness = h;
+    // No managed worker: this test is the worker (hand-run, over the worker protocol).
+    const endpoint = harness.endpoint("runpodkit/echo", { workersMin: 0, workersMax: 0 });
+    const total = 2_500; // more than one sweep's batch (2,000)
+    const ids: string[] = [];
+    for (let i = 0; i < total; i += 100) {
+      const replies = await Promise.all(
+        Array.from({ length: 100 }, (_, k) =>
+          harness.call("POST", `/v2/${endpoint.id}/run`, { body: { input: { n: i + k } } }),
+        ),
+      );
+      for (const reply of replies) ids.push((reply.body as { id: string }).id);
+    }
+    for (let left = total; left > 0; ) {
+      const take = await harness.call("GET", `/v2/${endpoint.id}/job-take-batch/w1?batch_size=1000`);
+      const jobs = take.body as { id: string; input: unknown }[];
+      for (let i = 0; i < jobs.length; i += 100) {
+        await Promise.all(
+          jobs.slice(i, i + 100).map((job) =>
+            harness.call("POST", `/v2/${endpoint.id}/job-done/w1/${job.id}`, {
+              body: { output: job.input },
+            }),
+          ),
+        );
+      }
+      left -= jobs.length;
+    }
+    const health = async () =>
+      ((await harness.call("GET", `/v2/${endpoint.id}/health`)).body as { jobs: { completed: number } }).jobs;
+    expect((await health()).completed).toBe(total);
+    await clock.advance(30 * MINUTE - 1);
+    expect((await harness.call("GET", `/v2/${endpoint.id}/status/${ids[0]}`)).body).toMatchObject({
+      status: "COMPLETED",
+      output: { n: 0 },
+    });
+    // Past the retention, the one sweep within an interval deletes every one of them (a batch, then
+    // the next at once; not one batch an interval).
+    await clock.advance(harness.plane.config.sweepIntervalMs);
+    expect((await health()).completed).toBe(0);
+    expect(harness.plane.store.counts()).toEqual([]);
+    expect((await harness.call("GET", `/v2/${endpoint.id}/status/${ids[total - 1]}`)).status).toBe(404);
+  }, 120_000);
 });
