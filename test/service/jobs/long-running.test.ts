@@ -79,6 +79,36 @@ describe("an endpoint created and deleted again and again", () => {
   }, 60_000);
 });
 
+describe("an endpoint whose workers never start, deleted", () => {
+  it("leaves no start back-off or env warning behind", async () => {
+    const clock = new ManualClock();
+    h = await startHarness({ clock, config: { handlers: { "acme/broken": "/nonexistent/handler.js" } } });
+    const harness = h;
+    // LD_PRELOAD is dropped from a worker's env (and warned about once per endpoint version).
+    const endpoint = harness.endpoint("acme/broken", {
+      workersMin: 1,
+      workersMax: 1,
+      env: { LD_PRELOAD: "x" },
+    });
+    // Its worker dies before its first request: the endpoint backs off before the next start.
+    await eventually(async () => {
+      await clock.advance(100);
+      return harness.plane.pool.mayStart(endpoint.id) ? undefined : true;
+    });
+    expect(harness.plane.pool.endpointEntries).toBe(1);
+    harness.management.endpoints.update(ACCOUNT, endpoint.id, { workersMin: 0, workersMax: 0 });
+    harness.management.endpoints.delete(ACCOUNT, endpoint.id);
+    await eventually(async () => {
+      await clock.advance(100);
+      return harness.plane.pool.workersOf(endpoint.id).length === 0 ? true : undefined;
+    });
+    await eventually(async () => {
+      await clock.advance(100);
+      return harness.plane.pool.endpointEntries === 0 ? true : undefined;
+    });
+  }, 60_000);
+});
+
 describe("finished jobs over days", () => {
   it("results leave /status and the store at their retention, in batches that follow each other at once", async () => {
     const clock = new ManualClock();
