@@ -328,17 +328,21 @@ export class JobPlane {
   }
 
   readonly #sweep = (): void => {
+    let more = false;
     try {
-      this.book.sweep();
+      more = this.book.sweep();
     } catch (error) {
       // The store refused (busy, full): the next sweep tries again; never fatal.
       this.#log(`sweep of expired results: ${error instanceof Error ? error.message : String(error)}`);
     }
+    this.limiter.prune();
     const now = this.#clock.now();
     if (now - this.#usageCheckpointAt >= this.config.usageCheckpointMs) {
       this.#usageCheckpointAt = now;
       this.pool.checkpointUsage();
     }
-    this.#sweepTimer = this.#clock.setTimer(this.config.sweepIntervalMs, this.#sweep);
+    // A full batch: the rest after the requests that wait, not a whole interval later (results
+    // expire faster than one batch per interval under load).
+    this.#sweepTimer = this.#clock.setTimer(more ? 0 : this.config.sweepIntervalMs, this.#sweep);
   };
 }

@@ -49,6 +49,20 @@ export interface JobBookOptions {
   hotQueued: number;
 }
 
+const NO_JOBS: EndpointJobCounts = {
+  inQueue: 0,
+  inQueueScaling: 0,
+  inProgress: 0,
+  completed: 0,
+  failed: 0,
+  retried: 0,
+};
+
+/**
+ * The most finished jobs one sweep deletes (tens of ms of the event loop, secure_delete on); a full
+ * batch is followed by another sweep as soon as the event loop has served what waits.
+ */
+const EXPIRED_BATCH = 2_000;
 /** The most expired queued jobs one sweep deletes (the next sweep continues). */
 const SWEEP_BATCH = 10_000;
 /** Queued jobs of an endpoint read back at a restart (the rest when they reach the head). */
@@ -138,8 +152,17 @@ export class JobBook {
   }
 
   counts(endpointId: string): EndpointJobCounts {
-    const { queue: _queue, ...counts } = this.#endpoint(endpointId);
+    // A read makes no entry: the console's chart and the scaler read an endpoint's counts after it
+    // was deleted (its last worker's exit), and each such entry was kept for good.
+    const entry = this.#endpoints.get(endpointId);
+    if (!entry) return { ...NO_JOBS };
+    const { queue: _queue, ...counts } = entry;
     return counts;
+  }
+
+  /** Endpoints the book holds queues and counts for (released when an endpoint is deleted). */
+  get endpointCount(): number {
+    return this.#endpoints.size;
   }
 
   /** Queued and running jobs of an endpoint. */
@@ -207,7 +230,8 @@ export class JobBook {
 
   /** The oldest queued job of the endpoint that still waits, taken off the queue. */
   nextQueued(endpointId: string): Job | undefined {
-    const queue = this.#endpoint(endpointId).queue;
+    const queue = this.#endpoints.get(endpointId)?.queue;
+    if (!queue) return undefined;
     for (;;) {
       const entry = queue.shift();
       if (entry === undefined) return undefined;
@@ -218,7 +242,8 @@ export class JobBook {
 
   /** When the oldest scaling-relevant queued job entered the queue (undefined: none). */
   oldestScalingQueuedAt(endpointId: string): number | undefined {
-    const queue = this.#endpoint(endpointId).queue;
+    const queue = this.#endpoints.get(endpointId)?.queue;
+    if (!queue) return undefined;
     // The head in memory (read back if it was left in the store), skipping entries of jobs gone.
     for (;;) {
       const head = queue.peek();
@@ -373,14 +398,20 @@ export class JobBook {
     if (this.#live.get(job.id) === job) this.#deadlines.add(this.#nextDeadline(job), job);
   }
 
-  /** Deletes finished jobs whose results expired, and queued jobs left in the store past their ttl. */
-  sweep(): void {
+  /**
+   * Deletes finished jobs whose results expired, and queued jobs left in the store past their ttl, a
+   * batch of each; true when a batch was full (more are due: the caller sweeps again soon).
+   */
+  sweep(): boolean {
     const now = this.#clock.now();
-    for (const removed of this.#store.deleteExpired(now)) this.#uncount(removed);
-    for (const job of this.#store.expiredQueued(now, SWEEP_BATCH)) {
+    const removed = this.#store.deleteExpired(now, EXPIRED_BATCH);
+    for (const job of removed) this.#uncount(job);
+    const queued = this.#store.expiredQueued(now, SWEEP_BATCH);
+    for (const job of queued) {
       if (!this.#live.has(job.id)) this.delete(job);
     }
     for (const job of this.#recent.values()) if (isExpired(job, now)) this.#forget(job);
+    return removed.length === EXPIRED_BATCH || queued.length === SWEEP_BATCH;
   }
 
   /** The endpoint is gone: so are its jobs. Running ones are stopped. */

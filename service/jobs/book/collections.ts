@@ -79,6 +79,20 @@ export class Deque<T> {
     for (let i = 0; i < this.#size; i++) yield this.#items[(this.#head + i) & (this.#items.length - 1)] as T;
   }
 
+  /** Removes the first entry that is `item` (O(n)); false when there is none. */
+  remove(item: T): boolean {
+    const mask = this.#items.length - 1;
+    for (let i = 0; i < this.#size; i++) {
+      if (this.#items[(this.#head + i) & mask] !== item) continue;
+      for (let j = i; j < this.#size - 1; j++)
+        this.#items[(this.#head + j) & mask] = this.#items[(this.#head + j + 1) & mask];
+      this.#items[(this.#head + this.#size - 1) & mask] = undefined;
+      this.#size--;
+      return true;
+    }
+    return false;
+  }
+
   clear(): void {
     this.#items = new Array(16);
     this.#head = 0;

@@ -17,6 +17,8 @@ export const DEFAULT_RATE_LIMIT_OPTIONS: RateLimitOptions = {
 };
 
 interface Window {
+  /** The window's length (the operation's), so an idle one can be told apart without its operation. */
+  windowMs: number;
   start: number;
   count: number;
   previous: number;
@@ -53,9 +55,10 @@ export class RateLimiter {
     const now = this.#clock.now();
     let w = this.#windows.get(key);
     if (!w) {
-      w = { start: now, count: 0, previous: 0, inFlight: 0 };
+      w = { windowMs: limit.windowMs, start: now, count: 0, previous: 0, inFlight: 0 };
       this.#windows.set(key, w);
     }
+    w.windowMs = limit.windowMs;
     const elapsed = now - w.start;
     if (elapsed >= limit.windowMs) {
       // One window on: the current becomes the previous; more than one: both are empty.
@@ -89,6 +92,23 @@ export class RateLimiter {
       released = true;
       window.inFlight--;
     };
+  }
+
+  /**
+   * Forgets the windows that no longer weigh on anything: none of their requests in flight and both
+   * their windows past (admit() would start them empty). One is made per endpoint and operation, and
+   * nothing else removed them: a service whose endpoints come and go kept one for each, for good.
+   */
+  prune(): void {
+    const now = this.#clock.now();
+    for (const [key, w] of this.#windows) {
+      if (w.inFlight === 0 && now - w.start >= 2 * w.windowMs) this.#windows.delete(key);
+    }
+  }
+
+  /** Windows kept (endpoint and operation pairs). */
+  get size(): number {
+    return this.#windows.size;
   }
 }
 

@@ -127,6 +127,11 @@ export class Dispatcher {
     return this.#byEndpoint.get(endpointId)?.values() ?? NO_SESSIONS;
   }
 
+  /** Endpoints with a line of job-take polls (released with their last worker). */
+  get takerLines(): number {
+    return this.#takers.size;
+  }
+
   sessions(endpointId?: string): WorkerSession[] {
     if (endpointId === undefined) return [...this.#sessions.values()];
     return [...this.sessionsOf(endpointId)];
@@ -179,6 +184,12 @@ export class Dispatcher {
     const ofEndpoint = this.#byEndpoint.get(session.endpointId);
     ofEndpoint?.delete(session.id);
     if (ofEndpoint?.size === 0) this.#byEndpoint.delete(session.endpointId);
+    // Out of its endpoint's line of job-take polls: a closed session was held there (its maps of
+    // jobs with it) until a job came, and a deleted endpoint's line was kept for good.
+    const takers = this.#takers.get(session.endpointId);
+    if (takers && session.inLine) takers.remove(session);
+    session.inLine = false;
+    if (takers?.size === 0) this.#takers.delete(session.endpointId);
     this.#answerTake(session, []);
     this.#answerStop(session, []);
     for (const jobId of [...session.held.keys()]) this.#lost(session, jobId);
@@ -196,7 +207,8 @@ export class Dispatcher {
     this.#seen(session, now);
     // A worker saying it holds nothing proves that jobs handed before this request are lost.
     if (holdsJobs === false) for (const jobId of [...session.held.keys()]) this.#lost(session, jobId);
-    if (session.draining) return Promise.resolve([]);
+    // A closed session (its worker gone) joins no line: nothing would take it out again.
+    if (session.draining || !this.#live(session)) return Promise.resolve([]);
     this.#answerTake(session, []);
     const jobs = this.#pull(session, max);
     if (jobs.length > 0) return Promise.resolve(jobs);

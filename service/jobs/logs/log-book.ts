@@ -27,6 +27,14 @@ export interface LogLimits {
   /** Workers whose lines are kept per endpoint (the oldest worker's ring goes first). */
   workersPerEndpoint: number;
   /**
+   * Characters of messages kept per endpoint, its rings together (default 8 Mi): past it, its oldest
+   * lines go. Lines are cut at maxLineChars, so the line bounds alone let one endpoint hold 10,000
+   * lines of 64 Ki characters (~660 MB) and its workers' rings more.
+   */
+  perEndpointChars?: number;
+  /** Characters of messages kept over all endpoints (default 64 Mi); past it, the largest endpoint's oldest lines go. */
+  totalChars?: number;
+  /**
    * A longer message is cut to this many characters; a longer line of a worker's output is cut to
    * this many bytes as it is read (the rest is never held).
    */
@@ -51,6 +59,8 @@ export const DEFAULT_LOG_LIMITS: LogLimits = {
   perEndpoint: 10_000,
   workersPerEndpoint: 50,
   maxLineChars: 64 * 1024,
+  perEndpointChars: 8 * 1024 * 1024,
+  totalChars: 64 * 1024 * 1024,
   flushIdleMs: 1_000,
   flushEveryMs: 10_000,
   lateLineMs: 2_000,
@@ -74,6 +84,8 @@ interface EndpointLogs {
   workers: Map<string, Deque<LogEntry>>;
   /** Followers, each with what to call when the endpoint's logs go (it was deleted). */
   listeners: Map<Listener, () => void>;
+  /** Characters of the messages held by its rings (each entry counted once). */
+  chars: number;
 }
 
 /**
@@ -109,6 +121,8 @@ export class LogBook {
   readonly #clock: Clock;
   readonly #limits: LogLimits;
   #seq = 0;
+  /** Characters of the messages held over all endpoints. */
+  #chars = 0;
   /** The last entry's time, ms, and its ISO text: lines read in the same millisecond share the text. */
   #timeMs = Number.NaN;
   #timeText = "";
@@ -206,9 +220,20 @@ export class LogBook {
     return () => logs.listeners.delete(wrapped);
   }
 
+  /** Endpoints whose lines are kept (released when an endpoint is deleted). */
+  get endpointCount(): number {
+    return this.#endpoints.size;
+  }
+
+  /** Characters of messages held, over all endpoints or of one. */
+  heldChars(endpointId?: string): number {
+    return endpointId === undefined ? this.#chars : (this.#endpoints.get(endpointId)?.chars ?? 0);
+  }
+
   deleteEndpoint(endpointId: string): void {
     const logs = this.#endpoints.get(endpointId);
     this.#endpoints.delete(endpointId);
+    if (logs) this.#chars -= logs.chars;
     // Followers are told: nothing will come for them any more (they kept a reply open forever).
     if (logs) for (const deleted of [...logs.listeners.values()]) deleted();
   }
@@ -227,19 +252,62 @@ export class LogBook {
       message: fields.message,
     };
     const logs = this.#logs(entry.endpointId);
-    push(logs.all, entry, this.#limits.perEndpoint);
+    logs.chars += entry.message.length;
+    this.#chars += entry.message.length;
+    logs.all.push(entry);
+    while (logs.all.size > this.#limits.perEndpoint) this.#dropped(logs, logs.all.shift() as LogEntry);
     let ring = logs.workers.get(entry.workerId);
     if (!ring) {
       ring = new Deque<LogEntry>();
       logs.workers.set(entry.workerId, ring);
       if (logs.workers.size > this.#limits.workersPerEndpoint) {
         const oldest = logs.workers.keys().next().value;
+        const gone = oldest === undefined ? undefined : logs.workers.get(oldest);
         if (oldest !== undefined) logs.workers.delete(oldest);
+        for (const dropped of gone ?? []) this.#dropped(logs, dropped);
       }
     }
-    push(ring, entry, this.#limits.perWorker);
+    ring.push(entry);
+    while (ring.size > this.#limits.perWorker) this.#dropped(logs, ring.shift() as LogEntry);
+    // The bounds in characters: the oldest lines go first (never the one just added).
+    const perEndpoint = this.#limits.perEndpointChars ?? (DEFAULT_LOG_LIMITS.perEndpointChars as number);
+    while (logs.chars > perEndpoint && this.#dropOldest(logs, entry)) {}
+    const total = this.#limits.totalChars ?? (DEFAULT_LOG_LIMITS.totalChars as number);
+    while (this.#chars > total) {
+      let largest = logs;
+      for (const other of this.#endpoints.values()) if (other.chars > largest.chars) largest = other;
+      if (!this.#dropOldest(largest, entry)) break;
+    }
     for (const listener of logs.listeners.keys()) listener(entry);
     return entry;
+  }
+
+  /**
+   * An entry left one of its endpoint's rings: once in neither (the endpoint's, its worker's), its
+   * characters are no longer held. Each ring holds every entry of its kind from its head on.
+   */
+  #dropped(logs: EndpointLogs, entry: LogEntry): void {
+    if (inRing(logs.all, entry) || inRing(logs.workers.get(entry.workerId), entry)) return;
+    logs.chars -= entry.message.length;
+    this.#chars -= entry.message.length;
+  }
+
+  /** Drops the endpoint's oldest held entry from every ring holding it; false when that is `keep`. */
+  #dropOldest(logs: EndpointLogs, keep: LogEntry): boolean {
+    let oldest = logs.all.peek();
+    for (const ring of logs.workers.values()) {
+      const head = ring.peek();
+      if (head && (!oldest || head.seq < oldest.seq)) oldest = head;
+    }
+    if (!oldest || oldest === keep) return false;
+    if (logs.all.peek() === oldest) logs.all.shift();
+    const ring = logs.workers.get(oldest.workerId);
+    if (ring?.peek() === oldest) {
+      ring.shift();
+      if (ring.size === 0) logs.workers.delete(oldest.workerId);
+    }
+    this.#dropped(logs, oldest);
+    return true;
   }
 
   #time(): string {
@@ -254,7 +322,7 @@ export class LogBook {
   #logs(endpointId: string): EndpointLogs {
     let logs = this.#endpoints.get(endpointId);
     if (!logs) {
-      logs = { all: new Deque(), workers: new Map(), listeners: new Map() };
+      logs = { all: new Deque(), workers: new Map(), listeners: new Map(), chars: 0 };
       this.#endpoints.set(endpointId, logs);
     }
     return logs;
@@ -266,9 +334,10 @@ export class LogBook {
   }
 }
 
-function push(ring: Deque<LogEntry>, entry: LogEntry, max: number): void {
-  ring.push(entry);
-  while (ring.size > max) ring.shift();
+/** Whether the ring holds the entry: it holds every entry of its kind from its head on. */
+function inRing(ring: Deque<LogEntry> | undefined, entry: LogEntry): boolean {
+  const head = ring?.peek();
+  return head !== undefined && head.seq <= entry.seq;
 }
 
 function matches(entry: LogEntry, filter: LogFilter): boolean {

@@ -73,6 +73,11 @@ export class EndpointSeries {
     return points;
   }
 
+  /** Endpoints with a recorded history (released when an endpoint is deleted). */
+  get endpointCount(): number {
+    return this.#points.size;
+  }
+
   deleteEndpoint(endpointId: string): void {
     this.#points.delete(endpointId);
     this.#last.delete(endpointId);

@@ -258,8 +258,11 @@ export class JobStore implements InputSource {
     this.#live = db.prepare(
       `SELECT ${columns} FROM jobs WHERE status IN ('IN_QUEUE', 'IN_PROGRESS') ORDER BY queued_at, seq`,
     );
+    // At most a batch a statement: a restart after days (or a burst's results expiring together)
+    // deleted every row in one statement, holding the event loop for seconds (6 s for 200,000).
     this.#expire = db.prepare(
-      `DELETE FROM jobs WHERE expires_at <= ? AND status IN ${TERMINAL_SQL}
+      `DELETE FROM jobs WHERE seq IN (SELECT seq FROM jobs WHERE expires_at <= ? AND status IN ${TERMINAL_SQL}
+         ORDER BY expires_at LIMIT ?)
        RETURNING seq, id, endpoint_id AS endpointId, status, retries`,
     );
     this.#counts = db.prepare(
@@ -765,10 +768,10 @@ export class JobStore implements InputSource {
     for (const row of this.#live.iterate() as Iterable<JobRow>) yield jobOf(row, this.#shared, this);
   }
 
-  /** Deletes finished jobs whose results expired; returns what was removed. */
-  deleteExpired(now: number): RemovedJob[] {
+  /** Deletes up to `limit` finished jobs whose results expired, oldest first; returns what was removed. */
+  deleteExpired(now: number, limit: number): RemovedJob[] {
     this.flush();
-    const rows = this.#expire.all(now) as unknown as (RemovedJob & { seq: number })[];
+    const rows = this.#expire.all(now, limit) as unknown as (RemovedJob & { seq: number })[];
     return rows.map(({ seq, ...removed }) => {
       this.#rows.delete(removed.id, seq);
       return removed;

@@ -275,6 +275,20 @@ export class WorkerPool implements WorkerRegistry {
     this.#history.delete(endpointId);
     this.#capped.delete(endpointId);
     this.#startIssues.delete(endpointId);
+    // A deleted endpoint's start back-off and warned versions are of no further use.
+    this.#crashes.delete(endpointId);
+    for (const seen of this.#envWarned) if (seen.startsWith(`${endpointId}@`)) this.#envWarned.delete(seen);
+  }
+
+  /** Endpoints the pool keeps something for (history, back-off, warnings, start issues), for the tests of its bounds. */
+  get endpointEntries(): number {
+    return new Set([
+      ...this.#history.keys(),
+      ...this.#crashes.keys(),
+      ...this.#capped,
+      ...this.#startIssues.keys(),
+      ...[...this.#envWarned].map((seen) => seen.slice(0, seen.lastIndexOf("@"))),
+    ]).size;
   }
 
   async stopAll(): Promise<void> {

@@ -20,10 +20,11 @@ import type { EndpointRecord, WorkerBilling, WorkerUsageRow } from "./records";
  *   checkpoint (the job plane's `usageCheckpointMs`, a minute), extending its row of the hour, so a
  *   service killed without a graceful stop loses at most the time since the last checkpoint.
  * - Rented pods (/billing/pods only): every running period (kept after the pod is stopped or
- *   terminated) at the pod's hourly price then (costPerHr); grouped by gpuTypeId, a CPU pod counts
- *   under its CPU flavor.
+ *   terminated, until WORKER_USAGE_RETENTION_MS after it ended) at the pod's hourly price then
+ *   (costPerHr); grouped by gpuTypeId, a CPU pod counts under its CPU flavor.
  * - Storage: each network volume is billed for every size it had (kept in a usage history that
- *   outlives the volume) at $0.07 per GB per 30 days, prorated to the millisecond.
+ *   outlives the volume, until WORKER_USAGE_RETENTION_MS after each size ended) at $0.07 per GB per
+ *   30 days, prorated to the millisecond.
  * Records are grouped per time bucket (UTC) and per the asked grouping; empty buckets are omitted.
  */
 
@@ -32,7 +33,10 @@ export type BucketSize = "hour" | "day" | "week" | "month" | "year";
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const MAX_BUCKETS = 10_000;
-/** Stopped workers' time is kept this long (a year and a month), then deleted. */
+/**
+ * Billed time is kept this long (a year and a month), then deleted: stopped workers' time, rented
+ * pods' running periods and volumes' past sizes (each kind was kept for good before but workers').
+ */
 export const WORKER_USAGE_RETENTION_MS = 400 * DAY;
 /** Rows of one endpoint in one hour with their own pod id; past it, time is merged per billing. */
 export const WORKER_ROWS_PER_ENDPOINT_HOUR = 100;
@@ -203,7 +207,7 @@ export class WorkerUsageLedger implements WorkerUsageLog {
 
   constructor(deps: { store: ManagementStore; clock: Clock }) {
     this.#store = deps.store;
-    this.#store.pruneWorkerUsage(deps.clock.now() - WORKER_USAGE_RETENTION_MS);
+    this.#store.pruneUsage(deps.clock.now() - WORKER_USAGE_RETENTION_MS);
   }
 
   started(pod: WorkerPod): void {
@@ -218,7 +222,7 @@ export class WorkerUsageLedger implements WorkerUsageLog {
     this.#recordedUntil.delete(pod.id);
     this.#store.transaction(() => {
       this.#write(pod, billing, from, stoppedAt);
-      this.#store.pruneWorkerUsage(stoppedAt - WORKER_USAGE_RETENTION_MS);
+      this.#store.pruneUsage(stoppedAt - WORKER_USAGE_RETENTION_MS);
     });
   }
 

@@ -3,6 +3,7 @@ import type { Clock } from "../../clock";
 import { invalid, notFound, ServiceError } from "../../errors";
 import type { Ids } from "../../ids";
 import type { ManagementStore } from "../store/store";
+import { WORKER_USAGE_RETENTION_MS } from "./billing";
 import type { NetworkVolumeRecord } from "./records";
 
 export type { NetworkVolumeRecord } from "./records";
@@ -79,7 +80,9 @@ export class NetworkVolumeService {
         name: changes.name ?? existing.name,
         size: changes.size ?? existing.size,
       };
-      this.#store.putVolume(record, existing.size, this.#clock.now());
+      const now = this.#clock.now();
+      this.#store.putVolume(record, existing.size, now);
+      this.#store.pruneUsage(now - WORKER_USAGE_RETENTION_MS);
       return record;
     });
   }
@@ -104,7 +107,9 @@ export class NetworkVolumeService {
           { field: "networkVolumeId" },
         );
       }
-      this.#store.deleteVolume(accountId, volumeId, this.#clock.now());
+      const now = this.#clock.now();
+      this.#store.deleteVolume(accountId, volumeId, now);
+      this.#store.pruneUsage(now - WORKER_USAGE_RETENTION_MS);
     });
   }
 }

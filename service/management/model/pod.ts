@@ -4,6 +4,7 @@ import { invalid, notFound, ServiceError, shownId } from "../../errors";
 import type { Ids } from "../../ids";
 import type { WorkerPod, WorkerRegistry } from "../../planes";
 import type { ManagementStore } from "../store/store";
+import { WORKER_USAGE_RETENTION_MS } from "./billing";
 import {
   type CloudChoice,
   type CpuInstance,
@@ -375,6 +376,7 @@ export class PodService {
       const next: PodRecord = { ...pod, desiredStatus: "EXITED", ...this.#status("Stopped by user", now) };
       this.#store.putPod(next);
       this.#store.closePodUsage(accountId, podId, now);
+      this.#store.pruneUsage(now - WORKER_USAGE_RETENTION_MS);
       return next;
     });
   }
@@ -464,7 +466,9 @@ export class PodService {
   terminate(accountId: string, podId: string): void {
     this.#store.transaction(() => {
       this.rented(accountId, podId);
-      this.#store.closePodUsage(accountId, podId, this.#clock.now());
+      const now = this.#clock.now();
+      this.#store.closePodUsage(accountId, podId, now);
+      this.#store.pruneUsage(now - WORKER_USAGE_RETENTION_MS);
       this.#store.pods.delete(accountId, podId);
     });
   }

@@ -171,6 +171,8 @@ export class ManagementStore {
   readonly #insertWorkerUsage: StatementSync;
   readonly #workerUsage: StatementSync;
   readonly #pruneWorkerUsage: StatementSync;
+  readonly #prunePodUsage: StatementSync;
+  readonly #pruneVolumeUsage: StatementSync;
   readonly #extendWorkerUsage: StatementSync;
   readonly #secretSelect: string;
   readonly #secretById: StatementSync;
@@ -288,6 +290,13 @@ export class ManagementStore {
        FROM mgmt_worker_usage WHERE account_id = ? AND hour_ms >= ? AND hour_ms < ? ORDER BY hour_ms, from_ms`,
     );
     this.#pruneWorkerUsage = db.prepare("DELETE FROM mgmt_worker_usage WHERE hour_ms < ?");
+    // Ended periods only: a running pod's, or a volume's current size, is billed until now.
+    this.#prunePodUsage = db.prepare(
+      "DELETE FROM mgmt_pod_usage WHERE until_ms IS NOT NULL AND until_ms < ?",
+    );
+    this.#pruneVolumeUsage = db.prepare(
+      "DELETE FROM mgmt_volume_usage WHERE until_ms IS NOT NULL AND until_ms < ?",
+    );
     this.#extendWorkerUsage = db.prepare(
       `UPDATE mgmt_worker_usage SET until_ms = ?, billed_ms = billed_ms + ?
        WHERE account_id = ? AND endpoint_id = ? AND pod_id = ? AND hour_ms = ? AND until_ms = ?`,
@@ -555,9 +564,14 @@ export class ManagementStore {
     return rows.map((row) => ({ ...row, dataCenterIds: JSON.parse(row.dataCenterIds) as string[] }));
   }
 
-  /** Deletes the workers' time of the hours before `hourMs` (all accounts). */
-  pruneWorkerUsage(hourMs: number): void {
-    this.#pruneWorkerUsage.run(hourMs);
+  /**
+   * Deletes billed time before `before` (all accounts): the workers' time of the hours before it, and
+   * the rented pods' running periods and volumes' sizes that ended before it.
+   */
+  pruneUsage(before: number): void {
+    this.#pruneWorkerUsage.run(before);
+    this.#prunePodUsage.run(before);
+    this.#pruneVolumeUsage.run(before);
   }
 
   secret(accountId: string, id: string): SecretRecord | undefined {

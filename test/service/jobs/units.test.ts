@@ -167,8 +167,8 @@ describe("JobStore", () => {
     for (const j of [late, early, done]) store.save(j);
     store.flush();
     expect([...store.loadLive()].map((j) => j.id)).toEqual(["early", "late"]);
-    expect(store.deleteExpired(30 * 60_000 - 1)).toEqual([]);
-    expect(store.deleteExpired(30 * 60_000)).toEqual([
+    expect(store.deleteExpired(30 * 60_000 - 1, 100)).toEqual([]);
+    expect(store.deleteExpired(30 * 60_000, 100)).toEqual([
       { id: "done", endpointId: "ep", status: "COMPLETED", retries: 0 },
     ]);
     expect([...store.loadLive()]).toHaveLength(2);
@@ -251,6 +251,41 @@ describe("JobBook deadlines", () => {
     }
     // Two deadlines a job (ttl, execution), all of jobs that left: compacted as they accumulate.
     expect(book.deadlineCount).toBeLessThan(2_100);
+  });
+});
+
+describe("JobBook sweep", () => {
+  it("deletes expired results a batch at a time (a restart after days held the event loop for seconds)", async () => {
+    const clock = new ManualClock(0);
+    const store = new JobStore(openDatabase(":memory:", jobMigrations));
+    const book = new JobBook(store, clock, { recentCacheSize: 10, hotQueued: 10 }, new EventBus());
+    for (let i = 0; i < 5_000; i++) {
+      const job = createJob({
+        id: `j${i}`,
+        accountId: "a",
+        endpointId: "ep",
+        kind: "async",
+        input: {},
+        now: 0,
+      });
+      book.submit(job);
+      book.start(book.nextQueued("ep") as typeof job, "w");
+      book.finish(job, "COMPLETED", { output: i });
+    }
+    store.flush();
+    expect(book.counts("ep").completed).toBe(5_000);
+    // Within the retention (30 minutes after /run), nothing goes.
+    await clock.advance(30 * 60_000 - 1);
+    expect(book.sweep()).toBe(false);
+    expect(book.counts("ep").completed).toBe(5_000);
+    // Past it: 2,000 a sweep, each saying whether more are due; then none is left, in the store too.
+    await clock.advance(1);
+    expect(book.sweep()).toBe(true);
+    expect(book.counts("ep").completed).toBe(3_000);
+    expect(book.sweep()).toBe(true);
+    expect(book.sweep()).toBe(false);
+    expect(book.counts("ep").completed).toBe(0);
+    expect(store.counts()).toEqual([]);
   });
 });
 

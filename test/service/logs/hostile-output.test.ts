@@ -3,6 +3,7 @@ import { resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../../service/clock";
 import { LineSplitter } from "../../../service/jobs/logs/line-splitter";
+import { DEFAULT_LOG_LIMITS } from "../../../service/jobs/logs/log-book";
 import { terminalSafe } from "../../../service/jobs/logs/terminal";
 import type { EndpointRecord } from "../../../service/management/model/endpoint";
 import { eventually, type Harness, KEY, startHarness } from "../jobs/harness";
@@ -129,6 +130,33 @@ describe("hostile worker output: bounded, attributed, and harmless to a terminal
     const long = entries.find((e) => e.message.startsWith("xxxx"));
     expect(long?.message).toBe(`${"x".repeat(4096)} ...[cut ${3 * 1024 * 1024 - 4096} bytes]`);
     expect(long?.stream).toBe("stdout");
+  });
+
+  it("a flood of long lines is kept up to the endpoint's bound in characters, its newest lines first", async () => {
+    // The line bounds alone kept 10,000 lines of up to 64 Ki characters an endpoint (~660 MB each).
+    h = await startHarness({
+      config: {
+        handlers: { "acme/noisy": NOISY },
+        logs: { ...DEFAULT_LOG_LIMITS, perEndpointChars: 100_000 },
+      },
+    });
+    const ep = h.endpoint("acme/noisy");
+    await runsync(ep, { mode: "flood", lines: 1_000 });
+    const entries = await eventually(async () => {
+      const list = entriesOf((await h.call("GET", `/v2/${ep.id}/logs`)).text);
+      return list.some((e) => e.message.startsWith("999 ")) ? list : undefined;
+    }, 10_000);
+    const chars = entries.reduce((sum, e) => sum + e.message.length, 0);
+    expect(chars).toBeLessThanOrEqual(100_000);
+    expect(chars).toBeGreaterThan(90_000);
+    expect(h.plane.logs.heldChars(ep.id)).toBe(chars);
+    // The newest lines, in order, to the last; the worker's own ring holds no more.
+    const flood = entries.filter((e) => /^\d+ f/.test(e.message)).map((e) => Number(e.message.split(" ")[0]));
+    expect(flood.at(-1)).toBe(999);
+    expect(flood).toEqual(Array.from({ length: flood.length }, (_, i) => 1_000 - flood.length + i));
+    const workerId = entries.at(-1)?.workerId as string;
+    const ofWorker = entriesOf((await h.call("GET", `/v2/${ep.id}/logs?worker=${workerId}`)).text);
+    expect(ofWorker.reduce((sum, e) => sum + e.message.length, 0)).toBeLessThanOrEqual(100_000);
   });
 
   it("escape sequences a handler prints reach neither the service's stderr nor `runpodkit logs` raw", async () => {

@@ -6,6 +6,54 @@ import type { EndpointRecord } from "../../../service/management/model/endpoint"
 import { eventually, type Harness, KEY, OTHER_KEY, startHarness } from "../jobs/harness";
 import { entriesOf, logsCli } from "./support";
 
+describe("LogBook bounds in characters", () => {
+  const limits = {
+    ...DEFAULT_LOG_LIMITS,
+    perWorker: 100,
+    perEndpoint: 100,
+    workersPerEndpoint: 10,
+    perEndpointChars: 1_000,
+    totalChars: 2_500,
+  };
+  const lines = (book: LogBook, ep: string, worker: string, n: number, from = 0) => {
+    for (let i = from; i < from + n; i++) book.line(ep, worker, "stdout", `${i}`.padEnd(100, "."), []);
+  };
+
+  it("an endpoint keeps its newest lines up to perEndpointChars, its workers' rings included", () => {
+    const book = new LogBook(new ManualClock(0), limits);
+    lines(book, "ep", "quiet", 3);
+    lines(book, "ep", "chatty", 50, 3);
+    expect(book.heldChars("ep")).toBe(1_000);
+    // The oldest went first, from every ring: the quiet worker's lines were the oldest.
+    expect(book.query("ep", { workerId: "quiet" })).toEqual([]);
+    expect(book.query("ep").map((e) => Number.parseInt(e.message, 10))).toEqual(
+      Array.from({ length: 10 }, (_, i) => 43 + i),
+    );
+    expect(book.query("ep", { workerId: "chatty" })).toHaveLength(10);
+  });
+
+  it("over every endpoint, totalChars: the largest endpoint gives way; a deleted endpoint's count goes", () => {
+    const book = new LogBook(new ManualClock(0), limits);
+    lines(book, "a", "w", 10);
+    lines(book, "b", "w", 10);
+    lines(book, "c", "w", 5);
+    expect(book.heldChars()).toBe(2_500);
+    lines(book, "c", "w", 3, 5);
+    expect(book.heldChars()).toBe(2_500);
+    expect([book.heldChars("a"), book.heldChars("b"), book.heldChars("c")]).toEqual([800, 900, 800]);
+    book.deleteEndpoint("a");
+    expect(book.heldChars()).toBe(1_700);
+  });
+
+  it("a worker's ring dropped for a newer worker's releases what only it held", () => {
+    const book = new LogBook(new ManualClock(0), { ...limits, perEndpoint: 2, workersPerEndpoint: 1 });
+    lines(book, "ep", "w1", 5);
+    expect(book.heldChars("ep")).toBe(500); // w1's ring holds all five, the endpoint's the last two
+    lines(book, "ep", "w2", 1, 5);
+    expect(book.heldChars("ep")).toBe(200);
+  });
+});
+
 describe("worker lines: the shapes of the real worker library and plain output", () => {
   it("reads the JSON line a platform worker prints, with its job id", () => {
     expect(

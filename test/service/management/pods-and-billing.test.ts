@@ -11,7 +11,7 @@ import { EventBus } from "../../../service/event-bus";
 import { createSequentialIds } from "../../../service/ids";
 import { DEFAULT_CONFIG } from "../../../service/index";
 import { Management } from "../../../service/management";
-import { WorkerUsageLedger } from "../../../service/management/model/billing";
+import { WORKER_USAGE_RETENTION_MS, WorkerUsageLedger } from "../../../service/management/model/billing";
 import { managementMigrations } from "../../../service/management/store/migrations";
 import { openSealer } from "../../../service/management/store/sealing";
 import { ManagementStore } from "../../../service/management/store/store";
@@ -237,5 +237,52 @@ describe("pods and billing from the job plane's workers", () => {
       networkVolumeId: null,
       dataCenterIds: ["EU-RO-1", "US-TX-3"],
     });
+  });
+});
+
+// Last in this file: it moves the shared clock past the retention.
+describe("billed time over a long run", () => {
+  it("rented pods' periods and volumes' past sizes are kept for the retention, then deleted", async () => {
+    const count = (table: string) =>
+      (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+    const podsBefore = count("mgmt_pod_usage");
+    const volumesBefore = count("mgmt_volume_usage");
+    const start = clock.now();
+    const pod = await call<{ id: string }>("POST", "/pods", {
+      name: "long-run",
+      imageName: "repo/train:1",
+      gpuTypeIds: ["NVIDIA GeForce RTX 4090"],
+      dataCenterIds: ["US-TX-3"],
+    });
+    expect(pod.status).toBe(200);
+    const volume = await call<{ id: string }>("POST", "/networkvolumes", {
+      name: "long-run",
+      size: 10,
+      dataCenterId: "EU-RO-1",
+    });
+    await clock.advance(HOUR);
+    await call("POST", `/pods/${pod.body.id}/stop`);
+    await call("PATCH", `/networkvolumes/${volume.body.id}`, { size: 20 });
+    expect(count("mgmt_pod_usage")).toBe(podsBefore + 1);
+    expect(count("mgmt_volume_usage")).toBe(volumesBefore + 2);
+    const range = `startTime=${new Date(start).toISOString()}&endTime=${new Date(start + 2 * HOUR).toISOString()}`;
+    const billedPod = async () =>
+      BillingRecords.parse((await call("GET", `/billing/pods?${range}&grouping=podId`)).body).filter(
+        (r) => r.podId === pod.body.id,
+      );
+    expect(await billedPod()).toHaveLength(1);
+    // Within the retention they stay; past it the next stop, resize or delete deletes every ended one
+    // (they were kept for good: a service renting pods all year grew its table for every period).
+    await clock.advance(WORKER_USAGE_RETENTION_MS - HOUR);
+    await call("DELETE", `/pods/${pod.body.id}`);
+    expect(count("mgmt_pod_usage")).toBe(podsBefore + 1);
+    await clock.advance(2 * HOUR);
+    await call("PATCH", `/networkvolumes/${volume.body.id}`, { size: 30 });
+    expect(count("mgmt_pod_usage")).toBe(0);
+    // The volume's current size is still billed until now; its sizes that ended are gone.
+    expect(
+      db.prepare("SELECT size_gb AS size FROM mgmt_volume_usage WHERE volume_id = ?").all(volume.body.id),
+    ).toEqual([{ size: 20 }, { size: 30 }]);
+    expect(await billedPod()).toEqual([]);
   });
 });
