@@ -56,6 +56,17 @@ function productionPackages(dir: string): string[] {
     .map((path) => path.slice(path.lastIndexOf("node_modules/") + "node_modules/".length));
 }
 
+/** runpodkit/sdk, /worker and /service load in the installed project, with nothing on stderr. */
+function expectEntriesLoadWithoutPulumi(dir: string): void {
+  for (const entry of ["runpodkit/sdk", "runpodkit/worker", "runpodkit/service"]) {
+    const result = spawnSync(process.execPath, ["-e", `require(${JSON.stringify(entry)})`], {
+      cwd: dir,
+      encoding: "utf8",
+    });
+    expect({ entry, status: result.status, stderr: result.stderr }).toEqual({ entry, status: 0, stderr: "" });
+  }
+}
+
 describe("@pulumi/pulumi as an optional peer dependency of the installed package", () => {
   let pkg: PackedPackage;
   let svc: ServiceFixture;
@@ -134,17 +145,7 @@ describe("@pulumi/pulumi as an optional peer dependency of the installed package
       });
       expect({ status: tsc.status, errors: tsc.stdout.trim() }).toEqual({ status: 0, errors: "" });
 
-      for (const entry of ["runpodkit/sdk", "runpodkit/worker", "runpodkit/service"]) {
-        const result = spawnSync(process.execPath, ["-e", `require(${JSON.stringify(entry)})`], {
-          cwd: dir,
-          encoding: "utf8",
-        });
-        expect({ entry, status: result.status, stderr: result.stderr }).toEqual({
-          entry,
-          status: 0,
-          stderr: "",
-        });
-      }
+      expectEntriesLoadWithoutPulumi(dir);
       const resources = spawnSync(process.execPath, ["-e", 'require("runpodkit")'], {
         cwd: dir,
         encoding: "utf8",
@@ -201,17 +202,7 @@ describe("@pulumi/pulumi as an optional peer dependency of the installed package
       const store = readdirSync(join(dir, "node_modules", ".pnpm"));
       expect(store.filter((name) => /^@pulumi\+|^@grpc\+|^protobufjs@/.test(name))).toEqual([]);
       expect(store.filter((name) => name.startsWith("runpodkit@"))).toHaveLength(1);
-      for (const entry of ["runpodkit/sdk", "runpodkit/worker", "runpodkit/service"]) {
-        const result = spawnSync(process.execPath, ["-e", `require(${JSON.stringify(entry)})`], {
-          cwd: dir,
-          encoding: "utf8",
-        });
-        expect({ entry, status: result.status, stderr: result.stderr }).toEqual({
-          entry,
-          status: 0,
-          stderr: "",
-        });
-      }
+      expectEntriesLoadWithoutPulumi(dir);
     },
     TEST_TIMEOUT,
   );

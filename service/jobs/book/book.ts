@@ -563,15 +563,7 @@ export class JobBook {
   #endpoint(endpointId: string): EndpointJobs {
     let entry = this.#endpoints.get(endpointId);
     if (!entry) {
-      entry = {
-        queue: new Deque(),
-        inQueue: 0,
-        inQueueScaling: 0,
-        inProgress: 0,
-        completed: 0,
-        failed: 0,
-        retried: 0,
-      };
+      entry = { queue: new Deque(), ...NO_JOBS };
       this.#endpoints.set(endpointId, entry);
     }
     return entry;

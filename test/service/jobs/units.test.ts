@@ -231,24 +231,30 @@ describe("DeadlineQueue.compact", () => {
   });
 });
 
+/** A book on an in-memory store whose `count` async jobs on endpoint "ep" were run and completed at time 0. */
+function bookWithFinishedJobs(count: number) {
+  const clock = new ManualClock(0);
+  const store = new JobStore(openDatabase(":memory:", jobMigrations));
+  const book = new JobBook(store, clock, { recentCacheSize: 10, hotQueued: 10 }, new EventBus());
+  for (let i = 0; i < count; i++) {
+    const job = createJob({
+      id: `j${i}`,
+      accountId: "a",
+      endpointId: "ep",
+      kind: "async",
+      input: {},
+      now: 0,
+    });
+    book.submit(job);
+    book.start(book.nextQueued("ep") as typeof job, "w");
+    book.finish(job, "COMPLETED", { output: i });
+  }
+  return { clock, store, book };
+}
+
 describe("JobBook deadlines", () => {
   it("finished jobs' deadlines do not pile up (they would hold each job for its ttl)", () => {
-    const clock = new ManualClock(0);
-    const store = new JobStore(openDatabase(":memory:", jobMigrations));
-    const book = new JobBook(store, clock, { recentCacheSize: 10, hotQueued: 10 }, new EventBus());
-    for (let i = 0; i < 5_000; i++) {
-      const job = createJob({
-        id: `j${i}`,
-        accountId: "a",
-        endpointId: "ep",
-        kind: "async",
-        input: {},
-        now: 0,
-      });
-      book.submit(job);
-      book.start(book.nextQueued("ep") as typeof job, "w");
-      book.finish(job, "COMPLETED", { output: i });
-    }
+    const { book } = bookWithFinishedJobs(5_000);
     // Two deadlines a job (ttl, execution), all of jobs that left: compacted as they accumulate.
     expect(book.deadlineCount).toBeLessThan(2_100);
   });
@@ -256,22 +262,7 @@ describe("JobBook deadlines", () => {
 
 describe("JobBook sweep", () => {
   it("deletes expired results a batch at a time (a restart after days held the event loop for seconds)", async () => {
-    const clock = new ManualClock(0);
-    const store = new JobStore(openDatabase(":memory:", jobMigrations));
-    const book = new JobBook(store, clock, { recentCacheSize: 10, hotQueued: 10 }, new EventBus());
-    for (let i = 0; i < 5_000; i++) {
-      const job = createJob({
-        id: `j${i}`,
-        accountId: "a",
-        endpointId: "ep",
-        kind: "async",
-        input: {},
-        now: 0,
-      });
-      book.submit(job);
-      book.start(book.nextQueued("ep") as typeof job, "w");
-      book.finish(job, "COMPLETED", { output: i });
-    }
+    const { clock, store, book } = bookWithFinishedJobs(5_000);
     store.flush();
     expect(book.counts("ep").completed).toBe(5_000);
     // Within the retention (30 minutes after /run), nothing goes.
