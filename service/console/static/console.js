@@ -38,6 +38,13 @@ function visible(text) {
   return text.replace(ANSI, "").replace(UNSEEN, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }
 
+/** Children as el() takes them: nothing for null, undefined and false, shown text for strings. */
+const nodes = (children) =>
+  [children]
+    .flat(Infinity)
+    .filter((child) => child !== undefined && child !== null && child !== false)
+    .map((child) => (child instanceof Node ? child : visible(String(child))));
+
 /**
  * An element with attributes and children (strings become text: nothing is parsed as HTML). `style`
  * is an object of CSS properties, set through the CSSOM: the page's Content-Security-Policy refuses
@@ -51,10 +58,7 @@ function el(tag, attrs = {}, ...children) {
     else if (name === "style") for (const [prop, v] of Object.entries(value)) node.style.setProperty(prop, v);
     else node.setAttribute(name, value === true ? "" : String(value));
   }
-  for (const child of children.flat()) {
-    if (child === undefined || child === null || child === false) continue;
-    node.append(child instanceof Node ? child : visible(String(child)));
-  }
+  node.append(...nodes(children));
   return node;
 }
 
@@ -246,6 +250,8 @@ function every(render) {
 /**
  * Replaces the children of the element with id `id` by `build()`, only when `data` differs from what
  * it shows: an unchanged view keeps its text selection, focus and scroll, and is not re-announced.
+ * `build()` may leave a place empty with null, as el() children do (replaceChildren would write
+ * "null").
  */
 const shown = new WeakMap();
 function update(id, data, build) {
@@ -253,7 +259,7 @@ function update(id, data, build) {
   if (!target) return;
   const key = JSON.stringify(data);
   if (shown.get(target) === key) return;
-  target.replaceChildren(...[build()].flat());
+  target.replaceChildren(...nodes(build()));
   shown.set(target, key);
 }
 

@@ -1,0 +1,89 @@
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { accountIdOf } from "../../service/edge/auth";
+import type { EndpointRecord } from "../../service/management/model/endpoint";
+import { type TestService, withService } from "../helpers/service";
+import { runsyncOn } from "./support";
+
+const CHROMIUM = "/usr/bin/chromium";
+const HAS_CHROMIUM = existsSync(CHROMIUM);
+const POLL = { timeout: 30_000 };
+/** A phone's window. */
+const NARROW = { width: 390, height: 844 };
+const WIDE = { width: 1280, height: 860 };
+
+/**
+ * What the console's pages look like with what a newcomer meets first (one page of jobs, a failed
+ * job) and what a careless handler sends (an error with a word thousands of characters long), in a
+ * desktop window and a phone's.
+ */
+describe.skipIf(!HAS_CHROMIUM)(
+  HAS_CHROMIUM
+    ? "console layout in headless Chromium"
+    : `console layout in headless Chromium: SKIPPED, ${CHROMIUM} is absent (apt-get install -y chromium)`,
+  () => {
+    let service: TestService;
+    let browser: Browser;
+    let page: Page;
+    let endpoint: EndpointRecord;
+    let failed: string;
+
+    beforeAll(async () => {
+      service = await withService({
+        config: {
+          jobs: {
+            coldStartMs: 0,
+            flashBootColdStartMs: 0,
+            workerOutput: "ignore",
+            handlers: { "acme/orders": resolve("test/console/fixtures/app-handler.ts") },
+          },
+        },
+      });
+      const account = accountIdOf(service.apiKey);
+      const template = service.management.templates.create(account, {
+        name: "orders",
+        imageName: "acme/orders",
+        isServerless: true,
+      });
+      endpoint = service.management.endpoints.create(account, {
+        name: "orders",
+        templateId: template.id,
+        workersMin: 0,
+        workersMax: 1,
+        idleTimeout: 60,
+      });
+      expect((await runsyncOn(service, endpoint.id, { order: 1 })).status).toBe("COMPLETED");
+      // A message with no space to wrap at for 3,000 characters (a base64 blob, a hash, a path).
+      const job = await runsyncOn(service, endpoint.id, { fail: `bad payload ${"Z".repeat(3000)}` });
+      expect(job.status).toBe("FAILED");
+      failed = job.id;
+      browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+      const context = await browser.newContext({ viewport: WIDE });
+      await context.addInitScript({
+        content: `sessionStorage.setItem("runpodkit.apiKey", ${JSON.stringify(service.apiKey)});`,
+      });
+      page = await context.newPage();
+    });
+
+    afterAll(async () => {
+      await browser?.close();
+      await service?.close();
+    });
+
+    /** How wide the page is against its window (a page wider than its window scrolls sideways). */
+    const widths = async () =>
+      (await page.evaluate(
+        `({ page: document.documentElement.scrollWidth, window: document.documentElement.clientWidth })`,
+      )) as { page: number; window: number };
+
+    it("the queue page of an endpoint with one page of jobs shows no stray text under the jobs", async () => {
+      await page.goto(`${service.queueUrl}/console/#/jobs/${endpoint.id}`);
+      await expect.poll(() => page.locator("#jobs tbody tr").count(), POLL).toBe(2);
+      // Neither "Newest jobs" (this is the newest page) nor "Older jobs" (there is no other page).
+      expect(await page.locator("#jobs-pages").innerText()).toBe("");
+      expect(await page.locator("main").innerText()).not.toContain("null");
+    });
+  },
+);
