@@ -85,5 +85,33 @@ describe.skipIf(!HAS_CHROMIUM)(
       expect(await page.locator("#jobs-pages").innerText()).toBe("");
       expect(await page.locator("main").innerText()).not.toContain("null");
     });
+
+    it("a failed job's error with a 3,000-character word wraps: the page keeps the window's width", async () => {
+      for (const viewport of [WIDE, NARROW]) {
+        await page.setViewportSize(viewport);
+        await page.goto(`${service.queueUrl}/console/#/job/${endpoint.id}/${failed}`);
+        await expect.poll(() => page.locator("#job").innerText(), POLL).toContain("bad payload ZZZ");
+        expect(await widths()).toEqual({ page: viewport.width, window: viewport.width });
+      }
+    });
+
+    it("in a phone's window every view keeps the window's width, and Sign out is on screen", async () => {
+      await page.setViewportSize(NARROW);
+      const views: [string, string][] = [
+        ["#/endpoints", "main[data-view=endpoints] tbody tr"],
+        [`#/endpoint/${endpoint.id}`, "#workers tbody tr"],
+        [`#/jobs/${endpoint.id}`, "#chart svg"],
+        [`#/logs/${endpoint.id}`, "#log div"],
+        ["#/templates", "main[data-view=templates] tbody tr"],
+      ];
+      for (const [hash, ready] of views) {
+        await page.goto(`${service.queueUrl}/console/${hash}`);
+        await page.locator(ready).first().waitFor(POLL);
+        expect({ hash, ...(await widths()) }).toEqual({ hash, page: NARROW.width, window: NARROW.width });
+        const signOut = await page.locator("#signout").boundingBox();
+        expect(signOut).not.toBeNull();
+        expect((signOut?.x ?? 0) + (signOut?.width ?? 0)).toBeLessThanOrEqual(NARROW.width);
+      }
+    });
   },
 );

@@ -75,6 +75,11 @@ function svg(tag, attrs = {}, ...children) {
  * and a click anywhere on the row follows it.
  */
 function table(headers, rows, link) {
+  // In its own scrolling box: a narrow window scrolls the table, not the whole page.
+  return el("div", { class: "table" }, tableOf(headers, rows, link));
+}
+
+function tableOf(headers, rows, link) {
   return el(
     "table",
     {},
