@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
-import { type Browser, chromium, type Page } from "playwright-core";
+import { type Browser, chromium, type Page, type Response } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accountIdOf } from "../../service/edge/auth";
 import type { EndpointRecord } from "../../service/management/model/endpoint";
@@ -37,7 +37,10 @@ describe.skipIf(!HAS_CHROMIUM)(
             coldStartMs: 0,
             flashBootColdStartMs: 0,
             workerOutput: "ignore",
-            handlers: { "acme/orders": resolve("test/console/fixtures/app-handler.ts") },
+            handlers: {
+              "acme/orders": resolve("test/console/fixtures/app-handler.ts"),
+              "acme/stream": resolve("test/console/fixtures/stream-handler.ts"),
+            },
           },
         },
       });
@@ -112,6 +115,51 @@ describe.skipIf(!HAS_CHROMIUM)(
         expect(signOut).not.toBeNull();
         expect((signOut?.x ?? 0) + (signOut?.width ?? 0)).toBeLessThanOrEqual(NARROW.width);
       }
+    });
+
+    it("a finished job's page reads its megabytes once, then only what can still change", async () => {
+      // 1.5 MB in, echoed out: the job is 3 MB as JSON.
+      const big = await runsyncOn(service, endpoint.id, { payload: "p".repeat(1_500_000) });
+      expect(big.status).toBe("COMPLETED");
+      const sizes: number[] = [];
+      const record = async (reply: Response) => {
+        if (reply.url().includes(`job=${big.id}`)) sizes.push((await reply.body()).length);
+      };
+      page.on("response", record);
+      await page.goto(`${service.queueUrl}/console/#/job/${endpoint.id}/${big.id}`);
+      await expect.poll(() => page.locator("#job").innerText(), POLL).toContain("pppppppp");
+      // Three refreshes after the one that drew it.
+      await expect.poll(() => sizes.length, POLL).toBeGreaterThanOrEqual(4);
+      page.off("response", record);
+      expect(sizes[0]).toBeGreaterThan(3_000_000);
+      for (const size of sizes.slice(1)) expect(size).toBeLessThan(1000);
+      expect(await page.locator("#job").innerText()).toContain("COMPLETED");
+    });
+
+    it("a finished job's page still shows its stream drained by a client", async () => {
+      const account = accountIdOf(service.apiKey);
+      const template = service.management.templates.create(account, {
+        name: "stream",
+        imageName: "acme/stream",
+        isServerless: true,
+      });
+      const streaming = service.management.endpoints.create(account, {
+        name: "stream",
+        templateId: template.id,
+        workersMin: 0,
+        workersMax: 1,
+      });
+      const job = await runsyncOn(service, streaming.id, { chunks: ["chunk-one", "chunk-two"] });
+      expect(job.status).toBe("COMPLETED");
+      await page.goto(`${service.queueUrl}/console/#/job/${streaming.id}/${job.id}`);
+      const stream = page.locator("#job pre").nth(2);
+      await expect.poll(() => stream.innerText(), POLL).toContain("chunk-two");
+      // A client reads the stream: the chunks are no longer buffered, and the page says so.
+      const read = await fetch(`${service.queueUrl}/v2/${streaming.id}/stream/${job.id}`, {
+        headers: { authorization: service.apiKey },
+      });
+      expect(JSON.stringify(await read.json())).toContain("chunk-two");
+      await expect.poll(() => stream.innerText(), POLL).toBe("[]");
     });
   },
 );

@@ -671,6 +671,10 @@ function errorOf(text) {
   return el("pre", { class: "error" }, text);
 }
 
+/** A job's end states: after one, only its status (a retry), retries and unread stream change. */
+const FINAL = new Set(["COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT"]);
+const changeable = (job) => JSON.stringify([job.status, job.retries, job.completedAt, job.streamChunks]);
+
 async function jobView(id, jobId) {
   show(
     "job",
@@ -678,10 +682,20 @@ async function jobView(id, jobId) {
     endpointLinks(id),
     el("div", { id: "job" }, "Loading..."),
   );
+  /** What can still change of the finished job shown (null while it runs or is not shown yet). */
+  let finished = null;
   return every(async (signal) => {
+    // A finished job's input and output never change (megabytes, read once): while its summary
+    // says the same (not retried, its stream not drained, still kept), there is nothing to redraw.
+    if (finished !== null) {
+      const { jobs } = await api(`/v2/${seg(id)}/jobs?job=${seg(jobId)}&summary=1`, { signal });
+      const now = jobs.find((j) => j.id === jobId);
+      if (now && changeable(now) === finished) return;
+    }
     // This one job, however many newer ones the endpoint ran since.
     const { jobs } = await api(`/v2/${seg(id)}/jobs?job=${seg(jobId)}`, { signal });
     const job = jobs.find((j) => j.id === jobId);
+    finished = job && FINAL.has(job.status) ? changeable(job) : null;
     if (!job) {
       update("job", null, () =>
         el("p", { class: "muted" }, "This job is not kept any more (results expire)."),
