@@ -982,6 +982,15 @@ function go(hash) {
   else location.hash = hash;
 }
 
+/** A part of the address as written: a malformed escape (%E0%A4%A) is kept as it is, not thrown. */
+function decoded(part) {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
 async function route() {
   if (!apiKey()) {
     signOut();
@@ -989,7 +998,7 @@ async function route() {
   }
   leave();
   const [path, search = ""] = location.hash.replace(/^#/, "").split("?");
-  const [, name = "endpoints", a, b] = path.split("/").map(decodeURIComponent);
+  const [, name = "endpoints", a, b] = path.split("/").map(decoded);
   const params = new URLSearchParams(search);
   const views = {
     endpoints: () => endpointsView(),

@@ -1,0 +1,81 @@
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { type Browser, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { accountIdOf } from "../../service/edge/auth";
+import type { EndpointRecord } from "../../service/management/model/endpoint";
+import { type TestService, withService } from "../helpers/service";
+import { runsyncOn } from "./support";
+
+const CHROMIUM = "/usr/bin/chromium";
+const HAS_CHROMIUM = existsSync(CHROMIUM);
+const POLL = { timeout: 30_000 };
+
+/**
+ * Addresses the console is sent to that name nothing it can show: a link with a malformed escape,
+ * an endpoint deleted while its page is open.
+ */
+describe.skipIf(!HAS_CHROMIUM)(
+  HAS_CHROMIUM
+    ? "console navigation in headless Chromium"
+    : `console navigation in headless Chromium: SKIPPED, ${CHROMIUM} is absent (apt-get install -y chromium)`,
+  () => {
+    let service: TestService;
+    let browser: Browser;
+    let page: Page;
+    let endpoint: EndpointRecord;
+    const errors: string[] = [];
+
+    beforeAll(async () => {
+      service = await withService({
+        config: {
+          jobs: {
+            coldStartMs: 0,
+            flashBootColdStartMs: 0,
+            workerOutput: "ignore",
+            handlers: { "acme/orders": resolve("test/console/fixtures/app-handler.ts") },
+          },
+        },
+      });
+      const account = accountIdOf(service.apiKey);
+      const template = service.management.templates.create(account, {
+        name: "orders",
+        imageName: "acme/orders",
+        isServerless: true,
+      });
+      endpoint = service.management.endpoints.create(account, {
+        name: "orders",
+        templateId: template.id,
+        workersMin: 0,
+        workersMax: 1,
+        idleTimeout: 60,
+      });
+      expect((await runsyncOn(service, endpoint.id, { order: 1 })).status).toBe("COMPLETED");
+      browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+      const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+      await context.addInitScript({
+        content: `sessionStorage.setItem("runpodkit.apiKey", ${JSON.stringify(service.apiKey)});`,
+      });
+      page = await context.newPage();
+      page.on("pageerror", (error) => errors.push(error.message));
+    });
+
+    afterAll(async () => {
+      await browser?.close();
+      await service?.close();
+    });
+
+    it("a link with a malformed escape opens its view, naming the id as written, and the next link works", async () => {
+      await page.goto(`${service.queueUrl}/console/#/endpoints`);
+      await page.locator("main[data-view=endpoints] tbody tr").first().waitFor(POLL);
+      await page.evaluate(`location.hash = "#/job/${endpoint.id}/%E0%A4%A"`);
+      await expect.poll(() => page.locator("main h1").innerText(), POLL).toBe("Job %E0%A4%A");
+      await expect
+        .poll(() => page.locator("#job").innerText(), POLL)
+        .toBe("This job is not kept any more (results expire).");
+      await page.evaluate(`location.hash = "#/jobs/${endpoint.id}"`);
+      await page.locator("#jobs tbody tr").first().waitFor(POLL);
+      expect(errors).toEqual([]);
+    });
+  },
+);
