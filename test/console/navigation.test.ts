@@ -9,7 +9,7 @@ import { runsyncOn } from "./support";
 
 const CHROMIUM = "/usr/bin/chromium";
 const HAS_CHROMIUM = existsSync(CHROMIUM);
-const POLL = { timeout: 30_000 };
+const POLL = { timeout: 15_000 };
 
 /**
  * Addresses the console is sent to that name nothing it can show: a link with a malformed escape,
@@ -75,6 +75,25 @@ describe.skipIf(!HAS_CHROMIUM)(
         .toBe("This job is not kept any more (results expire).");
       await page.evaluate(`location.hash = "#/jobs/${endpoint.id}"`);
       await page.locator("#jobs tbody tr").first().waitFor(POLL);
+      expect(errors).toEqual([]);
+    });
+
+    it("an endpoint deleted while its queue page is open: the page says so and shows nothing stale", async () => {
+      await page.goto(`${service.queueUrl}/console/#/jobs/${endpoint.id}`);
+      await page.locator("#jobs tbody tr").first().waitFor(POLL);
+      const account = accountIdOf(service.apiKey);
+      service.management.endpoints.update(account, endpoint.id, { workersMin: 0, workersMax: 0 });
+      service.management.endpoints.delete(account, endpoint.id);
+      const main = page.locator("main");
+      await expect.poll(() => main.innerText(), POLL).toContain("it was deleted, or is not of this account");
+      expect(await main.innerText()).toContain(`endpoint ${endpoint.id} not found`);
+      // The counts and jobs it showed are gone; the way back is a link.
+      expect(await page.locator("[data-count], #jobs, #chart").count()).toBe(0);
+      expect(await page.locator("main h1").innerText()).toBe(`Queue and jobs of ${endpoint.id}`);
+      await page.locator('main a[href="#/endpoints"]').click();
+      await expect
+        .poll(() => page.locator("main[data-view=endpoints]").innerText(), POLL)
+        .toContain("No endpoints yet");
       expect(errors).toEqual([]);
     });
   },

@@ -235,6 +235,13 @@ function every(render) {
     } catch (error) {
       // A view left while its data was on the way finds its elements gone: nothing to show then.
       if (stopped || (error instanceof ApiError && error.status === 401)) return;
+      // What the view shows is gone (an endpoint deleted while its page is open): its data on screen
+      // is stale, and asking again every second brings nothing back.
+      if (error instanceof ApiError && error.status === 404) {
+        stopped = true;
+        showGone(error);
+        return;
+      }
       failures += 1;
       showError(
         unreachable(error)
@@ -278,6 +285,21 @@ function showError(error) {
   const text = error instanceof Error ? error.message : String(error);
   if (existing) existing.textContent = text;
   else view.prepend(el("p", { class: "error", "data-view-error": true, role: "alert" }, text));
+}
+
+/** The view's title, why there is nothing to show, and the way back; nothing stale stays. */
+function showGone(error) {
+  view.replaceChildren(
+    ...nodes([
+      view.querySelector("h1"),
+      el(
+        "p",
+        { class: "error", "data-view-error": true, role: "alert" },
+        `${error.message}: it was deleted, or is not of this account. This page is no longer refreshed.`,
+      ),
+      el("div", { class: "links" }, el("a", { href: "#/endpoints" }, "Endpoints")),
+    ]),
+  );
 }
 
 function clearError() {
