@@ -145,7 +145,7 @@ describe.skipIf(!HAS_CHROMIUM)(
       await id.waitFor();
       await id.selectText();
       // Two more refreshes of the list come and go.
-      for (let n = 0; n < 2; n++) await page.waitForResponse((r) => r.url().endsWith("/v1/endpoints"));
+      for (let n = 0; n < 2; n++) await page.waitForResponse((r) => r.url().endsWith("/graphql"));
       await page.evaluate("new Promise(requestAnimationFrame)");
       expect(await page.evaluate("String(getSelection())")).toBe(endpoint.id);
     });

@@ -199,16 +199,31 @@ async function api(path, init = {}) {
  * out, as the real service's does; its GraphQL has it.
  */
 async function endpointTypes(signal) {
+  const { endpoints } = await myself("{ myself { endpoints { id type } } }", signal);
+  return new Map(endpoints.map((ep) => [ep.id, ep.type]));
+}
+
+/**
+ * The account's records through GraphQL, which answers the fields asked for only: the console reads
+ * endpoints and templates there with their env names (`env { key }`), never the values, which REST
+ * sends whole (secrets such as HF_TOKEN would travel every second to a page that shows names only).
+ */
+async function myself(query, signal, variables = {}) {
   const reply = await api("/graphql", {
     signal,
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ query: "{ myself { endpoints { id type } } }" }),
+    body: JSON.stringify({ query, variables }),
   });
   if (!reply.data?.myself)
-    throw new Error(`/graphql: ${reply.errors?.[0]?.message ?? "no endpoints in the reply"}`);
-  return new Map(reply.data.myself.endpoints.map((ep) => [ep.id, ep.type]));
+    throw new Error(`/graphql: ${reply.errors?.[0]?.message ?? "no account in the reply"}`);
+  return reply.data.myself;
 }
+
+/** What an endpoint runs on: GPU pools (AMPERE_48, -exclusions) or, for a CPU endpoint, its instances. */
+const hardware = (ep) => (ep.computeType === "CPU" ? ep.instanceIds : ep.gpuIds.split(",")).join(", ");
+const ENDPOINT_FIELDS =
+  "id name type templateId computeType gpuIds gpuCount instanceIds workersMin workersMax idleTimeout scalerType scalerValue flashBootType";
 
 /** How long to wait after `failures` failed calls in a row: a second, then doubling up to MAX_RETRY_MS. */
 const retryDelay = (failures) => Math.min(REFRESH_MS * 2 ** failures, MAX_RETRY_MS);
@@ -332,7 +347,7 @@ login.addEventListener("submit", async (event) => {
   sessionStorage.setItem(KEY_ITEM, key);
   input.value = "";
   try {
-    await api("/v1/endpoints");
+    await myself("{ myself { id } }");
   } catch (error) {
     // A 401 signed out already, saying why; anything else must say why too, and forget the key.
     if (!(error instanceof ApiError && error.status === 401)) {
@@ -357,21 +372,21 @@ document.getElementById("signout").addEventListener("click", () => signOut());
 async function endpointsView() {
   show("endpoints", el("h1", {}, "Endpoints"), el("div", { id: "endpoints-list" }, "Loading..."));
   return every(async (signal) => {
-    const [endpoints, types] = await Promise.all([api("/v1/endpoints", { signal }), endpointTypes(signal)]);
+    const { endpoints } = await myself(`{ myself { endpoints { ${ENDPOINT_FIELDS} } } }`, signal);
     const rows = endpoints.map((ep) => ({
       id: ep.id,
       cells: [
         ep.name,
         el("code", {}, ep.id),
-        types.get(ep.id) ?? "",
+        ep.type,
         `${ep.workersMin} / ${ep.workersMax}`,
         `${ep.idleTimeout} s`,
         `${ep.scalerType} ${ep.scalerValue}`,
-        ep.flashboot ? "yes" : "no",
-        (ep.gpuTypeIds ?? []).join(", "),
+        ep.flashBootType === "OFF" ? "no" : "yes",
+        hardware(ep),
       ],
     }));
-    update("endpoints-list", { endpoints, types: [...types] }, () =>
+    update("endpoints-list", endpoints, () =>
       endpoints.length === 0
         ? el(
             "p",
@@ -379,7 +394,7 @@ async function endpointsView() {
             "No endpoints yet: deploy one (pulumi up) or create one through the API.",
           )
         : table(
-            ["Name", "Id", "Type", "Workers min / max", "Idle timeout", "Scaler", "FlashBoot", "GPUs"],
+            ["Name", "Id", "Type", "Workers min / max", "Idle timeout", "Scaler", "FlashBoot", "GPUs / CPUs"],
             rows,
             (row) => `#/endpoint/${seg(row.id)}`,
           ),
@@ -408,24 +423,32 @@ async function endpointView(id) {
     el("div", { id: "workers" }),
   );
   return every(async (signal) => {
-    const [ep, { workers }, types] = await Promise.all([
-      api(`/v1/endpoints/${seg(id)}`, { signal }),
+    const [{ endpoint: ep }, { workers }] = await Promise.all([
+      myself(
+        `query ($id: String!) { myself { endpoint(id: $id) { ${ENDPOINT_FIELDS} executionTimeoutMs locations networkVolumeId version env { key } } } }`,
+        signal,
+        { id },
+      ),
       api(`/v2/${seg(id)}/workers`, { signal }),
-      endpointTypes(signal),
     ]);
+    // Deleted, or not of this account: GraphQL answers null where REST answers 404.
+    if (!ep) throw new ApiError(404, `endpoint ${id} not found`);
     const settings = [
       ["Name", ep.name],
-      ["Type", types.get(id) === "LB" ? "LB (load-balancing: no job queue)" : (types.get(id) ?? "")],
+      ["Type", ep.type === "LB" ? "LB (load-balancing: no job queue)" : ep.type],
       ["Template", ep.templateId],
       ["Workers min / max", `${ep.workersMin} / ${ep.workersMax}`],
       ["Idle timeout", `${ep.idleTimeout} s`],
       ["Scaler", `${ep.scalerType} ${ep.scalerValue}`],
       ["Execution timeout", duration(ep.executionTimeoutMs)],
-      ["FlashBoot", ep.flashboot ? "yes" : "no"],
-      ["GPUs", `${(ep.gpuTypeIds ?? []).join(", ")} x ${ep.gpuCount ?? 1}`],
-      ["Data centers", (ep.dataCenterIds ?? []).join(", ")],
+      ["FlashBoot", ep.flashBootType === "OFF" ? "no" : "yes"],
+      [
+        ep.computeType === "CPU" ? "CPU instances" : "GPUs",
+        ep.computeType === "CPU" ? hardware(ep) : `${hardware(ep)} x ${ep.gpuCount}`,
+      ],
+      ["Data centers", ep.locations || "any"],
       ["Network volume", ep.networkVolumeId ?? "none"],
-      ["Environment", Object.keys(ep.env ?? {}).join(", ") || "none"],
+      ["Environment (names only)", ep.env.map((e) => e.key).join(", ") || "none"],
       ["Version", ep.version],
     ];
     update("settings", settings, () =>
@@ -941,8 +964,11 @@ async function logsView(id, params) {
 async function templatesView() {
   show("templates", el("h1", {}, "Templates"), el("div", { id: "templates-list" }));
   return every(async (signal) => {
-    // Every template of the account: the REST list leaves out endpoint-bound ones unless asked.
-    const templates = await api("/v1/templates?includeEndpointBoundTemplates=true", { signal });
+    // Every template of the account (endpoint-bound ones too), with env names only.
+    const { podTemplates: templates } = await myself(
+      "{ myself { podTemplates { id name imageName category isServerless containerRegistryAuthId env { key } } } }",
+      signal,
+    );
     update("templates-list", templates, () =>
       table(
         ["Name", "Id", "Image", "Category", "Serverless", "Environment (names only)", "Registry auth"],
@@ -954,7 +980,7 @@ async function templatesView() {
             el("code", {}, t.imageName),
             t.category,
             t.isServerless ? "yes" : "no",
-            Object.keys(t.env ?? {}).join(", "),
+            t.env.map((e) => e.key).join(", "),
             t.containerRegistryAuthId ?? "",
           ],
         })),
