@@ -123,6 +123,29 @@ describe.skipIf(!HAS_CHROMIUM)(
       expect(errors).toEqual([]);
     });
 
+    it("invisible characters in names and log lines are written out: a zero-width space does not pass unseen", async () => {
+      const account = accountIdOf(service.apiKey);
+      // A zero-width space, then Unicode tag characters spelling "hi" (text no reader sees).
+      const lookalike = service.management.endpoints.create(account, {
+        name: "a\u200bpi\u{e0068}\u{e0069}",
+        templateId: endpoint.templateId,
+        workersMin: 0,
+        workersMax: 0,
+      });
+      await page.goto(`${service.queueUrl}/console/#/endpoints`);
+      const name = page.locator(`tr[data-id="${lookalike.id}"] td`).first();
+      await expect.poll(() => name.innerText(), POLL).toBe("a\\u200bpi\\u{e0068}\\u{e0069}");
+      expect(
+        (await runsync({ print: ["\ufeffbom and soft\u00adhyphen, emoji \u{1F469}\u200d\u{1F4BB} kept"] }))
+          .status,
+      ).toBe("COMPLETED");
+      await page.goto(`${service.queueUrl}/console/#/logs/${endpoint.id}`);
+      await expect
+        .poll(() => page.locator("#log").innerText(), POLL)
+        .toContain("\\ufeffbom and soft\\u00adhyphen, emoji \u{1F469}\u200d\u{1F4BB} kept");
+      expect(errors).toEqual([]);
+    });
+
     it("keyboard: Tab reaches an endpoint's link and Enter opens it", async () => {
       await page.goto(`${service.queueUrl}/console/#/endpoints`);
       await page.locator("main[data-view=endpoints] tbody tr").first().waitFor();

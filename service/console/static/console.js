@@ -30,12 +30,19 @@ let leave = () => {};
 // printed by workers or put in names, they would garble a line or reorder the text after them.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
 const ANSI = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?/g;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
-const UNSEEN = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+// Invisible characters too (zero-width space, word joiner, BOM, soft hyphen, Unicode tags): "api" and
+// "a\u200bpi" would look the same, and tag characters carry text no reader sees. Joiners (U+200C,
+// U+200D) are left: scripts and emoji need them.
+const UNSEEN =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+  /[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u{e0000}-\u{e007f}]/gu;
 
-/** Text as it is shown: ANSI sequences dropped, other invisible controls written as \uXXXX. */
+/** Text as it is shown: ANSI sequences dropped, other invisible characters written as \uXXXX (\u{XXXXX}). */
 function visible(text) {
-  return text.replace(ANSI, "").replace(UNSEEN, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return text.replace(ANSI, "").replace(UNSEEN, (c) => {
+    const code = c.codePointAt(0) ?? 0;
+    return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, "0")}`;
+  });
 }
 
 /** Children as el() takes them: nothing for null, undefined and false, shown text for strings. */
