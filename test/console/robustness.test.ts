@@ -230,6 +230,24 @@ describe.skipIf(!HAS_CHROMIUM)(
       expect(await page.locator("#log > div").first().innerText()).not.toContain("worker started");
     });
 
+    it("a log of 60,000-character lines keeps at most 4 Mi characters in the page, the newest line last", async () => {
+      await page.goto(`${service.queueUrl}/console/#/logs/${endpoint.id}`);
+      await expect.poll(() => page.locator("#log-status").innerText(), POLL).toBe("Following live");
+      // 12 M characters printed; the service keeps the newest 8 Mi.
+      expect((await runsync({ wide: 200 })).status).toBe("COMPLETED");
+      await page.locator("#log div", { hasText: "wide 199 " }).waitFor(POLL);
+      const kept = (await page.evaluate(
+        `[...document.querySelectorAll("#log > div")].reduce((sum, div) => sum + div.textContent.length, 0)`,
+      )) as number;
+      expect(kept).toBeGreaterThan(3 * 1024 * 1024);
+      // Each line's text is its message and a time, worker and job id before it.
+      expect(kept).toBeLessThan(4 * 1024 * 1024 + 200 * 100);
+      // The oldest went; the newest wide line is the last of them.
+      const wide = page.locator("#log > div", { hasText: "wwwww" });
+      expect(await wide.last().innerText()).toContain("wide 199 ");
+      expect(await wide.first().innerText()).not.toContain("wide 0 ");
+    });
+
     it("an answer for a page already left is not drawn into the next one", async () => {
       const first = await runsync({ print: ["first job"] });
       const second = await runsync({ print: ["second job"] });

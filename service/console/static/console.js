@@ -8,6 +8,11 @@ const REFRESH_MS = 1000;
 const MAX_RETRY_MS = 10_000;
 /** The log view keeps this many lines in the page (the oldest go first), however long it follows. */
 const MAX_LOG_LINES = 5000;
+/**
+ * ... and at most this many characters of messages: a worker's lines may be 64 KiB each, and 5,000 of
+ * them (320 M characters) would stall the page for seconds a frame.
+ */
+const MAX_LOG_CHARS = 4 * 1024 * 1024;
 /** Jobs on one page of the queue view; older pages are reached by a cursor (the last job shown). */
 const JOBS_PAGE = 50;
 /** Log lines read per "Load older lines". */
@@ -801,7 +806,7 @@ async function jobView(id, jobId) {
 function logLine(entry) {
   return el(
     "div",
-    { class: entry.level, "data-seq": entry.seq },
+    { class: entry.level, "data-seq": entry.seq, "data-chars": entry.message.length },
     el(
       "span",
       { class: "meta", title: entry.time },
@@ -825,7 +830,7 @@ function pause(ms, signal) {
 /**
  * Follows the endpoint's logs: a chunked JSON-lines reply read as it arrives. When the reply ends or
  * fails (the service stopped or restarted), it says so and follows again from the last line shown,
- * backing off while the service does not answer. The page keeps the newest MAX_LOG_LINES lines.
+ * backing off while the service does not answer. The page keeps the newest MAX_LOG_LINES lines, at most MAX_LOG_CHARS characters.
  */
 async function logsView(id, params) {
   const worker = params.get("worker") ?? "";
@@ -853,6 +858,10 @@ async function logsView(id, params) {
   const abort = new AbortController();
   /** Lines read by "Load older lines": kept on top of the MAX_LOG_LINES the live view keeps. */
   let older = 0;
+  /** Their characters, kept on top of MAX_LOG_CHARS; and the characters of every line in the page. */
+  let olderChars = 0;
+  let chars = 0;
+  const charsOf = (entries) => entries.reduce((sum, entry) => sum + entry.message.length, 0);
   const olderButton = el(
     "button",
     {
@@ -876,6 +885,8 @@ async function logsView(id, params) {
           box.prepend(...entries.map(logLine));
           box.scrollTop += box.scrollHeight - height;
           older += entries.length;
+          olderChars += charsOf(entries);
+          chars += charsOf(entries);
           n += entries.length;
           count.textContent = String(n);
           if (entries.length < OLDER_LOG_LINES) {
@@ -935,9 +946,17 @@ async function logsView(id, params) {
         if (seen(entry)) continue;
         last = { time: entry.time, ms: Date.parse(entry.time), seq: entry.seq };
         box.append(logLine(entry));
+        chars += entry.message.length;
         n += 1;
       }
-      while (box.childElementCount > MAX_LOG_LINES + older) box.firstElementChild.remove();
+      // The oldest go first, past either bound (the newest line always stays).
+      while (
+        box.childElementCount > 1 &&
+        (box.childElementCount > MAX_LOG_LINES + older || chars > MAX_LOG_CHARS + olderChars)
+      ) {
+        chars -= Number(box.firstElementChild.dataset.chars);
+        box.firstElementChild.remove();
+      }
       count.textContent = String(n);
       if (atBottom) box.scrollTop = box.scrollHeight;
     }
