@@ -1,4 +1,6 @@
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accountIdOf } from "../../service/edge/auth";
@@ -90,6 +92,52 @@ describe.skipIf(!HAS_CHROMIUM)(
       }
       // The names came through GraphQL, asked for by name only.
       expect(replies.some((r) => r.url.endsWith("/graphql") && r.body.includes("HF_TOKEN"))).toBe(true);
+    });
+
+    it("a job's input, shown on its page, is not left in the browser's disk cache", async () => {
+      const account = accountIdOf(service.apiKey);
+      // No worker: the job stays queued, its page reading it (input included) every second.
+      const idle = service.management.endpoints.create(account, {
+        name: "idle",
+        templateId: endpoint.templateId,
+        workersMin: 0,
+        workersMax: 0,
+      });
+      const marker = `patient-record-${Date.now()}`;
+      const run = await fetch(`${service.queueUrl}/v2/${idle.id}/run`, {
+        method: "POST",
+        headers: { authorization: service.apiKey, "content-type": "application/json" },
+        body: JSON.stringify({ input: { note: marker } }),
+      });
+      const { id } = (await run.json()) as { id: string };
+      const profile = mkdtempSync(join(tmpdir(), "runpodkit-profile-"));
+      try {
+        const context = await chromium.launchPersistentContext(profile, {
+          executablePath: CHROMIUM,
+          args: ["--no-sandbox"],
+        });
+        await context.addInitScript({
+          content: `sessionStorage.setItem("runpodkit.apiKey", ${JSON.stringify(service.apiKey)});`,
+        });
+        const tab = await context.newPage();
+        await tab.goto(`${service.queueUrl}/console/#/job/${idle.id}/${id}`);
+        await expect.poll(() => tab.locator("#job").innerText(), POLL).toContain(marker);
+        // Refreshed twice more, then closed: the cache is written by then.
+        for (let n = 0; n < 2; n++) await tab.waitForResponse((r) => r.url().includes(`job=${id}`));
+        await context.close();
+        const holding: string[] = [];
+        const walk = (dir: string) => {
+          for (const name of readdirSync(dir)) {
+            const path = join(dir, name);
+            if (statSync(path).isDirectory()) walk(path);
+            else if (readFileSync(path).includes(marker)) holding.push(path.slice(profile.length));
+          }
+        };
+        walk(profile);
+        expect(holding).toEqual([]);
+      } finally {
+        rmSync(profile, { recursive: true, force: true });
+      }
     });
   },
 );
