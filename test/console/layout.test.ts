@@ -98,6 +98,21 @@ describe.skipIf(!HAS_CHROMIUM)(
       }
     });
 
+    it("a failed job's megabyte error is cut like a JSON value, saying how much more the API has", async () => {
+      const job = await runsyncOn(service, endpoint.id, { fail: "E".repeat(1_000_000) });
+      expect(job.status).toBe("FAILED");
+      await page.setViewportSize(WIDE);
+      await page.goto(`${service.queueUrl}/console/#/job/${endpoint.id}/${job.id}`);
+      const error = page.locator("#job p.error");
+      await expect.poll(() => error.innerText(), POLL).toContain("EEEE");
+      // The message and the traceback (which repeats it): 100,000 characters each and a note.
+      expect((await error.innerText()).length).toBeLessThan(100_200);
+      expect(await error.innerText()).toMatch(
+        /\.\.\. \(\d+ more characters: read the job through the API\)$/,
+      );
+      expect((await page.locator("#job [data-traceback]").innerText()).length).toBeLessThan(100_200);
+    });
+
     it("in a phone's window every view keeps the window's width, and Sign out is on screen", async () => {
       await page.setViewportSize(NARROW);
       const views: [string, string][] = [

@@ -152,20 +152,22 @@ function time(ms, { millis = false } = {}) {
 }
 const duration = (ms) =>
   ms === undefined || ms === null ? "" : ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(2)} s`;
-function json(value) {
-  if (value === undefined) return el("pre", {}, "(none)");
-  const text = JSON.stringify(value, null, 2);
-  if (text.length <= MAX_JSON_CHARS) return el("pre", {}, text);
-  return el(
-    "pre",
-    {},
+/** A text a job carries as shown: cut after MAX_JSON_CHARS, saying how much more the API has. */
+function cut(text) {
+  if (text.length <= MAX_JSON_CHARS) return text;
+  return [
     text.slice(0, MAX_JSON_CHARS),
     el(
       "span",
       { class: "muted" },
       `\n... (${text.length - MAX_JSON_CHARS} more characters: read the job through the API)`,
     ),
-  );
+  ];
+}
+
+function json(value) {
+  if (value === undefined) return el("pre", {}, "(none)");
+  return el("pre", {}, cut(JSON.stringify(value, null, 2)));
 }
 
 function apiKey() {
@@ -718,14 +720,14 @@ function errorOf(text) {
       return el(
         "div",
         {},
-        el("p", { class: "error" }, `${parsed.error_type ?? "error"}: ${parsed.error_message ?? ""}`),
-        el("pre", { "data-traceback": true }, parsed.error_traceback ?? text),
+        el("p", { class: "error" }, cut(`${parsed.error_type ?? "error"}: ${parsed.error_message ?? ""}`)),
+        el("pre", { "data-traceback": true }, cut(String(parsed.error_traceback ?? text))),
       );
     }
   } catch {
     // a plain string
   }
-  return el("pre", { class: "error" }, text);
+  return el("pre", { class: "error" }, cut(text));
 }
 
 /** A job's end states: after one, only its status (a retry), retries and unread stream change. */
