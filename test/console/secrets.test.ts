@@ -76,6 +76,8 @@ describe.skipIf(!HAS_CHROMIUM)(
 
       await page.goto(`${service.queueUrl}/console/#/endpoint/${endpoint.id}`);
       await expect.poll(() => page.locator("#settings").innerText(), POLL).toContain("HF_TOKEN");
+      // GPUs as GraphQL's pools (the default choice here).
+      expect(await page.locator("#settings").innerText()).toMatch(/GPUs\s+[A-Z]+_\d+.* x 1/);
 
       await page.goto(`${service.queueUrl}/console/#/templates`);
       await expect

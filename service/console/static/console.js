@@ -235,7 +235,8 @@ async function myself(query, signal, variables = {}) {
 }
 
 /** What an endpoint runs on: GPU pools (AMPERE_48, -exclusions) or, for a CPU endpoint, its instances. */
-const hardware = (ep) => (ep.computeType === "CPU" ? ep.instanceIds : ep.gpuIds.split(",")).join(", ");
+const hardware = (ep) =>
+  (ep.computeType === "CPU" ? ep.instanceIds : ep.gpuIds.split(",")).filter(Boolean).join(", ") || "any";
 const ENDPOINT_FIELDS =
   "id name type templateId computeType gpuIds gpuCount instanceIds workersMin workersMax idleTimeout scalerType scalerValue flashBootType";
 
