@@ -65,6 +65,22 @@ describe.skipIf(!HAS_CHROMIUM)(
       await service?.close();
     });
 
+    it("signed out, the page shows the sign-in form only: no Sign out, no links; Tab goes to the key", async () => {
+      const fresh = await browser.newPage();
+      await fresh.goto(`${service.queueUrl}/console/`);
+      await fresh.locator("#key").waitFor(POLL);
+      expect(await fresh.locator("#signout").isVisible()).toBe(false);
+      expect(await fresh.locator("#nav").isVisible()).toBe(false);
+      await fresh.keyboard.press("Tab");
+      expect(await fresh.evaluate("document.activeElement?.id")).toBe("key");
+      // Keyboard only: the key, Enter, and the endpoints are there with the links.
+      await fresh.keyboard.type(service.apiKey);
+      await fresh.keyboard.press("Enter");
+      await fresh.locator("main[data-view=endpoints] tbody tr").first().waitFor(POLL);
+      expect(await fresh.locator("#signout").isVisible()).toBe(true);
+      await fresh.close();
+    });
+
     it("a link with a malformed escape opens its view, naming the id as written, and the next link works", async () => {
       await page.goto(`${service.queueUrl}/console/#/endpoints`);
       await page.locator("main[data-view=endpoints] tbody tr").first().waitFor(POLL);
