@@ -52,7 +52,11 @@ describe.skipIf(!HAS_CHROMIUM)(
       });
       expect((await runsyncOn(service, endpoint.id, { order: 1 })).status).toBe("COMPLETED");
       browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
-      const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+      const context = await browser.newContext({
+        viewport: { width: 1280, height: 860 },
+        timezoneId: "UTC",
+        locale: "en-US",
+      });
       await context.addInitScript({
         content: `sessionStorage.setItem("runpodkit.apiKey", ${JSON.stringify(service.apiKey)});`,
       });
@@ -79,6 +83,18 @@ describe.skipIf(!HAS_CHROMIUM)(
       await fresh.locator("main[data-view=endpoints] tbody tr").first().waitFor(POLL);
       expect(await fresh.locator("#signout").isVisible()).toBe(true);
       await fresh.close();
+    });
+
+    it("a page left open past midnight shows yesterday's times with their date", async () => {
+      await page.goto(`${service.queueUrl}/console/#/jobs/${endpoint.id}`);
+      const queued = page.locator("#jobs tbody tr td:nth-child(3)").first();
+      await queued.waitFor(POLL);
+      expect(await queued.innerText()).toMatch(/^\d\d:\d\d:\d\d (AM|PM) UTC$/);
+      // The same page, not reloaded, a day later.
+      await page.clock.setFixedTime(Date.now() + 24 * 3600 * 1000);
+      await expect
+        .poll(() => queued.innerText(), POLL)
+        .toMatch(/^[A-Z][a-z]{2} \d+, \d{4}, \d\d:\d\d:\d\d (AM|PM) UTC$/);
     });
 
     it("a link with a malformed escape opens its view, naming the id as written, and the next link works", async () => {

@@ -299,7 +299,9 @@ const shown = new WeakMap();
 function update(id, data, build) {
   const target = document.getElementById(id);
   if (!target) return;
-  const key = JSON.stringify(data);
+  // With today's date: a time is shown with its date when not today (time()), so a page left open
+  // past midnight redraws yesterday's times with their date.
+  const key = `${new Date().toDateString()} ${JSON.stringify(data)}`;
   if (shown.get(target) === key) return;
   target.replaceChildren(...nodes(build()));
   shown.set(target, key);
