@@ -667,15 +667,7 @@ async function jobsView(id, params) {
       ),
     );
     // Jobs waiting on workers that never come up: why, beside the counts (a handler that did not load).
-    update("start-issue", health.startIssue ?? null, () =>
-      health.startIssue
-        ? el(
-            "p",
-            { class: "error", "data-start-issue": "" },
-            `Workers do not start: ${health.startIssue.reason} (${time(Date.parse(health.startIssue.since))})`,
-          )
-        : [],
-    );
+    showStartIssue(health);
     update("chart", points, () => chart(points));
     const longest = Math.max(1, ...jobs.map((j) => (j.completedAt ?? Date.now()) - j.queuedAt));
     // A queued or running job's bar grows with the clock: redrawn each second while one is.
@@ -737,11 +729,25 @@ function errorOf(text) {
 const FINAL = new Set(["COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT"]);
 const changeable = (job) => JSON.stringify([job.status, job.retries, job.completedAt, job.streamChunks]);
 
+/** Why the endpoint's workers do not come up (a handler that does not load), from its /health. */
+function showStartIssue(health) {
+  update("start-issue", health?.startIssue ?? null, () =>
+    health?.startIssue
+      ? el(
+          "p",
+          { class: "error", "data-start-issue": "" },
+          `Workers do not start: ${health.startIssue.reason} (${time(Date.parse(health.startIssue.since))})`,
+        )
+      : [],
+  );
+}
+
 async function jobView(id, jobId) {
   show(
     "job",
     el("h1", {}, "Job ", el("code", {}, jobId)),
     endpointLinks(id),
+    el("div", { id: "start-issue" }),
     el("div", { id: "job" }, "Loading..."),
   );
   /** What can still change of the finished job shown (null while it runs or is not shown yet). */
@@ -758,6 +764,8 @@ async function jobView(id, jobId) {
     const { jobs } = await api(`/v2/${seg(id)}/jobs?job=${seg(jobId)}`, { signal });
     const job = jobs.find((j) => j.id === jobId);
     finished = job && FINAL.has(job.status) ? changeable(job) : null;
+    // A job waiting in the queue says why no worker takes it, as the queue page does.
+    showStartIssue(job?.status === "IN_QUEUE" ? await api(`/v2/${seg(id)}/health`, { signal }) : null);
     if (!job) {
       update("job", null, () =>
         el("p", { class: "muted" }, "This job is not kept any more (results expire)."),
