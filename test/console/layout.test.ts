@@ -151,6 +151,39 @@ describe.skipIf(!HAS_CHROMIUM)(
       expect(await page.locator("#job").innerText()).toContain("COMPLETED");
     });
 
+    it("a queued job's page reads its megabyte input once, its wait so far from the summary", async () => {
+      const account = accountIdOf(service.apiKey);
+      // No worker: the job waits as long as the page stays open.
+      const idle = service.management.endpoints.create(account, {
+        name: "idle",
+        templateId: endpoint.templateId,
+        workersMin: 0,
+        workersMax: 0,
+      });
+      const run = await fetch(`${service.queueUrl}/v2/${idle.id}/run`, {
+        method: "POST",
+        headers: { authorization: service.apiKey, "content-type": "application/json" },
+        body: JSON.stringify({ input: { payload: "q".repeat(1_500_000) } }),
+      });
+      const { id } = (await run.json()) as { id: string };
+      const sizes: number[] = [];
+      const record = async (reply: Response) => {
+        if (reply.url().includes(`job=${id}`)) sizes.push((await reply.body()).length);
+      };
+      page.on("response", record);
+      await page.goto(`${service.queueUrl}/console/#/job/${idle.id}/${id}`);
+      const delay = page.locator("#job dd").nth(2);
+      await expect.poll(() => page.locator("#job").innerText(), POLL).toContain("qqqqqqqq");
+      const first = await delay.innerText();
+      // The wait shown goes on (from the summaries), the input stays.
+      await expect.poll(() => sizes.length, POLL).toBeGreaterThanOrEqual(4);
+      await expect.poll(() => delay.innerText(), POLL).not.toBe(first);
+      page.off("response", record);
+      expect(await page.locator("#job").innerText()).toContain("qqqqqqqq");
+      expect(sizes[0]).toBeGreaterThan(1_500_000);
+      for (const size of sizes.slice(1)) expect(size).toBeLessThan(1000);
+    });
+
     it("a finished job's page still shows its stream drained by a client", async () => {
       const account = accountIdOf(service.apiKey);
       const template = service.management.templates.create(account, {

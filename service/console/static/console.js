@@ -725,9 +725,13 @@ function errorOf(text) {
   return el("pre", { class: "error" }, cut(text));
 }
 
-/** A job's end states: after one, only its status (a retry), retries and unread stream change. */
+/**
+ * A job's end states: after one, only its status (a retry), retries and unread stream change; these
+ * and when it started (a worker took it) are what a summary tells of a change worth reading it whole.
+ */
 const FINAL = new Set(["COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT"]);
-const changeable = (job) => JSON.stringify([job.status, job.retries, job.completedAt, job.streamChunks]);
+const changeable = (job) =>
+  JSON.stringify([job.status, job.retries, job.startedAt, job.completedAt, job.streamChunks]);
 
 /** Why the endpoint's workers do not come up (a handler that does not load), from its /health. */
 function showStartIssue(health) {
@@ -750,20 +754,27 @@ async function jobView(id, jobId) {
     el("div", { id: "start-issue" }),
     el("div", { id: "job" }, "Loading..."),
   );
-  /** What can still change of the finished job shown (null while it runs or is not shown yet). */
-  let finished = null;
+  /** The job as last read whole (null before the first read, or when it was not kept). */
+  let last = null;
   return every(async (signal) => {
-    // A finished job's input and output never change (megabytes, read once): while its summary
-    // says the same (not retried, its stream not drained, still kept), there is nothing to redraw.
-    if (finished !== null) {
+    let job;
+    // A job's input never changes, nor its output once it ended (megabytes: read once). A finished
+    // job whose summary says the same (not retried, its stream not drained, still kept) has nothing
+    // to redraw; a queued one only its wait so far, which the summary has.
+    if (last !== null && (FINAL.has(last.status) || last.status === "IN_QUEUE")) {
       const { jobs } = await api(`/v2/${seg(id)}/jobs?job=${seg(jobId)}&summary=1`, { signal });
       const now = jobs.find((j) => j.id === jobId);
-      if (now && changeable(now) === finished) return;
+      if (now && changeable(now) === changeable(last)) {
+        if (FINAL.has(last.status)) return;
+        job = { ...last, ...now };
+      }
     }
-    // This one job, however many newer ones the endpoint ran since.
-    const { jobs } = await api(`/v2/${seg(id)}/jobs?job=${seg(jobId)}`, { signal });
-    const job = jobs.find((j) => j.id === jobId);
-    finished = job && FINAL.has(job.status) ? changeable(job) : null;
+    if (job === undefined) {
+      // This one job, however many newer ones the endpoint ran since.
+      const { jobs } = await api(`/v2/${seg(id)}/jobs?job=${seg(jobId)}`, { signal });
+      job = jobs.find((j) => j.id === jobId);
+      last = job ?? null;
+    }
     // A job waiting in the queue says why no worker takes it, as the queue page does.
     showStartIssue(job?.status === "IN_QUEUE" ? await api(`/v2/${seg(id)}/health`, { signal }) : null);
     if (!job) {
