@@ -87,6 +87,11 @@ export const RecentJob = z.looseObject({
   error: z.string().optional(),
   /** Stream chunks buffered and not yet drained by /stream (reading them here does not drain them). */
   stream: z.array(z.unknown()).optional(),
+  /**
+   * How many those chunks are, in a summary too: with status and retries, what can still change of a
+   * finished job (a client drains its stream), so a page showing one reads the summary, not the job.
+   */
+  streamChunks: z.number().int().optional(),
 });
 export type RecentJob = z.infer<typeof RecentJob>;
 

@@ -123,6 +123,29 @@ describe.skipIf(!HAS_CHROMIUM)(
       expect(errors).toEqual([]);
     });
 
+    it("invisible characters in names and log lines are written out: a zero-width space does not pass unseen", async () => {
+      const account = accountIdOf(service.apiKey);
+      // A zero-width space, then Unicode tag characters spelling "hi" (text no reader sees).
+      const lookalike = service.management.endpoints.create(account, {
+        name: "a\u200bpi\u{e0068}\u{e0069}",
+        templateId: endpoint.templateId,
+        workersMin: 0,
+        workersMax: 0,
+      });
+      await page.goto(`${service.queueUrl}/console/#/endpoints`);
+      const name = page.locator(`tr[data-id="${lookalike.id}"] td`).first();
+      await expect.poll(() => name.innerText(), POLL).toBe("a\\u200bpi\\u{e0068}\\u{e0069}");
+      expect(
+        (await runsync({ print: ["\ufeffbom and soft\u00adhyphen, emoji \u{1F469}\u200d\u{1F4BB} kept"] }))
+          .status,
+      ).toBe("COMPLETED");
+      await page.goto(`${service.queueUrl}/console/#/logs/${endpoint.id}`);
+      await expect
+        .poll(() => page.locator("#log").innerText(), POLL)
+        .toContain("\\ufeffbom and soft\\u00adhyphen, emoji \u{1F469}\u200d\u{1F4BB} kept");
+      expect(errors).toEqual([]);
+    });
+
     it("keyboard: Tab reaches an endpoint's link and Enter opens it", async () => {
       await page.goto(`${service.queueUrl}/console/#/endpoints`);
       await page.locator("main[data-view=endpoints] tbody tr").first().waitFor();
@@ -145,7 +168,7 @@ describe.skipIf(!HAS_CHROMIUM)(
       await id.waitFor();
       await id.selectText();
       // Two more refreshes of the list come and go.
-      for (let n = 0; n < 2; n++) await page.waitForResponse((r) => r.url().endsWith("/v1/endpoints"));
+      for (let n = 0; n < 2; n++) await page.waitForResponse((r) => r.url().endsWith("/graphql"));
       await page.evaluate("new Promise(requestAnimationFrame)");
       expect(await page.evaluate("String(getSelection())")).toBe(endpoint.id);
     });
@@ -205,6 +228,24 @@ describe.skipIf(!HAS_CHROMIUM)(
       expect(await page.locator("#log > div").count()).toBe(5000);
       expect(Number(await page.locator("#log-count").innerText())).toBeGreaterThan(6000);
       expect(await page.locator("#log > div").first().innerText()).not.toContain("worker started");
+    });
+
+    it("a log of 60,000-character lines keeps at most 4 Mi characters in the page, the newest line last", async () => {
+      await page.goto(`${service.queueUrl}/console/#/logs/${endpoint.id}`);
+      await expect.poll(() => page.locator("#log-status").innerText(), POLL).toBe("Following live");
+      // 12 M characters printed; the service keeps the newest 8 Mi.
+      expect((await runsync({ wide: 200 })).status).toBe("COMPLETED");
+      await page.locator("#log div", { hasText: "wide 199 " }).waitFor(POLL);
+      const kept = (await page.evaluate(
+        `[...document.querySelectorAll("#log > div")].reduce((sum, div) => sum + div.textContent.length, 0)`,
+      )) as number;
+      expect(kept).toBeGreaterThan(3 * 1024 * 1024);
+      // Each line's text is its message and a time, worker and job id before it.
+      expect(kept).toBeLessThan(4 * 1024 * 1024 + 200 * 100);
+      // The oldest went; the newest wide line is the last of them.
+      const wide = page.locator("#log > div", { hasText: "wwwww" });
+      expect(await wide.last().innerText()).toContain("wide 199 ");
+      expect(await wide.first().innerText()).not.toContain("wide 0 ");
     });
 
     it("an answer for a page already left is not drawn into the next one", async () => {

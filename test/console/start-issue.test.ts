@@ -72,6 +72,28 @@ describe.skipIf(!HAS_CHROMIUM)("console: workers that do not start", () => {
         /^Workers do not start: worker \w+ its process exited \(code 1\) before its first call to the service: .*model weights not found at \/models\/x; its logs: runpodkit logs \w+ --worker \w+ \(/,
       );
     expect(await page.locator('[data-count="inQueue"] b').innerText()).toBe("1");
+    // The waiting job's own page says it too (a newcomer opens the job that does not run).
+    const [job] = (
+      (await (
+        await fetch(`${service.queueUrl}/v2/${endpoint.id}/jobs?summary=1`, {
+          headers: { authorization: service.apiKey },
+        })
+      ).json()) as { jobs: { id: string }[] }
+    ).jobs;
+    await page.goto(`${service.queueUrl}/console/#/job/${endpoint.id}/${job?.id}`);
+    await expect
+      .poll(
+        () =>
+          page
+            .locator("main[data-view=job] [data-start-issue]")
+            .innerText()
+            .catch(() => ""),
+        {
+          timeout: 20_000,
+        },
+      )
+      .toMatch(/^Workers do not start: worker \w+ its process exited \(code 1\)/);
+    expect(await page.locator("#job").innerText()).toContain("IN_QUEUE");
     await page.goto(`${service.queueUrl}/console/#/endpoint/${endpoint.id}`);
     const status = page.locator("main[data-view=endpoint] #workers tbody tr td:nth-child(3) .error");
     await status.first().waitFor();

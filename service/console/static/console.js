@@ -8,6 +8,11 @@ const REFRESH_MS = 1000;
 const MAX_RETRY_MS = 10_000;
 /** The log view keeps this many lines in the page (the oldest go first), however long it follows. */
 const MAX_LOG_LINES = 5000;
+/**
+ * ... and at most this many characters of messages: a worker's lines may be 64 KiB each, and 5,000 of
+ * them (320 M characters) would stall the page for seconds a frame.
+ */
+const MAX_LOG_CHARS = 4 * 1024 * 1024;
 /** Jobs on one page of the queue view; older pages are reached by a cursor (the last job shown). */
 const JOBS_PAGE = 50;
 /** Log lines read per "Load older lines". */
@@ -30,13 +35,27 @@ let leave = () => {};
 // printed by workers or put in names, they would garble a line or reorder the text after them.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
 const ANSI = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?/g;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
-const UNSEEN = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+// Invisible characters too (zero-width space, word joiner, BOM, soft hyphen, Unicode tags): "api" and
+// "a\u200bpi" would look the same, and tag characters carry text no reader sees. Joiners (U+200C,
+// U+200D) are left: scripts and emoji need them.
+const UNSEEN =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
+  /[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u{e0000}-\u{e007f}]/gu;
 
-/** Text as it is shown: ANSI sequences dropped, other invisible controls written as \uXXXX. */
+/** Text as it is shown: ANSI sequences dropped, other invisible characters written as \uXXXX (\u{XXXXX}). */
 function visible(text) {
-  return text.replace(ANSI, "").replace(UNSEEN, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return text.replace(ANSI, "").replace(UNSEEN, (c) => {
+    const code = c.codePointAt(0) ?? 0;
+    return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, "0")}`;
+  });
 }
+
+/** Children as el() takes them: nothing for null, undefined and false, shown text for strings. */
+const nodes = (children) =>
+  [children]
+    .flat(Infinity)
+    .filter((child) => child !== undefined && child !== null && child !== false)
+    .map((child) => (child instanceof Node ? child : visible(String(child))));
 
 /**
  * An element with attributes and children (strings become text: nothing is parsed as HTML). `style`
@@ -51,10 +70,7 @@ function el(tag, attrs = {}, ...children) {
     else if (name === "style") for (const [prop, v] of Object.entries(value)) node.style.setProperty(prop, v);
     else node.setAttribute(name, value === true ? "" : String(value));
   }
-  for (const child of children.flat()) {
-    if (child === undefined || child === null || child === false) continue;
-    node.append(child instanceof Node ? child : visible(String(child)));
-  }
+  node.append(...nodes(children));
   return node;
 }
 
@@ -71,6 +87,11 @@ function svg(tag, attrs = {}, ...children) {
  * and a click anywhere on the row follows it.
  */
 function table(headers, rows, link) {
+  // In its own scrolling box: a narrow window scrolls the table, not the whole page.
+  return el("div", { class: "table" }, tableOf(headers, rows, link));
+}
+
+function tableOf(headers, rows, link) {
   return el(
     "table",
     {},
@@ -131,20 +152,22 @@ function time(ms, { millis = false } = {}) {
 }
 const duration = (ms) =>
   ms === undefined || ms === null ? "" : ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(2)} s`;
-function json(value) {
-  if (value === undefined) return el("pre", {}, "(none)");
-  const text = JSON.stringify(value, null, 2);
-  if (text.length <= MAX_JSON_CHARS) return el("pre", {}, text);
-  return el(
-    "pre",
-    {},
+/** A text a job carries as shown: cut after MAX_JSON_CHARS, saying how much more the API has. */
+function cut(text) {
+  if (text.length <= MAX_JSON_CHARS) return text;
+  return [
     text.slice(0, MAX_JSON_CHARS),
     el(
       "span",
       { class: "muted" },
       `\n... (${text.length - MAX_JSON_CHARS} more characters: read the job through the API)`,
     ),
-  );
+  ];
+}
+
+function json(value) {
+  if (value === undefined) return el("pre", {}, "(none)");
+  return el("pre", {}, cut(JSON.stringify(value, null, 2)));
 }
 
 function apiKey() {
@@ -190,16 +213,32 @@ async function api(path, init = {}) {
  * out, as the real service's does; its GraphQL has it.
  */
 async function endpointTypes(signal) {
+  const { endpoints } = await myself("{ myself { endpoints { id type } } }", signal);
+  return new Map(endpoints.map((ep) => [ep.id, ep.type]));
+}
+
+/**
+ * The account's records through GraphQL, which answers the fields asked for only: the console reads
+ * endpoints and templates there with their env names (`env { key }`), never the values, which REST
+ * sends whole (secrets such as HF_TOKEN would travel every second to a page that shows names only).
+ */
+async function myself(query, signal, variables = {}) {
   const reply = await api("/graphql", {
     signal,
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ query: "{ myself { endpoints { id type } } }" }),
+    body: JSON.stringify({ query, variables }),
   });
   if (!reply.data?.myself)
-    throw new Error(`/graphql: ${reply.errors?.[0]?.message ?? "no endpoints in the reply"}`);
-  return new Map(reply.data.myself.endpoints.map((ep) => [ep.id, ep.type]));
+    throw new Error(`/graphql: ${reply.errors?.[0]?.message ?? "no account in the reply"}`);
+  return reply.data.myself;
 }
+
+/** What an endpoint runs on: GPU pools (AMPERE_48, -exclusions) or, for a CPU endpoint, its instances. */
+const hardware = (ep) =>
+  (ep.computeType === "CPU" ? ep.instanceIds : ep.gpuIds.split(",")).filter(Boolean).join(", ") || "any";
+const ENDPOINT_FIELDS =
+  "id name type templateId computeType gpuIds gpuCount instanceIds workersMin workersMax idleTimeout scalerType scalerValue flashBootType";
 
 /** How long to wait after `failures` failed calls in a row: a second, then doubling up to MAX_RETRY_MS. */
 const retryDelay = (failures) => Math.min(REFRESH_MS * 2 ** failures, MAX_RETRY_MS);
@@ -226,6 +265,13 @@ function every(render) {
     } catch (error) {
       // A view left while its data was on the way finds its elements gone: nothing to show then.
       if (stopped || (error instanceof ApiError && error.status === 401)) return;
+      // What the view shows is gone (an endpoint deleted while its page is open): its data on screen
+      // is stale, and asking again every second brings nothing back.
+      if (error instanceof ApiError && error.status === 404) {
+        stopped = true;
+        showGone(error);
+        return;
+      }
       failures += 1;
       showError(
         unreachable(error)
@@ -246,14 +292,18 @@ function every(render) {
 /**
  * Replaces the children of the element with id `id` by `build()`, only when `data` differs from what
  * it shows: an unchanged view keeps its text selection, focus and scroll, and is not re-announced.
+ * `build()` may leave a place empty with null, as el() children do (replaceChildren would write
+ * "null").
  */
 const shown = new WeakMap();
 function update(id, data, build) {
   const target = document.getElementById(id);
   if (!target) return;
-  const key = JSON.stringify(data);
+  // With today's date: a time is shown with its date when not today (time()), so a page left open
+  // past midnight redraws yesterday's times with their date.
+  const key = `${new Date().toDateString()} ${JSON.stringify(data)}`;
   if (shown.get(target) === key) return;
-  target.replaceChildren(...[build()].flat());
+  target.replaceChildren(...nodes(build()));
   shown.set(target, key);
 }
 
@@ -267,6 +317,21 @@ function showError(error) {
   const text = error instanceof Error ? error.message : String(error);
   if (existing) existing.textContent = text;
   else view.prepend(el("p", { class: "error", "data-view-error": true, role: "alert" }, text));
+}
+
+/** The view's title, why there is nothing to show, and the way back; nothing stale stays. */
+function showGone(error) {
+  view.replaceChildren(
+    ...nodes([
+      view.querySelector("h1"),
+      el(
+        "p",
+        { class: "error", "data-view-error": true, role: "alert" },
+        `${error.message}: it was deleted, or is not of this account. This page is no longer refreshed.`,
+      ),
+      el("div", { class: "links" }, el("a", { href: "#/endpoints" }, "Endpoints")),
+    ]),
+  );
 }
 
 function clearError() {
@@ -299,7 +364,7 @@ login.addEventListener("submit", async (event) => {
   sessionStorage.setItem(KEY_ITEM, key);
   input.value = "";
   try {
-    await api("/v1/endpoints");
+    await myself("{ myself { id } }");
   } catch (error) {
     // A 401 signed out already, saying why; anything else must say why too, and forget the key.
     if (!(error instanceof ApiError && error.status === 401)) {
@@ -324,21 +389,21 @@ document.getElementById("signout").addEventListener("click", () => signOut());
 async function endpointsView() {
   show("endpoints", el("h1", {}, "Endpoints"), el("div", { id: "endpoints-list" }, "Loading..."));
   return every(async (signal) => {
-    const [endpoints, types] = await Promise.all([api("/v1/endpoints", { signal }), endpointTypes(signal)]);
+    const { endpoints } = await myself(`{ myself { endpoints { ${ENDPOINT_FIELDS} } } }`, signal);
     const rows = endpoints.map((ep) => ({
       id: ep.id,
       cells: [
         ep.name,
         el("code", {}, ep.id),
-        types.get(ep.id) ?? "",
+        ep.type,
         `${ep.workersMin} / ${ep.workersMax}`,
         `${ep.idleTimeout} s`,
         `${ep.scalerType} ${ep.scalerValue}`,
-        ep.flashboot ? "yes" : "no",
-        (ep.gpuTypeIds ?? []).join(", "),
+        ep.flashBootType === "OFF" ? "no" : "yes",
+        hardware(ep),
       ],
     }));
-    update("endpoints-list", { endpoints, types: [...types] }, () =>
+    update("endpoints-list", endpoints, () =>
       endpoints.length === 0
         ? el(
             "p",
@@ -346,7 +411,7 @@ async function endpointsView() {
             "No endpoints yet: deploy one (pulumi up) or create one through the API.",
           )
         : table(
-            ["Name", "Id", "Type", "Workers min / max", "Idle timeout", "Scaler", "FlashBoot", "GPUs"],
+            ["Name", "Id", "Type", "Workers min / max", "Idle timeout", "Scaler", "FlashBoot", "GPUs / CPUs"],
             rows,
             (row) => `#/endpoint/${seg(row.id)}`,
           ),
@@ -375,24 +440,32 @@ async function endpointView(id) {
     el("div", { id: "workers" }),
   );
   return every(async (signal) => {
-    const [ep, { workers }, types] = await Promise.all([
-      api(`/v1/endpoints/${seg(id)}`, { signal }),
+    const [{ endpoint: ep }, { workers }] = await Promise.all([
+      myself(
+        `query ($id: String!) { myself { endpoint(id: $id) { ${ENDPOINT_FIELDS} executionTimeoutMs locations networkVolumeId version env { key } } } }`,
+        signal,
+        { id },
+      ),
       api(`/v2/${seg(id)}/workers`, { signal }),
-      endpointTypes(signal),
     ]);
+    // Deleted, or not of this account: GraphQL answers null where REST answers 404.
+    if (!ep) throw new ApiError(404, `endpoint ${id} not found`);
     const settings = [
       ["Name", ep.name],
-      ["Type", types.get(id) === "LB" ? "LB (load-balancing: no job queue)" : (types.get(id) ?? "")],
+      ["Type", ep.type === "LB" ? "LB (load-balancing: no job queue)" : ep.type],
       ["Template", ep.templateId],
       ["Workers min / max", `${ep.workersMin} / ${ep.workersMax}`],
       ["Idle timeout", `${ep.idleTimeout} s`],
       ["Scaler", `${ep.scalerType} ${ep.scalerValue}`],
       ["Execution timeout", duration(ep.executionTimeoutMs)],
-      ["FlashBoot", ep.flashboot ? "yes" : "no"],
-      ["GPUs", `${(ep.gpuTypeIds ?? []).join(", ")} x ${ep.gpuCount ?? 1}`],
-      ["Data centers", (ep.dataCenterIds ?? []).join(", ")],
+      ["FlashBoot", ep.flashBootType === "OFF" ? "no" : "yes"],
+      [
+        ep.computeType === "CPU" ? "CPU instances" : "GPUs",
+        ep.computeType === "CPU" ? hardware(ep) : `${hardware(ep)} x ${ep.gpuCount}`,
+      ],
+      ["Data centers", ep.locations || "any"],
       ["Network volume", ep.networkVolumeId ?? "none"],
-      ["Environment", Object.keys(ep.env ?? {}).join(", ") || "none"],
+      ["Environment (names only)", ep.env.map((e) => e.key).join(", ") || "none"],
       ["Version", ep.version],
     ];
     update("settings", settings, () =>
@@ -594,15 +667,7 @@ async function jobsView(id, params) {
       ),
     );
     // Jobs waiting on workers that never come up: why, beside the counts (a handler that did not load).
-    update("start-issue", health.startIssue ?? null, () =>
-      health.startIssue
-        ? el(
-            "p",
-            { class: "error", "data-start-issue": "" },
-            `Workers do not start: ${health.startIssue.reason} (${time(Date.parse(health.startIssue.since))})`,
-          )
-        : [],
-    );
+    showStartIssue(health);
     update("chart", points, () => chart(points));
     const longest = Math.max(1, ...jobs.map((j) => (j.completedAt ?? Date.now()) - j.queuedAt));
     // A queued or running job's bar grows with the clock: redrawn each second while one is.
@@ -650,14 +715,35 @@ function errorOf(text) {
       return el(
         "div",
         {},
-        el("p", { class: "error" }, `${parsed.error_type ?? "error"}: ${parsed.error_message ?? ""}`),
-        el("pre", { "data-traceback": true }, parsed.error_traceback ?? text),
+        el("p", { class: "error" }, cut(`${parsed.error_type ?? "error"}: ${parsed.error_message ?? ""}`)),
+        el("pre", { "data-traceback": true }, cut(String(parsed.error_traceback ?? text))),
       );
     }
   } catch {
     // a plain string
   }
-  return el("pre", { class: "error" }, text);
+  return el("pre", { class: "error" }, cut(text));
+}
+
+/**
+ * A job's end states: after one, only its status (a retry), retries and unread stream change; these
+ * and when it started (a worker took it) are what a summary tells of a change worth reading it whole.
+ */
+const FINAL = new Set(["COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT"]);
+const changeable = (job) =>
+  JSON.stringify([job.status, job.retries, job.startedAt, job.completedAt, job.streamChunks]);
+
+/** Why the endpoint's workers do not come up (a handler that does not load), from its /health. */
+function showStartIssue(health) {
+  update("start-issue", health?.startIssue ?? null, () =>
+    health?.startIssue
+      ? el(
+          "p",
+          { class: "error", "data-start-issue": "" },
+          `Workers do not start: ${health.startIssue.reason} (${time(Date.parse(health.startIssue.since))})`,
+        )
+      : [],
+  );
 }
 
 async function jobView(id, jobId) {
@@ -665,12 +751,32 @@ async function jobView(id, jobId) {
     "job",
     el("h1", {}, "Job ", el("code", {}, jobId)),
     endpointLinks(id),
+    el("div", { id: "start-issue" }),
     el("div", { id: "job" }, "Loading..."),
   );
+  /** The job as last read whole (null before the first read, or when it was not kept). */
+  let last = null;
   return every(async (signal) => {
-    // This one job, however many newer ones the endpoint ran since.
-    const { jobs } = await api(`/v2/${seg(id)}/jobs?job=${seg(jobId)}`, { signal });
-    const job = jobs.find((j) => j.id === jobId);
+    let job;
+    // A job's input never changes, nor its output once it ended (megabytes: read once). A finished
+    // job whose summary says the same (not retried, its stream not drained, still kept) has nothing
+    // to redraw; a queued one only its wait so far, which the summary has.
+    if (last !== null && (FINAL.has(last.status) || last.status === "IN_QUEUE")) {
+      const { jobs } = await api(`/v2/${seg(id)}/jobs?job=${seg(jobId)}&summary=1`, { signal });
+      const now = jobs.find((j) => j.id === jobId);
+      if (now && changeable(now) === changeable(last)) {
+        if (FINAL.has(last.status)) return;
+        job = { ...last, ...now };
+      }
+    }
+    if (job === undefined) {
+      // This one job, however many newer ones the endpoint ran since.
+      const { jobs } = await api(`/v2/${seg(id)}/jobs?job=${seg(jobId)}`, { signal });
+      job = jobs.find((j) => j.id === jobId);
+      last = job ?? null;
+    }
+    // A job waiting in the queue says why no worker takes it, as the queue page does.
+    showStartIssue(job?.status === "IN_QUEUE" ? await api(`/v2/${seg(id)}/health`, { signal }) : null);
     if (!job) {
       update("job", null, () =>
         el("p", { class: "muted" }, "This job is not kept any more (results expire)."),
@@ -724,7 +830,7 @@ async function jobView(id, jobId) {
 function logLine(entry) {
   return el(
     "div",
-    { class: entry.level, "data-seq": entry.seq },
+    { class: entry.level, "data-seq": entry.seq, "data-chars": entry.message.length },
     el(
       "span",
       { class: "meta", title: entry.time },
@@ -748,7 +854,7 @@ function pause(ms, signal) {
 /**
  * Follows the endpoint's logs: a chunked JSON-lines reply read as it arrives. When the reply ends or
  * fails (the service stopped or restarted), it says so and follows again from the last line shown,
- * backing off while the service does not answer. The page keeps the newest MAX_LOG_LINES lines.
+ * backing off while the service does not answer. The page keeps the newest MAX_LOG_LINES lines, at most MAX_LOG_CHARS characters.
  */
 async function logsView(id, params) {
   const worker = params.get("worker") ?? "";
@@ -776,6 +882,10 @@ async function logsView(id, params) {
   const abort = new AbortController();
   /** Lines read by "Load older lines": kept on top of the MAX_LOG_LINES the live view keeps. */
   let older = 0;
+  /** Their characters, kept on top of MAX_LOG_CHARS; and the characters of every line in the page. */
+  let olderChars = 0;
+  let chars = 0;
+  const charsOf = (entries) => entries.reduce((sum, entry) => sum + entry.message.length, 0);
   const olderButton = el(
     "button",
     {
@@ -799,6 +909,8 @@ async function logsView(id, params) {
           box.prepend(...entries.map(logLine));
           box.scrollTop += box.scrollHeight - height;
           older += entries.length;
+          olderChars += charsOf(entries);
+          chars += charsOf(entries);
           n += entries.length;
           count.textContent = String(n);
           if (entries.length < OLDER_LOG_LINES) {
@@ -858,9 +970,17 @@ async function logsView(id, params) {
         if (seen(entry)) continue;
         last = { time: entry.time, ms: Date.parse(entry.time), seq: entry.seq };
         box.append(logLine(entry));
+        chars += entry.message.length;
         n += 1;
       }
-      while (box.childElementCount > MAX_LOG_LINES + older) box.firstElementChild.remove();
+      // The oldest go first, past either bound (the newest line always stays).
+      while (
+        box.childElementCount > 1 &&
+        (box.childElementCount > MAX_LOG_LINES + older || chars > MAX_LOG_CHARS + olderChars)
+      ) {
+        chars -= Number(box.firstElementChild.dataset.chars);
+        box.firstElementChild.remove();
+      }
       count.textContent = String(n);
       if (atBottom) box.scrollTop = box.scrollHeight;
     }
@@ -894,8 +1014,11 @@ async function logsView(id, params) {
 async function templatesView() {
   show("templates", el("h1", {}, "Templates"), el("div", { id: "templates-list" }));
   return every(async (signal) => {
-    // Every template of the account: the REST list leaves out endpoint-bound ones unless asked.
-    const templates = await api("/v1/templates?includeEndpointBoundTemplates=true", { signal });
+    // Every template of the account (endpoint-bound ones too), with env names only.
+    const { podTemplates: templates } = await myself(
+      "{ myself { podTemplates { id name imageName category isServerless containerRegistryAuthId env { key } } } }",
+      signal,
+    );
     update("templates-list", templates, () =>
       table(
         ["Name", "Id", "Image", "Category", "Serverless", "Environment (names only)", "Registry auth"],
@@ -907,7 +1030,7 @@ async function templatesView() {
             el("code", {}, t.imageName),
             t.category,
             t.isServerless ? "yes" : "no",
-            Object.keys(t.env ?? {}).join(", "),
+            t.env.map((e) => e.key).join(", "),
             t.containerRegistryAuthId ?? "",
           ],
         })),
@@ -957,6 +1080,15 @@ function go(hash) {
   else location.hash = hash;
 }
 
+/** A part of the address as written: a malformed escape (%E0%A4%A) is kept as it is, not thrown. */
+function decoded(part) {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
 async function route() {
   if (!apiKey()) {
     signOut();
@@ -964,7 +1096,7 @@ async function route() {
   }
   leave();
   const [path, search = ""] = location.hash.replace(/^#/, "").split("?");
-  const [, name = "endpoints", a, b] = path.split("/").map(decodeURIComponent);
+  const [, name = "endpoints", a, b] = path.split("/").map(decoded);
   const params = new URLSearchParams(search);
   const views = {
     endpoints: () => endpointsView(),

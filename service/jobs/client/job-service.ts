@@ -113,6 +113,7 @@ export class JobService {
         ...times,
         workerId: job.workerId,
         retries: job.retries,
+        streamChunks: job.stream?.length ?? 0,
       };
       if (query.summary) return view;
       return {

@@ -24,6 +24,12 @@ export interface ObserveRouteDeps {
  */
 export const FOLLOW_BEHIND_BYTES = 4 * 1024 * 1024;
 
+/**
+ * On every reply of these routes: they carry job inputs, outputs and log lines, which a browser (the
+ * console) would otherwise keep in its disk cache after the tab is closed and the key forgotten.
+ */
+const NO_STORE = { "cache-control": "no-store" } as const;
+
 interface EndpointParams {
   endpointId: string;
 }
@@ -62,14 +68,14 @@ export function registerObserveRoutes(app: FastifyInstance, deps: ObserveRouteDe
     };
     const backlog = deps.logs.query(endpointId, filter, query.limit);
     const lines = (entries: LogEntry[]) => entries.map((entry) => `${JSON.stringify(entry)}\n`).join("");
-    if (!query.follow) return reply.type("application/x-ndjson").send(lines(backlog));
+    if (!query.follow) return reply.headers(NO_STORE).type("application/x-ndjson").send(lines(backlog));
 
     // Followed: the backlog, then each new entry as it is captured, until the client or the service goes.
     reply.hijack();
     const raw = reply.raw;
     raw.writeHead(200, {
       "content-type": "application/x-ndjson",
-      "cache-control": "no-store",
+      ...NO_STORE,
       "x-content-type-options": "nosniff",
     });
     raw.write(lines(backlog));
@@ -95,19 +101,22 @@ export function registerObserveRoutes(app: FastifyInstance, deps: ObserveRouteDe
     raw.once("close", end);
   });
 
-  app.get("/:endpointId/jobs", async (request) => {
+  app.get("/:endpointId/jobs", async (request, reply) => {
     const { accountId, endpointId } = endpointOf(request);
     const query = parseQuery(RecentJobsQuery, request.query, "query");
+    reply.headers(NO_STORE);
     return { jobs: deps.jobs.recent(accountId, endpointId, query) };
   });
 
-  app.get("/:endpointId/metrics", async (request) => {
+  app.get("/:endpointId/metrics", async (request, reply) => {
     const { endpointId } = endpointOf(request);
+    reply.headers(NO_STORE);
     return { points: deps.series.points(endpointId) };
   });
 
-  app.get("/:endpointId/workers", async (request) => {
+  app.get("/:endpointId/workers", async (request, reply) => {
     const { accountId, endpointId } = endpointOf(request);
+    reply.headers(NO_STORE);
     return { workers: deps.pool.views(accountId, endpointId) };
   });
 }

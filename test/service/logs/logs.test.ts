@@ -344,6 +344,7 @@ describe("worker logs through the API and `runpodkit logs`", () => {
       completedAt: null,
       workerId: null,
       retries: 0,
+      streamChunks: 0,
       // Queued on the manual clock: waited 0 ms so far, run 0 ms.
       delayTime: 0,
       executionTime: 0,
