@@ -2,7 +2,7 @@
 
     pip install runpod
     RUNPODKIT_API_KEYS=dev-key npm run serve -- --port 8080 \
-        --handler acme/py-echo="python3 $PWD/examples/handlers/python/handler.py"
+        --handler acme/py-echo="python3 '$PWD/examples/handlers/python/handler.py'"
 
 (from the repository's root; from a project that installed runpodkit, `npx runpodkit serve ...` with
 this file's path there)
