@@ -8,8 +8,7 @@ import "./lean-start";
 import { parseArgs } from "node:util";
 import { packageVersion } from "../sdk/package-manifest";
 import { API_KEYS_ENV, readApiKeys, redactKey } from "./api-keys";
-import { StoreOpenError } from "./db";
-import { startService } from "./index";
+import type { StoreOpenError } from "./db";
 import { DEFAULT_JOB_PLANE_CONFIG } from "./jobs/config";
 import { BUILTIN_HANDLERS, FALLBACK_IMAGE } from "./jobs/workers/handlers";
 import { missingHandlerModule, parseHandlerFlag } from "./jobs/workers/launch";
@@ -96,6 +95,9 @@ async function main(): Promise<void> {
       );
     }
   }
+  // Loaded for serve only: the store's node:sqlite prints Node 22's ExperimentalWarning as it loads,
+  // which --help, --version and `logs` (a client of a running service) have no business printing.
+  const { startService } = require("./index") as typeof import("./index");
   const service = await startService({
     apiKeys,
     port,
@@ -148,14 +150,18 @@ function parseFlags(args: string[]) {
   }
 }
 
+/** db.ts's StoreOpenError, told by its name: importing db.ts to compare classes would load node:sqlite. */
+function isStoreOpenError(error: unknown): error is StoreOpenError {
+  return error instanceof Error && error.name === "StoreOpenError";
+}
+
 main().catch((error: unknown) => {
   // The store is what --data names: said so, with the reason alone (the path is in the flag).
-  const message =
-    error instanceof StoreOpenError
-      ? `--data ${error.path}: the store cannot be opened there: ${error.reason}`
-      : error instanceof Error
-        ? error.message
-        : String(error);
+  const message = isStoreOpenError(error)
+    ? `--data ${error.path}: the store cannot be opened there: ${error.reason}`
+    : error instanceof Error
+      ? error.message
+      : String(error);
   const taken = (error as { code?: unknown } | null)?.code === "EADDRINUSE";
   console.error(
     `runpodkit: ${message}${taken ? " (another process listens there: choose another --port; 0 picks a free one)" : ""}`,
