@@ -63,7 +63,9 @@ async function main(): Promise<void> {
   }
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new Error(`--port: not a port number\n${USAGE}`);
+    throw new Error(
+      `--port: expected a whole number from 0 to 65535 (0 picks a free one), got "${values.port}"\n${USAGE}`,
+    );
   const { keys: apiKeys, warnings } = readApiKeys({
     env: process.env[API_KEYS_ENV],
     files: values["api-key-file"],

@@ -175,6 +175,16 @@ describe("CLI --port", () => {
   });
 });
 
+describe("CLI --port values", () => {
+  it.each(["99999", "-1", "abc", "80.5"])("refuses %s, naming the flag and its range", async (value) => {
+    const { code, stderr } = await exitOf(startCli(["k-port"], `--port=${value}`));
+    expect(code).toBe(1);
+    expect(stderr).toContain(
+      `runpodkit: --port: expected a whole number from 0 to 65535 (0 picks a free one), got "${value}"`,
+    );
+  });
+});
+
 describe("CLI --max-workers", () => {
   it.each(["0", "-1", "1.5", "abc", "4097"])("refuses %s, naming the flag and its range", async (value) => {
     const { code, stderr } = await exitOf(startCli(["k-max"], `--max-workers=${value}`));
@@ -320,11 +330,11 @@ describe("CLI --data", () => {
         for (const [data, reason] of [
           [
             join(readOnly, "store.sqlite"),
-            "permission denied: the service's user may not write there (EACCES)",
+            "permission denied: the service's user may not write there (EACCES): give a file where it may (or :memory: to keep nothing)",
           ],
           [
             join(readOnly, "sub", "store.sqlite"),
-            `the directory ${join(readOnly, "sub")} cannot be created: permission denied: the service's user may not write there (EACCES)`,
+            `the directory ${join(readOnly, "sub")} cannot be created: permission denied: the service's user may not write there (EACCES): give a file where it may (or :memory: to keep nothing)`,
           ],
         ] as const) {
           const child = spawn(
