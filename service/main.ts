@@ -108,12 +108,8 @@ async function main(): Promise<void> {
     storeKey,
     config: { jobs: { handlers, ...(maxWorkers === undefined ? {} : { maxWorkers }) } },
   });
-  console.error(`runpodkit: ${apiKeys.length} account(s): ${apiKeys.map(redactKey).join(", ")}`);
-  // One line, so scripts can read the three base URLs.
-  console.log(
-    `runpodkit service ready: rest=${service.restUrl} graphql=${service.graphqlUrl} queue=${service.queueUrl}`,
-  );
-
+  // Before the ready line: a script that reads it and stops the service at once (SIGTERM) must reach
+  // this handler, not Node's default, which left the store's lock and skipped the graceful close.
   const stop = (signal: string) => {
     service.close().then(
       () => process.exit(0),
@@ -127,6 +123,12 @@ async function main(): Promise<void> {
   };
   process.once("SIGINT", () => stop("SIGINT"));
   process.once("SIGTERM", () => stop("SIGTERM"));
+
+  console.error(`runpodkit: ${apiKeys.length} account(s): ${apiKeys.map(redactKey).join(", ")}`);
+  // One line, so scripts can read the three base URLs.
+  console.log(
+    `runpodkit service ready: rest=${service.restUrl} graphql=${service.graphqlUrl} queue=${service.queueUrl}`,
+  );
 }
 
 /** The serve command's flags; a word or flag it does not know is refused with the usage. */
