@@ -166,9 +166,14 @@ main().catch((error: unknown) => {
     : error instanceof Error
       ? error.message
       : String(error);
-  const taken = (error as { code?: unknown } | null)?.code === "EADDRINUSE";
-  console.error(
-    `runpodkit: ${message}${taken ? " (another process listens there: choose another --port; 0 picks a free one)" : ""}`,
-  );
+  const code = (error as { code?: unknown } | null)?.code;
+  // What listen's errors mean for the flags that caused them.
+  const hint =
+    code === "EADDRINUSE"
+      ? " (another process listens there: choose another --port; 0 picks a free one)"
+      : code === "EADDRNOTAVAIL" || code === "ENOTFOUND" || code === "EAI_AGAIN"
+        ? " (--host is an address or name of this machine to listen on, e.g. 127.0.0.1, ::1 or 0.0.0.0, without brackets or a port: the port is --port)"
+        : "";
+  console.error(`runpodkit: ${message}${hint}`);
   process.exit(1);
 });
