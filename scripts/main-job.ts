@@ -126,12 +126,13 @@ async function main(): Promise<void> {
     printSteps(destroy.steps);
     const left = (await rest.endpoints.list()).length;
     print(`\ndone in ${formatDuration(progress.elapsedMs)}: ${left} endpoints left on the service\n`);
-    for (const line of formatNextSteps(nextSteps(service))) print(line);
   } finally {
     await rest.close();
     await service.close();
     await rm(workDir, { recursive: true, force: true });
   }
+  // After the service has stopped: the list names only what the reader can still reach.
+  for (const line of formatNextSteps(nextSteps())) print(line);
 }
 
 /** examples/jobs, installed from the same tarball as the program: run, stream and cancel, printed. */

@@ -1,34 +1,46 @@
 /**
- * Where `npm start` ends its account: what to read or run next. This is the one place for them: the
- * local console's address (of the service that runs while the list is printed), the logs command,
- * the docs.
+ * Where `npm start` ends its account: what to read or run next. This is the one place for them.
+ *
+ * The list is read after the main job has exited: its own service is stopped, its key was random and
+ * never printed, and its endpoint (with its logs) was destroyed. So every step names a service the
+ * reader starts and keeps (`npm run serve` on a fixed port and key), never this run's address.
  */
 import type { NextStep } from "./progress";
 
-export interface ServiceAddresses {
-  queueUrl: string;
-}
+/** The key and port the steps share, so the console, logs and deploy steps reach the served service. */
+export const SERVE_KEY = "dev-key";
+export const SERVE_PORT = 8080;
+export const SERVE_COMMAND = `RUNPODKIT_API_KEYS=${SERVE_KEY} npm run serve -- --port ${SERVE_PORT}`;
 
 /** Files in the repository that the list points to (a test checks that they exist). */
-export const DOCS_POINTED_TO = ["docs/_index.md", "docs/api-docs", "README.md"] as const;
+export const DOCS_POINTED_TO = [
+  "docs/_index.md",
+  "docs/api-docs",
+  "README.md",
+  "examples/README.md",
+] as const;
 
-export function nextSteps(service: ServiceAddresses): NextStep[] {
-  const base = service.queueUrl.replace(/\/+$/, "");
+export function nextSteps(): NextStep[] {
+  const base = `http://127.0.0.1:${SERVE_PORT}`;
   return [
     {
-      label: "console",
-      text: `${base}/console/ (paste the account key; served by any running service: RUNPODKIT_API_KEYS=<key> npm run serve -- --port 8080, then http://127.0.0.1:8080/console/)`,
+      label: "serve",
+      text: `${SERVE_COMMAND} (a service that keeps running, its store in .data/runpodkit.sqlite; this run's service stopped with it, its stack destroyed)`,
     },
     {
-      // The address this run's service used (a free port, not 8080), and how `logs` finds a service
-      // started with `npm run serve` (the address it writes beside its store), as the README says.
+      label: "deploy",
+      text: `pulumi up at the repository root or in examples/, pointed at that service (runpodkit:apiKey ${SERVE_KEY}, restUrl ${base}/v1, graphqlUrl ${base}/graphql, queueUrl ${base}: Pulumi.yaml and examples/README.md show how)`,
+    },
+    { label: "console", text: `${base}/console/ (paste the key ${SERVE_KEY})` },
+    {
+      // In a checkout `runpodkit` is on no PATH (and `npx runpodkit` needs a built dist/): run the
+      // sources. Without --url, `logs` finds the served service by the address written beside its store.
       label: "logs",
-      text: `runpodkit logs <endpoint id> --url ${base}/v2 [--worker <id>] [--job <id>] [--follow] (reads RUNPOD_API_KEY; this run's service, while it runs); for a service of npm run serve in this directory, no --url: it is found beside its store (--data, default .data/runpodkit.sqlite)`,
+      text: `RUNPOD_API_KEY=${SERVE_KEY} npx tsx service/main.ts logs <endpoint id> [--job <id>] [--follow] (finds that service beside its store)`,
     },
-    { label: "docs", text: "docs/_index.md (overview), docs/api-docs/ (a page per resource), README.md" },
     {
-      label: "again",
-      text: "npm run serve, then pulumi up at the repository root (Pulumi.yaml says how) or in examples/",
+      label: "docs",
+      text: "docs/_index.md (overview), docs/api-docs/ (a page per resource), README.md, examples/README.md",
     },
   ];
 }

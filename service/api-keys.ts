@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync } from "node:fs";
 import { z } from "zod";
 import { accountIdOf } from "./edge/auth";
 
@@ -27,6 +27,51 @@ export interface ApiKeys {
   warnings: string[];
 }
 
+/** A key file holds keys, one a line: far below this. A larger file is not a key file. */
+const MAX_KEY_FILE_BYTES = 1024 * 1024;
+
+const FILE_ERRORS: Record<string, string> = {
+  ENOENT: "no such file",
+  EACCES: "permission denied",
+  EISDIR: "a directory, not a file",
+  ENOTDIR: "a part of the path is not a directory",
+};
+
+/**
+ * A key file's text and mode, read through one descriptor. Bounded: a device such as /dev/zero (or a
+ * large file given by mistake) was read without end, gigabytes in seconds, before any word was said.
+ * A pipe is read to its end (`--api-key-file <(pass show runpodkit)`), within the same bound.
+ */
+function readKeyFile(file: string): { text: string; mode: number } {
+  const refuse = (why: string) =>
+    new Error(`--api-key-file ${file}: ${why}: give a file with one account key per line`);
+  let fd: number;
+  try {
+    fd = openSync(file, "r");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? "";
+    throw refuse(`${FILE_ERRORS[code] ?? "cannot be opened"}${code ? ` (${code})` : ""}`);
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (stats.isDirectory()) throw refuse(`${FILE_ERRORS.EISDIR} (EISDIR)`);
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+      const chunk = Buffer.alloc(64 * 1024);
+      const n = readSync(fd, chunk, 0, chunk.length, null);
+      if (n === 0) break;
+      total += n;
+      if (total > MAX_KEY_FILE_BYTES)
+        throw refuse(`more than ${MAX_KEY_FILE_BYTES} bytes, which no key file holds`);
+      chunks.push(chunk.subarray(0, n));
+    }
+    return { text: Buffer.concat(chunks).toString("utf8"), mode: stats.mode };
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /**
  * Collects the accounts' keys from the CLI's three sources, in order: the environment, key files, flags;
  * a key given twice is one account. Errors name the source (and a line number), never the key.
@@ -44,13 +89,8 @@ export function readApiKeys(sources: ApiKeySources): ApiKeys {
     for (const key of sources.env.split(/[\s,]+/).filter(Boolean)) add(key, API_KEYS_ENV);
   }
   for (const file of sources.files ?? []) {
-    let text: string;
-    try {
-      text = readFileSync(file, "utf8");
-    } catch (error) {
-      throw new Error(`--api-key-file ${file}: ${(error as NodeJS.ErrnoException).code ?? "cannot be read"}`);
-    }
-    if ((statSync(file).mode & 0o077) !== 0) {
+    const { text, mode } = readKeyFile(file);
+    if ((mode & 0o077) !== 0) {
       warnings.push(`--api-key-file ${file} can be read by other users of this machine (chmod 600 it)`);
     }
     text.split(/\r?\n/).forEach((raw, index) => {

@@ -325,7 +325,16 @@ function reasonOf(error: unknown): string {
     ENAMETOOLONG: "the path is too long",
     ELOOP: "too many symbolic links",
   };
-  if (typeof code === "string" && words[code]) return `${words[code]} (${code})`;
+  // What to do instead, where the store's place cannot be fixed by retrying.
+  const elsewhere = "give a file where it may (or :memory: to keep nothing)";
+  const fixes: Record<string, string> = {
+    EACCES: elsewhere,
+    EPERM: elsewhere,
+    EROFS: "give a file on a writable one (or :memory: to keep nothing)",
+    ENOSPC: "free space there, or give a file on another disk",
+  };
+  if (typeof code === "string" && words[code])
+    return `${words[code]} (${code})${fixes[code] ? `: ${fixes[code]}` : ""}`;
   const sqlite = sqliteReason(error);
   if (sqlite) return sqlite;
   return error instanceof Error ? error.message : String(error);

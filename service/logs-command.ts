@@ -19,11 +19,20 @@ const Env = z.object({
   // A CI secret pasted with its line end is the same key; in a header the newline fails the request
   // before it is sent, which read as "cannot reach the service".
   RUNPOD_API_KEY: z.string({ error: KEY_UNSET }).trim().min(1, KEY_UNSET),
-  RUNPOD_BASE_URL: z
-    .url({ error: "RUNPOD_BASE_URL is not a URL: the job API base, e.g. http://127.0.0.1:8080/v2" })
-    .optional(),
+  RUNPOD_BASE_URL: jobApiBase("RUNPOD_BASE_URL").optional(),
 });
-const UrlFlag = z.url({ error: "--url is not a URL: the job API base, e.g. http://127.0.0.1:8080/v2" });
+const UrlFlag = jobApiBase("--url");
+
+/**
+ * A job API base named by `source`. Only http(s): `localhost:8080` parses as a URL of the scheme
+ * `localhost:`, which failed later as "Invalid URL protocol", naming neither the flag nor the fix.
+ */
+function jobApiBase(source: string) {
+  return z.url({
+    protocol: /^https?$/,
+    error: `${source} is not an http(s) URL: the job API base, e.g. http://127.0.0.1:8080/v2`,
+  });
+}
 
 /** The route's largest `limit`: the CLI asks for all it may by default ("what is kept"). */
 const MAX_LIMIT = 10_000;
@@ -87,7 +96,8 @@ export async function logsCommand(
   }
   const query = new URLSearchParams();
   for (const [name, value] of Object.entries(flags)) if (value !== undefined) query.set(name, value);
-  const base = serviceBase(values.url, values.data, env.data.RUNPOD_BASE_URL, warn).replace(/\/+$/, "");
+  const { base: given, source } = serviceBase(values.url, values.data, env.data.RUNPOD_BASE_URL, warn);
+  const base = given.replace(/\/+$/, "");
   const url = `${base}/${encodeURIComponent(endpointId)}/logs?${query}`;
   const reply = await request(url, {
     method: "GET",
@@ -102,7 +112,12 @@ export async function logsCommand(
   if (reply.statusCode !== 200) {
     const text = await reply.body.text();
     const hint =
-      reply.statusCode === 401 ? " (RUNPOD_API_KEY must hold one of this service's account keys)" : "";
+      reply.statusCode === 401
+        ? " (RUNPOD_API_KEY must hold one of this service's account keys)"
+        : reply.statusCode === 404 && source !== undefined && !/\/v2$/.test(new URL(base).pathname)
+          ? // The ready line's queue= and runpodkit:queueUrl are the host without /v2: the likeliest paste.
+            ` (${source} is the job API base, which ends in /v2: ${base}/v2)`
+          : "";
     throw new Error(
       `logs: GET ${base}/${endpointId}/logs answered ${reply.statusCode}: ${messageOf(text)}${hint}`,
     );
@@ -137,20 +152,20 @@ function serviceBase(
   data: string | undefined,
   envUrl: string | undefined,
   warn: (line: string) => void,
-): string {
+): { base: string; source?: "--url" | "RUNPOD_BASE_URL" } {
   if (url !== undefined) {
     if (data !== undefined) throw new Error(`logs: give --url or --data, not both\n${LOGS_USAGE}`);
     const checked = UrlFlag.safeParse(url);
     if (!checked.success) throw new Error(`logs: ${checked.error.issues[0]?.message}\n${LOGS_USAGE}`);
-    return checked.data;
+    return { base: checked.data, source: "--url" };
   }
-  if (envUrl !== undefined && data === undefined) return envUrl;
+  if (envUrl !== undefined && data === undefined) return { base: envUrl, source: "RUNPOD_BASE_URL" };
   const lookup = readServiceAddress(data ?? defaultDataPath());
-  if ("address" in lookup) return `${lookup.address.queueUrl}/v2`;
+  if ("address" in lookup) return { base: `${lookup.address.queueUrl}/v2` };
   warn(
     `runpodkit: logs: ${lookup.missing}; trying ${FALLBACK_BASE_URL} (give --url <job API base> for another service, or --data <file> for the store the service was started with)`,
   );
-  return FALLBACK_BASE_URL;
+  return { base: FALLBACK_BASE_URL };
 }
 
 /** What to tell the user when the service ended a followed stream, and how to read on. */

@@ -8,8 +8,7 @@ import "./lean-start";
 import { parseArgs } from "node:util";
 import { packageVersion } from "../sdk/package-manifest";
 import { API_KEYS_ENV, readApiKeys, redactKey } from "./api-keys";
-import { StoreOpenError } from "./db";
-import { startService } from "./index";
+import type { StoreOpenError } from "./db";
 import { DEFAULT_JOB_PLANE_CONFIG } from "./jobs/config";
 import { BUILTIN_HANDLERS, FALLBACK_IMAGE } from "./jobs/workers/handlers";
 import { missingHandlerModule, parseHandlerFlag } from "./jobs/workers/launch";
@@ -64,7 +63,9 @@ async function main(): Promise<void> {
   }
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
-    throw new Error(`--port: not a port number\n${USAGE}`);
+    throw new Error(
+      `--port: expected a whole number from 0 to 65535 (0 picks a free one), got "${values.port}"\n${USAGE}`,
+    );
   const { keys: apiKeys, warnings } = readApiKeys({
     env: process.env[API_KEYS_ENV],
     files: values["api-key-file"],
@@ -96,6 +97,9 @@ async function main(): Promise<void> {
       );
     }
   }
+  // Loaded for serve only: the store's node:sqlite prints Node 22's ExperimentalWarning as it loads,
+  // which --help, --version and `logs` (a client of a running service) have no business printing.
+  const { startService } = require("./index") as typeof import("./index");
   const service = await startService({
     apiKeys,
     port,
@@ -104,12 +108,8 @@ async function main(): Promise<void> {
     storeKey,
     config: { jobs: { handlers, ...(maxWorkers === undefined ? {} : { maxWorkers }) } },
   });
-  console.error(`runpodkit: ${apiKeys.length} account(s): ${apiKeys.map(redactKey).join(", ")}`);
-  // One line, so scripts can read the three base URLs.
-  console.log(
-    `runpodkit service ready: rest=${service.restUrl} graphql=${service.graphqlUrl} queue=${service.queueUrl}`,
-  );
-
+  // Before the ready line: a script that reads it and stops the service at once (SIGTERM) must reach
+  // this handler, not Node's default, which left the store's lock and skipped the graceful close.
   const stop = (signal: string) => {
     service.close().then(
       () => process.exit(0),
@@ -123,6 +123,12 @@ async function main(): Promise<void> {
   };
   process.once("SIGINT", () => stop("SIGINT"));
   process.once("SIGTERM", () => stop("SIGTERM"));
+
+  console.error(`runpodkit: ${apiKeys.length} account(s): ${apiKeys.map(redactKey).join(", ")}`);
+  // One line, so scripts can read the three base URLs.
+  console.log(
+    `runpodkit service ready: rest=${service.restUrl} graphql=${service.graphqlUrl} queue=${service.queueUrl}`,
+  );
 }
 
 /** The serve command's flags; a word or flag it does not know is refused with the usage. */
@@ -148,17 +154,26 @@ function parseFlags(args: string[]) {
   }
 }
 
+/** db.ts's StoreOpenError, told by its name: importing db.ts to compare classes would load node:sqlite. */
+function isStoreOpenError(error: unknown): error is StoreOpenError {
+  return error instanceof Error && error.name === "StoreOpenError";
+}
+
 main().catch((error: unknown) => {
   // The store is what --data names: said so, with the reason alone (the path is in the flag).
-  const message =
-    error instanceof StoreOpenError
-      ? `--data ${error.path}: the store cannot be opened there: ${error.reason}`
-      : error instanceof Error
-        ? error.message
-        : String(error);
-  const taken = (error as { code?: unknown } | null)?.code === "EADDRINUSE";
-  console.error(
-    `runpodkit: ${message}${taken ? " (another process listens there: choose another --port; 0 picks a free one)" : ""}`,
-  );
+  const message = isStoreOpenError(error)
+    ? `--data ${error.path}: the store cannot be opened there: ${error.reason}`
+    : error instanceof Error
+      ? error.message
+      : String(error);
+  const code = (error as { code?: unknown } | null)?.code;
+  // What listen's errors mean for the flags that caused them.
+  const hint =
+    code === "EADDRINUSE"
+      ? " (another process listens there: choose another --port; 0 picks a free one)"
+      : code === "EADDRNOTAVAIL" || code === "ENOTFOUND" || code === "EAI_AGAIN"
+        ? " (--host is an address or name of this machine to listen on, e.g. 127.0.0.1, ::1 or 0.0.0.0, without brackets or a port: the port is --port)"
+        : "";
+  console.error(`runpodkit: ${message}${hint}`);
   process.exit(1);
 });

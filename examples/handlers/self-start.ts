@@ -2,7 +2,7 @@ import { serverless } from "../../service/jobs/workers/runtime";
 
 /**
  * A worker that starts itself, as Python workers call `runpod.serverless.start`: run it with
- * `tsx examples/handlers/self-start.ts` and the RUNPOD_WEBHOOK_* environment of an endpoint (here
+ * `npx tsx examples/handlers/self-start.ts` and the RUNPOD_WEBHOOK_* environment of an endpoint (here
  * or on the real service), or map an image to it. Up to two jobs run at once; the stream handler
  * yields one chunk per word.
  */

@@ -2,7 +2,7 @@ import type { HandlerContext, WorkerJob } from "../../service/jobs/workers/runti
 
 /**
  * A handler module for the worker runtime: export `handler` and map an image to this file
- * (`runpodkit serve --handler acme/uppercase=examples/handlers/uppercase.ts`). It reports progress
+ * (`npm run serve -- --handler acme/uppercase=examples/handlers/uppercase.ts` at the repository root). It reports progress
  * and answers the input text in capitals.
  */
 export async function handler(job: WorkerJob, context: HandlerContext): Promise<unknown> {

@@ -6,6 +6,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import semver from "semver";
 import { describe, expect, test } from "vitest";
 import * as runpodkit from "../../index";
 import { CONFIG_KEYS, DEFAULT_URLS } from "../../provider/config";
@@ -137,6 +138,28 @@ describe("docs/", () => {
     expect(section.length, "a ## Lookups section").toBeGreaterThan(20);
     for (const name of lookups) expect(section, name).toContain(`\`${name}`);
     expect(section).toMatch(/```typescript\nimport [\s\S]*from "runpodkit";/);
+  });
+
+  test("the README's set-up: the EBADENGINE warnings of npm ci on an older Node, and none from 22.19", () => {
+    // What `npm ci` checks: the engines of every package the lock installs (this one included).
+    const lock = JSON.parse(readFileSync(join(PROJECT_ROOT, "package-lock.json"), "utf8")) as {
+      packages: Record<string, { engines?: { node?: string } | string[] }>;
+    };
+    const ranges = Object.entries(lock.packages).flatMap(([path, info]) => {
+      const node = Array.isArray(info.engines) ? undefined : info.engines?.node;
+      return node ? [[path, node] as const] : [];
+    });
+    const refusing = (version: string) =>
+      ranges.filter(([, range]) => !semver.satisfies(version, range)).map(([path]) => path);
+    const readme = readFileSync(join(PROJECT_ROOT, "README.md"), "utf8");
+    const setUp = readme.slice(readme.indexOf("## Set up"), readme.indexOf("## The three parts"));
+    expect(setUp).toContain(
+      "On a Node older than 22.19, `npm ci` prints\n`npm warn EBADENGINE Unsupported engine`",
+    );
+    expect(setUp).toContain("from 22.19 on there are none");
+    // The machine's Node 20 gets warnings (so the note is needed), 22.19 none (so it is true).
+    expect(refusing("20.20.2").length).toBeGreaterThan(0);
+    expect(refusing("22.19.0")).toEqual([]);
   });
 
   test("the README links the docs", () => {

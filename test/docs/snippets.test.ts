@@ -215,3 +215,74 @@ describe("the docs' TypeScript blocks", () => {
     expect(errors).toEqual([]);
   });
 });
+
+/** The commands of a page's ```sh / ```bash / ```shell blocks, as [command, line]: continuations joined, comments dropped. */
+function shellCommandsOf(text: string): Array<[string, number]> {
+  const commands: Array<[string, number]> = [];
+  const lines = text.split("\n");
+  for (let i = 0; i < lines.length; i++) {
+    if (!/^\s*```(sh|bash|shell)\s*$/.test(lines[i]!)) continue;
+    let pending = "";
+    let start = 0;
+    for (i++; i < lines.length && !/^\s*```\s*$/.test(lines[i]!); i++) {
+      const line = lines[i]!.replace(/(^|\s)#.*$/, "").trimEnd();
+      if (!pending) start = i + 1;
+      if (line.endsWith("\\")) {
+        pending += `${line.slice(0, -1)} `;
+        continue;
+      }
+      // Each command of a line: split at &&, ||, ; and | (not inside quotes: the docs' quoted parts hold none).
+      for (const part of `${pending}${line}`.split(/&&|\|\||;|\||\$\(/)) {
+        const command = part.trim();
+        if (command) commands.push([command, start]);
+      }
+      pending = "";
+    }
+  }
+  return commands;
+}
+
+/** The program a command runs: its first word after `NAME=value` assignments and `export` ("" for none). */
+function programOf(command: string): string {
+  const words = command.split(/\s+/);
+  while (words.length > 0 && (/^[A-Za-z_][A-Za-z0-9_]*=/.test(words[0]!) || words[0] === "export"))
+    words.shift();
+  return words[0] ?? "";
+}
+
+describe("the docs' shell blocks", () => {
+  // What a newcomer pastes must find its program: the package puts `runpodkit` (and tsx) in
+  // node_modules/.bin, on no PATH, and this checkout has no `runpodkit` command before `npm run build`.
+  const NOT_ON_PATH = new Set(["runpodkit", "tsx"]);
+
+  test("run the CLI as it can be found: `npx runpodkit` in a project, `npm run serve --` or `npx tsx` here", () => {
+    const bare: string[] = [];
+    for (const page of markdownFiles().filter((p) => p !== "CHANGELOG.md")) {
+      for (const [command, line] of shellCommandsOf(readFileSync(join(ROOT, page), "utf8"))) {
+        if (NOT_ON_PATH.has(programOf(command))) bare.push(`${page}:${line}: ${command}`);
+      }
+    }
+    expect(bare).toEqual([]);
+  });
+
+  test("the reader finds each command's program through assignments, continuations and chains", () => {
+    const page = [
+      "```sh",
+      "RUNPODKIT_API_KEYS=k runpodkit --handler a=b.ts \\",
+      "   --handler c=d.ts   # a comment",
+      "cd x && npm install y; export A=1",
+      "export B=$(cd ../q && pulumi stack output u)",
+      "```",
+      "runpodkit outside a block",
+    ].join("\n");
+    expect(shellCommandsOf(page).map(([c, l]) => [programOf(c), l])).toEqual([
+      ["runpodkit", 2],
+      ["cd", 4],
+      ["npm", 4],
+      ["", 4],
+      ["", 5],
+      ["cd", 5],
+      ["pulumi", 5],
+    ]);
+  });
+});

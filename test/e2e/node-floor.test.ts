@@ -192,9 +192,29 @@ describe("the Node.js floor", () => {
           stderr: "",
         });
       }
-      const cli = run(lowestNode, [join("node_modules", ".bin", "runpodkit"), "--help"]);
+      const bin = join("node_modules", ".bin", "runpodkit");
+      const cli = run(lowestNode, [bin, "--help"]);
       expect(cli.status).toBe(0);
       expect(cli.stdout).toMatch(/^usage: RUNPODKIT_API_KEYS=\S+ runpodkit \[serve\] \[--port <p>\]/);
+      // Only serve opens a store: the other commands do not load node:sqlite, so Node 22 prints no
+      // "ExperimentalWarning: SQLite" for them (it did, for --help and each `runpodkit logs`).
+      expect(cli.stderr).toBe("");
+      const version = run(lowestNode, [bin, "--version"]);
+      expect({ status: version.status, stdout: version.stdout, stderr: version.stderr }).toEqual({
+        status: 0,
+        stdout: `runpodkit ${(JSON.parse(readFileSync(join(PROJECT_ROOT, "package.json"), "utf8")) as { version: string }).version}\n`,
+        stderr: "",
+      });
+      const logs = spawnSync(lowestNode, [bin, "logs", "abc", "--url", "http://127.0.0.1:9/v2"], {
+        cwd: programDir,
+        encoding: "utf8",
+        env: { PATH: process.env.PATH ?? "", RUNPOD_API_KEY: "k" },
+      });
+      expect(logs.status).toBe(1);
+      expect(logs.stderr).toMatch(
+        /^runpodkit: logs: cannot reach the service at http:\/\/127\.0\.0\.1:9\/v2: /,
+      );
+      expect(logs.stderr).not.toContain("ExperimentalWarning");
     },
     TEST_TIMEOUT,
   );

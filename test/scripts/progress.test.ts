@@ -7,7 +7,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { PROJECT_ROOT } from "../../engine/package";
-import { DOCS_POINTED_TO, nextSteps } from "../../scripts/next-steps";
+import { DOCS_POINTED_TO, nextSteps, SERVE_COMMAND, SERVE_KEY, SERVE_PORT } from "../../scripts/next-steps";
 import { formatDuration, formatNextSteps, Progress } from "../../scripts/progress";
 import { ManualClock } from "../../service/clock";
 
@@ -127,19 +127,30 @@ describe("where to look next", () => {
     ).toEqual(["where to look next", "  docs     docs/_index.md", "  console  http://127.0.0.1:8080/"]);
   });
 
-  test("the main job's list: the console of the running service, the logs command, the docs (which exist)", () => {
-    const steps = nextSteps({ queueUrl: "http://127.0.0.1:43117" });
-    expect(steps.map((s) => s.label)).toEqual(["console", "logs", "docs", "again"]);
-    expect(steps[0]?.text).toMatch(/^http:\/\/127\.0\.0\.1:43117\/console\/ /);
-    expect(steps[1]?.text).toMatch(
-      /^runpodkit logs <endpoint id> --url http:\/\/127\.0\.0\.1:43117\/v2 .*\[--follow\] .*RUNPOD_API_KEY/,
+  test("the main job's list names only what outlives the job: a service the reader starts, its console, logs and deploy", () => {
+    // The list is read after `npm start` exits: its service is stopped (its free port answers nothing),
+    // its key random and unprinted, its endpoint destroyed. Every address must be the served one's.
+    const steps = nextSteps();
+    expect(steps.map((s) => s.label)).toEqual(["serve", "deploy", "console", "logs", "docs"]);
+    const text = steps.map((s) => s.text).join("\n");
+    const serve = steps[0]?.text ?? "";
+    expect(serve.startsWith(`${SERVE_COMMAND} `)).toBe(true);
+    expect(SERVE_COMMAND).toBe("RUNPODKIT_API_KEYS=dev-key npm run serve -- --port 8080");
+    // Every URL is on the port the serve step listens on, and every key is the one it starts with.
+    const ports = [...text.matchAll(/https?:\/\/127\.0\.0\.1:(\d+)/g)].map((m) => Number(m[1]));
+    expect(ports.length).toBeGreaterThan(0);
+    expect(new Set(ports)).toEqual(new Set([SERVE_PORT]));
+    expect(steps[2]?.text).toBe(`http://127.0.0.1:${SERVE_PORT}/console/ (paste the key ${SERVE_KEY})`);
+    // `runpodkit` is on no PATH in a checkout (and `npx runpodkit` needs dist/): the sources' CLI,
+    // which finds `npm run serve`'s service beside its default store, so no --url.
+    expect(steps[3]?.text).toMatch(
+      new RegExp(`^RUNPOD_API_KEY=${SERVE_KEY} npx tsx service/main\\.ts logs <endpoint id> `),
     );
-    // Not the fixed port the service does not use by default; how a served store's address is found.
-    expect(steps[1]?.text).not.toMatch(/8080|RUNPOD_BASE_URL/);
-    expect(steps[1]?.text).toMatch(/--data, default \.data\/runpodkit\.sqlite/);
-    expect(steps[1]?.text).not.toMatch(/rpk_/);
+    expect(steps[3]?.text).not.toMatch(/--url|RUNPOD_BASE_URL/);
+    expect(existsSync(join(PROJECT_ROOT, "service", "main.ts"))).toBe(true);
+    expect(text).not.toMatch(/rpk_/);
     for (const path of DOCS_POINTED_TO) {
-      expect(steps[2]?.text).toContain(path);
+      expect(steps[4]?.text).toContain(path);
       expect(existsSync(join(PROJECT_ROOT, path)), path).toBe(true);
     }
   });

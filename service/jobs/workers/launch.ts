@@ -2,7 +2,7 @@ import type { ChildProcess } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
 import { dirname, extname, isAbsolute, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { parse } from "shell-quote";
+import { parse, quote } from "shell-quote";
 import { BUILTIN_HANDLERS, FALLBACK_IMAGE } from "./handlers";
 
 /**
@@ -66,6 +66,40 @@ export function relativeFilesIn(command: string, baseDir = process.cwd()): strin
   return files;
 }
 
+/** The most words of a command line taken as one path split at its spaces: bounds the checks. */
+const MAX_SPLIT_WORDS = 8;
+
+/**
+ * Paths with a space that a command line gives unquoted (`node /home/jo doe/w.mjs`, as
+ * `"python3 $PWD/h.py"` is when the directory holds one): the worker's shell splits them into words,
+ * the first of which names nothing. Each such run of words whose join, relative to `baseDir`, exists,
+ * with that path. Words with a variable or an operator between them are not joined.
+ */
+export function splitPathsIn(
+  command: string,
+  baseDir = process.cwd(),
+): Array<{ words: string; path: string }> {
+  const VARIABLE = "\0";
+  const words = parse(command, () => VARIABLE);
+  const exists = (word: string) => existsSync(resolve(baseDir, word));
+  const found: Array<{ words: string; path: string }> = [];
+  for (let i = 0; i < words.length; i++) {
+    const first = words[i];
+    if (typeof first !== "string" || first.includes(VARIABLE) || /^-/.test(first) || exists(first)) continue;
+    for (let j = i + 1; j < words.length && j < i + MAX_SPLIT_WORDS; j++) {
+      const run = words.slice(i, j + 1);
+      if (run.some((w) => typeof w !== "string" || w.includes(VARIABLE))) break;
+      const joined = run.join(" ");
+      if (exists(joined)) {
+        found.push({ words: joined, path: resolve(baseDir, joined) });
+        i = j;
+        break;
+      }
+    }
+  }
+  return found;
+}
+
 /** The image name without its tag or digest: `repo/name:1.0` and `repo/name@sha256:..` -> `repo/name`. */
 export function imageBase(imageName: string): string {
   const noDigest = imageName.split("@")[0] ?? imageName;
@@ -105,9 +139,16 @@ export class Launcher {
       const missing = missingHandlerModule(spec, baseDir);
       if (missing)
         warn(`handler of image "${image}": ${missing} does not exist; its workers fail until it does`);
-      for (const file of spec.kind === "command" ? relativeFilesIn(spec.command, baseDir) : []) {
+      if (spec.kind !== "command") continue;
+      // The fixes quote the path: the directory the service starts in may hold a space.
+      for (const file of relativeFilesIn(spec.command, baseDir)) {
         warn(
-          `handler of image "${image}": the command names ${file} by a relative path, but a command runs in its worker's own directory, where there is no such file: name it ${resolve(baseDir, file)} (in your shell, "$PWD/${file}")`,
+          `handler of image "${image}": the command names ${file} by a relative path, but a command runs in its worker's own directory, where there is no such file: name it ${quote([resolve(baseDir, file)])} (in your shell, --handler "${image}=${spec.command.replace(file, `'$PWD/${file}'`)}")`,
+        );
+      }
+      for (const { words, path } of splitPathsIn(spec.command, baseDir)) {
+        warn(
+          `handler of image "${image}": the command names ${path} unquoted, and its shell splits the path at the space (its workers would be given ${words.split(" ")[0]}): quote it in the command line, --handler "${image}=${spec.command.replace(words, quote([path]))}"`,
         );
       }
     }

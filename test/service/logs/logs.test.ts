@@ -278,6 +278,45 @@ describe("worker logs through the API and `runpodkit logs`", () => {
     );
   });
 
+  it("a --url or RUNPOD_BASE_URL that is no job API base is refused naming where it came from and the fix", async () => {
+    h = await startHarness();
+    const ep = h.endpoint("runpodkit/echo");
+    const host = h.url.replace(/\/+$/, "");
+
+    // The service's ready line prints queue=<host> (runpodkit:queueUrl): pasted as the base, the
+    // route is /<id>/logs, which the service does not have. Said with the base to give instead.
+    for (const [args, base, source] of [
+      [[ep.id, "--url", host], host, "--url"],
+      [[ep.id], host, "RUNPOD_BASE_URL"],
+    ] as const) {
+      const run = logsCli(source === "--url" ? `${host}/v2` : base, [...args]);
+      await run.exited;
+      expect(run.seen.code).toBe(1);
+      expect(run.seen.stderr).toContain(`answered 404: no route GET /${ep.id}/logs (this service answers`);
+      expect(run.seen.stderr).toContain(`(${source} is the job API base, which ends in /v2: ${host}/v2)`);
+    }
+    // The right base reads the endpoint: no such hint.
+    const right = logsCli(`${host}/v2`, [ep.id]);
+    await right.exited;
+    expect(right.seen.code).toBe(0);
+
+    // "localhost:8080" parses as a URL of the scheme "localhost:": it was sent, and undici's "Invalid URL
+    // protocol" named neither the flag nor the fix.
+    const port = new URL(host).port;
+    const noScheme = logsCli(`${host}/v2`, [ep.id, "--url", `localhost:${port}/v2`]);
+    await noScheme.exited;
+    expect(noScheme.seen.code).toBe(1);
+    expect(noScheme.seen.stderr).toMatch(
+      /^runpodkit: logs: --url is not an http\(s\) URL: the job API base, e\.g\. http:\/\/127\.0\.0\.1:8080\/v2\n/,
+    );
+    const envNoScheme = logsCli(`localhost:${port}/v2`, [ep.id]);
+    await envNoScheme.exited;
+    expect(envNoScheme.seen.code).toBe(1);
+    expect(envNoScheme.seen.stderr.trim()).toBe(
+      "runpodkit: logs: RUNPOD_BASE_URL is not an http(s) URL: the job API base, e.g. http://127.0.0.1:8080/v2",
+    );
+  });
+
   it("a worker that dies mid-job leaves a line naming its exit, attributed to the job; closing ends followers", async () => {
     h = await startHarness();
     const ep = h.endpoint("runpodkit/misbehave");

@@ -175,6 +175,33 @@ describe("CLI --port", () => {
   });
 });
 
+describe("CLI --port values", () => {
+  it.each(["99999", "-1", "abc", "80.5"])("refuses %s, naming the flag and its range", async (value) => {
+    const { code, stderr } = await exitOf(startCli(["k-port"], `--port=${value}`));
+    expect(code).toBe(1);
+    expect(stderr).toContain(
+      `runpodkit: --port: expected a whole number from 0 to 65535 (0 picks a free one), got "${value}"`,
+    );
+  });
+});
+
+describe("CLI --host values", () => {
+  // A name is looked up (ENOTFOUND, or EAI_AGAIN where no resolver answers); an address must be this machine's.
+  it.each([
+    ["0.0.0.0:8080", /getaddrinfo (ENOTFOUND|EAI_AGAIN) 0\.0\.0\.0:8080/],
+    ["[::1]", /getaddrinfo (ENOTFOUND|EAI_AGAIN) \[::1\]/],
+    ["192.0.2.1", /listen EADDRNOTAVAIL: address not available 192\.0\.2\.1/],
+  ])("%s: refused, saying what --host takes", async (host, error) => {
+    const { code, stderr } = await exitOf(startCli(["k-host"], "--host", host));
+    expect(code).toBe(1);
+    const line = stderr.split("\n").find((l) => l.startsWith("runpodkit: ") && !l.includes("warning:")) ?? "";
+    expect(line).toMatch(error);
+    expect(line).toContain(
+      " (--host is an address or name of this machine to listen on, e.g. 127.0.0.1, ::1 or 0.0.0.0, without brackets or a port: the port is --port)",
+    );
+  });
+});
+
 describe("CLI --max-workers", () => {
   it.each(["0", "-1", "1.5", "abc", "4097"])("refuses %s, naming the flag and its range", async (value) => {
     const { code, stderr } = await exitOf(startCli(["k-max"], `--max-workers=${value}`));
@@ -320,11 +347,11 @@ describe("CLI --data", () => {
         for (const [data, reason] of [
           [
             join(readOnly, "store.sqlite"),
-            "permission denied: the service's user may not write there (EACCES)",
+            "permission denied: the service's user may not write there (EACCES): give a file where it may (or :memory: to keep nothing)",
           ],
           [
             join(readOnly, "sub", "store.sqlite"),
-            `the directory ${join(readOnly, "sub")} cannot be created: permission denied: the service's user may not write there (EACCES)`,
+            `the directory ${join(readOnly, "sub")} cannot be created: permission denied: the service's user may not write there (EACCES): give a file where it may (or :memory: to keep nothing)`,
           ],
         ] as const) {
           const child = spawn(

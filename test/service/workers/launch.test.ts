@@ -9,6 +9,7 @@ import {
   launchSpecOf,
   parseHandlerFlag,
   relativeFilesIn,
+  splitPathsIn,
 } from "../../../service/jobs/workers/launch";
 import { exceptionBody, isStream, resultBody, serialise } from "../../../service/jobs/workers/runtime/result";
 
@@ -88,7 +89,50 @@ describe("command lines naming files by relative paths", () => {
         base,
       );
       expect(warnings).toEqual([
-        `handler of image "acme/py": the command names handler.py by a relative path, but a command runs in its worker's own directory, where there is no such file: name it ${join(base, "handler.py")} (in your shell, "$PWD/handler.py")`,
+        `handler of image "acme/py": the command names handler.py by a relative path, but a command runs in its worker's own directory, where there is no such file: name it ${join(base, "handler.py")} (in your shell, --handler "acme/py=python3 -u '$PWD/handler.py'")`,
+      ]);
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+
+  it('a path with a space given unquoted ("python3 $PWD/h.py" in such a directory) is named at start, with the quoted fix', () => {
+    // The docs' `"python3 $PWD/..."` in /home/jo doe/proj: the worker's shell ran `python3 /home/jo`,
+    // and every worker failed ("can't open file '/home/jo'") with nothing said at start.
+    const base = mkdtempSync(join(tmpdir(), "runpodkit launch "));
+    try {
+      mkdirSync(join(base, "my handlers"));
+      writeFileSync(join(base, "my handlers", "h.py"), "");
+      const file = join(base, "my handlers", "h.py");
+      expect(splitPathsIn(`python3 -u ${file} --rp_log_level=DEBUG`, base)).toEqual([
+        { words: file, path: file },
+      ]);
+      expect(splitPathsIn("python3 my handlers/h.py", base)).toEqual([
+        { words: "my handlers/h.py", path: file },
+      ]);
+      // Quoted (as the docs now write it), a variable for the worker's shell, an operator between: none.
+      expect(splitPathsIn(`python3 '${file}'`, base)).toEqual([]);
+      expect(splitPathsIn(`python3 "${file}"`, base)).toEqual([]);
+      expect(splitPathsIn('python3 "$HOME/my handlers/h.py"', base)).toEqual([]);
+      const [head, ...tail] = base.split(" ");
+      expect(splitPathsIn(`ls ${head}; ls ${tail.join(" ")}`, base)).toEqual([]);
+      // A directory too: `cd` into it splits the same way.
+      expect(splitPathsIn(`cd ${base} && python3 -V`, base)).toEqual([{ words: base, path: base }]);
+
+      const warnings: string[] = [];
+      new Launcher(
+        { "acme/py": `python3 ${file}`, "acme/ok": `python3 '${file}'` },
+        (m) => warnings.push(m),
+        base,
+      );
+      expect(warnings).toEqual([
+        `handler of image "acme/py": the command names ${file} unquoted, and its shell splits the path at the space (its workers would be given ${base.split(" ")[0]}): quote it in the command line, --handler "acme/py=python3 '${file}'"`,
+      ]);
+      // The relative-path warning's fix is quoted too: the directory holds a space.
+      const relative: string[] = [];
+      new Launcher({ "acme/rel": "python3 h.py" }, (m) => relative.push(m), join(base, "my handlers"));
+      expect(relative).toEqual([
+        `handler of image "acme/rel": the command names h.py by a relative path, but a command runs in its worker's own directory, where there is no such file: name it '${file}' (in your shell, --handler "acme/rel=python3 '$PWD/h.py'")`,
       ]);
     } finally {
       rmSync(base, { recursive: true, force: true });
