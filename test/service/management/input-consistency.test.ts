@@ -1,0 +1,40 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type TestService, withService } from "../../helpers/service";
+import { clients } from "./client";
+
+/**
+ * One field, one reading: what REST and GraphQL take for the same field, how it is stored and read
+ * back on either wire, and how a mistake in it is worded.
+ */
+let service: TestService;
+let api: ReturnType<typeof clients>;
+let templateId: string;
+
+beforeAll(async () => {
+  service = await withService();
+  api = clients(service);
+  const template = await api.rest<{ id: string }>("POST", "/templates", {
+    name: "consistency",
+    imageName: "runpodkit/echo",
+    isServerless: true,
+  });
+  templateId = template.body.id;
+});
+afterAll(() => service.close());
+
+const SAVE_ENDPOINT = `mutation($input: EndpointInput!) { saveEndpoint(input: $input) { id gpuIds locations networkVolumeIds { networkVolumeId } } }`;
+
+describe("gpuIds refusals", () => {
+  it("an unknown pool id is named once, without a second line saying that no pool is given", async () => {
+    const reply = await api.gql(SAVE_ENDPOINT, { input: { name: "e", templateId, gpuIds: "AMPERE_99" } });
+    expect(reply.body.errors?.[0]).toMatchObject({
+      message: `gpuIds: unknown GPU pool id "AMPERE_99"; expected one of AMPERE_16, AMPERE_24, ADA_24, AMPERE_48, ADA_48_PRO, AMPERE_80, ADA_80_PRO, or "-<GPU type>" to exclude one`,
+      extensions: { code: "VALIDATION", field: "gpuIds" },
+    });
+    // Exclusions alone (every item known) still say what is missing.
+    const exclusions = await api.gql(SAVE_ENDPOINT, {
+      input: { name: "e", templateId, gpuIds: "-NVIDIA A40" },
+    });
+    expect(exclusions.body.errors?.[0]?.message).toBe("gpuIds: needs at least one GPU pool id");
+  });
+});
