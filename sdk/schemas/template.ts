@@ -217,9 +217,10 @@ export const TemplateListQuery = z.strictObject({
 /**
  * GraphQL saveTemplate(input). Without id: create. With id: a FULL REPLACE like saveEndpoint (omitted
  * fields reset to defaults), except category and isServerless, which are kept when omitted and refused
- * when changed. env is [{key, value}], ports a comma string ("8888/http,22/tcp"), dockerArgs a string
- * (the start command as a shell would read it, kept as written; REST's dockerStartCmd is its argv, or
- * `/bin/sh -c <string>` when it needs a shell, such as `a && b` or `$HOME`: schemas/docker-args.ts).
+ * when changed, and REST's dockerEntrypoint, which this input has no field for (kept). env is
+ * [{key, value}], ports a comma string ("8888/http,22/tcp"), dockerArgs a string (the start command
+ * as a shell would read it, kept as written; REST's dockerStartCmd is its argv, or `/bin/sh -c
+ * <string>` when it needs a shell, such as `a && b` or `$HOME`: schemas/docker-args.ts).
  */
 export const GqlTemplateInput = z.strictObject({
   id: z.string().min(1).nullish(),

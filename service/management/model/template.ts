@@ -143,12 +143,17 @@ export class TemplateService {
     });
   }
 
-  /** GraphQL saveTemplate with an id: a full replace; category and isServerless are kept when omitted. */
+  /**
+   * GraphQL saveTemplate with an id: a full replace; category and isServerless are kept when omitted,
+   * and dockerEntrypoint, which saveTemplate's input cannot express, is kept (as saveEndpoint keeps
+   * the REST-only fields): a GraphQL read-then-save must not drop an entrypoint set through REST.
+   */
   replace(accountId: string, templateId: string, changes: TemplateChanges): TemplateRecord {
     return this.#change(accountId, templateId, changes, (existing) => ({
       ...defaultSettings(),
       category: existing.category,
       isServerless: existing.isServerless,
+      dockerEntrypoint: existing.dockerEntrypoint,
     }));
   }
 

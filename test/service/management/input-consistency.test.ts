@@ -24,6 +24,36 @@ afterAll(() => service.close());
 
 const SAVE_ENDPOINT = `mutation($input: EndpointInput!) { saveEndpoint(input: $input) { id gpuIds locations networkVolumeIds { networkVolumeId } } }`;
 
+describe("saveTemplate and dockerEntrypoint", () => {
+  it("a GraphQL saveTemplate (a full replace) keeps the entrypoint set through REST, which its input cannot express", async () => {
+    const created = await api.rest<{ id: string }>("POST", "/templates", {
+      name: "with-entrypoint",
+      imageName: "runpodkit/echo",
+      isServerless: true,
+      dockerEntrypoint: ["/usr/bin/tini", "--"],
+      readme: "first",
+    });
+    const saved = await api.gql<{ saveTemplate: { id: string; readme: string } }>(
+      `mutation($input: SaveTemplateInput!) { saveTemplate(input: $input) { id readme } }`,
+      {
+        input: {
+          id: created.body.id,
+          name: "with-entrypoint",
+          imageName: "runpodkit/echo",
+          readme: "second",
+        },
+      },
+    );
+    expect(saved.body.errors).toBeUndefined();
+    const read = await api.rest<{ dockerEntrypoint: string[]; readme: string; volumeMountPath: string }>(
+      "GET",
+      `/templates/${created.body.id}`,
+    );
+    // The fields the input can express are replaced (readme), the entrypoint is kept.
+    expect(read.body).toMatchObject({ dockerEntrypoint: ["/usr/bin/tini", "--"], readme: "second" });
+  });
+});
+
 describe("gpuIds refusals", () => {
   it("an unknown pool id is named once, without a second line saying that no pool is given", async () => {
     const reply = await api.gql(SAVE_ENDPOINT, { input: { name: "e", templateId, gpuIds: "AMPERE_99" } });
