@@ -72,7 +72,7 @@ export const TemplateInputs = z.strictObject({
   volumeMountPath: fields.volumeMountPath
     .unwrap()
     .default(TEMPLATE_DEFAULTS.volumeMountPath)
-    .describe("Where the volume is mounted (default /workspace)."),
+    .describe("The absolute path where the volume is mounted (default /workspace)."),
   dockerEntrypoint: fields.dockerEntrypoint
     .unwrap()
     .default(() => [])

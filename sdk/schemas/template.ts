@@ -165,7 +165,19 @@ export const IMAGE_NAME_MAX_LENGTH = 1024;
 export const MOUNT_PATH_MAX_LENGTH = 4096;
 export const README_MAX_LENGTH = 65_536;
 export const ImageName = z.string().min(1).max(IMAGE_NAME_MAX_LENGTH);
-export const MountPath = z.string().max(MOUNT_PATH_MAX_LENGTH);
+/**
+ * Where a volume is mounted in the container: an absolute path, as the real service describes it ("the
+ * absolute path where the volume will be mounted"); a relative one names no place in a container. ""
+ * is taken as it was (a template of a serverless worker may have no volume).
+ */
+export const MountPath = z
+  .string()
+  // abort: a path too long is not also quoted as relative.
+  .max(MOUNT_PATH_MAX_LENGTH, { abort: true })
+  .refine((path) => path === "" || path.startsWith("/"), {
+    error: (issue) =>
+      `must be an absolute path (starting with "/", e.g. "/workspace"), not ${JSON.stringify(String(issue.input).slice(0, 100))}`,
+  });
 
 const templateFields = {
   name: z.string().min(1).max(191),

@@ -65,6 +65,17 @@ describe("Template check", () => {
     ]);
     const noImage = await provider.check({}, { __logicalName: "t" });
     expect(noImage.failures).toEqual([{ property: "imageName", reason: "imageName is required" }]);
+    const relative = await provider.check(
+      {},
+      { __logicalName: "t", imageName: "i", volumeMountPath: "workspace" },
+    );
+    expect(relative.failures).toEqual([
+      {
+        property: "volumeMountPath",
+        reason:
+          'volumeMountPath: must be an absolute path (starting with "/", e.g. "/workspace"), not "workspace"',
+      },
+    ]);
     // A property a letter or two off a known one is named with it; one far from all is not.
     const typos = await provider.check(
       {},

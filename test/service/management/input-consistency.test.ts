@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ErrorBody } from "../../../sdk/schemas/common";
 import { type TestService, withService } from "../../helpers/service";
 import { clients } from "./client";
 
@@ -22,6 +23,7 @@ beforeAll(async () => {
 });
 afterAll(() => service.close());
 
+type Refusal = ErrorBody & { field: string };
 const SAVE_ENDPOINT = `mutation($input: EndpointInput!) { saveEndpoint(input: $input) { id gpuIds locations networkVolumeIds { networkVolumeId } } }`;
 
 describe("saveTemplate and dockerEntrypoint", () => {
@@ -66,5 +68,63 @@ describe("gpuIds refusals", () => {
       input: { name: "e", templateId, gpuIds: "-NVIDIA A40" },
     });
     expect(exclusions.body.errors?.[0]?.message).toBe("gpuIds: needs at least one GPU pool id");
+  });
+});
+
+describe("volumeMountPath is an absolute path", () => {
+  const refusal = (path: string) =>
+    `volumeMountPath: must be an absolute path (starting with "/", e.g. "/workspace"), not ${JSON.stringify(path)}`;
+
+  it('REST templates and pods refuse a relative one, naming the field; an absolute one and a template\'s "" are kept', async () => {
+    const template = await api.rest<Refusal>("POST", "/templates", {
+      name: "relative",
+      imageName: "img",
+      volumeMountPath: "workspace",
+    });
+    expect(template.status).toBe(400);
+    expect(template.body).toMatchObject({ message: refusal("workspace"), field: "volumeMountPath" });
+    const pod = await api.rest<Refusal>("POST", "/pods", { imageName: "img", volumeMountPath: "data/x" });
+    expect(pod.status).toBe(400);
+    expect(pod.body).toMatchObject({ message: refusal("data/x"), field: "volumeMountPath" });
+    const ok = await api.rest<{ id: string; volumeMountPath: string }>("POST", "/templates", {
+      name: "absolute",
+      imageName: "img",
+      volumeMountPath: "/data/x",
+    });
+    expect(ok.body.volumeMountPath).toBe("/data/x");
+    const patch = await api.rest<Refusal>("PATCH", `/templates/${ok.body.id}`, { volumeMountPath: "./x" });
+    expect(patch.body).toMatchObject({ message: refusal("./x"), field: "volumeMountPath" });
+    const none = await api.rest<{ volumeMountPath: string }>("POST", "/templates", {
+      name: "no-volume",
+      imageName: "img",
+      volumeMountPath: "",
+    });
+    expect(none.body.volumeMountPath).toBe("");
+  });
+
+  it("GraphQL saveTemplate and pod deploys refuse the same", async () => {
+    const template = await api.gql(
+      `mutation { saveTemplate(input: {name: "relative-gql", imageName: "img", volumeMountPath: "workspace"}) { id } }`,
+    );
+    expect(template.body.errors?.[0]).toMatchObject({
+      message: refusal("workspace"),
+      extensions: { code: "VALIDATION", field: "volumeMountPath" },
+    });
+    const pod = await api.gql(
+      `mutation { deployCpuPod(input: {instanceId: "cpu3c-2-4", imageName: "img", volumeMountPath: "data"}) { id } }`,
+    );
+    expect(pod.body.errors?.[0]).toMatchObject({
+      message: refusal("data"),
+      extensions: { code: "VALIDATION", field: "volumeMountPath" },
+    });
+  });
+
+  it("a path past its bound is named for its length only", async () => {
+    const reply = await api.rest<Refusal>("POST", "/templates", {
+      name: "long",
+      imageName: "img",
+      volumeMountPath: "w".repeat(5_000),
+    });
+    expect(reply.body.message).toBe("volumeMountPath: Too big: expected string to have <=4096 characters");
   });
 });
