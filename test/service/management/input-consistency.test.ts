@@ -128,3 +128,52 @@ describe("volumeMountPath is an absolute path", () => {
     expect(reply.body.message).toBe("volumeMountPath: Too big: expected string to have <=4096 characters");
   });
 });
+
+describe("a JSON key given twice", () => {
+  it("REST: an env (or any object) repeating a key is refused naming it, not stored with the last value", async () => {
+    const env = await api.rest<Refusal>(
+      "POST",
+      "/templates",
+      '{"name":"dup-env","imageName":"img","env":{"TOKEN":"a","OTHER":"b","\\u0054OKEN":"c"}}',
+    );
+    expect(env.status).toBe(400);
+    expect(env.body).toMatchObject({
+      message:
+        'env.TOKEN: the key "TOKEN" is given twice in env; give each key once (JSON would keep only the last value)',
+      field: "env.TOKEN",
+    });
+    const top = await api.rest<Refusal>(
+      "POST",
+      "/endpoints",
+      `{"templateId":"${templateId}","workersMax":1,"workersMax":5}`,
+    );
+    expect(top.status).toBe(400);
+    expect(top.body.field).toBe("workersMax");
+    expect(top.body.message).toContain('the key "workersMax" is given twice in the body');
+    // The same key in different objects is no repeat.
+    const fine = await api.rest<{ env: Record<string, string> }>(
+      "POST",
+      "/templates",
+      '{"name":"env-names","imageName":"img","env":{"name":"1","imageName":"2"}}',
+    );
+    expect(fine.body.env).toEqual({ name: "1", imageName: "2" });
+    const list = await api.rest("GET", "/templates");
+    expect(JSON.stringify(list.body)).not.toContain("dup-env");
+  });
+
+  it("GraphQL: a key repeated in the variables is refused the same way", async () => {
+    const reply = await api.send<{ errors: { message: string; extensions: { field: string } }[] }>(
+      `${service.graphqlUrl}?api_key=${encodeURIComponent(service.apiKey)}`,
+      {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: '{"query":"mutation($i: SaveTemplateInput!) { saveTemplate(input: $i) { id } }","variables":{"i":{"name":"a","imageName":"img","name":"b"}}}',
+      },
+    );
+    expect(reply.body.errors[0]).toMatchObject({
+      message:
+        'variables.i.name: the key "name" is given twice in variables.i; give each key once (JSON would keep only the last value)',
+      extensions: { field: "variables.i.name" },
+    });
+  });
+});
