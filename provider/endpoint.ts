@@ -17,6 +17,7 @@ import {
   LocationsList,
   ScalerType,
 } from "../sdk/schemas";
+import { canonicalCommaList, uniqueItems } from "../sdk/schemas/defaults";
 import { type CheckFailure, type InputSpec, type Props, parseInputs } from "./check";
 import type { ProviderSettings } from "./config";
 import { hostContext, type ProviderContext } from "./context";
@@ -38,7 +39,7 @@ import {
   type StateOf,
   withSecretOutputs,
 } from "./resource";
-import { isUnknown } from "./unknowns";
+import { containsUnknown, isUnknown } from "./unknowns";
 
 // Arguments ---------------------------------------------------------------------------------------
 
@@ -172,10 +173,16 @@ export const endpointSpec = {
   replaceOnChange: ["computeType", "type"],
   uniqueName: false,
   createOnly: [ADOPT_ID],
+  // The spelling the service stores (model/endpoint.ts canonicalChanges): items trimmed, each once.
   canonical: (props) => ({
     ...props,
+    ...(typeof props.gpuIds === "string" && !isUnknown(props.gpuIds)
+      ? { gpuIds: canonicalCommaList(props.gpuIds) || props.gpuIds }
+      : {}),
     locations: commaList(props.locations) ?? null,
     allowedCudaVersions: commaList(props.allowedCudaVersions) ?? null,
+    ...uniqueList(props, "networkVolumeIds"),
+    ...uniqueList(props, "instanceIds"),
   }),
   rules: (news) => {
     const failures: CheckFailure[] = [];
@@ -293,14 +300,17 @@ export class Endpoint extends pulumi.dynamic.Resource {
 
 // Pure mappers ------------------------------------------------------------------------------------
 
-/** Comma lists the service may echo with other spacing; "" means none. */
+/** Comma lists the service may echo with other spacing (or, before it dropped them, repeats); "" means none. */
 function commaList(value: unknown): unknown {
   if (typeof value !== "string" || isUnknown(value)) return value;
-  const items = value
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean);
-  return items.length === 0 ? null : items.join(",");
+  return canonicalCommaList(value) || null;
+}
+
+/** `{[field]: its items once}` for a list of known strings; `{}` otherwise (absent, unknown during preview). */
+function uniqueList(props: Props, field: string): Props {
+  const value = props[field];
+  if (!Array.isArray(value) || containsUnknown(value)) return {};
+  return { [field]: uniqueItems(value) };
 }
 
 function commaListOrNull(value: string | null | undefined): string | null {

@@ -25,6 +25,14 @@ afterAll(() => service.close());
 
 type Refusal = ErrorBody & { field: string };
 const SAVE_ENDPOINT = `mutation($input: EndpointInput!) { saveEndpoint(input: $input) { id gpuIds locations networkVolumeIds { networkVolumeId } } }`;
+interface Saved {
+  saveEndpoint: {
+    id: string;
+    gpuIds: string;
+    locations: string | null;
+    networkVolumeIds: { networkVolumeId: string }[];
+  } | null;
+}
 
 describe("saveTemplate and dockerEntrypoint", () => {
   it("a GraphQL saveTemplate (a full replace) keeps the entrypoint set through REST, which its input cannot express", async () => {
@@ -68,6 +76,77 @@ describe("gpuIds refusals", () => {
       input: { name: "e", templateId, gpuIds: "-NVIDIA A40" },
     });
     expect(exclusions.body.errors?.[0]?.message).toBe("gpuIds: needs at least one GPU pool id");
+  });
+});
+
+describe("lists are kept in one spelling, each item once", () => {
+  it("GraphQL gpuIds and locations: items trimmed, repeats dropped; REST reads the same choice", async () => {
+    const reply = await api.gql<Saved>(SAVE_ENDPOINT, {
+      input: {
+        name: "lists",
+        templateId,
+        gpuIds: "AMPERE_48, - NVIDIA RTX A6000,AMPERE_48 ",
+        locations: " US , CZ,US",
+      },
+    });
+    expect(reply.body.errors).toBeUndefined();
+    const saved = reply.body.data.saveEndpoint;
+    expect(saved).toMatchObject({ gpuIds: "AMPERE_48,-NVIDIA RTX A6000", locations: "US,CZ" });
+    const read = await api.gql<{ myself: { endpoint: { gpuIds: string; locations: string } } }>(
+      `query { myself { endpoint(id: "${saved?.id}") { gpuIds locations } } }`,
+    );
+    expect(read.body.data.myself.endpoint).toEqual({
+      gpuIds: "AMPERE_48,-NVIDIA RTX A6000",
+      locations: "US,CZ",
+    });
+    const rest = await api.rest<{ gpuTypeIds: string[] }>("GET", `/endpoints/${saved?.id}`);
+    expect(rest.body.gpuTypeIds).toEqual(["NVIDIA A40"]);
+  });
+
+  it("REST gpuTypeIds, dataCenterIds and networkVolumeIds keep each item once, in the order first given", async () => {
+    const volume = await api.rest<{ id: string }>("POST", "/networkvolumes", {
+      name: "v-lists",
+      size: 10,
+      dataCenterId: "EU-RO-1",
+    });
+    const created = await api.rest<{
+      id: string;
+      gpuTypeIds: string[];
+      dataCenterIds: string[];
+      networkVolumeIds: string[];
+      allowedCudaVersions: string[];
+    }>("POST", "/endpoints", {
+      templateId,
+      gpuTypeIds: ["NVIDIA A40", "NVIDIA L4", "NVIDIA A40"],
+      dataCenterIds: ["EU-RO-1", "US-TX-3", "EU-RO-1"],
+      networkVolumeIds: [volume.body.id, volume.body.id],
+      allowedCudaVersions: ["12.4", "12.4"],
+    });
+    expect(created.status).toBe(200);
+    expect(created.body).toMatchObject({
+      gpuTypeIds: ["NVIDIA A40", "NVIDIA L4"],
+      dataCenterIds: ["EU-RO-1", "US-TX-3"],
+      networkVolumeIds: [volume.body.id],
+      allowedCudaVersions: ["12.4"],
+    });
+    const patched = await api.rest<{ gpuTypeIds: string[] }>("PATCH", `/endpoints/${created.body.id}`, {
+      gpuTypeIds: ["NVIDIA L4", "NVIDIA L4"],
+    });
+    expect(patched.body.gpuTypeIds).toEqual(["NVIDIA L4"]);
+  });
+
+  it("GraphQL networkVolumeIds: a volume given twice is attached once", async () => {
+    const volume = await api.rest<{ id: string }>("POST", "/networkvolumes", {
+      name: "v-gql",
+      size: 10,
+      dataCenterId: "EU-RO-1",
+    });
+    const entry = { networkVolumeId: volume.body.id };
+    const reply = await api.gql<Saved>(SAVE_ENDPOINT, {
+      input: { name: "vols", templateId, gpuIds: "AMPERE_16", networkVolumeIds: [entry, entry] },
+    });
+    expect(reply.body.errors).toBeUndefined();
+    expect(reply.body.data.saveEndpoint?.networkVolumeIds).toEqual([entry]);
   });
 });
 
