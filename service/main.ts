@@ -7,7 +7,7 @@ import "../sdk/node-guard";
 import "./lean-start";
 import { parseArgs } from "node:util";
 import { packageVersion } from "../sdk/package-manifest";
-import { API_KEYS_ENV, readApiKeys, redactKey } from "./api-keys";
+import { API_KEYS_ENV, readApiKeys, redactFurtherKey, redactKey } from "./api-keys";
 import { StoreOpenError } from "./db";
 import { startService } from "./index";
 import { DEFAULT_JOB_PLANE_CONFIG } from "./jobs/config";
@@ -22,7 +22,8 @@ const MAX_WORKERS_LIMIT = 4096;
 const USAGE = `usage: ${API_KEYS_ENV}=<k1>,<k2> runpodkit [serve] [--port <p>] [--host <address>] [--api-key-file <file>] [--api-key <k> ...] [--data <file>|:memory:] [--handler <image>=<module-or-command> ...] [--max-workers <n>]
        ${LOGS_USAGE.replace(/^usage: /, "")}
   Account keys come from ${API_KEYS_ENV} (comma-separated), --api-key-file (one key per line) or
-  --api-key (visible to every user of the machine in \`ps\`); at least one is required.
+  --api-key (visible to every user of the machine in \`ps\`); at least one is required. A key file's
+  line "<further key> = <account key>" gives that account a further key (to rehearse a key rotation).
   --port: default 0, a free port (the ready line on stdout names it).
   --host: the address to listen on (default 127.0.0.1; any other is warned about, see SECURITY.md).
   --data: the SQLite store (default .data/runpodkit.sqlite), one service at a time; :memory: keeps nothing.
@@ -65,7 +66,11 @@ async function main(): Promise<void> {
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new Error(`--port: not a port number\n${USAGE}`);
-  const { keys: apiKeys, warnings } = readApiKeys({
+  const {
+    keys: apiKeys,
+    sameAccountKeys,
+    warnings,
+  } = readApiKeys({
     env: process.env[API_KEYS_ENV],
     files: values["api-key-file"],
     flags: values["api-key"],
@@ -98,6 +103,7 @@ async function main(): Promise<void> {
   }
   const service = await startService({
     apiKeys,
+    sameAccountKeys,
     port,
     host: values.host,
     data: values.data,
@@ -105,6 +111,11 @@ async function main(): Promise<void> {
     config: { jobs: { handlers, ...(maxWorkers === undefined ? {} : { maxWorkers }) } },
   });
   console.error(`runpodkit: ${apiKeys.length} account(s): ${apiKeys.map(redactKey).join(", ")}`);
+  const furtherKeys = Object.entries(sameAccountKeys);
+  if (furtherKeys.length > 0) {
+    const shown = furtherKeys.map(([key, of]) => redactFurtherKey(key, of));
+    console.error(`runpodkit: ${furtherKeys.length} further key(s): ${shown.join(", ")}`);
+  }
   // One line, so scripts can read the three base URLs.
   console.log(
     `runpodkit service ready: rest=${service.restUrl} graphql=${service.graphqlUrl} queue=${service.queueUrl}`,
