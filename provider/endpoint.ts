@@ -17,8 +17,8 @@ import {
   LocationsList,
   ScalerType,
 } from "../sdk/schemas";
-import { canonicalCommaList, uniqueItems } from "../sdk/schemas/defaults";
-import { type CheckFailure, type InputSpec, type Props, parseInputs } from "./check";
+import { canonicalCommaList } from "../sdk/schemas/defaults";
+import { type CheckFailure, type InputSpec, type Props, parseInputs, uniqueList } from "./check";
 import type { ProviderSettings } from "./config";
 import { hostContext, type ProviderContext } from "./context";
 import { forwardingProvider, packageSpecifier } from "./dynamic";
@@ -39,7 +39,7 @@ import {
   type StateOf,
   withSecretOutputs,
 } from "./resource";
-import { containsUnknown, isUnknown } from "./unknowns";
+import { isUnknown } from "./unknowns";
 
 // Arguments ---------------------------------------------------------------------------------------
 
@@ -304,13 +304,6 @@ export class Endpoint extends pulumi.dynamic.Resource {
 function commaList(value: unknown): unknown {
   if (typeof value !== "string" || isUnknown(value)) return value;
   return canonicalCommaList(value) || null;
-}
-
-/** `{[field]: its items once}` for a list of known strings; `{}` otherwise (absent, unknown during preview). */
-function uniqueList(props: Props, field: string): Props {
-  const value = props[field];
-  if (!Array.isArray(value) || containsUnknown(value)) return {};
-  return { [field]: uniqueItems(value) };
 }
 
 function commaListOrNull(value: string | null | undefined): string | null {

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { PodCreateInput, type Pod as PodRecord, type PodUpdateInput } from "../sdk/schemas";
-import { type CheckFailure, type InputSpec, type Props, parseInputs } from "./check";
+import { type CheckFailure, type InputSpec, type Props, parseInputs, uniqueList } from "./check";
 import { hostContext, type ProviderContext } from "./context";
 import { forwardingProvider, packageSpecifier } from "./dynamic";
 import { managedKeys, onlyKeys } from "./endpoint";
@@ -120,6 +120,8 @@ export const podSpec = {
   replaceOnChange: REPLACING,
   uniqueName: false,
   createOnly: [ADOPT_ID],
+  // A port given twice is one (the service keeps each once).
+  canonical: (props) => ({ ...props, ...uniqueList(props, "ports") }),
   rules: (news, olds) => {
     const failures: CheckFailure[] = [];
     const gpu = news.computeType !== "CPU";

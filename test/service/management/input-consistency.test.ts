@@ -150,6 +150,35 @@ describe("lists are kept in one spelling, each item once", () => {
   });
 });
 
+describe("ports are kept each once", () => {
+  it("templates and pods, on REST and GraphQL: a port given twice is one, in the order first given", async () => {
+    const rest = await api.rest<{ id: string; ports: string[] }>("POST", "/templates", {
+      name: "ports-twice",
+      imageName: "img",
+      ports: ["8888/http", "22/tcp", "8888/http"],
+    });
+    expect(rest.body.ports).toEqual(["8888/http", "22/tcp"]);
+    const patched = await api.rest<{ ports: string[] }>("PATCH", `/templates/${rest.body.id}`, {
+      ports: ["22/tcp", "22/tcp"],
+    });
+    expect(patched.body.ports).toEqual(["22/tcp"]);
+    const gql = await api.gql<{ saveTemplate: { ports: string } }>(
+      `mutation { saveTemplate(input: {name: "ports-gql", imageName: "img", ports: "8888/http, 8888/http,22/tcp"}) { ports } }`,
+    );
+    expect(gql.body.data.saveTemplate.ports).toBe("8888/http,22/tcp");
+    const pod = await api.rest<{ id: string; ports: string[] }>("POST", "/pods", {
+      imageName: "img",
+      gpuTypeIds: ["NVIDIA A40"],
+      ports: ["8888/http", "8888/http"],
+    });
+    expect(pod.body.ports).toEqual(["8888/http"]);
+    const edited = await api.rest<{ ports: string[] }>("PATCH", `/pods/${pod.body.id}`, {
+      ports: ["22/tcp", "22/tcp"],
+    });
+    expect(edited.body.ports).toEqual(["22/tcp"]);
+  });
+});
+
 describe("volumeMountPath is an absolute path", () => {
   const refusal = (path: string) =>
     `volumeMountPath: must be an absolute path (starting with "/", e.g. "/workspace"), not ${JSON.stringify(path)}`;
