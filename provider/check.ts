@@ -1,10 +1,11 @@
 import { distance } from "fastest-levenshtein";
 import type { z } from "zod";
+import { uniqueItems } from "../sdk/schemas/defaults";
 import { describeIssues, isMissing, issueMessage } from "../sdk/schemas/issues";
 import { AUTO_NAMED, CARRIED_KEYS, INTERNAL_KEYS } from "./bookkeeping";
 import { ProviderError } from "./errors";
 import { type NameBasis, resolveName } from "./naming";
-import { pathHitsUnknown } from "./unknowns";
+import { containsUnknown, pathHitsUnknown } from "./unknowns";
 
 export interface CheckFailure {
   property: string;
@@ -219,4 +220,15 @@ export function parseInputs<S extends z.ZodObject>(
     });
   }
   return { ...parsed.data, name };
+}
+
+/**
+ * `{[field]: its items once, in the order first given}` for a list of known values, as the service
+ * stores such a list (a port or a volume named twice is one); `{}` otherwise (absent, or unknown
+ * during preview). For InputSpec.canonical.
+ */
+export function uniqueList(props: Props, field: string): Props {
+  const value = props[field];
+  if (!Array.isArray(value) || containsUnknown(value)) return {};
+  return { [field]: uniqueItems(value) };
 }

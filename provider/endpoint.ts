@@ -17,7 +17,8 @@ import {
   LocationsList,
   ScalerType,
 } from "../sdk/schemas";
-import { type CheckFailure, type InputSpec, type Props, parseInputs } from "./check";
+import { canonicalCommaList } from "../sdk/schemas/defaults";
+import { type CheckFailure, type InputSpec, type Props, parseInputs, uniqueList } from "./check";
 import type { ProviderSettings } from "./config";
 import { hostContext, type ProviderContext } from "./context";
 import { forwardingProvider, packageSpecifier } from "./dynamic";
@@ -172,10 +173,16 @@ export const endpointSpec = {
   replaceOnChange: ["computeType", "type"],
   uniqueName: false,
   createOnly: [ADOPT_ID],
+  // The spelling the service stores (model/endpoint.ts canonicalChanges): items trimmed, each once.
   canonical: (props) => ({
     ...props,
+    ...(typeof props.gpuIds === "string" && !isUnknown(props.gpuIds)
+      ? { gpuIds: canonicalCommaList(props.gpuIds) || props.gpuIds }
+      : {}),
     locations: commaList(props.locations) ?? null,
     allowedCudaVersions: commaList(props.allowedCudaVersions) ?? null,
+    ...uniqueList(props, "networkVolumeIds"),
+    ...uniqueList(props, "instanceIds"),
   }),
   rules: (news) => {
     const failures: CheckFailure[] = [];
@@ -293,14 +300,10 @@ export class Endpoint extends pulumi.dynamic.Resource {
 
 // Pure mappers ------------------------------------------------------------------------------------
 
-/** Comma lists the service may echo with other spacing; "" means none. */
+/** Comma lists the service may echo with other spacing (or, before it dropped them, repeats); "" means none. */
 function commaList(value: unknown): unknown {
   if (typeof value !== "string" || isUnknown(value)) return value;
-  const items = value
-    .split(",")
-    .map((s) => s.trim())
-    .filter(Boolean);
-  return items.length === 0 ? null : items.join(",");
+  return canonicalCommaList(value) || null;
 }
 
 function commaListOrNull(value: string | null | undefined): string | null {

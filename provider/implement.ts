@@ -229,7 +229,10 @@ export function implement<D extends { name: string }, R>(
     const applied = olds[APPLIED];
     const base = normalizeInputs(spec, olds);
     if (applied === null || typeof applied !== "object" || Array.isArray(applied)) return base;
-    return { ...base, ...(applied as Props) };
+    // In today's spelling (InputSpec.canonical): an input applied by an older version, spelled as
+    // that version kept it ("US,US"), is the same configuration, not a change.
+    const merged = { ...base, ...(applied as Props) };
+    return spec.canonical ? spec.canonical(merged) : merged;
   }
 
   /**

@@ -2,7 +2,7 @@ import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { PodCreateInput, type Pod as PodRecord, type PodUpdateInput } from "../sdk/schemas";
-import { type CheckFailure, type InputSpec, type Props, parseInputs } from "./check";
+import { type CheckFailure, type InputSpec, type Props, parseInputs, uniqueList } from "./check";
 import { hostContext, type ProviderContext } from "./context";
 import { forwardingProvider, packageSpecifier } from "./dynamic";
 import { managedKeys, onlyKeys } from "./endpoint";
@@ -59,7 +59,9 @@ export const PodInputs = z.strictObject({
     .describe("Rent at the interruptible (spot) price (default false). Changing it replaces the pod."),
   containerDiskInGb: z.int().min(1).optional().describe("Container disk in GB. A change resets the pod."),
   volumeInGb: z.int().min(0).optional().describe("Pod volume in GB. It can only grow."),
-  volumeMountPath: fields.volumeMountPath.describe("Where the volume is mounted (default /workspace)."),
+  volumeMountPath: fields.volumeMountPath.describe(
+    "The absolute path where the volume is mounted (default /workspace).",
+  ),
   networkVolumeId: fields.networkVolumeId.describe(
     "Network volume to attach; its data center places the pod. Changing it replaces the pod.",
   ),
@@ -118,6 +120,8 @@ export const podSpec = {
   replaceOnChange: REPLACING,
   uniqueName: false,
   createOnly: [ADOPT_ID],
+  // A port given twice is one (the service keeps each once).
+  canonical: (props) => ({ ...props, ...uniqueList(props, "ports") }),
   rules: (news, olds) => {
     const failures: CheckFailure[] = [];
     const gpu = news.computeType !== "CPU";

@@ -5,7 +5,8 @@
  * without it, or with a version outside the peer range (pnpm and yarn install one with a warning only;
  * npm refuses it), prints ONE line saying what to install and exits, as the Node.js guard does,
  * instead of Node's MODULE_NOT_FOUND stack or a failure deep inside Pulumi. The provider modules
- * Pulumi's provider host loads do not need it.
+ * Pulumi's provider host loads do not need it. A TypeScript program is type-checked before any of
+ * this runs: under pnpm, a Pulumi below the range stops there first (README, its ts-node 7).
  */
 import { existsSync, readFileSync, writeSync } from "node:fs";
 import { dirname, join } from "node:path";

@@ -14,7 +14,7 @@ import {
   type Template as TemplateRest,
   type TemplateUpdateInput,
 } from "../sdk/schemas";
-import { type CheckFailure, type InputSpec, type Props, parseInputs } from "./check";
+import { type CheckFailure, type InputSpec, type Props, parseInputs, uniqueList } from "./check";
 import { hostContext, type ProviderContext } from "./context";
 import { forwardingProvider, packageSpecifier } from "./dynamic";
 import { endpointsUsing } from "./endpoint";
@@ -72,7 +72,7 @@ export const TemplateInputs = z.strictObject({
   volumeMountPath: fields.volumeMountPath
     .unwrap()
     .default(TEMPLATE_DEFAULTS.volumeMountPath)
-    .describe("Where the volume is mounted (default /workspace)."),
+    .describe("The absolute path where the volume is mounted (default /workspace)."),
   dockerEntrypoint: fields.dockerEntrypoint
     .unwrap()
     .default(() => [])
@@ -137,7 +137,8 @@ export const templateSpec = {
   replaceOnChange: ["category", "isServerless"],
   uniqueName: true,
   createOnly: [ADOPT_ID],
-  canonical: startCommandBothWays,
+  // A port given twice is one (the service keeps each once).
+  canonical: (props) => startCommandBothWays({ ...props, ...uniqueList(props, "ports") }),
   spellings: [["dockerArgs", "dockerStartCmd"]],
   rules: (news) => {
     const failures: CheckFailure[] = [];

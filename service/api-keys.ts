@@ -23,6 +23,11 @@ export interface ApiKeySources {
 
 export interface ApiKeys {
   keys: string[];
+  /**
+   * Further keys, each opening the account of the key it names (startService's sameAccountKeys): a
+   * key file's `<further key> = <account key>` lines, to rehearse a key rotation.
+   */
+  sameAccountKeys: Record<string, string>;
   /** Problems worth a warning (never carrying a key): keys on the command line, a readable key file. */
   warnings: string[];
 }
@@ -74,16 +79,23 @@ function readKeyFile(file: string): { text: string; mode: number } {
 
 /**
  * Collects the accounts' keys from the CLI's three sources, in order: the environment, key files, flags;
- * a key given twice is one account. Errors name the source (and a line number), never the key.
+ * a key given twice is one account. A key file's line `<further key> = <account key>` (the "=" alone
+ * between spaces: a key holds no space) gives an account a further key, as the real service's
+ * accounts have several. Errors name the source (and a line number), never the key.
  */
 export function readApiKeys(sources: ApiKeySources): ApiKeys {
   const keys: string[] = [];
   const warnings: string[] = [];
-  const add = (value: string, where: string) => {
+  const further: { key: string; of: string; where: string }[] = [];
+  const valid = (value: string, where: string): string => {
     const parsed = ApiKey.safeParse(value);
     if (!parsed.success)
       throw new Error(`${where}: ${parsed.error.issues[0]?.message ?? "not a valid API key"}`);
-    if (!keys.includes(parsed.data)) keys.push(parsed.data);
+    return parsed.data;
+  };
+  const add = (value: string, where: string) => {
+    const key = valid(value, where);
+    if (!keys.includes(key)) keys.push(key);
   };
   if (sources.env !== undefined) {
     for (const key of sources.env.split(/[\s,]+/).filter(Boolean)) add(key, API_KEYS_ENV);
@@ -96,7 +108,11 @@ export function readApiKeys(sources: ApiKeySources): ApiKeys {
     text.split(/\r?\n/).forEach((raw, index) => {
       const line = raw.trim();
       if (line === "" || line.startsWith("#")) return;
-      add(line, `--api-key-file ${file} line ${index + 1}`);
+      const where = `--api-key-file ${file} line ${index + 1}`;
+      const words = line.split(/\s+/);
+      if (words.length === 3 && words[1] === "=") {
+        further.push({ key: valid(words[0] ?? "", where), of: valid(words[2] ?? "", where), where });
+      } else add(line, where);
     });
   }
   for (const [index, key] of (sources.flags ?? []).entries()) add(key, `--api-key #${index + 1}`);
@@ -105,7 +121,32 @@ export function readApiKeys(sources: ApiKeySources): ApiKeys {
       `--api-key puts keys on the command line, where any user of this machine can read them (ps); prefer ${API_KEYS_ENV} or --api-key-file`,
     );
   }
-  return { keys, warnings };
+  return { keys, sameAccountKeys: sameAccountKeys(keys, further), warnings };
+}
+
+/** The further keys as a map; each must name an account's key and be no account's key itself. */
+function sameAccountKeys(
+  keys: readonly string[],
+  further: readonly { key: string; of: string; where: string }[],
+): Record<string, string> {
+  const map: Record<string, string> = {};
+  for (const { key, of, where } of further) {
+    if (!keys.includes(of)) {
+      throw new Error(
+        `${where}: the key after "=" is no account's key; give it on a line of its own (or in ${API_KEYS_ENV}) to make it an account`,
+      );
+    }
+    if (keys.includes(key)) {
+      throw new Error(
+        `${where}: the key before "=" is an account's key itself (given on its own elsewhere); a key opens one account`,
+      );
+    }
+    if (map[key] !== undefined && map[key] !== of) {
+      throw new Error(`${where}: the key before "=" is already a further key of another account`);
+    }
+    map[key] = of;
+  }
+  return map;
 }
 
 /**
@@ -113,6 +154,12 @@ export function readApiKeys(sources: ApiKeySources): ApiKeys {
  * 20 characters), e.g. `rpk… (user_1a2b…)`.
  */
 export function redactKey(key: string): string {
-  const prefix = key.length >= 20 ? key.slice(0, 3) : "";
-  return `${prefix}… (${accountIdOf(key)})`;
+  return `${keyPrefix(key)}… (${accountIdOf(key)})`;
 }
+
+/** A further key as it may be printed: at most its first 3 characters, and the account it opens. */
+export function redactFurtherKey(key: string, of: string): string {
+  return `${keyPrefix(key)}… (opens ${accountIdOf(of)})`;
+}
+
+const keyPrefix = (key: string) => (key.length >= 20 ? key.slice(0, 3) : "");

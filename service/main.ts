@@ -7,7 +7,7 @@ import "../sdk/node-guard";
 import "./lean-start";
 import { parseArgs } from "node:util";
 import { packageVersion } from "../sdk/package-manifest";
-import { API_KEYS_ENV, readApiKeys, redactKey } from "./api-keys";
+import { API_KEYS_ENV, readApiKeys, redactFurtherKey, redactKey } from "./api-keys";
 import type { StoreOpenError } from "./db";
 import { DEFAULT_JOB_PLANE_CONFIG } from "./jobs/config";
 import { BUILTIN_HANDLERS, FALLBACK_IMAGE } from "./jobs/workers/handlers";
@@ -21,7 +21,8 @@ const MAX_WORKERS_LIMIT = 4096;
 const USAGE = `usage: ${API_KEYS_ENV}=<k1>,<k2> runpodkit [serve] [--port <p>] [--host <address>] [--api-key-file <file>] [--api-key <k> ...] [--data <file>|:memory:] [--handler <image>=<module-or-command> ...] [--max-workers <n>]
        ${LOGS_USAGE.replace(/^usage: /, "")}
   Account keys come from ${API_KEYS_ENV} (comma-separated), --api-key-file (one key per line) or
-  --api-key (visible to every user of the machine in \`ps\`); at least one is required.
+  --api-key (visible to every user of the machine in \`ps\`); at least one is required. A key file's
+  line "<further key> = <account key>" gives that account a further key (to rehearse a key rotation).
   --port: default 0, a free port (the ready line on stdout names it).
   --host: the address to listen on (default 127.0.0.1; any other is warned about, see SECURITY.md).
   --data: the SQLite store (default .data/runpodkit.sqlite), one service at a time; :memory: keeps nothing.
@@ -66,7 +67,11 @@ async function main(): Promise<void> {
     throw new Error(
       `--port: expected a whole number from 0 to 65535 (0 picks a free one), got "${values.port}"\n${USAGE}`,
     );
-  const { keys: apiKeys, warnings } = readApiKeys({
+  const {
+    keys: apiKeys,
+    sameAccountKeys,
+    warnings,
+  } = readApiKeys({
     env: process.env[API_KEYS_ENV],
     files: values["api-key-file"],
     flags: values["api-key"],
@@ -102,6 +107,7 @@ async function main(): Promise<void> {
   const { startService } = require("./index") as typeof import("./index");
   const service = await startService({
     apiKeys,
+    sameAccountKeys,
     port,
     host: values.host,
     data: values.data,
@@ -125,6 +131,11 @@ async function main(): Promise<void> {
   process.once("SIGTERM", () => stop("SIGTERM"));
 
   console.error(`runpodkit: ${apiKeys.length} account(s): ${apiKeys.map(redactKey).join(", ")}`);
+  const furtherKeys = Object.entries(sameAccountKeys);
+  if (furtherKeys.length > 0) {
+    const shown = furtherKeys.map(([key, of]) => redactFurtherKey(key, of));
+    console.error(`runpodkit: ${furtherKeys.length} further key(s): ${shown.join(", ")}`);
+  }
   // One line, so scripts can read the three base URLs.
   console.log(
     `runpodkit service ready: rest=${service.restUrl} graphql=${service.graphqlUrl} queue=${service.queueUrl}`,

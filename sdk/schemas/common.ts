@@ -133,8 +133,10 @@ export const GpuIdsList = z.string().superRefine((value, ctx) => {
         : `unknown GPU pool id "${item}"; expected one of ${GPU_POOL_IDS.join(", ")}, or "-<GPU type>" to exclude one`,
     ctx,
   );
+  // Unknown items are named above: "needs a pool" only when every item is known (all exclusions).
+  if (!known) return;
   if (pools === 0) ctx.addIssue({ code: "custom", message: "needs at least one GPU pool id" });
-  else if (known && gpuTypesOfPools(value).length === 0) {
+  else if (gpuTypesOfPools(value).length === 0) {
     ctx.addIssue({
       code: "custom",
       message: `excludes every GPU type of its pools ("${value}"); a GPU endpoint needs at least one`,

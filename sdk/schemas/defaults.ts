@@ -47,6 +47,24 @@ export function splitCommaList(value: string | null | undefined): string[] {
     .filter((s) => s.length > 0);
 }
 
+/** Each item once, in the order first given (a list of choices names each choice once). */
+export function uniqueItems<T>(items: readonly T[]): T[] {
+  return [...new Set(items)];
+}
+
+/**
+ * A comma list (GraphQL gpuIds, locations, allowedCudaVersions) as it is stored and compared: items
+ * trimmed (an exclusion's "-" joined to its GPU type), empty items dropped, each once, joined by ",".
+ * "" when it names nothing. `" US , CZ,US"` is `"US,CZ"`; `"AMPERE_48, - NVIDIA A40"` is
+ * `"AMPERE_48,-NVIDIA A40"`.
+ */
+export function canonicalCommaList(value: string): string {
+  const items = splitCommaList(value).map((item) =>
+    item.startsWith("-") ? `-${item.slice(1).trim()}` : item,
+  );
+  return uniqueItems(items).join(",");
+}
+
 /** The storage types of network-volume.ts's NEXT_GEN_STORAGE_TYPE and STANDARD_STORAGE_TYPE (see there). */
 export const NEXT_GEN_STORAGE_TYPE = "VAST";
 export const STANDARD_STORAGE_TYPE = "MOOSE_FS";

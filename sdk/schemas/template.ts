@@ -165,7 +165,19 @@ export const IMAGE_NAME_MAX_LENGTH = 1024;
 export const MOUNT_PATH_MAX_LENGTH = 4096;
 export const README_MAX_LENGTH = 65_536;
 export const ImageName = z.string().min(1).max(IMAGE_NAME_MAX_LENGTH);
-export const MountPath = z.string().max(MOUNT_PATH_MAX_LENGTH);
+/**
+ * Where a volume is mounted in the container: an absolute path, as the real service describes it ("the
+ * absolute path where the volume will be mounted"); a relative one names no place in a container. ""
+ * is taken as it was (a template of a serverless worker may have no volume).
+ */
+export const MountPath = z
+  .string()
+  // abort: a path too long is not also quoted as relative.
+  .max(MOUNT_PATH_MAX_LENGTH, { abort: true })
+  .refine((path) => path === "" || path.startsWith("/"), {
+    error: (issue) =>
+      `must be an absolute path (starting with "/", e.g. "/workspace"), not ${JSON.stringify(String(issue.input).slice(0, 100))}`,
+  });
 
 const templateFields = {
   name: z.string().min(1).max(191),
@@ -217,9 +229,10 @@ export const TemplateListQuery = z.strictObject({
 /**
  * GraphQL saveTemplate(input). Without id: create. With id: a FULL REPLACE like saveEndpoint (omitted
  * fields reset to defaults), except category and isServerless, which are kept when omitted and refused
- * when changed. env is [{key, value}], ports a comma string ("8888/http,22/tcp"), dockerArgs a string
- * (the start command as a shell would read it, kept as written; REST's dockerStartCmd is its argv, or
- * `/bin/sh -c <string>` when it needs a shell, such as `a && b` or `$HOME`: schemas/docker-args.ts).
+ * when changed, and REST's dockerEntrypoint, which this input has no field for (kept). env is
+ * [{key, value}], ports a comma string ("8888/http,22/tcp"), dockerArgs a string (the start command
+ * as a shell would read it, kept as written; REST's dockerStartCmd is its argv, or `/bin/sh -c
+ * <string>` when it needs a shell, such as `a && b` or `$HOME`: schemas/docker-args.ts).
  */
 export const GqlTemplateInput = z.strictObject({
   id: z.string().min(1).nullish(),

@@ -66,6 +66,80 @@ export function checkJsonDepth(text: string): void {
   }
 }
 
+/** A key given twice in one object of a JSON text: the path of the object ("" for the body) and the key. */
+export interface RepeatedKey {
+  path: string;
+  key: string;
+}
+
+interface Frame {
+  object: boolean;
+  path: string;
+  keys: Set<string> | null;
+  /** The last key read (objects) or the index of the current item (arrays). */
+  at: string | number;
+}
+
+/**
+ * The first key a JSON text gives twice in one object, or null when none does (or the text is not
+ * JSON: the parser then says why). JSON.parse keeps the last of two values without a word, so
+ * `"env": {"A": "1", "A": "2"}` would store A=2 and lose the other; a scan of the text, before any
+ * parser, in one pass (keys with escapes are decoded, so "A" and "\u0041" are one key).
+ */
+export function repeatedKey(text: string): RepeatedKey | null {
+  const stack: Frame[] = [];
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const top = stack[stack.length - 1];
+    if (c === 0x22) {
+      const start = i;
+      for (i = text.indexOf('"', i + 1); i >= 0; i = text.indexOf('"', i + 1)) {
+        let backslashes = 0;
+        while (text.charCodeAt(i - 1 - backslashes) === 0x5c) backslashes++;
+        if (backslashes % 2 === 0) break;
+      }
+      if (i < 0) return null;
+      if (!top?.object || top.keys === null) continue;
+      let next = i + 1;
+      while (next < text.length && /\s/.test(text[next] as string)) next++;
+      if (text.charCodeAt(next) !== 0x3a) continue;
+      const raw = text.slice(start, i + 1);
+      let key: string;
+      try {
+        key = raw.includes("\\") ? (JSON.parse(raw) as string) : raw.slice(1, -1);
+      } catch {
+        return null;
+      }
+      if (top.keys.has(key)) return { path: top.path, key };
+      top.keys.add(key);
+      top.at = key;
+    } else if (c === 0x7b || c === 0x5b) {
+      const path = top === undefined ? "" : top.path === "" ? String(top.at) : `${top.path}.${top.at}`;
+      const object = c === 0x7b;
+      stack.push({ object, path, keys: object ? new Set() : null, at: object ? "" : 0 });
+    } else if (c === 0x7d || c === 0x5d) {
+      stack.pop();
+    } else if (c === 0x2c && top !== undefined && !top.object) {
+      top.at = (top.at as number) + 1;
+    }
+  }
+  return null;
+}
+
+/** Refuses a body text that gives a key twice in one object (VALIDATION naming the key's place). */
+export function checkUniqueKeys(text: string): void {
+  const repeated = repeatedKey(text);
+  if (repeated === null) return;
+  const key = repeated.key.length > 100 ? `${repeated.key.slice(0, 100)}…` : repeated.key;
+  const field = repeated.path === "" ? key : `${repeated.path}.${key}`;
+  const where = repeated.path === "" ? "the body" : repeated.path;
+  throw new ServiceError(
+    "VALIDATION",
+    `${field}: the key ${JSON.stringify(key)} is given twice in ${where}; give each key once (JSON would keep only the last value)`,
+    { field },
+  );
+}
+
 /**
  * The refusal of a body sent compressed (`content-encoding: gzip`, `deflate`, `br`, ...): 415, as HTTP
  * says of a content coding the server does not take. Every parser here reads the body as it arrives,
@@ -101,17 +175,22 @@ type JsonParser = (request: FastifyRequest, text: string, done: Done) => void;
 export type DefaultJsonParser = JsonParser;
 
 /**
- * The JSON parser of a scope: the depth bound first, then Fastify's own parser (which refuses
- * `__proto__` keys); empty text is undefined when `emptyIsUndefined`.
+ * The JSON parser of a scope: the depth bound first, then (management scopes) the refusal of a key
+ * given twice, then Fastify's own parser (which refuses `__proto__` keys); empty text is undefined
+ * when `emptyIsUndefined`.
  */
-function boundedJson(app: FastifyInstance, emptyIsUndefined: boolean): void {
+function boundedJson(
+  app: FastifyInstance,
+  options: { emptyIsUndefined: boolean; uniqueKeys?: boolean },
+): void {
   const defaultJson: JsonParser = app.getDefaultJsonParser("error", "ignore");
   if (app.hasContentTypeParser("application/json")) app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
     const text = typeof body === "string" ? body : body.toString("utf8");
-    if (text === "" && emptyIsUndefined) return done(null, undefined);
+    if (text === "" && options.emptyIsUndefined) return done(null, undefined);
     try {
       checkJsonDepth(text);
+      if (options.uniqueKeys) checkUniqueKeys(text);
     } catch (error) {
       return done(error as ServiceError, undefined);
     }
@@ -132,12 +211,21 @@ function protoRefusal(error: Error, text: string): Error {
 
 /** The server's JSON parser: every application/json body of every route is depth-bounded. */
 export function boundedJsonBodies(app: FastifyInstance): void {
-  boundedJson(app, false);
+  boundedJson(app, { emptyIsUndefined: false });
 }
 
 /** JSON bodies of a scope may be empty (bodyless POSTs that still say application/json): empty is undefined. */
 export function acceptEmptyJson(app: FastifyInstance): void {
-  boundedJson(app, true);
+  boundedJson(app, { emptyIsUndefined: true });
+}
+
+/**
+ * JSON bodies of a management scope (REST, GraphQL): a key given twice in one object is refused (a
+ * stored setting must not depend on which of two values a parser keeps); empty is undefined when
+ * `emptyIsUndefined` (REST's bodyless operations). Job inputs are the handler's data, not checked so.
+ */
+export function managementJsonBodies(app: FastifyInstance, options: { emptyIsUndefined: boolean }): void {
+  boundedJson(app, { ...options, uniqueKeys: true });
 }
 
 /**

@@ -9,7 +9,7 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { cp, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -104,7 +104,7 @@ describe("@pulumi/pulumi as an optional peer dependency of the installed package
   });
 
   test(
-    "a project with @pulumi/pulumi below the range: npm refuses to install it, and under pnpm (a warning) `runpodkit` says what to install",
+    "a project with @pulumi/pulumi below the range: npm refuses to install it, and under pnpm (a warning) `runpodkit` says what to install (a TypeScript program stops on its type check first)",
     async () => {
       await expect(installProgram(OLD, pkg)).rejects.toThrow(
         /ERESOLVE[\s\S]*peerOptional @pulumi\/pulumi@"\^3\.139\.0"/,
@@ -119,6 +119,20 @@ describe("@pulumi/pulumi as an optional peer dependency of the installed package
         stderr: `${unsupportedPulumiMessage("3.100.0")}\n`,
         stdout: "",
       });
+      // What README says of a TypeScript program there: Pulumi 3.100 type-checks it with its own
+      // ts-node 7 (the project's ts-node 10 notwithstanding), which does not follow pnpm's symlinks,
+      // so runpodkit's types lose their dependencies and the check stops before runpodkit's line.
+      const stack = await LocalStack.open({
+        programDir: dir,
+        stackName: "old-pulumi",
+        stateDir: join(workDir, "state-old"),
+        passphrase: randomBytes(12).toString("hex"),
+      });
+      stack.setAllConfig(svc.stackConfig());
+      await expect(stack.up()).rejects.toThrow(
+        /TSError[\s\S]*error TS2339: Property 'url' does not exist on type 'Endpoint'/,
+      );
+      expect(await svc.rest.templates.list()).toEqual([]);
     },
     TEST_TIMEOUT,
   );
@@ -293,4 +307,32 @@ describe("@pulumi/pulumi as an optional peer dependency of the installed package
       TEST_TIMEOUT,
     );
   }
+
+  test(
+    "pnpm: a TypeScript program without ts-node of its own stops on Pulumi's type check (README: add ts-node)",
+    async () => {
+      // The pinned program less its ts-node: Pulumi then type-checks with its own ts-node 7, which
+      // does not follow pnpm's symlinks (runpodkit's types lose zod, and Endpoint its outputs).
+      const source = join(workDir, "pinned-without-ts-node");
+      await cp(PINNED, source, { recursive: true });
+      const manifestPath = join(source, "package.json");
+      const manifest = JSON.parse(readFileSync(manifestPath, "utf8")) as {
+        devDependencies: Record<string, string>;
+      };
+      delete manifest.devDependencies["ts-node"];
+      await writeFile(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
+      const { dir } = await installProgram(source, pkg, "pnpm");
+      const stack = await LocalStack.open({
+        programDir: dir,
+        stackName: "pinned-without-ts-node",
+        stateDir: join(workDir, "state-no-ts-node"),
+        passphrase: randomBytes(12).toString("hex"),
+      });
+      stack.setAllConfig(svc.stackConfig());
+      await expect(stack.up()).rejects.toThrow(
+        /TSError[\s\S]*error TS2339: Property 'url' does not exist on type 'Endpoint'/,
+      );
+    },
+    TEST_TIMEOUT,
+  );
 });

@@ -326,6 +326,29 @@ describe("Endpoint lifecycle", () => {
     );
   });
 
+  test("comma lists with spaces or repeats (gpuIds, locations) read back in one spelling, with no drift and no diff, also for a stack applied before", async () => {
+    const program = { templateId, gpuIds: "AMPERE_48, -NVIDIA RTX A6000,AMPERE_48", locations: "US , CZ,US" };
+    const created = await up(program);
+    // The service keeps each item once, trimmed; the provider's check spells the inputs the same way.
+    expect(created.inputs).toMatchObject({ gpuIds: "AMPERE_48,-NVIDIA RTX A6000", locations: "US,CZ" });
+    expect(created.outs).toMatchObject({ gpuIds: "AMPERE_48,-NVIDIA RTX A6000", locations: "US,CZ" });
+    const read = await provider.read(created.id, created.outs);
+    expect(read.props).toMatchObject({ gpuIds: "AMPERE_48,-NVIDIA RTX A6000", locations: "US,CZ" });
+    const next = await provider.check(inputsOf(created.outs, fields), { __logicalName: "api", ...program });
+    const noChange = { changes: false, replaces: [], deleteBeforeReplace: false };
+    expect(await provider.diff(created.id, read.props, next.inputs)).toEqual(noChange);
+    // A stack whose inputs an earlier version applied as written (repeats and spaces kept).
+    const applied = created.outs.__runpodkitApplied as Record<string, unknown>;
+    const earlier = {
+      ...created.outs,
+      gpuIds: program.gpuIds,
+      locations: "US,CZ,US",
+      __runpodkitApplied: { ...applied, gpuIds: program.gpuIds, locations: "US,CZ,US" },
+    };
+    const again = await provider.check(inputsOf(earlier, fields), { __logicalName: "api", ...program });
+    expect(await provider.diff(created.id, earlier, again.inputs)).toEqual(noChange);
+  });
+
   test("delete of an endpoint whose GPU types no pools describe still scales it to zero and deletes it", async () => {
     const created = await up({ templateId, workersMax: 0 });
     await h.rest.endpoints.update(created.id, { gpuTypeIds: ["NVIDIA GeForce RTX 5090"], workersMax: 2 });

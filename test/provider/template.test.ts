@@ -65,6 +65,17 @@ describe("Template check", () => {
     ]);
     const noImage = await provider.check({}, { __logicalName: "t" });
     expect(noImage.failures).toEqual([{ property: "imageName", reason: "imageName is required" }]);
+    const relative = await provider.check(
+      {},
+      { __logicalName: "t", imageName: "i", volumeMountPath: "workspace" },
+    );
+    expect(relative.failures).toEqual([
+      {
+        property: "volumeMountPath",
+        reason:
+          'volumeMountPath: must be an absolute path (starting with "/", e.g. "/workspace"), not "workspace"',
+      },
+    ]);
     // A property a letter or two off a known one is named with it; one far from all is not.
     const typos = await provider.check(
       {},
@@ -114,6 +125,26 @@ describe("Template check", () => {
 });
 
 describe("Template lifecycle", () => {
+  test("a port given twice is one: no drift and no diff, also for a stack that applied it twice before", async () => {
+    const program = { imageName: "img:1", ports: ["8888/http", "22/tcp", "8888/http"] };
+    const created = await up(program);
+    expect(created.inputs.ports).toEqual(["8888/http", "22/tcp"]);
+    expect(created.outs.ports).toEqual(["8888/http", "22/tcp"]);
+    const read = await provider.read(created.id, created.outs);
+    expect(read.props).toMatchObject({ ports: ["8888/http", "22/tcp"] });
+    const noChange = { changes: false, replaces: [], deleteBeforeReplace: false };
+    const next = await provider.check(inputsOf(created.outs, fields), { __logicalName: "tpl", ...program });
+    expect(await provider.diff(created.id, read.props, next.inputs)).toEqual(noChange);
+    const applied = created.outs.__runpodkitApplied as Record<string, unknown>;
+    const earlier = {
+      ...created.outs,
+      ports: program.ports,
+      __runpodkitApplied: { ...applied, ports: program.ports },
+    };
+    const again = await provider.check(inputsOf(earlier, fields), { __logicalName: "tpl", ...program });
+    expect(await provider.diff(created.id, earlier, again.inputs)).toEqual(noChange);
+  });
+
   test("create, then a second up with the same program changes nothing", async () => {
     const created = await up({ imageName: "img:1", isServerless: true, env: { A: "1" } });
     expectPlainJson(created.outs);

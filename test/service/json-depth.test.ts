@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { JSON_LIMITS, memberTooDeep } from "../../service/edge/body";
+import { JSON_LIMITS, memberTooDeep, repeatedKey } from "../../service/edge/body";
 
 /** The depth scan of body texts (service/edge/body.ts), before any parser runs. */
 describe("memberTooDeep", () => {
@@ -20,5 +20,23 @@ describe("memberTooDeep", () => {
     expect(memberTooDeep(`{"k\\\\":${deep(JSON_LIMITS.depth + 1)}}`)).toBe("k\\\\");
     // An unterminated string ends the scan: the parser refuses the text.
     expect(memberTooDeep(`{"input":"${"[".repeat(100)}`)).toBeNull();
+  });
+});
+
+/** The scan for a key given twice in one object (management bodies), before any parser runs. */
+describe("repeatedKey", () => {
+  it("names the object and the key; the same key in other objects, or as a value, is no repeat", () => {
+    expect(repeatedKey(`{"env":{"A":"1","A":"2"}}`)).toEqual({ path: "env", key: "A" });
+    expect(repeatedKey(`{"a":1, "a" :2}`)).toEqual({ path: "", key: "a" });
+    expect(repeatedKey(`{"l":[{"a":1},{"b":[0,{"a":1,"a":2}]}]}`)).toEqual({ path: "l.1.b.1", key: "a" });
+    expect(repeatedKey(`{"a":{"a":1},"b":{"a":1},"c":"a","d":["a","a"]}`)).toBeNull();
+  });
+
+  it("reads keys as JSON does (escapes decoded) and skips what strings hold", () => {
+    expect(repeatedKey(`{"A":1,"\u0041":2}`)).toEqual({ path: "", key: "A" });
+    expect(repeatedKey(`{"s":"{"s":1, "s":2}","t":"\\"}`)).toBeNull();
+    expect(repeatedKey(`{"k\\\\":1,"k\\\\":2}`)).toEqual({ path: "", key: "k\\" });
+    // Not JSON: left to the parser, which says why.
+    expect(repeatedKey(`{"a":1,"a`)).toBeNull();
   });
 });

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import { z } from "zod";
+import { managementJsonBodies } from "../../edge/body";
 import { parseInput, parseQuery } from "../../edge/parse";
 import type { ManagementWireDeps } from "../index";
 import type { GraphqlContext } from "./resolvers";
@@ -29,6 +30,8 @@ const loadEngine = (afterLoad: (() => void) | undefined) => {
 /** POST /graphql: the GraphQL management API, key in `?api_key=` or a Bearer header. */
 export function graphqlPlugin(deps: ManagementWireDeps): FastifyPluginAsync {
   return async (app) => {
+    // A key given twice in one object of the body (variables) is refused, as on REST.
+    managementJsonBodies(app, { emptyIsUndefined: false });
     // Authenticated in onRequest, before the body is read: a bad key costs no parsing.
     const accounts = new WeakMap<FastifyRequest, string>();
     const authenticate = async (request: FastifyRequest) => {

@@ -1,4 +1,10 @@
-import { DATA_CENTER_IDS, ENDPOINT_DEFAULTS, splitCommaList } from "../../../sdk/schemas/defaults";
+import {
+  canonicalCommaList,
+  DATA_CENTER_IDS,
+  ENDPOINT_DEFAULTS,
+  splitCommaList,
+  uniqueItems,
+} from "../../../sdk/schemas/defaults";
 import {
   GPU_ENDPOINT_NEEDS_A_TYPE,
   GPU_IDS_NOT_POOLS,
@@ -91,6 +97,33 @@ function withGpuChoice(
   return settings;
 }
 
+/** The list fields of an endpoint: each a set of choices (or a priority order), every item once. */
+const LIST_FIELDS = [
+  "gpuTypeIds",
+  "dataCenterIds",
+  "networkVolumeIds",
+  "allowedCudaVersions",
+  "cpuFlavorIds",
+  "instanceIds",
+] as const;
+
+/**
+ * A change in the one spelling the endpoint is stored in, whichever wire it came by: each list item
+ * once (the first kept), and the comma lists gpuIds and locations trimmed and without repeats
+ * (`" US , CZ,US"` is `"US,CZ"`; locations naming nothing is null, any region). A repeat changes
+ * no choice, so dropping it loses nothing, and every reader sees the same value for the same choice.
+ */
+function canonicalChanges(changes: EndpointChanges): EndpointChanges {
+  const out: EndpointChanges = { ...changes };
+  for (const field of LIST_FIELDS) {
+    const list = changes[field];
+    if (list !== undefined) out[field] = uniqueItems(list);
+  }
+  if (changes.gpuIds !== undefined) out.gpuIds = canonicalCommaList(changes.gpuIds);
+  if (typeof changes.locations === "string") out.locations = canonicalCommaList(changes.locations) || null;
+  return out;
+}
+
 /** Whether a field differs between the stored endpoint and the new settings (always, on create). */
 function differs(
   existing: EndpointRecord | undefined,
@@ -136,7 +169,7 @@ export class EndpointService {
   /** Creates an endpoint; every field the change leaves out takes its default. */
   create(accountId: string, changes: EndpointChanges): EndpointRecord {
     const record = this.#store.transaction(() => {
-      const given = definedOnly(changes);
+      const given = canonicalChanges(definedOnly(changes));
       const id = this.#ids.endpoint();
       const base = defaultSettings(given.computeType ?? "GPU");
       const settings = withGpuChoice({ ...base, name: `endpoint-${id}`, ...given }, given);
@@ -215,7 +248,7 @@ export class EndpointService {
   ): EndpointRecord {
     const record = this.#store.transaction(() => {
       const existing = this.get(accountId, endpointId);
-      const given = definedOnly(changes);
+      const given = canonicalChanges(definedOnly(changes));
       refuseComputeTypeChange(existing, given);
       return this.#save(existing, withGpuChoice({ ...start(existing), ...given }, given, existing));
     });

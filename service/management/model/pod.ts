@@ -1,4 +1,4 @@
-import { DATA_CENTER_IDS, GPU_TYPE_IDS, TEMPLATE_DEFAULTS } from "../../../sdk/schemas/defaults";
+import { DATA_CENTER_IDS, GPU_TYPE_IDS, TEMPLATE_DEFAULTS, uniqueItems } from "../../../sdk/schemas/defaults";
 import type { Clock } from "../../clock";
 import { invalid, notFound, ServiceError, shownId } from "../../errors";
 import type { Ids } from "../../ids";
@@ -310,7 +310,8 @@ export class PodService {
         // The template's start command unless one is given (either spelling).
         ...startCommand(template ?? { dockerStartCmd: [], dockerArgs: null }, input),
         env: { ...(template?.env ?? {}), ...(input.env ?? {}) },
-        ports: input.ports ?? template?.ports ?? [...TEMPLATE_DEFAULTS.ports],
+        // A port given twice is one port (as a template's).
+        ports: uniqueItems(input.ports ?? template?.ports ?? TEMPLATE_DEFAULTS.ports),
         containerDiskInGb,
         volumeInGb: input.volumeInGb ?? template?.volumeInGb ?? TEMPLATE_DEFAULTS.volumeInGb,
         volumeMountPath:
@@ -344,6 +345,7 @@ export class PodService {
     return this.#store.transaction(() => {
       const pod = this.rented(accountId, podId);
       const given = definedOnly(changes);
+      if (given.ports) given.ports = uniqueItems(given.ports);
       if (given.volumeInGb !== undefined && given.volumeInGb < pod.volumeInGb) {
         throw invalid(
           "volumeInGb",

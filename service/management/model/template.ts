@@ -1,4 +1,4 @@
-import { TEMPLATE_DEFAULTS } from "../../../sdk/schemas/defaults";
+import { TEMPLATE_DEFAULTS, uniqueItems } from "../../../sdk/schemas/defaults";
 import type { Clock } from "../../clock";
 import { invalid, notFound, ServiceError, shownId } from "../../errors";
 import type { Ids } from "../../ids";
@@ -64,7 +64,10 @@ function refuseFixedChanges(existing: TemplateRecord, changes: TemplateChanges):
 
 /** A change laid over settings; the start command's two spellings kept in step (common.ts startCommand). */
 function withChanges(settings: TemplateSettings, changes: TemplateChanges): TemplateSettings {
-  return { ...settings, ...definedOnly(changes), ...startCommand(settings, changes) };
+  const given = definedOnly(changes);
+  // A port given twice is one port: kept once, in the order first given (REST and GraphQL alike).
+  if (given.ports) given.ports = uniqueItems(given.ports);
+  return { ...settings, ...given, ...startCommand(settings, changes) };
 }
 
 interface Saved {
@@ -143,12 +146,17 @@ export class TemplateService {
     });
   }
 
-  /** GraphQL saveTemplate with an id: a full replace; category and isServerless are kept when omitted. */
+  /**
+   * GraphQL saveTemplate with an id: a full replace; category and isServerless are kept when omitted,
+   * and dockerEntrypoint, which saveTemplate's input cannot express, is kept (as saveEndpoint keeps
+   * the REST-only fields): a GraphQL read-then-save must not drop an entrypoint set through REST.
+   */
   replace(accountId: string, templateId: string, changes: TemplateChanges): TemplateRecord {
     return this.#change(accountId, templateId, changes, (existing) => ({
       ...defaultSettings(),
       category: existing.category,
       isServerless: existing.isServerless,
+      dockerEntrypoint: existing.dockerEntrypoint,
     }));
   }
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
-import { acceptEmptyJson } from "../../edge/body";
+import { managementJsonBodies } from "../../edge/body";
 import type { ManagementWireDeps } from "../index";
 import type { DocsPages } from "./docs";
 
@@ -69,7 +69,8 @@ export function restPlugin(deps: ManagementWireDeps): FastifyPluginAsync {
   return async (app: FastifyInstance) => {
     // Bodyless operations (DELETE, pod start/stop/reset/restart) sent with a client's default
     // `content-type: application/json` and no body are fine; a route needing a body says so (zod).
-    acceptEmptyJson(app);
+    // A key given twice in one object is refused (edge/body.ts managementJsonBodies).
+    managementJsonBodies(app, { emptyIsUndefined: true });
     // Authenticated in onRequest, before the body is read (or the routes loaded): a bad key costs no parsing.
     const accounts = new WeakMap<FastifyRequest, string>();
     const onRequest = async (request: FastifyRequest) => {

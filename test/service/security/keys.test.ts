@@ -73,7 +73,11 @@ describe("account keys", () => {
       cli.kill();
     }
     chmodSync(file, 0o600);
-    expect(readApiKeys({ files: [file] })).toEqual({ keys: [KEY_A, KEY_B], warnings: [] });
+    expect(readApiKeys({ files: [file] })).toEqual({
+      keys: [KEY_A, KEY_B],
+      sameAccountKeys: {},
+      warnings: [],
+    });
   });
 
   it("a further key (startService's sameAccountKeys) opens the account of the key it names", () => {
@@ -81,6 +85,48 @@ describe("account keys", () => {
     expect(accounts.resolve(`Bearer ${KEY_B}`)).toBe(accountIdOf(KEY_A));
     expect(accounts.ids).toEqual([accountIdOf(KEY_A)]);
     expect(() => new Accounts([KEY_A], { [KEY_B]: "rpk_unknown" })).toThrow(/not an account's/);
+  });
+
+  it("a key file's line `<further key> = <account key>` gives the CLI's account a further key (a rotation), never printed", async () => {
+    const KEY_C = "rpk_new_gamma_0123456789abcdef";
+    const file = join(dir, "rotation");
+    writeFileSync(file, `${KEY_A}\n${KEY_C} = ${KEY_A}\n`, { mode: 0o600 });
+    expect(readApiKeys({ files: [file] })).toEqual({
+      keys: [KEY_A],
+      sameAccountKeys: { [KEY_C]: KEY_A },
+      warnings: [],
+    });
+    const cli = startCli(["--data", ":memory:", "--api-key-file", file]);
+    try {
+      const { restUrl } = await cli.ready;
+      const made = await fetch(`${restUrl}/templates`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${KEY_A}`, "content-type": "application/json" },
+        body: JSON.stringify({ name: "before-rotation", imageName: "img" }),
+      });
+      expect(made.status).toBe(200);
+      const seen = await fetch(`${restUrl}/templates`, { headers: { authorization: `Bearer ${KEY_C}` } });
+      expect(((await seen.json()) as { name: string }[]).map((t) => t.name)).toEqual(["before-rotation"]);
+      const printed = cli.stdout() + cli.stderr();
+      expect(printed).toContain(`1 account(s): rpk… (${accountIdOf(KEY_A)})`);
+      expect(printed).toContain(`1 further key(s): rpk… (opens ${accountIdOf(KEY_A)})`);
+      expect(printed).not.toContain(KEY_C);
+      expect(printed).not.toContain(accountIdOf(KEY_C));
+    } finally {
+      cli.kill();
+    }
+    // The key after "=" must be an account's; the key before it must not be one.
+    const orphan = join(dir, "orphan");
+    writeFileSync(orphan, `${KEY_C} = ${KEY_B}\n`, { mode: 0o600 });
+    expect(() => readApiKeys({ files: [orphan], env: KEY_A })).toThrow(
+      `--api-key-file ${orphan} line 1: the key after "=" is no account's key; give it on a line of its own (or in RUNPODKIT_API_KEYS) to make it an account`,
+    );
+    expect(() => readApiKeys({ files: [orphan], env: `${KEY_B},${KEY_C}` })).toThrow(
+      /line 1: the key before "=" is an account's key itself/,
+    );
+    const help = startCli(["--help"]);
+    await help.exited;
+    expect(help.stdout()).toContain('line "<further key> = <account key>" gives that account a further key');
   });
 
   it("still come from --api-key, with a warning that the command line is visible, and are not printed", async () => {

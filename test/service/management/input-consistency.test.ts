@@ -1,0 +1,287 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ErrorBody } from "../../../sdk/schemas/common";
+import { type TestService, withService } from "../../helpers/service";
+import { clients } from "./client";
+
+/**
+ * One field, one reading: what REST and GraphQL take for the same field, how it is stored and read
+ * back on either wire, and how a mistake in it is worded.
+ */
+let service: TestService;
+let api: ReturnType<typeof clients>;
+let templateId: string;
+
+beforeAll(async () => {
+  service = await withService();
+  api = clients(service);
+  const template = await api.rest<{ id: string }>("POST", "/templates", {
+    name: "consistency",
+    imageName: "runpodkit/echo",
+    isServerless: true,
+  });
+  templateId = template.body.id;
+});
+afterAll(() => service.close());
+
+type Refusal = ErrorBody & { field: string };
+const SAVE_ENDPOINT = `mutation($input: EndpointInput!) { saveEndpoint(input: $input) { id gpuIds locations networkVolumeIds { networkVolumeId } } }`;
+interface Saved {
+  saveEndpoint: {
+    id: string;
+    gpuIds: string;
+    locations: string | null;
+    networkVolumeIds: { networkVolumeId: string }[];
+  } | null;
+}
+
+describe("saveTemplate and dockerEntrypoint", () => {
+  it("a GraphQL saveTemplate (a full replace) keeps the entrypoint set through REST, which its input cannot express", async () => {
+    const created = await api.rest<{ id: string }>("POST", "/templates", {
+      name: "with-entrypoint",
+      imageName: "runpodkit/echo",
+      isServerless: true,
+      dockerEntrypoint: ["/usr/bin/tini", "--"],
+      readme: "first",
+    });
+    const saved = await api.gql<{ saveTemplate: { id: string; readme: string } }>(
+      `mutation($input: SaveTemplateInput!) { saveTemplate(input: $input) { id readme } }`,
+      {
+        input: {
+          id: created.body.id,
+          name: "with-entrypoint",
+          imageName: "runpodkit/echo",
+          readme: "second",
+        },
+      },
+    );
+    expect(saved.body.errors).toBeUndefined();
+    const read = await api.rest<{ dockerEntrypoint: string[]; readme: string; volumeMountPath: string }>(
+      "GET",
+      `/templates/${created.body.id}`,
+    );
+    // The fields the input can express are replaced (readme), the entrypoint is kept.
+    expect(read.body).toMatchObject({ dockerEntrypoint: ["/usr/bin/tini", "--"], readme: "second" });
+  });
+});
+
+describe("gpuIds refusals", () => {
+  it("an unknown pool id is named once, without a second line saying that no pool is given", async () => {
+    const reply = await api.gql(SAVE_ENDPOINT, { input: { name: "e", templateId, gpuIds: "AMPERE_99" } });
+    expect(reply.body.errors?.[0]).toMatchObject({
+      message: `gpuIds: unknown GPU pool id "AMPERE_99"; expected one of AMPERE_16, AMPERE_24, ADA_24, AMPERE_48, ADA_48_PRO, AMPERE_80, ADA_80_PRO, or "-<GPU type>" to exclude one`,
+      extensions: { code: "VALIDATION", field: "gpuIds" },
+    });
+    // Exclusions alone (every item known) still say what is missing.
+    const exclusions = await api.gql(SAVE_ENDPOINT, {
+      input: { name: "e", templateId, gpuIds: "-NVIDIA A40" },
+    });
+    expect(exclusions.body.errors?.[0]?.message).toBe("gpuIds: needs at least one GPU pool id");
+  });
+});
+
+describe("lists are kept in one spelling, each item once", () => {
+  it("GraphQL gpuIds and locations: items trimmed, repeats dropped; REST reads the same choice", async () => {
+    const reply = await api.gql<Saved>(SAVE_ENDPOINT, {
+      input: {
+        name: "lists",
+        templateId,
+        gpuIds: "AMPERE_48, - NVIDIA RTX A6000,AMPERE_48 ",
+        locations: " US , CZ,US",
+      },
+    });
+    expect(reply.body.errors).toBeUndefined();
+    const saved = reply.body.data.saveEndpoint;
+    expect(saved).toMatchObject({ gpuIds: "AMPERE_48,-NVIDIA RTX A6000", locations: "US,CZ" });
+    const read = await api.gql<{ myself: { endpoint: { gpuIds: string; locations: string } } }>(
+      `query { myself { endpoint(id: "${saved?.id}") { gpuIds locations } } }`,
+    );
+    expect(read.body.data.myself.endpoint).toEqual({
+      gpuIds: "AMPERE_48,-NVIDIA RTX A6000",
+      locations: "US,CZ",
+    });
+    const rest = await api.rest<{ gpuTypeIds: string[] }>("GET", `/endpoints/${saved?.id}`);
+    expect(rest.body.gpuTypeIds).toEqual(["NVIDIA A40"]);
+  });
+
+  it("REST gpuTypeIds, dataCenterIds and networkVolumeIds keep each item once, in the order first given", async () => {
+    const volume = await api.rest<{ id: string }>("POST", "/networkvolumes", {
+      name: "v-lists",
+      size: 10,
+      dataCenterId: "EU-RO-1",
+    });
+    const created = await api.rest<{
+      id: string;
+      gpuTypeIds: string[];
+      dataCenterIds: string[];
+      networkVolumeIds: string[];
+      allowedCudaVersions: string[];
+    }>("POST", "/endpoints", {
+      templateId,
+      gpuTypeIds: ["NVIDIA A40", "NVIDIA L4", "NVIDIA A40"],
+      dataCenterIds: ["EU-RO-1", "US-TX-3", "EU-RO-1"],
+      networkVolumeIds: [volume.body.id, volume.body.id],
+      allowedCudaVersions: ["12.4", "12.4"],
+    });
+    expect(created.status).toBe(200);
+    expect(created.body).toMatchObject({
+      gpuTypeIds: ["NVIDIA A40", "NVIDIA L4"],
+      dataCenterIds: ["EU-RO-1", "US-TX-3"],
+      networkVolumeIds: [volume.body.id],
+      allowedCudaVersions: ["12.4"],
+    });
+    const patched = await api.rest<{ gpuTypeIds: string[] }>("PATCH", `/endpoints/${created.body.id}`, {
+      gpuTypeIds: ["NVIDIA L4", "NVIDIA L4"],
+    });
+    expect(patched.body.gpuTypeIds).toEqual(["NVIDIA L4"]);
+  });
+
+  it("GraphQL networkVolumeIds: a volume given twice is attached once", async () => {
+    const volume = await api.rest<{ id: string }>("POST", "/networkvolumes", {
+      name: "v-gql",
+      size: 10,
+      dataCenterId: "EU-RO-1",
+    });
+    const entry = { networkVolumeId: volume.body.id };
+    const reply = await api.gql<Saved>(SAVE_ENDPOINT, {
+      input: { name: "vols", templateId, gpuIds: "AMPERE_16", networkVolumeIds: [entry, entry] },
+    });
+    expect(reply.body.errors).toBeUndefined();
+    expect(reply.body.data.saveEndpoint?.networkVolumeIds).toEqual([entry]);
+  });
+});
+
+describe("ports are kept each once", () => {
+  it("templates and pods, on REST and GraphQL: a port given twice is one, in the order first given", async () => {
+    const rest = await api.rest<{ id: string; ports: string[] }>("POST", "/templates", {
+      name: "ports-twice",
+      imageName: "img",
+      ports: ["8888/http", "22/tcp", "8888/http"],
+    });
+    expect(rest.body.ports).toEqual(["8888/http", "22/tcp"]);
+    const patched = await api.rest<{ ports: string[] }>("PATCH", `/templates/${rest.body.id}`, {
+      ports: ["22/tcp", "22/tcp"],
+    });
+    expect(patched.body.ports).toEqual(["22/tcp"]);
+    const gql = await api.gql<{ saveTemplate: { ports: string } }>(
+      `mutation { saveTemplate(input: {name: "ports-gql", imageName: "img", ports: "8888/http, 8888/http,22/tcp"}) { ports } }`,
+    );
+    expect(gql.body.data.saveTemplate.ports).toBe("8888/http,22/tcp");
+    const pod = await api.rest<{ id: string; ports: string[] }>("POST", "/pods", {
+      imageName: "img",
+      gpuTypeIds: ["NVIDIA A40"],
+      ports: ["8888/http", "8888/http"],
+    });
+    expect(pod.body.ports).toEqual(["8888/http"]);
+    const edited = await api.rest<{ ports: string[] }>("PATCH", `/pods/${pod.body.id}`, {
+      ports: ["22/tcp", "22/tcp"],
+    });
+    expect(edited.body.ports).toEqual(["22/tcp"]);
+  });
+});
+
+describe("volumeMountPath is an absolute path", () => {
+  const refusal = (path: string) =>
+    `volumeMountPath: must be an absolute path (starting with "/", e.g. "/workspace"), not ${JSON.stringify(path)}`;
+
+  it('REST templates and pods refuse a relative one, naming the field; an absolute one and a template\'s "" are kept', async () => {
+    const template = await api.rest<Refusal>("POST", "/templates", {
+      name: "relative",
+      imageName: "img",
+      volumeMountPath: "workspace",
+    });
+    expect(template.status).toBe(400);
+    expect(template.body).toMatchObject({ message: refusal("workspace"), field: "volumeMountPath" });
+    const pod = await api.rest<Refusal>("POST", "/pods", { imageName: "img", volumeMountPath: "data/x" });
+    expect(pod.status).toBe(400);
+    expect(pod.body).toMatchObject({ message: refusal("data/x"), field: "volumeMountPath" });
+    const ok = await api.rest<{ id: string; volumeMountPath: string }>("POST", "/templates", {
+      name: "absolute",
+      imageName: "img",
+      volumeMountPath: "/data/x",
+    });
+    expect(ok.body.volumeMountPath).toBe("/data/x");
+    const patch = await api.rest<Refusal>("PATCH", `/templates/${ok.body.id}`, { volumeMountPath: "./x" });
+    expect(patch.body).toMatchObject({ message: refusal("./x"), field: "volumeMountPath" });
+    const none = await api.rest<{ volumeMountPath: string }>("POST", "/templates", {
+      name: "no-volume",
+      imageName: "img",
+      volumeMountPath: "",
+    });
+    expect(none.body.volumeMountPath).toBe("");
+  });
+
+  it("GraphQL saveTemplate and pod deploys refuse the same", async () => {
+    const template = await api.gql(
+      `mutation { saveTemplate(input: {name: "relative-gql", imageName: "img", volumeMountPath: "workspace"}) { id } }`,
+    );
+    expect(template.body.errors?.[0]).toMatchObject({
+      message: refusal("workspace"),
+      extensions: { code: "VALIDATION", field: "volumeMountPath" },
+    });
+    const pod = await api.gql(
+      `mutation { deployCpuPod(input: {instanceId: "cpu3c-2-4", imageName: "img", volumeMountPath: "data"}) { id } }`,
+    );
+    expect(pod.body.errors?.[0]).toMatchObject({
+      message: refusal("data"),
+      extensions: { code: "VALIDATION", field: "volumeMountPath" },
+    });
+  });
+
+  it("a path past its bound is named for its length only", async () => {
+    const reply = await api.rest<Refusal>("POST", "/templates", {
+      name: "long",
+      imageName: "img",
+      volumeMountPath: "w".repeat(5_000),
+    });
+    expect(reply.body.message).toBe("volumeMountPath: Too big: expected string to have <=4096 characters");
+  });
+});
+
+describe("a JSON key given twice", () => {
+  it("REST: an env (or any object) repeating a key is refused naming it, not stored with the last value", async () => {
+    const env = await api.rest<Refusal>(
+      "POST",
+      "/templates",
+      '{"name":"dup-env","imageName":"img","env":{"TOKEN":"a","OTHER":"b","\\u0054OKEN":"c"}}',
+    );
+    expect(env.status).toBe(400);
+    expect(env.body).toMatchObject({
+      message:
+        'env.TOKEN: the key "TOKEN" is given twice in env; give each key once (JSON would keep only the last value)',
+      field: "env.TOKEN",
+    });
+    const top = await api.rest<Refusal>(
+      "POST",
+      "/endpoints",
+      `{"templateId":"${templateId}","workersMax":1,"workersMax":5}`,
+    );
+    expect(top.status).toBe(400);
+    expect(top.body.field).toBe("workersMax");
+    expect(top.body.message).toContain('the key "workersMax" is given twice in the body');
+    // The same key in different objects is no repeat.
+    const fine = await api.rest<{ env: Record<string, string> }>(
+      "POST",
+      "/templates",
+      '{"name":"env-names","imageName":"img","env":{"name":"1","imageName":"2"}}',
+    );
+    expect(fine.body.env).toEqual({ name: "1", imageName: "2" });
+    const list = await api.rest("GET", "/templates");
+    expect(JSON.stringify(list.body)).not.toContain("dup-env");
+  });
+
+  it("GraphQL: a key repeated in the variables is refused the same way", async () => {
+    const reply = await api.send<{ errors: { message: string; extensions: { field: string } }[] }>(
+      `${service.graphqlUrl}?api_key=${encodeURIComponent(service.apiKey)}`,
+      {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: '{"query":"mutation($i: SaveTemplateInput!) { saveTemplate(input: $i) { id } }","variables":{"i":{"name":"a","imageName":"img","name":"b"}}}',
+      },
+    );
+    expect(reply.body.errors[0]).toMatchObject({
+      message:
+        'variables.i.name: the key "name" is given twice in variables.i; give each key once (JSON would keep only the last value)',
+      extensions: { field: "variables.i.name" },
+    });
+  });
+});
