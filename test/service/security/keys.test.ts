@@ -183,7 +183,7 @@ describe("account keys", () => {
     );
     const good = join(dir, "good-keys");
     writeFileSync(good, `# ci\n${KEY_A}\n`, { mode: 0o600 });
-    expect(readApiKeys({ files: [good] })).toEqual({ keys: [KEY_A], warnings: [] });
+    expect(readApiKeys({ files: [good] })).toEqual({ keys: [KEY_A], sameAccountKeys: {}, warnings: [] });
   });
 
   it("never reach the service's output, whatever the requests carry them in", async () => {
