@@ -489,14 +489,14 @@ export class JobBook {
    */
   sweep(): boolean {
     const now = this.#clock.now();
-    const removed = this.#store.deleteExpired(now, EXPIRED_BATCH);
+    const { removed, deleted } = this.#store.deleteExpired(now, EXPIRED_BATCH);
     for (const job of removed) this.#uncount(job);
     const queued = this.#store.expiredQueued(now, SWEEP_BATCH);
     for (const job of queued) {
       if (!this.#live.has(job.id)) this.delete(job);
     }
     for (const job of this.#recent.values()) if (isExpired(job, now)) this.#forget(job);
-    return removed.length === EXPIRED_BATCH || queued.length === SWEEP_BATCH;
+    return deleted === EXPIRED_BATCH || queued.length === SWEEP_BATCH;
   }
 
   /** The endpoint is gone: so are its jobs. Running ones are stopped. */

@@ -218,6 +218,61 @@ describe("restart recovery", () => {
   });
 });
 
+describe("results that expired while the service was down", () => {
+  const { storeFile, start, stop } = restartableHarnesses();
+
+  it("are not read back at start (neither indexed nor counted); the first sweep deletes them and the counts stay right", async () => {
+    const { data } = storeFile("runpodkit-expired-at-start-");
+    const clock = new ManualClock();
+    const first = await start(data, clock);
+    const ep = first.endpoint("runpodkit/echo", { workersMax: 0 });
+    const worker = new ProtocolWorker(first, ep.id, "w-expiring");
+    const submit = async (n: number) =>
+      ((await first.call("POST", `/v2/${ep.id}/run`, { body: { input: { n } } })).body as { id: string }).id;
+    const finish = async (count: number, from: number) => {
+      const ids: string[] = [];
+      for (let i = 0; i < count; i++) {
+        const id = await submit(from + i);
+        expect((await worker.take()).body).toMatchObject({ id });
+        expect((await worker.done(id, { output: { n: from + i } })).status).toBe(200);
+        ids.push(id);
+      }
+      return ids;
+    };
+    const old = await finish(5, 0);
+    await clock.advance(20 * 60_000);
+    const recent = await finish(2, 100);
+    const queued = await submit(200);
+    await stop(first);
+
+    // 35 minutes after the first results: those five are past their 30 minutes, the two are not.
+    const later = new ManualClock(clock.now() + 15 * 60_000);
+    const second = await start(data, later);
+    expect(second.plane.store.indexStats.entries).toBe(3);
+    const health = async () =>
+      ((await second.call("GET", `/v2/${ep.id}/health`)).body as { jobs: object }).jobs;
+    expect(await health()).toMatchObject({ completed: 2, inQueue: 1, inProgress: 0 });
+    for (const id of old) expect((await second.call("GET", `/v2/${ep.id}/status/${id}`)).status).toBe(404);
+    for (const id of recent) {
+      expect((await second.call("GET", `/v2/${ep.id}/status/${id}`)).body).toMatchObject({
+        status: "COMPLETED",
+      });
+    }
+    // Their rows are still stored until the first sweep, which deletes them without counting them off.
+    expect(second.plane.store.counts()).toContainEqual(
+      expect.objectContaining({ endpointId: ep.id, status: "COMPLETED", count: 7 }),
+    );
+    await later.advance(second.plane.config.sweepIntervalMs);
+    expect(second.plane.store.counts()).toContainEqual(
+      expect.objectContaining({ endpointId: ep.id, status: "COMPLETED", count: 2 }),
+    );
+    expect(await health()).toMatchObject({ completed: 2, inQueue: 1, inProgress: 0 });
+    expect((await second.call("GET", `/v2/${ep.id}/status/${queued}`)).body).toMatchObject({
+      status: "IN_QUEUE",
+    });
+  });
+});
+
 describe("a client's /retry and the automatic retries after lost workers", () => {
   const { storeFile, start, stop } = restartableHarnesses();
 
