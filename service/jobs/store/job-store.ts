@@ -64,6 +64,51 @@ export const jobMigrations: Migration[] = [
     sql: `ALTER TABLE jobs ADD COLUMN lost_retries INTEGER NOT NULL DEFAULT 0;
       UPDATE jobs SET lost_retries = retries;`,
   },
+  {
+    // The columns the scan at start reads (JobStore.#scan) first, the input and output last: SQLite
+    // reads a row's columns in order, so a column after a large input or output was read by walking
+    // its overflow pages, and a start read every byte of the table (320 kept jobs of 10 MB: 3.2 GB,
+    // 23-98 s). Rebuilt once, in place.
+    name: "jobs-005-scan-columns-first",
+    sql: `
+      CREATE TABLE jobs_new (
+        seq INTEGER PRIMARY KEY,
+        id_hash INTEGER,
+        status TEXT NOT NULL,
+        low_priority INTEGER NOT NULL,
+        endpoint_id TEXT NOT NULL,
+        retries INTEGER NOT NULL,
+        queued_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        lost_retries INTEGER NOT NULL DEFAULT 0,
+        kind TEXT NOT NULL,
+        execution_timeout_ms INTEGER NOT NULL,
+        ttl_ms INTEGER NOT NULL,
+        created_at INTEGER NOT NULL,
+        started_at INTEGER,
+        completed_at INTEGER,
+        id TEXT NOT NULL,
+        account_id TEXT NOT NULL,
+        worker_id TEXT,
+        webhook TEXT,
+        policy TEXT,
+        s3_config TEXT,
+        error TEXT,
+        input TEXT NOT NULL,
+        output TEXT
+      );
+      INSERT INTO jobs_new (seq, id_hash, status, low_priority, endpoint_id, retries, queued_at,
+        expires_at, lost_retries, kind, execution_timeout_ms, ttl_ms, created_at, started_at,
+        completed_at, id, account_id, worker_id, webhook, policy, s3_config, error, input, output)
+      SELECT seq, id_hash, status, low_priority, endpoint_id, retries, queued_at,
+        expires_at, lost_retries, kind, execution_timeout_ms, ttl_ms, created_at, started_at,
+        completed_at, id, account_id, worker_id, webhook, policy, s3_config, error, input, output
+      FROM jobs;
+      DROP TABLE jobs;
+      ALTER TABLE jobs_new RENAME TO jobs;
+      CREATE INDEX jobs_by_expiry ON jobs (expires_at);
+    `,
+  },
 ];
 
 interface JobRow {
