@@ -87,6 +87,15 @@ export function replyCutStatus(error: unknown): number | undefined {
   return typeof status === "number" ? status : undefined;
 }
 
+/** Where a cut reply's headers are kept on its error (not enumerable: dumps of the error leave them out). */
+const REPLY_CUT_HEADERS = Symbol("replyCutHeaders");
+
+/** The headers of the reply an exchange's error was cut from, or undefined when no reply had begun. */
+export function replyCutHeaders(error: unknown): IncomingHttpHeaders | undefined {
+  if (typeof error !== "object" || error === null) return undefined;
+  return (error as { [REPLY_CUT_HEADERS]?: IncomingHttpHeaders })[REPLY_CUT_HEADERS];
+}
+
 /** The `code` of the error an exchange ends with when its reply passes `maxReplyBytes`. */
 export const REPLY_TOO_LARGE_CODE = "RUNPODKIT_REPLY_TOO_LARGE";
 
@@ -187,8 +196,10 @@ class ReplyCollector implements Dispatcher.DispatchHandler {
     this.#signal?.removeEventListener("abort", this.#onAbort);
     // The reply had begun: what the service sent may be lost (a /stream poll's chunks are handed out
     // once). Marked on the error (never on the caller's own abort reason) for callers that must know.
-    if (this.#status >= 200 && error instanceof Error && error !== this.#signal?.reason)
+    if (this.#status >= 200 && error instanceof Error && error !== this.#signal?.reason) {
       Object.assign(error, { [REPLY_CUT]: this.#status });
+      Object.defineProperty(error, REPLY_CUT_HEADERS, { value: this.#headers });
+    }
     this.#reject(error);
   }
 }

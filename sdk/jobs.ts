@@ -1,7 +1,8 @@
+import type { IncomingHttpHeaders } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { z } from "zod";
 import { type ClientOptions, clientHttp, requireBaseUrl, requireClientOptions } from "./client-options";
-import { replyCutStatus } from "./dispatch-reply";
+import { replyCutHeaders, replyCutStatus } from "./dispatch-reply";
 import {
   AbortedError,
   ConnectionError,
@@ -29,7 +30,9 @@ import {
   type JobStatus,
   JobSubmission,
   PurgeReply,
+  STREAM_POSITION_HEADER,
   type StreamChunk,
+  StreamPosition,
   StreamReply,
 } from "./schemas/job";
 import { idSegment, parseReply, validateInput } from "./validate";
@@ -122,6 +125,12 @@ function requirePause(value: unknown, operation: string, field = "pollIntervalMs
     field,
     message: `${operation}: ${field} must be a number of milliseconds from 0 to ${MAX_TIMEOUT_MS}, got ${String(value)}`,
   });
+}
+
+/** The stream position a /stream reply names (STREAM_POSITION_HEADER), undefined when it names none. */
+function streamPosition(headers: IncomingHttpHeaders): number | undefined {
+  const parsed = StreamPosition.safeParse(headers[STREAM_POSITION_HEADER]);
+  return parsed.success ? parsed.data : undefined;
 }
 
 /** Sets the job id on an SDK error that lacks it, so no failure of a job call loses the id. */
@@ -331,7 +340,9 @@ export class JobClient {
    * FAILED, CANCELLED and TIMED_OUT throw a JobFailedError carrying the job id, the final status
    * (`jobStatus`) and the job's error when it has one, so a for-await loop never mistakes them for
    * success. Polls that fail for a reason that passes (a service restart, a 5xx, a 429) are polled
-   * through for up to `maxOutageMs`, and the stream goes on where it was.
+   * through for up to `maxOutageMs`, and the stream goes on where it was: a service that names
+   * stream positions (the local one) hands a reply that did not arrive whole out again; with one
+   * that does not, a reply cut after it began is a StreamInterruptedError.
    */
   async *stream(
     jobId: string,
@@ -353,24 +364,36 @@ export class JobClient {
     // When the polls started failing (undefined: the last one answered).
     let outageSince: number | undefined;
     let chunksReceived = 0;
+    // The stream position after the last reply received whole, when the service names it (the local
+    // service; STREAM_POSITION_HEADER): sent with each poll, so a reply that never arrived whole is
+    // handed out again. Undefined while no reply named it (the real service hands each chunk once).
+    let position: number | undefined;
     for (;;) {
       let reply: StreamReply;
       try {
-        const body = await this.#http.request({
+        const answer = await this.#http.exchange({
           operation,
           method: "GET",
           path,
+          query: { received: position ?? 0 },
           signal: options.signal,
           timeoutMs: pollBudgetMs,
-          // Sent again only when it never reached the service: a poll it answered drained chunks,
-          // and a silent resend would skip them.
+          // Sent again here only when it never reached the service: a poll it answered handed chunks
+          // out, and a resend the service cannot match to the lost reply would skip them.
           retry: "rejected-only",
         });
-        reply = parseReply(StreamReply, body, operation);
+        if (answer.status < 200 || answer.status >= 300) throw this.#http.errorFor(operation, answer);
+        reply = parseReply(StreamReply, this.#http.parseJson(operation, answer.text), operation);
+        position = streamPosition(answer.headers);
         outageSince = undefined;
       } catch (error) {
-        const cutAfter = error instanceof RunpodkitError ? replyCutStatus(error.cause) : undefined;
-        if (cutAfter !== undefined && cutAfter < 300) {
+        const cut = error instanceof RunpodkitError ? error.cause : undefined;
+        const cutAfter = replyCutStatus(cut);
+        // A service that names stream positions hands a reply its reader did not receive whole out
+        // again on the next poll (the cut reply's own header says so for a first poll).
+        const handsOutAgain =
+          position !== undefined || streamPosition(replyCutHeaders(cut) ?? {}) !== undefined;
+        if (cutAfter !== undefined && cutAfter < 300 && !handsOutAgain) {
           // The service had answered: the chunks in that reply were handed out and are gone. Going
           // on would yield the stream with a hole in it; say so instead.
           throw new StreamInterruptedError({

@@ -129,7 +129,26 @@ export const StreamChunk = z.looseObject({
 });
 export type StreamChunk = z.infer<typeof StreamChunk>;
 
-/** Reply of GET /stream/{job_id}: the chunks buffered since the previous call (the call drains them). */
+/**
+ * Query of GET/POST /stream (the local service's own, sent by the SDK; the real service ignores it):
+ * `received` is the stream position the reader has received up to, the last reply's
+ * STREAM_POSITION_HEADER. A reader that says so gets the chunks of a reply it did not receive (cut
+ * on the way) handed out again on its next poll; without it, each chunk is handed out once.
+ */
+export const StreamQuery = z.object({
+  received: queryInt(0, Number.MAX_SAFE_INTEGER).optional(),
+});
+
+/** A stream position, as `received` and STREAM_POSITION_HEADER carry it: digits. */
+export const StreamPosition = queryInt(0, Number.MAX_SAFE_INTEGER);
+
+/**
+ * The reply header of /stream (local service) with the stream position after its chunks: how many
+ * chunks of the job's stream were handed out up to and including this reply.
+ */
+export const STREAM_POSITION_HEADER = "x-runpodkit-stream-position";
+
+/** Reply of GET /stream/{job_id}: the chunks buffered since the previous call (each handed out once). */
 export const StreamReply = z.looseObject({
   status: JobStatus,
   stream: z.array(StreamChunk).default([]),

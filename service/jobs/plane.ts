@@ -294,10 +294,16 @@ export class JobPlane {
     });
     // Cancel, execution timeout or ttl of a running job: its worker is told on its job-stop poll.
     events.on("job.mustStop", (job, workerId) => dispatcher.requestStop(job, workerId));
-    // A finished job with a webhook gets its envelope delivered (a cancelled one does not).
+    // A finished job with a webhook gets its envelope delivered (a cancelled one does not), made
+    // anew for each attempt; a job gone or retried since ends its delivery.
     events.on("job.finished", (job) => {
-      if (!job.webhook || job.status === "CANCELLED") return;
-      webhooks.send(job.webhook, { ...jobs.envelope(job), input: job.input, webhook: job.webhook });
+      const { webhook, id, status, completedAt } = job;
+      if (!webhook || status === "CANCELLED") return;
+      webhooks.send(webhook, id, () => {
+        const now = this.book.find(id);
+        if (!now || now.status !== status || now.completedAt !== completedAt) return undefined;
+        return { ...jobs.envelope(now), input: now.input, webhook };
+      });
     });
     // Workers: a hand-run worker made contact, one became ready, busy or gone: the scaler looks again.
     events.on("worker.opened", (session) => {

@@ -5,15 +5,21 @@ import { JobClient } from "../../sdk/jobs";
 import { type Harness, KEY, startHarness } from "../service/jobs/harness";
 import { ProtocolWorker } from "../service/jobs/protocol-worker";
 
+/** Where an armed proxy cuts the next /stream reply. */
+type CutAt = "body" | "before-status";
+
 /**
  * A TCP proxy in front of the service that, once armed, resets the client's connection a few bytes
- * into the body of the next /stream reply (as a gateway or a flaky network would).
+ * into the body of the next /stream reply, or before any byte of it (as a gateway or a flaky network
+ * would). With `stripPosition` it removes the service's stream position header from every reply, as
+ * a service that does not hand chunks out again (the real one) answers.
  */
 class CuttingProxy {
   readonly #server: Server;
   readonly #target: number;
   readonly #sockets = new Set<Socket>();
-  #armed = false;
+  #armed: CutAt | null = null;
+  stripPosition = false;
   #onCut: () => void = () => {};
   cut: Promise<void> = Promise.resolve();
 
@@ -32,9 +38,9 @@ class CuttingProxy {
     return { proxy, port: address.port };
   }
 
-  /** The next /stream reply is cut 8 bytes into its body; `cut` resolves once it was. */
-  arm(): void {
-    this.#armed = true;
+  /** The next /stream reply is cut 8 bytes into its body (or before it); `cut` resolves once it was. */
+  arm(at: CutAt = "body"): void {
+    this.#armed = at;
     this.cut = new Promise((resolve) => {
       this.#onCut = resolve;
     });
@@ -43,18 +49,28 @@ class CuttingProxy {
   #relay(client: Socket): void {
     const upstream = connect(this.#target, "127.0.0.1");
     this.#sockets.add(client).add(upstream);
-    let cutting = false;
+    let cutting: CutAt | null = null;
     let reply = Buffer.alloc(0);
     client.on("data", (data: Buffer) => {
       if (this.#armed && /^GET \/v2\/[^ ]+\/stream\//.test(data.toString("latin1"))) {
-        this.#armed = false;
-        cutting = true;
+        cutting = this.#armed;
+        this.#armed = null;
       }
       upstream.write(data);
     });
-    upstream.on("data", (data: Buffer) => {
-      if (!cutting) {
+    upstream.on("data", (raw: Buffer) => {
+      const data = this.stripPosition
+        ? Buffer.from(raw.toString("latin1").replace(/\r\nx-runpodkit-stream-position: \d+/i, ""), "latin1")
+        : raw;
+      if (cutting === null) {
         client.write(data);
+        return;
+      }
+      if (cutting === "before-status") {
+        // The service wrote its whole reply; none of it reaches the client.
+        client.resetAndDestroy();
+        upstream.destroy();
+        this.#onCut();
         return;
       }
       reply = Buffer.concat([reply, data]);
@@ -100,8 +116,58 @@ afterAll(async () => {
   await h?.close();
 });
 
-describe("JobClient.stream when a /stream reply is cut mid-way", () => {
-  it("throws a StreamInterruptedError naming the job and the chunks received, never a stream with a hole", async () => {
+/** Every chunk a stream yields, then how it ended. */
+async function drain(stream: AsyncGenerator<unknown, unknown>): Promise<{ chunks: unknown[]; end: unknown }> {
+  const chunks: unknown[] = [];
+  for (;;) {
+    const next = await stream.next();
+    if (next.done) return { chunks, end: next.value };
+    chunks.push(next.value);
+  }
+}
+
+describe("JobClient.stream when a /stream reply is cut", () => {
+  for (const at of ["before-status", "body"] as const) {
+    it(`goes on with every chunk once when the reply is cut ${at === "body" ? "mid-body" : "before its status line"} (the service hands the chunks out again)`, async () => {
+      proxy.stripPosition = false;
+      const endpoint = h.endpoint("runpodkit/echo", { workersMax: 0 });
+      const worker = new ProtocolWorker(h, endpoint.id, `w-stream-resend-${at}`);
+      const direct = new JobClient({ apiKey: KEY, endpointId: endpoint.id, baseUrl: `${h.url}/v2` });
+      const jobs = new JobClient({
+        apiKey: KEY,
+        endpointId: endpoint.id,
+        baseUrl: `http://127.0.0.1:${proxyPort}/v2`,
+      });
+      clients.push(direct, jobs);
+      const { id } = await direct.run({ input: {} });
+      await worker.take();
+      await worker.streamChunk(id, { text: "one" });
+      await worker.streamChunk(id, { text: "two" });
+      const stream = jobs.stream(id, { pollIntervalMs: 20 });
+      expect((await stream.next()).value).toEqual({ output: { text: "one" } });
+      expect((await stream.next()).value).toEqual({ output: { text: "two" } });
+
+      // The next poll's reply (three, four) is written by the service and lost on the way.
+      proxy.arm(at);
+      await worker.streamChunk(id, { text: "three" });
+      await worker.streamChunk(id, { text: "four" });
+      const rest = drain(stream);
+      rest.catch(() => {}); // awaited below; a failure must not go unhandled meanwhile
+      await proxy.cut;
+      await worker.streamChunk(id, { text: "five" });
+      await worker.done(id, { output: "done" });
+      const { chunks, end } = await rest;
+      expect(chunks).toEqual([
+        { output: { text: "three" } },
+        { output: { text: "four" } },
+        { output: { text: "five" } },
+      ]);
+      expect(end).toBe("COMPLETED");
+    });
+  }
+
+  it("against a service that does not hand chunks out again, throws a StreamInterruptedError naming the job and the chunks received, never a stream with a hole", async () => {
+    proxy.stripPosition = true;
     const endpoint = h.endpoint("runpodkit/echo", { workersMax: 0 });
     const worker = new ProtocolWorker(h, endpoint.id, "w-stream-cut");
     const direct = new JobClient({ apiKey: KEY, endpointId: endpoint.id, baseUrl: `${h.url}/v2` });
@@ -154,5 +220,6 @@ describe("JobClient.stream when a /stream reply is cut mid-way", () => {
       status: "COMPLETED",
       output: "done",
     });
+    proxy.stripPosition = false;
   });
 });

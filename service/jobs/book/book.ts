@@ -1,11 +1,20 @@
 import type { JobStatus, StreamChunk } from "../../../sdk/schemas/job";
 import type { Clock } from "../../clock";
 import type { Emitter } from "../../event-bus";
-import { isExpired, isTerminal, type Job, transition } from "../model/job";
+import { isExpired, isTerminal, type Job, type StreamCursor, transition } from "../model/job";
 import type { JobStore, RemovedJob } from "../store/job-store";
 import { DeadlineQueue, Deque, without } from "./collections";
 import type { JobMemory, Reservation } from "./memory";
 import { Watchers } from "./watchers";
+
+/** The chunks one /stream reply hands out, from stream position `from` up to `position`. */
+export interface StreamHandOut {
+  chunks: StreamChunk[];
+  from: number;
+  position: number;
+  /** Which hand-out of the job this is (StreamCursor.reply), -1 for none. */
+  reply: number;
+}
 
 /** Job counts of one endpoint, kept as jobs move; /health reads them. */
 export interface EndpointJobCounts {
@@ -303,12 +312,88 @@ export class JobBook {
     this.watchers.notify(job.id);
   }
 
-  /** Drains the chunks buffered since the last call. */
-  drainChunks(job: Job): StreamChunk[] {
-    const chunks = job.stream ?? [];
+  /** Chunks /stream may hand out now: those buffered, but for the ones the last reply holds out. */
+  pendingChunks(job: Job): number {
+    return (job.stream?.length ?? 0) - (job.streamCursor?.out ?? 0);
+  }
+
+  /**
+   * Settles the last /stream reply before a poll of a reader at stream position `received`
+   * (undefined: a reader that does not say, as the Python library). A reader still where that reply
+   * began did not receive it: its chunks are handed out again. A reader further on, or any reader
+   * once that reply was written whole, takes it as received: its chunks are dropped. A reply still
+   * being written is left to its own end (replyEnded), which the poll's hold waits for.
+   */
+  settleChunks(job: Job, received: number | undefined): void {
+    const cursor = job.streamCursor;
+    if (!cursor || cursor.out === 0) return;
+    if (received === cursor.at) this.#putBack(cursor);
+    else if (received !== undefined || cursor.written) this.#dropReceived(job, cursor);
+  }
+
+  /**
+   * Hands out every chunk buffered, kept until the reply is known to be received (settleChunks,
+   * replyEnded). Chunks of another reply written whole but not yet confirmed are taken as received
+   * by its reader; while another reply is still being written, nothing is handed out.
+   */
+  handOutChunks(job: Job): StreamHandOut {
+    let cursor = job.streamCursor;
+    if (!cursor) {
+      cursor = { at: 0, out: 0, outBytes: 0, written: false, reply: 0 };
+      job.streamCursor = cursor;
+    }
+    if (cursor.out > 0 && cursor.written) this.#dropReceived(job, cursor);
+    if (cursor.out > 0) return { chunks: [], from: cursor.at, position: cursor.at, reply: -1 };
+    // A copy: the reply is written after later chunks may have been appended to the buffer.
+    const chunks = job.stream?.slice() ?? [];
+    cursor.out = chunks.length;
+    cursor.outBytes = job.streamBytes;
+    cursor.written = false;
+    cursor.reply++;
+    return { chunks, from: cursor.at, position: cursor.at + chunks.length, reply: cursor.reply };
+  }
+
+  /**
+   * The reply of `handOut` ended: written whole, or its connection closed first (its chunks are put
+   * back for the next poll). A written reply counts as received at once for a reader that cannot
+   * say what it received (`confirmWritten`); one that can says so on its next poll. Does nothing
+   * once a later poll has settled that reply.
+   */
+  replyEnded(job: Job, handOut: StreamHandOut, written: boolean, confirmWritten: boolean): void {
+    const cursor = job.streamCursor;
+    if (!cursor || cursor.reply !== handOut.reply || cursor.out === 0) return;
+    if (!written) this.#putBack(cursor);
+    else if (confirmWritten) this.#dropReceived(job, cursor);
+    else cursor.written = true;
+    // A poll held meanwhile may take chunks now.
+    this.watchers.notify(job.id);
+  }
+
+  #putBack(cursor: StreamCursor): void {
+    cursor.out = 0;
+    cursor.outBytes = 0;
+    cursor.written = false;
+  }
+
+  /** The chunks the last reply handed out were received: they leave the buffer and the budget. */
+  #dropReceived(job: Job, cursor: StreamCursor): void {
+    const stream = job.stream;
+    if (stream) stream.splice(0, cursor.out);
+    if (stream?.length === 0) job.stream = null;
+    cursor.at += cursor.out;
+    this.#memory?.releaseStreamPart(job, cursor.outBytes);
+    this.#putBack(cursor);
+  }
+
+  /** Drops every buffered chunk (a job going back to the queue): positions go on after them. */
+  #dropChunks(job: Job): void {
+    const cursor = job.streamCursor;
+    if (cursor) {
+      cursor.at += job.stream?.length ?? 0;
+      this.#putBack(cursor);
+    }
     job.stream = null;
     this.#memory?.releaseStream(job);
-    return chunks;
   }
 
   /** IN_PROGRESS -> COMPLETED, FAILED or TIMED_OUT. */
@@ -404,14 +489,14 @@ export class JobBook {
    */
   sweep(): boolean {
     const now = this.#clock.now();
-    const removed = this.#store.deleteExpired(now, EXPIRED_BATCH);
+    const { removed, deleted } = this.#store.deleteExpired(now, EXPIRED_BATCH);
     for (const job of removed) this.#uncount(job);
     const queued = this.#store.expiredQueued(now, SWEEP_BATCH);
     for (const job of queued) {
       if (!this.#live.has(job.id)) this.delete(job);
     }
     for (const job of this.#recent.values()) if (isExpired(job, now)) this.#forget(job);
-    return removed.length === EXPIRED_BATCH || queued.length === SWEEP_BATCH;
+    return deleted === EXPIRED_BATCH || queued.length === SWEEP_BATCH;
   }
 
   /** The endpoint is gone: so are its jobs. Running ones are stopped. */
@@ -439,8 +524,7 @@ export class JobBook {
     job.workerId = null;
     job.output = undefined;
     job.error = undefined;
-    job.stream = null;
-    this.#memory?.releaseStream(job);
+    this.#dropChunks(job);
     this.#enqueue(job, atHead);
   }
 

@@ -90,10 +90,17 @@ export class JobMemory {
     this.#used += bytes - covered;
   }
 
-  /** The job's buffered chunks were drained (or dropped with the job). */
+  /** The job's buffered chunks were dropped (with the job, or its run). */
   releaseStream(job: Job): void {
     this.#used -= job.streamBytes;
     job.streamBytes = 0;
+  }
+
+  /** `bytes` of the job's buffered chunks (those a reader received) were dropped. */
+  releaseStreamPart(job: Job, bytes: number): void {
+    const freed = Math.min(bytes, job.streamBytes);
+    this.#used -= freed;
+    job.streamBytes -= freed;
   }
 
   /** Is this input large enough to live in the store only? */

@@ -4,14 +4,13 @@ import {
   type JobAccepted,
   type JobEnvelope,
   type JobSubmission,
-  type StreamChunk,
 } from "../../../sdk/schemas/job";
 import type { RecentJob } from "../../../sdk/schemas/observe";
 import type { Clock } from "../../clock";
 import { notFound, ServiceError } from "../../errors";
 import type { Ids } from "../../ids";
 import type { EndpointDirectory, EndpointSettings } from "../../planes";
-import type { JobBook } from "../book/book";
+import type { JobBook, StreamHandOut } from "../book/book";
 import type { JobMemory } from "../book/memory";
 import { createJob, envelopeOf, isTerminal, type Job, type JobKind } from "../model/job";
 import type { JobStore } from "../store/job-store";
@@ -260,15 +259,34 @@ export class JobService {
     return this.#book.find(job.id) !== undefined;
   }
 
-  /** /stream: drains buffered chunks, holding up to `holdMs` while there are none and it runs. */
-  async stream(job: Job, holdMs: number, signal?: AbortSignal): Promise<{ job: Job; chunks: StreamChunk[] }> {
+  /**
+   * /stream: hands out the buffered chunks, holding up to `holdMs` while there are none and it runs.
+   * `received` (the reader's stream position, when it says) settles the last reply first: a reply
+   * it did not receive is handed out again. A reader gone during the hold is handed nothing.
+   */
+  async stream(
+    job: Job,
+    holdMs: number,
+    received: number | undefined,
+    signal?: AbortSignal,
+  ): Promise<StreamHandOut> {
+    this.#book.settleChunks(job, received);
     await this.#book.watchers.waitUntil(
       job.id,
       holdMs,
-      () => (job.stream?.length ?? 0) > 0 || this.#endedOrGone(job),
+      () => this.#book.pendingChunks(job) > 0 || this.#endedOrGone(job),
       signal,
     );
-    return { job, chunks: this.#book.drainChunks(job) };
+    if (signal?.aborted) {
+      const at = job.streamCursor?.at ?? 0;
+      return { chunks: [], from: at, position: at, reply: -1 };
+    }
+    return this.#book.handOutChunks(job);
+  }
+
+  /** A /stream reply ended: written whole, or not (its chunks are handed out again). */
+  streamReplyEnded(job: Job, handOut: StreamHandOut, written: boolean, readerSays: boolean): void {
+    this.#book.replyEnded(job, handOut, written, !readerSays);
   }
 
   /** /cancel: a queued job is removed before it starts, a running one is stopped. */

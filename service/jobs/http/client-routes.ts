@@ -1,6 +1,13 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { JobSubmission, RunSyncQuery, StatusQuery, StatusSyncQuery } from "../../../sdk/schemas/job";
+import {
+  JobSubmission,
+  RunSyncQuery,
+  STREAM_POSITION_HEADER,
+  StatusQuery,
+  StatusSyncQuery,
+  StreamQuery,
+} from "../../../sdk/schemas/job";
 import type { Accounts } from "../../edge/auth";
 import { parseInput, parseQuery } from "../../edge/parse";
 import { ServiceError } from "../../errors";
@@ -139,7 +146,19 @@ export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps
   const stream = async (request: FastifyRequest, reply: FastifyReply) => {
     const { accountId } = admitted(request);
     const job = jobOf(request, accountId);
-    const { chunks } = await jobs.stream(job, deps.streamHoldMs, clientGone(reply.raw));
+    const { received } = parseQuery(StreamQuery, request.query, "received");
+    const handOut = await jobs.stream(job, deps.streamHoldMs, received, clientGone(reply.raw));
+    const chunks = handOut.chunks;
+    if (chunks.length > 0) {
+      // Chunks are handed out once: a reply that is not written whole (the client or a proxy gone)
+      // puts them back for the next poll, and a reader that sends `received` gets them again when
+      // its next poll says this reply never reached it.
+      const res = reply.raw;
+      res.once("close", () =>
+        jobs.streamReplyEnded(job, handOut, res.writableFinished, received !== undefined),
+      );
+    }
+    reply.header(STREAM_POSITION_HEADER, String(handOut.position));
     const envelope = jobs.envelope(job);
     return envelope.error === undefined
       ? { status: job.status, stream: chunks }

@@ -71,8 +71,26 @@ export interface Job {
   stream: StreamChunk[] | null;
   /** Bytes of `stream` counted against the service's memory budget; set by JobMemory only. */
   streamBytes: number;
+  /** Where /stream's readers are in `stream` (memory only; see StreamCursor); null until a hand-out. */
+  streamCursor: StreamCursor | null;
   /** The store's row of this job, 0 until first written; set by the store only (store/job-store.ts). */
   storeRow: number;
+}
+
+/**
+ * /stream's place in a job's stream. `at` is the position of `stream[0]`: the chunks handed out
+ * before it and known to be received. The first `out` chunks of `stream` are those the last /stream
+ * reply (hand-out number `reply`) handed out, kept (their `outBytes` still counted) until that reply
+ * is known to be received: a reader's next poll saying so, or, for a reader that cannot say
+ * (`received` not sent), the reply written whole. `written`: it was, and its reader will say. A reply
+ * not received is put back (`out` = 0) and its chunks handed out again.
+ */
+export interface StreamCursor {
+  at: number;
+  out: number;
+  outBytes: number;
+  written: boolean;
+  reply: number;
 }
 
 /** Where an input or output no longer held in memory is read (the job store). */
@@ -93,6 +111,7 @@ export type JobFields = Omit<
   | "outputInMemory"
   | "releaseOutput"
   | "streamBytes"
+  | "streamCursor"
 > & {
   inputText: string | InputSource;
 };
@@ -108,6 +127,7 @@ interface RunState {
   error: string | undefined;
   stream: StreamChunk[] | null;
   streamBytes: number;
+  streamCursor: StreamCursor | null;
 }
 
 /** The rarely given pass-through fields, in one object only when one is given. */
@@ -248,6 +268,12 @@ class JobRecord implements Job {
   set streamBytes(value: number) {
     if (value !== 0 || this.#run) this.#runState().streamBytes = value;
   }
+  get streamCursor(): StreamCursor | null {
+    return this.#run?.streamCursor ?? null;
+  }
+  set streamCursor(value: StreamCursor | null) {
+    if (value !== null || this.#run) this.#runState().streamCursor = value;
+  }
 
   #runState(): RunState {
     this.#run ??= {
@@ -259,6 +285,7 @@ class JobRecord implements Job {
       error: undefined,
       stream: null,
       streamBytes: 0,
+      streamCursor: null,
     };
     return this.#run;
   }

@@ -167,10 +167,11 @@ describe("JobStore", () => {
     for (const j of [late, early, done]) store.save(j);
     store.flush();
     expect([...store.loadLive()].map((j) => j.id)).toEqual(["early", "late"]);
-    expect(store.deleteExpired(30 * 60_000 - 1, 100)).toEqual([]);
-    expect(store.deleteExpired(30 * 60_000, 100)).toEqual([
-      { id: "done", endpointId: "ep", status: "COMPLETED", retries: 0 },
-    ]);
+    expect(store.deleteExpired(30 * 60_000 - 1, 100)).toEqual({ removed: [], deleted: 0 });
+    expect(store.deleteExpired(30 * 60_000, 100)).toEqual({
+      removed: [{ id: "done", endpointId: "ep", status: "COMPLETED", retries: 0 }],
+      deleted: 1,
+    });
     expect([...store.loadLive()]).toHaveLength(2);
   });
 

@@ -2,6 +2,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ManualClock } from "../../../service/clock";
+import { DEFAULT_WEBHOOK_OPTIONS } from "../../../service/jobs/webhooks/webhooks";
 import type { EndpointRecord } from "../../../service/management/model/endpoint";
 import { eventually, type Harness, startHarness } from "./harness";
 import { ProtocolWorker } from "./protocol-worker";
@@ -156,5 +157,91 @@ describe("webhooks", () => {
       status: "COMPLETED",
       output: "fine",
     });
+  });
+});
+
+describe("webhooks to a receiver that never answers", () => {
+  let h: Harness | undefined;
+  const servers: Server[] = [];
+  afterEach(async () => {
+    await h?.close();
+    for (const server of servers.splice(0)) {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
+
+  /** A receiver reading each body whole; it answers 200, or never (`answers: false`). */
+  async function hook(answers: boolean) {
+    const bodies: { id: string; bytes: number }[] = [];
+    const server = createServer((req, res) => {
+      let text = "";
+      req.on("data", (chunk) => {
+        text += chunk;
+      });
+      req.on("end", () => {
+        bodies.push({ id: (JSON.parse(text) as { id: string }).id, bytes: text.length });
+        if (answers) res.end("ok");
+      });
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, bodies };
+  }
+
+  /** A harness whose webhooks send at most `maxInFlightBytes` at once, and a job finisher. */
+  async function start(maxInFlightBytes: number) {
+    h = await startHarness({ config: { webhooks: { ...DEFAULT_WEBHOOK_OPTIONS, maxInFlightBytes } } });
+    const harness = h;
+    const ep = harness.endpoint("runpodkit/echo", { workersMax: 0 });
+    const worker = new ProtocolWorker(harness, ep.id, "w-hook-bound");
+    const finish = async (webhook: string, blob: number, i: number) => {
+      const reply = await harness.call("POST", `/v2/${ep.id}/run`, {
+        body: { input: { blob: "y".repeat(blob), i }, webhook },
+      });
+      const id = (reply.body as { id: string }).id;
+      await worker.take();
+      await worker.done(id, { output: i });
+      return id;
+    };
+    return { harness, clock: harness.clock as ManualClock, ep, finish };
+  }
+
+  it("send at most maxInFlightBytes of payloads at once; the rest wait their turn, and each is sent", async () => {
+    const { harness, clock, ep, finish } = await start(500_000);
+    const silent = await hook(false);
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.push(await finish(silent.url, 200_000, i));
+    // 200 KB payloads: the first three go (the third while 400 KB were in flight), the rest wait.
+    await eventually(() => (silent.bodies.length >= 3 ? true : undefined));
+    expect((await harness.call("GET", `/v2/${ep.id}/health`)).status).toBe(200);
+    expect(silent.bodies.map((b) => b.id)).toEqual(ids.slice(0, 3));
+    const size = silent.bodies[0]?.bytes ?? 0;
+    expect(size).toBeGreaterThan(200_000);
+    expect(harness.plane.webhooks.sendingBytes).toBe(3 * size);
+    // Their attempts time out: the next three go.
+    await clock.advance(DEFAULT_WEBHOOK_OPTIONS.timeoutMs);
+    await eventually(() => (silent.bodies.length >= 6 ? true : undefined));
+    expect(silent.bodies.map((b) => b.id)).toEqual(ids);
+    expect(harness.plane.webhooks.sendingBytes).toBe(3 * size);
+  });
+
+  it("takes waiting attempts in turn by receiver: another receiver's delivery goes at the next turn, not after all of the silent one's", async () => {
+    const { clock, finish } = await start(100_000);
+    const silent = await hook(false);
+    const healthy = await hook(true);
+    for (let i = 0; i < 4; i++) await finish(silent.url, 200_000, i);
+    await eventually(() => (silent.bodies.length >= 1 ? true : undefined));
+    const other = await finish(healthy.url, 10, 99);
+    // One payload at a time: the silent receiver's first holds the room, its second goes next.
+    await clock.advance(DEFAULT_WEBHOOK_OPTIONS.timeoutMs);
+    await eventually(() => (silent.bodies.length >= 2 ? true : undefined));
+    expect(healthy.bodies).toEqual([]);
+    // Then the other receiver's turn, before the silent one's third and fourth.
+    await clock.advance(DEFAULT_WEBHOOK_OPTIONS.timeoutMs);
+    await eventually(() => (healthy.bodies.length >= 1 ? true : undefined));
+    expect(healthy.bodies.map((b) => b.id)).toEqual([other]);
+    await eventually(() => (silent.bodies.length >= 3 ? true : undefined));
+    expect(silent.bodies).toHaveLength(3);
   });
 });

@@ -135,6 +135,38 @@ describe("a misbehaving handler, run by the worker runtime", () => {
     });
   });
 
+  it("a returned value with toJSON (a Date, a Buffer, a decimal class) completes with its JSON, as JSON.stringify makes it", async () => {
+    const ep = await serve(
+      "tojson",
+      `class Decimal {
+         constructor(text) { this.d = [Number(text)]; this.e = 0; this.s = 1; }
+         toJSON() { return String(this.d[0]); }
+       }
+       export async function handler(job) {
+         if (job.input.m === "date") return new Date(0);
+         if (job.input.m === "buffer") return Buffer.from("hi");
+         if (job.input.m === "decimal") return new Decimal("1.5");
+         if (job.input.m === "error-field") return { toJSON: () => ({ error: "from toJSON", kept: 1 }) };
+         return { toJSON() { throw new Error("cannot"); } };
+       }`,
+    );
+    expect(await runsync(ep, "date")).toMatchObject({
+      status: "COMPLETED",
+      output: "1970-01-01T00:00:00.000Z",
+    });
+    expect(await runsync(ep, "buffer")).toMatchObject({
+      status: "COMPLETED",
+      output: { type: "Buffer", data: [104, 105] },
+    });
+    expect(await runsync(ep, "decimal")).toMatchObject({ status: "COMPLETED", output: "1.5" });
+    // The rules of a returned object apply to what toJSON gives.
+    expect(await runsync(ep, "error-field")).toMatchObject({ status: "FAILED", error: "from toJSON" });
+    expect(await runsync(ep, "throws")).toMatchObject({
+      status: "FAILED",
+      error: "handler output is not JSON-serialisable: cannot",
+    });
+  });
+
   it("a thrown non-Error is shown as the value it is, with its type and no traceback of the runtime", async () => {
     const ep = await serve(
       "throws",

@@ -10,7 +10,12 @@ export const RUNTIME_VERSION = "runpodkit-0.1.0";
  * (failed, the rest becomes output) or `refresh_worker` (removed, adds stopPod); an empty object
  * sends no output.
  */
-export function resultBody(value: unknown): JobResultBody {
+export function resultBody(returned: unknown): JobResultBody {
+  // A value with toJSON (a Date, a Buffer, a decimal or a record class) is what JSON makes of it,
+  // as JSON.stringify would send it: its own fields alone were an empty output or its internals.
+  const converted = jsonView(returned);
+  if ("reason" in converted) return { error: `handler output is not JSON-serialisable: ${converted.reason}` };
+  const value = converted.value;
   // Nothing returned is Python's None: `{"output": null}` (JSON would drop the key: no output at all).
   if (value === undefined) return { output: null };
   const notJson = jsonlessKind(value);
@@ -22,6 +27,17 @@ export function resultBody(value: unknown): JobResultBody {
   if (error) body.error = error;
   if (refresh_worker) body.stopPod = true;
   return body;
+}
+
+/** The value as JSON.stringify first sees it: the result of its toJSON, when it has one. */
+function jsonView(value: unknown): { value: unknown } | { reason: string } {
+  const toJSON = (value as { toJSON?: unknown } | null | undefined)?.toJSON;
+  if (typeof toJSON !== "function") return { value };
+  try {
+    return { value: toJSON.call(value, "") };
+  } catch (error) {
+    return { reason: error instanceof Error ? error.message : String(error) };
+  }
 }
 
 /** The error of a handler that threw: a JSON string, as the real worker library sends it. */
