@@ -260,7 +260,7 @@ export function implement<D extends { name: string }, R>(
    */
   async function refuseOtherAccount(call: Call, id: string, props: Props): Promise<void> {
     const owner = props[ACCOUNT];
-    if (typeof owner !== "string" || owner === "") return; // state written before owners were kept
+    if (!hasOwner(props)) return; // state written before owners were kept
     const current = await call.api.accountId();
     if (current === owner) return;
     const { key, env } = CONFIG_KEYS.apiKey;
@@ -513,7 +513,10 @@ export function implement<D extends { name: string }, R>(
           await refuseOtherAccount(call, id, props);
           return { id: "", props: {} };
         }
-        const outs = assemble(record, props, call.settings);
+        // Found with this key, so it is this account's: state written before owners were kept gains
+        // one here. Otherwise a stack that only refreshes (no update) would never be guarded.
+        const owner = hasOwner(props) ? props[ACCOUNT] : await accountIfKnown(call);
+        const outs = assemble(record, { ...props, [ACCOUNT]: owner }, call.settings);
         // What was applied becomes what the service has: drift then shows in the next diff, and a
         // resource without drift reads back exactly as up left it (a refresh reports no change).
         if (props[APPLIED] !== undefined && props[APPLIED] !== null) outs[APPLIED] = appliedOf(outs);
@@ -582,6 +585,11 @@ export function implement<D extends { name: string }, R>(
       }),
   };
   return provider satisfies pulumi.dynamic.ResourceProvider;
+}
+
+/** Whether the outputs record the account the resource was created in (state written before owners were kept does not). */
+function hasOwner(props: Props): props is Props & { [ACCOUNT]: string } {
+  return typeof props[ACCOUNT] === "string" && props[ACCOUNT] !== "";
 }
 
 /**
