@@ -9,6 +9,7 @@ import pLimit from "p-limit";
 import { EngineError } from "./errors";
 import type { LogSink } from "./log";
 import { type PlanChecker, type PlanRecorder, planInputs, type StepOp } from "./plan";
+import { resetPath } from "./property-path";
 import type { DynamicProviderHost } from "./provider-host";
 import { coalescedWrites, dependencyOrder, type ResourceState, type StackState } from "./state";
 import { type CustomTimeouts, timeoutSeconds } from "./timeouts";
@@ -272,7 +273,7 @@ export class Deployment {
     }
     const host = await this.ctx.provider();
     const secretInputs = secretKeys(req.object);
-    const goal = withIgnoredChanges(req.object, old, req.ignoreChanges);
+    const goal = withIgnoredChanges(req.object, old, req.ignoreChanges, urn);
     const check = async (olds: PropertyMap) => {
       const result = await host.check(urn, olds, reveal(goal));
       if (result.failures.length > 0) {
@@ -520,18 +521,33 @@ export function baseEntry(urn: string, type: string, parent: string): ResourceSt
   };
 }
 
-/** ignoreChanges on top-level keys: keep the old input value (or its absence). */
+/**
+ * ignoreChanges: keep the old input value (or its absence) at each path, a top-level key or a nested
+ * one (`env.TOKEN`), as Pulumi's processIgnoreChanges does; a path whose container the new inputs
+ * lack fails the registration with Pulumi's message.
+ */
 function withIgnoredChanges(
   news: PropertyMap,
   old: ResourceState | undefined,
   ignore: string[],
+  urn: string,
 ): PropertyMap {
   if (!old || ignore.length === 0) return news;
-  const goal = { ...news };
-  for (const key of ignore) {
-    const previous = old.inputs[key];
-    if (previous === undefined) delete goal[key];
-    else goal[key] = previous;
+  let goal = { ...news };
+  const missing: string[] = [];
+  for (const path of ignore) {
+    const reset = resetPath(path, old.inputs, goal);
+    if (reset === undefined) missing.push(path);
+    else goal = reset;
+  }
+  if (missing.length > 0) {
+    throw new EngineError(
+      "IGNORE_CHANGES",
+      "register",
+      `cannot ignore changes to the following properties because one or more elements of the path are missing: ${JSON.stringify(missing.join(", "))}`,
+      urn,
+      "ignoreChanges",
+    );
   }
   return goal;
 }
