@@ -236,7 +236,9 @@ export function implement<D extends { name: string }, R>(
    * The inputs an update applies: the fields the program changed since it last applied them, and
    * for every other field the resource's live value. saveEndpoint is a full replace, and a field
    * under ignoreChanges arrives as its old value: sending it would undo a change made elsewhere (a
-   * workersMax raised by an operator) whenever another field changes. A live value the inputs'
+   * workersMax raised by an operator) whenever another field changes. A map (env) is taken key by
+   * key the same way: a key under a nested ignoreChanges (`env.TOKEN`) arrives as its old value, and
+   * keeps the value set elsewhere when the program changes another key. A live value the inputs'
    * schema refuses (gpuIds "" of GPU types set through REST) is not sent back; the program's stands.
    */
   function withLiveUnchanged(olds: Props, desired: Props, current: R, settings: ProviderSettings): Props {
@@ -245,8 +247,7 @@ export function implement<D extends { name: string }, R>(
     const live = normalizeInputs(spec, definition.outputs(current, olds, settings));
     const out: Props = { ...desired };
     for (const field of diffSpec.fields) {
-      if (!isDeepStrictEqual(before[field] ?? null, wanted[field] ?? null)) continue;
-      const value = live[field];
+      const value = unchangedLive(before[field], wanted[field], live[field]);
       if (value === undefined || isDeepStrictEqual(value ?? null, wanted[field] ?? null)) continue;
       if (spec.schema.shape[field]?.safeParse(value).success) out[field] = value;
     }
@@ -585,6 +586,26 @@ export function implement<D extends { name: string }, R>(
       }),
   };
   return provider satisfies pulumi.dynamic.ResourceProvider;
+}
+
+type Entries = Record<string, unknown>;
+const isEntries = (value: unknown): value is Entries =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
+
+/**
+ * What an update sends for one field the program last applied as `before` and now wants as `wanted`,
+ * when the service has `live`: the live value if the program left the field as it was; for a map the
+ * program changed, its new keys and values with every key it left as it was at its live value; else
+ * undefined (the program's value stands).
+ */
+function unchangedLive(before: unknown, wanted: unknown, live: unknown): unknown {
+  if (isDeepStrictEqual(before ?? null, wanted ?? null)) return live;
+  if (!isEntries(before) || !isEntries(wanted) || !isEntries(live)) return undefined;
+  const merged: Entries = { ...wanted };
+  for (const [key, value] of Object.entries(wanted)) {
+    if (key in live && isDeepStrictEqual(before[key], value)) merged[key] = live[key];
+  }
+  return merged;
 }
 
 /** Whether the outputs record the account the resource was created in (state written before owners were kept does not). */
