@@ -1,7 +1,15 @@
 import { isDeepStrictEqual } from "node:util";
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
-import { ACCOUNT, APPLIED, AUTO_NAMED, CARRIED_KEYS, CUSTOM_TIMEOUTS, WRITTEN_BY } from "./bookkeeping";
+import {
+  ACCOUNT,
+  ADOPTED_NAME,
+  APPLIED,
+  AUTO_NAMED,
+  CARRIED_KEYS,
+  CUSTOM_TIMEOUTS,
+  WRITTEN_BY,
+} from "./bookkeeping";
 import {
   type CheckFailure,
   checkInputs,
@@ -211,6 +219,7 @@ export function implement<D extends { name: string }, R>(
     out[AUTO_NAMED] = carried[AUTO_NAMED] === true;
     out[WRITTEN_BY] = packageVersion();
     if (typeof carried[ACCOUNT] === "string") out[ACCOUNT] = carried[ACCOUNT];
+    if (typeof carried[ADOPTED_NAME] === "string") out[ADOPTED_NAME] = carried[ADOPTED_NAME];
     if (applied !== undefined) out[APPLIED] = appliedOf(applied);
     return plainProps(out);
   }
@@ -290,10 +299,14 @@ export function implement<D extends { name: string }, R>(
   /**
    * The new inputs as diff and update should see them. A generated name is ours to choose: when create
    * had to take a later generation (the first was taken), the outputs hold that one while the inputs
-   * still propose the first; both are this resource's, so the name in the outputs stands.
+   * still propose the first; both are this resource's, so the name in the outputs stands. A resource
+   * adopted without a name keeps the name it had (a rename made elsewhere since is put back to it).
    */
   function effective(olds: Props, news: Props): Props {
-    if (news[AUTO_NAMED] !== true || olds[AUTO_NAMED] !== true || olds.name === news.name) return news;
+    if (news[AUTO_NAMED] !== true || olds[AUTO_NAMED] !== true) return news;
+    const adopted = adoptedName(olds);
+    if (adopted !== undefined) return adopted === news.name ? news : { ...news, name: adopted };
+    if (olds.name === news.name) return news;
     const basis = nameBasis(spec, normalizeInputs(spec, news));
     return isGeneratedName(olds.name, news, basis) ? { ...news, name: olds.name } : news;
   }
@@ -491,7 +504,10 @@ export function implement<D extends { name: string }, R>(
             );
           }
           // Adopting without an explicit name keeps the existing name rather than renaming it.
-          if (inputs[AUTO_NAMED] === true) carried = { ...inputs, name: definition.nameOf(existing) };
+          if (inputs[AUTO_NAMED] === true) {
+            const name = definition.nameOf(existing);
+            carried = { ...inputs, name, [ADOPTED_NAME]: name };
+          }
           const bound = operationBoundMs(inputs, "create", BUSY_BOUND_MS);
           record = await whileBusy(call, bound, "create", () =>
             definition.apply(call, adoptId, existing, definition.desired(carried), {}),
@@ -517,7 +533,11 @@ export function implement<D extends { name: string }, R>(
         // Found with this key, so it is this account's: state written before owners were kept gains
         // one here. Otherwise a stack that only refreshes (no update) would never be guarded.
         const owner = hasOwner(props) ? props[ACCOUNT] : await accountIfKnown(call);
-        const outs = assemble(record, { ...props, [ACCOUNT]: owner }, call.settings);
+        const outs = assemble(
+          record,
+          { ...props, [ACCOUNT]: owner, [ADOPTED_NAME]: adoptedName(props) },
+          call.settings,
+        );
         // What was applied becomes what the service has: drift then shows in the next diff, and a
         // resource without drift reads back exactly as up left it (a refresh reports no change).
         if (props[APPLIED] !== undefined && props[APPLIED] !== null) outs[APPLIED] = appliedOf(outs);
@@ -554,7 +574,8 @@ export function implement<D extends { name: string }, R>(
           return changed ? definition.apply(call, id, current, definition.desired(target), olds) : current;
         });
         // Found with this key, so it is this account's (state written before owners were kept gains it).
-        return { outs: assemble(record, { ...desired, [ACCOUNT]: account }, call.settings, desired) };
+        const carried = { ...desired, [ACCOUNT]: account, [ADOPTED_NAME]: adoptedName(olds) };
+        return { outs: assemble(record, carried, call.settings, desired) };
       }),
 
     delete: async (id: string, props: Props) =>
@@ -586,6 +607,20 @@ export function implement<D extends { name: string }, R>(
       }),
   };
   return provider satisfies pulumi.dynamic.ResourceProvider;
+}
+
+/**
+ * The name a resource adopted without a name keeps (see ADOPTED_NAME), or undefined. Outputs written
+ * before it was recorded: a generated name with adoptId set in the outputs is the adopted one (create
+ * is the only step that sets adoptId and a name check did not generate).
+ */
+function adoptedName(olds: Props): string | undefined {
+  const recorded = olds[ADOPTED_NAME];
+  if (typeof recorded === "string" && recorded !== "") return recorded;
+  const adopted = typeof olds[ADOPT_ID] === "string" && olds[ADOPT_ID] !== "";
+  return adopted && olds[AUTO_NAMED] === true && typeof olds.name === "string" && olds.name !== ""
+    ? olds.name
+    : undefined;
 }
 
 type Entries = Record<string, unknown>;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { ACCOUNT } from "../../provider/bookkeeping";
+import { ACCOUNT, ADOPTED_NAME } from "../../provider/bookkeeping";
 import { templateForwarder } from "../../provider/template";
+import { RestClient } from "../../sdk/rest";
 import { ManualClock } from "../../service/clock";
 import { accountIdOf } from "../../service/edge/auth";
 import {
@@ -22,6 +23,7 @@ let service: TestService;
 let owner: DynamicProviderHost;
 let stranger: DynamicProviderHost;
 let text: string;
+let rest: RestClient;
 
 async function configured(apiKey: string): Promise<DynamicProviderHost> {
   const host = await startCheckoutHost();
@@ -36,12 +38,13 @@ async function configured(apiKey: string): Promise<DynamicProviderHost> {
 
 beforeAll(async () => {
   service = await withService({ clock: new ManualClock() });
+  rest = new RestClient({ apiKey: service.apiKey, baseUrl: service.restUrl });
   text = await serializeProvider(templateForwarder);
   [owner, stranger] = await Promise.all([configured(service.apiKey), configured(service.otherApiKey)]);
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all([owner?.close(), stranger?.close()]);
+  await Promise.all([owner?.close(), stranger?.close(), rest?.close()]);
   await service?.close();
 });
 
@@ -81,5 +84,27 @@ describe("state written before each resource recorded its account", () => {
     const withOwner = { ...t.outputs, [ACCOUNT]: "acct-recorded-earlier" };
     expect((await owner.read(t.urn, t.id, withOwner)).properties[ACCOUNT]).toBe("acct-recorded-earlier");
     await owner.delete(t.urn, t.id, { ...t.outputs, [ACCOUNT]: accountIdOf(service.apiKey) });
+  });
+});
+
+describe("a resource adopted without a name, its outputs written before the adopted name was recorded", () => {
+  test("the next diff and update keep the name it had, and a refresh records it", async () => {
+    const existing = await rest.templates.create({ name: "made-in-console", imageName: "img:1" });
+    const urn = dynamicUrn("Template", "adopted");
+    const program = { imageName: "img:1", adoptId: existing.id, __logicalName: "adopted", __scope: "p/s" };
+    const checked = await owner.check(urn, {}, { ...program, __provider: text });
+    const created = await owner.create(urn, checked.inputs);
+    expect(created.properties).toMatchObject({ name: "made-in-console", [ADOPTED_NAME]: "made-in-console" });
+    const { [ADOPTED_NAME]: _recorded, ...legacy } = created.properties;
+
+    const next = await owner.check(urn, checked.inputs, { ...program, __provider: text });
+    expect(next.inputs.name).not.toBe("made-in-console"); // the name check generated
+    expect((await owner.diff(urn, existing.id, legacy, next.inputs)).changes).toBe("none");
+    const changed = { ...next.inputs, imageName: "img:2" };
+    const updated = await owner.update(urn, existing.id, legacy, changed);
+    expect(updated.properties).toMatchObject({ name: "made-in-console", [ADOPTED_NAME]: "made-in-console" });
+    expect((await rest.templates.get(existing.id)).name).toBe("made-in-console");
+    expect((await owner.read(urn, existing.id, legacy)).properties[ADOPTED_NAME]).toBe("made-in-console");
+    await owner.delete(urn, existing.id, updated.properties);
   });
 });
