@@ -37,6 +37,8 @@ export interface RegisterRequest {
   /** undefined when the program did not set the option. */
   deleteBeforeReplace: boolean | undefined;
   ignoreChanges: string[];
+  /** URNs the resource had before (the `aliases` option, resolved by the SDK). */
+  aliases: string[];
   replaceOnChanges: string[];
   additionalSecretOutputs: string[];
   protect: boolean;
@@ -104,6 +106,8 @@ export class Deployment {
   /** Dependents deleted ahead of a delete-before-replace, by URN: they come back as replacements. */
   private readonly condemned = new Map<string, { state: ResourceState; keys: string[] }>();
   private canceled = false;
+  /** The prior state each registration took over, by its new URN (its own, or an alias's). */
+  private readonly aliased = new Map<string, ResourceState>();
 
   constructor(private readonly ctx: DeploymentContext) {
     this.remainingOld = ctx.prior.resources.filter((r) => !r.pendingDelete);
@@ -136,7 +140,12 @@ export class Deployment {
       this.seen.add(urn);
       this.refuseIfCanceled(urn);
       const condemned = this.condemned.get(urn);
-      const old = condemned?.state ?? this.remainingOld.find((r) => r.urn === urn && !r.external);
+      // Under its URN, else under one it had (aliases: a rename or a new parent is the same resource).
+      const old =
+        condemned?.state ??
+        this.remainingOld.find((r) => r.urn === urn && !r.external) ??
+        this.remainingOld.find((r) => req.aliases.includes(r.urn) && !r.external);
+      if (old !== undefined) this.aliased.set(urn, old);
       if (!req.custom) {
         return { kind: "component", entry: this.stepComponent(req, urn, old), stable: old !== undefined };
       }
@@ -146,7 +155,8 @@ export class Deployment {
     const done = generated.then(async (g) => {
       // If the step fails, `old` stays in state untouched.
       const entry = g.kind === "custom" ? await this.limit(() => this.executeCustom(g.step)) : g.entry;
-      this.remainingOld = this.remainingOld.filter((r) => r.urn !== urn);
+      const before = this.aliased.get(urn);
+      this.remainingOld = this.remainingOld.filter((r) => r.urn !== urn && r !== before);
       this.registered.push(entry);
       await this.persist();
       return { urn, id: entry.id, outputs: entry.outputs, stable: g.stable };
