@@ -9,6 +9,7 @@ import pLimit from "p-limit";
 import { EngineError } from "./errors";
 import type { LogSink } from "./log";
 import { type PlanChecker, type PlanRecorder, planInputs, type StepOp } from "./plan";
+import { resetPath } from "./property-path";
 import type { DynamicProviderHost } from "./provider-host";
 import { coalescedWrites, dependencyOrder, type ResourceState, type StackState } from "./state";
 import { type CustomTimeouts, timeoutSeconds } from "./timeouts";
@@ -36,6 +37,8 @@ export interface RegisterRequest {
   /** undefined when the program did not set the option. */
   deleteBeforeReplace: boolean | undefined;
   ignoreChanges: string[];
+  /** URNs the resource had before (the `aliases` option, resolved by the SDK). */
+  aliases: string[];
   replaceOnChanges: string[];
   additionalSecretOutputs: string[];
   protect: boolean;
@@ -103,6 +106,8 @@ export class Deployment {
   /** Dependents deleted ahead of a delete-before-replace, by URN: they come back as replacements. */
   private readonly condemned = new Map<string, { state: ResourceState; keys: string[] }>();
   private canceled = false;
+  /** The prior state each registration took over, by its new URN (its own, or an alias's). */
+  private readonly aliased = new Map<string, ResourceState>();
 
   constructor(private readonly ctx: DeploymentContext) {
     this.remainingOld = ctx.prior.resources.filter((r) => !r.pendingDelete);
@@ -135,7 +140,12 @@ export class Deployment {
       this.seen.add(urn);
       this.refuseIfCanceled(urn);
       const condemned = this.condemned.get(urn);
-      const old = condemned?.state ?? this.remainingOld.find((r) => r.urn === urn && !r.external);
+      // Under its URN, else under one it had (aliases: a rename or a new parent is the same resource).
+      const old =
+        condemned?.state ??
+        this.remainingOld.find((r) => r.urn === urn && !r.external) ??
+        this.remainingOld.find((r) => req.aliases.includes(r.urn) && !r.external);
+      if (old !== undefined) this.aliased.set(urn, old);
       if (!req.custom) {
         return { kind: "component", entry: this.stepComponent(req, urn, old), stable: old !== undefined };
       }
@@ -145,7 +155,8 @@ export class Deployment {
     const done = generated.then(async (g) => {
       // If the step fails, `old` stays in state untouched.
       const entry = g.kind === "custom" ? await this.limit(() => this.executeCustom(g.step)) : g.entry;
-      this.remainingOld = this.remainingOld.filter((r) => r.urn !== urn);
+      const before = this.aliased.get(urn);
+      this.remainingOld = this.remainingOld.filter((r) => r.urn !== urn && r !== before);
       this.registered.push(entry);
       await this.persist();
       return { urn, id: entry.id, outputs: entry.outputs, stable: g.stable };
@@ -272,7 +283,7 @@ export class Deployment {
     }
     const host = await this.ctx.provider();
     const secretInputs = secretKeys(req.object);
-    const goal = withIgnoredChanges(req.object, old, req.ignoreChanges);
+    const goal = withIgnoredChanges(req.object, old, req.ignoreChanges, urn);
     const check = async (olds: PropertyMap) => {
       const result = await host.check(urn, olds, reveal(goal));
       if (result.failures.length > 0) {
@@ -520,18 +531,33 @@ export function baseEntry(urn: string, type: string, parent: string): ResourceSt
   };
 }
 
-/** ignoreChanges on top-level keys: keep the old input value (or its absence). */
+/**
+ * ignoreChanges: keep the old input value (or its absence) at each path, a top-level key or a nested
+ * one (`env.TOKEN`), as Pulumi's processIgnoreChanges does; a path whose container the new inputs
+ * lack fails the registration with Pulumi's message.
+ */
 function withIgnoredChanges(
   news: PropertyMap,
   old: ResourceState | undefined,
   ignore: string[],
+  urn: string,
 ): PropertyMap {
   if (!old || ignore.length === 0) return news;
-  const goal = { ...news };
-  for (const key of ignore) {
-    const previous = old.inputs[key];
-    if (previous === undefined) delete goal[key];
-    else goal[key] = previous;
+  let goal = { ...news };
+  const missing: string[] = [];
+  for (const path of ignore) {
+    const reset = resetPath(path, old.inputs, goal);
+    if (reset === undefined) missing.push(path);
+    else goal = reset;
+  }
+  if (missing.length > 0) {
+    throw new EngineError(
+      "IGNORE_CHANGES",
+      "register",
+      `cannot ignore changes to the following properties because one or more elements of the path are missing: ${JSON.stringify(missing.join(", "))}`,
+      urn,
+      "ignoreChanges",
+    );
   }
   return goal;
 }

@@ -171,6 +171,8 @@ function toRegisterRequest(req: resourcePb.RegisterResourceRequest): RegisterReq
     propertyDependencies,
     deleteBeforeReplace: req.getDeletebeforereplacedefined() ? req.getDeletebeforereplace() : undefined,
     ignoreChanges: req.getIgnorechangesList(),
+    // The SDK resolves each alias to a URN itself, since this monitor does not offer "aliasSpecs".
+    aliases: req.getAliasurnsList(),
     replaceOnChanges: req.getReplaceonchangesList(),
     additionalSecretOutputs: req.getAdditionalsecretoutputsList(),
     protect: req.getProtect() ?? false,

@@ -37,6 +37,13 @@ export const APPLIED = "__runpodkitApplied";
  */
 export const ACCOUNT = "__runpodkitAccount";
 
+/**
+ * The name an adopted resource had, kept because the program gave no `name` (adoption keeps the
+ * existing name). The inputs hold the name check generated, so without this the next up would rename
+ * the resource to it.
+ */
+export const ADOPTED_NAME = "__runpodkitAdoptedName";
+
 export const INTERNAL_KEYS: readonly string[] = [
   PROVIDER_TEXT,
   LOGICAL_NAME,
@@ -47,6 +54,7 @@ export const INTERNAL_KEYS: readonly string[] = [
   WRITTEN_BY,
   APPLIED,
   ACCOUNT,
+  ADOPTED_NAME,
 ];
 
 /** Kept from the inputs into the outputs and back into the inputs a refresh returns. */

@@ -1,7 +1,15 @@
 import { isDeepStrictEqual } from "node:util";
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
-import { ACCOUNT, APPLIED, AUTO_NAMED, CARRIED_KEYS, CUSTOM_TIMEOUTS, WRITTEN_BY } from "./bookkeeping";
+import {
+  ACCOUNT,
+  ADOPTED_NAME,
+  APPLIED,
+  AUTO_NAMED,
+  CARRIED_KEYS,
+  CUSTOM_TIMEOUTS,
+  WRITTEN_BY,
+} from "./bookkeeping";
 import {
   type CheckFailure,
   checkInputs,
@@ -211,6 +219,7 @@ export function implement<D extends { name: string }, R>(
     out[AUTO_NAMED] = carried[AUTO_NAMED] === true;
     out[WRITTEN_BY] = packageVersion();
     if (typeof carried[ACCOUNT] === "string") out[ACCOUNT] = carried[ACCOUNT];
+    if (typeof carried[ADOPTED_NAME] === "string") out[ADOPTED_NAME] = carried[ADOPTED_NAME];
     if (applied !== undefined) out[APPLIED] = appliedOf(applied);
     return plainProps(out);
   }
@@ -239,7 +248,9 @@ export function implement<D extends { name: string }, R>(
    * The inputs an update applies: the fields the program changed since it last applied them, and
    * for every other field the resource's live value. saveEndpoint is a full replace, and a field
    * under ignoreChanges arrives as its old value: sending it would undo a change made elsewhere (a
-   * workersMax raised by an operator) whenever another field changes. A live value the inputs'
+   * workersMax raised by an operator) whenever another field changes. A map (env) is taken key by
+   * key the same way: a key under a nested ignoreChanges (`env.TOKEN`) arrives as its old value, and
+   * keeps the value set elsewhere when the program changes another key. A live value the inputs'
    * schema refuses (gpuIds "" of GPU types set through REST) is not sent back; the program's stands.
    */
   function withLiveUnchanged(olds: Props, desired: Props, current: R, settings: ProviderSettings): Props {
@@ -248,8 +259,7 @@ export function implement<D extends { name: string }, R>(
     const live = normalizeInputs(spec, definition.outputs(current, olds, settings));
     const out: Props = { ...desired };
     for (const field of diffSpec.fields) {
-      if (!isDeepStrictEqual(before[field] ?? null, wanted[field] ?? null)) continue;
-      const value = live[field];
+      const value = unchangedLive(before[field], wanted[field], live[field]);
       if (value === undefined || isDeepStrictEqual(value ?? null, wanted[field] ?? null)) continue;
       if (spec.schema.shape[field]?.safeParse(value).success) out[field] = value;
     }
@@ -263,7 +273,7 @@ export function implement<D extends { name: string }, R>(
    */
   async function refuseOtherAccount(call: Call, id: string, props: Props): Promise<void> {
     const owner = props[ACCOUNT];
-    if (typeof owner !== "string" || owner === "") return; // state written before owners were kept
+    if (!hasOwner(props)) return; // state written before owners were kept
     const current = await call.api.accountId();
     if (current === owner) return;
     const { key, env } = CONFIG_KEYS.apiKey;
@@ -292,10 +302,14 @@ export function implement<D extends { name: string }, R>(
   /**
    * The new inputs as diff and update should see them. A generated name is ours to choose: when create
    * had to take a later generation (the first was taken), the outputs hold that one while the inputs
-   * still propose the first; both are this resource's, so the name in the outputs stands.
+   * still propose the first; both are this resource's, so the name in the outputs stands. A resource
+   * adopted without a name keeps the name it had (a rename made elsewhere since is put back to it).
    */
   function effective(olds: Props, news: Props): Props {
-    if (news[AUTO_NAMED] !== true || olds[AUTO_NAMED] !== true || olds.name === news.name) return news;
+    if (news[AUTO_NAMED] !== true || olds[AUTO_NAMED] !== true) return news;
+    const adopted = adoptedName(olds);
+    if (adopted !== undefined) return adopted === news.name ? news : { ...news, name: adopted };
+    if (olds.name === news.name) return news;
     const basis = nameBasis(spec, normalizeInputs(spec, news));
     return isGeneratedName(olds.name, news, basis) ? { ...news, name: olds.name } : news;
   }
@@ -493,7 +507,10 @@ export function implement<D extends { name: string }, R>(
             );
           }
           // Adopting without an explicit name keeps the existing name rather than renaming it.
-          if (inputs[AUTO_NAMED] === true) carried = { ...inputs, name: definition.nameOf(existing) };
+          if (inputs[AUTO_NAMED] === true) {
+            const name = definition.nameOf(existing);
+            carried = { ...inputs, name, [ADOPTED_NAME]: name };
+          }
           const bound = operationBoundMs(inputs, "create", BUSY_BOUND_MS);
           record = await whileBusy(call, bound, "create", () =>
             definition.apply(call, adoptId, existing, definition.desired(carried), {}),
@@ -516,7 +533,14 @@ export function implement<D extends { name: string }, R>(
           await refuseOtherAccount(call, id, props);
           return { id: "", props: {} };
         }
-        const outs = assemble(record, props, call.settings);
+        // Found with this key, so it is this account's: state written before owners were kept gains
+        // one here. Otherwise a stack that only refreshes (no update) would never be guarded.
+        const owner = hasOwner(props) ? props[ACCOUNT] : await accountIfKnown(call);
+        const outs = assemble(
+          record,
+          { ...props, [ACCOUNT]: owner, [ADOPTED_NAME]: adoptedName(props) },
+          call.settings,
+        );
         // What was applied becomes what the service has: drift then shows in the next diff, and a
         // resource without drift reads back exactly as up left it (a refresh reports no change).
         if (props[APPLIED] !== undefined && props[APPLIED] !== null) outs[APPLIED] = appliedOf(outs);
@@ -553,7 +577,8 @@ export function implement<D extends { name: string }, R>(
           return changed ? definition.apply(call, id, current, definition.desired(target), olds) : current;
         });
         // Found with this key, so it is this account's (state written before owners were kept gains it).
-        return { outs: assemble(record, { ...desired, [ACCOUNT]: account }, call.settings, desired) };
+        const carried = { ...desired, [ACCOUNT]: account, [ADOPTED_NAME]: adoptedName(olds) };
+        return { outs: assemble(record, carried, call.settings, desired) };
       }),
 
     delete: async (id: string, props: Props) =>
@@ -585,6 +610,45 @@ export function implement<D extends { name: string }, R>(
       }),
   };
   return provider satisfies pulumi.dynamic.ResourceProvider;
+}
+
+/**
+ * The name a resource adopted without a name keeps (see ADOPTED_NAME), or undefined. Outputs written
+ * before it was recorded: a generated name with adoptId set in the outputs is the adopted one (create
+ * is the only step that sets adoptId and a name check did not generate).
+ */
+function adoptedName(olds: Props): string | undefined {
+  const recorded = olds[ADOPTED_NAME];
+  if (typeof recorded === "string" && recorded !== "") return recorded;
+  const adopted = typeof olds[ADOPT_ID] === "string" && olds[ADOPT_ID] !== "";
+  return adopted && olds[AUTO_NAMED] === true && typeof olds.name === "string" && olds.name !== ""
+    ? olds.name
+    : undefined;
+}
+
+type Entries = Record<string, unknown>;
+const isEntries = (value: unknown): value is Entries =>
+  value !== null && typeof value === "object" && !Array.isArray(value);
+
+/**
+ * What an update sends for one field the program last applied as `before` and now wants as `wanted`,
+ * when the service has `live`: the live value if the program left the field as it was; for a map the
+ * program changed, its new keys and values with every key it left as it was at its live value; else
+ * undefined (the program's value stands).
+ */
+function unchangedLive(before: unknown, wanted: unknown, live: unknown): unknown {
+  if (isDeepStrictEqual(before ?? null, wanted ?? null)) return live;
+  if (!isEntries(before) || !isEntries(wanted) || !isEntries(live)) return undefined;
+  const merged: Entries = { ...wanted };
+  for (const [key, value] of Object.entries(wanted)) {
+    if (key in live && isDeepStrictEqual(before[key], value)) merged[key] = live[key];
+  }
+  return merged;
+}
+
+/** Whether the outputs record the account the resource was created in (state written before owners were kept does not). */
+function hasOwner(props: Props): props is Props & { [ACCOUNT]: string } {
+  return typeof props[ACCOUNT] === "string" && props[ACCOUNT] !== "";
 }
 
 /**

@@ -5,6 +5,7 @@
 import { describe, expect, test } from "vitest";
 import { baseEntry, deleteResource } from "../../engine/deployment";
 import { newPlan, planChecker, planInputs } from "../../engine/plan";
+import { parsePropertyPath, resetPath } from "../../engine/property-path";
 import { isSealed, SecretBox } from "../../engine/secret-box";
 import { dependencyOrder, type ResourceState } from "../../engine/state";
 import { makeUrn, nameOf, typeOf } from "../../engine/urn";
@@ -151,5 +152,36 @@ describe("dependency order", () => {
     const a = resource("a");
     const b = { ...resource("b", ["gone"]), propertyDependencies: { x: ["a"] } };
     expect(dependencyOrder([b, a]).map((r) => r.urn)).toEqual(["a", "b"]);
+  });
+});
+
+describe("ignoreChanges property paths", () => {
+  test("Pulumi's spellings parse to the same segments; wildcards are refused by name", () => {
+    expect(parsePropertyPath("env.TOKEN")).toEqual(["env", "TOKEN"]);
+    expect(parsePropertyPath('env["TOKEN"]')).toEqual(["env", "TOKEN"]);
+    expect(parsePropertyPath('env["a.b"].c')).toEqual(["env", "a.b", "c"]);
+    expect(parsePropertyPath("ports[0]")).toEqual(["ports", 0]);
+    expect(() => parsePropertyPath("env.*")).toThrow('"env.*": wildcards are not modelled');
+    expect(() => parsePropertyPath("env[")).toThrow("never closed");
+  });
+
+  test("a nested key takes the old value (through a secret, kept secret) or goes when the old has none", () => {
+    const olds: PropertyMap = { env: makeSecret({ TOKEN: "old", MODE: "a" }), ports: ["80/http"] };
+    const news: PropertyMap = {
+      env: makeSecret({ TOKEN: "new", MODE: "b", EXTRA: "x" }),
+      ports: ["81/http"],
+    };
+    expect(resetPath("env.TOKEN", olds, news)).toEqual({
+      env: makeSecret({ TOKEN: "old", MODE: "b", EXTRA: "x" }),
+      ports: ["81/http"],
+    });
+    expect(resetPath('env["EXTRA"]', olds, news)?.env).toEqual(makeSecret({ TOKEN: "new", MODE: "b" }));
+    expect(resetPath("ports[0]", olds, news)?.ports).toEqual(["80/http"]);
+    // A top-level key as before: the old value, or its absence.
+    expect(resetPath("ports", olds, { env: null })).toEqual({ env: null, ports: ["80/http"] });
+    expect(resetPath("size", olds, { size: 3 })).toEqual({});
+    // The old inputs have a value there but the new ones lack its container: Pulumi's error.
+    expect(resetPath("env.TOKEN", olds, { ports: [] })).toBeUndefined();
+    expect(olds.env).toEqual(makeSecret({ TOKEN: "old", MODE: "a" }));
   });
 });

@@ -86,3 +86,59 @@ describe("ignoreChanges on an Endpoint, through the engine", () => {
     STEP_TIMEOUT,
   );
 });
+
+describe("ignoreChanges on one env key (a nested path), through the engine", () => {
+  let fixture: FixtureStack | undefined;
+  let svc: ServiceFixture;
+  let stack: LocalStack;
+  let templateId: string;
+  let endpointId: string;
+
+  const liveEnv = async () => ({
+    template: (await svc.rest.templates.get(templateId)).env,
+    endpoint: svc.endpoint(endpointId)?.env,
+  });
+
+  beforeAll(async () => {
+    fixture = await openFixtureStack(join(__dirname, "fixtures", "ignore-nested"), {
+      token: { value: TOKEN, secret: true },
+    });
+    ({ svc, stack } = fixture);
+    const { outputs } = await stack.up();
+    templateId = String(outputs.templateId?.value);
+    endpointId = String(outputs.endpointId?.value);
+  }, 300_000);
+
+  afterAll(async () => {
+    await fixture?.close();
+  });
+
+  test(
+    "an update of another env key keeps the ignored key's value set elsewhere, and the next run has nothing to do",
+    async () => {
+      // An operator rotates TOKEN on both resources; the program's own TOKEN changes too (ignored).
+      await svc.rest.templates.update(templateId, { env: { TOKEN: "rotated", MODE: "fast" } });
+      const record = await svc.graphql.getEndpoint(endpointId);
+      if (record === null) throw new Error(`endpoint ${endpointId} is missing`);
+      await svc.graphql.saveEndpoint(
+        toSaveInput({ ...recordAsDesired(record), env: { TOKEN: "rotated", MODE: "fast" } }, endpointId),
+      );
+      stack.setConfig("token", { value: "tok-new", secret: true });
+      expect((await stack.preview()).steps.filter((s) => s.op !== "same")).toEqual([]);
+
+      stack.setConfig("mode", { value: "safe" });
+      const up = await stack.up();
+      expect(up.steps.filter((s) => s.op !== "same").map((s) => [s.op, s.keys])).toEqual([
+        ["update", ["env"]],
+        ["update", ["env"]],
+      ]);
+      const rotated = { TOKEN: "rotated", MODE: "safe" };
+      expect(await liveEnv()).toEqual({ template: rotated, endpoint: rotated });
+      expect((await stack.up()).changes).toEqual({ same: 3 });
+      await stack.refresh();
+      expect((await stack.up()).changes).toEqual({ same: 3 });
+      expect(await liveEnv()).toEqual({ template: rotated, endpoint: rotated });
+    },
+    STEP_TIMEOUT,
+  );
+});

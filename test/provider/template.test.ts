@@ -190,6 +190,26 @@ describe("Template lifecycle", () => {
     expect((await provider.read(created.id, restored.outs)).props).toEqual(restored.outs);
   });
 
+  test("an env key the program left as it was keeps its value set elsewhere while another key changes; a refresh shows it, the next up puts it back", async () => {
+    const created = await up({ imageName: "img:1", env: { TOKEN: "t1", MODE: "a", GONE: "g" } });
+    await h.rest.templates.update(created.id, { env: { TOKEN: "rotated", MODE: "a", GONE: "g" } });
+    // MODE changes and GONE is removed; TOKEN is as the program last applied it (or under
+    // ignoreChanges: ["env.TOKEN"], which hands over its old value).
+    const program = { __logicalName: "tpl", imageName: "img:1", env: { TOKEN: "t1", MODE: "b", NEW: "n" } };
+    const news = (await provider.check(created.inputs, program)).inputs;
+    const updated = await provider.update(created.id, created.outs, news);
+    expect((await h.rest.templates.get(created.id)).env).toEqual({ TOKEN: "rotated", MODE: "b", NEW: "n" });
+    expect(updated.outs.env).toEqual({ TOKEN: "rotated", MODE: "b", NEW: "n" });
+    const again = (await provider.check(news, program)).inputs;
+    expect(await provider.diff(created.id, updated.outs, again)).toMatchObject({ changes: false });
+    // The drift in a key the program manages is put back once a refresh has shown it.
+    const read = await provider.read(created.id, updated.outs);
+    const refreshed = (await provider.check(read.inputs ?? {}, program)).inputs;
+    expect(await provider.diff(created.id, read.props, refreshed)).toMatchObject({ changes: true });
+    await provider.update(created.id, read.props, refreshed);
+    expect((await h.rest.templates.get(created.id)).env).toEqual({ TOKEN: "t1", MODE: "b", NEW: "n" });
+  });
+
   test("category and isServerless replace, created before the old one is deleted, named or not", async () => {
     const named = await up({ name: "fixed", imageName: "img:1" });
     const changed = (
