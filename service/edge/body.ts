@@ -23,6 +23,21 @@ export const JSON_LIMITS = {
 } as const;
 
 /**
+ * The index of the quote that ends the string opening at `start` (the next quote of its kind not
+ * escaped, i.e. after an even run of backslashes), or -1 when the text ends first.
+ */
+function stringEnd(text: string, start: number): number {
+  const quote = text[start] as string;
+  let end = text.indexOf(quote, start + 1);
+  for (; end >= 0; end = text.indexOf(quote, end + 1)) {
+    let backslashes = 0;
+    while (text.charCodeAt(end - 1 - backslashes) === 0x5c) backslashes++;
+    if (backslashes % 2 === 0) break;
+  }
+  return end;
+}
+
+/**
  * The member of a JSON (or JSON5) text nested deeper than `limit` levels, or null when none is: a
  * top-level member by its key, the whole body as "body". A scan of the text, before any parser (whose
  * stack a deep text could exhaust) runs; strings are skipped, quotes of either kind.
@@ -34,14 +49,8 @@ export function memberTooDeep(text: string, limit: number = JSON_LIMITS.depth): 
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22 || c === 0x27) {
-      // A string: its end is the next quote of its kind not escaped (an odd run of backslashes).
       const start = i;
-      const quote = text[i] as string;
-      for (i = text.indexOf(quote, i + 1); i >= 0; i = text.indexOf(quote, i + 1)) {
-        let backslashes = 0;
-        while (text.charCodeAt(i - 1 - backslashes) === 0x5c) backslashes++;
-        if (backslashes % 2 === 0) break;
-      }
+      i = stringEnd(text, i);
       if (i < 0) return null;
       if (depth === 1 && topIsObject) key = text.slice(start + 1, i);
     } else if (c === 0x7b || c === 0x5b) {
@@ -93,11 +102,7 @@ export function repeatedKey(text: string): RepeatedKey | null {
     const top = stack[stack.length - 1];
     if (c === 0x22) {
       const start = i;
-      for (i = text.indexOf('"', i + 1); i >= 0; i = text.indexOf('"', i + 1)) {
-        let backslashes = 0;
-        while (text.charCodeAt(i - 1 - backslashes) === 0x5c) backslashes++;
-        if (backslashes % 2 === 0) break;
-      }
+      i = stringEnd(text, i);
       if (i < 0) return null;
       if (!top?.object || top.keys === null) continue;
       let next = i + 1;
