@@ -4,8 +4,8 @@ import { type Browser, chromium, type Page, type Response } from "playwright-cor
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accountIdOf } from "../../service/edge/auth";
 import type { EndpointRecord } from "../../service/management/model/endpoint";
-import { type TestService, withService } from "../helpers/service";
-import { runsyncOn } from "./support";
+import type { TestService } from "../helpers/service";
+import { consoleService, ORDERS_HANDLER, ordersEndpoint, runsyncOn } from "./support";
 
 const CHROMIUM = "/usr/bin/chromium";
 const HAS_CHROMIUM = existsSync(CHROMIUM);
@@ -31,33 +31,11 @@ describe.skipIf(!HAS_CHROMIUM)(
     let failed: string;
 
     beforeAll(async () => {
-      service = await withService({
-        config: {
-          jobs: {
-            coldStartMs: 0,
-            flashBootColdStartMs: 0,
-            workerOutput: "ignore",
-            handlers: {
-              "acme/orders": resolve("test/console/fixtures/app-handler.ts"),
-              "acme/stream": resolve("test/console/fixtures/stream-handler.ts"),
-            },
-          },
-        },
+      service = await consoleService({
+        ...ORDERS_HANDLER,
+        "acme/stream": resolve("test/console/fixtures/stream-handler.ts"),
       });
-      const account = accountIdOf(service.apiKey);
-      const template = service.management.templates.create(account, {
-        name: "orders",
-        imageName: "acme/orders",
-        isServerless: true,
-      });
-      endpoint = service.management.endpoints.create(account, {
-        name: "orders",
-        templateId: template.id,
-        workersMin: 0,
-        workersMax: 1,
-        idleTimeout: 60,
-      });
-      expect((await runsyncOn(service, endpoint.id, { order: 1 })).status).toBe("COMPLETED");
+      endpoint = await ordersEndpoint(service);
       // A message with no space to wrap at for 3,000 characters (a base64 blob, a hash, a path).
       const job = await runsyncOn(service, endpoint.id, { fail: `bad payload ${"Z".repeat(3000)}` });
       expect(job.status).toBe("FAILED");

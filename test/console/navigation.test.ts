@@ -1,11 +1,10 @@
 import { existsSync } from "node:fs";
-import { resolve } from "node:path";
 import { type Browser, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accountIdOf } from "../../service/edge/auth";
 import type { EndpointRecord } from "../../service/management/model/endpoint";
-import { type TestService, withService } from "../helpers/service";
-import { runsyncOn } from "./support";
+import type { TestService } from "../helpers/service";
+import { consoleService, ORDERS_HANDLER, ordersEndpoint } from "./support";
 
 const CHROMIUM = "/usr/bin/chromium";
 const HAS_CHROMIUM = existsSync(CHROMIUM);
@@ -27,30 +26,8 @@ describe.skipIf(!HAS_CHROMIUM)(
     const errors: string[] = [];
 
     beforeAll(async () => {
-      service = await withService({
-        config: {
-          jobs: {
-            coldStartMs: 0,
-            flashBootColdStartMs: 0,
-            workerOutput: "ignore",
-            handlers: { "acme/orders": resolve("test/console/fixtures/app-handler.ts") },
-          },
-        },
-      });
-      const account = accountIdOf(service.apiKey);
-      const template = service.management.templates.create(account, {
-        name: "orders",
-        imageName: "acme/orders",
-        isServerless: true,
-      });
-      endpoint = service.management.endpoints.create(account, {
-        name: "orders",
-        templateId: template.id,
-        workersMin: 0,
-        workersMax: 1,
-        idleTimeout: 60,
-      });
-      expect((await runsyncOn(service, endpoint.id, { order: 1 })).status).toBe("COMPLETED");
+      service = await consoleService(ORDERS_HANDLER);
+      endpoint = await ordersEndpoint(service);
       browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
       const context = await browser.newContext({
         viewport: { width: 1280, height: 860 },

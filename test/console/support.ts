@@ -1,4 +1,7 @@
-import type { TestService } from "../helpers/service";
+import { resolve } from "node:path";
+import { accountIdOf } from "../../service/edge/auth";
+import type { EndpointRecord } from "../../service/management/model/endpoint";
+import { type TestService, withService } from "../helpers/service";
 
 /** One job through the job API's /runsync, as a client of the console's service sends it. */
 export async function runsyncOn(
@@ -12,4 +15,34 @@ export async function runsyncOn(
     body: JSON.stringify({ input }),
   });
   return (await reply.json()) as { id: string; status: string };
+}
+
+/** The console tests' service: workers start at once, their output kept off the test's terminal. */
+export function consoleService(handlers: Record<string, string>): Promise<TestService> {
+  return withService({
+    config: { jobs: { coldStartMs: 0, flashBootColdStartMs: 0, workerOutput: "ignore", handlers } },
+  });
+}
+
+/** The app handler (test/console/fixtures/app-handler.ts) under the image the "orders" endpoint runs. */
+export const ORDERS_HANDLER = { "acme/orders": resolve("test/console/fixtures/app-handler.ts") };
+
+/** The "orders" template and endpoint (one worker at most), with one job already completed on it. */
+export async function ordersEndpoint(service: TestService): Promise<EndpointRecord> {
+  const account = accountIdOf(service.apiKey);
+  const template = service.management.templates.create(account, {
+    name: "orders",
+    imageName: "acme/orders",
+    isServerless: true,
+  });
+  const endpoint = service.management.endpoints.create(account, {
+    name: "orders",
+    templateId: template.id,
+    workersMin: 0,
+    workersMax: 1,
+    idleTimeout: 60,
+  });
+  const first = await runsyncOn(service, endpoint.id, { order: 1 });
+  if (first.status !== "COMPLETED") throw new Error(`the first orders job ended ${first.status}`);
+  return endpoint;
 }
