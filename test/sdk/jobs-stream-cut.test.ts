@@ -126,26 +126,35 @@ async function drain(stream: AsyncGenerator<unknown, unknown>): Promise<{ chunks
   }
 }
 
+/**
+ * A job on an endpoint without workers of its own, taken by a protocol worker that streams "one" and
+ * "two", and a stream through the proxy (`stripPosition` as given) that has yielded both.
+ */
+async function streamPastTwoChunks(workerId: string, stripPosition: boolean) {
+  proxy.stripPosition = stripPosition;
+  const endpoint = h.endpoint("runpodkit/echo", { workersMax: 0 });
+  const worker = new ProtocolWorker(h, endpoint.id, workerId);
+  const direct = new JobClient({ apiKey: KEY, endpointId: endpoint.id, baseUrl: `${h.url}/v2` });
+  const jobs = new JobClient({
+    apiKey: KEY,
+    endpointId: endpoint.id,
+    baseUrl: `http://127.0.0.1:${proxyPort}/v2`,
+  });
+  clients.push(direct, jobs);
+  const { id } = await direct.run({ input: {} });
+  await worker.take();
+  await worker.streamChunk(id, { text: "one" });
+  await worker.streamChunk(id, { text: "two" });
+  const stream = jobs.stream(id, { pollIntervalMs: 20 });
+  expect((await stream.next()).value).toEqual({ output: { text: "one" } });
+  expect((await stream.next()).value).toEqual({ output: { text: "two" } });
+  return { worker, id, stream, direct };
+}
+
 describe("JobClient.stream when a /stream reply is cut", () => {
   for (const at of ["before-status", "body"] as const) {
     it(`goes on with every chunk once when the reply is cut ${at === "body" ? "mid-body" : "before its status line"} (the service hands the chunks out again)`, async () => {
-      proxy.stripPosition = false;
-      const endpoint = h.endpoint("runpodkit/echo", { workersMax: 0 });
-      const worker = new ProtocolWorker(h, endpoint.id, `w-stream-resend-${at}`);
-      const direct = new JobClient({ apiKey: KEY, endpointId: endpoint.id, baseUrl: `${h.url}/v2` });
-      const jobs = new JobClient({
-        apiKey: KEY,
-        endpointId: endpoint.id,
-        baseUrl: `http://127.0.0.1:${proxyPort}/v2`,
-      });
-      clients.push(direct, jobs);
-      const { id } = await direct.run({ input: {} });
-      await worker.take();
-      await worker.streamChunk(id, { text: "one" });
-      await worker.streamChunk(id, { text: "two" });
-      const stream = jobs.stream(id, { pollIntervalMs: 20 });
-      expect((await stream.next()).value).toEqual({ output: { text: "one" } });
-      expect((await stream.next()).value).toEqual({ output: { text: "two" } });
+      const { worker, id, stream } = await streamPastTwoChunks(`w-stream-resend-${at}`, false);
 
       // The next poll's reply (three, four) is written by the service and lost on the way.
       proxy.arm(at);
@@ -167,23 +176,7 @@ describe("JobClient.stream when a /stream reply is cut", () => {
   }
 
   it("against a service that does not hand chunks out again, throws a StreamInterruptedError naming the job and the chunks received, never a stream with a hole", async () => {
-    proxy.stripPosition = true;
-    const endpoint = h.endpoint("runpodkit/echo", { workersMax: 0 });
-    const worker = new ProtocolWorker(h, endpoint.id, "w-stream-cut");
-    const direct = new JobClient({ apiKey: KEY, endpointId: endpoint.id, baseUrl: `${h.url}/v2` });
-    const jobs = new JobClient({
-      apiKey: KEY,
-      endpointId: endpoint.id,
-      baseUrl: `http://127.0.0.1:${proxyPort}/v2`,
-    });
-    clients.push(direct, jobs);
-    const { id } = await direct.run({ input: {} });
-    await worker.take();
-    await worker.streamChunk(id, { text: "one" });
-    await worker.streamChunk(id, { text: "two" });
-    const stream = jobs.stream(id, { pollIntervalMs: 20 });
-    expect((await stream.next()).value).toEqual({ output: { text: "one" } });
-    expect((await stream.next()).value).toEqual({ output: { text: "two" } });
+    const { worker, id, stream, direct } = await streamPastTwoChunks("w-stream-cut", true);
 
     // The next poll's reply (three, four: handed out, so drained from the job) is cut.
     proxy.arm();
