@@ -96,7 +96,15 @@ export function checkJsonDepth(text: string): void {
   }
 }
 
-/** A key given twice in one object of a JSON text: the path of the object ("" for the body) and the key. */
+/** Characters of a key a refusal shows (a key may be as long as the body); a longer one is cut with "…". */
+const KEY_SHOWN_CHARS = 100;
+const shownKey = (key: string): string =>
+  key.length > KEY_SHOWN_CHARS ? `${key.slice(0, KEY_SHOWN_CHARS)}…` : key;
+
+/**
+ * A key given twice in one object of a JSON text: the path of the object ("" for the body; its keys
+ * cut to KEY_SHOWN_CHARS, as it only names the place) and the key.
+ */
 export interface RepeatedKey {
   path: string;
   key: string;
@@ -138,7 +146,7 @@ export function repeatedKey(text: string): RepeatedKey | null {
       }
       if (top.keys.has(key)) return { path: top.path, key };
       top.keys.add(key);
-      top.at = key;
+      top.at = shownKey(key);
     } else if (c === 0x7b || c === 0x5b) {
       const path = top === undefined ? "" : top.path === "" ? String(top.at) : `${top.path}.${top.at}`;
       const object = c === 0x7b;
@@ -156,7 +164,7 @@ export function repeatedKey(text: string): RepeatedKey | null {
 export function checkUniqueKeys(text: string): void {
   const repeated = repeatedKey(text);
   if (repeated === null) return;
-  const key = repeated.key.length > 100 ? `${repeated.key.slice(0, 100)}…` : repeated.key;
+  const key = shownKey(repeated.key);
   const field = repeated.path === "" ? key : `${repeated.path}.${key}`;
   const where = repeated.path === "" ? "the body" : repeated.path;
   throw new ServiceError(

@@ -296,6 +296,23 @@ describe("fuzz: keys given twice in a management body", () => {
   });
 });
 
+describe("refusals of a key given twice", () => {
+  it("name the place of a key as long as the body by its first characters, not whole", async () => {
+    const long = "x".repeat(400_000);
+    const req: FuzzRequest = {
+      method: "POST",
+      path: "/v1/templates",
+      headers: HEADERS,
+      body: `{"name":"long","imageName":"x","env":{"${long}":{"a":1,"a":2}}}`,
+    };
+    const reply = await send(service, req);
+    await expectServed(service, req, reply);
+    expect(reply.status).toBe(400);
+    expect(reply.text.length).toBeLessThan(1_000);
+    expect(JSON.parse(reply.text)).toMatchObject({ code: "VALIDATION", field: `env.${"x".repeat(100)}….a` });
+  });
+});
+
 describe("worker bodies read as JSON5", () => {
   it("a result nested too deep behind a comment holding a quote is refused, and the job stays readable", async () => {
     const ep = service.endpoint.id;

@@ -51,4 +51,12 @@ describe("repeatedKey", () => {
     // Not JSON: left to the parser, which says why.
     expect(repeatedKey(`{"a":1,"a`)).toBeNull();
   });
+
+  it("names the object by its keys' first 100 characters (a key may be as long as the body)", () => {
+    const long = "x".repeat(400_000);
+    expect(repeatedKey(`{"env":{"${long}":[{"a":1,"a":2}]}}`)).toEqual({
+      path: `env.${"x".repeat(100)}….0`,
+      key: "a",
+    });
+  });
 });
