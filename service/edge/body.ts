@@ -38,9 +38,27 @@ function stringEnd(text: string, start: number): number {
 }
 
 /**
+ * The index of the last character of the JSON5 comment opening at `start` (`//` to its line's end,
+ * `/* ... *\/`), `start` when no comment opens there, or -1 when a block comment is not closed.
+ */
+function commentEnd(text: string, start: number): number {
+  const next = text.charCodeAt(start + 1);
+  if (next === 0x2a) {
+    const close = text.indexOf("*/", start + 2);
+    return close < 0 ? -1 : close + 1;
+  }
+  if (next !== 0x2f) return start;
+  let end = start + 2;
+  // JSON5's line terminators: LF, CR, U+2028, U+2029.
+  while (end < text.length && !/[\n\r\u2028\u2029]/.test(text[end] as string)) end++;
+  return end;
+}
+
+/**
  * The member of a JSON (or JSON5) text nested deeper than `limit` levels, or null when none is: a
  * top-level member by its key, the whole body as "body". A scan of the text, before any parser (whose
- * stack a deep text could exhaust) runs; strings are skipped, quotes of either kind.
+ * stack a deep text could exhaust) runs; strings are skipped, quotes of either kind, and so are JSON5
+ * comments (a quote in a comment would otherwise open a "string" that hides the brackets after it).
  */
 export function memberTooDeep(text: string, limit: number = JSON_LIMITS.depth): string | null {
   let depth = 0;
@@ -53,6 +71,9 @@ export function memberTooDeep(text: string, limit: number = JSON_LIMITS.depth): 
       i = stringEnd(text, i);
       if (i < 0) return null;
       if (depth === 1 && topIsObject) key = text.slice(start + 1, i);
+    } else if (c === 0x2f) {
+      i = commentEnd(text, i);
+      if (i < 0) return null;
     } else if (c === 0x7b || c === 0x5b) {
       if (depth === 0) topIsObject = c === 0x7b;
       depth++;
@@ -75,7 +96,15 @@ export function checkJsonDepth(text: string): void {
   }
 }
 
-/** A key given twice in one object of a JSON text: the path of the object ("" for the body) and the key. */
+/** Characters of a key a refusal shows (a key may be as long as the body); a longer one is cut with "…". */
+const KEY_SHOWN_CHARS = 100;
+const shownKey = (key: string): string =>
+  key.length > KEY_SHOWN_CHARS ? `${key.slice(0, KEY_SHOWN_CHARS)}…` : key;
+
+/**
+ * A key given twice in one object of a JSON text: the path of the object ("" for the body; its keys
+ * cut to KEY_SHOWN_CHARS, as it only names the place) and the key.
+ */
 export interface RepeatedKey {
   path: string;
   key: string;
@@ -117,7 +146,7 @@ export function repeatedKey(text: string): RepeatedKey | null {
       }
       if (top.keys.has(key)) return { path: top.path, key };
       top.keys.add(key);
-      top.at = key;
+      top.at = shownKey(key);
     } else if (c === 0x7b || c === 0x5b) {
       const path = top === undefined ? "" : top.path === "" ? String(top.at) : `${top.path}.${top.at}`;
       const object = c === 0x7b;
@@ -135,7 +164,7 @@ export function repeatedKey(text: string): RepeatedKey | null {
 export function checkUniqueKeys(text: string): void {
   const repeated = repeatedKey(text);
   if (repeated === null) return;
-  const key = repeated.key.length > 100 ? `${repeated.key.slice(0, 100)}…` : repeated.key;
+  const key = shownKey(repeated.key);
   const field = repeated.path === "" ? key : `${repeated.path}.${key}`;
   const where = repeated.path === "" ? "the body" : repeated.path;
   throw new ServiceError(

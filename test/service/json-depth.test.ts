@@ -21,6 +21,18 @@ describe("memberTooDeep", () => {
     // An unterminated string ends the scan: the parser refuses the text.
     expect(memberTooDeep(`{"input":"${"[".repeat(100)}`)).toBeNull();
   });
+
+  it("skips JSON5 comments, so a quote in one hides no brackets (worker bodies are read as JSON5)", () => {
+    const tooDeep = deep(JSON_LIMITS.depth + 1);
+    expect(memberTooDeep(`{"output": // it's\n ${tooDeep} // '\n}`)).toBe("output");
+    expect(memberTooDeep(`{"output": /* it's */ ${tooDeep} /* ' */}`)).toBe("output");
+    expect(memberTooDeep(`{/* " */"a":1,"b":${tooDeep}}`)).toBe("b");
+    // A line comment ends at any JSON5 line terminator; brackets in comments are no levels.
+    expect(memberTooDeep(`{"output": // '\u2028 ${tooDeep}}`)).toBe("output");
+    expect(memberTooDeep(`{"output": /* ${tooDeep} */ // ${tooDeep}\n 1}`)).toBeNull();
+    // A comment not closed ends the scan: the parser refuses the text.
+    expect(memberTooDeep(`{"output": /* ${tooDeep}`)).toBeNull();
+  });
 });
 
 /** The scan for a key given twice in one object (management bodies), before any parser runs. */
@@ -38,5 +50,13 @@ describe("repeatedKey", () => {
     expect(repeatedKey(`{"k\\\\":1,"k\\\\":2}`)).toEqual({ path: "", key: "k\\" });
     // Not JSON: left to the parser, which says why.
     expect(repeatedKey(`{"a":1,"a`)).toBeNull();
+  });
+
+  it("names the object by its keys' first 100 characters (a key may be as long as the body)", () => {
+    const long = "x".repeat(400_000);
+    expect(repeatedKey(`{"env":{"${long}":[{"a":1,"a":2}]}}`)).toEqual({
+      path: `env.${"x".repeat(100)}….0`,
+      key: "a",
+    });
   });
 });
