@@ -71,6 +71,8 @@ export interface DeploymentContext {
   recordPlan?: PlanRecorder;
   /** `up --plan`: refuse a step the saved plan does not allow. */
   checkPlan?: PlanChecker;
+  /** `--replace <urn>`: these resources are replaced whatever their inputs. */
+  replace?: ReadonlySet<string>;
 }
 
 /** What the generator decided for one registration; executed later, in parallel with others. */
@@ -302,15 +304,24 @@ export class Deployment {
     let keys: string[] = [];
     let deleteBeforeReplace = false;
     let dependents: ResourceState[] = [];
+    // `--replace`: Pulumi's step generator checks with no olds and asks the provider no diff; the
+    // diff "blames the id" (pkg/resource/deploy/step_generator.go, isTargetedReplace).
+    const targeted = old !== undefined && !condemnedKeys && (this.ctx.replace?.has(urn) ?? false);
     if (old && condemnedKeys) {
       // Deleted ahead of a resource it depends on: it comes back as a new resource.
       op = "replace";
       keys = condemnedKeys;
       inputs = await check({});
+    } else if (old && targeted) {
+      op = "replace";
+      keys = ["id"];
+      inputs = await check({});
+      deleteBeforeReplace = req.deleteBeforeReplace ?? false;
+      if (deleteBeforeReplace) dependents = await this.dependentReplacements(old);
     } else {
       inputs = await check(old ? reveal(old.inputs) : {});
     }
-    if (old && !condemnedKeys) {
+    if (old && !condemnedKeys && !targeted) {
       const diff = await host.diff(urn, old.id, reveal(old.outputs), reveal(inputs), reveal(old.inputs));
       keys = changedKeys(old.inputs, inputs);
       const changed = diff.changes === "some" || (diff.changes === "unknown" && keys.length > 0);

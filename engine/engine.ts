@@ -85,11 +85,20 @@ export interface LocalStackOptions {
 export interface PreviewOptions {
   /** Like `pulumi preview --save-plan <file>`: write the plan of this preview there. */
   savePlan?: string;
+  /** Like `pulumi preview --replace <urn>` (repeatable): these resources are replaced. */
+  replace?: string[];
 }
 
 export interface UpOptions {
   /** Like `pulumi up --plan <file>`: refuse any step the saved plan does not allow. */
   plan?: string;
+  /** Like `pulumi up --replace <urn>` (repeatable): these resources are replaced. */
+  replace?: string[];
+}
+
+/** The URNs of `--replace`, as a set (undefined when none). */
+function targetedReplace(urns: string[] | undefined): ReadonlySet<string> | undefined {
+  return urns === undefined || urns.length === 0 ? undefined : new Set(urns);
 }
 
 /** The CLI's default --parallel (pulumi/pulumi pkg/cmd/pulumi/operations/up.go: GOMAXPROCS x 4). */
@@ -147,16 +156,17 @@ export class LocalStack {
   }
 
   async preview(options: PreviewOptions = {}): Promise<RunResult> {
-    if (!options.savePlan) return this.runProgram(true);
+    const replace = targetedReplace(options.replace);
+    if (!options.savePlan) return this.runProgram(true, { replace });
     const { plan, record } = newPlan(this.project.name, this.stackName);
-    const result = await this.runProgram(true, { recordPlan: record });
+    const result = await this.runProgram(true, { recordPlan: record, replace });
     await savePlan(options.savePlan, plan);
     return result;
   }
 
   async up(options: UpOptions = {}): Promise<UpResult> {
     const checkPlan = options.plan ? planChecker(await loadPlan(options.plan)) : undefined;
-    const result = await this.runProgram(false, { checkPlan });
+    const result = await this.runProgram(false, { checkPlan, replace: targetedReplace(options.replace) });
     return { ...result, outputs: await this.outputs() };
   }
 
@@ -262,7 +272,7 @@ export class LocalStack {
 
   private async runProgram(
     dryRun: boolean,
-    plans: Pick<DeploymentContext, "recordPlan" | "checkPlan"> = {},
+    plans: Pick<DeploymentContext, "recordPlan" | "checkPlan" | "replace"> = {},
   ): Promise<RunResult> {
     const operation = dryRun ? "preview" : "up";
     const { state: prior, box, check } = await this.loadState();

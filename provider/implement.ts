@@ -195,6 +195,20 @@ export function implement<D extends { name: string }, R>(
    * answer is never one of them (a replacement may share its predecessor's name).
    */
   const replaced = new Set<string>();
+  /**
+   * adoptIds a create in this process must not adopt: those a resource already in the stack is
+   * registered with (check had its old inputs), and ids deleted here. Pulumi checks a replacement
+   * with no old inputs, so its create cannot be told from the first one by its inputs; adopting the
+   * id again would take over the very resource being replaced (deleted at the end of the update) or
+   * look for one deleted first (deleteBeforeReplace). Such a create makes a new resource instead.
+   */
+  const usedUp = new Set<string>();
+  /**
+   * Ids a create adopted in this process. A delete of one in the same update is the replaced half of a
+   * replacement whose create took the same resource over again (`pulumi up --replace`, where Pulumi
+   * asks no check with old inputs and no diff): the stack now holds that id, so it is not deleted.
+   */
+  const adoptedHere = new Set<string>();
 
   async function run<T>(operation: string, body: (call: Call) => Promise<T>): Promise<T> {
     let settings: ProviderSettings | undefined;
@@ -307,7 +321,7 @@ export function implement<D extends { name: string }, R>(
    */
   function effective(olds: Props, news: Props): Props {
     if (news[AUTO_NAMED] !== true || olds[AUTO_NAMED] !== true) return news;
-    const adopted = adoptedName(olds);
+    const adopted = adoptedName(spec, olds);
     if (adopted !== undefined) return adopted === news.name ? news : { ...news, name: adopted };
     if (olds.name === news.name) return news;
     const basis = nameBasis(spec, normalizeInputs(spec, news));
@@ -464,6 +478,8 @@ export function implement<D extends { name: string }, R>(
     configure: async (req: pulumi.dynamic.ConfigureRequest) => configureFromHost(req.config),
 
     check: async (olds: Props, news: Props) => {
+      const adoptId = news[ADOPT_ID];
+      if (Object.keys(olds).length > 0 && typeof adoptId === "string" && adoptId !== "") usedUp.add(adoptId);
       const result = checkInputs(spec, olds, news);
       const config = configFailure(context);
       return config ? { ...result, failures: [...result.failures, config] } : result;
@@ -497,12 +513,16 @@ export function implement<D extends { name: string }, R>(
         const adoptId = inputs[ADOPT_ID];
         let record: R;
         let carried = inputs;
-        if (typeof adoptId === "string" && adoptId !== "") {
+        if (typeof adoptId === "string" && adoptId !== "" && usedUp.has(adoptId)) {
+          // A replacement of a resource adopted earlier: a new one. Its outputs keep the program's
+          // adoptId, so that a later replacement's delete-first still marks the id used up.
+          record = await createWhileBusy(call, inputs);
+        } else if (typeof adoptId === "string" && adoptId !== "") {
           const existing = await definition.fetch(call, adoptId);
           if (existing === null) {
             throw new ProviderError(
               "NOT_FOUND",
-              `${call.operation}: adoptId ${adoptId} names no ${noun} of this account`,
+              `${call.operation}: adoptId ${adoptId} names no ${noun} of this account. If this resource took it over in an earlier update and it has been deleted or replaced since, remove adoptId from the program: it acts only when the resource is created.`,
               { operation: call.operation, field: ADOPT_ID },
             );
           }
@@ -515,6 +535,7 @@ export function implement<D extends { name: string }, R>(
           record = await whileBusy(call, bound, "create", () =>
             definition.apply(call, adoptId, existing, definition.desired(carried), {}),
           );
+          adoptedHere.add(definition.idOf(record));
         } else {
           record = await createWhileBusy(call, inputs);
         }
@@ -538,7 +559,7 @@ export function implement<D extends { name: string }, R>(
         const owner = hasOwner(props) ? props[ACCOUNT] : await accountIfKnown(call);
         const outs = assemble(
           record,
-          { ...props, [ACCOUNT]: owner, [ADOPTED_NAME]: adoptedName(props) },
+          { ...props, [ACCOUNT]: owner, [ADOPTED_NAME]: adoptedName(spec, props) },
           call.settings,
         );
         // What was applied becomes what the service has: drift then shows in the next diff, and a
@@ -577,13 +598,15 @@ export function implement<D extends { name: string }, R>(
           return changed ? definition.apply(call, id, current, definition.desired(target), olds) : current;
         });
         // Found with this key, so it is this account's (state written before owners were kept gains it).
-        const carried = { ...desired, [ACCOUNT]: account, [ADOPTED_NAME]: adoptedName(olds) };
+        const carried = { ...desired, [ACCOUNT]: account, [ADOPTED_NAME]: adoptedName(spec, olds) };
         return { outs: assemble(record, carried, call.settings, desired) };
       }),
 
     delete: async (id: string, props: Props) =>
       run(`delete ${label(props, id)}`, async (call) => {
         refuseNewerState(props, call.operation);
+        // Taken over again by its replacement in this update: the stack holds it now.
+        if (adoptedHere.has(id)) return;
         await refuseOtherAccount(call, id, props);
         const attempt = async () => {
           try {
@@ -604,9 +627,12 @@ export function implement<D extends { name: string }, R>(
             hint: "Run destroy again later, or give the resource a longer customTimeouts.delete (else runpodkit:deleteTimeout).",
           });
         } catch (error) {
-          if (codeOf(error) === "NOT_FOUND") return; // already gone: the goal of delete is met
-          throw error;
+          // Already gone: the goal of delete is met.
+          if (codeOf(error) !== "NOT_FOUND") throw error;
         }
+        // A create after it (deleteBeforeReplace) neither looks for it nor adopts what it was adopted from.
+        usedUp.add(id);
+        if (typeof props[ADOPT_ID] === "string" && props[ADOPT_ID] !== "") usedUp.add(props[ADOPT_ID]);
       }),
   };
   return provider satisfies pulumi.dynamic.ResourceProvider;
@@ -614,16 +640,20 @@ export function implement<D extends { name: string }, R>(
 
 /**
  * The name a resource adopted without a name keeps (see ADOPTED_NAME), or undefined. Outputs written
- * before it was recorded: a generated name with adoptId set in the outputs is the adopted one (create
- * is the only step that sets adoptId and a name check did not generate).
+ * before it was recorded: an unnamed resource with adoptId set in the outputs and a name other than
+ * the one check generates for it holds the adopted name (a replacement of an adopted resource, made
+ * new with adoptId still set, has a generated name and adopted nothing).
  */
-function adoptedName(olds: Props): string | undefined {
+function adoptedName(spec: InputSpec, olds: Props): string | undefined {
   const recorded = olds[ADOPTED_NAME];
   if (typeof recorded === "string" && recorded !== "") return recorded;
   const adopted = typeof olds[ADOPT_ID] === "string" && olds[ADOPT_ID] !== "";
-  return adopted && olds[AUTO_NAMED] === true && typeof olds.name === "string" && olds.name !== ""
-    ? olds.name
-    : undefined;
+  if (!adopted || olds[AUTO_NAMED] !== true || typeof olds.name !== "string" || olds.name === "") {
+    return undefined;
+  }
+  return isGeneratedName(olds.name, olds, nameBasis(spec, normalizeInputs(spec, olds)))
+    ? undefined
+    : olds.name;
 }
 
 type Entries = Record<string, unknown>;
