@@ -13,6 +13,23 @@ import { eventually } from "./harness";
  * so this runs where `python3 -c "import runpod"` works: `pip install runpod`, or a checkout of
  * runpod-python on RUNPOD_PYTHON_PATH (a PYTHONPATH for the library and anything its imports need);
  * RUNPOD_PYTHON names another interpreter. Elsewhere it is skipped, and says so.
+ *
+ * Without PyPI (this project's machines reach npm and Debian only), a checkout and Debian's packages do:
+ * - the library: `git archive` of github.com/runpod/runpod-python into /tmp/rp (no install needed);
+ * - its imports: `apt-get install -y python3-aiohttp python3-requests python3-backoff python3-tqdm
+ *   python3-colorama python3-click python3-prettytable python3-psutil python3-cpuinfo python3-tomli
+ *   python3-tomlkit python3-paramiko python3-watchdog python3-cryptography python3-boto3 python3-fastapi
+ *   python3-uvicorn` (they land in /usr/bin/python3, so RUNPOD_PYTHON=/usr/bin/python3 when python3 is
+ *   another one, e.g. pyenv's);
+ * - stubs in /tmp/rpstubs for what Debian lacks: `tqdm_loggable/auto.py` re-exporting `tqdm.auto.tqdm`;
+ *   `aiohttp_retry/__init__.py` with `FibonacciRetry(attempts)` and a `RetryClient(client_session,
+ *   retry_options).post(url, **kw)` async context manager over `client_session._request`; and (Debian's
+ *   aiohttp is 3.8) a `sitecustomize.py` that wraps `aiohttp.ClientTimeout` to drop the 3.9 keyword
+ *   `ceil_threshold`, which the library's worker session passes;
+ * - then `RUNPOD_PYTHON=/usr/bin/python3 RUNPOD_PYTHON_PATH=/tmp/rp:/tmp/rpstubs npx vitest run <this file>`.
+ * Fixture scripts must not share a name with a standard-library module: Python puts the script's own
+ * directory first on sys.path, so a `concurrent.py` there replaced `concurrent` (asyncio imports
+ * `concurrent.futures`) and every script failed to import the library.
  */
 const PYTHON = process.env.RUNPOD_PYTHON ?? "python3";
 const PYTHON_PATH = process.env.RUNPOD_PYTHON_PATH ?? "";
@@ -65,7 +82,7 @@ describe.skipIf(version === undefined)(title, () => {
           handlers: {
             "python/echo": workerCommand("handler.py"),
             "python/stream": workerCommand("stream.py"),
-            "python/concurrent": workerCommand("concurrent.py"),
+            "python/concurrent": workerCommand("concurrency.py"),
             "python/example": workerCommand(EXAMPLE),
             "python/refresh": workerCommand("refresh.py"),
           },
