@@ -1,4 +1,5 @@
 import { execFile, spawnSync } from "node:child_process";
+import { readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { quote } from "shell-quote";
@@ -251,4 +252,24 @@ describe.skipIf(version === undefined)(title, () => {
       expect(stopped).toBeDefined();
     },
   );
+});
+
+/** The standard library's top-level module names, from any Python 3.10+ here (undefined: none). */
+function stdlibModules(): Set<string> | undefined {
+  const probe = spawnSync(PYTHON, ["-c", "import sys; print(' '.join(sorted(sys.stdlib_module_names)))"], {
+    encoding: "utf8",
+    timeout: 30_000,
+  });
+  return probe.status === 0 ? new Set(probe.stdout.trim().split(" ")) : undefined;
+}
+const stdlib = stdlibModules();
+
+// Runs wherever a Python is, library or not: a fixture that shadows a standard module breaks every
+// script of the directory (Python puts it first on sys.path), as concurrent.py once did.
+describe.skipIf(stdlib === undefined)("the Python compatibility fixtures", () => {
+  it("no fixture script is named like a standard-library module", () => {
+    const scripts = readdirSync(FIXTURES).filter((name) => name.endsWith(".py"));
+    expect(scripts.length).toBeGreaterThan(0);
+    expect(scripts.filter((name) => stdlib?.has(name.slice(0, -3)))).toEqual([]);
+  });
 });
