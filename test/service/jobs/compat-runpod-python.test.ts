@@ -22,12 +22,12 @@ import { eventually } from "./harness";
  *   python3-tomlkit python3-paramiko python3-watchdog python3-cryptography python3-boto3 python3-fastapi
  *   python3-uvicorn` (they land in /usr/bin/python3, so RUNPOD_PYTHON=/usr/bin/python3 when python3 is
  *   another one, e.g. pyenv's);
- * - stubs in /tmp/rpstubs for what Debian lacks: `tqdm_loggable/auto.py` re-exporting `tqdm.auto.tqdm`;
- *   `aiohttp_retry/__init__.py` with `FibonacciRetry(attempts)` and a `RetryClient(client_session,
- *   retry_options).post(url, **kw)` async context manager over `client_session._request`; and (Debian's
- *   aiohttp is 3.8) a `sitecustomize.py` that wraps `aiohttp.ClientTimeout` to drop the 3.9 keyword
- *   `ceil_threshold`, which the library's worker session passes;
- * - then `RUNPOD_PYTHON=/usr/bin/python3 RUNPOD_PYTHON_PATH=/tmp/rp:/tmp/rpstubs npx vitest run <this file>`.
+ * - fixtures/python-stubs for what Debian lacks or has too old: `tqdm_loggable` and `aiohttp_retry`
+ *   (just what the library calls), and a `sitecustomize.py` letting Debian's aiohttp 3.8 take the 3.9
+ *   `ClientTimeout(ceil_threshold=)` the library's worker session passes;
+ * - then, from the repository's root (absolute paths: workers run in their own directories):
+ *   `RUNPOD_PYTHON=/usr/bin/python3 RUNPOD_PYTHON_PATH=/tmp/rp:$PWD/test/service/jobs/fixtures/python-stubs
+ *   npx vitest run test/service/jobs/compat-runpod-python.test.ts`.
  * Fixture scripts must not share a name with a standard-library module: Python puts the script's own
  * directory first on sys.path, so a `concurrent.py` there replaced `concurrent` (asyncio imports
  * `concurrent.futures`) and every script failed to import the library.
