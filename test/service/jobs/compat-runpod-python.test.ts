@@ -1,4 +1,5 @@
 import { execFile, spawnSync } from "node:child_process";
+import { readdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { quote } from "shell-quote";
@@ -13,6 +14,23 @@ import { eventually } from "./harness";
  * so this runs where `python3 -c "import runpod"` works: `pip install runpod`, or a checkout of
  * runpod-python on RUNPOD_PYTHON_PATH (a PYTHONPATH for the library and anything its imports need);
  * RUNPOD_PYTHON names another interpreter. Elsewhere it is skipped, and says so.
+ *
+ * Without PyPI (this project's machines reach npm and Debian only), a checkout and Debian's packages do:
+ * - the library: `git archive` of github.com/runpod/runpod-python into /tmp/rp (no install needed);
+ * - its imports: `apt-get install -y python3-aiohttp python3-requests python3-backoff python3-tqdm
+ *   python3-colorama python3-click python3-prettytable python3-psutil python3-cpuinfo python3-tomli
+ *   python3-tomlkit python3-paramiko python3-watchdog python3-cryptography python3-boto3 python3-fastapi
+ *   python3-uvicorn` (they land in /usr/bin/python3, so RUNPOD_PYTHON=/usr/bin/python3 when python3 is
+ *   another one, e.g. pyenv's);
+ * - fixtures/python-stubs for what Debian lacks or has too old: `tqdm_loggable` and `aiohttp_retry`
+ *   (just what the library calls), and a `sitecustomize.py` letting Debian's aiohttp 3.8 take the 3.9
+ *   `ClientTimeout(ceil_threshold=)` the library's worker session passes;
+ * - then, from the repository's root (absolute paths: workers run in their own directories):
+ *   `RUNPOD_PYTHON=/usr/bin/python3 RUNPOD_PYTHON_PATH=/tmp/rp:$PWD/test/service/jobs/fixtures/python-stubs
+ *   npx vitest run test/service/jobs/compat-runpod-python.test.ts`.
+ * Fixture scripts must not share a name with a standard-library module: Python puts the script's own
+ * directory first on sys.path, so a `concurrent.py` there replaced `concurrent` (asyncio imports
+ * `concurrent.futures`) and every script failed to import the library.
  */
 const PYTHON = process.env.RUNPOD_PYTHON ?? "python3";
 const PYTHON_PATH = process.env.RUNPOD_PYTHON_PATH ?? "";
@@ -65,7 +83,7 @@ describe.skipIf(version === undefined)(title, () => {
           handlers: {
             "python/echo": workerCommand("handler.py"),
             "python/stream": workerCommand("stream.py"),
-            "python/concurrent": workerCommand("concurrent.py"),
+            "python/concurrent": workerCommand("concurrency.py"),
             "python/example": workerCommand(EXAMPLE),
             "python/refresh": workerCommand("refresh.py"),
           },
@@ -234,4 +252,24 @@ describe.skipIf(version === undefined)(title, () => {
       expect(stopped).toBeDefined();
     },
   );
+});
+
+/** The standard library's top-level module names, from any Python 3.10+ here (undefined: none). */
+function stdlibModules(): Set<string> | undefined {
+  const probe = spawnSync(PYTHON, ["-c", "import sys; print(' '.join(sorted(sys.stdlib_module_names)))"], {
+    encoding: "utf8",
+    timeout: 30_000,
+  });
+  return probe.status === 0 ? new Set(probe.stdout.trim().split(" ")) : undefined;
+}
+const stdlib = stdlibModules();
+
+// Runs wherever a Python is, library or not: a fixture that shadows a standard module breaks every
+// script of the directory (Python puts it first on sys.path), as concurrent.py once did.
+describe.skipIf(stdlib === undefined)("the Python compatibility fixtures", () => {
+  it("no fixture script is named like a standard-library module", () => {
+    const scripts = readdirSync(FIXTURES).filter((name) => name.endsWith(".py"));
+    expect(scripts.length).toBeGreaterThan(0);
+    expect(scripts.filter((name) => stdlib?.has(name.slice(0, -3)))).toEqual([]);
+  });
 });
