@@ -9,8 +9,8 @@ export { CPU_FLAVOR_IDS, DATA_CENTER_IDS, GPU_POOL_IDS, GPU_TYPE_IDS };
 
 /**
  * Refuses the items of a comma list that `refused` picks out: the first few each as an issue worded
- * by `message`, then how many more, so a list of 400,000 bad items costs no 400,000 issues (nor
- * messages, nor a reply naming each).
+ * by `message` (an item given again is not named again: "XX,XX" is one problem), then how many more,
+ * so a list of 400,000 bad items costs no 400,000 issues (nor messages, nor a reply naming each).
  */
 export function refuseItems(
   items: readonly string[],
@@ -18,15 +18,16 @@ export function refuseItems(
   message: (item: string) => string,
   ctx: z.RefinementCtx,
 ): void {
-  let count = 0;
+  const named = new Set<string>();
+  let more = 0;
   for (const item of items) {
-    if (!refused(item)) continue;
-    count++;
-    if (count < DESCRIBED_ISSUES_MAX) ctx.addIssue({ code: "custom", message: message(item) });
+    if (named.has(item) || !refused(item)) continue;
+    if (named.size < DESCRIBED_ISSUES_MAX - 1) {
+      named.add(item);
+      ctx.addIssue({ code: "custom", message: message(item) });
+    } else more++;
   }
-  if (count >= DESCRIBED_ISSUES_MAX) {
-    ctx.addIssue({ code: "custom", message: `${count - DESCRIBED_ISSUES_MAX + 1} more items refused` });
-  }
+  if (more > 0) ctx.addIssue({ code: "custom", message: `${more} more items refused` });
 }
 
 export const GpuPoolId = z.enum(GPU_POOL_IDS);

@@ -77,6 +77,15 @@ describe("gpuIds refusals", () => {
     });
     expect(exclusions.body.errors?.[0]?.message).toBe("gpuIds: needs at least one GPU pool id");
   });
+
+  it("a bad item given twice in a comma list is named once", async () => {
+    const reply = await api.gql(SAVE_ENDPOINT, {
+      input: { name: "e", templateId, gpuIds: "AMPERE_99, AMPERE_99", locations: "XX,XX" },
+    });
+    expect(reply.body.errors?.[0]?.message).toBe(
+      `gpuIds: unknown GPU pool id "AMPERE_99"; expected one of AMPERE_16, AMPERE_24, ADA_24, AMPERE_48, ADA_48_PRO, AMPERE_80, ADA_80_PRO, or "-<GPU type>" to exclude one; locations: unknown location "XX"; expected one of CZ, FR, GB, NO, RO, US`,
+    );
+  });
 });
 
 describe("lists are kept in one spelling, each item once", () => {
