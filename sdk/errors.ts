@@ -112,6 +112,12 @@ export class RunpodkitError extends Error {
   readonly jobId: string | undefined;
   /** The job's final status (JobFailedError) or the last one seen (a waitFor TimeoutError). */
   readonly jobStatus: string | undefined;
+  /**
+   * Whether the failure may pass, so the same call made again later may succeed: no connection, no
+   * reply in time, a 429 (wait `retryAfterMs`), a 5xx other than 501. It says nothing of whether a call
+   * that is not safe to repeat (a create, `run`) already took effect: check before sending it again.
+   */
+  readonly retryable: boolean;
 
   constructor(code: RunpodkitErrorCode, details: ErrorDetails) {
     const secrets = details.secrets ?? [];
@@ -125,6 +131,7 @@ export class RunpodkitError extends Error {
     this.serviceCode = details.serviceCode;
     this.jobId = details.jobId;
     this.jobStatus = details.jobStatus;
+    this.retryable = isRetryable(code, details);
   }
 
   toJSON(): Record<string, unknown> {
@@ -139,8 +146,17 @@ export class RunpodkitError extends Error {
       serviceCode: this.serviceCode,
       jobId: this.jobId,
       jobStatus: this.jobStatus,
+      retryable: this.retryable,
     };
   }
+}
+
+/** The codes of failures that pass; a SERVER_ERROR does unless the service does not implement the call. */
+const PASSING_CODES: ReadonlySet<RunpodkitErrorCode> = new Set(["CONNECTION", "TIMEOUT", "RATE_LIMITED"]);
+
+function isRetryable(code: RunpodkitErrorCode, details: ErrorDetails): boolean {
+  if (code === "SERVER_ERROR") return details.status !== 501 && details.serviceCode !== "NOT_IMPLEMENTED";
+  return PASSING_CODES.has(code);
 }
 
 type Details = Omit<ErrorDetails, "graphqlErrors">;

@@ -5,11 +5,8 @@ import { type ClientOptions, clientHttp, requireBaseUrl, requireClientOptions } 
 import { replyCutHeaders, replyCutStatus } from "./dispatch-reply";
 import {
   AbortedError,
-  ConnectionError,
   JobFailedError,
-  RateLimitedError,
   RunpodkitError,
-  ServerError,
   StreamInterruptedError,
   TimeoutError,
   ValidationError,
@@ -104,17 +101,12 @@ function outagePause(pollIntervalMs: number, failure: RunpodkitError): number {
 }
 
 /**
- * A failure that may pass while the job goes on in the service: no connection (a restart), a 5xx
- * (501 aside: it will not change), a 429, a poll that got no reply in time. The HTTP layer's
- * retries are spent by then; a long wait (waitFor, stream) polls on through it.
+ * A failure that may pass while the job goes on in the service (the error's `retryable`: no
+ * connection, a 5xx but 501, a 429, a poll that got no reply in time). The HTTP layer's retries are
+ * spent by then; a long wait (waitFor, stream) polls on through it.
  */
 function isPassing(error: unknown): error is RunpodkitError {
-  return (
-    error instanceof ConnectionError ||
-    error instanceof RateLimitedError ||
-    error instanceof TimeoutError ||
-    (error instanceof ServerError && error.status !== 501)
-  );
+  return error instanceof RunpodkitError && error.retryable;
 }
 
 /** A poll interval or outage bound: 0 or more ms (NaN or a negative would poll without pause). */
