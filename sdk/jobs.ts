@@ -119,6 +119,20 @@ function requirePause(value: unknown, operation: string, field = "pollIntervalMs
   });
 }
 
+/** A call's `wait` (the service's hold, ms) and `timeoutMs`, refused before sending when unusable. */
+function requireWait(options: RunSyncOptions, operation: string): number {
+  const wait = options.wait ?? JOB_LIMITS.runsyncWait.default;
+  if (!Number.isInteger(wait) || wait < JOB_LIMITS.runsyncWait.min || wait > JOB_LIMITS.runsyncWait.max) {
+    throw new ValidationError({
+      operation,
+      field: "wait",
+      message: `${operation}: wait must be an integer from ${JOB_LIMITS.runsyncWait.min} to ${JOB_LIMITS.runsyncWait.max} ms`,
+    });
+  }
+  if (options.timeoutMs !== undefined) requireTimeoutMs(options.timeoutMs, operation);
+  return wait;
+}
+
 /** The stream position a /stream reply names (STREAM_POSITION_HEADER), undefined when it names none. */
 function streamPosition(headers: IncomingHttpHeaders): number | undefined {
   const parsed = StreamPosition.safeParse(headers[STREAM_POSITION_HEADER]);
@@ -182,15 +196,7 @@ export class JobClient {
   async runSync(submission: JobInput, options: RunSyncOptions = {}): Promise<JobEnvelope> {
     const operation = "jobs.runSync";
     const body = validateInput(JobSubmission, submission, operation);
-    const wait = options.wait ?? JOB_LIMITS.runsyncWait.default;
-    if (!Number.isInteger(wait) || wait < JOB_LIMITS.runsyncWait.min || wait > JOB_LIMITS.runsyncWait.max) {
-      throw new ValidationError({
-        operation,
-        field: "wait",
-        message: `${operation}: wait must be an integer from ${JOB_LIMITS.runsyncWait.min} to ${JOB_LIMITS.runsyncWait.max} ms`,
-      });
-    }
-    if (options.timeoutMs !== undefined) requireTimeoutMs(options.timeoutMs, operation);
+    const wait = requireWait(options, operation);
     const reply = await this.#http.request({
       operation,
       method: "POST",
@@ -202,6 +208,30 @@ export class JobClient {
       timeoutMs: Math.min(MAX_TIMEOUT_MS, wait + (options.timeoutMs ?? this.#timeoutMs)),
     });
     return parseReply(JobEnvelope, reply, operation);
+  }
+
+  /**
+   * GET /status-sync/{id}, runpod-sdk's `statusSync`: the service holds the call until the job is
+   * terminal or `wait` passes, then answers its status (still IN_QUEUE or IN_PROGRESS after `wait`).
+   * The HTTP budget is `wait` plus the client's timeoutMs, as runSync's. `ttl` (ms) resets its lifetime.
+   */
+  async statusSync(jobId: string, options: RunSyncOptions & { ttl?: number } = {}): Promise<JobEnvelope> {
+    const operation = "jobs.statusSync";
+    const path = `/status-sync${idSegment(jobId, operation, "jobId")}`;
+    const wait = requireWait(options, operation);
+    try {
+      const reply = await this.#http.request({
+        operation,
+        method: "GET",
+        path,
+        query: { wait, ttl: options.ttl },
+        signal: options.signal,
+        timeoutMs: Math.min(MAX_TIMEOUT_MS, wait + (options.timeoutMs ?? this.#timeoutMs)),
+      });
+      return parseReply(JobEnvelope, reply, operation);
+    } catch (error) {
+      throw withJobId(error, jobId);
+    }
   }
 
   /** GET /status/{id}. A job whose TTL passed is a NotFoundError. `ttl` (ms) resets its lifetime. */
