@@ -1,3 +1,4 @@
+import type { Dispatcher } from "undici";
 import { redact, ValidationError } from "./errors";
 import {
   HttpClient,
@@ -22,8 +23,15 @@ export interface ClientOptions {
   retries?: number;
   /** Backoff tuning beyond `retries`. */
   retry?: Omit<RetryPolicy, "retries">;
-  /** Max sockets to the service (default 64). */
+  /** Max sockets to the service (default 64); not with `dispatcher`, whose own settings apply. */
   connections?: number;
+  /**
+   * An undici Dispatcher to send every call through instead of the client's own keep-alive pool:
+   * `new EnvHttpProxyAgent()` or `new ProxyAgent(url)` behind an HTTP proxy, an `Agent` with TLS
+   * options. It stays yours: `close()` waits for (or, with force, aborts) the client's calls on it but
+   * leaves it open.
+   */
+  dispatcher?: Dispatcher;
   /**
    * The largest reply read, in bytes (default 256 MiB, at most 2^29-24): a larger one (an endless or
    * huge body from a wrong baseUrl) is a ProtocolError, never held whole in memory.
@@ -50,6 +58,26 @@ export function requireClientOptions(options: ClientOptions, operation: string):
   if (options.retry !== undefined) requireRetryTuning(options.retry, operation);
   if (options.connections !== undefined) requireConnections(options.connections, operation);
   if (options.maxReplyBytes !== undefined) requireMaxReplyBytes(options.maxReplyBytes, operation);
+  if (options.dispatcher !== undefined) requireDispatcher(options, operation);
+}
+
+/** A dispatcher the HTTP layer can use: dispatch() for calls, compose() for its retry path. */
+function requireDispatcher(options: ClientOptions, operation: string): void {
+  const dispatcher = options.dispatcher as Partial<Dispatcher> | null;
+  if (typeof dispatcher?.dispatch !== "function" || typeof dispatcher.compose !== "function") {
+    throw new ValidationError({
+      operation,
+      field: "dispatcher",
+      message: `${operation}: dispatcher must be an undici Dispatcher (an Agent, a ProxyAgent, an EnvHttpProxyAgent, of undici 7 or later), got ${dispatcher === null ? "null" : typeof dispatcher}`,
+    });
+  }
+  if (options.connections !== undefined) {
+    throw new ValidationError({
+      operation,
+      field: "connections",
+      message: `${operation}: connections sizes the client's own pool, which a dispatcher replaces: set the limit on the dispatcher (e.g. new Agent({ connections }))`,
+    });
+  }
 }
 
 /** The backoff's durations, in ms: NaN or a negative would retry at once (a tight loop against a failing service). */
@@ -127,6 +155,7 @@ export function clientHttp(
     timeoutMs: options.timeoutMs,
     retry: { ...options.retry, retries: options.retries },
     connections: options.connections,
+    dispatcher: options.dispatcher,
     maxReplyBytes: options.maxReplyBytes,
   });
 }

@@ -68,6 +68,12 @@ export interface HttpClientOptions {
   secrets?: readonly string[];
   /** Max sockets to the origin (default 64). */
   connections?: number;
+  /**
+   * Sends every call through this undici Dispatcher (a ProxyAgent or EnvHttpProxyAgent behind a proxy,
+   * an Agent with TLS options) instead of the client's own pool. It stays the caller's: close() waits
+   * for the client's calls on it (or, with force, aborts them) but leaves it open.
+   */
+  dispatcher?: Dispatcher;
   /** The largest reply body read, in bytes (default 256 MiB); a larger one is a ProtocolError. */
   maxReplyBytes?: number;
 }
@@ -381,7 +387,12 @@ type RetryingRequest = Dispatcher.DispatchOptions & {
 };
 
 export class HttpClient {
-  readonly #pool: Pool;
+  /** The client's own pool; undefined when calls go through the caller's dispatcher. */
+  readonly #pool: Pool | undefined;
+  readonly #dispatcher: Dispatcher;
+  readonly #origin: string;
+  /** Calls in flight on the caller's dispatcher, which close() waits for (a pool of ours does that itself). */
+  readonly #inFlight = new Set<Promise<HttpReply>>();
   readonly #retrying: Dispatcher;
   readonly #basePath: string;
   readonly #baseQuery: string;
@@ -410,7 +421,11 @@ export class HttpClient {
     this.#maxReplyBytes = options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
     requireMaxReplyBytes(this.#maxReplyBytes, "http");
     this.#secrets = options.secrets ?? [];
-    this.#pool = new Pool(url.origin, { connections: options.connections ?? 64 });
+    this.#origin = url.origin;
+    this.#pool = options.dispatcher
+      ? undefined
+      : new Pool(url.origin, { connections: options.connections ?? 64 });
+    this.#dispatcher = options.dispatcher ?? (this.#pool as Pool);
     this.#policy = defaultPolicy(options.retry);
     // throwOnError false: RetryHandler asks the decider about every reply >= 300 and forwards the one
     // the decider gives up on, as a reply.
@@ -419,7 +434,7 @@ export class HttpClient {
       "rejected-only": { throwOnError: false, retry: retryDecider("rejected-only", this.#policy) },
     };
     // Innermost first: each attempt RetryHandler dispatches goes through the attempt's timer.
-    this.#retrying = this.#pool.compose(attemptTimeoutInterceptor, retryInterceptor);
+    this.#retrying = this.#dispatcher.compose(attemptTimeoutInterceptor, retryInterceptor);
   }
 
   /**
@@ -429,8 +444,20 @@ export class HttpClient {
    * Only a failure the policy may retry (429, 5xx, a connection error) takes the retry path: the
    * policy's backoff, then undici's RetryHandler for the remaining attempts.
    */
-  async exchange(call: HttpCall): Promise<HttpReply> {
-    const signal = call.signal;
+  exchange(call: HttpCall): Promise<HttpReply> {
+    // A closed client refuses the call (a ValidationError) before the force-close signal is looked at.
+    if (this.#pool || this.#closed) return this.#exchange(call, call.signal);
+    // The caller's dispatcher is not ours to destroy: close({ force }) ends its calls through their signal.
+    const forced = this.#forced.signal;
+    const exchange = this.#exchange(call, call.signal ? AbortSignal.any([call.signal, forced]) : forced);
+    this.#inFlight.add(exchange);
+    const done = () => this.#inFlight.delete(exchange);
+    exchange.then(done, done);
+    return exchange;
+  }
+
+  /** exchange(), `signal` also ending it at close({ force: true }) when the pool is not ours. */
+  async #exchange(call: HttpCall, signal: AbortSignal | undefined): Promise<HttpReply> {
     if (signal?.aborted) throw this.#aborted(call);
     // Not undici's "client is destroyed" ConnectionError: callers (and waitFor) retry those as transient.
     if (this.#closed) {
@@ -450,6 +477,8 @@ export class HttpClient {
     try {
       const mode = call.retry ?? (SAFE_METHODS.has(call.method) ? "idempotent" : "never");
       const request: Dispatcher.DispatchOptions = {
+        // Our pool has its origin; an Agent-like dispatcher of the caller's needs it on each request.
+        origin: this.#origin,
         method: call.method,
         path: this.#pathOf(call),
         headers: body !== undefined ? this.#jsonHeaders : this.#headers,
@@ -460,7 +489,7 @@ export class HttpClient {
       const deadline = mode === "never" ? 0 : Date.now() + budgetMs;
       let reply: HttpReply;
       try {
-        reply = await dispatchWhole(this.#pool, request, signal, budgetMs, this.#maxReplyBytes);
+        reply = await dispatchWhole(this.#dispatcher, request, signal, budgetMs, this.#maxReplyBytes);
       } catch (error) {
         if (mode === "never" || signal?.aborted || this.#forced.signal.aborted) throw error;
         const code = (error as { code?: unknown } | null)?.code;
@@ -610,16 +639,21 @@ export class HttpClient {
       this.#closed = true;
       // Destroying the pool fails the attempts in flight; the abort ends the retry path's backoffs
       // (each listens to it) and JobClient's pauses.
-      const destroyed = this.#pool.destroy();
+      const destroyed = this.#pool?.destroy();
       this.#forced.abort(new Error("the client was closed with close({ force: true })"));
-      await destroyed;
+      await (destroyed ?? this.#settled());
       return;
     }
     // Already closed with force: nothing is left to wait for.
     if (this.#forced.signal.aborted) return;
     this.#closed = true;
-    this.#closing ??= this.#pool.close();
+    this.#closing ??= this.#pool ? this.#pool.close() : this.#settled();
     await this.#closing;
+  }
+
+  /** Once every call in flight on the caller's dispatcher has ended, however it ended. */
+  async #settled(): Promise<void> {
+    await Promise.allSettled(this.#inFlight);
   }
 
   /** Aborted once the client is closed with `force`: for waits between calls (JobClient's pauses). */
