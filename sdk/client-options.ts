@@ -39,19 +39,38 @@ export interface ClientOptions {
   maxReplyBytes?: number;
 }
 
-/** Refuses a missing or blank key before anything else (a ValidationError naming apiKey). */
+/** No API key holds a control character, and a header with a C0 one or DEL is refused whole by undici. */
+const CONTROL_CHARACTER = /\p{Cc}/u;
+
+/**
+ * Refuses a missing or blank key before anything else (a ValidationError naming apiKey), and one
+ * with a control character inside it (a line break, a tab): it cannot go in a header, and undici's
+ * "invalid authorization header" read as a connection error, retried and waited through as one.
+ */
 export function requireApiKey(apiKey: unknown, operation: string): void {
   if (typeof apiKey !== "string" || apiKey.trim() === "") {
-    throw new ValidationError({ operation, field: "apiKey", message: `${operation}: apiKey is required` });
+    throw new ValidationError({
+      operation,
+      field: "apiKey",
+      message: `${operation}: apiKey is required: pass the account's API key, e.g. { apiKey: process.env.RUNPOD_API_KEY }`,
+    });
+  }
+  if (CONTROL_CHARACTER.test(apiKey.trim())) {
+    throw new ValidationError({
+      operation,
+      field: "apiKey",
+      message: `${operation}: apiKey holds a control character (a line break, a tab) inside it; an API key is one line: check where it was read from`,
+    });
   }
 }
 
 /**
  * Refuses, when the client is built, a missing key (requireApiKey, first), then a timeoutMs or retries
  * the HTTP layer cannot use (a ValidationError naming the option), instead of a ConnectionError at the
- * first call or a retry loop without bound.
+ * first call or a retry loop without bound. Returns the options with the key trimmed: one read from a
+ * file or a CRLF .env keeps its line break, which no header may carry.
  */
-export function requireClientOptions(options: ClientOptions, operation: string): void {
+export function requireClientOptions<T extends ClientOptions>(options: T, operation: string): T {
   requireApiKey(options.apiKey, operation);
   if (options.timeoutMs !== undefined) requireTimeoutMs(options.timeoutMs, operation);
   if (options.retries !== undefined) requireRetries(options.retries, operation);
@@ -59,6 +78,7 @@ export function requireClientOptions(options: ClientOptions, operation: string):
   if (options.connections !== undefined) requireConnections(options.connections, operation);
   if (options.maxReplyBytes !== undefined) requireMaxReplyBytes(options.maxReplyBytes, operation);
   if (options.dispatcher !== undefined) requireDispatcher(options, operation);
+  return { ...options, apiKey: options.apiKey.trim() };
 }
 
 /** A dispatcher the HTTP layer can use: dispatch() for calls, compose() for its retry path. */

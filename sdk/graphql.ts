@@ -66,8 +66,8 @@ export class GraphQLClient {
   /** Which endpoint selection this service accepts; see ENDPOINT_DOCUMENTS. */
   #endpointDocs: EndpointDocuments = ENDPOINT_DOCUMENTS.extended;
 
-  constructor(options: GraphQLClientOptions) {
-    requireClientOptions(options, "graphql");
+  constructor(given: GraphQLClientOptions) {
+    const options = requireClientOptions(given, "graphql");
     this.#apiKey = options.apiKey;
     const url = new URL(
       requireBaseUrl(

@@ -156,8 +156,8 @@ export class JobClient {
   readonly #http: HttpClient;
   readonly #timeoutMs: number;
 
-  constructor(options: JobClientOptions) {
-    requireClientOptions(options, "jobs");
+  constructor(given: JobClientOptions) {
+    const options = requireClientOptions(given, "jobs");
     const base = requireBaseUrl(
       options.baseUrl ?? DEFAULT_JOBS_URL,
       "jobs",
