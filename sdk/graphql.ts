@@ -280,7 +280,7 @@ export class GraphQLClient {
         signal: options.signal,
       });
     } catch (error) {
-      throw graphqlErrorOf(op.name, error, [this.#apiKey, ...secrets]);
+      throw graphqlErrorOf(op.name, error, [this.#apiKey, ...secrets], op.kind === "query");
     }
   }
 

@@ -126,6 +126,11 @@ export interface HttpCall extends CallOptions {
   rawBody?: string;
   /** Default: "idempotent" for GET/HEAD/PUT/DELETE, "never" otherwise. */
   retry?: RetryMode;
+  /**
+   * Whether the call is safe for its caller to send again, for its errors' `retryable` (default: its
+   * retry mode is "idempotent"). A /stream poll is, though the HTTP layer resends it only unsent.
+   */
+  repeatable?: boolean;
 }
 
 const CONNECTION_CODES = new Set([
@@ -309,6 +314,11 @@ interface Failure {
 
 const NEVER_SENT = new Set(NEVER_SENT_CODES);
 
+/** A call's retry mode: its own, else by method. */
+function modeOf(call: HttpCall): RetryMode {
+  return call.retry ?? (SAFE_METHODS.has(call.method) ? "idempotent" : "never");
+}
+
 function isRetryable(mode: RetryMode, failure: Failure): boolean {
   if (mode === "never") return false;
   if (failure.statusCode !== undefined) {
@@ -475,7 +485,7 @@ export class HttpClient {
     const budgetMs = call.timeoutMs ?? this.#timeoutMs;
     const body = call.rawBody ?? (call.body === undefined ? undefined : jsonBody(call, this.#secrets));
     try {
-      const mode = call.retry ?? (SAFE_METHODS.has(call.method) ? "idempotent" : "never");
+      const mode = modeOf(call);
       const request: Dispatcher.DispatchOptions = {
         // Our pool has its origin; an Agent-like dispatcher of the caller's needs it on each request.
         origin: this.#origin,
@@ -556,14 +566,21 @@ export class HttpClient {
     });
   }
 
-  /** A failed exchange as the SDK's error: aborted by the caller, out of time, or the connection. */
+  /**
+   * A failed exchange as the SDK's error: aborted by the caller, out of time, or the connection. One
+   * that is not safe to repeat is not `retryable` unless it was never sent (a connection refused).
+   */
   #transportError(call: HttpCall, budgetMs: number, error: unknown): RunpodkitError {
     if (call.signal?.aborted || this.#forced.signal.aborted) return this.#aborted(call, error);
     const code = (error as { code?: unknown } | null)?.code;
+    const repeatable =
+      (call.repeatable ?? modeOf(call) === "idempotent") ||
+      (typeof code === "string" && NEVER_SENT.has(code));
     if (typeof code === "string" && TIMEOUT_CODES.has(code)) {
       return new TimeoutError({
         operation: call.operation,
         message: `${call.operation}: no reply within ${budgetMs} ms`,
+        repeatable,
         // Kept: whether the reply had begun (dispatch-reply.ts, REPLY_CUT) matters to stream().
         cause: error,
         secrets: this.#secrets,
@@ -580,6 +597,7 @@ export class HttpClient {
     return new ConnectionError({
       operation: call.operation,
       message: `${call.operation}: ${error instanceof Error ? error.message : String(error)}`,
+      repeatable,
       cause: error,
       secrets: this.#secrets,
     });
@@ -591,7 +609,7 @@ export class HttpClient {
    */
   async request(call: HttpCall): Promise<unknown> {
     const reply = await this.exchange(call);
-    if (reply.status < 200 || reply.status >= 300) throw this.errorFor(call.operation, reply);
+    if (reply.status < 200 || reply.status >= 300) throw this.errorFor(call.operation, reply, modeOf(call));
     return this.parseJson(call.operation, reply.text);
   }
 
@@ -608,8 +626,8 @@ export class HttpClient {
     }
   }
 
-  /** The typed error for a non-2xx reply. */
-  errorFor(operation: string, reply: HttpReply): RunpodkitError {
+  /** The typed error for a non-2xx reply to a call of retry `mode` (a 5xx of one not safe to repeat is not `retryable`). */
+  errorFor(operation: string, reply: HttpReply, mode: RetryMode = "idempotent"): RunpodkitError {
     const body = safeJson(reply.text);
     // REST says `message`; the job API says `error`; a 429 may be plain text.
     const serverMessage =
@@ -624,6 +642,7 @@ export class HttpClient {
       field: typeof body?.field === "string" ? body.field : undefined,
       serviceCode: typeof body?.code === "string" ? body.code : undefined,
       retryAfterMs: parseRetryAfter(reply.headers["retry-after"]),
+      repeatable: mode === "idempotent",
       secrets: this.#secrets,
     });
   }

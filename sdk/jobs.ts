@@ -403,6 +403,8 @@ export class JobClient {
           // Sent again here only when it never reached the service: a poll it answered handed chunks
           // out, and a resend the service cannot match to the lost reply would skip them.
           retry: "rejected-only",
+          // This loop sends a failed poll again (one cut mid-reply is handled below): its failures pass.
+          repeatable: true,
         });
         if (answer.status < 200 || answer.status >= 300) throw this.#http.errorFor(operation, answer);
         reply = parseReply(StreamReply, this.#http.parseJson(operation, answer.text), operation);

@@ -1,4 +1,4 @@
-import { type AddressInfo, createServer, type Socket } from "node:net";
+import { type AddressInfo, connect, createServer, type Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   ConnectionError,
@@ -97,6 +97,54 @@ describe("error.retryable", () => {
     }
   });
 
+  it("is false for a job submission cut off after it was sent, true for one never sent", async () => {
+    const jobs = await jobClient();
+    const endpointId = jobs.endpointId;
+    await jobs.close();
+    // A relay in front of the job API whose connections (both sides) are cut while the service holds a /runsync.
+    const sockets = new Set<Socket>();
+    const target = new URL(service.queueUrl);
+    const relay = createServer((socket) => {
+      const upstream = connect(Number(target.port), target.hostname);
+      sockets.add(socket).add(upstream);
+      socket.pipe(upstream).pipe(socket);
+      socket.on("error", () => upstream.destroy());
+      upstream.on("error", () => socket.destroy());
+    });
+    await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", resolve));
+    const relayUrl = `http://127.0.0.1:${(relay.address() as AddressInfo).port}/v2`;
+    const through = new JobClient({ apiKey: service.apiKey, endpointId, baseUrl: relayUrl, retries: 0 });
+    const direct = new JobClient({ apiKey: service.apiKey, endpointId, baseUrl: `${service.queueUrl}/v2` });
+    const never = new JobClient({
+      apiKey: service.apiKey,
+      endpointId,
+      baseUrl: `http://127.0.0.1:${await freePort()}/v2`,
+      retries: 0,
+    });
+    try {
+      // No worker runs (workersMax 0 below): the /runsync is held until the cut.
+      await rest.endpoints.update(endpointId, { workersMax: 0 });
+      const held = failure(through.runSync({ input: {} }, { wait: 60_000 }));
+      await expect.poll(async () => (await direct.health()).jobs.inQueue).toBe(1);
+      for (const socket of sockets) socket.destroy();
+      const cut = await held;
+      expect(cut).toBeInstanceOf(ConnectionError);
+      expect(cut.retryable).toBe(false);
+      // The job was submitted: sending it again would run it twice.
+      expect((await direct.health()).jobs.inQueue).toBe(1);
+
+      const refused = await failure(never.run({ input: {} }));
+      expect(refused).toBeInstanceOf(ConnectionError);
+      expect(refused.retryable).toBe(true);
+    } finally {
+      await through.close({ force: true });
+      await direct.close();
+      await never.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => relay.close(() => resolve()));
+    }
+  });
+
   it("is true for a 5xx, except a 501 (the call is not implemented: it will not pass)", () => {
     expect(errorForStatus(503, { operation: "op", message: "m" }).retryable).toBe(true);
     expect(errorForStatus(500, { operation: "op", message: "m", serviceCode: "INTERNAL" }).retryable).toBe(
@@ -107,5 +155,8 @@ describe("error.retryable", () => {
       errorForStatus(400, { operation: "op", message: "m", serviceCode: "NOT_IMPLEMENTED" }).retryable,
     ).toBe(false);
     expect(errorForStatus(409, { operation: "op", message: "m" }).retryable).toBe(false);
+    // A call that may have taken effect (a create, a mutation): its 5xx is not, its 429 still is.
+    expect(errorForStatus(503, { operation: "op", message: "m", repeatable: false }).retryable).toBe(false);
+    expect(errorForStatus(429, { operation: "op", message: "m", repeatable: false }).retryable).toBe(true);
   });
 });
