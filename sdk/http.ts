@@ -401,8 +401,13 @@ export class HttpClient {
   readonly #pool: Pool | undefined;
   readonly #dispatcher: Dispatcher;
   readonly #origin: string;
-  /** Calls in flight on the caller's dispatcher, which close() waits for (a pool of ours does that itself). */
-  readonly #inFlight = new Set<Promise<HttpReply>>();
+  /**
+   * Calls under way, which close() waits for: a pool knows only of its attempts, not of a call
+   * between them (in a retry's backoff), nor of anything on a caller's dispatcher.
+   */
+  #active = 0;
+  /** What waits for #active to come to 0 (close()). */
+  #idleWaiters: Array<() => void> = [];
   readonly #retrying: Dispatcher;
   readonly #basePath: string;
   readonly #baseQuery: string;
@@ -459,11 +464,7 @@ export class HttpClient {
     if (this.#pool || this.#closed) return this.#exchange(call, call.signal);
     // The caller's dispatcher is not ours to destroy: close({ force }) ends its calls through their signal.
     const forced = this.#forced.signal;
-    const exchange = this.#exchange(call, call.signal ? AbortSignal.any([call.signal, forced]) : forced);
-    this.#inFlight.add(exchange);
-    const done = () => this.#inFlight.delete(exchange);
-    exchange.then(done, done);
-    return exchange;
+    return this.#exchange(call, call.signal ? AbortSignal.any([call.signal, forced]) : forced);
   }
 
   /** exchange(), `signal` also ending it at close({ force: true }) when the pool is not ours. */
@@ -484,6 +485,7 @@ export class HttpClient {
     if (call.timeoutMs !== undefined) requireTimeoutMs(call.timeoutMs, call.operation);
     const budgetMs = call.timeoutMs ?? this.#timeoutMs;
     const body = call.rawBody ?? (call.body === undefined ? undefined : jsonBody(call, this.#secrets));
+    this.#active++;
     try {
       const mode = modeOf(call);
       const request: Dispatcher.DispatchOptions = {
@@ -511,6 +513,8 @@ export class HttpClient {
       return await this.#retry(request, signal, mode, deadline, budgetMs, failure, reply);
     } catch (error) {
       throw this.#transportError(call, budgetMs, error);
+    } finally {
+      if (--this.#active === 0) for (const wake of this.#idleWaiters.splice(0)) wake();
     }
   }
 
@@ -660,19 +664,24 @@ export class HttpClient {
       // (each listens to it) and JobClient's pauses.
       const destroyed = this.#pool?.destroy();
       this.#forced.abort(new Error("the client was closed with close({ force: true })"));
-      await (destroyed ?? this.#settled());
+      await destroyed;
+      await this.#idle();
       return;
     }
     // Already closed with force: nothing is left to wait for.
     if (this.#forced.signal.aborted) return;
     this.#closed = true;
-    this.#closing ??= this.#pool ? this.#pool.close() : this.#settled();
+    // The calls first: a pool closed under a call in its retry backoff failed the retry ("The client
+    // is destroyed"), though close() had resolved as if the call were done.
+    // A close({ force: true }) meanwhile has destroyed the pool: nothing is left to close.
+    this.#closing ??= this.#idle().then(() => (this.#forced.signal.aborted ? undefined : this.#pool?.close()));
     await this.#closing;
   }
 
-  /** Once every call in flight on the caller's dispatcher has ended, however it ended. */
-  async #settled(): Promise<void> {
-    await Promise.allSettled(this.#inFlight);
+  /** Once no call is under way (at once when none is). */
+  #idle(): Promise<void> {
+    if (this.#active === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
   /** Aborted once the client is closed with `force`: for waits between calls (JobClient's pauses). */
