@@ -674,7 +674,9 @@ export class HttpClient {
     // The calls first: a pool closed under a call in its retry backoff failed the retry ("The client
     // is destroyed"), though close() had resolved as if the call were done.
     // A close({ force: true }) meanwhile has destroyed the pool: nothing is left to close.
-    this.#closing ??= this.#idle().then(() => (this.#forced.signal.aborted ? undefined : this.#pool?.close()));
+    this.#closing ??= this.#idle().then(() =>
+      this.#forced.signal.aborted ? undefined : this.#pool?.close(),
+    );
     await this.#closing;
   }
 
