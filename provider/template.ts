@@ -72,7 +72,9 @@ export const TemplateInputs = z.strictObject({
   volumeMountPath: fields.volumeMountPath
     .unwrap()
     .default(TEMPLATE_DEFAULTS.volumeMountPath)
-    .describe("The absolute path where the volume is mounted (default /workspace)."),
+    .describe(
+      'The absolute path where the volume is mounted, written plainly (no "." or ".." parts, no "//"; default /workspace).',
+    ),
   dockerEntrypoint: fields.dockerEntrypoint
     .unwrap()
     .default(() => [])

@@ -76,6 +76,16 @@ describe("Template check", () => {
           'volumeMountPath: must be an absolute path (starting with "/", e.g. "/workspace"), not "workspace"',
       },
     ]);
+    const dotted = await provider.check(
+      {},
+      { __logicalName: "t", imageName: "i", volumeMountPath: "/a/../b" },
+    );
+    expect(dotted.failures).toEqual([
+      {
+        property: "volumeMountPath",
+        reason: 'volumeMountPath: must not have "." or ".." parts or "//": write "/b", not "/a/../b"',
+      },
+    ]);
     // A property a letter or two off a known one is named with it; one far from all is not.
     const typos = await provider.check(
       {},

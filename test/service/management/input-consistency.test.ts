@@ -236,6 +236,48 @@ describe("volumeMountPath is an absolute path", () => {
     });
   });
 
+  it('a path with "." or ".." parts or "//" is refused on REST and GraphQL, naming the field and the plain path', async () => {
+    const plain = (path: string, written: string) =>
+      `volumeMountPath: must not have "." or ".." parts or "//": write ${JSON.stringify(written)}, not ${JSON.stringify(path)}`;
+    const cases = [
+      ["/a/../b", "/b"],
+      ["/a/./b", "/a/b"],
+      ["//a", "/a"],
+      ["/a//b/", "/a/b/"],
+      ["/..", "/"],
+    ] as const;
+    for (const [path, written] of cases) {
+      const template = await api.rest<Refusal>("POST", "/templates", {
+        name: `dots-${path}`,
+        imageName: "img",
+        volumeMountPath: path,
+      });
+      expect(template.status).toBe(400);
+      expect(template.body).toMatchObject({ message: plain(path, written), field: "volumeMountPath" });
+      const pod = await api.rest<Refusal>("POST", "/pods", { imageName: "img", volumeMountPath: path });
+      expect(pod.status).toBe(400);
+      expect(pod.body).toMatchObject({ message: plain(path, written), field: "volumeMountPath" });
+      const gql = await api.gql(
+        `mutation($path: String) { saveTemplate(input: {name: "dots-gql", imageName: "img", volumeMountPath: $path}) { id } }`,
+        { path },
+      );
+      expect(gql.body.errors?.[0]).toMatchObject({
+        message: plain(path, written),
+        extensions: { code: "VALIDATION", field: "volumeMountPath" },
+      });
+    }
+    const kept = await api.rest<{ id: string; volumeMountPath: string }>("POST", "/templates", {
+      name: "plain-path",
+      imageName: "img",
+      volumeMountPath: "/data/x.d/..y/",
+    });
+    expect(kept.body.volumeMountPath).toBe("/data/x.d/..y/");
+    const patch = await api.rest<Refusal>("PATCH", `/templates/${kept.body.id}`, {
+      volumeMountPath: "/data/./x",
+    });
+    expect(patch.body).toMatchObject({ message: plain("/data/./x", "/data/x"), field: "volumeMountPath" });
+  });
+
   it("a path past its bound is named for its length only", async () => {
     const reply = await api.rest<Refusal>("POST", "/templates", {
       name: "long",
