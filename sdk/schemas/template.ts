@@ -206,8 +206,19 @@ export const MountPath = z
       `must not have "." or ".." parts or "//": write ${quotedPath(plainMountPath(String(issue.input)))}, not ${quotedPath(issue.input)}`,
   });
 
+/**
+ * A template's name, without surrounding white space: `" web "` is `"web"` on REST, GraphQL and the
+ * provider alike (a name is how deleteTemplate finds a template, and a user reads the two as one).
+ * Names stored with spaces before this rule keep them until saved again.
+ */
+export const TemplateName = z
+  .string()
+  .trim()
+  .min(1, { error: "must not be empty (nor only white space)" })
+  .max(191);
+
 const templateFields = {
-  name: z.string().min(1).max(191),
+  name: TemplateName,
   imageName: ImageName,
   containerDiskInGb: z.int().min(0),
   volumeInGb: z.int().min(0),

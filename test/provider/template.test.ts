@@ -155,6 +155,20 @@ describe("Template lifecycle", () => {
     expect(await provider.diff(created.id, earlier, again.inputs)).toEqual(noChange);
   });
 
+  test('a name with surrounding spaces is applied trimmed; a stack that applied " web " before sees no diff', async () => {
+    const program = { name: " web ", imageName: "img:1" };
+    const created = await up(program);
+    expect(created.inputs.name).toBe("web");
+    expect(created.outs.name).toBe("web");
+    expect((await h.rest.templates.get(created.id)).name).toBe("web");
+    const noChange = { changes: false, replaces: [], deleteBeforeReplace: false };
+    const applied = created.outs.__runpodkitApplied as Record<string, unknown>;
+    const earlier = { ...created.outs, name: " web ", __runpodkitApplied: { ...applied, name: " web " } };
+    const again = await provider.check(inputsOf(earlier, fields), { __logicalName: "tpl", ...program });
+    expect(again.inputs.name).toBe("web");
+    expect(await provider.diff(created.id, earlier, again.inputs)).toEqual(noChange);
+  });
+
   test("create, then a second up with the same program changes nothing", async () => {
     const created = await up({ imageName: "img:1", isServerless: true, env: { A: "1" } });
     expectPlainJson(created.outs);

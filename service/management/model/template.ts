@@ -184,7 +184,10 @@ export class TemplateService {
 
   /** GraphQL deleteTemplate(templateName:) deletes BY NAME. */
   deleteByName(accountId: string, name: string): void {
-    const record = this.#store.templateByName(accountId, name);
+    // A name given with spaces finds the template stored under it (before names were trimmed), else
+    // the one stored trimmed, as saveTemplate stores it.
+    const record =
+      this.#store.templateByName(accountId, name) ?? this.#store.templateByName(accountId, name.trim());
     // A name is at most 191 characters: quoted and escaped, well within 1,200.
     if (!record) throw notFound("template named", JSON.stringify(name), 1_200);
     this.delete(accountId, record.id);

@@ -188,6 +188,45 @@ describe("ports are kept each once", () => {
   });
 });
 
+describe("a template's name is stored without surrounding white space", () => {
+  it("REST create and PATCH, and GraphQL saveTemplate, trim it; a name of only spaces is refused naming name", async () => {
+    const created = await api.rest<{ id: string; name: string }>("POST", "/templates", {
+      name: " web ",
+      imageName: "img",
+    });
+    expect(created.status).toBe(200);
+    expect(created.body.name).toBe("web");
+    const taken = await api.rest<Refusal>("POST", "/templates", { name: "web\t", imageName: "img" });
+    expect(taken.status).toBe(400);
+    expect(taken.body).toMatchObject({
+      field: "name",
+      message: 'name: a template named "web" already exists',
+    });
+    const patched = await api.rest<{ name: string }>("PATCH", `/templates/${created.body.id}`, {
+      name: "\u00a0web-2 ",
+    });
+    expect(patched.body.name).toBe("web-2");
+    const saved = await api.gql<{ saveTemplate: { name: string } }>(
+      `mutation { saveTemplate(input: {id: "${created.body.id}", name: "  web-3  ", imageName: "img"}) { name } }`,
+    );
+    expect(saved.body.data?.saveTemplate.name).toBe("web-3");
+    const blank = await api.rest<Refusal>("POST", "/templates", { name: "   ", imageName: "img" });
+    expect(blank.status).toBe(400);
+    expect(blank.body).toMatchObject({
+      field: "name",
+      message: "name: must not be empty (nor only white space)",
+    });
+    const blankGql = await api.gql(`mutation { saveTemplate(input: {name: " ", imageName: "img"}) { id } }`);
+    expect(blankGql.body.errors?.[0]).toMatchObject({ extensions: { code: "VALIDATION", field: "name" } });
+    // deleteTemplate by the name as the user wrote it finds the trimmed one.
+    const deleted = await api.gql<{ deleteTemplate: boolean | null }>(
+      `mutation { deleteTemplate(templateName: " web-3 ") }`,
+    );
+    expect(deleted.body.errors).toBeUndefined();
+    expect((await api.rest("GET", `/templates/${created.body.id}`)).status).toBe(404);
+  });
+});
+
 describe("volumeMountPath is an absolute path", () => {
   const refusal = (path: string) =>
     `volumeMountPath: must be an absolute path (starting with "/", e.g. "/workspace"), not ${JSON.stringify(path)}`;
