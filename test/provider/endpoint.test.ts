@@ -131,6 +131,26 @@ describe("Endpoint check", () => {
     expect(h.apiRequests()).toBe(0);
   });
 
+  test("a volume given both as networkVolumeId and in networkVolumeIds is refused naming networkVolumeIds", async () => {
+    const both = await provider.check(
+      {},
+      { __logicalName: "api", templateId: "t1", networkVolumeId: "v1", networkVolumeIds: ["v2", "v1"] },
+    );
+    expect(both.failures).toEqual([
+      {
+        property: "networkVolumeIds",
+        reason:
+          "networkVolumeIds: network volume v1 is also the endpoint's networkVolumeId; give each volume once: as networkVolumeId, or in networkVolumeIds (volumes in several data centers), not both",
+      },
+    ]);
+    const apart = await provider.check(
+      {},
+      { __logicalName: "api", templateId: "t1", networkVolumeId: UNKNOWN, networkVolumeIds: ["v1"] },
+    );
+    expect(apart.failures).toEqual([]);
+    expect(h.apiRequests()).toBe(0);
+  });
+
   test("preview: unknown values anywhere are accepted, and an unknown type may replace", async () => {
     const checked = await provider.check(
       {},

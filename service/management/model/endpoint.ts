@@ -4,6 +4,7 @@ import {
   ENDPOINT_DEFAULTS,
   splitCommaList,
   uniqueItems,
+  volumeGivenTwice,
 } from "../../../sdk/schemas/defaults";
 import {
   GPU_ENDPOINT_NEEDS_A_TYPE,
@@ -309,6 +310,10 @@ export class EndpointService {
     const dataCenters = settings.dataCenterIds.filter(
       (id) => settings.locations === null || splitCommaList(settings.locations).includes(countryOf(id)),
     );
+    const single = settings.networkVolumeId;
+    if (single && settings.networkVolumeIds.includes(single) && placementChanged) {
+      throw invalid("networkVolumeIds", volumeGivenTwice(shownId(single)));
+    }
     const volumes = [
       ...(settings.networkVolumeId ? [["networkVolumeId", settings.networkVolumeId] as const] : []),
       ...settings.networkVolumeIds.map((id) => ["networkVolumeIds", id] as const),

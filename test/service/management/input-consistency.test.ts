@@ -159,6 +159,57 @@ describe("lists are kept in one spelling, each item once", () => {
   });
 });
 
+describe("a volume given as networkVolumeId and in networkVolumeIds", () => {
+  const refusal = (id: string) =>
+    `networkVolumeIds: network volume ${id} is also the endpoint's networkVolumeId; give each volume once: as networkVolumeId, or in networkVolumeIds (volumes in several data centers), not both`;
+
+  it("is refused naming networkVolumeIds on REST create and PATCH and GraphQL saveEndpoint; each alone is kept", async () => {
+    const volume = await api.rest<{ id: string }>("POST", "/networkvolumes", {
+      name: "v-both",
+      size: 10,
+      dataCenterId: "EU-RO-1",
+    });
+    const id = volume.body.id;
+    const created = await api.rest<Refusal>("POST", "/endpoints", {
+      templateId,
+      networkVolumeId: id,
+      networkVolumeIds: [id],
+    });
+    expect(created.status).toBe(400);
+    expect(created.body).toMatchObject({ message: refusal(id), field: "networkVolumeIds" });
+    const single = await api.rest<{ id: string; networkVolumeId: string }>("POST", "/endpoints", {
+      templateId,
+      networkVolumeId: id,
+    });
+    expect(single.body.networkVolumeId).toBe(id);
+    const patched = await api.rest<Refusal>("PATCH", `/endpoints/${single.body.id}`, {
+      networkVolumeIds: [id],
+    });
+    expect(patched.status).toBe(400);
+    expect(patched.body).toMatchObject({ message: refusal(id), field: "networkVolumeIds" });
+    // Moved from one field to the other in one change: taken.
+    const moved = await api.rest<{ networkVolumeId: string | null; networkVolumeIds: string[] }>(
+      "PATCH",
+      `/endpoints/${single.body.id}`,
+      { networkVolumeId: null, networkVolumeIds: [id] },
+    );
+    expect(moved.body).toMatchObject({ networkVolumeId: null, networkVolumeIds: [id] });
+    const gql = await api.gql<Saved>(SAVE_ENDPOINT, {
+      input: {
+        name: "both",
+        templateId,
+        gpuIds: "AMPERE_16",
+        networkVolumeId: id,
+        networkVolumeIds: [{ networkVolumeId: id }],
+      },
+    });
+    expect(gql.body.errors?.[0]).toMatchObject({
+      message: refusal(id),
+      extensions: { code: "VALIDATION", field: "networkVolumeIds" },
+    });
+  });
+});
+
 describe("ports are kept each once", () => {
   it("templates and pods, on REST and GraphQL: a port given twice is one, in the order first given", async () => {
     const rest = await api.rest<{ id: string; ports: string[] }>("POST", "/templates", {
