@@ -125,6 +125,15 @@ function canonicalChanges(changes: EndpointChanges): EndpointChanges {
   return out;
 }
 
+/**
+ * An endpoint stored before its lists were kept canonical, in the canonical spelling; undefined when
+ * it already is. A repeat changes no choice, so the endpoint means what it meant.
+ */
+export function canonicalEndpoint(record: EndpointRecord): EndpointRecord | undefined {
+  const canonical = { ...record, ...canonicalChanges(record) };
+  return JSON.stringify(canonical) === JSON.stringify(record) ? undefined : canonical;
+}
+
 /** Whether a field differs between the stored endpoint and the new settings (always, on create). */
 function differs(
   existing: EndpointRecord | undefined,
