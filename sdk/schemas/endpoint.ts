@@ -191,6 +191,8 @@ export const GqlEndpoint = z.object({
   userId: z.string(),
   templateId: z.string(),
   gpuIds: z.string(),
+  /** This service's own field (the REST list, in priority order): absent from the real service's replies. */
+  gpuTypeIds: z.array(z.string()).optional(),
   idleTimeout: z.number().int(),
   locations: z.string().nullish(),
   flashBootType: FlashBootType,

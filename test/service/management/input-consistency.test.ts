@@ -88,6 +88,29 @@ describe("gpuIds refusals", () => {
   });
 });
 
+describe("GPU types set through REST, read through GraphQL", () => {
+  it("gpuTypeIds shows the stored types in priority order, also those no pool holds (gpuIds reads empty for them)", async () => {
+    type Read = { myself: { endpoint: { gpuIds: string; gpuTypeIds: string[] } } };
+    const read = (id: string) => api.gql<Read>(`{ myself { endpoint(id: "${id}") { gpuIds gpuTypeIds } } }`);
+    const restOnly = await api.rest<{ id: string }>("POST", "/endpoints", {
+      templateId,
+      gpuTypeIds: ["NVIDIA B200", "NVIDIA A40"],
+    });
+    expect((await read(restOnly.body.id)).body.data.myself.endpoint).toEqual({
+      gpuIds: "",
+      gpuTypeIds: ["NVIDIA B200", "NVIDIA A40"],
+    });
+    const pools = await api.rest<{ id: string }>("POST", "/endpoints", {
+      templateId,
+      gpuTypeIds: ["NVIDIA L4", "NVIDIA A40"],
+    });
+    expect((await read(pools.body.id)).body.data.myself.endpoint).toEqual({
+      gpuIds: "AMPERE_24,AMPERE_48,-NVIDIA RTX A5000,-NVIDIA GeForce RTX 3090,-NVIDIA RTX A6000",
+      gpuTypeIds: ["NVIDIA L4", "NVIDIA A40"],
+    });
+  });
+});
+
 describe("lists are kept in one spelling, each item once", () => {
   it("GraphQL gpuIds and locations: items trimmed, repeats dropped; REST reads the same choice", async () => {
     const reply = await api.gql<Saved>(SAVE_ENDPOINT, {
