@@ -13,6 +13,7 @@ import {
   LocationsList,
   OptionalRef,
   optionalFields,
+  ResourceName,
   refuseItems,
   ScalerType,
 } from "./common";
@@ -31,7 +32,7 @@ const ExecutionTimeoutMs = z
   .int()
   .min(5_000)
   .max(7 * 24 * 3600 * 1000);
-const Name = z.string().min(1).max(191);
+const Name = ResourceName;
 
 const restEndpointFields = {
   templateId: z.string().min(1),

@@ -6,9 +6,12 @@ import {
   DataCenterId,
   GpuTypeId,
   GqlPodStatus,
+  isPrintableName,
   many,
   OptionalRef,
   PodStatus,
+  PRINTABLE_NAME,
+  ResourceName,
 } from "./common";
 import { NetworkVolume } from "./network-volume";
 import {
@@ -125,7 +128,7 @@ export const PodListQuery = z.strictObject({
   endpointId: z.string().max(191).optional(),
   id: z.string().optional(),
   imageName: z.string().optional(),
-  name: z.string().max(191).optional(),
+  name: z.string().max(191).refine(isPrintableName, { error: PRINTABLE_NAME }).optional(),
   templateId: z.string().optional(),
   networkVolumeId: z.string().optional(),
   /** Pods with any of these GPU types (repeat the parameter for several). */
@@ -144,7 +147,7 @@ export const PodListQuery = z.strictObject({
 export type PodListQuery = z.infer<typeof PodListQuery>;
 
 const podFields = {
-  name: z.string().min(1).max(191),
+  name: ResourceName,
   imageName: ImageName,
   dockerEntrypoint: z.array(z.string()),
   dockerStartCmd: z.array(z.string()),
@@ -245,7 +248,7 @@ const gqlDeployFields = {
   minDisk: z.int().nullish(),
   minDownload: z.int().nullish(),
   minUpload: z.int().nullish(),
-  name: z.string().max(191).nullish(),
+  name: z.string().max(191).refine(isPrintableName, { error: PRINTABLE_NAME }).nullish(),
   networkVolumeId: OptionalRef,
   ports: z.string().nullish(),
   startJupyter: z.boolean().nullish(),

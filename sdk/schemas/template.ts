@@ -1,5 +1,12 @@
 import { z } from "zod";
-import { OptionalRef, optionalFields, refuseItems, TemplateCategory } from "./common";
+import {
+  isPrintableName,
+  OptionalRef,
+  optionalFields,
+  PRINTABLE_NAME,
+  refuseItems,
+  TemplateCategory,
+} from "./common";
 import { splitCommaList } from "./defaults";
 import { DOCKER_ARGS_MAX_LENGTH } from "./docker-args";
 
@@ -215,7 +222,8 @@ export const TemplateName = z
   .string()
   .trim()
   .min(1, { error: "must not be empty (nor only white space)" })
-  .max(191);
+  .max(191)
+  .refine(isPrintableName, { error: PRINTABLE_NAME });
 
 const templateFields = {
   name: TemplateName,

@@ -131,6 +131,20 @@ describe("Endpoint check", () => {
     expect(h.apiRequests()).toBe(0);
   });
 
+  test("a name with a control character or an unpaired surrogate is refused before any call", async () => {
+    for (const name of ["two\nlines", "x\ud800"]) {
+      const { failures } = await provider.check({}, { __logicalName: "api", templateId: "t1", name });
+      expect(failures).toEqual([
+        {
+          property: "name",
+          reason:
+            "name: must be printable text: no control character (such as NUL, a tab or a line break) and no unpaired UTF-16 surrogate",
+        },
+      ]);
+    }
+    expect(h.apiRequests()).toBe(0);
+  });
+
   test("a volume given both as networkVolumeId and in networkVolumeIds is refused naming networkVolumeIds", async () => {
     const both = await provider.check(
       {},

@@ -301,6 +301,44 @@ describe("a template's name is stored without surrounding white space", () => {
   });
 });
 
+describe("names are printable text", () => {
+  const refusal =
+    "name: must be printable text: no control character (such as NUL, a tab or a line break) and no unpaired UTF-16 surrogate";
+
+  it("a name with a control character or an unpaired surrogate is refused on REST and GraphQL, naming name; other Unicode is kept", async () => {
+    // JSON escapes, so the body carries the characters themselves (a lone surrogate too).
+    for (const name of ["a\\u0000b", "line\\nbreak", "tab\\there", "x\\ud800", "\\udc00y"]) {
+      for (const [path, extra] of [
+        ["/templates", `"imageName":"img"`],
+        ["/endpoints", `"templateId":"${templateId}"`],
+        ["/networkvolumes", `"size":1,"dataCenterId":"EU-RO-1"`],
+        ["/containerregistryauth", `"username":"u","password":"p"`],
+      ] as const) {
+        const reply = await api.rest<Refusal>("POST", path, `{"name":"${name}",${extra}}`);
+        expect(reply.status, `${path} ${name}`).toBe(400);
+        expect(reply.body).toMatchObject({ message: refusal, field: "name" });
+      }
+    }
+    const gql = await api.gql(SAVE_ENDPOINT, {
+      input: { name: "a\u0000b", templateId, gpuIds: "AMPERE_16" },
+    });
+    expect(gql.body.errors?.[0]).toMatchObject({
+      message: refusal,
+      extensions: { code: "VALIDATION", field: "name" },
+    });
+    const template = await api.gql(
+      `mutation($name: String!) { saveTemplate(input: {name: $name, imageName: "img"}) { id } }`,
+      { name: "x\ud800" },
+    );
+    expect(template.body.errors?.[0]).toMatchObject({ message: refusal });
+    const kept = await api.rest<{ name: string }>("POST", "/templates", {
+      name: "café 🚀 日本語 עברית",
+      imageName: "img",
+    });
+    expect(kept.body.name).toBe("café 🚀 日本語 עברית");
+  });
+});
+
 describe("volumeMountPath is an absolute path", () => {
   const refusal = (path: string) =>
     `volumeMountPath: must be an absolute path (starting with "/", e.g. "/workspace"), not ${JSON.stringify(path)}`;
