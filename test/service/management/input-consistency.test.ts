@@ -301,6 +301,31 @@ describe("a template's name is stored without surrounding white space", () => {
   });
 });
 
+describe("null for a field that takes none", () => {
+  it("a REST PATCH giving null says what the field takes and that leaving it out keeps it", async () => {
+    const created = await api.rest<{ id: string }>("POST", "/endpoints", { templateId });
+    const reply = await api.rest<Refusal>("PATCH", `/endpoints/${created.body.id}`, {
+      name: null,
+      scalerType: null,
+    });
+    expect(reply.status).toBe(400);
+    expect(reply.body).toMatchObject({
+      field: "name",
+      message:
+        "name: is null, which it does not take: give a string, or leave it out where it may be left out (an update keeps the current value); scalerType: is null, which it does not take: give one of QUEUE_DELAY, REQUEST_COUNT, or leave it out where it may be left out (an update keeps the current value)",
+    });
+    // Where null is a value (detach the volume), it is taken.
+    const detached = await api.rest<{ networkVolumeId: string | null }>(
+      "PATCH",
+      `/endpoints/${created.body.id}`,
+      {
+        networkVolumeId: null,
+      },
+    );
+    expect(detached.body.networkVolumeId).toBeNull();
+  });
+});
+
 describe("names are printable text", () => {
   const refusal =
     "name: must be printable text: no control character (such as NUL, a tab or a line break) and no unpaired UTF-16 surrogate";
