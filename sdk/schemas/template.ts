@@ -214,13 +214,15 @@ export const MountPath = z
   });
 
 /**
- * A template's name, without surrounding white space: `" web "` is `"web"` on REST, GraphQL and the
- * provider alike (a name is how deleteTemplate finds a template, and a user reads the two as one).
- * Names stored with spaces before this rule keep them until saved again.
+ * A template's name, without surrounding white space and in Unicode's composed form (NFC): `" web "`
+ * is `"web"`, and "café" typed with a combining accent is the "café" typed with "é", on REST, GraphQL
+ * and the provider alike (a name is unique, how deleteTemplate finds a template, and a user reads the
+ * spellings as one). Names stored otherwise before this rule keep their spelling until saved again.
  */
 export const TemplateName = z
   .string()
   .trim()
+  .normalize("NFC")
   .min(1, { error: "must not be empty (nor only white space)" })
   .max(191)
   .refine(isPrintableName, { error: PRINTABLE_NAME });

@@ -167,6 +167,12 @@ describe("Template lifecycle", () => {
     const again = await provider.check(inputsOf(earlier, fields), { __logicalName: "tpl", ...program });
     expect(again.inputs.name).toBe("web");
     expect(await provider.diff(created.id, earlier, again.inputs)).toEqual(noChange);
+    // Unicode's decomposed "é" (e and a combining accent) is applied composed, as the service stores it.
+    const decomposed = await provider.check(
+      {},
+      { __logicalName: "tpl", name: " cafe\u0301 ", imageName: "i" },
+    );
+    expect(decomposed.inputs.name).toBe("caf\u00e9");
   });
 
   test("create, then a second up with the same program changes nothing", async () => {

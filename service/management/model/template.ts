@@ -184,10 +184,11 @@ export class TemplateService {
 
   /** GraphQL deleteTemplate(templateName:) deletes BY NAME. */
   deleteByName(accountId: string, name: string): void {
-    // A name given with spaces finds the template stored under it (before names were trimmed), else
-    // the one stored trimmed, as saveTemplate stores it.
+    // A name finds the template stored under it as given (names stored before they were trimmed and
+    // composed), else the one stored as saveTemplate stores it (TemplateName).
     const record =
-      this.#store.templateByName(accountId, name) ?? this.#store.templateByName(accountId, name.trim());
+      this.#store.templateByName(accountId, name) ??
+      this.#store.templateByName(accountId, name.trim().normalize("NFC"));
     // A name is at most 191 characters: quoted and escaped, well within 1,200.
     if (!record) throw notFound("template named", JSON.stringify(name), 1_200);
     this.delete(accountId, record.id);

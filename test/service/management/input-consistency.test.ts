@@ -292,6 +292,23 @@ describe("a template's name is stored without surrounding white space", () => {
     });
     const blankGql = await api.gql(`mutation { saveTemplate(input: {name: " ", imageName: "img"}) { id } }`);
     expect(blankGql.body.errors?.[0]).toMatchObject({ extensions: { code: "VALIDATION", field: "name" } });
+    // "café" with a combining accent (NFD) is the "café" typed with "é" (NFC): one name.
+    const composed = await api.rest<{ id: string; name: string }>("POST", "/templates", {
+      name: "caf\u00e9",
+      imageName: "img",
+    });
+    expect(composed.body.name).toBe("caf\u00e9");
+    const decomposed = await api.rest<Refusal>("POST", "/templates", {
+      name: "cafe\u0301",
+      imageName: "img",
+    });
+    expect(decomposed.status).toBe(400);
+    expect(decomposed.body).toMatchObject({ code: "CONFLICT", field: "name" });
+    const byName = await api.gql(`mutation($name: String!) { deleteTemplate(templateName: $name) }`, {
+      name: "cafe\u0301",
+    });
+    expect(byName.body.errors).toBeUndefined();
+    expect((await api.rest("GET", `/templates/${composed.body.id}`)).status).toBe(404);
     // deleteTemplate by the name as the user wrote it finds the trimmed one.
     const deleted = await api.gql<{ deleteTemplate: boolean | null }>(
       `mutation { deleteTemplate(templateName: " web-3 ") }`,
