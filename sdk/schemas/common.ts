@@ -212,6 +212,13 @@ export const LocationsList = z
  */
 export const OptionalRef = z.string().nullish();
 
+/**
+ * A reference id in a REST body (networkVolumeId, containerRegistryAuthId): `""` names nothing, and is
+ * refused saying what to send instead (GraphQL reads `""` as not given; REST updates take null).
+ */
+export const restRef = (what: string) =>
+  z.string().min(1, { error: `is empty: give ${what} id, or leave it out (in an update, null removes it)` });
+
 /** The reading of an OptionalRef: `""` and null are "not given". */
 export const givenRef = (value: string | null | undefined): string | undefined => value || undefined;
 

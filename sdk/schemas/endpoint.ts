@@ -15,6 +15,7 @@ import {
   optionalFields,
   ResourceName,
   refuseItems,
+  restRef,
   ScalerType,
 } from "./common";
 import { GPU_ENDPOINT_NEEDS_A_TYPE } from "./gpu-pools";
@@ -45,7 +46,7 @@ const restEndpointFields = {
   workersMin: Workers,
   workersMax: Workers,
   dataCenterIds: z.array(DataCenterId).min(1),
-  networkVolumeId: z.string().min(1),
+  networkVolumeId: restRef("a network volume"),
   networkVolumeIds: z.array(z.string().min(1)),
   flashboot: z.boolean(),
   executionTimeoutMs: ExecutionTimeoutMs,

@@ -12,6 +12,7 @@ import {
   PodStatus,
   PRINTABLE_NAME,
   ResourceName,
+  restRef,
 } from "./common";
 import { NetworkVolume } from "./network-volume";
 import {
@@ -193,8 +194,8 @@ export const PodCreateInput = z.strictObject({
   minDownloadMbps: z.number().optional(),
   minUploadMbps: z.number().optional(),
   templateId: z.string().min(1).optional(),
-  networkVolumeId: z.string().min(1).optional(),
-  containerRegistryAuthId: z.string().min(1).optional(),
+  networkVolumeId: restRef("a network volume").optional(),
+  containerRegistryAuthId: restRef("a container registry auth").optional(),
 });
 export type PodCreateInput = z.infer<typeof PodCreateInput>;
 
@@ -215,7 +216,7 @@ export const PodUpdateInput = z.strictObject({
   locked: podFields.locked.optional(),
   globalNetworking: z.boolean().optional(),
   /** null detaches the credentials. */
-  containerRegistryAuthId: z.string().min(1).nullable().optional(),
+  containerRegistryAuthId: restRef("a container registry auth").nullable().optional(),
 });
 export type PodUpdateInput = z.infer<typeof PodUpdateInput>;
 

@@ -5,6 +5,7 @@ import {
   optionalFields,
   PRINTABLE_NAME,
   refuseItems,
+  restRef,
   TemplateCategory,
 } from "./common";
 import { splitCommaList } from "./defaults";
@@ -240,7 +241,7 @@ const templateFields = {
   readme: z.string().max(README_MAX_LENGTH),
   isPublic: z.boolean(),
   /** Must name a registry auth of the same account; null clears it (update). */
-  containerRegistryAuthId: z.string().min(1),
+  containerRegistryAuthId: restRef("a container registry auth"),
 };
 
 const { name: _name, imageName: _imageName, ...optionalTemplateFields } = optionalFields(templateFields);

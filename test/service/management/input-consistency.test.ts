@@ -319,7 +319,7 @@ describe("a template's name is stored without surrounding white space", () => {
 });
 
 describe("null for a field that takes none", () => {
-  it("a REST PATCH giving null says what the field takes and that leaving it out keeps it", async () => {
+  it("a REST PATCH giving null or an empty reference says what the field takes and that leaving it out keeps it", async () => {
     const created = await api.rest<{ id: string }>("POST", "/endpoints", { templateId });
     const reply = await api.rest<Refusal>("PATCH", `/endpoints/${created.body.id}`, {
       name: null,
@@ -330,6 +330,21 @@ describe("null for a field that takes none", () => {
       field: "name",
       message:
         "name: is null, which it does not take: give a string, or leave it out where it may be left out (an update keeps the current value); scalerType: is null, which it does not take: give one of QUEUE_DELAY, REQUEST_COUNT, or leave it out where it may be left out (an update keeps the current value)",
+    });
+    // "" names no volume: refused, saying what to send (GraphQL reads "" as not given).
+    const empty = await api.rest<Refusal>("PATCH", `/endpoints/${created.body.id}`, { networkVolumeId: "" });
+    expect(empty.body).toMatchObject({
+      field: "networkVolumeId",
+      message:
+        "networkVolumeId: is empty: give a network volume id, or leave it out (in an update, null removes it)",
+    });
+    const template = await api.rest<Refusal>("PATCH", `/templates/${templateId}`, {
+      containerRegistryAuthId: "",
+    });
+    expect(template.body).toMatchObject({
+      field: "containerRegistryAuthId",
+      message:
+        "containerRegistryAuthId: is empty: give a container registry auth id, or leave it out (in an update, null removes it)",
     });
     // Where null is a value (detach the volume), it is taken.
     const detached = await api.rest<{ networkVolumeId: string | null }>(
