@@ -174,9 +174,13 @@ export class TemplateService {
       }
       const pods = this.#store.podIdsUsing(accountId, "template_id", templateId);
       if (pods.length > 0) {
-        throw new ServiceError("IN_USE", `template ${templateId} is used by pod(s) ${pods.join(", ")}`, {
-          field: "templateId",
-        });
+        throw new ServiceError(
+          "IN_USE",
+          `template ${templateId} is used by pod(s) ${pods.join(", ")}; terminate them first`,
+          {
+            field: "templateId",
+          },
+        );
       }
       this.#store.templates.delete(accountId, templateId);
     });

@@ -358,6 +358,29 @@ describe("null for a field that takes none", () => {
   });
 });
 
+describe("a delete refused while the resource is in use", () => {
+  it("names the users and what to do first (a registry auth used by a template), on REST and GraphQL", async () => {
+    const auth = await api.rest<{ id: string }>("POST", "/containerregistryauth", {
+      name: "in-use-auth",
+      username: "u",
+      password: "p",
+    });
+    const template = await api.rest<{ id: string }>("POST", "/templates", {
+      name: "uses-auth",
+      imageName: "img",
+      containerRegistryAuthId: auth.body.id,
+    });
+    const message = `container registry auth ${auth.body.id} is used by template(s) ${template.body.id}; set their containerRegistryAuthId to another one (or null) first`;
+    const rest = await api.rest<Refusal>("DELETE", `/containerregistryauth/${auth.body.id}`);
+    expect(rest.status).toBe(400);
+    expect(rest.body).toMatchObject({ code: "IN_USE", message, field: "containerRegistryAuthId" });
+    const gql = await api.gql(`mutation { deleteRegistryAuth(registryAuthId: "${auth.body.id}") }`);
+    expect(gql.body.errors?.[0]).toMatchObject({ message, extensions: { code: "IN_USE" } });
+    await api.rest("PATCH", `/templates/${template.body.id}`, { containerRegistryAuthId: null });
+    expect((await api.rest("DELETE", `/containerregistryauth/${auth.body.id}`)).status).toBe(204);
+  });
+});
+
 describe("names are printable text", () => {
   const refusal =
     "name: must be printable text: no control character (such as NUL, a tab or a line break) and no unpaired UTF-16 surrogate";
