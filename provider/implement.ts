@@ -421,18 +421,58 @@ export function implement<D extends { name: string }, R>(
    * so a create that is answered costs no extra call.
    */
   async function createWhileBusy(call: Call, inputs: Props): Promise<R> {
-    const sent: { name?: string } = {};
-    return whileBusy(call, operationBoundMs(inputs, "create", BUSY_BOUND_MS), "create", async () => {
+    const sent: LostCreate = {};
+    const bound = operationBoundMs(inputs, "create", BUSY_BOUND_MS);
+    const deadline = context.pause.now() + bound;
+    return whileBusy(call, bound, "create", async () => {
+      // Found after a lost answer, then the take-over was busy: taken over again, never created anew.
+      if (sent.found !== undefined && sent.name !== undefined) {
+        const made = await takeOver(call, inputs, sent.name, sent.found);
+        if (made !== undefined) return made;
+        sent.found = undefined;
+      }
       try {
         return await createFresh(call, inputs, sent);
       } catch (error) {
         if (!mayHaveActed(error) || sent.name === undefined || definition.inventory === undefined)
           throw error;
-        const made = await madeAnyway(call, inputs, sent.name, error);
+        const made = await madeAnyway(call, inputs, sent, sent.name, error, deadline);
         if (made === undefined) throw error;
         return made;
       }
     });
+  }
+
+  /**
+   * Every resource of the kind, asked after a create whose answer was lost. A lookup that fails as
+   * the create did (busy, a broken connection: the network or service still recovering) is asked
+   * again until `deadline` (the create's bound): giving up would leave the answer unknown, and the
+   * next up would make a second resource beside the one the service may have made.
+   */
+  async function lookUpAfterLostCreate(
+    call: Call,
+    name: string,
+    failure: unknown,
+    deadline: number,
+  ): Promise<Array<{ id: string; name: string }>> {
+    try {
+      return await retryWithin(async () => (await definition.inventory?.(call)) ?? [], {
+        operation: call.operation,
+        boundMs: Math.max(0, deadline - context.pause.now()),
+        retryable: (error) => isBusy(error) || codeOf(error) === "CONNECTION",
+        pause: context.pause,
+        waitAtLeast: retryAfterOf,
+      });
+    } catch (lookupError) {
+      const cause = toProviderError(failure, call.operation, [call.settings.apiKey]);
+      const lookup = toProviderError(lookupError, call.operation, [call.settings.apiKey]).message;
+      throw new ProviderError(
+        "SERVICE",
+        `${cause.message}; the service may have created the ${noun} all the same, and looking for it by its name failed too (${lookup}). Before the next up, list your ${noun}s: if one named "${name}" exists, take it over with adoptId (adoptId: "<its id>") or delete it, or the next up makes a second one.`,
+        // No serviceCode: final, the create's bound is spent.
+        { operation: call.operation, field: "name", cause: failure },
+      );
+    }
   }
 
   /**
@@ -446,15 +486,12 @@ export function implement<D extends { name: string }, R>(
   async function madeAnyway(
     call: Call,
     inputs: Props,
+    sent: LostCreate,
     name: string,
     failure: unknown,
+    deadline: number,
   ): Promise<R | undefined> {
-    let now: Array<{ id: string; name: string }>;
-    try {
-      now = (await definition.inventory?.(call)) ?? [];
-    } catch {
-      throw failure; // the lookup failed too: judged (retried or not) as the create's own failure
-    }
+    const now = await lookUpAfterLostCreate(call, name, failure, deadline);
     const named = now.filter((r) => r.name === name && !replaced.has(r.id)).map((r) => r.id);
     const [id] = named;
     if (id === undefined) return undefined;
@@ -469,6 +506,12 @@ export function implement<D extends { name: string }, R>(
         { operation: call.operation, field: "name", cause: failure },
       );
     }
+    sent.found = id;
+    return takeOver(call, inputs, name, id);
+  }
+
+  /** The resource `id` a lost create made, with the program's inputs applied; undefined if gone. */
+  async function takeOver(call: Call, inputs: Props, name: string, id: string): Promise<R | undefined> {
     const existing = await definition.fetch(call, id);
     if (existing === null) return undefined;
     return definition.apply(call, id, existing, definition.desired({ ...inputs, name }), {});
@@ -636,6 +679,12 @@ export function implement<D extends { name: string }, R>(
       }),
   };
   return provider satisfies pulumi.dynamic.ResourceProvider;
+}
+
+/** A create's progress: the name it last sent, and the resource found under it after a lost answer. */
+interface LostCreate {
+  name?: string;
+  found?: string;
 }
 
 /**
