@@ -592,11 +592,15 @@ export function implement<D extends { name: string }, R>(
     read: async (id: string, props: Props = {}) =>
       run(`read ${noun} ${id}`, async (call) => {
         refuseNewerState(props, call.operation);
-        const record = await definition.fetch(call, id);
-        if (record === null) {
-          await refuseOtherAccount(call, id, props);
-          return { id: "", props: {} };
-        }
+        // A read changes nothing, so a busy service is waited out as an update's is (a refresh,
+        // `up --refresh` in a pipeline, would otherwise fail on a rate window the writes wait out).
+        const bound = operationBoundMs(props, "update", BUSY_BOUND_MS);
+        const record = await whileBusy(call, bound, "update", async () => {
+          const found = await definition.fetch(call, id);
+          if (found === null) await refuseOtherAccount(call, id, props);
+          return found;
+        });
+        if (record === null) return { id: "", props: {} };
         // Found with this key, so it is this account's: state written before owners were kept gains
         // one here. Otherwise a stack that only refreshes (no update) would never be guarded.
         const owner = hasOwner(props) ? props[ACCOUNT] : await accountIfKnown(call);

@@ -138,4 +138,20 @@ describe("a stack through a busy service, through the engine", () => {
     await stack.destroy();
     expect(await svc.graphql.listEndpoints()).toEqual([]);
   }, 300_000);
+
+  test("refresh through a service busy past the client's own retries waits it out: nothing changes, nothing dropped", async () => {
+    rule = () => undefined;
+    const up = await stack.up();
+    const endpointId = String(up.outputs.endpointId?.value);
+    seen.length = 0;
+    rule = first("getEndpoint", 6, "refuse");
+    const refreshed = await stack.refresh();
+    expect(refreshed.steps.filter((s) => s.op !== "same")).toEqual([]);
+    rule = () => undefined;
+    const again = await stack.up();
+    expect(again.steps.filter((s) => s.op !== "same")).toEqual([]);
+    expect(again.outputs.endpointId?.value).toBe(endpointId);
+    await stack.destroy();
+    expect(await svc.graphql.listEndpoints()).toEqual([]);
+  }, 300_000);
 });

@@ -318,6 +318,17 @@ describe("Endpoint against a busy service", () => {
     expect(made.outs).toMatchObject({ templateId, workersMax: 2 });
   });
 
+  test("a refresh (read) meeting a busy service past the client's own retries waits it out, and reads the endpoint", async () => {
+    const templateId = await template();
+    const provider = createEndpointProvider(context);
+    const made = await checkAndCreate(provider, "refreshbusy", { templateId, workersMax: 2 });
+    rule = onOperation("getEndpoint", 6, { refuse: 503 });
+    const read = await provider.read(made.id, made.outs);
+    expect(read.id).toBe(made.id);
+    expect(read.props).toMatchObject({ workersMax: 2, name: made.outs.name });
+    expect(h.pause.slept.length).toBeGreaterThan(0);
+  });
+
   test("an update and a delete refused with 429 and 503 are sent again and done", async () => {
     const templateId = await template();
     const provider = createEndpointProvider(context);
