@@ -86,6 +86,13 @@ export interface ResourceDefinition<D extends { name: string }, R> {
   apply(call: Call, id: string, current: R, desired: D, previous: Props): Promise<R>;
   /** One attempt at deleting; refusals are waited out by the caller. */
   remove(call: Call, id: string, outputs: Props): Promise<void>;
+  /**
+   * Puts back what the attempts of a delete that failed changed (an endpoint scaled to zero gets its
+   * worker counts back), so that a resource left in the stack still serves. Returns what it did, for
+   * the error (also when putting back failed); undefined when nothing needed putting back, or it
+   * cannot be told.
+   */
+  undoRemove?(call: Call, id: string, outputs: Props): Promise<string | undefined>;
   /** Who uses the resource, asked when a delete is refused as "in use". */
   dependents?(call: Call, id: string): Promise<Dependent[]>;
   /** Renames in place: lets a same-name replacement move the old one aside instead of deleting it first. */
@@ -338,6 +345,24 @@ export function implement<D extends { name: string }, R>(
       `${call.operation}: ${noun} ${String(props.name ?? id)} (id ${id}) is still used by ${users}, so the service refuses to delete it, and nothing in this deployment is removing them. Repoint or delete them first. If this delete is the first half of a replacement forced with deleteBeforeReplace, remove that option: runpodkit then creates the replacement first (a ${noun} with an explicit name is renamed aside meanwhile) and moves its users over without downtime.`,
       { operation: call.operation, field: "id", cause: refusal },
     );
+  }
+
+  /**
+   * The failure of a delete, after undoRemove put back what its attempts changed: the resource stays
+   * in the stack, and without this it would stay changed where the next up sees no difference.
+   */
+  async function undoneRemove(call: Call, id: string, props: Props, failure: unknown): Promise<unknown> {
+    if (definition.undoRemove === undefined) return failure;
+    // Whether anything was changed is unknown when the service cannot be read: the failure stands as is.
+    const outcome = await definition.undoRemove(call, id, props).catch(() => undefined);
+    if (outcome === undefined) return failure;
+    const cause = toProviderError(failure, call.operation, [call.settings.apiKey]);
+    return new ProviderError(cause.code, `${cause.message} (${outcome})`, {
+      operation: cause.operation,
+      ...(cause.field === undefined ? {} : { field: cause.field }),
+      ...(cause.serviceCode === undefined ? {} : { serviceCode: cause.serviceCode }),
+      cause: failure,
+    });
   }
 
   async function nameTaken(call: Call, name: string, refusal: unknown): Promise<ProviderError> {
@@ -675,7 +700,7 @@ export function implement<D extends { name: string }, R>(
           });
         } catch (error) {
           // Already gone: the goal of delete is met.
-          if (codeOf(error) !== "NOT_FOUND") throw error;
+          if (codeOf(error) !== "NOT_FOUND") throw await undoneRemove(call, id, props, error);
         }
         // A create after it (deleteBeforeReplace) neither looks for it nor adopts what it was adopted from.
         usedUp.add(id);

@@ -154,4 +154,32 @@ describe("a stack through a busy service, through the engine", () => {
     await stack.destroy();
     expect(await svc.graphql.listEndpoints()).toEqual([]);
   }, 300_000);
+
+  test("a destroy whose deleteEndpoint fails past the bound leaves the endpoint's workers as they were; the next up has nothing to put back; destroy again works", async () => {
+    rule = () => undefined;
+    const up = await stack.up();
+    const endpointId = String(up.outputs.endpointId?.value);
+    expect(svc.endpoint(endpointId)?.workersMax).toBe(2);
+    stack.setConfig("runpodkit:deleteTimeout", { value: "2" });
+    try {
+      rule = (hit) => (hit.body.includes("deleteEndpoint") ? "refuse" : undefined);
+      const failed = await stack.destroy().then(
+        () => "destroyed",
+        (error: unknown) => String(error),
+      );
+      expect(failed).toContain(`delete endpoint ${String(up.outputs.endpointName?.value)}`);
+      expect(failed).toContain("bound of 2s");
+      // The scale-down that came first is undone: the endpoint serves as before.
+      expect(svc.endpoint(endpointId)?.workersMax).toBe(2);
+      expect(failed).toContain("its worker counts were put back");
+    } finally {
+      stack.setConfig("runpodkit:deleteTimeout", { value: "60" });
+    }
+    rule = () => undefined;
+    const again = await stack.up();
+    expect(again.steps.filter((s) => s.op !== "same")).toEqual([]);
+    expect(svc.endpoint(endpointId)?.workersMax).toBe(2);
+    await stack.destroy();
+    expect(await svc.graphql.listEndpoints()).toEqual([]);
+  }, 300_000);
 });

@@ -355,9 +355,9 @@ describe("Endpoint delete against a service busy past the bound", () => {
     const failure = await provider.delete(made.id, made.outs).catch((error: unknown) => error);
     expect(failure).toMatchObject({ code: "TIMEOUT", operation: `delete endpoint ${made.outs.name}` });
     expect(String((failure as Error).message)).toMatch(
-      /within the bound of 120s: graphql\.deleteEndpoint: too many requests \(HTTP 503\) Run destroy again later, or give the resource a longer customTimeouts\.delete \(else runpodkit:deleteTimeout\)\.$/,
+      /within the bound of 120s: graphql\.deleteEndpoint: too many requests \(HTTP 503\) Run destroy again later, or give the resource a longer customTimeouts\.delete \(else runpodkit:deleteTimeout\)\. \(the endpoint had been scaled to zero first; its worker counts were put back \(workersMin 0, workersMax 3\), so it serves as before\)$/,
     );
-    expect(await h.graphql.getEndpoint(made.id)).not.toBeNull();
+    expect(await h.graphql.getEndpoint(made.id)).toMatchObject({ workersMin: 0, workersMax: 3 });
   });
 });
 
