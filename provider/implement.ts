@@ -25,6 +25,7 @@ import { diffFields } from "./diff";
 import { packageVersion } from "./dynamic";
 import {
   codeOf,
+  isBrokenConnection,
   isBusy,
   isDeleteRefusal,
   isNameTaken,
@@ -427,12 +428,15 @@ export function implement<D extends { name: string }, R>(
     }
   }
 
-  /** Runs `body` again while the service is busy (429, 5xx) within the operation's bound. */
+  /**
+   * Runs `body` again while the service is busy (429, 5xx) or a connection to it broke, within the
+   * operation's bound. Every body is safe to run again: a create looks for what a lost one made first.
+   */
   function whileBusy<T>(call: Call, boundMs: number, option: string, body: () => Promise<T>): Promise<T> {
     return retryWithin(body, {
       operation: call.operation,
       boundMs,
-      retryable: isBusy,
+      retryable: (error) => isBusy(error) || isBrokenConnection(error),
       pause: context.pause,
       waitAtLeast: retryAfterOf,
       hint: `The service stayed busy: run it again later, or give the resource a longer customTimeouts.${option}.`,
@@ -484,6 +488,7 @@ export function implement<D extends { name: string }, R>(
       return await retryWithin(async () => (await definition.inventory?.(call)) ?? [], {
         operation: call.operation,
         boundMs: Math.max(0, deadline - context.pause.now()),
+        // Refused connections too: the network may still be coming back, and giving up is costly.
         retryable: (error) => isBusy(error) || codeOf(error) === "CONNECTION",
         pause: context.pause,
         waitAtLeast: retryAfterOf,
@@ -679,8 +684,11 @@ export function implement<D extends { name: string }, R>(
         refuseNewerState(props, call.operation);
         // Taken over again by its replacement in this update: the stack holds it now.
         if (adoptedHere.has(id)) return;
-        await refuseOtherAccount(call, id, props);
+        let owned = false;
         const attempt = async () => {
+          // Asked within the retries: a busy service's answer to it is waited out like the delete's.
+          if (!owned) await refuseOtherAccount(call, id, props);
+          owned = true;
           try {
             await definition.remove(call, id, props);
           } catch (error) {
@@ -693,7 +701,7 @@ export function implement<D extends { name: string }, R>(
             operation: call.operation,
             boundMs: deleteBoundMs(props, call.settings.deleteTimeoutMs),
             // A delete is safe to send again: one already carried out answers NOT_FOUND, its goal.
-            retryable: (error) => isDeleteRefusal(error) || isBusy(error),
+            retryable: (error) => isDeleteRefusal(error) || isBusy(error) || isBrokenConnection(error),
             pause: context.pause,
             waitAtLeast: retryAfterOf,
             hint: "Run destroy again later, or give the resource a longer customTimeouts.delete (else runpodkit:deleteTimeout).",

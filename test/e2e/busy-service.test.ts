@@ -182,4 +182,22 @@ describe("a stack through a busy service, through the engine", () => {
     await stack.destroy();
     expect(await svc.graphql.listEndpoints()).toEqual([]);
   }, 300_000);
+
+  test("an update and a delete whose connection broke are sent again: up puts the drift back, destroy removes the endpoint", async () => {
+    rule = () => undefined;
+    const up = await stack.up();
+    const endpointId = String(up.outputs.endpointId?.value);
+    await svc.rest.endpoints.update(endpointId, { workersMax: 5 });
+    await stack.refresh();
+    seen.length = 0;
+    rule = first("saveEndpoint", 1, "cut");
+    const again = await stack.up();
+    expect(again.steps.filter((s) => s.op !== "same").map((s) => s.op)).toEqual(["update"]);
+    expect(seen).toEqual(["saveEndpoint:cut", "saveEndpoint:pass"]);
+    expect(svc.endpoint(endpointId)?.workersMax).toBe(2);
+
+    rule = first("deleteEndpoint", 1, "cut-after");
+    await stack.destroy();
+    expect(await svc.graphql.listEndpoints()).toEqual([]);
+  }, 300_000);
 });

@@ -6,6 +6,7 @@ import type { ProviderSettings } from "../../provider/config";
 import type { ProviderContext } from "../../provider/context";
 import { createEndpointProvider } from "../../provider/endpoint";
 import { createTemplateProvider } from "../../provider/template";
+import { freePort } from "../helpers/tcp-relay";
 import { type Hit, json, startScriptedServer } from "../sdk/scripted-server";
 import { checkAndCreate, type Harness, startHarness } from "./support";
 
@@ -327,6 +328,40 @@ describe("Endpoint against a busy service", () => {
     expect(read.id).toBe(made.id);
     expect(read.props).toMatchObject({ workersMax: 2, name: made.outs.name });
     expect(h.pause.slept.length).toBeGreaterThan(0);
+  });
+
+  test("an update and a delete whose connection broke (before or after the service acted) are sent again and done", async () => {
+    const templateId = await template();
+    const provider = createEndpointProvider(context);
+    const made = await checkAndCreate(provider, "updcut", { templateId });
+    const cutBefore = onOperation("saveEndpoint", 1, { cut: "before" });
+    const cutAfter = onOperation("saveEndpoint", 1, { cut: "after" });
+    rule = (hit) => cutBefore(hit) ?? cutAfter(hit);
+    const checked = await provider.check(made.outs, { ...made.inputs, idleTimeout: 43 });
+    const updated = await provider.update(made.id, made.outs, checked.inputs);
+    expect(updated.outs.idleTimeout).toBe(43);
+    expect((await h.graphql.getEndpoint(made.id))?.idleTimeout).toBe(43);
+
+    rule = onOperation("deleteEndpoint", 1, { cut: "after" });
+    await provider.delete(made.id, updated.outs);
+    expect(await h.graphql.getEndpoint(made.id)).toBeNull();
+  });
+
+  test("a service that refuses connections is not waited for: the update fails at once saying nothing answers there", async () => {
+    const templateId = await template();
+    const provider = createEndpointProvider(context);
+    const made = await checkAndCreate(provider, "refusedconn", { templateId });
+    const settings = { ...context.settings(), graphqlUrl: `http://127.0.0.1:${await freePort()}/graphql` };
+    const nowhere = createEndpointProvider({
+      settings: () => settings,
+      api: () => createManagementApi(settings),
+      pause: h.pause,
+    });
+    const checked = await nowhere.check(made.outs, { ...made.inputs, idleTimeout: 44 });
+    const failure = await nowhere.update(made.id, made.outs, checked.inputs).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: "SERVICE", serviceCode: "CONNECTION" });
+    expect(String((failure as Error).message)).toContain("no service answered there");
+    expect(h.pause.slept).toEqual([]);
   });
 
   test("an update and a delete refused with 429 and 503 are sent again and done", async () => {
