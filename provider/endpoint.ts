@@ -22,6 +22,7 @@ import { type CheckFailure, type InputSpec, type Props, parseInputs, uniqueList 
 import type { ProviderSettings } from "./config";
 import { hostContext, type ProviderContext } from "./context";
 import { forwardingProvider, packageSpecifier } from "./dynamic";
+import { toProviderError } from "./errors";
 import {
   ADOPT_ID,
   adoptIdInput,
@@ -235,6 +236,7 @@ export function endpointDefinition(): ResourceDefinition<EndpointDesired, GqlEnd
         toSaveInput(desired, id, { ...foreignEnv(current, previous, desired), ...desired.env }),
       ),
     remove: removeEndpoint,
+    undoRemove: unscaleEndpoint,
     inventory: async (call) => (await call.api.endpoints.list()).map(({ id, name }) => ({ id, name })),
     idOf: (record) => record.id,
     nameOf: (record) => record.name,
@@ -258,6 +260,27 @@ async function removeEndpoint(call: Call, id: string): Promise<void> {
     await call.api.endpoints.save(toSaveInput(desired, id));
   }
   await call.api.endpoints.delete(id);
+}
+
+/**
+ * After a delete that failed: an endpoint its attempts scaled to zero gets the worker counts of the
+ * outputs back. It stays in the stack, whose outputs (and the next up's diff) say it has them.
+ */
+async function unscaleEndpoint(call: Call, id: string, outputs: Props): Promise<string | undefined> {
+  const { workersMin, workersMax } = outputs;
+  if (typeof workersMin !== "number" || typeof workersMax !== "number") return undefined;
+  if (workersMin === 0 && workersMax === 0) return undefined;
+  const current = await call.api.endpoints.get(id);
+  if (current === null || current.workersMin !== 0 || current.workersMax !== 0) return undefined;
+  const desired = { ...recordAsDesired(current), workersMin, workersMax };
+  if (!GpuIdsList.safeParse(desired.gpuIds).success) desired.gpuIds = ENDPOINT_DEFAULTS.gpuIds;
+  try {
+    await call.api.endpoints.save(toSaveInput(desired, id));
+  } catch (error) {
+    const why = toProviderError(error, call.operation, [call.settings.apiKey]).message;
+    return `the endpoint had been scaled to zero first, and putting its worker counts back failed (${why}): it serves no jobs until destroy is run again, or pulumi refresh then up restores workersMin ${workersMin} and workersMax ${workersMax}`;
+  }
+  return `the endpoint had been scaled to zero first; its worker counts were put back (workersMin ${workersMin}, workersMax ${workersMax}), so it serves as before`;
 }
 
 export function createEndpointProvider(context: ProviderContext) {

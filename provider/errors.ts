@@ -1,3 +1,4 @@
+import { NEVER_SENT_CODES } from "../sdk/dispatch-reply";
 import { redact } from "../sdk/errors";
 
 /** Stable codes of the provider's own errors; service errors keep the SDK's code. */
@@ -57,6 +58,10 @@ export const KEY_REFUSED =
 export const NOTHING_ANSWERED =
   "no service answered there: check that it runs (the local one: npm run serve, or runpodkit serve) and that the runpodkit:restUrl, graphqlUrl and queueUrl settings point at it";
 
+/** Said when a connection that was made broke before the answer came: the service was reached. */
+export const CONNECTION_BROKE =
+  "the connection broke before the answer came: the service was reached, so the network or a proxy between dropped it; runpodkit sends again only what is safe to send again, within the resource's customTimeouts";
+
 /** What to check, by the SDK's code of a refusal, for the ones a user's settings cause. */
 const HINTS = new Map([
   ["UNAUTHORIZED", KEY_REFUSED],
@@ -83,7 +88,11 @@ export function toProviderError(
   const message = redact(error instanceof Error ? error.message : String(error), secrets);
   const serviceCode = codeOf(error);
   const field = fieldOf(error);
-  const said = serviceCode === undefined ? undefined : HINTS.get(serviceCode);
+  const said = isBrokenConnection(error)
+    ? CONNECTION_BROKE
+    : serviceCode === undefined
+      ? undefined
+      : HINTS.get(serviceCode);
   const hint = said === undefined ? "" : ` (${said})`;
   return new ProviderError(
     serviceCode === "NOT_FOUND" ? "NOT_FOUND" : "SERVICE",
@@ -173,6 +182,23 @@ export function isBusy(error: unknown): boolean {
   const code = sdkCodeOf(error);
   if (code === "RATE_LIMITED" || code === "TIMEOUT") return true;
   return code === "SERVER_ERROR" && statusOf(error) !== 501;
+}
+
+/**
+ * A connection that was made and then broke (reset, closed before the answer): the service was
+ * reached, so a request that is safe to send again (an update, a delete, a read) is worth another
+ * attempt within the operation's bound. One refused or never made is not (see isBusy).
+ */
+export function isBrokenConnection(error: unknown): boolean {
+  if (sdkCodeOf(error) !== "CONNECTION") return false;
+  // The socket's own code (ECONNRESET, UND_ERR_SOCKET, ECONNREFUSED) is under the SDK's error.
+  for (let e = (error as { cause?: unknown }).cause, depth = 0; depth < 4; depth++) {
+    const code = codeOf(e);
+    if (code === undefined) return false;
+    if (code !== "CONNECTION") return !NEVER_SENT_CODES.includes(code);
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
 }
 
 /**

@@ -25,6 +25,7 @@ import { diffFields } from "./diff";
 import { packageVersion } from "./dynamic";
 import {
   codeOf,
+  isBrokenConnection,
   isBusy,
   isDeleteRefusal,
   isNameTaken,
@@ -86,6 +87,13 @@ export interface ResourceDefinition<D extends { name: string }, R> {
   apply(call: Call, id: string, current: R, desired: D, previous: Props): Promise<R>;
   /** One attempt at deleting; refusals are waited out by the caller. */
   remove(call: Call, id: string, outputs: Props): Promise<void>;
+  /**
+   * Puts back what the attempts of a delete that failed changed (an endpoint scaled to zero gets its
+   * worker counts back), so that a resource left in the stack still serves. Returns what it did, for
+   * the error (also when putting back failed); undefined when nothing needed putting back, or it
+   * cannot be told.
+   */
+  undoRemove?(call: Call, id: string, outputs: Props): Promise<string | undefined>;
   /** Who uses the resource, asked when a delete is refused as "in use". */
   dependents?(call: Call, id: string): Promise<Dependent[]>;
   /** Renames in place: lets a same-name replacement move the old one aside instead of deleting it first. */
@@ -340,6 +348,24 @@ export function implement<D extends { name: string }, R>(
     );
   }
 
+  /**
+   * The failure of a delete, after undoRemove put back what its attempts changed: the resource stays
+   * in the stack, and without this it would stay changed where the next up sees no difference.
+   */
+  async function undoneRemove(call: Call, id: string, props: Props, failure: unknown): Promise<unknown> {
+    if (definition.undoRemove === undefined) return failure;
+    // Whether anything was changed is unknown when the service cannot be read: the failure stands as is.
+    const outcome = await definition.undoRemove(call, id, props).catch(() => undefined);
+    if (outcome === undefined) return failure;
+    const cause = toProviderError(failure, call.operation, [call.settings.apiKey]);
+    return new ProviderError(cause.code, `${cause.message} (${outcome})`, {
+      operation: cause.operation,
+      ...(cause.field === undefined ? {} : { field: cause.field }),
+      ...(cause.serviceCode === undefined ? {} : { serviceCode: cause.serviceCode }),
+      cause: failure,
+    });
+  }
+
   async function nameTaken(call: Call, name: string, refusal: unknown): Promise<ProviderError> {
     const holder = await definition.findByName?.(call, name).catch(() => undefined);
     const holderId = holder === undefined ? undefined : definition.idOf(holder);
@@ -402,12 +428,15 @@ export function implement<D extends { name: string }, R>(
     }
   }
 
-  /** Runs `body` again while the service is busy (429, 5xx) within the operation's bound. */
+  /**
+   * Runs `body` again while the service is busy (429, 5xx) or a connection to it broke, within the
+   * operation's bound. Every body is safe to run again: a create looks for what a lost one made first.
+   */
   function whileBusy<T>(call: Call, boundMs: number, option: string, body: () => Promise<T>): Promise<T> {
     return retryWithin(body, {
       operation: call.operation,
       boundMs,
-      retryable: isBusy,
+      retryable: (error) => isBusy(error) || isBrokenConnection(error),
       pause: context.pause,
       waitAtLeast: retryAfterOf,
       hint: `The service stayed busy: run it again later, or give the resource a longer customTimeouts.${option}.`,
@@ -421,18 +450,59 @@ export function implement<D extends { name: string }, R>(
    * so a create that is answered costs no extra call.
    */
   async function createWhileBusy(call: Call, inputs: Props): Promise<R> {
-    const sent: { name?: string } = {};
-    return whileBusy(call, operationBoundMs(inputs, "create", BUSY_BOUND_MS), "create", async () => {
+    const sent: LostCreate = {};
+    const bound = operationBoundMs(inputs, "create", BUSY_BOUND_MS);
+    const deadline = context.pause.now() + bound;
+    return whileBusy(call, bound, "create", async () => {
+      // Found after a lost answer, then the take-over was busy: taken over again, never created anew.
+      if (sent.found !== undefined && sent.name !== undefined) {
+        const made = await takeOver(call, inputs, sent.name, sent.found);
+        if (made !== undefined) return made;
+        sent.found = undefined;
+      }
       try {
         return await createFresh(call, inputs, sent);
       } catch (error) {
         if (!mayHaveActed(error) || sent.name === undefined || definition.inventory === undefined)
           throw error;
-        const made = await madeAnyway(call, inputs, sent.name, error);
+        const made = await madeAnyway(call, inputs, sent, sent.name, error, deadline);
         if (made === undefined) throw error;
         return made;
       }
     });
+  }
+
+  /**
+   * Every resource of the kind, asked after a create whose answer was lost. A lookup that fails as
+   * the create did (busy, a broken connection: the network or service still recovering) is asked
+   * again until `deadline` (the create's bound): giving up would leave the answer unknown, and the
+   * next up would make a second resource beside the one the service may have made.
+   */
+  async function lookUpAfterLostCreate(
+    call: Call,
+    name: string,
+    failure: unknown,
+    deadline: number,
+  ): Promise<Array<{ id: string; name: string }>> {
+    try {
+      return await retryWithin(async () => (await definition.inventory?.(call)) ?? [], {
+        operation: call.operation,
+        boundMs: Math.max(0, deadline - context.pause.now()),
+        // Refused connections too: the network may still be coming back, and giving up is costly.
+        retryable: (error) => isBusy(error) || codeOf(error) === "CONNECTION",
+        pause: context.pause,
+        waitAtLeast: retryAfterOf,
+      });
+    } catch (lookupError) {
+      const cause = toProviderError(failure, call.operation, [call.settings.apiKey]);
+      const lookup = toProviderError(lookupError, call.operation, [call.settings.apiKey]).message;
+      throw new ProviderError(
+        "SERVICE",
+        `${cause.message}; the service may have created the ${noun} all the same, and looking for it by its name failed too (${lookup}). Before the next up, list your ${noun}s: if one named "${name}" exists, take it over with adoptId (adoptId: "<its id>") or delete it, or the next up makes a second one.`,
+        // No serviceCode: final, the create's bound is spent.
+        { operation: call.operation, field: "name", cause: failure },
+      );
+    }
   }
 
   /**
@@ -446,15 +516,12 @@ export function implement<D extends { name: string }, R>(
   async function madeAnyway(
     call: Call,
     inputs: Props,
+    sent: LostCreate,
     name: string,
     failure: unknown,
+    deadline: number,
   ): Promise<R | undefined> {
-    let now: Array<{ id: string; name: string }>;
-    try {
-      now = (await definition.inventory?.(call)) ?? [];
-    } catch {
-      throw failure; // the lookup failed too: judged (retried or not) as the create's own failure
-    }
+    const now = await lookUpAfterLostCreate(call, name, failure, deadline);
     const named = now.filter((r) => r.name === name && !replaced.has(r.id)).map((r) => r.id);
     const [id] = named;
     if (id === undefined) return undefined;
@@ -469,6 +536,12 @@ export function implement<D extends { name: string }, R>(
         { operation: call.operation, field: "name", cause: failure },
       );
     }
+    sent.found = id;
+    return takeOver(call, inputs, name, id);
+  }
+
+  /** The resource `id` a lost create made, with the program's inputs applied; undefined if gone. */
+  async function takeOver(call: Call, inputs: Props, name: string, id: string): Promise<R | undefined> {
     const existing = await definition.fetch(call, id);
     if (existing === null) return undefined;
     return definition.apply(call, id, existing, definition.desired({ ...inputs, name }), {});
@@ -549,11 +622,15 @@ export function implement<D extends { name: string }, R>(
     read: async (id: string, props: Props = {}) =>
       run(`read ${noun} ${id}`, async (call) => {
         refuseNewerState(props, call.operation);
-        const record = await definition.fetch(call, id);
-        if (record === null) {
-          await refuseOtherAccount(call, id, props);
-          return { id: "", props: {} };
-        }
+        // A read changes nothing, so a busy service is waited out as an update's is (a refresh,
+        // `up --refresh` in a pipeline, would otherwise fail on a rate window the writes wait out).
+        const bound = operationBoundMs(props, "update", BUSY_BOUND_MS);
+        const record = await whileBusy(call, bound, "update", async () => {
+          const found = await definition.fetch(call, id);
+          if (found === null) await refuseOtherAccount(call, id, props);
+          return found;
+        });
+        if (record === null) return { id: "", props: {} };
         // Found with this key, so it is this account's: state written before owners were kept gains
         // one here. Otherwise a stack that only refreshes (no update) would never be guarded.
         const owner = hasOwner(props) ? props[ACCOUNT] : await accountIfKnown(call);
@@ -607,8 +684,11 @@ export function implement<D extends { name: string }, R>(
         refuseNewerState(props, call.operation);
         // Taken over again by its replacement in this update: the stack holds it now.
         if (adoptedHere.has(id)) return;
-        await refuseOtherAccount(call, id, props);
+        let owned = false;
         const attempt = async () => {
+          // Asked within the retries: a busy service's answer to it is waited out like the delete's.
+          if (!owned) await refuseOtherAccount(call, id, props);
+          owned = true;
           try {
             await definition.remove(call, id, props);
           } catch (error) {
@@ -621,14 +701,14 @@ export function implement<D extends { name: string }, R>(
             operation: call.operation,
             boundMs: deleteBoundMs(props, call.settings.deleteTimeoutMs),
             // A delete is safe to send again: one already carried out answers NOT_FOUND, its goal.
-            retryable: (error) => isDeleteRefusal(error) || isBusy(error),
+            retryable: (error) => isDeleteRefusal(error) || isBusy(error) || isBrokenConnection(error),
             pause: context.pause,
             waitAtLeast: retryAfterOf,
             hint: "Run destroy again later, or give the resource a longer customTimeouts.delete (else runpodkit:deleteTimeout).",
           });
         } catch (error) {
           // Already gone: the goal of delete is met.
-          if (codeOf(error) !== "NOT_FOUND") throw error;
+          if (codeOf(error) !== "NOT_FOUND") throw await undoneRemove(call, id, props, error);
         }
         // A create after it (deleteBeforeReplace) neither looks for it nor adopts what it was adopted from.
         usedUp.add(id);
@@ -636,6 +716,12 @@ export function implement<D extends { name: string }, R>(
       }),
   };
   return provider satisfies pulumi.dynamic.ResourceProvider;
+}
+
+/** A create's progress: the name it last sent, and the resource found under it after a lost answer. */
+interface LostCreate {
+  name?: string;
+  found?: string;
 }
 
 /**

@@ -13,7 +13,8 @@ import type { ServiceFixture } from "./support/service";
 
 const FIXTURE = join(__dirname, "fixtures", "busy");
 
-type Verdict = "refuse" | "lose" | undefined;
+/** cut: the connection breaks before the request reaches the service; cut-after: once it acted. */
+type Verdict = "refuse" | "lose" | "cut" | "cut-after" | undefined;
 
 describe("a stack through a busy service, through the engine", () => {
   let fixture: FixtureStack | undefined;
@@ -35,12 +36,17 @@ describe("a stack through a busy service, through the engine", () => {
         json(res, 429, { message: "too many requests" });
         return;
       }
+      if (verdict === "cut") {
+        res.socket?.destroy();
+        return;
+      }
       const headers: Record<string, string> = { authorization: String(hit.headers.authorization ?? "") };
       if (hit.headers["content-type"]) headers["content-type"] = String(hit.headers["content-type"]);
       fetch(`${origin}${hit.url}`, { method: hit.method, headers, ...(hit.body ? { body: hit.body } : {}) })
         .then(async (reply) => {
           const text = await reply.text();
           if (verdict === "lose") return json(res, 503, { message: "upstream request timeout" });
+          if (verdict === "cut-after") return res.socket?.destroy();
           res.writeHead(reply.status, { "content-type": "application/json" }).end(text);
         })
         .catch(() => res.writeHead(502).end());
@@ -107,6 +113,91 @@ describe("a stack through a busy service, through the engine", () => {
       "deleteEndpoint:pass",
     ]);
     expect(svc.endpoint(endpointId)).toBeUndefined();
+    expect(await svc.graphql.listEndpoints()).toEqual([]);
+  }, 300_000);
+
+  test("a create whose connection broke after the service acted, in a network outage that outlasts the client's retries, makes one endpoint; the next up does nothing", async () => {
+    seen.length = 0;
+    const lost = first("saveEndpoint", 1, "cut-after");
+    // The lookups that follow break too for a while (each is retried by the SDK first).
+    const outage = first("listEndpoints", 6, "cut");
+    rule = (hit) => lost(hit) ?? outage(hit);
+    const up = await stack.up();
+    const endpointId = String(up.outputs.endpointId?.value);
+    const name = String(up.outputs.endpointName?.value);
+    expect(seen.filter((s) => s.startsWith("saveEndpoint"))).toEqual([
+      "saveEndpoint:cut-after",
+      "saveEndpoint:pass",
+    ]);
+    expect((await svc.graphql.listEndpoints()).map((e) => [e.id, e.name])).toEqual([[endpointId, name]]);
+
+    rule = () => undefined;
+    const again = await stack.up();
+    expect(again.steps.filter((s) => s.op !== "same")).toEqual([]);
+    expect((await svc.graphql.listEndpoints()).map((e) => e.id)).toEqual([endpointId]);
+    await stack.destroy();
+    expect(await svc.graphql.listEndpoints()).toEqual([]);
+  }, 300_000);
+
+  test("refresh through a service busy past the client's own retries waits it out: nothing changes, nothing dropped", async () => {
+    rule = () => undefined;
+    const up = await stack.up();
+    const endpointId = String(up.outputs.endpointId?.value);
+    seen.length = 0;
+    rule = first("getEndpoint", 6, "refuse");
+    const refreshed = await stack.refresh();
+    expect(refreshed.steps.filter((s) => s.op !== "same")).toEqual([]);
+    rule = () => undefined;
+    const again = await stack.up();
+    expect(again.steps.filter((s) => s.op !== "same")).toEqual([]);
+    expect(again.outputs.endpointId?.value).toBe(endpointId);
+    await stack.destroy();
+    expect(await svc.graphql.listEndpoints()).toEqual([]);
+  }, 300_000);
+
+  test("a destroy whose deleteEndpoint fails past the bound leaves the endpoint's workers as they were; the next up has nothing to put back; destroy again works", async () => {
+    rule = () => undefined;
+    const up = await stack.up();
+    const endpointId = String(up.outputs.endpointId?.value);
+    expect(svc.endpoint(endpointId)?.workersMax).toBe(2);
+    stack.setConfig("runpodkit:deleteTimeout", { value: "2" });
+    try {
+      rule = (hit) => (hit.body.includes("deleteEndpoint") ? "refuse" : undefined);
+      const failed = await stack.destroy().then(
+        () => "destroyed",
+        (error: unknown) => String(error),
+      );
+      expect(failed).toContain(`delete endpoint ${String(up.outputs.endpointName?.value)}`);
+      expect(failed).toContain("bound of 2s");
+      // The scale-down that came first is undone: the endpoint serves as before.
+      expect(svc.endpoint(endpointId)?.workersMax).toBe(2);
+      expect(failed).toContain("its worker counts were put back");
+    } finally {
+      stack.setConfig("runpodkit:deleteTimeout", { value: "60" });
+    }
+    rule = () => undefined;
+    const again = await stack.up();
+    expect(again.steps.filter((s) => s.op !== "same")).toEqual([]);
+    expect(svc.endpoint(endpointId)?.workersMax).toBe(2);
+    await stack.destroy();
+    expect(await svc.graphql.listEndpoints()).toEqual([]);
+  }, 300_000);
+
+  test("an update and a delete whose connection broke are sent again: up puts the drift back, destroy removes the endpoint", async () => {
+    rule = () => undefined;
+    const up = await stack.up();
+    const endpointId = String(up.outputs.endpointId?.value);
+    await svc.rest.endpoints.update(endpointId, { workersMax: 5 });
+    await stack.refresh();
+    seen.length = 0;
+    rule = first("saveEndpoint", 1, "cut");
+    const again = await stack.up();
+    expect(again.steps.filter((s) => s.op !== "same").map((s) => s.op)).toEqual(["update"]);
+    expect(seen).toEqual(["saveEndpoint:cut", "saveEndpoint:pass"]);
+    expect(svc.endpoint(endpointId)?.workersMax).toBe(2);
+
+    rule = first("deleteEndpoint", 1, "cut-after");
+    await stack.destroy();
     expect(await svc.graphql.listEndpoints()).toEqual([]);
   }, 300_000);
 });

@@ -6,6 +6,7 @@ import type { ProviderSettings } from "../../provider/config";
 import type { ProviderContext } from "../../provider/context";
 import { createEndpointProvider } from "../../provider/endpoint";
 import { createTemplateProvider } from "../../provider/template";
+import { freePort } from "../helpers/tcp-relay";
 import { type Hit, json, startScriptedServer } from "../sdk/scripted-server";
 import { checkAndCreate, type Harness, startHarness } from "./support";
 
@@ -15,11 +16,11 @@ import { checkAndCreate, type Harness, startHarness } from "./support";
  * (the service acted, the answer was lost, as behind a gateway that timed out). Waits are virtual.
  */
 
-type Rule = (
-  hit: Hit,
-) =>
+type Rule = (hit: Hit) =>
   | { refuse: number; retryAfter?: string }
   | { lose: number; meanwhile?: () => Promise<unknown> }
+  // The connection breaks: before the request reaches the service, or after it acted.
+  | { cut: "before" | "after" }
   | undefined;
 
 let h: Harness;
@@ -30,7 +31,7 @@ let context: ProviderContext;
 async function forward(
   hit: Hit,
   res: ServerResponse,
-  loseWith?: number,
+  loseWith?: number | "cut",
   meanwhile?: () => Promise<unknown>,
 ): Promise<void> {
   const origin = new URL(h.settings.restUrl).origin;
@@ -43,6 +44,10 @@ async function forward(
   });
   const text = await reply.text();
   await meanwhile?.();
+  if (loseWith === "cut") {
+    res.socket?.destroy();
+    return;
+  }
   if (loseWith !== undefined) {
     json(res, loseWith, { message: "upstream request timeout" });
     return;
@@ -62,6 +67,14 @@ beforeAll(async () => {
         { message: "too many requests" },
         verdict.retryAfter ? { "retry-after": verdict.retryAfter } : {},
       );
+      return;
+    }
+    if (verdict !== undefined && "cut" in verdict && verdict.cut === "before") {
+      res.socket?.destroy();
+      return;
+    }
+    if (verdict !== undefined && "cut" in verdict) {
+      forward(hit, res, "cut").catch(() => res.writeHead(502).end());
       return;
     }
     forward(hit, res, verdict?.lose, verdict?.meanwhile).catch(() => res.writeHead(502).end());
@@ -252,6 +265,105 @@ describe("Endpoint against a busy service", () => {
     for (const id of ids) expect(message).toContain(id);
   });
 
+  test("a create whose connection broke after the service acted, the network down a while longer, is found once the lookup answers: one endpoint", async () => {
+    const templateId = await template();
+    const lost = onOperation("saveEndpoint", 1, { cut: "after" });
+    // The first lookups (each already retried by the SDK) break too, as during a network outage.
+    const outage = onOperation("listEndpoints", 6, { cut: "before" });
+    rule = (hit) => lost(hit) ?? outage(hit);
+    const saves = relay.hits.length;
+    const provider = createEndpointProvider(context);
+    const made = await checkAndCreate(provider, "outage", { templateId, workersMax: 2 });
+    expect(await endpointsNamed(made.outs.name)).toEqual([made.id]);
+    expect(made.outs).toMatchObject({ templateId, workersMax: 2 });
+    // Sent once as a create; the second save is the take-over with the program's configuration.
+    const sent = relay.hits.slice(saves).filter((hit) => hit.body.includes("saveEndpoint"));
+    expect(sent.map((hit) => hit.body.includes('"id"'))).toEqual([false, true]);
+    expect(h.pause.slept.length).toBeGreaterThan(0);
+  });
+
+  test("a lost create whose lookup keeps failing is not sent again: the error names the name to look for and adoptId", async () => {
+    const templateId = await template();
+    const lost = onOperation("saveEndpoint", 1, { lose: 503 });
+    rule = (hit) => lost(hit) ?? (hit.body.includes("listEndpoints") ? { refuse: 503 } : undefined);
+    const provider = createEndpointProvider(context);
+    const checked = await provider.check(
+      {},
+      { __logicalName: "unlooked", templateId, __customTimeouts: { create: "30s" } },
+    );
+    const name = String(checked.inputs.name);
+    const failure = await provider.create(checked.inputs).catch((error: unknown) => error);
+    // The one endpoint the lost create made, and no second one.
+    expect(await endpointsNamed(name)).toHaveLength(1);
+    expect(failure).toMatchObject({ code: "SERVICE", field: "name", serviceCode: undefined });
+    const message = String((failure as Error).message);
+    expect(message).toContain(
+      `create endpoint ${name}: graphql.saveEndpoint: upstream request timeout (HTTP 503); the service may have created the endpoint all the same, and looking for it by its name failed too`,
+    );
+    expect(message).toContain(
+      `list your endpoints: if one named "${name}" exists, take it over with adoptId`,
+    );
+    expect(message).not.toContain(h.settings.apiKey);
+    expect(h.pause.slept.reduce((a, b) => a + b, 0)).toBeLessThanOrEqual(30_000);
+  });
+
+  test("a lost create found by its name whose take-over meets a busy service is taken over again, not created anew", async () => {
+    const templateId = await template();
+    const lost = onOperation("saveEndpoint", 1, { lose: 503 });
+    // Past the SDK's own retries of the read.
+    const busyRead = onOperation("getEndpoint", 5, { refuse: 503 });
+    rule = (hit) => lost(hit) ?? busyRead(hit);
+    const provider = createEndpointProvider(context);
+    const made = await checkAndCreate(provider, "busyread", { templateId, workersMax: 2 });
+    expect(await endpointsNamed(made.outs.name)).toEqual([made.id]);
+    expect(made.outs).toMatchObject({ templateId, workersMax: 2 });
+  });
+
+  test("a refresh (read) meeting a busy service past the client's own retries waits it out, and reads the endpoint", async () => {
+    const templateId = await template();
+    const provider = createEndpointProvider(context);
+    const made = await checkAndCreate(provider, "refreshbusy", { templateId, workersMax: 2 });
+    rule = onOperation("getEndpoint", 6, { refuse: 503 });
+    const read = await provider.read(made.id, made.outs);
+    expect(read.id).toBe(made.id);
+    expect(read.props).toMatchObject({ workersMax: 2, name: made.outs.name });
+    expect(h.pause.slept.length).toBeGreaterThan(0);
+  });
+
+  test("an update and a delete whose connection broke (before or after the service acted) are sent again and done", async () => {
+    const templateId = await template();
+    const provider = createEndpointProvider(context);
+    const made = await checkAndCreate(provider, "updcut", { templateId });
+    const cutBefore = onOperation("saveEndpoint", 1, { cut: "before" });
+    const cutAfter = onOperation("saveEndpoint", 1, { cut: "after" });
+    rule = (hit) => cutBefore(hit) ?? cutAfter(hit);
+    const checked = await provider.check(made.outs, { ...made.inputs, idleTimeout: 43 });
+    const updated = await provider.update(made.id, made.outs, checked.inputs);
+    expect(updated.outs.idleTimeout).toBe(43);
+    expect((await h.graphql.getEndpoint(made.id))?.idleTimeout).toBe(43);
+
+    rule = onOperation("deleteEndpoint", 1, { cut: "after" });
+    await provider.delete(made.id, updated.outs);
+    expect(await h.graphql.getEndpoint(made.id)).toBeNull();
+  });
+
+  test("a service that refuses connections is not waited for: the update fails at once saying nothing answers there", async () => {
+    const templateId = await template();
+    const provider = createEndpointProvider(context);
+    const made = await checkAndCreate(provider, "refusedconn", { templateId });
+    const settings = { ...context.settings(), graphqlUrl: `http://127.0.0.1:${await freePort()}/graphql` };
+    const nowhere = createEndpointProvider({
+      settings: () => settings,
+      api: () => createManagementApi(settings),
+      pause: h.pause,
+    });
+    const checked = await nowhere.check(made.outs, { ...made.inputs, idleTimeout: 44 });
+    const failure = await nowhere.update(made.id, made.outs, checked.inputs).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: "SERVICE", serviceCode: "CONNECTION" });
+    expect(String((failure as Error).message)).toContain("no service answered there");
+    expect(h.pause.slept).toEqual([]);
+  });
+
   test("an update and a delete refused with 429 and 503 are sent again and done", async () => {
     const templateId = await template();
     const provider = createEndpointProvider(context);
@@ -278,9 +390,9 @@ describe("Endpoint delete against a service busy past the bound", () => {
     const failure = await provider.delete(made.id, made.outs).catch((error: unknown) => error);
     expect(failure).toMatchObject({ code: "TIMEOUT", operation: `delete endpoint ${made.outs.name}` });
     expect(String((failure as Error).message)).toMatch(
-      /within the bound of 120s: graphql\.deleteEndpoint: too many requests \(HTTP 503\) Run destroy again later, or give the resource a longer customTimeouts\.delete \(else runpodkit:deleteTimeout\)\.$/,
+      /within the bound of 120s: graphql\.deleteEndpoint: too many requests \(HTTP 503\) Run destroy again later, or give the resource a longer customTimeouts\.delete \(else runpodkit:deleteTimeout\)\. \(the endpoint had been scaled to zero first; its worker counts were put back \(workersMin 0, workersMax 3\), so it serves as before\)$/,
     );
-    expect(await h.graphql.getEndpoint(made.id)).not.toBeNull();
+    expect(await h.graphql.getEndpoint(made.id)).toMatchObject({ workersMin: 0, workersMax: 3 });
   });
 });
 

@@ -527,6 +527,43 @@ describe("Endpoint lifecycle", () => {
     expect(h.pause.slept).toEqual([]);
   });
 
+  test("a delete that fails after scaling to zero puts the worker counts back, so the endpoint left in the stack still serves", async () => {
+    const created = await up({ templateId, workersMin: 1, workersMax: 2 });
+    const stranger = createManagementApi({ ...h.settings, apiKey: "rpk_not-a-known-key" });
+    h.intercept((api) => ({ ...api, endpoints: { ...api.endpoints, delete: stranger.endpoints.delete } }));
+    const failure = await provider.delete(created.id, created.outs).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: "SERVICE", serviceCode: "UNAUTHORIZED" });
+    expect(String((failure as Error).message)).toContain(
+      "the endpoint had been scaled to zero first; its worker counts were put back (workersMin 1, workersMax 2), so it serves as before",
+    );
+    expect(await h.graphql.getEndpoint(created.id)).toMatchObject({ workersMin: 1, workersMax: 2 });
+    // The next up compares with what it applied: nothing to do, and it does serve.
+    const checked = await provider.check(created.outs, created.inputs);
+    expect((await provider.diff(created.id, created.outs, checked.inputs)).changes).toBe(false);
+  });
+
+  test("when putting the worker counts back fails too, the error says the endpoint stays at zero and how to restore it", async () => {
+    const created = await up({ templateId, workersMax: 2 });
+    const stranger = createManagementApi({ ...h.settings, apiKey: "rpk_not-a-known-key" });
+    let saves = 0;
+    h.intercept((api) => ({
+      ...api,
+      endpoints: {
+        ...api.endpoints,
+        save: (input) => (saves++ === 0 ? api.endpoints.save(input) : stranger.endpoints.save(input)),
+        delete: stranger.endpoints.delete,
+      },
+    }));
+    const failure = await provider.delete(created.id, created.outs).catch((error: unknown) => error);
+    const message = String((failure as Error).message);
+    expect(message).toContain(
+      "the endpoint had been scaled to zero first, and putting its worker counts back failed",
+    );
+    expect(message).toContain("pulumi refresh then up restores workersMin 0 and workersMax 2");
+    expect(message).not.toContain("rpk_not-a-known-key");
+    expect(await h.graphql.getEndpoint(created.id)).toMatchObject({ workersMax: 0 });
+  });
+
   test("a refusal past the configured bound fails with the bound in the error", async () => {
     const created = await up({ templateId, workersMax: 2 });
     h.intercept((api) => ({

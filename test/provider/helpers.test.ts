@@ -3,9 +3,12 @@ import { CONFIG_KEYS, resolveSettings } from "../../provider/config";
 import { diffFields } from "../../provider/diff";
 import { packageSpecifier } from "../../provider/dynamic";
 import {
+  CONNECTION_BROKE,
+  isBrokenConnection,
   isDeleteRefusal,
   isNameTaken,
   KEY_REFUSED,
+  NOTHING_ANSWERED,
   ProviderError,
   redact,
   toProviderError,
@@ -18,6 +21,7 @@ import { containsUnknown, pathHitsUnknown, UNKNOWN } from "../../provider/unknow
 import { refuseNewerState } from "../../provider/versions";
 import {
   ConflictError,
+  ConnectionError,
   GraphQLError,
   NotFoundError,
   ServerError,
@@ -224,6 +228,28 @@ describe("errors", () => {
     expect(toProviderError(missing, "read template t1", []).message).toBe(
       "read template t1: template t1 not found",
     );
+  });
+
+  test("a connection refused says nothing answers there; one that broke after it was made says so, and may be sent again", () => {
+    const socketError = (code: string) => Object.assign(new Error(code), { code });
+    const refused = new ConnectionError({
+      operation: "graphql.saveEndpoint",
+      message: "graphql.saveEndpoint: connect ECONNREFUSED 127.0.0.1:1",
+      cause: socketError("ECONNREFUSED"),
+    });
+    const broke = new ConnectionError({
+      operation: "graphql.saveEndpoint",
+      message: "graphql.saveEndpoint: other side closed",
+      cause: socketError("UND_ERR_SOCKET"),
+    });
+    expect(isBrokenConnection(refused)).toBe(false);
+    expect(isBrokenConnection(broke)).toBe(true);
+    expect(toProviderError(refused, "update endpoint api", []).message).toContain(NOTHING_ANSWERED);
+    const wrapped = toProviderError(broke, "update endpoint api", []);
+    expect(wrapped.message).toBe(
+      `update endpoint api: graphql.saveEndpoint: other side closed (${CONNECTION_BROKE})`,
+    );
+    expect(wrapped.message).not.toContain(NOTHING_ANSWERED);
   });
 
   test("redact removes api_key values, bearer tokens and known secrets", () => {
