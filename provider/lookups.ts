@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { GraphQLClient } from "../sdk/graphql";
-import type { CpuFlavor, DataCenter, GpuType } from "../sdk/schemas";
 import { CONFIG_KEYS, type ConfigLookup, resolveSettings } from "./config";
+import type { CpuFlavor, DataCenter, GpuType } from "./public-types";
 
 /**
  * Lookup functions over the service's catalogue (GraphQL gpuTypes, cpuFlavors, dataCenters), for a
