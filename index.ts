@@ -10,6 +10,7 @@ import "./provider/pulumi-guard";
 export {
   type GetCpuFlavorsArgs,
   type GetGpuTypesArgs,
+  type GetGpuTypesOutputArgs,
   getCpuFlavors,
   getDataCenters,
   getGpuTypes,

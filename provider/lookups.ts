@@ -71,10 +71,17 @@ export function getDataCenters(options: LookupOptions = {}): Promise<DataCenter[
   return withClient(options, (client) => client.dataCenters());
 }
 
+/** getGpuTypesOutput's arguments: the list or any of its ids may be an Output, as in Pulumi's invokes. */
+export interface GetGpuTypesOutputArgs {
+  /** Only these GPU type ids (e.g. "NVIDIA GeForce RTX 4090"). */
+  ids?: pulumi.Input<pulumi.Input<string>[]>;
+}
+
 /** getGpuTypes as an Output, for inputs that are Outputs. */
 export function getGpuTypesOutput(
-  args: pulumi.Input<GetGpuTypesArgs> = {},
+  args: pulumi.Input<GetGpuTypesOutputArgs> = {},
   options: LookupOptions = {},
 ): pulumi.Output<GpuType[]> {
-  return pulumi.output(args).apply((a) => getGpuTypes(a as GetGpuTypesArgs, options));
+  // pulumi.output resolves Outputs at every level, so the ids reach getGpuTypes as plain strings.
+  return pulumi.output(args).apply((a) => getGpuTypes(a, options));
 }
