@@ -15,19 +15,19 @@ import type { CpuFlavor, DataCenter, GpuType } from "./public-types";
 
 export interface LookupOptions {
   /** Overrides runpodkit:apiKey / RUNPOD_API_KEY. */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** Overrides runpodkit:graphqlUrl / RUNPODKIT_GRAPHQL_URL. */
-  graphqlUrl?: string;
+  graphqlUrl?: string | undefined;
 }
 
 export interface GetGpuTypesArgs {
   /** Only these GPU type ids (e.g. "NVIDIA GeForce RTX 4090"). */
-  ids?: string[];
+  ids?: string[] | undefined;
 }
 
 export interface GetCpuFlavorsArgs {
   /** Only this flavor (e.g. "cpu3c"). */
-  id?: string;
+  id?: string | undefined;
 }
 
 /** The program's config: Pulumi's for the running stack (outside a program, nothing). */
@@ -74,7 +74,7 @@ export function getDataCenters(options: LookupOptions = {}): Promise<DataCenter[
 /** getGpuTypesOutput's arguments: the list or any of its ids may be an Output, as in Pulumi's invokes. */
 export interface GetGpuTypesOutputArgs {
   /** Only these GPU type ids (e.g. "NVIDIA GeForce RTX 4090"). */
-  ids?: pulumi.Input<pulumi.Input<string>[]>;
+  ids?: pulumi.Input<pulumi.Input<string>[]> | undefined;
 }
 
 /** getGpuTypes as an Output, for inputs that are Outputs. */

@@ -17,18 +17,18 @@ export interface ClientOptions {
    * to 2^31-1 ms (about 24.8 days); 0 is refused, as there is no "no timeout" (end a call early with
    * an AbortSignal).
    */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Retries of calls that are safe to repeat (default 3; an integer of 0 or more). */
-  retries?: number;
+  retries?: number | undefined;
   /** Backoff tuning beyond `retries`. */
-  retry?: Omit<RetryPolicy, "retries">;
+  retry?: Omit<RetryPolicy, "retries"> | undefined;
   /** Max sockets to the service (default 64). */
-  connections?: number;
+  connections?: number | undefined;
   /**
    * The largest reply read, in bytes (default 256 MiB, at most 2^29-24): a larger one (an endless or
    * huge body from a wrong baseUrl) is a ProtocolError, never held whole in memory.
    */
-  maxReplyBytes?: number;
+  maxReplyBytes?: number | undefined;
 }
 
 /** Refuses a missing or blank key before anything else (a ValidationError naming apiKey). */

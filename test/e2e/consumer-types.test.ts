@@ -107,6 +107,19 @@ describe("the installed package in consumers' TypeScript and module setups", () 
   }
 
   test(
+    "exactOptionalPropertyTypes: every option that may be left out also takes undefined (process.env.X, config.get())",
+    () => {
+      expect(tsc("typescript", "tsconfig.exact.json")).toEqual({
+        project: "tsconfig.exact.json",
+        compiler: "typescript",
+        status: 0,
+        errors: "",
+      });
+    },
+    TEST_TIMEOUT,
+  );
+
+  test(
     "TypeScript 5.0 with skipLibCheck, node10 and nodenext resolution",
     () => {
       for (const project of ["tsconfig.ts50-node10.json", "tsconfig.ts50.json"]) {
