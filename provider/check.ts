@@ -124,7 +124,9 @@ export function checkInputs(
   const candidate = normalizeInputs(spec, given);
   // Keep unknown keys so the strict schema reports them by name.
   for (const [key, value] of Object.entries(given)) if (!(key in candidate)) candidate[key] = value;
-  const resolved = resolveName(oldInputs, news, nameBasis(spec, candidate));
+  // An explicit name in its canonical spelling (a template's trimmed), as the service stores it.
+  const named = "name" in candidate ? { ...news, name: candidate.name } : news;
+  const resolved = resolveName(oldInputs, named, nameBasis(spec, candidate));
   if (resolved) candidate.name = resolved.name;
   else failures.push({ property: "name", reason: "name is required (no resource name to derive one from)" });
 

@@ -16,7 +16,7 @@ import {
   LocationsList,
   ScalerType,
 } from "../sdk/schemas";
-import { canonicalCommaList } from "../sdk/schemas/defaults";
+import { canonicalCommaList, volumeGivenTwice } from "../sdk/schemas/defaults";
 import { type CheckFailure, type InputSpec, type Props, parseInputs, uniqueList } from "./check";
 import type { ProviderSettings } from "./config";
 import { hostContext, type ProviderContext } from "./context";
@@ -129,7 +129,7 @@ export const EndpointInputs = z.strictObject({
     .array(z.string().min(1))
     .default(() => [])
     .describe(
-      "Network volumes in several data centers (at most one per data center): workers mount the one where they run.",
+      "Network volumes in several data centers (at most one per data center; not also the networkVolumeId): workers mount the one where they run.",
     ),
   minCudaVersion: CudaVersion.nullable()
     .default(null)
@@ -183,6 +183,18 @@ export const endpointSpec = {
       failures.push({
         property: "workersMin",
         reason: `workersMin: must not exceed workersMax (${workersMin} > ${workersMax})`,
+      });
+    }
+    const { networkVolumeId, networkVolumeIds } = news;
+    if (
+      typeof networkVolumeId === "string" &&
+      !isUnknown(networkVolumeId) &&
+      Array.isArray(networkVolumeIds) &&
+      networkVolumeIds.includes(networkVolumeId)
+    ) {
+      failures.push({
+        property: "networkVolumeIds",
+        reason: `networkVolumeIds: ${volumeGivenTwice(networkVolumeId)}`,
       });
     }
     const { computeType, instanceIds } = news;

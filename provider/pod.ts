@@ -52,7 +52,7 @@ export const PodInputs = z.strictObject({
   containerDiskInGb: z.int().min(1).optional().describe("Container disk in GB. A change resets the pod."),
   volumeInGb: z.int().min(0).optional().describe("Pod volume in GB. It can only grow."),
   volumeMountPath: fields.volumeMountPath.describe(
-    "The absolute path where the volume is mounted (default /workspace).",
+    'The absolute path where the volume is mounted, written plainly (no "." or ".." parts, no "//"; default /workspace).',
   ),
   networkVolumeId: fields.networkVolumeId.describe(
     "Network volume to attach; its data center places the pod. Changing it replaces the pod.",

@@ -72,8 +72,8 @@ export interface EndpointArgs {
   /** Network volume mounted on the workers. */
   networkVolumeId?: pulumi.Input<string | null | undefined>;
   /**
-   * Network volumes in several data centers (at most one per data center): workers mount the one where they
-   * run.
+   * Network volumes in several data centers (at most one per data center; not also the networkVolumeId):
+   * workers mount the one where they run.
    */
   networkVolumeIds?: DeepInput<string[] | undefined>;
   /** Workers only on hosts with at least this CUDA version, e.g. "12.4"; null for any. */
@@ -155,8 +155,8 @@ export interface EndpointState {
   /** Network volume mounted on the workers. */
   networkVolumeId: string | null;
   /**
-   * Network volumes in several data centers (at most one per data center): workers mount the one where they
-   * run.
+   * Network volumes in several data centers (at most one per data center; not also the networkVolumeId):
+   * workers mount the one where they run.
    */
   networkVolumeIds: string[];
   /** Workers only on hosts with at least this CUDA version, e.g. "12.4"; null for any. */
@@ -198,8 +198,9 @@ export interface EndpointState {
 /** The arguments of Template: each value a plain value, a promise or an Output, at every level. */
 export interface TemplateArgs {
   /**
-   * Template name, unique in the account. Default: the resource name plus a generated suffix. A replacement
-   * keeps an explicit name: the old template is renamed aside until its endpoints use the new one.
+   * Template name, unique in the account, stored without surrounding white space and in composed Unicode
+   * (NFC; " web " is "web"). Default: the resource name plus a generated suffix. A replacement keeps an
+   * explicit name: the old template is renamed aside until its endpoints use the new one.
    */
   name?: pulumi.Input<string | undefined>;
   /** Container image, e.g. `ghcr.io/acme/worker:1.2`. */
@@ -215,7 +216,10 @@ export interface TemplateArgs {
   containerDiskInGb?: pulumi.Input<number | undefined>;
   /** Pod volume in GB (default 20). */
   volumeInGb?: pulumi.Input<number | undefined>;
-  /** The absolute path where the volume is mounted (default /workspace). */
+  /**
+   * The absolute path where the volume is mounted, written plainly (no "." or ".." parts, no "//"; default
+   * /workspace).
+   */
   volumeMountPath?: pulumi.Input<string | undefined>;
   /** Entrypoint override (default none). */
   dockerEntrypoint?: DeepInput<string[] | undefined>;
@@ -256,8 +260,9 @@ export interface TemplateArgs {
 /** The outputs of Template: every input with its default applied, and what the service computes. */
 export interface TemplateState {
   /**
-   * Template name, unique in the account. Default: the resource name plus a generated suffix. A replacement
-   * keeps an explicit name: the old template is renamed aside until its endpoints use the new one.
+   * Template name, unique in the account, stored without surrounding white space and in composed Unicode
+   * (NFC; " web " is "web"). Default: the resource name plus a generated suffix. A replacement keeps an
+   * explicit name: the old template is renamed aside until its endpoints use the new one.
    */
   name: string;
   /** Container image, e.g. `ghcr.io/acme/worker:1.2`. */
@@ -273,7 +278,10 @@ export interface TemplateState {
   containerDiskInGb: number;
   /** Pod volume in GB (default 20). */
   volumeInGb: number;
-  /** The absolute path where the volume is mounted (default /workspace). */
+  /**
+   * The absolute path where the volume is mounted, written plainly (no "." or ".." parts, no "//"; default
+   * /workspace).
+   */
   volumeMountPath: string;
   /** Entrypoint override (default none). */
   dockerEntrypoint: string[];
@@ -581,7 +589,10 @@ export interface PodArgs {
   containerDiskInGb?: pulumi.Input<number | undefined>;
   /** Pod volume in GB. It can only grow. */
   volumeInGb?: pulumi.Input<number | undefined>;
-  /** The absolute path where the volume is mounted (default /workspace). */
+  /**
+   * The absolute path where the volume is mounted, written plainly (no "." or ".." parts, no "//"; default
+   * /workspace).
+   */
   volumeMountPath?: pulumi.Input<string | undefined>;
   /** Network volume to attach; its data center places the pod. Changing it replaces the pod. */
   networkVolumeId?: pulumi.Input<string | undefined>;
@@ -715,7 +726,10 @@ export interface PodState {
   containerDiskInGb?: number | undefined;
   /** Pod volume in GB. It can only grow. */
   volumeInGb?: number | undefined;
-  /** The absolute path where the volume is mounted (default /workspace). */
+  /**
+   * The absolute path where the volume is mounted, written plainly (no "." or ".." parts, no "//"; default
+   * /workspace).
+   */
   volumeMountPath?: string | undefined;
   /** Network volume to attach; its data center places the pod. Changing it replaces the pod. */
   networkVolumeId?: string | undefined;

@@ -40,7 +40,7 @@ export const TemplateInputs = z.strictObject({
   name: fields.name
     .optional()
     .describe(
-      "Template name, unique in the account. Default: the resource name plus a generated suffix. A replacement keeps an explicit name: the old template is renamed aside until its endpoints use the new one.",
+      'Template name, unique in the account, stored without surrounding white space and in composed Unicode (NFC; " web " is "web"). Default: the resource name plus a generated suffix. A replacement keeps an explicit name: the old template is renamed aside until its endpoints use the new one.',
     ),
   imageName: fields.imageName.describe("Container image, e.g. `ghcr.io/acme/worker:1.2`."),
   category: fields.category
@@ -64,7 +64,9 @@ export const TemplateInputs = z.strictObject({
   volumeMountPath: fields.volumeMountPath
     .unwrap()
     .default(TEMPLATE_DEFAULTS.volumeMountPath)
-    .describe("The absolute path where the volume is mounted (default /workspace)."),
+    .describe(
+      'The absolute path where the volume is mounted, written plainly (no "." or ".." parts, no "//"; default /workspace).',
+    ),
   dockerEntrypoint: fields.dockerEntrypoint
     .unwrap()
     .default(() => [])
@@ -126,8 +128,10 @@ export const templateSpec = {
   replaceOnChange: ["category", "isServerless"],
   uniqueName: true,
   createOnly: [ADOPT_ID],
-  // A port given twice is one (the service keeps each once).
-  canonical: (props) => startCommandBothWays({ ...props, ...uniqueList(props, "ports") }),
+  // A port given twice is one (the service keeps each once); a name is stored trimmed and composed, so a stack
+  // that applied " web " before sees no diff for it.
+  canonical: (props) =>
+    startCommandBothWays({ ...props, ...uniqueList(props, "ports"), ...trimmedName(props) }),
   spellings: [["dockerArgs", "dockerStartCmd"]],
   rules: (news) => {
     const failures: CheckFailure[] = [];
@@ -428,5 +432,12 @@ const isArgv = (value: unknown): value is string[] =>
 
 const sameArgv = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && a.every((item, i) => item === b[i]);
+
+/** The name as the service stores it: without surrounding white space, composed (NFC; sdk TemplateName). */
+function trimmedName(props: Props): Props {
+  return typeof props.name === "string" && !isUnknown(props.name)
+    ? { name: props.name.trim().normalize("NFC") }
+    : {};
+}
 
 export type { TemplateArgs, TemplateState };

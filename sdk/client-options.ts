@@ -1,3 +1,4 @@
+import type { Dispatcher } from "undici";
 import { redact, ValidationError } from "./errors";
 import {
   HttpClient,
@@ -22,8 +23,15 @@ export interface ClientOptions {
   retries?: number | undefined;
   /** Backoff tuning beyond `retries`. */
   retry?: Omit<RetryPolicy, "retries"> | undefined;
-  /** Max sockets to the service (default 64). */
+  /** Max sockets to the service (default 64); not with `dispatcher`, whose own settings apply. */
   connections?: number | undefined;
+  /**
+   * An undici Dispatcher to send every call through instead of the client's own keep-alive pool:
+   * `new EnvHttpProxyAgent()` or `new ProxyAgent(url)` behind an HTTP proxy, an `Agent` with TLS
+   * options. It stays yours: `close()` waits for (or, with force, aborts) the client's calls on it but
+   * leaves it open.
+   */
+  dispatcher?: Dispatcher | undefined;
   /**
    * The largest reply read, in bytes (default 256 MiB, at most 2^29-24): a larger one (an endless or
    * huge body from a wrong baseUrl) is a ProtocolError, never held whole in memory.
@@ -31,25 +39,65 @@ export interface ClientOptions {
   maxReplyBytes?: number | undefined;
 }
 
-/** Refuses a missing or blank key before anything else (a ValidationError naming apiKey). */
+/** No API key holds a control character, and a header with a C0 one or DEL is refused whole by undici. */
+const CONTROL_CHARACTER = /\p{Cc}/u;
+
+/**
+ * Refuses a missing or blank key before anything else (a ValidationError naming apiKey), and one
+ * with a control character inside it (a line break, a tab): it cannot go in a header, and undici's
+ * "invalid authorization header" read as a connection error, retried and waited through as one.
+ */
 export function requireApiKey(apiKey: unknown, operation: string): void {
   if (typeof apiKey !== "string" || apiKey.trim() === "") {
-    throw new ValidationError({ operation, field: "apiKey", message: `${operation}: apiKey is required` });
+    throw new ValidationError({
+      operation,
+      field: "apiKey",
+      message: `${operation}: apiKey is required: pass the account's API key, e.g. { apiKey: process.env.RUNPOD_API_KEY }`,
+    });
+  }
+  if (CONTROL_CHARACTER.test(apiKey.trim())) {
+    throw new ValidationError({
+      operation,
+      field: "apiKey",
+      message: `${operation}: apiKey holds a control character (a line break, a tab) inside it; an API key is one line: check where it was read from`,
+    });
   }
 }
 
 /**
  * Refuses, when the client is built, a missing key (requireApiKey, first), then a timeoutMs or retries
  * the HTTP layer cannot use (a ValidationError naming the option), instead of a ConnectionError at the
- * first call or a retry loop without bound.
+ * first call or a retry loop without bound. Returns the options with the key trimmed: one read from a
+ * file or a CRLF .env keeps its line break, which no header may carry.
  */
-export function requireClientOptions(options: ClientOptions, operation: string): void {
+export function requireClientOptions<T extends ClientOptions>(options: T, operation: string): T {
   requireApiKey(options.apiKey, operation);
   if (options.timeoutMs !== undefined) requireTimeoutMs(options.timeoutMs, operation);
   if (options.retries !== undefined) requireRetries(options.retries, operation);
   if (options.retry !== undefined) requireRetryTuning(options.retry, operation);
   if (options.connections !== undefined) requireConnections(options.connections, operation);
   if (options.maxReplyBytes !== undefined) requireMaxReplyBytes(options.maxReplyBytes, operation);
+  if (options.dispatcher !== undefined) requireDispatcher(options, operation);
+  return { ...options, apiKey: options.apiKey.trim() };
+}
+
+/** A dispatcher the HTTP layer can use: dispatch() for calls, compose() for its retry path. */
+function requireDispatcher(options: ClientOptions, operation: string): void {
+  const dispatcher = options.dispatcher as Partial<Dispatcher> | null;
+  if (typeof dispatcher?.dispatch !== "function" || typeof dispatcher.compose !== "function") {
+    throw new ValidationError({
+      operation,
+      field: "dispatcher",
+      message: `${operation}: dispatcher must be an undici Dispatcher (an Agent, a ProxyAgent, an EnvHttpProxyAgent, of undici 7 or later), got ${dispatcher === null ? "null" : typeof dispatcher}`,
+    });
+  }
+  if (options.connections !== undefined) {
+    throw new ValidationError({
+      operation,
+      field: "connections",
+      message: `${operation}: connections sizes the client's own pool, which a dispatcher replaces: set the limit on the dispatcher (e.g. new Agent({ connections }))`,
+    });
+  }
 }
 
 /** The backoff's durations, in ms: NaN or a negative would retry at once (a tight loop against a failing service). */
@@ -127,6 +175,7 @@ export function clientHttp(
     timeoutMs: options.timeoutMs,
     retry: { ...options.retry, retries: options.retries },
     connections: options.connections,
+    dispatcher: options.dispatcher,
     maxReplyBytes: options.maxReplyBytes,
   });
 }

@@ -49,6 +49,12 @@ export interface ErrorDetails {
   /** The job's status: its final one (JobFailedError) or the last one seen (a waitFor timeout). */
   jobStatus?: string;
   graphqlErrors?: readonly GraphQLErrorItem[];
+  /**
+   * Whether the call is safe to send again (default true). False for one that may have taken effect
+   * (a create, a job submission, a GraphQL mutation) and whose failure leaves that open: such an
+   * error is not `retryable`, except a 429 (nothing was done).
+   */
+  repeatable?: boolean;
   cause?: unknown;
   /** Extra strings to remove from every text of the error (the API key, passwords). */
   secrets?: readonly string[];
@@ -112,6 +118,13 @@ export class RunpodkitError extends Error {
   readonly jobId: string | undefined;
   /** The job's final status (JobFailedError) or the last one seen (a waitFor TimeoutError). */
   readonly jobStatus: string | undefined;
+  /**
+   * Whether sending the same call again is safe and may succeed: the failure may pass (no connection,
+   * no reply in time, a 429 after `retryAfterMs`, a 5xx other than 501) and the call is safe to repeat,
+   * or provably did nothing (a 429, a connection refused). A create, `run`, `runSync` or GraphQL
+   * mutation cut off after it was sent is not retryable: it may have taken effect.
+   */
+  readonly retryable: boolean;
 
   constructor(code: RunpodkitErrorCode, details: ErrorDetails) {
     const secrets = details.secrets ?? [];
@@ -125,6 +138,7 @@ export class RunpodkitError extends Error {
     this.serviceCode = details.serviceCode;
     this.jobId = details.jobId;
     this.jobStatus = details.jobStatus;
+    this.retryable = isRetryable(code, details);
   }
 
   toJSON(): Record<string, unknown> {
@@ -139,8 +153,17 @@ export class RunpodkitError extends Error {
       serviceCode: this.serviceCode,
       jobId: this.jobId,
       jobStatus: this.jobStatus,
+      retryable: this.retryable,
     };
   }
+}
+
+/** A 429 proves the call did nothing; a connection failure, a timeout or a 5xx (501 aside) may pass. */
+function isRetryable(code: RunpodkitErrorCode, details: ErrorDetails): boolean {
+  if (code === "RATE_LIMITED") return true;
+  if (details.repeatable === false) return false;
+  if (code === "SERVER_ERROR") return details.status !== 501 && details.serviceCode !== "NOT_IMPLEMENTED";
+  return code === "CONNECTION" || code === "TIMEOUT";
 }
 
 type Details = Omit<ErrorDetails, "graphqlErrors">;

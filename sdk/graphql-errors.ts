@@ -12,12 +12,14 @@ import {
 /**
  * A GraphQL failure as a typed, redacted SDK error: by the service's `extensions.code`, else by HTTP
  * status, else a GraphQLError with the errors array. graphql-request's own ClientError is never kept:
- * its message and fields hold the URL (with the key) and the variables (with passwords).
+ * its message and fields hold the URL (with the key) and the variables (with passwords). `repeatable`:
+ * whether the operation is safe to send again (a query), for the error's `retryable`.
  */
 export function graphqlErrorOf(
   operation: string,
   error: unknown,
   secrets: readonly string[],
+  repeatable = true,
 ): RunpodkitError {
   if (error instanceof RunpodkitError) return error;
   if (!(error instanceof ClientError)) {
@@ -42,6 +44,7 @@ export function graphqlErrorOf(
     message: `${operation}: ${text}${status >= 400 ? ` (HTTP ${status})` : ""}`,
     field,
     retryAfterMs: parseRetryAfter(error.response.headers?.get("retry-after") ?? undefined),
+    repeatable,
     secrets,
   };
   if (serviceCode) {

@@ -66,8 +66,8 @@ export class GraphQLClient {
   /** Which endpoint selection this service accepts; see ENDPOINT_DOCUMENTS. */
   #endpointDocs: EndpointDocuments = ENDPOINT_DOCUMENTS.extended;
 
-  constructor(options: GraphQLClientOptions) {
-    requireClientOptions(options, "graphql");
+  constructor(given: GraphQLClientOptions) {
+    const options = requireClientOptions(given, "graphql");
     this.#apiKey = options.apiKey;
     const url = new URL(
       requireBaseUrl(
@@ -280,7 +280,7 @@ export class GraphQLClient {
         signal: options.signal,
       });
     } catch (error) {
-      throw graphqlErrorOf(op.name, error, [this.#apiKey, ...secrets]);
+      throw graphqlErrorOf(op.name, error, [this.#apiKey, ...secrets], op.kind === "query");
     }
   }
 

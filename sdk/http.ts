@@ -68,6 +68,12 @@ export interface HttpClientOptions {
   secrets?: readonly string[] | undefined;
   /** Max sockets to the origin (default 64). */
   connections?: number | undefined;
+  /**
+   * Sends every call through this undici Dispatcher (a ProxyAgent or EnvHttpProxyAgent behind a proxy,
+   * an Agent with TLS options) instead of the client's own pool. It stays the caller's: close() waits
+   * for the client's calls on it (or, with force, aborts them) but leaves it open.
+   */
+  dispatcher?: Dispatcher | undefined;
   /** The largest reply body read, in bytes (default 256 MiB); a larger one is a ProtocolError. */
   maxReplyBytes?: number | undefined;
 }
@@ -120,6 +126,11 @@ export interface HttpCall extends CallOptions {
   rawBody?: string;
   /** Default: "idempotent" for GET/HEAD/PUT/DELETE, "never" otherwise. */
   retry?: RetryMode;
+  /**
+   * Whether the call is safe for its caller to send again, for its errors' `retryable` (default: its
+   * retry mode is "idempotent"). A /stream poll is, though the HTTP layer resends it only unsent.
+   */
+  repeatable?: boolean;
 }
 
 const CONNECTION_CODES = new Set([
@@ -303,6 +314,11 @@ interface Failure {
 
 const NEVER_SENT = new Set(NEVER_SENT_CODES);
 
+/** A call's retry mode: its own, else by method. */
+function modeOf(call: HttpCall): RetryMode {
+  return call.retry ?? (SAFE_METHODS.has(call.method) ? "idempotent" : "never");
+}
+
 function isRetryable(mode: RetryMode, failure: Failure): boolean {
   if (mode === "never") return false;
   if (failure.statusCode !== undefined) {
@@ -381,7 +397,17 @@ type RetryingRequest = Dispatcher.DispatchOptions & {
 };
 
 export class HttpClient {
-  readonly #pool: Pool;
+  /** The client's own pool; undefined when calls go through the caller's dispatcher. */
+  readonly #pool: Pool | undefined;
+  readonly #dispatcher: Dispatcher;
+  readonly #origin: string;
+  /**
+   * Calls under way, which close() waits for: a pool knows only of its attempts, not of a call
+   * between them (in a retry's backoff), nor of anything on a caller's dispatcher.
+   */
+  #active = 0;
+  /** What waits for #active to come to 0 (close()). */
+  #idleWaiters: Array<() => void> = [];
   readonly #retrying: Dispatcher;
   readonly #basePath: string;
   readonly #baseQuery: string;
@@ -410,7 +436,11 @@ export class HttpClient {
     this.#maxReplyBytes = options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
     requireMaxReplyBytes(this.#maxReplyBytes, "http");
     this.#secrets = options.secrets ?? [];
-    this.#pool = new Pool(url.origin, { connections: options.connections ?? 64 });
+    this.#origin = url.origin;
+    this.#pool = options.dispatcher
+      ? undefined
+      : new Pool(url.origin, { connections: options.connections ?? 64 });
+    this.#dispatcher = options.dispatcher ?? (this.#pool as Pool);
     this.#policy = defaultPolicy(options.retry);
     // throwOnError false: RetryHandler asks the decider about every reply >= 300 and forwards the one
     // the decider gives up on, as a reply.
@@ -419,7 +449,7 @@ export class HttpClient {
       "rejected-only": { throwOnError: false, retry: retryDecider("rejected-only", this.#policy) },
     };
     // Innermost first: each attempt RetryHandler dispatches goes through the attempt's timer.
-    this.#retrying = this.#pool.compose(attemptTimeoutInterceptor, retryInterceptor);
+    this.#retrying = this.#dispatcher.compose(attemptTimeoutInterceptor, retryInterceptor);
   }
 
   /**
@@ -429,8 +459,16 @@ export class HttpClient {
    * Only a failure the policy may retry (429, 5xx, a connection error) takes the retry path: the
    * policy's backoff, then undici's RetryHandler for the remaining attempts.
    */
-  async exchange(call: HttpCall): Promise<HttpReply> {
-    const signal = call.signal;
+  exchange(call: HttpCall): Promise<HttpReply> {
+    // A closed client refuses the call (a ValidationError) before the force-close signal is looked at.
+    if (this.#pool || this.#closed) return this.#exchange(call, call.signal);
+    // The caller's dispatcher is not ours to destroy: close({ force }) ends its calls through their signal.
+    const forced = this.#forced.signal;
+    return this.#exchange(call, call.signal ? AbortSignal.any([call.signal, forced]) : forced);
+  }
+
+  /** exchange(), `signal` also ending it at close({ force: true }) when the pool is not ours. */
+  async #exchange(call: HttpCall, signal: AbortSignal | undefined): Promise<HttpReply> {
     if (signal?.aborted) throw this.#aborted(call);
     // Not undici's "client is destroyed" ConnectionError: callers (and waitFor) retry those as transient.
     if (this.#closed) {
@@ -447,9 +485,12 @@ export class HttpClient {
     if (call.timeoutMs !== undefined) requireTimeoutMs(call.timeoutMs, call.operation);
     const budgetMs = call.timeoutMs ?? this.#timeoutMs;
     const body = call.rawBody ?? (call.body === undefined ? undefined : jsonBody(call, this.#secrets));
+    this.#active++;
     try {
-      const mode = call.retry ?? (SAFE_METHODS.has(call.method) ? "idempotent" : "never");
+      const mode = modeOf(call);
       const request: Dispatcher.DispatchOptions = {
+        // Our pool has its origin; an Agent-like dispatcher of the caller's needs it on each request.
+        origin: this.#origin,
         method: call.method,
         path: this.#pathOf(call),
         headers: body !== undefined ? this.#jsonHeaders : this.#headers,
@@ -460,7 +501,7 @@ export class HttpClient {
       const deadline = mode === "never" ? 0 : Date.now() + budgetMs;
       let reply: HttpReply;
       try {
-        reply = await dispatchWhole(this.#pool, request, signal, budgetMs, this.#maxReplyBytes);
+        reply = await dispatchWhole(this.#dispatcher, request, signal, budgetMs, this.#maxReplyBytes);
       } catch (error) {
         if (mode === "never" || signal?.aborted || this.#forced.signal.aborted) throw error;
         const code = (error as { code?: unknown } | null)?.code;
@@ -472,6 +513,8 @@ export class HttpClient {
       return await this.#retry(request, signal, mode, deadline, budgetMs, failure, reply);
     } catch (error) {
       throw this.#transportError(call, budgetMs, error);
+    } finally {
+      if (--this.#active === 0) for (const wake of this.#idleWaiters.splice(0)) wake();
     }
   }
 
@@ -527,14 +570,21 @@ export class HttpClient {
     });
   }
 
-  /** A failed exchange as the SDK's error: aborted by the caller, out of time, or the connection. */
+  /**
+   * A failed exchange as the SDK's error: aborted by the caller, out of time, or the connection. One
+   * that is not safe to repeat is not `retryable` unless it was never sent (a connection refused).
+   */
   #transportError(call: HttpCall, budgetMs: number, error: unknown): RunpodkitError {
     if (call.signal?.aborted || this.#forced.signal.aborted) return this.#aborted(call, error);
     const code = (error as { code?: unknown } | null)?.code;
+    const repeatable =
+      (call.repeatable ?? modeOf(call) === "idempotent") ||
+      (typeof code === "string" && NEVER_SENT.has(code));
     if (typeof code === "string" && TIMEOUT_CODES.has(code)) {
       return new TimeoutError({
         operation: call.operation,
         message: `${call.operation}: no reply within ${budgetMs} ms`,
+        repeatable,
         // Kept: whether the reply had begun (dispatch-reply.ts, REPLY_CUT) matters to stream().
         cause: error,
         secrets: this.#secrets,
@@ -551,6 +601,7 @@ export class HttpClient {
     return new ConnectionError({
       operation: call.operation,
       message: `${call.operation}: ${error instanceof Error ? error.message : String(error)}`,
+      repeatable,
       cause: error,
       secrets: this.#secrets,
     });
@@ -562,7 +613,7 @@ export class HttpClient {
    */
   async request(call: HttpCall): Promise<unknown> {
     const reply = await this.exchange(call);
-    if (reply.status < 200 || reply.status >= 300) throw this.errorFor(call.operation, reply);
+    if (reply.status < 200 || reply.status >= 300) throw this.errorFor(call.operation, reply, modeOf(call));
     return this.parseJson(call.operation, reply.text);
   }
 
@@ -579,8 +630,8 @@ export class HttpClient {
     }
   }
 
-  /** The typed error for a non-2xx reply. */
-  errorFor(operation: string, reply: HttpReply): RunpodkitError {
+  /** The typed error for a non-2xx reply to a call of retry `mode` (a 5xx of one not safe to repeat is not `retryable`). */
+  errorFor(operation: string, reply: HttpReply, mode: RetryMode = "idempotent"): RunpodkitError {
     const body = safeJson(reply.text);
     // REST says `message`; the job API says `error`; a 429 may be plain text.
     const serverMessage =
@@ -595,6 +646,7 @@ export class HttpClient {
       field: typeof body?.field === "string" ? body.field : undefined,
       serviceCode: typeof body?.code === "string" ? body.code : undefined,
       retryAfterMs: parseRetryAfter(reply.headers["retry-after"]),
+      repeatable: mode === "idempotent",
       secrets: this.#secrets,
     });
   }
@@ -610,16 +662,28 @@ export class HttpClient {
       this.#closed = true;
       // Destroying the pool fails the attempts in flight; the abort ends the retry path's backoffs
       // (each listens to it) and JobClient's pauses.
-      const destroyed = this.#pool.destroy();
+      const destroyed = this.#pool?.destroy();
       this.#forced.abort(new Error("the client was closed with close({ force: true })"));
       await destroyed;
+      await this.#idle();
       return;
     }
     // Already closed with force: nothing is left to wait for.
     if (this.#forced.signal.aborted) return;
     this.#closed = true;
-    this.#closing ??= this.#pool.close();
+    // The calls first: a pool closed under a call in its retry backoff failed the retry ("The client
+    // is destroyed"), though close() had resolved as if the call were done.
+    // A close({ force: true }) meanwhile has destroyed the pool: nothing is left to close.
+    this.#closing ??= this.#idle().then(() =>
+      this.#forced.signal.aborted ? undefined : this.#pool?.close(),
+    );
     await this.#closing;
+  }
+
+  /** Once no call is under way (at once when none is). */
+  #idle(): Promise<void> {
+    if (this.#active === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
   /** Aborted once the client is closed with `force`: for waits between calls (JobClient's pauses). */

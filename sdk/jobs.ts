@@ -5,11 +5,8 @@ import { type ClientOptions, clientHttp, requireBaseUrl, requireClientOptions } 
 import { replyCutHeaders, replyCutStatus } from "./dispatch-reply";
 import {
   AbortedError,
-  ConnectionError,
   JobFailedError,
-  RateLimitedError,
   RunpodkitError,
-  ServerError,
   StreamInterruptedError,
   TimeoutError,
   ValidationError,
@@ -104,17 +101,12 @@ function outagePause(pollIntervalMs: number, failure: RunpodkitError): number {
 }
 
 /**
- * A failure that may pass while the job goes on in the service: no connection (a restart), a 5xx
- * (501 aside: it will not change), a 429, a poll that got no reply in time. The HTTP layer's
- * retries are spent by then; a long wait (waitFor, stream) polls on through it.
+ * A failure that may pass while the job goes on in the service (the error's `retryable`: no
+ * connection, a 5xx but 501, a 429, a poll that got no reply in time). The HTTP layer's retries are
+ * spent by then; a long wait (waitFor, stream) polls on through it.
  */
 function isPassing(error: unknown): error is RunpodkitError {
-  return (
-    error instanceof ConnectionError ||
-    error instanceof RateLimitedError ||
-    error instanceof TimeoutError ||
-    (error instanceof ServerError && error.status !== 501)
-  );
+  return error instanceof RunpodkitError && error.retryable;
 }
 
 /** A poll interval or outage bound: 0 or more ms (NaN or a negative would poll without pause). */
@@ -125,6 +117,20 @@ function requirePause(value: unknown, operation: string, field = "pollIntervalMs
     field,
     message: `${operation}: ${field} must be a number of milliseconds from 0 to ${MAX_TIMEOUT_MS}, got ${String(value)}`,
   });
+}
+
+/** A call's `wait` (the service's hold, ms) and `timeoutMs`, refused before sending when unusable. */
+function requireWait(options: RunSyncOptions, operation: string): number {
+  const wait = options.wait ?? JOB_LIMITS.runsyncWait.default;
+  if (!Number.isInteger(wait) || wait < JOB_LIMITS.runsyncWait.min || wait > JOB_LIMITS.runsyncWait.max) {
+    throw new ValidationError({
+      operation,
+      field: "wait",
+      message: `${operation}: wait must be an integer from ${JOB_LIMITS.runsyncWait.min} to ${JOB_LIMITS.runsyncWait.max} ms`,
+    });
+  }
+  if (options.timeoutMs !== undefined) requireTimeoutMs(options.timeoutMs, operation);
+  return wait;
 }
 
 /** The stream position a /stream reply names (STREAM_POSITION_HEADER), undefined when it names none. */
@@ -150,8 +156,8 @@ export class JobClient {
   readonly #http: HttpClient;
   readonly #timeoutMs: number;
 
-  constructor(options: JobClientOptions) {
-    requireClientOptions(options, "jobs");
+  constructor(given: JobClientOptions) {
+    const options = requireClientOptions(given, "jobs");
     const base = requireBaseUrl(
       options.baseUrl ?? DEFAULT_JOBS_URL,
       "jobs",
@@ -190,15 +196,7 @@ export class JobClient {
   async runSync(submission: JobInput, options: RunSyncOptions = {}): Promise<JobEnvelope> {
     const operation = "jobs.runSync";
     const body = validateInput(JobSubmission, submission, operation);
-    const wait = options.wait ?? JOB_LIMITS.runsyncWait.default;
-    if (!Number.isInteger(wait) || wait < JOB_LIMITS.runsyncWait.min || wait > JOB_LIMITS.runsyncWait.max) {
-      throw new ValidationError({
-        operation,
-        field: "wait",
-        message: `${operation}: wait must be an integer from ${JOB_LIMITS.runsyncWait.min} to ${JOB_LIMITS.runsyncWait.max} ms`,
-      });
-    }
-    if (options.timeoutMs !== undefined) requireTimeoutMs(options.timeoutMs, operation);
+    const wait = requireWait(options, operation);
     const reply = await this.#http.request({
       operation,
       method: "POST",
@@ -210,6 +208,30 @@ export class JobClient {
       timeoutMs: Math.min(MAX_TIMEOUT_MS, wait + (options.timeoutMs ?? this.#timeoutMs)),
     });
     return parseReply(JobEnvelope, reply, operation);
+  }
+
+  /**
+   * GET /status-sync/{id}, runpod-sdk's `statusSync`: the service holds the call until the job is
+   * terminal or `wait` passes, then answers its status (still IN_QUEUE or IN_PROGRESS after `wait`).
+   * The HTTP budget is `wait` plus the client's timeoutMs, as runSync's. `ttl` (ms) resets its lifetime.
+   */
+  async statusSync(jobId: string, options: RunSyncOptions & { ttl?: number } = {}): Promise<JobEnvelope> {
+    const operation = "jobs.statusSync";
+    const path = `/status-sync${idSegment(jobId, operation, "jobId")}`;
+    const wait = requireWait(options, operation);
+    try {
+      const reply = await this.#http.request({
+        operation,
+        method: "GET",
+        path,
+        query: { wait, ttl: options.ttl },
+        signal: options.signal,
+        timeoutMs: Math.min(MAX_TIMEOUT_MS, wait + (options.timeoutMs ?? this.#timeoutMs)),
+      });
+      return parseReply(JobEnvelope, reply, operation);
+    } catch (error) {
+      throw withJobId(error, jobId);
+    }
   }
 
   /** GET /status/{id}. A job whose TTL passed is a NotFoundError. `ttl` (ms) resets its lifetime. */
@@ -381,6 +403,8 @@ export class JobClient {
           // Sent again here only when it never reached the service: a poll it answered handed chunks
           // out, and a resend the service cannot match to the lost reply would skip them.
           retry: "rejected-only",
+          // This loop sends a failed poll again (one cut mid-reply is handled below): its failures pass.
+          repeatable: true,
         });
         if (answer.status < 200 || answer.status >= 300) throw this.#http.errorFor(operation, answer);
         reply = parseReply(StreamReply, this.#http.parseJson(operation, answer.text), operation);

@@ -357,8 +357,8 @@ export class RestClient {
   readonly billing: BillingResource;
   readonly #http: HttpClient;
 
-  constructor(options: RestClientOptions) {
-    requireClientOptions(options, "rest");
+  constructor(given: RestClientOptions) {
+    const options = requireClientOptions(given, "rest");
     const baseUrl = requireBaseUrl(
       options.baseUrl ?? DEFAULT_REST_URL,
       "rest",

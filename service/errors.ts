@@ -42,7 +42,22 @@ export const MAX_ID_CHARS = 100;
 export const shownId = (id: string, max: number = MAX_ID_CHARS): string =>
   id.length <= max ? id : `${id.slice(0, 40)}… (${id.length} characters; no id is that long)`;
 
-export const notFound = (what: string, id: string, max: number = MAX_ID_CHARS) =>
-  new ServiceError("NOT_FOUND", `${what} ${shownId(id, max)} not found`);
+export const notFound = (what: string, id: string, max: number = MAX_ID_CHARS, field?: string) =>
+  new ServiceError("NOT_FOUND", `${what} ${shownId(id, max)} not found`, { field });
+
+/** An endpoint of the job API's path that is not there (the field is the path's endpointId). */
+export const endpointNotFound = (endpointId: string) =>
+  notFound("endpoint", endpointId, MAX_ID_CHARS, "endpointId");
+
+/**
+ * A job of the job API that is not there, naming the job and the endpoint it was looked up on (the
+ * field is the path's jobId), and why a job once answered can be gone.
+ */
+export const jobNotFound = (jobId: string, endpointId: string) =>
+  new ServiceError(
+    "NOT_FOUND",
+    `job ${shownId(jobId)} not found on endpoint ${shownId(endpointId)}: check the job id and the endpoint id (a job's result is kept 30 minutes after /run, 1 minute after /runsync; past its ttl a job is deleted)`,
+    { field: "jobId" },
+  );
 export const invalid = (field: string, message: string) =>
   new ServiceError("VALIDATION", `${field}: ${message}`, { field });

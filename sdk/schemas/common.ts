@@ -32,6 +32,25 @@ export function refuseItems(
 
 export const GpuPoolId = z.enum(GPU_POOL_IDS);
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is its purpose
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
+/** A UTF-16 surrogate without its pair: no character, and no UTF-8 encoder keeps it (it becomes U+FFFD). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * Whether a name is text a person can read and every client can carry: no control character (NUL, a
+ * tab, a line break, ...) and no unpaired surrogate, which a UTF-8 client (Pulumi's gRPC, a Go or
+ * Python client) receives as U+FFFD, so it held another name than the one stored.
+ */
+export function isPrintableName(name: string): boolean {
+  return !CONTROL_CHARACTER.test(name) && !LONE_SURROGATE.test(name);
+}
+export const PRINTABLE_NAME =
+  "must be printable text: no control character (such as NUL, a tab or a line break) and no unpaired UTF-16 surrogate";
+
+/** A resource's name (endpoints, network volumes, registry auths): 1-191 characters of printable text. */
+export const ResourceName = z.string().min(1).max(191).refine(isPrintableName, { error: PRINTABLE_NAME });
+
 /** GraphQL location codes (locations). Empty or null means any region. */
 export const LOCATIONS = ["CZ", "FR", "GB", "NO", "RO", "US"] as const;
 export const Location = z.enum(LOCATIONS);
@@ -192,6 +211,13 @@ export const LocationsList = z
  * always sends `""` for the references a caller left out.
  */
 export const OptionalRef = z.string().nullish();
+
+/**
+ * A reference id in a REST body (networkVolumeId, containerRegistryAuthId): `""` names nothing, and is
+ * refused saying what to send instead (GraphQL reads `""` as not given; REST updates take null).
+ */
+export const restRef = (what: string) =>
+  z.string().min(1, { error: `is empty: give ${what} id, or leave it out (in an update, null removes it)` });
 
 /** The reading of an OptionalRef: `""` and null are "not given". */
 export const givenRef = (value: string | null | undefined): string | undefined => value || undefined;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ResourceName } from "./common";
 
 /** The record: credentials are never returned, by REST or GraphQL. */
 export const ContainerRegistryAuth = z.object({ id: z.string(), name: z.string() });
@@ -11,7 +12,7 @@ export const REGISTRY_PASSWORD_MAX_LENGTH = 16_384;
 
 /** POST /containerregistryauth; also GraphQL saveRegistryAuth(input). The name is unique per account. */
 export const ContainerRegistryAuthCreateInput = z.strictObject({
-  name: z.string().min(1).max(191),
+  name: ResourceName,
   username: z.string().min(1).max(REGISTRY_USERNAME_MAX_LENGTH),
   password: z.string().min(1).max(REGISTRY_PASSWORD_MAX_LENGTH),
 });

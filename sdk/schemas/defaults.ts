@@ -65,6 +65,14 @@ export function canonicalCommaList(value: string): string {
   return uniqueItems(items).join(",");
 }
 
+/**
+ * Why an endpoint naming one volume both as networkVolumeId and in networkVolumeIds is refused (REST,
+ * GraphQL, the provider's check): clearing networkVolumeId left the volume attached through the list.
+ */
+export function volumeGivenTwice(volumeId: string): string {
+  return `network volume ${volumeId} is also the endpoint's networkVolumeId; give each volume once: as networkVolumeId, or in networkVolumeIds (volumes in several data centers), not both`;
+}
+
 /** The storage types of network-volume.ts's NEXT_GEN_STORAGE_TYPE and STANDARD_STORAGE_TYPE (see there). */
 export const NEXT_GEN_STORAGE_TYPE = "VAST";
 export const STANDARD_STORAGE_TYPE = "MOOSE_FS";

@@ -13,7 +13,9 @@ import {
   LocationsList,
   OptionalRef,
   optionalFields,
+  ResourceName,
   refuseItems,
+  restRef,
   ScalerType,
 } from "./common";
 import { GPU_ENDPOINT_NEEDS_A_TYPE } from "./gpu-pools";
@@ -31,7 +33,7 @@ const ExecutionTimeoutMs = z
   .int()
   .min(5_000)
   .max(7 * 24 * 3600 * 1000);
-const Name = z.string().min(1).max(191);
+const Name = ResourceName;
 
 const restEndpointFields = {
   templateId: z.string().min(1),
@@ -44,7 +46,7 @@ const restEndpointFields = {
   workersMin: Workers,
   workersMax: Workers,
   dataCenterIds: z.array(DataCenterId).min(1),
-  networkVolumeId: z.string().min(1),
+  networkVolumeId: restRef("a network volume"),
   networkVolumeIds: z.array(z.string().min(1)),
   flashboot: z.boolean(),
   executionTimeoutMs: ExecutionTimeoutMs,
@@ -191,6 +193,8 @@ export const GqlEndpoint = z.object({
   userId: z.string(),
   templateId: z.string(),
   gpuIds: z.string(),
+  /** This service's own field (the REST list, in priority order): absent from the real service's replies. */
+  gpuTypeIds: z.array(z.string()).optional(),
   idleTimeout: z.number().int(),
   locations: z.string().nullish(),
   flashBootType: FlashBootType,

@@ -15,7 +15,11 @@ export function describeIssues(error: z.ZodError, input?: unknown): string {
   const { issues } = error;
   const named = issues.slice(0, DESCRIBED_ISSUES_MAX).map((issue) => {
     const path = issue.path.map(String).join(".");
-    const message = isMissing(issue, input) ? "required" : issueMessage(issue);
+    const message = isMissing(issue, input)
+      ? "required"
+      : isNullGiven(issue, input)
+        ? `is null, which it does not take: give ${wanted(issue)}, or leave it out where it may be left out (an update keeps the current value)`
+        : issueMessage(issue);
     const described = path ? `${path}: ${message}` : message;
     return described.length <= DESCRIBED_ISSUE_CHARS_MAX
       ? described
@@ -59,11 +63,29 @@ export function issueMessage(issue: z.core.$ZodIssue): string {
  */
 export function isMissing(issue: z.core.$ZodIssue, input: unknown): boolean {
   if (issue.code !== "invalid_type" && issue.code !== "invalid_value") return false;
-  if (issue.path.length === 0) return false;
+  return issue.path.length > 0 && valueAt(input, issue.path) === undefined;
+}
+
+/** Whether an issue is a field given as null that takes no null (a PATCH's `"name": null`). */
+function isNullGiven(issue: z.core.$ZodIssue, input: unknown): boolean {
+  if (issue.code !== "invalid_type" && issue.code !== "invalid_value") return false;
+  return issue.path.length > 0 && valueAt(input, issue.path) === null;
+}
+
+/** What a field of a type or value issue takes: "a string", "one of QUEUE_DELAY, REQUEST_COUNT". */
+function wanted(issue: z.core.$ZodIssue): string {
+  if (issue.code === "invalid_type")
+    return `${/^[aeiou]/.test(issue.expected) ? "an" : "a"} ${issue.expected}`;
+  if (issue.code === "invalid_value") return `one of ${issue.values.map(String).join(", ")}`;
+  return "a value";
+}
+
+/** The value at `path` in `input`; undefined when the path leads nowhere. */
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   let at: unknown = input;
-  for (const step of issue.path) {
-    if (at === null || typeof at !== "object") return false;
+  for (const step of path) {
+    if (at === null || typeof at !== "object") return undefined;
     at = (at as Record<PropertyKey, unknown>)[step];
   }
-  return at === undefined;
+  return at;
 }

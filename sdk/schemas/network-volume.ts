@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { DataCenterId } from "./common";
+import { DataCenterId, ResourceName } from "./common";
 import * as defaults from "./defaults";
 
 /** Size in GB: 0..4000. On update it may only grow. */
@@ -48,7 +48,7 @@ export type GqlNetworkVolume = z.infer<typeof GqlNetworkVolume>;
 
 /** POST /networkvolumes (GraphQL createNetworkVolume also takes isNextGenStorage, see below). */
 export const NetworkVolumeCreateInput = z.strictObject({
-  name: z.string().min(1).max(191),
+  name: ResourceName,
   size: VolumeSize,
   dataCenterId: DataCenterId,
 });
@@ -65,7 +65,7 @@ export type GqlNetworkVolumeCreateInput = z.infer<typeof GqlNetworkVolumeCreateI
 
 /** PATCH /networkvolumes/{id} and POST .../update: absent = unchanged; size must not shrink. */
 export const NetworkVolumeUpdateInput = z.strictObject({
-  name: z.string().min(1).max(191).optional(),
+  name: ResourceName.optional(),
   size: VolumeSize.optional(),
   dataCenterId: notUpdatable(),
 });
@@ -74,7 +74,7 @@ export type NetworkVolumeUpdateInput = z.infer<typeof NetworkVolumeUpdateInput>;
 /** GraphQL updateNetworkVolume(input: {id, name, size}). */
 export const GqlNetworkVolumeUpdateInput = z.strictObject({
   id: z.string().min(1),
-  name: z.string().min(1).max(191).nullish(),
+  name: ResourceName.nullish(),
   size: VolumeSize.nullish(),
 });
 export type GqlNetworkVolumeUpdateInput = z.infer<typeof GqlNetworkVolumeUpdateInput>;

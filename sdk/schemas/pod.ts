@@ -6,9 +6,13 @@ import {
   DataCenterId,
   GpuTypeId,
   GqlPodStatus,
+  isPrintableName,
   many,
   OptionalRef,
   PodStatus,
+  PRINTABLE_NAME,
+  ResourceName,
+  restRef,
 } from "./common";
 import { NetworkVolume } from "./network-volume";
 import {
@@ -125,7 +129,7 @@ export const PodListQuery = z.strictObject({
   endpointId: z.string().max(191).optional(),
   id: z.string().optional(),
   imageName: z.string().optional(),
-  name: z.string().max(191).optional(),
+  name: z.string().max(191).refine(isPrintableName, { error: PRINTABLE_NAME }).optional(),
   templateId: z.string().optional(),
   networkVolumeId: z.string().optional(),
   /** Pods with any of these GPU types (repeat the parameter for several). */
@@ -144,7 +148,7 @@ export const PodListQuery = z.strictObject({
 export type PodListQuery = z.infer<typeof PodListQuery>;
 
 const podFields = {
-  name: z.string().min(1).max(191),
+  name: ResourceName,
   imageName: ImageName,
   dockerEntrypoint: z.array(z.string()),
   dockerStartCmd: z.array(z.string()),
@@ -190,8 +194,8 @@ export const PodCreateInput = z.strictObject({
   minDownloadMbps: z.number().optional(),
   minUploadMbps: z.number().optional(),
   templateId: z.string().min(1).optional(),
-  networkVolumeId: z.string().min(1).optional(),
-  containerRegistryAuthId: z.string().min(1).optional(),
+  networkVolumeId: restRef("a network volume").optional(),
+  containerRegistryAuthId: restRef("a container registry auth").optional(),
 });
 export type PodCreateInput = z.infer<typeof PodCreateInput>;
 
@@ -212,7 +216,7 @@ export const PodUpdateInput = z.strictObject({
   locked: podFields.locked.optional(),
   globalNetworking: z.boolean().optional(),
   /** null detaches the credentials. */
-  containerRegistryAuthId: z.string().min(1).nullable().optional(),
+  containerRegistryAuthId: restRef("a container registry auth").nullable().optional(),
 });
 export type PodUpdateInput = z.infer<typeof PodUpdateInput>;
 
@@ -245,7 +249,7 @@ const gqlDeployFields = {
   minDisk: z.int().nullish(),
   minDownload: z.int().nullish(),
   minUpload: z.int().nullish(),
-  name: z.string().max(191).nullish(),
+  name: z.string().max(191).refine(isPrintableName, { error: PRINTABLE_NAME }).nullish(),
   networkVolumeId: OptionalRef,
   ports: z.string().nullish(),
   startJupyter: z.boolean().nullish(),

@@ -1,5 +1,13 @@
 import { z } from "zod";
-import { OptionalRef, optionalFields, refuseItems, TemplateCategory } from "./common";
+import {
+  isPrintableName,
+  OptionalRef,
+  optionalFields,
+  PRINTABLE_NAME,
+  refuseItems,
+  restRef,
+  TemplateCategory,
+} from "./common";
 import { splitCommaList } from "./defaults";
 import { DOCKER_ARGS_MAX_LENGTH } from "./docker-args";
 
@@ -166,9 +174,31 @@ export const MOUNT_PATH_MAX_LENGTH = 4096;
 export const README_MAX_LENGTH = 65_536;
 export const ImageName = z.string().min(1).max(IMAGE_NAME_MAX_LENGTH);
 /**
+ * The place an absolute path names, written plainly: `"/a/../b"`, `"/a/./b"` and `"//a"` are `"/b"`,
+ * `"/a/b"` and `"/a"`. A trailing "/" is kept (it names the same directory). Undefined when `path`
+ * is already so written.
+ */
+export function plainMountPath(path: string): string | undefined {
+  const parts = path.split("/").slice(1);
+  const trailing = parts.length > 1 && parts.at(-1) === "";
+  const inner = trailing ? parts.slice(0, -1) : parts;
+  if (!inner.some((part) => part === "" || part === "." || part === "..")) return undefined;
+  const kept: string[] = [];
+  for (const part of inner) {
+    if (part === "..") kept.pop();
+    else if (part !== "" && part !== ".") kept.push(part);
+  }
+  return `/${kept.join("/")}${trailing && kept.length > 0 ? "/" : ""}`;
+}
+
+const quotedPath = (path: unknown) => JSON.stringify(String(path).slice(0, 100));
+
+/**
  * Where a volume is mounted in the container: an absolute path, as the real service describes it ("the
  * absolute path where the volume will be mounted"); a relative one names no place in a container. ""
- * is taken as it was (a template of a serverless worker may have no volume).
+ * is taken as it was (a template of a serverless worker may have no volume). A path with "." or ".."
+ * parts or "//" is refused naming the plain one: stored as written, it read back as another spelling
+ * of the place the container gets, and two spellings of one place compared different.
  */
 export const MountPath = z
   .string()
@@ -176,11 +206,30 @@ export const MountPath = z
   .max(MOUNT_PATH_MAX_LENGTH, { abort: true })
   .refine((path) => path === "" || path.startsWith("/"), {
     error: (issue) =>
-      `must be an absolute path (starting with "/", e.g. "/workspace"), not ${JSON.stringify(String(issue.input).slice(0, 100))}`,
+      `must be an absolute path (starting with "/", e.g. "/workspace"), not ${quotedPath(issue.input)}`,
+    abort: true,
+  })
+  .refine((path) => plainMountPath(path) === undefined, {
+    error: (issue) =>
+      `must not have "." or ".." parts or "//": write ${quotedPath(plainMountPath(String(issue.input)))}, not ${quotedPath(issue.input)}`,
   });
 
+/**
+ * A template's name, without surrounding white space and in Unicode's composed form (NFC): `" web "`
+ * is `"web"`, and "café" typed with a combining accent is the "café" typed with "é", on REST, GraphQL
+ * and the provider alike (a name is unique, how deleteTemplate finds a template, and a user reads the
+ * spellings as one). Names stored otherwise before this rule keep their spelling until saved again.
+ */
+export const TemplateName = z
+  .string()
+  .trim()
+  .normalize("NFC")
+  .min(1, { error: "must not be empty (nor only white space)" })
+  .max(191)
+  .refine(isPrintableName, { error: PRINTABLE_NAME });
+
 const templateFields = {
-  name: z.string().min(1).max(191),
+  name: TemplateName,
   imageName: ImageName,
   containerDiskInGb: z.int().min(0),
   volumeInGb: z.int().min(0),
@@ -192,7 +241,7 @@ const templateFields = {
   readme: z.string().max(README_MAX_LENGTH),
   isPublic: z.boolean(),
   /** Must name a registry auth of the same account; null clears it (update). */
-  containerRegistryAuthId: z.string().min(1),
+  containerRegistryAuthId: restRef("a container registry auth"),
 };
 
 const { name: _name, imageName: _imageName, ...optionalTemplateFields } = optionalFields(templateFields);

@@ -1,10 +1,11 @@
+import { uniqueItems } from "../../sdk/schemas/defaults";
 import type { Clock } from "../clock";
 import type { Accounts } from "../edge/auth";
 import type { Ids } from "../ids";
 import type { ServiceEventBus, WorkerRegistry } from "../planes";
 import { BillingService, type WorkerUsageLedger } from "./model/billing";
 import { RegistryAuthService } from "./model/container-registry-auth";
-import { EndpointService } from "./model/endpoint";
+import { canonicalEndpoint, EndpointService } from "./model/endpoint";
 import { NetworkVolumeService } from "./model/network-volume";
 import { PodService } from "./model/pod";
 import { SecretService } from "./model/secret";
@@ -53,6 +54,11 @@ export class Management {
   readonly secrets: SecretService;
 
   constructor({ store, clock, ids, events, workers, usage }: ManagementDeps) {
+    store.rewriteOnce("canonical-lists", () => {
+      store.endpoints.rewrite(canonicalEndpoint);
+      store.templates.rewrite(withPortsOnce);
+      store.pods.rewrite(withPortsOnce);
+    });
     this.endpoints = new EndpointService({ store, clock, ids, events });
     this.templates = new TemplateService({ store, clock, ids, events, endpoints: this.endpoints });
     this.networkVolumes = new NetworkVolumeService({ store, clock, ids });
@@ -62,4 +68,11 @@ export class Management {
     this.users = new UserService({ store });
     this.secrets = new SecretService({ store, clock, ids });
   }
+}
+
+/** A template or pod stored with a port given twice, with each port once; undefined when it has none twice. */
+function withPortsOnce<T extends { ports?: string[] | undefined }>(record: T): T | undefined {
+  if (!record.ports) return undefined;
+  const ports = uniqueItems(record.ports);
+  return ports.length === record.ports.length ? undefined : { ...record, ports };
 }

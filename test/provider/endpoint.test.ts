@@ -131,6 +131,40 @@ describe("Endpoint check", () => {
     expect(h.apiRequests()).toBe(0);
   });
 
+  test("a name with a control character or an unpaired surrogate is refused before any call", async () => {
+    for (const name of ["two\nlines", "x\ud800"]) {
+      const { failures } = await provider.check({}, { __logicalName: "api", templateId: "t1", name });
+      expect(failures).toEqual([
+        {
+          property: "name",
+          reason:
+            "name: must be printable text: no control character (such as NUL, a tab or a line break) and no unpaired UTF-16 surrogate",
+        },
+      ]);
+    }
+    expect(h.apiRequests()).toBe(0);
+  });
+
+  test("a volume given both as networkVolumeId and in networkVolumeIds is refused naming networkVolumeIds", async () => {
+    const both = await provider.check(
+      {},
+      { __logicalName: "api", templateId: "t1", networkVolumeId: "v1", networkVolumeIds: ["v2", "v1"] },
+    );
+    expect(both.failures).toEqual([
+      {
+        property: "networkVolumeIds",
+        reason:
+          "networkVolumeIds: network volume v1 is also the endpoint's networkVolumeId; give each volume once: as networkVolumeId, or in networkVolumeIds (volumes in several data centers), not both",
+      },
+    ]);
+    const apart = await provider.check(
+      {},
+      { __logicalName: "api", templateId: "t1", networkVolumeId: UNKNOWN, networkVolumeIds: ["v1"] },
+    );
+    expect(apart.failures).toEqual([]);
+    expect(h.apiRequests()).toBe(0);
+  });
+
   test("preview: unknown values anywhere are accepted, and an unknown type may replace", async () => {
     const checked = await provider.check(
       {},

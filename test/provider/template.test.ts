@@ -76,6 +76,16 @@ describe("Template check", () => {
           'volumeMountPath: must be an absolute path (starting with "/", e.g. "/workspace"), not "workspace"',
       },
     ]);
+    const dotted = await provider.check(
+      {},
+      { __logicalName: "t", imageName: "i", volumeMountPath: "/a/../b" },
+    );
+    expect(dotted.failures).toEqual([
+      {
+        property: "volumeMountPath",
+        reason: 'volumeMountPath: must not have "." or ".." parts or "//": write "/b", not "/a/../b"',
+      },
+    ]);
     // A property a letter or two off a known one is named with it; one far from all is not.
     const typos = await provider.check(
       {},
@@ -143,6 +153,26 @@ describe("Template lifecycle", () => {
     };
     const again = await provider.check(inputsOf(earlier, fields), { __logicalName: "tpl", ...program });
     expect(await provider.diff(created.id, earlier, again.inputs)).toEqual(noChange);
+  });
+
+  test('a name with surrounding spaces is applied trimmed; a stack that applied " web " before sees no diff', async () => {
+    const program = { name: " web ", imageName: "img:1" };
+    const created = await up(program);
+    expect(created.inputs.name).toBe("web");
+    expect(created.outs.name).toBe("web");
+    expect((await h.rest.templates.get(created.id)).name).toBe("web");
+    const noChange = { changes: false, replaces: [], deleteBeforeReplace: false };
+    const applied = created.outs.__runpodkitApplied as Record<string, unknown>;
+    const earlier = { ...created.outs, name: " web ", __runpodkitApplied: { ...applied, name: " web " } };
+    const again = await provider.check(inputsOf(earlier, fields), { __logicalName: "tpl", ...program });
+    expect(again.inputs.name).toBe("web");
+    expect(await provider.diff(created.id, earlier, again.inputs)).toEqual(noChange);
+    // Unicode's decomposed "é" (e and a combining accent) is applied composed, as the service stores it.
+    const decomposed = await provider.check(
+      {},
+      { __logicalName: "tpl", name: " cafe\u0301 ", imageName: "i" },
+    );
+    expect(decomposed.inputs.name).toBe("caf\u00e9");
   });
 
   test("create, then a second up with the same program changes nothing", async () => {

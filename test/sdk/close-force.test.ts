@@ -140,3 +140,34 @@ void (async () => {
     ]);
   });
 });
+
+describe("close()", () => {
+  it("waits for a call in its retry backoff, which then ends with the service's answer", async () => {
+    // The backoff runs when the test says (the injectable schedule), so close() is called during it.
+    const backoffs: Array<() => void> = [];
+    const jobs = new JobClient({
+      apiKey: service.apiKey,
+      endpointId,
+      baseUrl: `${service.queueUrl}/v2`,
+      retries: 1,
+      retry: { schedule: (run) => backoffs.push(run) },
+    });
+    // The service allows 2 /purge-queue per 10 s per endpoint: the third answers 429, and is retried.
+    await jobs.purgeQueue();
+    await jobs.purgeQueue();
+    const call = failure(jobs.purgeQueue());
+    await expect.poll(() => backoffs.length).toBe(1);
+    let closed = false;
+    const closing = jobs.close().then(() => {
+      closed = true;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(closed).toBe(false);
+    backoffs[0]?.();
+    // The retry reached the service (another 429, its last): not "The client is destroyed".
+    const error = await call;
+    expect(error.toJSON()).toMatchObject({ code: "RATE_LIMITED", status: 429, operation: "jobs.purgeQueue" });
+    await closing;
+    expect(closed).toBe(true);
+  });
+});

@@ -56,6 +56,7 @@ describe("RunpodkitError", () => {
       message: "gone",
       status: 404,
       field: "id",
+      retryable: false,
     });
   });
 });

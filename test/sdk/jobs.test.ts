@@ -125,6 +125,25 @@ describe("JobClient submit and wait", () => {
     expect(error).toBeInstanceOf(AbortedError);
     expect(error.jobId).toBe(id);
   });
+
+  it("statusSync (runpod-sdk's name) holds the call until the job finishes, then answers its result", async () => {
+    const jobs = await endpointFor("runpodkit/sleep");
+    const { id } = await jobs.run({ input: { ms: 300 } });
+    const done = await jobs.statusSync(id, { wait: 30_000 });
+    expect(done).toMatchObject({ id, status: "COMPLETED", output: { slept: 300 } });
+  });
+
+  it("statusSync answers the job's status when wait passes first; a failure names the job", async () => {
+    const jobs = await endpointFor("runpodkit/echo", 0);
+    const { id } = await jobs.run({ input: {} });
+    expect(await jobs.statusSync(id, { wait: 1_000 })).toMatchObject({ id, status: "IN_QUEUE" });
+    const unknown = await failure(jobs.statusSync("no-such-job", { wait: 1_000 }));
+    expect(unknown).toBeInstanceOf(NotFoundError);
+    expect(unknown.toJSON()).toMatchObject({ operation: "jobs.statusSync", jobId: "no-such-job" });
+    const refused = await failure(jobs.statusSync(id, { wait: 5 }));
+    expect(refused).toBeInstanceOf(ValidationError);
+    expect(refused.toJSON()).toMatchObject({ operation: "jobs.statusSync", field: "wait" });
+  });
 });
 
 describe("JobClient stream", () => {

@@ -7,7 +7,7 @@ import {
 } from "../../../sdk/schemas/job";
 import type { RecentJob } from "../../../sdk/schemas/observe";
 import type { Clock } from "../../clock";
-import { notFound, ServiceError } from "../../errors";
+import { endpointNotFound, jobNotFound, ServiceError } from "../../errors";
 import type { Ids } from "../../ids";
 import type { EndpointDirectory, EndpointSettings } from "../../planes";
 import type { JobBook, StreamHandOut } from "../book/book";
@@ -69,7 +69,7 @@ export class JobService {
   /** The account's endpoint of any type, or NOT_FOUND. */
   endpoint(accountId: string, endpointId: string): EndpointSettings {
     const endpoint = this.#endpoints.get(accountId, endpointId);
-    if (!endpoint) throw notFound("endpoint", endpointId);
+    if (!endpoint) throw endpointNotFound(endpointId);
     return endpoint;
   }
 
@@ -127,7 +127,7 @@ export class JobService {
   /** The account's queue-based endpoint, or NOT_FOUND / UNSUPPORTED. */
   queueEndpoint(accountId: string, endpointId: string): EndpointSettings {
     const endpoint = this.#endpoints.get(accountId, endpointId);
-    if (!endpoint) throw notFound("endpoint", endpointId);
+    if (!endpoint) throw endpointNotFound(endpointId);
     if (endpoint.type !== "QB") {
       throw new ServiceError(
         "UNSUPPORTED",
@@ -162,7 +162,7 @@ export class JobService {
   ): Promise<JobEnvelope> {
     const job = this.submit(accountId, endpointId, body, "sync");
     const ended = await this.#waitForEnd(job, waitMs ?? JOB_LIMITS.runsyncWait.default, signal);
-    if (!this.exists(job)) throw notFound("job", job.id);
+    if (!this.exists(job)) throw jobNotFound(job.id, job.endpointId);
     // Answered with its result: its row is written with others' (JobStore). Otherwise (the hold
     // ended first, or the client left) the row is on disk before its id can be known.
     if (ended && !signal.aborted) return this.envelope(job);
@@ -174,7 +174,7 @@ export class JobService {
   /** /status-sync: the job's envelope once it ends, or after `waitMs` (default 90 s). */
   async statusSync(job: Job, waitMs: number | undefined, signal: AbortSignal): Promise<JobEnvelope> {
     await this.#waitForEnd(job, waitMs ?? JOB_LIMITS.runsyncWait.default, signal);
-    if (!this.exists(job)) throw notFound("job", job.id);
+    if (!this.exists(job)) throw jobNotFound(job.id, job.endpointId);
     return this.envelope(job);
   }
 
@@ -237,10 +237,11 @@ export class JobService {
   job(accountId: string, endpointId: string, jobId: string, ttlMs?: number): Job {
     this.queueEndpoint(accountId, endpointId);
     const job = this.#book.find(jobId);
-    if (!job || job.accountId !== accountId || job.endpointId !== endpointId) throw notFound("job", jobId);
+    if (!job || job.accountId !== accountId || job.endpointId !== endpointId)
+      throw jobNotFound(jobId, endpointId);
     if (ttlMs !== undefined) {
       this.#book.setTtl(job, ttlMs);
-      if (!this.#book.find(jobId)) throw notFound("job", jobId);
+      if (!this.#book.find(jobId)) throw jobNotFound(jobId, endpointId);
     }
     return job;
   }

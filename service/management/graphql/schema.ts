@@ -180,6 +180,8 @@ export const typeDefs = /* GraphQL */ `
     template: PodTemplate
     "GPU pools with exclusions, e.g. AMPERE_48,-NVIDIA RTX A6000; empty when the GPU types set through REST gpuTypeIds are not a set of pools (saveEndpoint refuses it)."
     gpuIds: String!
+    "The GPU types stored, in priority order, as REST gpuTypeIds: also those no pool holds (e.g. NVIDIA B200), for which gpuIds reads empty. Empty for a CPU endpoint."
+    gpuTypeIds: [String!]!
     idleTimeout: Int!
     locations: String
     flashBootType: FlashBootType!

@@ -83,7 +83,7 @@ export class RegistryAuthService {
       if (users.length > 0) {
         throw new ServiceError(
           "IN_USE",
-          `container registry auth ${authId} is used by template(s) ${users.join(", ")}`,
+          `container registry auth ${authId} is used by template(s) ${users.join(", ")}; set their containerRegistryAuthId to another one (or null) first`,
           { field: "containerRegistryAuthId" },
         );
       }
@@ -91,7 +91,7 @@ export class RegistryAuthService {
       if (pods.length > 0) {
         throw new ServiceError(
           "IN_USE",
-          `container registry auth ${authId} is used by pod(s) ${pods.join(", ")}`,
+          `container registry auth ${authId} is used by pod(s) ${pods.join(", ")}; terminate them first`,
           {
             field: "containerRegistryAuthId",
           },

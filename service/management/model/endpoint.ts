@@ -4,6 +4,7 @@ import {
   ENDPOINT_DEFAULTS,
   splitCommaList,
   uniqueItems,
+  volumeGivenTwice,
 } from "../../../sdk/schemas/defaults";
 import {
   GPU_ENDPOINT_NEEDS_A_TYPE,
@@ -122,6 +123,15 @@ function canonicalChanges(changes: EndpointChanges): EndpointChanges {
   if (changes.gpuIds !== undefined) out.gpuIds = canonicalCommaList(changes.gpuIds);
   if (typeof changes.locations === "string") out.locations = canonicalCommaList(changes.locations) || null;
   return out;
+}
+
+/**
+ * An endpoint stored before its lists were kept canonical, in the canonical spelling; undefined when
+ * it already is. A repeat changes no choice, so the endpoint means what it meant.
+ */
+export function canonicalEndpoint(record: EndpointRecord): EndpointRecord | undefined {
+  const canonical = { ...record, ...canonicalChanges(record) };
+  return JSON.stringify(canonical) === JSON.stringify(record) ? undefined : canonical;
 }
 
 /** Whether a field differs between the stored endpoint and the new settings (always, on create). */
@@ -309,6 +319,10 @@ export class EndpointService {
     const dataCenters = settings.dataCenterIds.filter(
       (id) => settings.locations === null || splitCommaList(settings.locations).includes(countryOf(id)),
     );
+    const single = settings.networkVolumeId;
+    if (single && settings.networkVolumeIds.includes(single) && placementChanged) {
+      throw invalid("networkVolumeIds", volumeGivenTwice(shownId(single)));
+    }
     const volumes = [
       ...(settings.networkVolumeId ? [["networkVolumeId", settings.networkVolumeId] as const] : []),
       ...settings.networkVolumeIds.map((id) => ["networkVolumeIds", id] as const),

@@ -174,9 +174,13 @@ export class TemplateService {
       }
       const pods = this.#store.podIdsUsing(accountId, "template_id", templateId);
       if (pods.length > 0) {
-        throw new ServiceError("IN_USE", `template ${templateId} is used by pod(s) ${pods.join(", ")}`, {
-          field: "templateId",
-        });
+        throw new ServiceError(
+          "IN_USE",
+          `template ${templateId} is used by pod(s) ${pods.join(", ")}; terminate them first`,
+          {
+            field: "templateId",
+          },
+        );
       }
       this.#store.templates.delete(accountId, templateId);
     });
@@ -184,7 +188,11 @@ export class TemplateService {
 
   /** GraphQL deleteTemplate(templateName:) deletes BY NAME. */
   deleteByName(accountId: string, name: string): void {
-    const record = this.#store.templateByName(accountId, name);
+    // A name finds the template stored under it as given (names stored before they were trimmed and
+    // composed), else the one stored as saveTemplate stores it (TemplateName).
+    const record =
+      this.#store.templateByName(accountId, name) ??
+      this.#store.templateByName(accountId, name.trim().normalize("NFC"));
     // A name is at most 191 characters: quoted and escaped, well within 1,200.
     if (!record) throw notFound("template named", JSON.stringify(name), 1_200);
     this.delete(accountId, record.id);

@@ -164,4 +164,14 @@ export const managementMigrations: Migration[] = [
       UPDATE mgmt_pods SET data = json_insert(data, '$.dockerArgs', json('null'));
     `,
   },
+  {
+    // Rewrites of stored documents that SQL cannot express, each done once at the next start
+    // (ManagementStore.rewriteOnce): lists stored before they were kept canonical (an endpoint's
+    // gpuTypeIds, gpuIds "AMPERE_16, AMPERE_16", a template's or pod's ports given twice).
+    name: "management-007-pending-rewrites",
+    sql: `
+      CREATE TABLE mgmt_pending_rewrites (name TEXT NOT NULL PRIMARY KEY);
+      INSERT INTO mgmt_pending_rewrites (name) VALUES ('canonical-lists');
+    `,
+  },
 ];

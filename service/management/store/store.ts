@@ -115,6 +115,18 @@ class DocumentTable<T extends { id: string; accountId: string }> {
     return (this.#listAll.all() as unknown as DataRow[]).map((row) => this.read(row.data));
   }
 
+  /** Stores what `change` makes of each document that it changes (undefined: unchanged); returns how many. */
+  rewrite(change: (record: T) => T | undefined): number {
+    let rewritten = 0;
+    for (const row of this.#listAll.all() as unknown as DataRow[]) {
+      const changed = change(this.read(row.data));
+      if (changed === undefined) continue;
+      this.#rewrite.run(this.write(changed), changed.accountId, changed.id);
+      rewritten++;
+    }
+    return rewritten;
+  }
+
   /** Seals the secrets of rows stored in plain text; returns how many rows it rewrote. */
   sealPlainRows(): number {
     let rewritten = 0;
@@ -321,6 +333,21 @@ export class ManagementStore {
     this.#secretValues = db.prepare("SELECT name, value FROM mgmt_secrets WHERE account_id = ?");
     checkKey(db, sealer);
     this.#sealPlainRows();
+  }
+
+  /**
+   * Runs a rewrite of stored documents that a migration left pending (migrations.ts
+   * management-007-pending-rewrites), in one transaction with its removal from the list: once.
+   */
+  rewriteOnce(name: string, rewrite: () => void): void {
+    this.transaction(() => {
+      if (
+        Number(this.#db.prepare("DELETE FROM mgmt_pending_rewrites WHERE name = ?").run(name).changes) === 0
+      ) {
+        return;
+      }
+      rewrite();
+    });
   }
 
   /**

@@ -176,7 +176,10 @@ describe("compatibility: runpod-sdk", () => {
       response: { status: 404, data: { message: "endpoint nosuchendpoint not found" } },
     });
     await expect(endpointOf(echo.id).status("nosuchjob")).rejects.toMatchObject({
-      response: { status: 404, data: { message: "job nosuchjob not found" } },
+      response: {
+        status: 404,
+        data: { message: expect.stringContaining(`job nosuchjob not found on endpoint ${echo.id}`) },
+      },
     });
   });
 });

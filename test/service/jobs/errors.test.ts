@@ -196,6 +196,34 @@ describe("job API errors", () => {
       expect((await h.call("GET", `/v2/${other.id}/status/${id}`)).status).toBe(404);
     });
 
+    it("an unknown job names the job id and the endpoint, with the field, as the job API's 400s do", async () => {
+      const unknown = "00000000-0000-0000-0000-000000000000-u1";
+      for (const [method, path] of [
+        ["GET", `status/${unknown}`],
+        ["POST", `status/${unknown}`],
+        ["GET", `status-sync/${unknown}`],
+        ["GET", `stream/${unknown}`],
+        ["POST", `cancel/${unknown}`],
+        ["POST", `retry/${unknown}`],
+      ] as const) {
+        const reply = await h.call(method, `/v2/${ep.id}/${path}`);
+        expect(reply.status).toBe(404);
+        expect(reply.body).toMatchObject({
+          code: "NOT_FOUND",
+          field: "jobId",
+          error: expect.stringContaining(`job ${unknown} not found on endpoint ${ep.id}`),
+          message: expect.stringContaining(`job ${unknown} not found on endpoint ${ep.id}`),
+        });
+      }
+      const endpoint = await h.call("GET", `/v2/nosuchendpoint1/status/${unknown}`);
+      expect(endpoint.status).toBe(404);
+      expect(endpoint.body).toMatchObject({
+        code: "NOT_FOUND",
+        field: "endpointId",
+        error: "endpoint nosuchendpoint1 not found",
+      });
+    });
+
     it("an unknown route under /v2 answers JSON", async () => {
       const reply = await h.call("GET", `/v2/${ep.id}/nope`);
       expect(reply.status).toBe(404);

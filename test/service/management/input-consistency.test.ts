@@ -88,6 +88,29 @@ describe("gpuIds refusals", () => {
   });
 });
 
+describe("GPU types set through REST, read through GraphQL", () => {
+  it("gpuTypeIds shows the stored types in priority order, also those no pool holds (gpuIds reads empty for them)", async () => {
+    type Read = { myself: { endpoint: { gpuIds: string; gpuTypeIds: string[] } } };
+    const read = (id: string) => api.gql<Read>(`{ myself { endpoint(id: "${id}") { gpuIds gpuTypeIds } } }`);
+    const restOnly = await api.rest<{ id: string }>("POST", "/endpoints", {
+      templateId,
+      gpuTypeIds: ["NVIDIA B200", "NVIDIA A40"],
+    });
+    expect((await read(restOnly.body.id)).body.data.myself.endpoint).toEqual({
+      gpuIds: "",
+      gpuTypeIds: ["NVIDIA B200", "NVIDIA A40"],
+    });
+    const pools = await api.rest<{ id: string }>("POST", "/endpoints", {
+      templateId,
+      gpuTypeIds: ["NVIDIA L4", "NVIDIA A40"],
+    });
+    expect((await read(pools.body.id)).body.data.myself.endpoint).toEqual({
+      gpuIds: "AMPERE_24,AMPERE_48,-NVIDIA RTX A5000,-NVIDIA GeForce RTX 3090,-NVIDIA RTX A6000",
+      gpuTypeIds: ["NVIDIA L4", "NVIDIA A40"],
+    });
+  });
+});
+
 describe("lists are kept in one spelling, each item once", () => {
   it("GraphQL gpuIds and locations: items trimmed, repeats dropped; REST reads the same choice", async () => {
     const reply = await api.gql<Saved>(SAVE_ENDPOINT, {
@@ -159,6 +182,57 @@ describe("lists are kept in one spelling, each item once", () => {
   });
 });
 
+describe("a volume given as networkVolumeId and in networkVolumeIds", () => {
+  const refusal = (id: string) =>
+    `networkVolumeIds: network volume ${id} is also the endpoint's networkVolumeId; give each volume once: as networkVolumeId, or in networkVolumeIds (volumes in several data centers), not both`;
+
+  it("is refused naming networkVolumeIds on REST create and PATCH and GraphQL saveEndpoint; each alone is kept", async () => {
+    const volume = await api.rest<{ id: string }>("POST", "/networkvolumes", {
+      name: "v-both",
+      size: 10,
+      dataCenterId: "EU-RO-1",
+    });
+    const id = volume.body.id;
+    const created = await api.rest<Refusal>("POST", "/endpoints", {
+      templateId,
+      networkVolumeId: id,
+      networkVolumeIds: [id],
+    });
+    expect(created.status).toBe(400);
+    expect(created.body).toMatchObject({ message: refusal(id), field: "networkVolumeIds" });
+    const single = await api.rest<{ id: string; networkVolumeId: string }>("POST", "/endpoints", {
+      templateId,
+      networkVolumeId: id,
+    });
+    expect(single.body.networkVolumeId).toBe(id);
+    const patched = await api.rest<Refusal>("PATCH", `/endpoints/${single.body.id}`, {
+      networkVolumeIds: [id],
+    });
+    expect(patched.status).toBe(400);
+    expect(patched.body).toMatchObject({ message: refusal(id), field: "networkVolumeIds" });
+    // Moved from one field to the other in one change: taken.
+    const moved = await api.rest<{ networkVolumeId: string | null; networkVolumeIds: string[] }>(
+      "PATCH",
+      `/endpoints/${single.body.id}`,
+      { networkVolumeId: null, networkVolumeIds: [id] },
+    );
+    expect(moved.body).toMatchObject({ networkVolumeId: null, networkVolumeIds: [id] });
+    const gql = await api.gql<Saved>(SAVE_ENDPOINT, {
+      input: {
+        name: "both",
+        templateId,
+        gpuIds: "AMPERE_16",
+        networkVolumeId: id,
+        networkVolumeIds: [{ networkVolumeId: id }],
+      },
+    });
+    expect(gql.body.errors?.[0]).toMatchObject({
+      message: refusal(id),
+      extensions: { code: "VALIDATION", field: "networkVolumeIds" },
+    });
+  });
+});
+
 describe("ports are kept each once", () => {
   it("templates and pods, on REST and GraphQL: a port given twice is one, in the order first given", async () => {
     const rest = await api.rest<{ id: string; ports: string[] }>("POST", "/templates", {
@@ -185,6 +259,163 @@ describe("ports are kept each once", () => {
       ports: ["22/tcp", "22/tcp"],
     });
     expect(edited.body.ports).toEqual(["22/tcp"]);
+  });
+});
+
+describe("a template's name is stored without surrounding white space", () => {
+  it("REST create and PATCH, and GraphQL saveTemplate, trim it; a name of only spaces is refused naming name", async () => {
+    const created = await api.rest<{ id: string; name: string }>("POST", "/templates", {
+      name: " web ",
+      imageName: "img",
+    });
+    expect(created.status).toBe(200);
+    expect(created.body.name).toBe("web");
+    const taken = await api.rest<Refusal>("POST", "/templates", { name: "web\t", imageName: "img" });
+    expect(taken.status).toBe(400);
+    expect(taken.body).toMatchObject({
+      field: "name",
+      message: 'name: a template named "web" already exists',
+    });
+    const patched = await api.rest<{ name: string }>("PATCH", `/templates/${created.body.id}`, {
+      name: "\u00a0web-2 ",
+    });
+    expect(patched.body.name).toBe("web-2");
+    const saved = await api.gql<{ saveTemplate: { name: string } }>(
+      `mutation { saveTemplate(input: {id: "${created.body.id}", name: "  web-3  ", imageName: "img"}) { name } }`,
+    );
+    expect(saved.body.data?.saveTemplate.name).toBe("web-3");
+    const blank = await api.rest<Refusal>("POST", "/templates", { name: "   ", imageName: "img" });
+    expect(blank.status).toBe(400);
+    expect(blank.body).toMatchObject({
+      field: "name",
+      message: "name: must not be empty (nor only white space)",
+    });
+    const blankGql = await api.gql(`mutation { saveTemplate(input: {name: " ", imageName: "img"}) { id } }`);
+    expect(blankGql.body.errors?.[0]).toMatchObject({ extensions: { code: "VALIDATION", field: "name" } });
+    // "café" with a combining accent (NFD) is the "café" typed with "é" (NFC): one name.
+    const composed = await api.rest<{ id: string; name: string }>("POST", "/templates", {
+      name: "caf\u00e9",
+      imageName: "img",
+    });
+    expect(composed.body.name).toBe("caf\u00e9");
+    const decomposed = await api.rest<Refusal>("POST", "/templates", {
+      name: "cafe\u0301",
+      imageName: "img",
+    });
+    expect(decomposed.status).toBe(400);
+    expect(decomposed.body).toMatchObject({ code: "CONFLICT", field: "name" });
+    const byName = await api.gql(`mutation($name: String!) { deleteTemplate(templateName: $name) }`, {
+      name: "cafe\u0301",
+    });
+    expect(byName.body.errors).toBeUndefined();
+    expect((await api.rest("GET", `/templates/${composed.body.id}`)).status).toBe(404);
+    // deleteTemplate by the name as the user wrote it finds the trimmed one.
+    const deleted = await api.gql<{ deleteTemplate: boolean | null }>(
+      `mutation { deleteTemplate(templateName: " web-3 ") }`,
+    );
+    expect(deleted.body.errors).toBeUndefined();
+    expect((await api.rest("GET", `/templates/${created.body.id}`)).status).toBe(404);
+  });
+});
+
+describe("null for a field that takes none", () => {
+  it("a REST PATCH giving null or an empty reference says what the field takes and that leaving it out keeps it", async () => {
+    const created = await api.rest<{ id: string }>("POST", "/endpoints", { templateId });
+    const reply = await api.rest<Refusal>("PATCH", `/endpoints/${created.body.id}`, {
+      name: null,
+      scalerType: null,
+    });
+    expect(reply.status).toBe(400);
+    expect(reply.body).toMatchObject({
+      field: "name",
+      message:
+        "name: is null, which it does not take: give a string, or leave it out where it may be left out (an update keeps the current value); scalerType: is null, which it does not take: give one of QUEUE_DELAY, REQUEST_COUNT, or leave it out where it may be left out (an update keeps the current value)",
+    });
+    // "" names no volume: refused, saying what to send (GraphQL reads "" as not given).
+    const empty = await api.rest<Refusal>("PATCH", `/endpoints/${created.body.id}`, { networkVolumeId: "" });
+    expect(empty.body).toMatchObject({
+      field: "networkVolumeId",
+      message:
+        "networkVolumeId: is empty: give a network volume id, or leave it out (in an update, null removes it)",
+    });
+    const template = await api.rest<Refusal>("PATCH", `/templates/${templateId}`, {
+      containerRegistryAuthId: "",
+    });
+    expect(template.body).toMatchObject({
+      field: "containerRegistryAuthId",
+      message:
+        "containerRegistryAuthId: is empty: give a container registry auth id, or leave it out (in an update, null removes it)",
+    });
+    // Where null is a value (detach the volume), it is taken.
+    const detached = await api.rest<{ networkVolumeId: string | null }>(
+      "PATCH",
+      `/endpoints/${created.body.id}`,
+      {
+        networkVolumeId: null,
+      },
+    );
+    expect(detached.body.networkVolumeId).toBeNull();
+  });
+});
+
+describe("a delete refused while the resource is in use", () => {
+  it("names the users and what to do first (a registry auth used by a template), on REST and GraphQL", async () => {
+    const auth = await api.rest<{ id: string }>("POST", "/containerregistryauth", {
+      name: "in-use-auth",
+      username: "u",
+      password: "p",
+    });
+    const template = await api.rest<{ id: string }>("POST", "/templates", {
+      name: "uses-auth",
+      imageName: "img",
+      containerRegistryAuthId: auth.body.id,
+    });
+    const message = `container registry auth ${auth.body.id} is used by template(s) ${template.body.id}; set their containerRegistryAuthId to another one (or null) first`;
+    const rest = await api.rest<Refusal>("DELETE", `/containerregistryauth/${auth.body.id}`);
+    expect(rest.status).toBe(400);
+    expect(rest.body).toMatchObject({ code: "IN_USE", message, field: "containerRegistryAuthId" });
+    const gql = await api.gql(`mutation { deleteRegistryAuth(registryAuthId: "${auth.body.id}") }`);
+    expect(gql.body.errors?.[0]).toMatchObject({ message, extensions: { code: "IN_USE" } });
+    await api.rest("PATCH", `/templates/${template.body.id}`, { containerRegistryAuthId: null });
+    expect((await api.rest("DELETE", `/containerregistryauth/${auth.body.id}`)).status).toBe(204);
+  });
+});
+
+describe("names are printable text", () => {
+  const refusal =
+    "name: must be printable text: no control character (such as NUL, a tab or a line break) and no unpaired UTF-16 surrogate";
+
+  it("a name with a control character or an unpaired surrogate is refused on REST and GraphQL, naming name; other Unicode is kept", async () => {
+    // JSON escapes, so the body carries the characters themselves (a lone surrogate too).
+    for (const name of ["a\\u0000b", "line\\nbreak", "tab\\there", "x\\ud800", "\\udc00y"]) {
+      for (const [path, extra] of [
+        ["/templates", `"imageName":"img"`],
+        ["/endpoints", `"templateId":"${templateId}"`],
+        ["/networkvolumes", `"size":1,"dataCenterId":"EU-RO-1"`],
+        ["/containerregistryauth", `"username":"u","password":"p"`],
+      ] as const) {
+        const reply = await api.rest<Refusal>("POST", path, `{"name":"${name}",${extra}}`);
+        expect(reply.status, `${path} ${name}`).toBe(400);
+        expect(reply.body).toMatchObject({ message: refusal, field: "name" });
+      }
+    }
+    const gql = await api.gql(SAVE_ENDPOINT, {
+      input: { name: "a\u0000b", templateId, gpuIds: "AMPERE_16" },
+    });
+    expect(gql.body.errors?.[0]).toMatchObject({
+      message: refusal,
+      extensions: { code: "VALIDATION", field: "name" },
+    });
+    const template = await api.gql(
+      `mutation($name: String!) { saveTemplate(input: {name: $name, imageName: "img"}) { id } }`,
+      { name: "x\ud800" },
+    );
+    expect(template.body.errors?.[0]).toMatchObject({ message: refusal });
+    const kept = await api.rest<{ name: string }>("POST", "/templates", {
+      name: "café 🚀 日本語 עברית",
+      imageName: "img",
+    });
+    expect(kept.body.name).toBe("café 🚀 日本語 עברית");
   });
 });
 
@@ -234,6 +465,48 @@ describe("volumeMountPath is an absolute path", () => {
       message: refusal("data"),
       extensions: { code: "VALIDATION", field: "volumeMountPath" },
     });
+  });
+
+  it('a path with "." or ".." parts or "//" is refused on REST and GraphQL, naming the field and the plain path', async () => {
+    const plain = (path: string, written: string) =>
+      `volumeMountPath: must not have "." or ".." parts or "//": write ${JSON.stringify(written)}, not ${JSON.stringify(path)}`;
+    const cases = [
+      ["/a/../b", "/b"],
+      ["/a/./b", "/a/b"],
+      ["//a", "/a"],
+      ["/a//b/", "/a/b/"],
+      ["/..", "/"],
+    ] as const;
+    for (const [path, written] of cases) {
+      const template = await api.rest<Refusal>("POST", "/templates", {
+        name: `dots-${path}`,
+        imageName: "img",
+        volumeMountPath: path,
+      });
+      expect(template.status).toBe(400);
+      expect(template.body).toMatchObject({ message: plain(path, written), field: "volumeMountPath" });
+      const pod = await api.rest<Refusal>("POST", "/pods", { imageName: "img", volumeMountPath: path });
+      expect(pod.status).toBe(400);
+      expect(pod.body).toMatchObject({ message: plain(path, written), field: "volumeMountPath" });
+      const gql = await api.gql(
+        `mutation($path: String) { saveTemplate(input: {name: "dots-gql", imageName: "img", volumeMountPath: $path}) { id } }`,
+        { path },
+      );
+      expect(gql.body.errors?.[0]).toMatchObject({
+        message: plain(path, written),
+        extensions: { code: "VALIDATION", field: "volumeMountPath" },
+      });
+    }
+    const kept = await api.rest<{ id: string; volumeMountPath: string }>("POST", "/templates", {
+      name: "plain-path",
+      imageName: "img",
+      volumeMountPath: "/data/x.d/..y/",
+    });
+    expect(kept.body.volumeMountPath).toBe("/data/x.d/..y/");
+    const patch = await api.rest<Refusal>("PATCH", `/templates/${kept.body.id}`, {
+      volumeMountPath: "/data/./x",
+    });
+    expect(patch.body).toMatchObject({ message: plain("/data/./x", "/data/x"), field: "volumeMountPath" });
   });
 
   it("a path past its bound is named for its length only", async () => {

@@ -12,6 +12,7 @@ import {
 import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { afterAll, describe, expect, it } from "vitest";
 import type { Endpoint } from "../../../sdk/schemas/endpoint";
 import type { Template } from "../../../sdk/schemas/template";
@@ -56,6 +57,76 @@ describe("persistence", () => {
     // The other account still sees nothing.
     expect((await api2.rest("GET", "/endpoints", undefined, second.otherApiKey)).body).toEqual([]);
     await second.close();
+  });
+});
+
+describe("lists stored before they were kept canonical", () => {
+  it("read canonical after the next start, on REST and GraphQL: the store rewrites them once", async () => {
+    const data = join(dir, "old-lists.sqlite");
+    const first = await withService({ data });
+    const api1 = clients(first);
+    const template = (
+      await api1.rest<Template>("POST", "/templates", {
+        name: "old",
+        imageName: "img",
+        isServerless: true,
+        env: { TOKEN: "sealed" },
+      })
+    ).body;
+    const endpoint = (
+      await api1.rest<Endpoint>("POST", "/endpoints", {
+        templateId: template.id,
+        gpuTypeIds: ["NVIDIA A40", "NVIDIA RTX A6000"],
+        dataCenterIds: ["EU-RO-1", "US-TX-3"],
+      })
+    ).body;
+    await first.close();
+
+    // The documents as a store of the version before wrote them: items repeated and untrimmed.
+    const db = new DatabaseSync(data);
+    const edit = (table: string, id: string, change: (doc: Record<string, unknown>) => object) => {
+      const row = db.prepare(`SELECT data FROM ${table} WHERE id = ?`).get(id) as { data: string };
+      const doc = JSON.parse(row.data) as Record<string, unknown>;
+      db.prepare(`UPDATE ${table} SET data = ? WHERE id = ?`).run(JSON.stringify(change(doc)), id);
+    };
+    edit("mgmt_endpoints", endpoint.id, (doc) => ({
+      ...doc,
+      gpuIds: "AMPERE_48, AMPERE_48",
+      gpuTypeIds: ["NVIDIA A40", "NVIDIA A40", "NVIDIA RTX A6000"],
+      dataCenterIds: ["EU-RO-1", "US-TX-3", "EU-RO-1"],
+      locations: " RO , US,RO",
+      allowedCudaVersions: ["12.4", "12.4"],
+    }));
+    edit("mgmt_templates", template.id, (doc) => ({ ...doc, ports: ["8888/http", "22/tcp", "8888/http"] }));
+    db.exec("DROP TABLE IF EXISTS mgmt_pending_rewrites");
+    db.prepare("DELETE FROM migrations WHERE name = ?").run("management-007-pending-rewrites");
+    db.close();
+
+    const second = await withService({ data });
+    const api2 = clients(second);
+    const rest = await api2.rest<Endpoint>("GET", `/endpoints/${endpoint.id}`);
+    expect(rest.body).toMatchObject({
+      gpuTypeIds: ["NVIDIA A40", "NVIDIA RTX A6000"],
+      dataCenterIds: ["EU-RO-1", "US-TX-3"],
+      allowedCudaVersions: ["12.4"],
+    });
+    const gql = await api2.gql<{ myself: { endpoint: { gpuIds: string; locations: string } } }>(
+      `{ myself { endpoint(id: "${endpoint.id}") { gpuIds locations } } }`,
+    );
+    expect(gql.body.data?.myself.endpoint).toEqual({ gpuIds: "AMPERE_48", locations: "RO,US" });
+    expect((await api2.rest<Template>("GET", `/templates/${template.id}`)).body).toMatchObject({
+      ports: ["8888/http", "22/tcp"],
+      env: { TOKEN: "sealed" },
+    });
+    await second.close();
+    // Rewritten on disk, and not pending any more.
+    const after = new DatabaseSync(data);
+    const stored = after.prepare("SELECT data FROM mgmt_endpoints WHERE id = ?").get(endpoint.id) as {
+      data: string;
+    };
+    expect(JSON.parse(stored.data)).toMatchObject({ gpuIds: "AMPERE_48", locations: "RO,US" });
+    expect(after.prepare("SELECT name FROM mgmt_pending_rewrites").all()).toEqual([]);
+    after.close();
   });
 });
 

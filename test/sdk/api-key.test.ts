@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ValidationError } from "../../sdk/errors";
+import { GraphQLClient } from "../../sdk/graphql";
+import { JobClient } from "../../sdk/jobs";
+import { RestClient } from "../../sdk/rest";
+import { type TestService, withService } from "../helpers/service";
+
+/** The API key as developers pass it: read from a file or a .env, with its line break. */
+
+let service: TestService;
+
+beforeAll(async () => {
+  service = await withService();
+});
+afterAll(async () => {
+  await service?.close();
+});
+
+function thrown(build: () => unknown): unknown {
+  try {
+    build();
+  } catch (error) {
+    return error;
+  }
+  return undefined;
+}
+
+describe("the clients' apiKey", () => {
+  it.each([
+    ["a newline", "\n"],
+    ["a CRLF", "\r\n"],
+  ])("works with %s after it, on REST, GraphQL and the job API alike", async (_name, ending) => {
+    const apiKey = `${service.apiKey}${ending}`;
+    const rest = new RestClient({ apiKey, baseUrl: service.restUrl, retries: 0 });
+    const graphql = new GraphQLClient({ apiKey, baseUrl: service.graphqlUrl, retries: 0 });
+    try {
+      const template = await rest.templates.create({
+        name: `key-${ending.length}`,
+        imageName: "runpodkit/echo",
+        isServerless: true,
+      });
+      expect((await rest.templates.get(template.id)).id).toBe(template.id);
+      expect(await graphql.accountId()).toMatch(/^user_/);
+      const endpoint = await rest.endpoints.create({ templateId: template.id, name: "key", workersMax: 0 });
+      const jobs = new JobClient({
+        apiKey,
+        endpointId: endpoint.id,
+        baseUrl: `${service.queueUrl}/v2`,
+        retries: 0,
+      });
+      expect((await jobs.health()).jobs.inQueue).toBe(0);
+      await jobs.close();
+    } finally {
+      await rest.close();
+      await graphql.close();
+    }
+  });
+
+  it("with a control character inside it is refused when the client is built, naming apiKey, not the key", () => {
+    const apiKey = `${service.apiKey.slice(0, 8)}\n${service.apiKey.slice(8)}`;
+    for (const build of [
+      () => new RestClient({ apiKey, baseUrl: service.restUrl }),
+      () => new JobClient({ apiKey, endpointId: "ep", baseUrl: `${service.queueUrl}/v2` }),
+      () => new GraphQLClient({ apiKey, baseUrl: service.graphqlUrl }),
+    ]) {
+      const error = thrown(build);
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as ValidationError).field).toBe("apiKey");
+      expect((error as ValidationError).message).toContain("control character");
+      expect((error as ValidationError).message).not.toContain(service.apiKey.slice(8));
+    }
+  });
+
+  it("when missing, is refused naming where a key usually comes from", () => {
+    const error = thrown(() => new RestClient({ apiKey: process.env.RUNPODKIT_NO_SUCH_VARIABLE as string }));
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).message).toBe(
+      "rest: apiKey is required: pass the account's API key, e.g. { apiKey: process.env.RUNPOD_API_KEY }",
+    );
+  });
+});
