@@ -7,20 +7,40 @@ import "./sdk/node-guard";
 // Then: without @pulumi/pulumi (an optional peer dependency), one line saying to install it.
 import "./provider/pulumi-guard";
 
-export { ContainerRegistryAuth, type ContainerRegistryAuthArgs } from "./provider/container-registry-auth";
-export { Endpoint, type EndpointArgs } from "./provider/endpoint";
 export {
   type GetCpuFlavorsArgs,
   type GetGpuTypesArgs,
+  type GetGpuTypesOutputArgs,
   getCpuFlavors,
   getDataCenters,
   getGpuTypes,
   getGpuTypesOutput,
   type LookupOptions,
 } from "./provider/lookups";
-export { NetworkVolume, type NetworkVolumeArgs } from "./provider/network-volume";
-export { Pod, type PodArgs } from "./provider/pod";
-export { Secret, type SecretArgs } from "./provider/secret";
-export { Template, type TemplateArgs } from "./provider/template";
+export type {
+  ContainerRegistryAuthArgs,
+  ContainerRegistryAuthState,
+  CpuFlavor,
+  DataCenter,
+  EndpointArgs,
+  EndpointState,
+  GpuType,
+  NetworkVolumeArgs,
+  NetworkVolumeState,
+  PodArgs,
+  PodState,
+  SecretArgs,
+  SecretState,
+  TemplateArgs,
+  TemplateState,
+} from "./provider/public-types";
+export {
+  ContainerRegistryAuth,
+  Endpoint,
+  NetworkVolume,
+  Pod,
+  Secret,
+  Template,
+} from "./provider/resources";
 /** The typed SDK, also importable alone as "runpodkit/sdk" (without Pulumi). */
 export * as sdk from "./sdk";

@@ -143,6 +143,29 @@ export async function installProgram(
   return { dir };
 }
 
+/**
+ * A copy of the program at `exampleDir` in `into` (a folder named as the program) whose package.json
+ * lacks the devDependency `name`: a user's project without, say, ts-node. Install it with installProgram.
+ */
+export async function programWithout(exampleDir: string, into: string, name: string): Promise<string> {
+  const copy = join(into, `${basename(exampleDir)}-without-${name}`);
+  await cp(exampleDir, copy, { recursive: true, filter: (src) => !SKIPPED.has(basename(src)) });
+  const manifestPath = join(copy, "package.json");
+  const manifest = programManifest
+    .and(z.object({ devDependencies: z.record(z.string(), z.string()).optional() }))
+    .parse(JSON.parse(await readFile(manifestPath, "utf8")));
+  if (manifest.devDependencies?.[name] === undefined) {
+    throw new EngineError(
+      "NO_DEV_DEPENDENCY",
+      "programWithout",
+      `${exampleDir} has no devDependency ${name}`,
+    );
+  }
+  delete manifest.devDependencies[name];
+  await writeFile(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
+  return copy;
+}
+
 /** Yarn berry's CLI script (run it with this process's node): `yarn node`, `yarn <bin>` in a PnP install. */
 export function yarnBerryScript(): string {
   return managerScript("@yarnpkg/cli-dist/bin/yarn.js");

@@ -1,5 +1,4 @@
 import { join } from "node:path";
-import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import {
   ContainerRegistryAuthCreateInput,
@@ -18,15 +17,8 @@ import {
   type ResourceDefinition,
   refuseUnchangeable,
 } from "./implement";
-import {
-  DYNAMIC_MODULE,
-  type OutputsOf,
-  outputKeys,
-  type PulumiInputs,
-  resourceProps,
-  type StateOf,
-  withSecretOutputs,
-} from "./resource";
+import type { ContainerRegistryAuthArgs, ContainerRegistryAuthState } from "./public-types";
+import { outputKeys } from "./resource";
 
 // Arguments ---------------------------------------------------------------------------------------
 
@@ -51,13 +43,10 @@ export const ContainerRegistryAuthInputs = z.strictObject({
     "Id of existing registry credentials to take over; their username and password are set to these.",
   ),
 });
-export type ContainerRegistryAuthArgs = PulumiInputs<z.input<typeof ContainerRegistryAuthInputs>>;
 /** The desired configuration: the arguments and a name. */
 export type ContainerRegistryAuthDesired = z.output<typeof ContainerRegistryAuthInputs> & { name: string };
 
 // State -------------------------------------------------------------------------------------------
-
-export type ContainerRegistryAuthState = StateOf<typeof ContainerRegistryAuthInputs>;
 
 export const containerRegistryAuthSpec = {
   type: "ContainerRegistryAuth",
@@ -132,47 +121,6 @@ export const containerRegistryAuthForwarder = forwardingProvider(
 /** Every output: the inputs and adoptId. */
 export const CONTAINER_REGISTRY_AUTH_OUTPUTS = outputKeys(containerRegistryAuthSpec);
 
-export interface ContainerRegistryAuth extends OutputsOf<ContainerRegistryAuthState> {}
-
-/**
- * Credentials for a private container registry (REST /containerregistryauth). Type token
- * `pulumi-nodejs:dynamic/runpodkit:ContainerRegistryAuth` (`runpodkit:index:ContainerRegistryAuth`
- * in schema.json). The password is only ever stored as a secret. A new name replaces the resource;
- * new credentials update it in place through GraphQL updateRegistryAuth.
- */
-// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface above declares the outputs once, from the schemas; Pulumi sets each on the instance
-export class ContainerRegistryAuth extends pulumi.dynamic.Resource {
-  constructor(name: string, args: ContainerRegistryAuthArgs, opts?: pulumi.CustomResourceOptions);
-  constructor(
-    name: string,
-    args: undefined,
-    opts: pulumi.CustomResourceOptions & { id: pulumi.Input<pulumi.ID> },
-  );
-  constructor(
-    name: string,
-    args: ContainerRegistryAuthArgs | undefined,
-    opts?: pulumi.CustomResourceOptions,
-  ) {
-    super(
-      containerRegistryAuthForwarder,
-      name,
-      resourceProps(name, args, containerRegistryAuthSpec, opts),
-      withSecretOutputs(opts, containerRegistryAuthSpec),
-      DYNAMIC_MODULE,
-      "ContainerRegistryAuth",
-    );
-  }
-
-  /** Looks up existing credentials by id without managing them (username and password read as null). */
-  static get(
-    name: string,
-    id: pulumi.Input<pulumi.ID>,
-    opts?: pulumi.CustomResourceOptions,
-  ): ContainerRegistryAuth {
-    return new ContainerRegistryAuth(name, undefined, { ...opts, id });
-  }
-}
-
 // Pure mappers ------------------------------------------------------------------------------------
 
 export function toCreateInput(desired: ContainerRegistryAuthDesired): ContainerRegistryAuthCreateInput {
@@ -190,3 +138,5 @@ export function registryAuthOutputs(
     password: typeof previous.password === "string" ? previous.password : null,
   };
 }
+
+export type { ContainerRegistryAuthArgs, ContainerRegistryAuthState };

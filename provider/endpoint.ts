@@ -1,6 +1,5 @@
 import { isIP } from "node:net";
 import { join } from "node:path";
-import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import {
   ComputeType,
@@ -31,15 +30,8 @@ import {
   implement,
   type ResourceDefinition,
 } from "./implement";
-import {
-  DYNAMIC_MODULE,
-  type OutputsOf,
-  outputKeys,
-  type PulumiInputs,
-  resourceProps,
-  type StateOf,
-  withSecretOutputs,
-} from "./resource";
+import type { EndpointArgs, EndpointState } from "./public-types";
+import { outputKeys } from "./resource";
 import { isUnknown } from "./unknowns";
 
 // Arguments ---------------------------------------------------------------------------------------
@@ -148,7 +140,6 @@ export const EndpointInputs = z.strictObject({
   ),
   adoptId: adoptIdInput("Id of an existing endpoint to take over instead of creating one."),
 });
-export type EndpointArgs = PulumiInputs<z.input<typeof EndpointInputs>>;
 /** The desired configuration: the arguments with defaults applied and a name. */
 export type EndpointDesired = z.output<typeof EndpointInputs> & { name: string };
 
@@ -164,7 +155,6 @@ export const EndpointComputed = z.object({
   createdAt: z.string().describe("When the endpoint was created (ISO-8601)."),
   version: z.int().describe("Bumped by the service when the template or env changes (a rolling release)."),
 });
-export type EndpointState = StateOf<typeof EndpointInputs, typeof EndpointComputed>;
 
 export const endpointSpec = {
   type: "Endpoint",
@@ -300,38 +290,6 @@ export const endpointForwarder = forwardingProvider(
 
 /** Every output: the inputs, adoptId and the computed fields. */
 export const ENDPOINT_OUTPUTS = outputKeys(endpointSpec);
-
-export interface Endpoint extends OutputsOf<EndpointState> {}
-
-/**
- * A serverless endpoint, managed through GraphQL saveEndpoint (always the whole configuration: it is
- * a full replace). Type token `pulumi-nodejs:dynamic/runpodkit:Endpoint` (`runpodkit:index:Endpoint`
- * in schema.json). Changing computeType or type replaces it. Deleting it scales it to zero first.
- */
-// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface above declares the outputs once, from the schemas; Pulumi sets each on the instance
-export class Endpoint extends pulumi.dynamic.Resource {
-  constructor(name: string, args: EndpointArgs, opts?: pulumi.CustomResourceOptions);
-  constructor(
-    name: string,
-    args: undefined,
-    opts: pulumi.CustomResourceOptions & { id: pulumi.Input<pulumi.ID> },
-  );
-  constructor(name: string, args: EndpointArgs | undefined, opts?: pulumi.CustomResourceOptions) {
-    super(
-      endpointForwarder,
-      name,
-      resourceProps(name, args, endpointSpec, opts),
-      withSecretOutputs(opts, endpointSpec),
-      DYNAMIC_MODULE,
-      "Endpoint",
-    );
-  }
-
-  /** Looks up an existing endpoint by id without managing it. */
-  static get(name: string, id: pulumi.Input<pulumi.ID>, opts?: pulumi.CustomResourceOptions): Endpoint {
-    return new Endpoint(name, undefined, { ...opts, id });
-  }
-}
 
 // Pure mappers ------------------------------------------------------------------------------------
 
@@ -494,3 +452,5 @@ export async function endpointsUsing(
 function stringOrNull(value: unknown): string | null {
   return typeof value === "string" ? value : null;
 }
+
+export type { EndpointArgs, EndpointState };

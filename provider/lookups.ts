@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { GraphQLClient } from "../sdk/graphql";
-import type { CpuFlavor, DataCenter, GpuType } from "../sdk/schemas";
 import { CONFIG_KEYS, type ConfigLookup, resolveSettings } from "./config";
+import type { CpuFlavor, DataCenter, GpuType } from "./public-types";
 
 /**
  * Lookup functions over the service's catalogue (GraphQL gpuTypes, cpuFlavors, dataCenters), for a
@@ -15,19 +15,19 @@ import { CONFIG_KEYS, type ConfigLookup, resolveSettings } from "./config";
 
 export interface LookupOptions {
   /** Overrides runpodkit:apiKey / RUNPOD_API_KEY. */
-  apiKey?: string;
+  apiKey?: string | undefined;
   /** Overrides runpodkit:graphqlUrl / RUNPODKIT_GRAPHQL_URL. */
-  graphqlUrl?: string;
+  graphqlUrl?: string | undefined;
 }
 
 export interface GetGpuTypesArgs {
   /** Only these GPU type ids (e.g. "NVIDIA GeForce RTX 4090"). */
-  ids?: string[];
+  ids?: string[] | undefined;
 }
 
 export interface GetCpuFlavorsArgs {
   /** Only this flavor (e.g. "cpu3c"). */
-  id?: string;
+  id?: string | undefined;
 }
 
 /** The program's config: Pulumi's for the running stack (outside a program, nothing). */
@@ -71,10 +71,17 @@ export function getDataCenters(options: LookupOptions = {}): Promise<DataCenter[
   return withClient(options, (client) => client.dataCenters());
 }
 
+/** getGpuTypesOutput's arguments: the list or any of its ids may be an Output, as in Pulumi's invokes. */
+export interface GetGpuTypesOutputArgs {
+  /** Only these GPU type ids (e.g. "NVIDIA GeForce RTX 4090"). */
+  ids?: pulumi.Input<pulumi.Input<string>[]> | undefined;
+}
+
 /** getGpuTypes as an Output, for inputs that are Outputs. */
 export function getGpuTypesOutput(
-  args: pulumi.Input<GetGpuTypesArgs> = {},
+  args: pulumi.Input<GetGpuTypesOutputArgs> = {},
   options: LookupOptions = {},
 ): pulumi.Output<GpuType[]> {
-  return pulumi.output(args).apply((a) => getGpuTypes(a as GetGpuTypesArgs, options));
+  // pulumi.output resolves Outputs at every level, so the ids reach getGpuTypes as plain strings.
+  return pulumi.output(args).apply((a) => getGpuTypes(a, options));
 }

@@ -1,5 +1,4 @@
 import { join } from "node:path";
-import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import {
   type GqlNetworkVolume,
@@ -22,15 +21,8 @@ import {
   refuseUnchangeable,
   undoCreateOnFailure,
 } from "./implement";
-import {
-  DYNAMIC_MODULE,
-  type OutputsOf,
-  outputKeys,
-  type PulumiInputs,
-  resourceProps,
-  type StateOf,
-  withSecretOutputs,
-} from "./resource";
+import type { NetworkVolumeArgs, NetworkVolumeState } from "./public-types";
+import { outputKeys } from "./resource";
 import { isUnknown } from "./unknowns";
 
 // Arguments ---------------------------------------------------------------------------------------
@@ -56,7 +48,6 @@ export const NetworkVolumeInputs = z.strictObject({
     "Id of an existing volume to take over instead of creating one (`pulumi import` does not work for dynamic resources).",
   ),
 });
-export type NetworkVolumeArgs = PulumiInputs<z.input<typeof NetworkVolumeInputs>>;
 /** The desired configuration: the arguments and a name. */
 export type NetworkVolumeDesired = z.output<typeof NetworkVolumeInputs> & { name: string };
 
@@ -71,8 +62,6 @@ export const NetworkVolumeComputed = z.object({
       "The storage behind the volume, e.g. VAST or MOOSE_FS (GraphQL `storageType`; null if not reported).",
     ),
 });
-
-export type NetworkVolumeState = StateOf<typeof NetworkVolumeInputs, typeof NetworkVolumeComputed>;
 
 /** A volume as the provider sees it: the REST record plus storageType from GraphQL (null: unknown). */
 export type NetworkVolumeRecord = NetworkVolumeRest & { storageType: string | null };
@@ -188,42 +177,6 @@ export const networkVolumeForwarder = forwardingProvider(
 /** Every output: the inputs and adoptId. */
 export const NETWORK_VOLUME_OUTPUTS = outputKeys(networkVolumeSpec);
 
-export interface NetworkVolume extends OutputsOf<NetworkVolumeState> {}
-
-/**
- * A network volume (REST /networkvolumes). Type token `pulumi-nodejs:dynamic/runpodkit:NetworkVolume`
- * (`runpodkit:index:NetworkVolume` in schema.json). Changing dataCenterId or isNextGenStorage replaces
- * it; size only grows.
- *
- * REST is the main path. The storage exists only in GraphQL: a volume with isNextGenStorage is
- * created by GraphQL createNetworkVolume (REST's create does not take it), and every read adds
- * storageType from `myself { networkVolumes }`, from which isNextGenStorage is read back.
- */
-// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface above declares the outputs once, from the schemas; Pulumi sets each on the instance
-export class NetworkVolume extends pulumi.dynamic.Resource {
-  constructor(name: string, args: NetworkVolumeArgs, opts?: pulumi.CustomResourceOptions);
-  constructor(
-    name: string,
-    args: undefined,
-    opts: pulumi.CustomResourceOptions & { id: pulumi.Input<pulumi.ID> },
-  );
-  constructor(name: string, args: NetworkVolumeArgs | undefined, opts?: pulumi.CustomResourceOptions) {
-    super(
-      networkVolumeForwarder,
-      name,
-      resourceProps(name, args, networkVolumeSpec, opts),
-      withSecretOutputs(opts, networkVolumeSpec),
-      DYNAMIC_MODULE,
-      "NetworkVolume",
-    );
-  }
-
-  /** Looks up an existing volume by id without managing it. */
-  static get(name: string, id: pulumi.Input<pulumi.ID>, opts?: pulumi.CustomResourceOptions): NetworkVolume {
-    return new NetworkVolume(name, undefined, { ...opts, id });
-  }
-}
-
 // Pure mappers ------------------------------------------------------------------------------------
 
 export function toCreateInput(desired: NetworkVolumeDesired): NetworkVolumeCreateInput {
@@ -264,3 +217,5 @@ async function storageTypeOf(call: Call, id: string): Promise<string | null> {
   const volumes: GqlNetworkVolume[] = await call.api.networkVolumes.listGraphql();
   return volumes.find((v) => v.id === id)?.storageType ?? null;
 }
+
+export type { NetworkVolumeArgs, NetworkVolumeState };

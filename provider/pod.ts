@@ -1,5 +1,4 @@
 import { join } from "node:path";
-import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { PodCreateInput, type Pod as PodRecord, type PodUpdateInput } from "../sdk/schemas";
 import { type CheckFailure, type InputSpec, type Props, parseInputs, uniqueList } from "./check";
@@ -15,15 +14,8 @@ import {
   type ResourceDefinition,
   undoCreateOnFailure,
 } from "./implement";
-import {
-  DYNAMIC_MODULE,
-  type OutputsOf,
-  outputKeys,
-  type PulumiInputs,
-  resourceProps,
-  type StateOf,
-  withSecretOutputs,
-} from "./resource";
+import type { PodArgs, PodState } from "./public-types";
+import { outputKeys } from "./resource";
 import { isUnknown } from "./unknowns";
 
 // Arguments ---------------------------------------------------------------------------------------
@@ -84,7 +76,6 @@ export const PodInputs = z.strictObject({
     .describe("RUNNING (default) or EXITED: the provider starts or stops the pod to match."),
   adoptId: adoptIdInput("Id of an existing pod to take over instead of renting one."),
 });
-export type PodArgs = PulumiInputs<z.input<typeof PodInputs>>;
 /** The desired configuration: the arguments with defaults applied and a name. */
 export type PodDesired = z.output<typeof PodInputs> & { name: string };
 
@@ -97,7 +88,6 @@ export const PodComputed = z.object({
   gpuTypeId: z.string().nullable().describe("The GPU type the pod got (GPU pods)."),
   cpuFlavorId: z.string().nullable().describe("The CPU flavor the pod got (CPU pods)."),
 });
-export type PodState = StateOf<typeof PodInputs, typeof PodComputed>;
 
 const REPLACING = [
   "computeType",
@@ -233,40 +223,6 @@ export const podForwarder = forwardingProvider(
 /** Every output: the inputs, adoptId and the computed fields. */
 export const POD_OUTPUTS = outputKeys(podSpec);
 
-export interface Pod extends OutputsOf<PodState> {}
-
-/**
- * A rented GPU or CPU pod (REST /pods). Type token `pulumi-nodejs:dynamic/runpodkit:Pod`
- * (`runpodkit:index:Pod` in schema.json). Placement fields (compute type, GPU types and count, CPU
- * flavors, vCPUs, cloud, data centers, volume, template) replace it; image, command, env, ports and
- * disks update it in place (the service resets the pod); `desiredStatus` starts or stops it. env is
- * stored as a secret. On the local service a pod holds state and is billed but runs no container.
- */
-// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface above declares the outputs once, from the schemas; Pulumi sets each on the instance
-export class Pod extends pulumi.dynamic.Resource {
-  constructor(name: string, args: PodArgs, opts?: pulumi.CustomResourceOptions);
-  constructor(
-    name: string,
-    args: undefined,
-    opts: pulumi.CustomResourceOptions & { id: pulumi.Input<pulumi.ID> },
-  );
-  constructor(name: string, args: PodArgs | undefined, opts?: pulumi.CustomResourceOptions) {
-    super(
-      podForwarder,
-      name,
-      resourceProps(name, args, podSpec, opts),
-      withSecretOutputs(opts, podSpec),
-      DYNAMIC_MODULE,
-      "Pod",
-    );
-  }
-
-  /** Looks up an existing pod by id without managing it. */
-  static get(name: string, id: pulumi.Input<pulumi.ID>, opts?: pulumi.CustomResourceOptions): Pod {
-    return new Pod(name, undefined, { ...opts, id });
-  }
-}
-
 // Pure mappers ------------------------------------------------------------------------------------
 
 export function toCreateInput(desired: PodDesired): PodCreateInput {
@@ -390,3 +346,5 @@ function podRecordOutputs(record: PodRecord): Record<string, unknown> {
     cpuFlavorId: record.cpuFlavorId ?? null,
   };
 }
+
+export type { PodArgs, PodState };

@@ -6,20 +6,8 @@ import type { InputSpec } from "./check";
 /** The Pulumi module of every resource: tokens are `pulumi-nodejs:dynamic/runpodkit:<Type>`. */
 export const DYNAMIC_MODULE = "runpodkit";
 
-/**
- * A resource's arguments: every value may be a plain value, a promise or an Output at every level (a
- * map's values, an array's elements, a nested object's fields), as in Pulumi's generated SDKs. Pulumi
- * resolves nested inputs before check, so the provider only ever sees plain values.
- */
-export type PulumiInputs<T> = { [K in keyof T]: DeepInput<T[K]> };
-
-/** One value as an input at every level; literal unions (enums) stay precise. Distributes over unions. */
-export type DeepInput<T> = pulumi.Input<DeepInputInner<T>>;
-type DeepInputInner<T> = T extends readonly (infer E)[]
-  ? DeepInput<E>[]
-  : T extends object
-    ? { [K in keyof T]: DeepInput<T[K]> }
-    : T;
+// Defined with the generated plain types, which the published declarations reach without zod.
+export type { DeepInput, OutputsOf, PulumiInputs } from "./public-types";
 
 /**
  * A resource's state (its outputs) from its schemas: every input with defaults applied (a name is
@@ -29,9 +17,6 @@ export type StateOf<I extends z.ZodObject, C extends z.ZodObject | undefined = u
   z.output<I>,
   "name" | "adoptId"
 > & { name: string; adoptId: string | null } & (C extends z.ZodObject ? z.output<C> : unknown);
-
-/** The Output members a Resource class gains from its state (merged into the class's declaration). */
-export type OutputsOf<T> = { readonly [K in keyof T]-?: pulumi.Output<T[K]> };
 
 /** Every output key of a resource: its inputs, then the fields the service computes. */
 export function outputKeys(spec: InputSpec): string[] {

@@ -1,20 +1,12 @@
 import { join } from "node:path";
-import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { SecretDescription, SecretName, type GqlSecret as SecretRecord, SecretValue } from "../sdk/schemas";
 import { type InputSpec, type Props, parseInputs } from "./check";
 import { hostContext, type ProviderContext } from "./context";
 import { forwardingProvider, packageSpecifier } from "./dynamic";
 import { ADOPT_ID, adoptIdInput, implement, type ResourceDefinition, refuseUnchangeable } from "./implement";
-import {
-  DYNAMIC_MODULE,
-  type OutputsOf,
-  outputKeys,
-  type PulumiInputs,
-  resourceProps,
-  type StateOf,
-  withSecretOutputs,
-} from "./resource";
+import type { SecretArgs, SecretState } from "./public-types";
+import { outputKeys } from "./resource";
 
 // Arguments ---------------------------------------------------------------------------------------
 
@@ -33,7 +25,6 @@ export const SecretInputs = z.strictObject({
   description: SecretDescription.optional().describe("What the secret is for."),
   adoptId: adoptIdInput("Id of an existing secret to take over; its value is set to this one."),
 });
-export type SecretArgs = PulumiInputs<z.input<typeof SecretInputs>>;
 /** The desired configuration: the arguments and a name. */
 export type SecretDesired = z.output<typeof SecretInputs> & { name: string };
 
@@ -46,7 +37,6 @@ export const SecretComputed = z.object({
     .describe("What to put in an env value to use the secret: `{{ RUNPOD_SECRET_<name> }}`."),
   createdAt: z.string().describe("When the secret was created (ISO-8601)."),
 });
-export type SecretState = StateOf<typeof SecretInputs, typeof SecretComputed>;
 
 export const secretSpec = {
   type: "Secret",
@@ -118,40 +108,6 @@ export const secretForwarder = forwardingProvider(
 /** Every output: the inputs, adoptId and the computed fields. */
 export const SECRET_OUTPUTS = outputKeys(secretSpec);
 
-export interface Secret extends OutputsOf<SecretState> {}
-
-/**
- * An account secret (GraphQL secretCreate). Type token `pulumi-nodejs:dynamic/runpodkit:Secret`
- * (`runpodkit:index:Secret` in schema.json). Template, endpoint and pod env reference it as
- * `{{ RUNPOD_SECRET_<name> }}` (the `reference` output); the service substitutes the value when a
- * worker or pod starts, so the value never appears in their configuration. The value is only ever
- * stored as a secret.
- */
-// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface above declares the outputs once, from the schemas; Pulumi sets each on the instance
-export class Secret extends pulumi.dynamic.Resource {
-  constructor(name: string, args: SecretArgs, opts?: pulumi.CustomResourceOptions);
-  constructor(
-    name: string,
-    args: undefined,
-    opts: pulumi.CustomResourceOptions & { id: pulumi.Input<pulumi.ID> },
-  );
-  constructor(name: string, args: SecretArgs | undefined, opts?: pulumi.CustomResourceOptions) {
-    super(
-      secretForwarder,
-      name,
-      resourceProps(name, args, secretSpec, opts),
-      withSecretOutputs(opts, secretSpec),
-      DYNAMIC_MODULE,
-      "Secret",
-    );
-  }
-
-  /** Looks up an existing secret by id without managing it (its value reads as null). */
-  static get(name: string, id: pulumi.Input<pulumi.ID>, opts?: pulumi.CustomResourceOptions): Secret {
-    return new Secret(name, undefined, { ...opts, id });
-  }
-}
-
 // Pure mappers ------------------------------------------------------------------------------------
 
 /** The value is write-only on the service: the last applied one is kept. */
@@ -164,3 +120,5 @@ export function secretOutputs(record: SecretRecord, previous: Props): Record<str
     createdAt: record.createdAt,
   };
 }
+
+export type { SecretArgs, SecretState };

@@ -1,5 +1,4 @@
 import { join } from "node:path";
-import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import {
   DockerArgsError,
@@ -28,15 +27,8 @@ import {
   refuseUnchangeable,
   undoCreateOnFailure,
 } from "./implement";
-import {
-  DYNAMIC_MODULE,
-  type OutputsOf,
-  outputKeys,
-  type PulumiInputs,
-  resourceProps,
-  type StateOf,
-  withSecretOutputs,
-} from "./resource";
+import type { TemplateArgs, TemplateState } from "./public-types";
+import { outputKeys } from "./resource";
 import { containsUnknown, isUnknown, UNKNOWN } from "./unknowns";
 
 // Arguments ---------------------------------------------------------------------------------------
@@ -124,13 +116,10 @@ export const TemplateInputs = z.strictObject({
   ),
   adoptId: adoptIdInput("Id of an existing template to take over instead of creating one."),
 });
-export type TemplateArgs = PulumiInputs<z.input<typeof TemplateInputs>>;
 /** The desired configuration: the arguments with defaults applied and a name. */
 export type TemplateDesired = z.output<typeof TemplateInputs> & { name: string };
 
 // State -------------------------------------------------------------------------------------------
-
-export type TemplateState = StateOf<typeof TemplateInputs>;
 
 export const templateSpec = {
   type: "Template",
@@ -226,47 +215,6 @@ export const templateForwarder = forwardingProvider(
 
 /** Every output: the inputs and adoptId. */
 export const TEMPLATE_OUTPUTS = outputKeys(templateSpec);
-
-export interface Template extends OutputsOf<TemplateState> {}
-
-/**
- * A template (REST /templates): the container image and settings that endpoints run. Type token
- * `pulumi-nodejs:dynamic/runpodkit:Template` (`runpodkit:index:Template` in schema.json). Changing
- * category or isServerless replaces it (without downtime, even under an explicit name); env is
- * stored as a secret.
- *
- * REST is the main path. startSsh, startJupyter and startScript exist only in GraphQL (REST neither
- * takes nor returns them), so: every read adds them from `myself { podTemplates }`; a create or
- * update whose start fields differ from the template's first sends GraphQL saveTemplate (a full
- * replace, carrying every field GraphQL has) and then, as always, the REST update with the whole
- * configuration (which restores dockerEntrypoint, a field saveTemplate lacks). Every field changes
- * in place. dockerArgs and dockerStartCmd are two spellings of one start command (shell quoting,
- * sdk/schemas/docker-args.ts).
- */
-// biome-ignore lint/suspicious/noUnsafeDeclarationMerging: the interface above declares the outputs once, from the schemas; Pulumi sets each on the instance
-export class Template extends pulumi.dynamic.Resource {
-  constructor(name: string, args: TemplateArgs, opts?: pulumi.CustomResourceOptions);
-  constructor(
-    name: string,
-    args: undefined,
-    opts: pulumi.CustomResourceOptions & { id: pulumi.Input<pulumi.ID> },
-  );
-  constructor(name: string, args: TemplateArgs | undefined, opts?: pulumi.CustomResourceOptions) {
-    super(
-      templateForwarder,
-      name,
-      resourceProps(name, args, templateSpec, opts),
-      withSecretOutputs(opts, templateSpec),
-      DYNAMIC_MODULE,
-      "Template",
-    );
-  }
-
-  /** Looks up an existing template by id without managing it. */
-  static get(name: string, id: pulumi.Input<pulumi.ID>, opts?: pulumi.CustomResourceOptions): Template {
-    return new Template(name, undefined, { ...opts, id });
-  }
-}
 
 // Pure mappers ------------------------------------------------------------------------------------
 
@@ -491,3 +439,5 @@ function trimmedName(props: Props): Props {
     ? { name: props.name.trim().normalize("NFC") }
     : {};
 }
+
+export type { TemplateArgs, TemplateState };

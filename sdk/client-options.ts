@@ -18,25 +18,25 @@ export interface ClientOptions {
    * to 2^31-1 ms (about 24.8 days); 0 is refused, as there is no "no timeout" (end a call early with
    * an AbortSignal).
    */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Retries of calls that are safe to repeat (default 3; an integer of 0 or more). */
-  retries?: number;
+  retries?: number | undefined;
   /** Backoff tuning beyond `retries`. */
-  retry?: Omit<RetryPolicy, "retries">;
+  retry?: Omit<RetryPolicy, "retries"> | undefined;
   /** Max sockets to the service (default 64); not with `dispatcher`, whose own settings apply. */
-  connections?: number;
+  connections?: number | undefined;
   /**
    * An undici Dispatcher to send every call through instead of the client's own keep-alive pool:
    * `new EnvHttpProxyAgent()` or `new ProxyAgent(url)` behind an HTTP proxy, an `Agent` with TLS
    * options. It stays yours: `close()` waits for (or, with force, aborts) the client's calls on it but
    * leaves it open.
    */
-  dispatcher?: Dispatcher;
+  dispatcher?: Dispatcher | undefined;
   /**
    * The largest reply read, in bytes (default 256 MiB, at most 2^29-24): a larger one (an endless or
    * huge body from a wrong baseUrl) is a ProtocolError, never held whole in memory.
    */
-  maxReplyBytes?: number;
+  maxReplyBytes?: number | undefined;
 }
 
 /** No API key holds a control character, and a header with a C0 one or DEL is refused whole by undici. */

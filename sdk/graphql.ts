@@ -40,9 +40,9 @@ export const DEFAULT_GRAPHQL_URL = "https://api.runpod.io/graphql";
 
 export interface GraphQLClientOptions extends ClientOptions {
   /** Default https://api.runpod.io/graphql. The key is added as `?api_key=` (the real service's way). */
-  baseUrl?: string;
+  baseUrl?: string | undefined;
   /** Retries of queries (default 3); mutations are never retried. */
-  retries?: number;
+  retries?: number | undefined;
 }
 
 /*

@@ -40,42 +40,42 @@ export type RetryMode = "idempotent" | "rejected-only" | "never";
 
 export interface RetryPolicy {
   /** Retries after the first attempt (default 3, so at most 4 attempts). */
-  retries?: number;
+  retries?: number | undefined;
   /** First backoff step (default 250 ms); doubles each retry, with jitter. */
-  baseDelayMs?: number;
+  baseDelayMs?: number | undefined;
   /** Cap of one backoff step (default 8 s). */
-  maxDelayMs?: number;
+  maxDelayMs?: number | undefined;
   /** A longer Retry-After is not waited for: the 429 goes back to the caller (default 60 s). */
-  maxRetryAfterMs?: number;
+  maxRetryAfterMs?: number | undefined;
   /** Runs the retry after the delay; injectable so tests need not wait (default setTimeout). */
-  schedule?: (run: () => void, delayMs: number) => unknown;
+  schedule?: ((run: () => void, delayMs: number) => unknown) | undefined;
   /** Source of jitter in [0, 1) (default Math.random). */
-  random?: () => number;
+  random?: (() => number) | undefined;
 }
 
 export interface HttpClientOptions {
   /** Origin plus path prefix and optional fixed query, e.g. "https://rest.runpod.io/v1". */
   baseUrl: string;
   /** Sent with every call (auth). Built once. */
-  headers?: Record<string, string>;
+  headers?: Record<string, string> | undefined;
   /**
    * Client-side budget of one call (default 30 s): each attempt (waiting for a connection, sending, the
    * whole reply) ends within it, on a native timer; no retry starts whose backoff would end past it.
    */
-  timeoutMs?: number;
-  retry?: RetryPolicy;
+  timeoutMs?: number | undefined;
+  retry?: RetryPolicy | undefined;
   /** Removed from every error text. */
-  secrets?: readonly string[];
+  secrets?: readonly string[] | undefined;
   /** Max sockets to the origin (default 64). */
-  connections?: number;
+  connections?: number | undefined;
   /**
    * Sends every call through this undici Dispatcher (a ProxyAgent or EnvHttpProxyAgent behind a proxy,
    * an Agent with TLS options) instead of the client's own pool. It stays the caller's: close() waits
    * for the client's calls on it (or, with force, aborts them) but leaves it open.
    */
-  dispatcher?: Dispatcher;
+  dispatcher?: Dispatcher | undefined;
   /** The largest reply body read, in bytes (default 256 MiB); a larger one is a ProtocolError. */
-  maxReplyBytes?: number;
+  maxReplyBytes?: number | undefined;
 }
 
 /** Default bound of a reply: above the service's largest (a 100 MB job result, JSON-escaped). */
@@ -96,9 +96,9 @@ export function requireMaxReplyBytes(value: unknown, operation: string): void {
 
 export interface CallOptions {
   /** Aborts the call at once (AbortedError). */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Overrides the client's time budget for this call (TimeoutError). */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
 }
 
 /** How `close()` ends: see HttpClient.close. */
@@ -107,7 +107,7 @@ export interface CloseOptions {
    * End the calls in flight at once (each rejects with an AbortedError) instead of waiting for them:
    * a `/runsync` or `/stream` poll the service holds, a backoff between retries, a `waitFor` pause.
    */
-  force?: boolean;
+  force?: boolean | undefined;
 }
 
 /** Arrays repeat the parameter (`a=1&a=2`). */

@@ -39,15 +39,15 @@ export const DEFAULT_JOBS_URL = "https://api.runpod.ai/v2";
 export interface JobClientOptions extends ClientOptions {
   endpointId: string;
   /** Default https://api.runpod.ai/v2; the endpoint id is appended. */
-  baseUrl?: string;
+  baseUrl?: string | undefined;
   /**
    * Client-side HTTP budget of one call, retries included (default 30 s). It is NOT the job's wait:
    * runSync adds its `wait` on top, each stream poll the service's 10 s hold, and waitFor has its own
    * `timeoutMs`.
    */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Retries of idempotent calls and of 429 on submissions (default 3). */
-  retries?: number;
+  retries?: number | undefined;
 }
 
 /** What run() and runSync() take: the submission as written, before the shared schema's defaults. */
@@ -55,38 +55,38 @@ export type JobInput = z.input<typeof JobSubmission>;
 
 export interface RunSyncOptions extends CallOptions {
   /** How long the service holds the call for the result, ms (1000..300000, default 90000). */
-  wait?: number;
+  wait?: number | undefined;
 }
 
 export interface WaitOptions {
   /** How long to wait for a terminal status (default 10 min). Then a TimeoutError with the job id. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Pause between status polls (default 1000 ms). */
-  pollIntervalMs?: number;
+  pollIntervalMs?: number | undefined;
   /**
    * How long polls may keep failing for a reason that passes (the service restarting or out of
    * reach, a 5xx, a 429, a poll timed out) before the last failure is thrown (default 60 s; never
    * past `timeoutMs`). The job lives on in the service meanwhile; 0 throws the first such failure.
    */
-  maxOutageMs?: number;
-  signal?: AbortSignal;
+  maxOutageMs?: number | undefined;
+  signal?: AbortSignal | undefined;
 }
 
 export interface StreamOptions {
   /** Pause after a /stream reply with no chunks (default 250 ms; the service long-polls anyway). */
-  pollIntervalMs?: number;
+  pollIntervalMs?: number | undefined;
   /**
    * HTTP budget of each /stream poll beyond the service's hold of an empty poll (10 s), so a poll the
    * service legitimately holds is never timed out (default: the client's timeoutMs).
    */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /**
    * How long polls may keep failing for a reason that passes (the service restarting or out of
    * reach, a 5xx, a 429, a poll timed out) before the last failure is thrown (default 60 s); the
    * stream then goes on where it was. 0 throws the first such failure.
    */
-  maxOutageMs?: number;
-  signal?: AbortSignal;
+  maxOutageMs?: number | undefined;
+  signal?: AbortSignal | undefined;
 }
 
 /** What a long wait rides out by default: a service restart takes longer than a call's retries. */

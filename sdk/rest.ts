@@ -43,9 +43,9 @@ const NoQuery = z.strictObject({});
 
 export interface RestClientOptions extends ClientOptions {
   /** Default https://rest.runpod.io/v1; the local service serves the same paths under /v1. */
-  baseUrl?: string;
+  baseUrl?: string | undefined;
   /** Retries of idempotent calls (default 3). */
-  retries?: number;
+  retries?: number | undefined;
 }
 
 /** Query flags of the wire are "true"/"false" strings; callers may pass booleans. */

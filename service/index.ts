@@ -38,25 +38,25 @@ export interface StartServiceOptions {
   /** Each key is one account. */
   apiKeys: string[];
   /** Further keys, each opening the account of the key of `apiKeys` it maps to (a rotation's new key). */
-  sameAccountKeys?: Record<string, string>;
+  sameAccountKeys?: Record<string, string> | undefined;
   /** 0 (default) = any free port. */
-  port?: number;
+  port?: number | undefined;
   /**
    * The address to listen on: 127.0.0.1 (default), so only this machine reaches the service. Any other
    * address is warned about on stderr: the service then answers whoever reaches it (see SECURITY.md).
    */
-  host?: string;
+  host?: string | undefined;
   /** SQLite file, or ":memory:" (default) for a throwaway store. */
-  data?: string;
+  data?: string | undefined;
   /**
    * The key that seals the store's secrets (registry passwords, env values): 32 bytes as 64 hex digits
    * or base64 (the CLI reads RUNPODKIT_STORE_KEY). Without it, the key file beside the store
    * (`<data>.key`, created 0600 on first open) holds it.
    */
-  storeKey?: string;
-  clock?: Clock;
-  ids?: Ids;
-  config?: Partial<ServiceConfig>;
+  storeKey?: string | undefined;
+  clock?: Clock | undefined;
+  ids?: Ids | undefined;
+  config?: Partial<ServiceConfig> | undefined;
 }
 
 export interface RunningService {

@@ -9,9 +9,11 @@
  */
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, utimes } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join, resolve } from "node:path";
+import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { LocalStack } from "../../engine/engine";
 import { CACHE_ROOT, installProgram, packProject } from "../../engine/package";
@@ -22,6 +24,43 @@ const SETUP_TIMEOUT = 300_000;
 const TEST_TIMEOUT = 180_000;
 
 const ENTRIES = "function,function,function,function";
+
+/**
+ * The packages (bare specifiers, node: builtins aside) that the .d.ts graph from `entry` imports, with
+ * the files importing each; `skip` names relative specifiers not to follow from the entry file itself.
+ * Read by TypeScript's own pre-processor, so that comments and strings do not count.
+ */
+function declarationImports(entry: string, skip: string[] = []): Record<string, string[]> {
+  const found: Record<string, string[]> = {};
+  const seen = new Set<string>();
+  const queue = [entry];
+  for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const info = ts.preProcessFile(readFileSync(file, "utf8"), true, true);
+    const specifiers = [...info.importedFiles, ...info.typeReferenceDirectives].map((ref) => ref.fileName);
+    for (const specifier of specifiers) {
+      if (specifier.startsWith(".")) {
+        if (file === entry && skip.includes(specifier)) continue;
+        const base = resolve(dirname(file), specifier).replace(/\.js$/, "");
+        const target = [`${base}.d.ts`, join(base, "index.d.ts")].find(existsSync);
+        if (target === undefined) throw new Error(`${file}: ${specifier} has no declaration file`);
+        queue.push(target);
+      } else if (!specifier.startsWith("node:")) {
+        const parts = specifier.split("/");
+        const name = specifier.startsWith("@") ? parts.slice(0, 2).join("/") : (parts[0] ?? "");
+        const files = found[name] ?? [];
+        files.push(file.slice(dirname(entry).length + 1));
+        found[name] = files;
+      }
+    }
+  }
+  return Object.fromEntries(
+    Object.entries(found)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([name, files]) => [name, files.sort()]),
+  );
+}
 
 describe("the installed package in consumers' TypeScript and module setups", () => {
   let programDir = "";
@@ -68,6 +107,19 @@ describe("the installed package in consumers' TypeScript and module setups", () 
   }
 
   test(
+    "exactOptionalPropertyTypes: every option that may be left out also takes undefined (process.env.X, config.get())",
+    () => {
+      expect(tsc("typescript", "tsconfig.exact.json")).toEqual({
+        project: "tsconfig.exact.json",
+        compiler: "typescript",
+        status: 0,
+        errors: "",
+      });
+    },
+    TEST_TIMEOUT,
+  );
+
+  test(
     "TypeScript 5.0 with skipLibCheck, node10 and nodenext resolution",
     () => {
       for (const project of ["tsconfig.ts50-node10.json", "tsconfig.ts50.json"]) {
@@ -78,6 +130,35 @@ describe("the installed package in consumers' TypeScript and module setups", () 
           errors: "",
         });
       }
+    },
+    TEST_TIMEOUT,
+  );
+
+  test(
+    "the resources' declarations import no package a Pulumi project lacks: @pulumi/pulumi only, no zod or undici",
+    async () => {
+      const installed = join(programDir, "node_modules", "runpodkit");
+      const manifest = JSON.parse(await readFile(join(installed, "package.json"), "utf8")) as {
+        exports: Record<string, string | { types?: string }>;
+      };
+      const typesOf = (entry: string) => {
+        const target = manifest.exports[entry];
+        if (typeof target !== "object" || target.types === undefined)
+          throw new Error(`no types for ${entry}`);
+        return join(installed, target.types);
+      };
+      const packages = (imports: Record<string, string[]>) => Object.keys(imports);
+      // A checker that does not follow pnpm's symlinks (Pulumi's bundled ts-node 7) finds only what
+      // the project has itself: the resources and the lookups, everything of "runpodkit" but the
+      // sdk namespace (the SDK's own entry, below), reach @pulumi/pulumi and nothing else.
+      expect(declarationImports(typesOf("."), ["./sdk"])).toEqual({
+        "@pulumi/pulumi": ["provider/lookups.d.ts", "provider/public-types.d.ts", "provider/resources.d.ts"],
+      });
+      expect(packages(declarationImports(typesOf("./worker")))).toEqual([]);
+      // The SDK's schemas are zod schemas and its clients take an undici Dispatcher: its types are
+      // these packages'. The local service's app is a fastify instance.
+      expect(packages(declarationImports(typesOf("./sdk")))).toEqual(["undici", "zod"]);
+      expect(packages(declarationImports(typesOf("./service")))).toEqual(["fastify", "zod"]);
     },
     TEST_TIMEOUT,
   );

@@ -7,6 +7,7 @@
  * managers" states what this proves.
  */
 import { randomBytes } from "node:crypto";
+import { existsSync } from "node:fs";
 import { lstat, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
@@ -19,6 +20,7 @@ import {
   type PackedPackage,
   PROJECT_ROOT,
   packProject,
+  programWithout,
 } from "../../engine/package";
 import { LOWEST_NODE } from "./support/node-versions";
 import { outputString } from "./support/scenario";
@@ -30,11 +32,16 @@ interface Row {
   lowestNode?: boolean;
   /** How the manager lays out node_modules/runpodkit. */
   layout: "folder" | "symlink";
+  /**
+   * The program without its ts-node devDependency: Pulumi then type-checks it with its own ts-node 7,
+   * which does not follow pnpm's symlinks (runpodkit's declarations need none of its dependencies).
+   */
+  withoutTsNode?: boolean;
 }
 
 const ROWS: Row[] = [
   { manager: "npm", layout: "folder" },
-  { manager: "pnpm", layout: "symlink" },
+  { manager: "pnpm", layout: "symlink", withoutTsNode: true },
   { manager: "yarn-classic", layout: "folder" },
   { manager: "yarn-berry", layout: "folder" },
   { manager: "npm", lowestNode: true, layout: "folder" },
@@ -64,9 +71,11 @@ describe("compatibility matrix: the packed quickstart installed, deployed and de
   for (const row of ROWS) {
     const node = row.lowestNode ? `Node ${LOWEST_NODE}` : "the node on PATH";
     test(
-      `${row.manager} on ${node}`,
+      `${row.manager} on ${node}${row.withoutTsNode ? ", the program without ts-node of its own" : ""}`,
       async () => {
-        const program = await installProgram(EXAMPLE, pkg, row.manager);
+        const example = row.withoutTsNode ? await programWithout(EXAMPLE, workDir, "ts-node") : EXAMPLE;
+        const program = await installProgram(example, pkg, row.manager);
+        expect(existsSync(join(program.dir, "node_modules", "ts-node"))).toBe(!row.withoutTsNode);
         const installed = await lstat(join(program.dir, "node_modules", "runpodkit"));
         expect(installed.isSymbolicLink() ? "symlink" : "folder").toBe(row.layout);
 

@@ -1,5 +1,7 @@
+import * as pulumi from "@pulumi/pulumi";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { getCpuFlavors, getDataCenters, getGpuTypes, getGpuTypesOutput } from "../../provider/lookups";
+import type { GpuType } from "../../provider/public-types";
 import { DATA_CENTER_IDS } from "../../sdk/schemas/common";
 import { type TestService, withService } from "../helpers/service";
 
@@ -63,5 +65,17 @@ describe("lookup functions over the service's catalogue", () => {
     );
     const value = await new Promise((resolve) => output.apply(resolve));
     expect((value as { id: string }[]).map((t) => t.id)).toEqual(["NVIDIA GeForce RTX 4090"]);
+  });
+
+  test("getGpuTypesOutput takes an Output for each id or for the list, as Pulumi's Output-form invokes do", async () => {
+    const options = { apiKey: service.apiKey, graphqlUrl: service.graphqlUrl };
+    // An id from another resource's output, and a whole list computed from one (tsc checks the types).
+    const ids: pulumi.Input<string>[] = [pulumi.output("NVIDIA GeForce RTX 4090"), "NVIDIA RTX A6000"];
+    const each = getGpuTypesOutput({ ids }, options);
+    const list = getGpuTypesOutput({ ids: pulumi.output("NVIDIA RTX A6000").apply((id) => [id]) }, options);
+    const read = (output: pulumi.Output<GpuType[]>) =>
+      new Promise<string[]>((resolve) => output.apply((types) => resolve(types.map((t) => t.id ?? ""))));
+    expect((await read(each)).sort()).toEqual(["NVIDIA GeForce RTX 4090", "NVIDIA RTX A6000"]);
+    expect(await read(list)).toEqual(["NVIDIA RTX A6000"]);
   });
 });

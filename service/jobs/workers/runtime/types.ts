@@ -36,11 +36,11 @@ export interface StartOptions {
    * number of at least 1 (a fraction is rounded down, above 1000 it is 1000). Anything else, or a
    * function that throws, keeps the current value and is logged once.
    */
-  concurrency?: number | ((current: number) => number);
+  concurrency?: (number | ((current: number) => number)) | undefined;
   /** For streaming handlers: the final output is the list of all chunks (default: []). */
-  returnAggregateStream?: boolean;
+  returnAggregateStream?: boolean | undefined;
   /** Replace this worker after every job (stopPod), then exit. */
-  refreshWorker?: boolean;
+  refreshWorker?: boolean | undefined;
 }
 
 /** The job-done body, as the real worker library sends it. */
