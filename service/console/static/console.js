@@ -42,12 +42,33 @@ const UNSEEN =
   // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
   /[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u{e0000}-\u{e007f}]/gu;
 
-/** Text as it is shown: ANSI sequences dropped, other invisible characters written as \uXXXX (\u{XXXXX}). */
+/**
+ * A subdivision flag (England's, Scotland's, Wales'): a black flag, then tag letters naming a region
+ * (ISO 3166-2, as UTS #51 has it), then a cancel tag. Its tags are the flag, not hidden text: kept.
+ */
+const FLAG_TAGS = /\u{1F3F4}[\u{e0061}-\u{e007a}]{2}[\u{e0030}-\u{e0039}\u{e0061}-\u{e007a}]{1,4}\u{e007f}/u;
+const UNSEEN_OR_FLAG = new RegExp(`(${FLAG_TAGS.source})|${UNSEEN.source}`, "gu");
+
+/**
+ * Text as it is shown: ANSI sequences dropped, other invisible characters written as \uXXXX
+ * (\u{XXXXX}) but for the tags of a subdivision flag.
+ */
 function visible(text) {
-  return text.replace(ANSI, "").replace(UNSEEN, (c) => {
+  return text.replace(ANSI, "").replace(UNSEEN_OR_FLAG, (c, flag) => {
+    if (flag) return c;
     const code = c.codePointAt(0) ?? 0;
     return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, "0")}`;
   });
+}
+
+/** What a reader sees as one character: a flag, a ZWJ sequence, a letter with its accents. */
+const GRAPHEMES = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+
+/** At most `max` graphemes of `text`, then "..." when cut: a flag or family emoji is kept whole or left out. */
+function shorten(text, max) {
+  let n = 0;
+  for (const { index } of GRAPHEMES.segment(text)) if (n++ === max) return `${text.slice(0, index)}...`;
+  return text;
 }
 
 /** Children as el() takes them: nothing for null, undefined and false, shown text for strings. */
@@ -152,15 +173,17 @@ function time(ms, { millis = false } = {}) {
 }
 const duration = (ms) =>
   ms === undefined || ms === null ? "" : ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(2)} s`;
-/** A text a job carries as shown: cut after MAX_JSON_CHARS, saying how much more the API has. */
+/** A text a job carries as shown: cut by MAX_JSON_CHARS, saying how much more the API has. */
 function cut(text) {
   if (text.length <= MAX_JSON_CHARS) return text;
+  // Before the grapheme the bound falls in: half a flag is a broken character, or another flag.
+  const end = GRAPHEMES.segment(text).containing(MAX_JSON_CHARS).index;
   return [
-    text.slice(0, MAX_JSON_CHARS),
+    text.slice(0, end),
     el(
       "span",
       { class: "muted" },
-      `\n... (${text.length - MAX_JSON_CHARS} more characters: read the job through the API)`,
+      `\n... (${text.length - end} more characters: read the job through the API)`,
     ),
   ];
 }
@@ -250,9 +273,10 @@ const unreachable = (error) => error instanceof TypeError;
  * Renders the view now and again every second while it is shown; while the service does not answer,
  * says so and tries again less and less often; once it answers, the message goes. Leaving the view
  * aborts the calls `render(signal)` has on the way, so an answer that comes late is never drawn into
- * the next view (the job page of another job has the same elements).
+ * the next view (the job page of another job has the same elements). A view gone (404) or an address
+ * refused (400, `refused` says why) stops the refreshes.
  */
-function every(render) {
+function every(render, { refused = showRefused } = {}) {
   let timer = null;
   let stopped = false;
   let failures = 0;
@@ -270,6 +294,12 @@ function every(render) {
       if (error instanceof ApiError && error.status === 404) {
         stopped = true;
         showGone(error);
+        return;
+      }
+      // Refused (400): what the page's address asks for is malformed; asked again, it is refused again.
+      if (error instanceof ApiError && error.status === 400) {
+        stopped = true;
+        refused(error);
         return;
       }
       failures += 1;
@@ -330,6 +360,21 @@ function showGone(error) {
         `${error.message}: it was deleted, or is not of this account. This page is no longer refreshed.`,
       ),
       el("div", { class: "links" }, el("a", { href: "#/endpoints" }, "Endpoints")),
+    ]),
+  );
+}
+
+/** The view's title, the service's refusal of what its address asks, and the way back. */
+function showRefused(error, why = error.message, back = el("a", { href: "#/endpoints" }, "Endpoints")) {
+  view.replaceChildren(
+    ...nodes([
+      view.querySelector("h1"),
+      el(
+        "p",
+        { class: "error", "data-view-error": true, role: "alert" },
+        `${why}. This page is no longer refreshed.`,
+      ),
+      el("div", { class: "links" }, back),
     ]),
   );
 }
@@ -630,81 +675,94 @@ async function jobsView(id, params) {
       el("div", { id: "jobs-pages", class: "links" }),
     ),
   );
-  return every(async (signal) => {
-    if ((await endpointTypes(signal)).get(id) === "LB") {
-      // No queue to show: its requests go straight to its workers (see Settings and workers, Logs).
-      update("counts", "LB", () =>
-        el(
-          "p",
-          { class: "muted" },
-          "A load-balancing endpoint has no job queue: requests go to its workers' own HTTP paths. Its workers are under Settings and workers, what they print under Logs.",
+  // A cursor the service refuses (mistyped, cut, or its job expired) names no page to show: say which,
+  // and lead to the newest page.
+  const refused = (error) =>
+    before
+      ? showRefused(
+          error,
+          `The page cursor "${shorten(before, 80)}" in this address is not a job of this endpoint that is kept (it expired, or the address was cut or mistyped)`,
+          el("a", { href: `#/jobs/${seg(id)}`, "data-page": "newest" }, "Newest jobs"),
+        )
+      : showRefused(error);
+  return every(
+    async (signal) => {
+      if ((await endpointTypes(signal)).get(id) === "LB") {
+        // No queue to show: its requests go straight to its workers (see Settings and workers, Logs).
+        update("counts", "LB", () =>
+          el(
+            "p",
+            { class: "muted" },
+            "A load-balancing endpoint has no job queue: requests go to its workers' own HTTP paths. Its workers are under Settings and workers, what they print under Logs.",
+          ),
+        );
+        document.getElementById("queue").hidden = true;
+        return;
+      }
+      const [health, { jobs }, { points }] = await Promise.all([
+        api(`/v2/${seg(id)}/health`, { signal }),
+        // Timelines only: inputs and outputs can be megabytes each, and this is read every second.
+        api(
+          `/v2/${seg(id)}/jobs?limit=${JOBS_PAGE}&summary=1${before ? `&before=${encodeURIComponent(before)}` : ""}`,
+          { signal },
+        ),
+        api(`/v2/${seg(id)}/metrics`, { signal }),
+      ]);
+      const counts = [
+        ["inQueue", "In queue", health.jobs.inQueue],
+        ["inProgress", "In progress", health.jobs.inProgress],
+        ["completed", "Completed", health.jobs.completed],
+        ["failed", "Failed", health.jobs.failed],
+        ["idle", "Workers idle", health.workers.idle],
+        ["running", "Workers running", health.workers.running],
+        ["initializing", "Workers starting", health.workers.initializing],
+      ];
+      update("counts", counts, () =>
+        counts.map(([key, label, n]) =>
+          el("div", { class: "card", "data-count": key }, el("b", {}, String(n)), label),
         ),
       );
-      document.getElementById("queue").hidden = true;
-      return;
-    }
-    const [health, { jobs }, { points }] = await Promise.all([
-      api(`/v2/${seg(id)}/health`, { signal }),
-      // Timelines only: inputs and outputs can be megabytes each, and this is read every second.
-      api(
-        `/v2/${seg(id)}/jobs?limit=${JOBS_PAGE}&summary=1${before ? `&before=${encodeURIComponent(before)}` : ""}`,
-        { signal },
-      ),
-      api(`/v2/${seg(id)}/metrics`, { signal }),
-    ]);
-    const counts = [
-      ["inQueue", "In queue", health.jobs.inQueue],
-      ["inProgress", "In progress", health.jobs.inProgress],
-      ["completed", "Completed", health.jobs.completed],
-      ["failed", "Failed", health.jobs.failed],
-      ["idle", "Workers idle", health.workers.idle],
-      ["running", "Workers running", health.workers.running],
-      ["initializing", "Workers starting", health.workers.initializing],
-    ];
-    update("counts", counts, () =>
-      counts.map(([key, label, n]) =>
-        el("div", { class: "card", "data-count": key }, el("b", {}, String(n)), label),
-      ),
-    );
-    // Jobs waiting on workers that never come up: why, beside the counts (a handler that did not load).
-    showStartIssue(health);
-    update("chart", points, () => chart(points));
-    const longest = Math.max(1, ...jobs.map((j) => (j.completedAt ?? Date.now()) - j.queuedAt));
-    // A queued or running job's bar grows with the clock: redrawn each second while one is.
-    const live = jobs.some((j) => j.completedAt === null);
-    update("jobs", { jobs, now: live ? Date.now() : 0 }, () =>
-      jobs.length === 0
-        ? el("p", { class: "muted" }, "No jobs yet.")
-        : table(
-            ["Job", "Status", "Queued", "Timeline (wait, run)", "Delay", "Execution", "Worker"],
-            jobs.map((job) => ({
-              id: job.id,
-              cells: [
-                el("code", {}, job.id),
-                state(job.status),
-                time(job.queuedAt),
-                timeline(job, 220 / longest),
-                duration(job.delayTime),
-                duration(job.executionTime),
-                job.workerId ? el("code", {}, job.workerId) : "",
-              ],
-            })),
-            (row) => `#/job/${seg(id)}/${seg(row.id)}`,
-          ),
-    );
-    // Paging: the newest page, and the page after the last job shown while this one is full.
-    const oldest = jobs.length === JOBS_PAGE ? jobs.at(-1).id : null;
-    update("jobs-pages", { before, oldest }, () => [
-      before ? el("a", { href: `#/jobs/${seg(id)}`, "data-page": "newest" }, "Newest jobs") : null,
-      oldest
-        ? el(
-            "a",
-            { href: `#/jobs/${seg(id)}?before=${encodeURIComponent(oldest)}`, "data-page": "older" },
-            "Older jobs",
-          )
-        : null,
-    ]);
-  });
+      // Jobs waiting on workers that never come up: why, beside the counts (a handler that did not load).
+      showStartIssue(health);
+      update("chart", points, () => chart(points));
+      const longest = Math.max(1, ...jobs.map((j) => (j.completedAt ?? Date.now()) - j.queuedAt));
+      // A queued or running job's bar grows with the clock: redrawn each second while one is.
+      const live = jobs.some((j) => j.completedAt === null);
+      update("jobs", { jobs, now: live ? Date.now() : 0 }, () =>
+        jobs.length === 0
+          ? el("p", { class: "muted" }, "No jobs yet.")
+          : table(
+              ["Job", "Status", "Queued", "Timeline (wait, run)", "Delay", "Execution", "Worker"],
+              jobs.map((job) => ({
+                id: job.id,
+                cells: [
+                  el("code", {}, job.id),
+                  state(job.status),
+                  time(job.queuedAt),
+                  timeline(job, 220 / longest),
+                  duration(job.delayTime),
+                  duration(job.executionTime),
+                  job.workerId ? el("code", {}, job.workerId) : "",
+                ],
+              })),
+              (row) => `#/job/${seg(id)}/${seg(row.id)}`,
+            ),
+      );
+      // Paging: the newest page, and the page after the last job shown while this one is full.
+      const oldest = jobs.length === JOBS_PAGE ? jobs.at(-1).id : null;
+      update("jobs-pages", { before, oldest }, () => [
+        before ? el("a", { href: `#/jobs/${seg(id)}`, "data-page": "newest" }, "Newest jobs") : null,
+        oldest
+          ? el(
+              "a",
+              { href: `#/jobs/${seg(id)}?before=${encodeURIComponent(oldest)}`, "data-page": "older" },
+              "Older jobs",
+            )
+          : null,
+      ]);
+    },
+    { refused },
+  );
 }
 
 /** A job's error as the worker sent it: a JSON string for a thrown exception, shown parsed. */
@@ -725,13 +783,8 @@ function errorOf(text) {
   return el("pre", { class: "error" }, cut(text));
 }
 
-/**
- * A job's end states: after one, only its status (a retry), retries and unread stream change; these
- * and when it started (a worker took it) are what a summary tells of a change worth reading it whole.
- */
+/** A job's end states: its output or error is there from then on. */
 const FINAL = new Set(["COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT"]);
-const changeable = (job) =>
-  JSON.stringify([job.status, job.retries, job.startedAt, job.completedAt, job.streamChunks]);
 
 /** Why the endpoint's workers do not come up (a handler that does not load), from its /health. */
 function showStartIssue(health) {
@@ -754,26 +807,46 @@ async function jobView(id, jobId) {
     el("div", { id: "start-issue" }),
     el("div", { id: "job" }, "Loading..."),
   );
-  /** The job as last read whole (null before the first read, or when it was not kept). */
-  let last = null;
+  /** The job as last read whole, its summary fields kept up to date (null: read it whole next). */
+  let job = null;
+  /** The stream chunks shown: `at` is the stream position of the first (see RecentJob.streamAt). */
+  let stream = { at: 0, chunks: [] };
+  /** Bumped when the job is read whole, and when the chunks shown change: what update() compares. */
+  let read = 0;
+  let streamed = 0;
   return every(async (signal) => {
-    let job;
-    // A job's input never changes, nor its output once it ended (megabytes: read once). A finished
-    // job whose summary says the same (not retried, its stream not drained, still kept) has nothing
-    // to redraw; a queued one only its wait so far, which the summary has.
-    if (last !== null && (FINAL.has(last.status) || last.status === "IN_QUEUE")) {
-      const { jobs } = await api(`/v2/${seg(id)}/jobs?job=${seg(jobId)}&summary=1`, { signal });
+    if (job !== null) {
+      // Its summary and the chunks after those shown: a running job's input (megabytes) is not read
+      // again every second, nor a long stream from its start.
+      const from = stream.at + stream.chunks.length;
+      const { jobs } = await api(`/v2/${seg(id)}/jobs?job=${seg(jobId)}&summary=1&streamFrom=${from}`, {
+        signal,
+      });
       const now = jobs.find((j) => j.id === jobId);
-      if (now && changeable(now) === changeable(last)) {
-        if (FINAL.has(last.status)) return;
-        job = { ...last, ...now };
-      }
+      // Output and error come with its end, and go with a retry: then it is read whole once.
+      const ended = FINAL.has(now?.status) && now?.status !== job.status;
+      if (now && !ended && now.retries === job.retries) {
+        const { stream: added = [], ...summary } = now;
+        // A client's /stream drained the chunks before streamAt: they are not buffered any more.
+        const drained = Math.max(0, now.streamAt - stream.at);
+        if (drained > 0 || added.length > 0) {
+          stream = { at: now.streamAt, chunks: [...stream.chunks.slice(drained), ...added] };
+          streamed += 1;
+        }
+        job = { ...job, ...summary };
+      } else job = null;
     }
-    if (job === undefined) {
+    if (job === null) {
       // This one job, however many newer ones the endpoint ran since.
       const { jobs } = await api(`/v2/${seg(id)}/jobs?job=${seg(jobId)}`, { signal });
-      job = jobs.find((j) => j.id === jobId);
-      last = job ?? null;
+      const whole = jobs.find((j) => j.id === jobId);
+      if (whole) {
+        const { stream: chunks = [], ...rest } = whole;
+        job = rest;
+        stream = { at: whole.streamAt ?? 0, chunks };
+        read += 1;
+        streamed += 1;
+      }
     }
     // A job waiting in the queue says why no worker takes it, as the queue page does.
     showStartIssue(job?.status === "IN_QUEUE" ? await api(`/v2/${seg(id)}/health`, { signal }) : null);
@@ -783,17 +856,37 @@ async function jobView(id, jobId) {
       );
       return;
     }
+    // Drawn in parts, each when what it shows changed: the input once, the stream as chunks come.
+    update("job", "parts", () => [
+      el("div", { id: "job-summary" }),
+      el("h2", {}, "Input"),
+      el("div", { id: "job-input" }),
+      el("h2", { id: "job-result-title" }),
+      el("div", { id: "job-result" }),
+      el("h2", {}, "Stream (chunks not yet read by /stream)"),
+      el("div", { id: "job-stream" }),
+      el(
+        "div",
+        { class: "links" },
+        el("a", { href: `#/logs/${seg(id)}?job=${encodeURIComponent(jobId)}` }, "This job's logs"),
+      ),
+    ]);
+    const shownJob = job;
     const steps = [
-      ["IN_QUEUE", job.queuedAt],
-      ["IN_PROGRESS", job.startedAt],
-      [job.status === "IN_QUEUE" || job.status === "IN_PROGRESS" ? "(running)" : job.status, job.completedAt],
+      ["IN_QUEUE", shownJob.queuedAt],
+      ["IN_PROGRESS", shownJob.startedAt],
+      [
+        shownJob.status === "IN_QUEUE" || shownJob.status === "IN_PROGRESS" ? "(running)" : shownJob.status,
+        shownJob.completedAt,
+      ],
     ];
-    update("job", job, () => [
+    const { input: _input, output: _output, error: _error, ...summary } = shownJob;
+    update("job-summary", summary, () =>
       el(
         "dl",
         {},
         el("dt", {}, "Status"),
-        el("dd", {}, state(job.status)),
+        el("dd", {}, state(shownJob.status)),
         el("dt", {}, "Timeline"),
         el(
           "dd",
@@ -804,26 +897,22 @@ async function jobView(id, jobId) {
             .join("  ->  "),
         ),
         el("dt", {}, "Delay time"),
-        el("dd", {}, duration(job.delayTime)),
+        el("dd", {}, duration(shownJob.delayTime)),
         el("dt", {}, "Execution time"),
-        el("dd", {}, duration(job.executionTime)),
+        el("dd", {}, duration(shownJob.executionTime)),
         el("dt", {}, "Worker"),
-        el("dd", {}, job.workerId ?? ""),
+        el("dd", {}, shownJob.workerId ?? ""),
         el("dt", {}, "Retries"),
-        el("dd", {}, String(job.retries)),
+        el("dd", {}, String(shownJob.retries)),
       ),
-      el("h2", {}, "Input"),
-      json(job.input),
-      el("h2", {}, job.error === undefined ? "Output" : "Error"),
-      job.error === undefined ? json(job.output) : errorOf(job.error),
-      el("h2", {}, "Stream (chunks not yet read by /stream)"),
-      json(job.stream),
-      el(
-        "div",
-        { class: "links" },
-        el("a", { href: `#/logs/${seg(id)}?job=${encodeURIComponent(jobId)}` }, "This job's logs"),
-      ),
-    ]);
+    );
+    update("job-input", read, () => json(shownJob.input));
+    update("job-result-title", read, () => (shownJob.error === undefined ? "Output" : "Error"));
+    update("job-result", read, () =>
+      shownJob.error === undefined ? json(shownJob.output) : errorOf(shownJob.error),
+    );
+    const chunks = stream.chunks;
+    update("job-stream", streamed, () => json(chunks));
   });
 }
 

@@ -1,0 +1,199 @@
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { type Browser, type BrowserContext, chromium, type Page, type Response } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { accountIdOf } from "../../service/edge/auth";
+import type { EndpointRecord } from "../../service/management/model/endpoint";
+import type { TestService } from "../helpers/service";
+import { consoleService, ORDERS_HANDLER, ordersEndpoint, runsyncOn } from "./support";
+
+const CHROMIUM = "/usr/bin/chromium";
+const HAS_CHROMIUM = existsSync(CHROMIUM);
+const POLL = { timeout: 20_000 };
+
+/** Flags (a region pair, a subdivision's tag sequence), a skin tone, ZWJ sequences: one grapheme each. */
+const GRAPHEMES = [
+  "\u{1F1EF}\u{1F1F5}",
+  "\u{1F3F4}\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}",
+  "\u{1F469}\u{1F3FD}\u200d\u{1F4BB}",
+  "\u{1F468}\u200d\u{1F469}\u200d\u{1F467}",
+];
+/** Scotland's flag: 14 UTF-16 units. */
+const SCOTLAND = GRAPHEMES[1] ?? "";
+
+/**
+ * What a user watching one job live meets: a running job with a large input streaming for long, a
+ * queue page's address with a paging cursor that names no job, and names and outputs with emoji.
+ */
+describe.skipIf(!HAS_CHROMIUM)(
+  HAS_CHROMIUM
+    ? "console live views in headless Chromium"
+    : `console live views in headless Chromium: SKIPPED, ${CHROMIUM} is absent (apt-get install -y chromium)`,
+  () => {
+    let service: TestService;
+    let browser: Browser;
+    let context: BrowserContext;
+    let page: Page;
+    let endpoint: EndpointRecord;
+    let slow: EndpointRecord;
+    const errors: string[] = [];
+
+    const post = (path: string, body?: object) =>
+      fetch(`${service.queueUrl}${path}`, {
+        method: "POST",
+        headers: { authorization: service.apiKey, "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+
+    beforeAll(async () => {
+      service = await consoleService({
+        ...ORDERS_HANDLER,
+        "acme/slow-stream": resolve("test/console/fixtures/slow-stream-handler.ts"),
+      });
+      endpoint = await ordersEndpoint(service);
+      const account = accountIdOf(service.apiKey);
+      const template = service.management.templates.create(account, {
+        name: "slow-stream",
+        imageName: "acme/slow-stream",
+        isServerless: true,
+      });
+      slow = service.management.endpoints.create(account, {
+        name: "slow-stream",
+        templateId: template.id,
+        workersMin: 0,
+        workersMax: 1,
+      });
+      browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
+      context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+      await context.addInitScript({
+        content: `sessionStorage.setItem("runpodkit.apiKey", ${JSON.stringify(service.apiKey)});`,
+      });
+      page = await context.newPage();
+      page.on("pageerror", (error) => errors.push(error.message));
+    });
+
+    afterAll(async () => {
+      await browser?.close();
+      await service?.close();
+    });
+
+    it("a running job's page reads its megabyte input once, then its status and new stream chunks only; the whole job once when it ends", async () => {
+      const run = await post(`/v2/${slow.id}/run`, {
+        input: { everyMs: 50, payload: "r".repeat(1_000_000) },
+      });
+      const { id } = (await run.json()) as { id: string };
+      const replies: { size: number; status: string }[] = [];
+      const record = async (reply: Response) => {
+        if (!reply.url().includes(`job=${id}`)) return;
+        const body = await reply.body();
+        replies.push({ size: body.length, status: String(JSON.parse(body.toString()).jobs[0]?.status) });
+      };
+      page.on("response", record);
+      await page.goto(`${service.queueUrl}/console/#/job/${slow.id}/${id}`);
+      const job = page.locator("#job");
+      const stream = page.locator("#job pre").nth(2);
+      await expect.poll(() => job.innerText(), POLL).toContain("IN_PROGRESS");
+      await expect.poll(() => stream.innerText(), POLL).toContain("token-1");
+      // Five refreshes while it runs: the stream shown grows with them.
+      const running = () => replies.filter((r) => r.status === "IN_PROGRESS");
+      await expect.poll(() => running().length, POLL).toBeGreaterThanOrEqual(6);
+      await expect.poll(() => stream.innerText(), POLL).toContain("token-30");
+      expect(await job.innerText()).toContain("rrrrrrrr");
+      // Read whole once; each refresh after costs the page and the service its summary and the new
+      // chunks, not the input: before, each was the whole job (1 MB a second while it ran).
+      const sizes = replies.map((r) => r.size);
+      console.info(`running job page: ${sizes.length} reads, bytes each: ${sizes.join(", ")}`);
+      expect(sizes[0]).toBeGreaterThan(1_000_000);
+      for (const size of sizes.slice(1)) expect(size).toBeLessThan(5_000);
+      // Reading it left the stream to its client: /stream still hands out the first chunk.
+      const read = await fetch(`${service.queueUrl}/v2/${slow.id}/stream/${id}`, {
+        headers: { authorization: service.apiKey },
+      });
+      expect(JSON.stringify(await read.json())).toContain('"token-0"');
+      // Drained by the client: the page shows only the chunks still buffered.
+      await expect.poll(() => stream.innerText(), POLL).not.toContain('"token-0"');
+
+      expect((await post(`/v2/${slow.id}/cancel/${id}`)).status).toBe(200);
+      await expect.poll(() => job.innerText(), POLL).toContain("CANCELLED");
+      await expect
+        .poll(() => replies.filter((r) => r.status === "CANCELLED").length, POLL)
+        .toBeGreaterThanOrEqual(4);
+      page.off("response", record);
+      // Once ended: read whole once (its output and error may be new), then its summary only.
+      const ended = replies.filter((r) => r.status === "CANCELLED").map((r) => r.size);
+      expect(ended.filter((size) => size > 1_000_000)).toHaveLength(1);
+      expect(ended.at(-1)).toBeLessThan(1000);
+      expect(errors).toEqual([]);
+    });
+
+    it("a paging cursor that names no kept job: one message naming it, a link to the first page, and no more refreshes", async () => {
+      const fresh = await context.newPage();
+      await fresh.clock.install();
+      const requests: string[] = [];
+      fresh.on("request", (request) => requests.push(request.url()));
+      const cursor = "not-a-job<i>";
+      await fresh.goto(
+        `${service.queueUrl}/console/#/jobs/${endpoint.id}?before=${encodeURIComponent(cursor)}`,
+      );
+      const error = fresh.locator("main .error");
+      await expect.poll(() => error.innerText(), POLL).toContain(`"${cursor}"`);
+      const newest = fresh.locator("main a[data-page=newest]");
+      expect(await newest.getAttribute("href")).toBe(`#/jobs/${endpoint.id}`);
+      // A minute on the page's clock: before, a refresh (and the same error) came every 2 to 10 s.
+      const calls = () => requests.filter((url) => url.includes(`/v2/${endpoint.id}/`)).length;
+      const before = calls();
+      await fresh.clock.runFor(60_000);
+      // A request the page sends after that minute: any refresh it sent in the minute comes before it.
+      await fresh.evaluate(`fetch("/console/console.css")`);
+      await expect.poll(() => requests.some((url) => url.endsWith("/console/console.css")), POLL).toBe(true);
+      expect(calls()).toBe(before);
+      expect(await fresh.locator("main #jobs").count()).toBe(0);
+      // The link leads back to the newest page, which refreshes again.
+      await newest.click();
+      await expect.poll(() => fresh.locator("#jobs tbody tr").count(), POLL).toBeGreaterThan(0);
+      await fresh.close();
+    });
+
+    it("flags, skin tones and ZWJ sequences in names are shown whole; markup in them stays text", async () => {
+      const account = accountIdOf(service.apiKey);
+      const name = `team ${GRAPHEMES.join(" ")} <b>bold</b>`;
+      const tagged = service.management.endpoints.create(account, {
+        name,
+        templateId: endpoint.templateId,
+        workersMin: 0,
+        workersMax: 0,
+      });
+      await page.goto(`${service.queueUrl}/console/#/endpoints`);
+      const cell = page.locator(`tr[data-id="${tagged.id}"] td`).first();
+      await expect.poll(() => cell.innerText(), POLL).toBe(name);
+      expect(await page.locator(`tr[data-id="${tagged.id}"] td b`).count()).toBe(0);
+      // Tag characters outside a flag still carry text no reader sees: written out as before.
+      const hidden = service.management.endpoints.create(account, {
+        name: `x\u{E0068}\u{E0069} \u{1F3F4}\u{E0068}\u{E0069}\u{E0020}\u{E0074}\u{E0068}\u{E0065}\u{E0072}\u{E0065}\u{E007F}`,
+        templateId: endpoint.templateId,
+        workersMin: 0,
+        workersMax: 0,
+      });
+      const hiddenCell = page.locator(`tr[data-id="${hidden.id}"] td`).first();
+      await expect.poll(() => hiddenCell.innerText(), POLL).toContain("x\\u{e0068}\\u{e0069} ");
+      expect(await hiddenCell.innerText()).toContain("\\u{e0020}");
+    });
+
+    it("a JSON value cut at 100,000 characters is cut before a flag it would split, never inside it", async () => {
+      const prefix = JSON.stringify({ echoed: { s: "" } }, null, 2).indexOf('""') + 1;
+      // The flag starts one unit before the bound: a cut there kept half of a surrogate pair.
+      const s = `${"a".repeat(100_000 - prefix - 1)}${SCOTLAND}${"b".repeat(10)}`;
+      const job = await runsyncOn(service, endpoint.id, { s });
+      expect(job.status).toBe("COMPLETED");
+      await page.goto(`${service.queueUrl}/console/#/job/${endpoint.id}/${job.id}`);
+      const output = page.locator("#job pre").nth(1);
+      await expect.poll(() => output.innerText(), POLL).toContain("more characters");
+      const shown = (await output.innerText()).split("\n... (")[0] ?? "";
+      const whole = JSON.stringify({ echoed: { s } }, null, 2);
+      // Compared by length and end: a failing comparison of 100,000 characters prints them all.
+      expect(shown.length).toBe(100_000 - 1);
+      expect(shown.slice(-20)).toBe(whole.slice(100_000 - 21, 100_000 - 1));
+      expect(await output.innerText()).toContain(`(${whole.length - shown.length} more characters`);
+    });
+  },
+);
