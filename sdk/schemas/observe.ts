@@ -124,6 +124,16 @@ export type WorkerInfo = z.infer<typeof WorkerInfo>;
 
 export const WorkersReply = z.looseObject({ workers: z.array(WorkerInfo) });
 
+/** Query of GET /v2/{endpoint_id}/metrics. */
+export const MetricsQuery = z.object({
+  /**
+   * Only the points recorded at or after this time (ms since the epoch), then now: a reader that has
+   * the older ones (the console's chart, every second) reads what is new, not all 600 again.
+   */
+  since: queryInt(0, Number.MAX_SAFE_INTEGER).optional(),
+});
+export type MetricsQuery = z.infer<typeof MetricsQuery>;
+
 /** Reply of GET /v2/{endpoint_id}/metrics: a point per change, oldest first, the last one being now. */
 export const MetricsReply = z.looseObject({
   points: z.array(

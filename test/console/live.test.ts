@@ -195,5 +195,59 @@ describe.skipIf(!HAS_CHROMIUM)(
       expect(shown.slice(-20)).toBe(whole.slice(100_000 - 21, 100_000 - 1));
       expect(await output.innerText()).toContain(`(${whole.length - shown.length} more characters`);
     });
+
+    it("keyboard only: a link opened with Enter leaves the focus on the new view's heading, and Back names each view", async () => {
+      await page.goto(`${service.queueUrl}/console/#/endpoints`);
+      const row = page.locator(`tr[data-id="${endpoint.id}"] a`);
+      await row.waitFor(POLL);
+      expect(await page.title()).toBe("Endpoints - runpodkit console");
+      // Tab from the heading: the first row's link (no stop on the way: nothing else is in between).
+      await page.keyboard.press("Tab");
+      const focused = () => page.evaluate(`document.activeElement?.textContent ?? ""`);
+      for (let n = 0; n < 20 && (await focused()) !== "orders"; n++) await page.keyboard.press("Tab");
+      await page.keyboard.press("Enter");
+      await page.locator("main[data-view=endpoint]").waitFor(POLL);
+      // Before, the focus fell to the page's body and the title stayed "runpodkit console".
+      expect(await page.evaluate(`document.activeElement?.tagName`)).toBe("H1");
+      expect(await focused()).toBe(`Endpoint ${endpoint.id}`);
+      expect(await page.title()).toBe(`Endpoint ${endpoint.id} - runpodkit console`);
+      await page.keyboard.press("Tab");
+      expect(await focused()).toBe("Settings and workers");
+      await page.goBack();
+      await page.locator("main[data-view=endpoints]").waitFor(POLL);
+      expect(await page.title()).toBe("Endpoints - runpodkit console");
+      expect(await page.evaluate(`document.activeElement?.tagName`)).toBe("H1");
+    });
+
+    it("an endpoint that queued hundreds of jobs: its queue page reads the chart's 600 points once, then only new ones", async () => {
+      const account = accountIdOf(service.apiKey);
+      // No worker: each job queued is a change of the queue's depth, a point of the chart.
+      const busy = service.management.endpoints.create(account, {
+        name: "busy",
+        templateId: endpoint.templateId,
+        workersMin: 0,
+        workersMax: 0,
+      });
+      for (let n = 0; n < 700; n++) await post(`/v2/${busy.id}/run`, { input: { n } });
+      const sizes: number[] = [];
+      const record = async (reply: Response) => {
+        if (reply.url().includes(`/v2/${busy.id}/metrics`)) sizes.push((await reply.body()).length);
+      };
+      page.on("response", record);
+      await page.goto(`${service.queueUrl}/console/#/jobs/${busy.id}`);
+      const depth = page.locator('#chart [data-now="inQueue"]');
+      await expect.poll(() => depth.innerText(), POLL).toBe("700");
+      await post(`/v2/${busy.id}/run`, { input: { n: 700 } });
+      await expect.poll(() => depth.innerText(), POLL).toBe("701");
+      await expect.poll(() => sizes.length, POLL).toBeGreaterThanOrEqual(4);
+      page.off("response", record);
+      console.info(`queue page chart: ${sizes.length} reads, bytes each: ${sizes.join(", ")}`);
+      // Before, each was the whole series: 600 points, 37 KB a second.
+      expect(sizes[0]).toBeGreaterThan(30_000);
+      for (const size of sizes.slice(1)) expect(size).toBeLessThan(1000);
+      // The chart still spans what was recorded: its step line has a point per change.
+      const corners = await page.locator('#chart polyline[data-series="inQueue"]').getAttribute("points");
+      expect((corners ?? "").split(" ").length).toBeGreaterThan(1000);
+    });
   },
 );

@@ -21,6 +21,8 @@ const OLDER_LOG_LINES = 2000;
 const MAX_JSON_CHARS = 100_000;
 /** The chart shows at most this much of the past. */
 const CHART_WINDOW_MS = 10 * 60 * 1000;
+/** ... and at most this many points (the service keeps the last 600 changes). */
+const CHART_POINTS = 600;
 
 const view = document.getElementById("view");
 const nav = document.getElementById("nav");
@@ -337,9 +339,20 @@ function update(id, data, build) {
   shown.set(target, key);
 }
 
+/**
+ * Shows a view: its heading names the tab and the history entry (Back lists them), and takes the
+ * focus, so a keyboard or screen reader user who opened a link is at the new view, not at the top of
+ * the page (the link they were on is gone).
+ */
 function show(name, ...children) {
   view.dataset.view = name;
   view.replaceChildren(...children);
+  const heading = view.querySelector("h1");
+  document.title = heading ? `${heading.textContent} - runpodkit console` : "runpodkit console";
+  if (heading) {
+    heading.tabIndex = -1;
+    heading.focus({ preventScroll: true });
+  }
 }
 
 function showError(error) {
@@ -685,6 +698,8 @@ async function jobsView(id, params) {
           el("a", { href: `#/jobs/${seg(id)}`, "data-page": "newest" }, "Newest jobs"),
         )
       : showRefused(error);
+  /** The chart's points recorded so far (the last point of a reply, now, is not one). */
+  let recorded = [];
   return every(
     async (signal) => {
       if ((await endpointTypes(signal)).get(id) === "LB") {
@@ -699,15 +714,21 @@ async function jobsView(id, params) {
         document.getElementById("queue").hidden = true;
         return;
       }
-      const [health, { jobs }, { points }] = await Promise.all([
+      // The chart's points recorded so far, and the newer ones only: an endpoint that ran thousands of
+      // jobs has 600, which were 37 KB a second read again whole.
+      const since = recorded.at(-1)?.t;
+      const [health, { jobs }, { points: fresh }] = await Promise.all([
         api(`/v2/${seg(id)}/health`, { signal }),
         // Timelines only: inputs and outputs can be megabytes each, and this is read every second.
         api(
           `/v2/${seg(id)}/jobs?limit=${JOBS_PAGE}&summary=1${before ? `&before=${encodeURIComponent(before)}` : ""}`,
           { signal },
         ),
-        api(`/v2/${seg(id)}/metrics`, { signal }),
+        api(`/v2/${seg(id)}/metrics${since === undefined ? "" : `?since=${since}`}`, { signal }),
       ]);
+      // Those at `since` come again (more may have been recorded in that millisecond): kept once.
+      recorded = [...recorded.filter((p) => p.t < (since ?? 0)), ...fresh.slice(0, -1)].slice(-CHART_POINTS);
+      const points = [...recorded, ...fresh.slice(-1)];
       const counts = [
         ["inQueue", "In queue", health.jobs.inQueue],
         ["inProgress", "In progress", health.jobs.inProgress],

@@ -435,6 +435,12 @@ describe("worker logs through the API and `runpodkit logs`", () => {
     expect(states[0]?.[0]).toBe(1);
     expect(states).toContainEqual([0, 1, 1]);
     expect(states.at(-1)).toEqual([0, 0, 1]);
+    // From a time on: the points recorded then and after, then now (the console's chart reads these).
+    const metrics = async (since: number) =>
+      ((await h.call("GET", `/v2/${ep.id}/metrics?since=${since}`)).body as { points: object[] }).points;
+    expect(await metrics(0)).toEqual(points);
+    expect(await metrics(h.clock.now() + 1)).toEqual(points.slice(-1));
+    expect((await h.call("GET", `/v2/${ep.id}/metrics?since=soon`)).status).toBe(400);
     expect((await h.call("GET", `/v2/${ep.id}/metrics`, { key: OTHER_KEY })).status).toBe(404);
   });
 });
