@@ -846,15 +846,19 @@ async function jobView(id, jobId) {
       const now = jobs.find((j) => j.id === jobId);
       // Output and error come with its end, and go with a retry: then it is read whole once.
       const ended = FINAL.has(now?.status) && now?.status !== job.status;
-      if (now && !ended && now.retries === job.retries) {
+      // Positions that went back: the service restarted, and its chunks (memory only) went with it.
+      if (now && !ended && now.retries === job.retries && now.streamAt >= stream.at) {
         const { stream: added = [], ...summary } = now;
         // A client's /stream drained the chunks before streamAt: they are not buffered any more.
-        const drained = Math.max(0, now.streamAt - stream.at);
+        const drained = now.streamAt - stream.at;
+        const chunks = [...stream.chunks.slice(drained), ...added];
         if (drained > 0 || added.length > 0) {
-          stream = { at: now.streamAt, chunks: [...stream.chunks.slice(drained), ...added] };
+          stream = { at: now.streamAt, chunks };
           streamed += 1;
         }
         job = { ...job, ...summary };
+        // Not the chunks the service has: read it whole rather than show what it does not.
+        if (chunks.length !== now.streamChunks) job = null;
       } else job = null;
     }
     if (job === null) {
