@@ -249,5 +249,36 @@ describe.skipIf(!HAS_CHROMIUM)(
       const corners = await page.locator('#chart polyline[data-series="inQueue"]').getAttribute("points");
       expect((corners ?? "").split(" ").length).toBeGreaterThan(1000);
     });
+
+    it("selecting a worker's id in the jobs table to copy it keeps the page; Ctrl-click on a row opens it in a new tab", async () => {
+      await page.goto(`${service.queueUrl}/console/#/jobs/${endpoint.id}`);
+      const worker = page.locator("#jobs tbody tr").first().locator("td").nth(6).locator("code");
+      await worker.waitFor(POLL);
+      const box = await worker.boundingBox();
+      if (!box) throw new Error("the worker's id is not on screen");
+      // Dragged over with the mouse, as a user selects it to copy.
+      await page.mouse.move(box.x + 1, box.y + box.height / 2);
+      await page.mouse.down();
+      await page.mouse.move(box.x + box.width - 1, box.y + box.height / 2, { steps: 5 });
+      await page.mouse.up();
+      // Before, the click that ends the drag opened the job's page, and the selection was gone.
+      const workerId = await page.evaluate(`String(document.getSelection())`);
+      expect(await page.evaluate("location.hash")).toBe(`#/jobs/${endpoint.id}`);
+      expect(workerId).toBe(await worker.innerText());
+      const row = page.locator("#jobs tbody tr").first();
+      const jobId = await row.getAttribute("data-id");
+      const [opened] = await Promise.all([
+        context.waitForEvent("page"),
+        row
+          .locator("td")
+          .nth(2)
+          .click({ modifiers: ["Control"] }),
+      ]);
+      await opened.locator("main[data-view=job]").waitFor(POLL);
+      expect(opened.url()).toContain(`#/job/${endpoint.id}/${jobId}`);
+      // This tab stays where it was.
+      expect(await page.evaluate("location.hash")).toBe(`#/jobs/${endpoint.id}`);
+      await opened.close();
+    });
   },
 );

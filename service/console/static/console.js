@@ -107,7 +107,7 @@ function svg(tag, attrs = {}, ...children) {
 
 /**
  * A table; with `link`, each row's first cell is a link to `link(row)` (reached with the keyboard)
- * and a click anywhere on the row follows it.
+ * and a click anywhere on the row follows it (but one that ends selecting text in it).
  */
 function table(headers, rows, link) {
   // In its own scrolling box: a narrow window scrolls the table, not the whole page.
@@ -138,7 +138,18 @@ function tableOf(headers, rows, link) {
             "data-id": row.id,
             onclick: link
               ? (event) => {
-                  if (!event.target.closest("a")) go(link(row));
+                  if (event.target.closest("a")) return;
+                  // Text selected in the row (an id dragged over to copy) is not a wish to open it.
+                  const selection = document.getSelection();
+                  if (
+                    selection &&
+                    !selection.isCollapsed &&
+                    selection.containsNode(event.currentTarget, true)
+                  )
+                    return;
+                  // Ctrl/Cmd/Shift-click opens a new tab, as on the row's link.
+                  if (event.ctrlKey || event.metaKey || event.shiftKey) window.open(link(row), "_blank");
+                  else go(link(row));
                 }
               : undefined,
           },
