@@ -280,5 +280,31 @@ describe.skipIf(!HAS_CHROMIUM)(
       expect(await page.evaluate("location.hash")).toBe(`#/jobs/${endpoint.id}`);
       await opened.close();
     });
+
+    it("signing in on a slow network says it is signing in, and takes no second submission meanwhile", async () => {
+      const fresh = await browser.newPage();
+      await fresh.goto(`${service.queueUrl}/console/`);
+      const cdp = await fresh.context().newCDPSession(fresh);
+      await cdp.send("Network.enable");
+      // 1.5 s each way, 50 KB/s: a train's network.
+      await cdp.send("Network.emulateNetworkConditions", {
+        offline: false,
+        latency: 1500,
+        downloadThroughput: 50_000,
+        uploadThroughput: 20_000,
+      });
+      await fresh.locator("#key").fill(service.apiKey);
+      const submit = fresh.locator("#login button[type=submit]");
+      await submit.click();
+      // Before, the key field emptied and nothing else changed for seconds.
+      expect(await submit.innerText()).toBe("Signing in...");
+      expect(await submit.isDisabled()).toBe(true);
+      await fresh.locator("main[data-view=endpoints] tbody tr").first().waitFor(POLL);
+      expect(await fresh.locator("#login").isVisible()).toBe(false);
+      await fresh.locator("#signout").click();
+      expect(await submit.innerText()).toBe("Open the console");
+      expect(await submit.isDisabled()).toBe(false);
+      await fresh.close();
+    });
   },
 );

@@ -432,6 +432,11 @@ login.addEventListener("submit", async (event) => {
   }
   sessionStorage.setItem(KEY_ITEM, key);
   input.value = "";
+  // On a slow network the answer takes seconds: say so, and take no second submission meanwhile.
+  const submit = login.querySelector("button[type=submit]");
+  const label = submit.textContent;
+  submit.disabled = true;
+  submit.textContent = "Signing in...";
   try {
     await myself("{ myself { id } }");
   } catch (error) {
@@ -444,6 +449,9 @@ login.addEventListener("submit", async (event) => {
       );
     }
     return;
+  } finally {
+    submit.disabled = false;
+    submit.textContent = label;
   }
   document.getElementById("login-error").textContent = "";
   login.hidden = true;
