@@ -306,5 +306,31 @@ describe.skipIf(!HAS_CHROMIUM)(
       expect(await submit.isDisabled()).toBe(false);
       await fresh.close();
     });
+
+    it("Back from a job opened far down the jobs list returns to that place in the list", async () => {
+      const account = accountIdOf(service.apiKey);
+      const long = service.management.endpoints.create(account, {
+        name: "long",
+        templateId: endpoint.templateId,
+        workersMin: 0,
+        workersMax: 0,
+      });
+      for (let n = 0; n < 50; n++) await post(`/v2/${long.id}/run`, { input: { n } });
+      await page.goto(`${service.queueUrl}/console/#/jobs/${long.id}`);
+      const row = page.locator("#jobs tbody tr").nth(40);
+      await row.waitFor(POLL);
+      await row.scrollIntoViewIfNeeded();
+      const place = (await page.evaluate("scrollY")) as number;
+      expect(place).toBeGreaterThan(500);
+      const jobId = await row.getAttribute("data-id");
+      await row.locator("td").nth(2).click();
+      await page.locator("main[data-view=job]").waitFor(POLL);
+      // A new view opens at its top.
+      expect(await page.evaluate("scrollY")).toBe(0);
+      await page.goBack();
+      await page.locator(`#jobs tbody tr[data-id="${jobId}"]`).waitFor(POLL);
+      // Before, the list opened at its top (the browser restored the place before the rows came).
+      await expect.poll(() => page.evaluate("scrollY"), POLL).toBe(place);
+    });
   },
 );

@@ -298,7 +298,10 @@ function every(render, { refused = showRefused } = {}) {
     try {
       await render(abort.signal);
       failures = 0;
-      if (!stopped) clearError();
+      if (!stopped) {
+        clearError();
+        restoreScroll();
+      }
     } catch (error) {
       // A view left while its data was on the way finds its elements gone: nothing to show then.
       if (stopped || (error instanceof ApiError && error.status === 401)) return;
@@ -1222,12 +1225,42 @@ function decoded(part) {
   }
 }
 
+// Back and Forward return to where the reader was in a view. Its content comes after the browser
+// would restore the place (on an empty view: the top), so the place is kept in the history entry
+// (history.state.scrollY) and restored once the view has drawn.
+history.scrollRestoration = "manual";
+/** Where to scroll once the view opened has drawn (null: nowhere, it did). */
+let scrollBack = null;
+let scrollSave = null;
+function saveScroll() {
+  clearTimeout(scrollSave);
+  history.replaceState({ ...history.state, scrollY: window.scrollY }, "");
+}
+function restoreScroll() {
+  if (scrollBack === null) return;
+  window.scrollTo(0, scrollBack);
+  scrollBack = null;
+}
+window.addEventListener(
+  "scroll",
+  () => {
+    clearTimeout(scrollSave);
+    scrollSave = setTimeout(saveScroll, 200);
+  },
+  { passive: true },
+);
+// A link followed right after scrolling: its place is saved before the address changes.
+document.addEventListener("click", saveScroll, true);
+
 async function route() {
   if (!apiKey()) {
     signOut();
     return;
   }
   leave();
+  // A place saved in this entry (Back, Forward, a reload) is returned to; a new entry starts at the top.
+  clearTimeout(scrollSave);
+  scrollBack = history.state?.scrollY ?? 0;
   const [path, search = ""] = location.hash.replace(/^#/, "").split("?");
   const [, name = "endpoints", a, b] = path.split("/").map(decoded);
   const params = new URLSearchParams(search);
