@@ -1,10 +1,12 @@
 import { existsSync } from "node:fs";
+import { createServer, type Socket, connect as tcpConnect } from "node:net";
 import { resolve } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page, type Response } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accountIdOf } from "../../service/edge/auth";
 import type { EndpointRecord } from "../../service/management/model/endpoint";
 import type { TestService } from "../helpers/service";
+import { freePort } from "../helpers/tcp-relay";
 import { consoleService, ORDERS_HANDLER, ordersEndpoint, runsyncOn } from "./support";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -331,6 +333,52 @@ describe.skipIf(!HAS_CHROMIUM)(
       await page.locator(`#jobs tbody tr[data-id="${jobId}"]`).waitFor(POLL);
       // Before, the list opened at its top (the browser restored the place before the rows came).
       await expect.poll(() => page.evaluate("scrollY"), POLL).toBe(place);
+    });
+
+    it("a network that stops answering (no reply, no error) is said so within 15 s, and the page recovers with it", async () => {
+      // Between the browser and the service: passes bytes on until stalled, then drops them (a
+      // laptop woken on another network, a VPN gone), as nothing refuses or resets the connection.
+      let stalled = false;
+      const sockets = new Set<Socket>();
+      const relay = createServer((socket) => {
+        const upstream = tcpConnect(service.port, "127.0.0.1");
+        sockets.add(socket);
+        socket.on("data", (data) => stalled || upstream.write(data));
+        upstream.on("data", (data) => stalled || socket.write(data));
+        socket.on("close", () => {
+          sockets.delete(socket);
+          upstream.destroy();
+        });
+        upstream.on("close", () => socket.destroy());
+        socket.on("error", () => upstream.destroy());
+        upstream.on("error", () => socket.destroy());
+      });
+      const port = await freePort();
+      await new Promise<void>((resolve) => relay.listen(port, "127.0.0.1", resolve));
+      const stalling = await context.newPage();
+      await stalling.clock.install();
+      try {
+        await stalling.goto(`http://127.0.0.1:${port}/console/#/jobs/${endpoint.id}`);
+        await stalling.locator('[data-count="completed"]').waitFor(POLL);
+        stalled = true;
+        // The next refresh asks, and no answer comes; 15 s on the page's clock later it says so.
+        await stalling.clock.runFor(1_000);
+        await stalling.clock.runFor(15_000);
+        const error = stalling.locator("main [data-view-error]");
+        // Before, the page showed its last data as if current, with no word, for as long as it hung.
+        await expect.poll(() => error.innerText(), POLL).toContain("The service does not answer");
+        expect(await stalling.locator('[data-count="completed"]').count()).toBe(1);
+        // The network comes back (its connections had dropped what they carried: they are gone).
+        stalled = false;
+        for (const socket of sockets) socket.destroy();
+        await stalling.clock.runFor(2_000);
+        await expect.poll(() => error.count(), POLL).toBe(0);
+      } finally {
+        await stalling.close();
+        // The browser keeps its connections for other pages: closed here, or close() waits for them.
+        for (const socket of sockets) socket.destroy();
+        await new Promise((resolve) => relay.close(resolve));
+      }
     });
   },
 );

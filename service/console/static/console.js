@@ -220,12 +220,34 @@ class ApiError extends Error {
 /** An id in an API path: ids come from the page's address, which anyone can write. */
 const seg = (id) => encodeURIComponent(id ?? "");
 
+/**
+ * A reply that has not begun this long after its request: the service hangs or the network dropped
+ * (a laptop woken, a VPN gone), and fetch would wait minutes saying nothing. Only its start is timed:
+ * a megabyte job on a slow network, or a followed log, takes as long as it takes.
+ */
+const ANSWER_MS = 15_000;
+
+/** No answer began within ANSWER_MS. */
+class StalledError extends Error {}
+
 /** A call to the service with the key in the authorization header; 401 signs out. */
 async function api(path, init = {}) {
-  const reply = await fetch(path, {
-    ...init,
-    headers: { ...init.headers, authorization: `Bearer ${apiKey()}` },
-  });
+  const stall = new AbortController();
+  const timer = setTimeout(() => stall.abort(), ANSWER_MS);
+  let reply;
+  try {
+    reply = await fetch(path, {
+      ...init,
+      signal: init.signal ? AbortSignal.any([init.signal, stall.signal]) : stall.signal,
+      headers: { ...init.headers, authorization: `Bearer ${apiKey()}` },
+    });
+  } catch (error) {
+    if (stall.signal.aborted && !init.signal?.aborted)
+      throw new StalledError(`${path}: no answer within ${ANSWER_MS / 1000} s`);
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
   if (reply.status === 401) {
     signOut("The key was refused (401). Paste a key of one of the service's accounts.");
     throw new ApiError(401, "unauthorized");
@@ -279,8 +301,11 @@ const ENDPOINT_FIELDS =
 /** How long to wait after `failures` failed calls in a row: a second, then doubling up to MAX_RETRY_MS. */
 const retryDelay = (failures) => Math.min(REFRESH_MS * 2 ** failures, MAX_RETRY_MS);
 
-/** fetch rejects (a TypeError) when no reply came at all: the service stopped or is restarting. */
-const unreachable = (error) => error instanceof TypeError;
+/**
+ * fetch rejects (a TypeError) when no reply came at all: the service stopped or is restarting; or no
+ * reply began in time (StalledError).
+ */
+const unreachable = (error) => error instanceof TypeError || error instanceof StalledError;
 
 /**
  * Renders the view now and again every second while it is shown; while the service does not answer,
@@ -321,7 +346,7 @@ function every(render, { refused = showRefused } = {}) {
       failures += 1;
       showError(
         unreachable(error)
-          ? `The service does not answer (stopped or restarting?): trying again in ${retryDelay(failures) / 1000} s.`
+          ? `The service does not answer (stopped or restarting, or the network is down?): trying again in ${retryDelay(failures) / 1000} s.`
           : error,
       );
     }
