@@ -380,5 +380,32 @@ describe.skipIf(!HAS_CHROMIUM)(
         await new Promise((resolve) => relay.close(resolve));
       }
     });
+
+    it("keyboard only: on a queue with jobs waiting, a job's row keeps the focus while the table redraws each second", async () => {
+      const account = accountIdOf(service.apiKey);
+      const waiting = service.management.endpoints.create(account, {
+        name: "waiting",
+        templateId: endpoint.templateId,
+        workersMin: 0,
+        workersMax: 0,
+      });
+      for (let n = 0; n < 3; n++) await post(`/v2/${waiting.id}/run`, { input: { n } });
+      await page.goto(`${service.queueUrl}/console/#/jobs/${waiting.id}`);
+      await page.locator("#jobs tbody tr").nth(2).waitFor(POLL);
+      // Tab from the heading to the second job's row.
+      const second = await page.locator("#jobs tbody tr").nth(1).locator("a").getAttribute("href");
+      const focused = () => page.evaluate(`document.activeElement?.getAttribute("href") ?? ""`);
+      for (let n = 0; n < 30 && (await focused()) !== second; n++) await page.keyboard.press("Tab");
+      expect(await focused()).toBe(second);
+      // Each second the waiting jobs' bars grow: the table is drawn again. Two redraws later:
+      await page.evaluate(`window.__redraws = 0;
+        new MutationObserver(() => window.__redraws++).observe(document.getElementById("jobs"), { childList: true });`);
+      await expect.poll(() => page.evaluate("window.__redraws"), POLL).toBeGreaterThanOrEqual(2);
+      // Before, the focus fell to the page's body at the first redraw.
+      expect(await focused()).toBe(second);
+      await page.keyboard.press("Enter");
+      await page.locator("main[data-view=job]").waitFor(POLL);
+      expect(page.url()).toContain(second ?? "");
+    });
   },
 );

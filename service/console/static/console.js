@@ -362,7 +362,8 @@ function every(render, { refused = showRefused } = {}) {
 
 /**
  * Replaces the children of the element with id `id` by `build()`, only when `data` differs from what
- * it shows: an unchanged view keeps its text selection, focus and scroll, and is not re-announced.
+ * it shows: an unchanged view keeps its text selection, focus and scroll, and is not re-announced;
+ * a changed one keeps the focus on the link it was on.
  * `build()` may leave a place empty with null, as el() children do (replaceChildren would write
  * "null").
  */
@@ -374,8 +375,18 @@ function update(id, data, build) {
   // past midnight redraws yesterday's times with their date.
   const key = `${new Date().toDateString()} ${JSON.stringify(data)}`;
   if (shown.get(target) === key) return;
+  // A link or button with the focus in it is replaced too: its new self takes the focus back (a
+  // keyboard user on a job's row of a queue with jobs waiting lost it to the page every second).
+  const focused = target.contains(document.activeElement) ? document.activeElement : null;
+  const same = focused?.getAttribute("href") ?? focused?.id;
   target.replaceChildren(...nodes(build()));
   shown.set(target, key);
+  if (same) {
+    const again = [...target.querySelectorAll("a[href], [id]")].find(
+      (node) => (node.getAttribute("href") ?? node.id) === same,
+    );
+    again?.focus({ preventScroll: true });
+  }
 }
 
 /**
