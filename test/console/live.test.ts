@@ -407,5 +407,15 @@ describe.skipIf(!HAS_CHROMIUM)(
       await page.locator("main[data-view=job]").waitFor(POLL);
       expect(page.url()).toContain(second ?? "");
     });
+
+    it("an address with an id longer than any (two ids pasted together) says so once, not every second", async () => {
+      const id = `${endpoint.id}`.repeat(10);
+      await page.goto(`${service.queueUrl}/console/#/endpoint/${id}`);
+      const error = page.locator("main [data-view-error]");
+      // Before, the service's 414 came back every second, as if it might change.
+      await expect.poll(() => error.innerText(), POLL).toContain("no id is that long");
+      expect(await error.innerText()).toContain("This page is no longer refreshed.");
+      expect(await page.locator("main a[href='#/endpoints']").count()).toBe(1);
+    });
   },
 );

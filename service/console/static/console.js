@@ -312,7 +312,7 @@ const unreachable = (error) => error instanceof TypeError || error instanceof St
  * says so and tries again less and less often; once it answers, the message goes. Leaving the view
  * aborts the calls `render(signal)` has on the way, so an answer that comes late is never drawn into
  * the next view (the job page of another job has the same elements). A view gone (404) or an address
- * refused (400, `refused` says why) stops the refreshes.
+ * refused (400, 414, `refused` says why) stops the refreshes.
  */
 function every(render, { refused = showRefused } = {}) {
   let timer = null;
@@ -337,8 +337,14 @@ function every(render, { refused = showRefused } = {}) {
         showGone(error);
         return;
       }
-      // Refused (400): what the page's address asks for is malformed; asked again, it is refused again.
-      if (error instanceof ApiError && error.status === 400) {
+      // Refused (400, 414 for an id longer than any: 4xx but a missing key, a timeout, a rate limit):
+      // what the page's address asks for is malformed; asked again, it is refused again.
+      if (
+        error instanceof ApiError &&
+        error.status >= 400 &&
+        error.status < 500 &&
+        ![408, 429].includes(error.status)
+      ) {
         stopped = true;
         refused(error);
         return;
