@@ -417,5 +417,23 @@ describe.skipIf(!HAS_CHROMIUM)(
       expect(await error.innerText()).toContain("This page is no longer refreshed.");
       expect(await page.locator("main a[href='#/endpoints']").count()).toBe(1);
     });
+
+    it("two tabs: Sign out in one signs the other out too, saying why", async () => {
+      const first = await context.newPage();
+      const second = await context.newPage();
+      await first.goto(`${service.queueUrl}/console/#/endpoints`);
+      await second.goto(`${service.queueUrl}/console/#/jobs/${endpoint.id}`);
+      await first.locator("main[data-view=endpoints] tbody tr").first().waitFor(POLL);
+      await second.locator('[data-count="completed"]').waitFor(POLL);
+      await first.locator("#signout").click();
+      // Before, the other tab kept its copy of the key and went on showing the account.
+      await expect
+        .poll(() => second.locator("#login-error").innerText(), POLL)
+        .toBe("Signed out in another tab of the console.");
+      expect(await second.locator("main").innerText()).toBe("");
+      expect(await second.evaluate(() => sessionStorage.getItem("runpodkit.apiKey"))).toBeNull();
+      await first.close();
+      await second.close();
+    });
   },
 );

@@ -504,7 +504,16 @@ login.addEventListener("submit", async (event) => {
   route();
 });
 
-document.getElementById("signout").addEventListener("click", () => signOut());
+// Sign out is for the console, not this tab only: a tab opened from this one (Ctrl-click, "Open in
+// new tab") has a copy of the key and went on showing the account after it.
+const tabs = typeof BroadcastChannel === "function" ? new BroadcastChannel("runpodkit.console") : null;
+document.getElementById("signout").addEventListener("click", () => {
+  signOut();
+  tabs?.postMessage("signed-out");
+});
+tabs?.addEventListener("message", (event) => {
+  if (event.data === "signed-out" && apiKey()) signOut("Signed out in another tab of the console.");
+});
 
 // ---------------------------------------------------------------- views
 
