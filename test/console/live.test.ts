@@ -419,8 +419,13 @@ describe.skipIf(!HAS_CHROMIUM)(
     });
 
     it("two tabs: Sign out in one signs the other out too, saying why", async () => {
-      const first = await context.newPage();
-      const second = await context.newPage();
+      // A browser of their own: Sign out reaches every console tab of a browser (this file's page too).
+      const own = await browser.newContext();
+      await own.addInitScript({
+        content: `sessionStorage.setItem("runpodkit.apiKey", ${JSON.stringify(service.apiKey)});`,
+      });
+      const first = await own.newPage();
+      const second = await own.newPage();
       await first.goto(`${service.queueUrl}/console/#/endpoints`);
       await second.goto(`${service.queueUrl}/console/#/jobs/${endpoint.id}`);
       await first.locator("main[data-view=endpoints] tbody tr").first().waitFor(POLL);
@@ -432,8 +437,38 @@ describe.skipIf(!HAS_CHROMIUM)(
         .toBe("Signed out in another tab of the console.");
       expect(await second.locator("main").innerText()).toBe("");
       expect(await second.evaluate(() => sessionStorage.getItem("runpodkit.apiKey"))).toBeNull();
-      await first.close();
-      await second.close();
+      await own.close();
+    });
+
+    it("on a queue with jobs waiting, a time selected in the jobs table stays selected while the page refreshes", async () => {
+      const account = accountIdOf(service.apiKey);
+      const waiting = service.management.endpoints.create(account, {
+        name: "waiting-select",
+        templateId: endpoint.templateId,
+        workersMin: 0,
+        workersMax: 0,
+      });
+      await post(`/v2/${waiting.id}/run`, { input: { n: 1 } });
+      await page.goto(`${service.queueUrl}/console/#/jobs/${waiting.id}`);
+      const queued = page.locator("#jobs tbody tr").first().locator("td").nth(2);
+      await queued.waitFor(POLL);
+      await queued.selectText();
+      const selected = await page.evaluate(`String(document.getSelection())`);
+      expect(selected).toBe(await queued.innerText());
+      let refreshes = 0;
+      const count = (reply: Response) => {
+        if (reply.url().includes(`/v2/${waiting.id}/jobs?`)) refreshes += 1;
+      };
+      page.on("response", count);
+      await expect.poll(() => refreshes, POLL).toBeGreaterThanOrEqual(3);
+      page.off("response", count);
+      // Before, the waiting job's growing bar redrew the table each second and the selection went.
+      expect(await page.evaluate(`String(document.getSelection())`)).toBe(selected);
+      // Let go, the table is drawn again with what changed meanwhile.
+      await page.evaluate(`window.__drawn = 0;
+        new MutationObserver(() => window.__drawn++).observe(document.getElementById("jobs"), { childList: true });
+        document.getSelection().removeAllRanges();`);
+      await expect.poll(() => page.evaluate("window.__drawn"), POLL).toBeGreaterThanOrEqual(1);
     });
   },
 );

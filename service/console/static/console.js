@@ -369,7 +369,7 @@ function every(render, { refused = showRefused } = {}) {
 /**
  * Replaces the children of the element with id `id` by `build()`, only when `data` differs from what
  * it shows: an unchanged view keeps its text selection, focus and scroll, and is not re-announced;
- * a changed one keeps the focus on the link it was on.
+ * a changed one keeps the focus on the link it was on, and waits while text in it is selected.
  * `build()` may leave a place empty with null, as el() children do (replaceChildren would write
  * "null").
  */
@@ -381,6 +381,10 @@ function update(id, data, build) {
   // past midnight redraws yesterday's times with their date.
   const key = `${new Date().toDateString()} ${JSON.stringify(data)}`;
   if (shown.get(target) === key) return;
+  // Text the reader is selecting in it (an id, a time to copy) would go with the old nodes: the
+  // redraw waits until the selection is let go (a later refresh draws what changed meanwhile).
+  const selection = document.getSelection();
+  if (selection && !selection.isCollapsed && target.contains(selection.anchorNode)) return;
   // A link or button with the focus in it is replaced too: its new self takes the focus back (a
   // keyboard user on a job's row of a queue with jobs waiting lost it to the page every second).
   const focused = target.contains(document.activeElement) ? document.activeElement : null;
