@@ -470,5 +470,31 @@ describe.skipIf(!HAS_CHROMIUM)(
         document.getSelection().removeAllRanges();`);
       await expect.poll(() => page.evaluate("window.__drawn"), POLL).toBeGreaterThanOrEqual(1);
     });
+
+    it("a tab in the background asks nothing, and refreshes the moment it is shown again", async () => {
+      const tab = await context.newPage();
+      await tab.clock.install();
+      const requests: string[] = [];
+      tab.on("request", (request) => requests.push(request.url()));
+      const calls = () => requests.filter((url) => url.includes(`/v2/${endpoint.id}/`));
+      await tab.goto(`${service.queueUrl}/console/#/jobs/${endpoint.id}`);
+      await tab.locator('[data-count="completed"]').waitFor(POLL);
+      // Hidden as a tab is behind another (headless Chromium shows every page: its state is set here).
+      await tab.evaluate(`Object.defineProperty(document, "hidden", { configurable: true, get: () => window.__hidden });
+        Object.defineProperty(document, "visibilityState", { configurable: true, get: () => window.__hidden ? "hidden" : "visible" });
+        window.__hidden = true; document.dispatchEvent(new Event("visibilitychange"));`);
+      await tab.clock.runFor(2_000);
+      const before = calls().length;
+      // A minute in the background: before, 60 refreshes of 3 calls each.
+      await tab.clock.runFor(60_000);
+      // A request sent after that minute: any refresh sent in the minute comes before it.
+      await tab.evaluate(`fetch("/console/console.css")`);
+      await expect.poll(() => requests.some((url) => url.endsWith("/console/console.css")), POLL).toBe(true);
+      expect(calls().length).toBe(before);
+      // Shown again: it refreshes at once.
+      await tab.evaluate(`window.__hidden = false; document.dispatchEvent(new Event("visibilitychange"));`);
+      await expect.poll(() => calls().length, POLL).toBeGreaterThan(before);
+      await tab.close();
+    });
   },
 );

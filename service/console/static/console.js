@@ -308,7 +308,7 @@ const retryDelay = (failures) => Math.min(REFRESH_MS * 2 ** failures, MAX_RETRY_
 const unreachable = (error) => error instanceof TypeError || error instanceof StalledError;
 
 /**
- * Renders the view now and again every second while it is shown; while the service does not answer,
+ * Renders the view now and again every second while it is shown (not while its tab is hidden); while the service does not answer,
  * says so and tries again less and less often; once it answers, the message goes. Leaving the view
  * aborts the calls `render(signal)` has on the way, so an answer that comes late is never drawn into
  * the next view (the job page of another job has the same elements). A view gone (404) or an address
@@ -319,7 +319,15 @@ function every(render, { refused = showRefused } = {}) {
   let stopped = false;
   let failures = 0;
   const abort = new AbortController();
+  /** Whether a refresh came due while the tab was hidden (then it is done once the tab is shown). */
+  let due = false;
   const tick = async () => {
+    // A tab in the background (another tab in front, a minimised window) shows nothing to anyone:
+    // it asks nothing either, and refreshes the moment it is shown again.
+    if (document.hidden) {
+      due = true;
+      return;
+    }
     try {
       await render(abort.signal);
       failures = 0;
@@ -358,11 +366,18 @@ function every(render, { refused = showRefused } = {}) {
     }
     if (!stopped) timer = setTimeout(tick, retryDelay(failures));
   };
+  const shown = () => {
+    if (document.hidden || !due || stopped) return;
+    due = false;
+    tick();
+  };
+  document.addEventListener("visibilitychange", shown);
   tick();
   return () => {
     stopped = true;
     abort.abort();
     clearTimeout(timer);
+    document.removeEventListener("visibilitychange", shown);
   };
 }
 
