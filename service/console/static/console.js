@@ -366,18 +366,18 @@ function every(render, { refused = showRefused } = {}) {
     }
     if (!stopped) timer = setTimeout(tick, retryDelay(failures));
   };
-  const shown = () => {
+  const onShown = () => {
     if (document.hidden || !due || stopped) return;
     due = false;
     tick();
   };
-  document.addEventListener("visibilitychange", shown);
+  document.addEventListener("visibilitychange", onShown);
   tick();
   return () => {
     stopped = true;
     abort.abort();
     clearTimeout(timer);
-    document.removeEventListener("visibilitychange", shown);
+    document.removeEventListener("visibilitychange", onShown);
   };
 }
 
@@ -439,17 +439,7 @@ function showError(error) {
 
 /** The view's title, why there is nothing to show, and the way back; nothing stale stays. */
 function showGone(error) {
-  view.replaceChildren(
-    ...nodes([
-      view.querySelector("h1"),
-      el(
-        "p",
-        { class: "error", "data-view-error": true, role: "alert" },
-        `${error.message}: it was deleted, or is not of this account. This page is no longer refreshed.`,
-      ),
-      el("div", { class: "links" }, el("a", { href: "#/endpoints" }, "Endpoints")),
-    ]),
-  );
+  showRefused(error, `${error.message}: it was deleted, or is not of this account`);
 }
 
 /** The view's title, the service's refusal of what its address asks, and the way back. */
