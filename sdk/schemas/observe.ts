@@ -66,6 +66,11 @@ export const RecentJobsQuery = z.object({
     .enum(["0", "1", "true", "false"])
     .optional()
     .transform((v) => v === "1" || v === "true"),
+  /**
+   * With the job's summary, its buffered stream chunks from this stream position on (`stream`): a page
+   * watching a running job reads the chunks it has not shown, not its input and every chunk again.
+   */
+  streamFrom: queryInt(0, Number.MAX_SAFE_INTEGER).optional(),
 });
 export type RecentJobsQuery = z.infer<typeof RecentJobsQuery>;
 
@@ -85,8 +90,13 @@ export const RecentJob = z.looseObject({
   input: z.unknown().optional(),
   output: z.unknown().optional(),
   error: z.string().optional(),
-  /** Stream chunks buffered and not yet drained by /stream (reading them here does not drain them). */
+  /**
+   * Stream chunks buffered and not yet drained by /stream (reading them here does not drain them); in
+   * a summary, only with `streamFrom`, and then those from that position on.
+   */
   stream: z.array(z.unknown()).optional(),
+  /** The stream position of the first chunk still buffered (those before it were drained by /stream). */
+  streamAt: z.number().int().optional(),
   /**
    * How many those chunks are, in a summary too: with status and retries, what can still change of a
    * finished job (a client drains its stream), so a page showing one reads the summary, not the job.
@@ -113,6 +123,16 @@ export const WorkerInfo = z.looseObject({
 export type WorkerInfo = z.infer<typeof WorkerInfo>;
 
 export const WorkersReply = z.looseObject({ workers: z.array(WorkerInfo) });
+
+/** Query of GET /v2/{endpoint_id}/metrics. */
+export const MetricsQuery = z.object({
+  /**
+   * Only the points recorded at or after this time (ms since the epoch), then now: a reader that has
+   * the older ones (the console's chart, every second) reads what is new, not all 600 again.
+   */
+  since: queryInt(0, Number.MAX_SAFE_INTEGER).optional(),
+});
+export type MetricsQuery = z.infer<typeof MetricsQuery>;
 
 /** Reply of GET /v2/{endpoint_id}/metrics: a point per change, oldest first, the last one being now. */
 export const MetricsReply = z.looseObject({

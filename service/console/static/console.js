@@ -21,6 +21,8 @@ const OLDER_LOG_LINES = 2000;
 const MAX_JSON_CHARS = 100_000;
 /** The chart shows at most this much of the past. */
 const CHART_WINDOW_MS = 10 * 60 * 1000;
+/** ... and at most this many points (the service keeps the last 600 changes). */
+const CHART_POINTS = 600;
 
 const view = document.getElementById("view");
 const nav = document.getElementById("nav");
@@ -42,12 +44,33 @@ const UNSEEN =
   // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
   /[\x00-\x08\x0b-\x1f\x7f-\x9f\xad\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u{e0000}-\u{e007f}]/gu;
 
-/** Text as it is shown: ANSI sequences dropped, other invisible characters written as \uXXXX (\u{XXXXX}). */
+/**
+ * A subdivision flag (England's, Scotland's, Wales'): a black flag, then tag letters naming a region
+ * (ISO 3166-2, as UTS #51 has it), then a cancel tag. Its tags are the flag, not hidden text: kept.
+ */
+const FLAG_TAGS = /\u{1F3F4}[\u{e0061}-\u{e007a}]{2}[\u{e0030}-\u{e0039}\u{e0061}-\u{e007a}]{1,4}\u{e007f}/u;
+const UNSEEN_OR_FLAG = new RegExp(`(${FLAG_TAGS.source})|${UNSEEN.source}`, "gu");
+
+/**
+ * Text as it is shown: ANSI sequences dropped, other invisible characters written as \uXXXX
+ * (\u{XXXXX}) but for the tags of a subdivision flag.
+ */
 function visible(text) {
-  return text.replace(ANSI, "").replace(UNSEEN, (c) => {
+  return text.replace(ANSI, "").replace(UNSEEN_OR_FLAG, (c, flag) => {
+    if (flag) return c;
     const code = c.codePointAt(0) ?? 0;
     return code > 0xffff ? `\\u{${code.toString(16)}}` : `\\u${code.toString(16).padStart(4, "0")}`;
   });
+}
+
+/** What a reader sees as one character: a flag, a ZWJ sequence, a letter with its accents. */
+const GRAPHEMES = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+
+/** At most `max` graphemes of `text`, then "..." when cut: a flag or family emoji is kept whole or left out. */
+function shorten(text, max) {
+  let n = 0;
+  for (const { index } of GRAPHEMES.segment(text)) if (n++ === max) return `${text.slice(0, index)}...`;
+  return text;
 }
 
 /** Children as el() takes them: nothing for null, undefined and false, shown text for strings. */
@@ -84,7 +107,7 @@ function svg(tag, attrs = {}, ...children) {
 
 /**
  * A table; with `link`, each row's first cell is a link to `link(row)` (reached with the keyboard)
- * and a click anywhere on the row follows it.
+ * and a click anywhere on the row follows it (but one that ends selecting text in it).
  */
 function table(headers, rows, link) {
   // In its own scrolling box: a narrow window scrolls the table, not the whole page.
@@ -115,7 +138,18 @@ function tableOf(headers, rows, link) {
             "data-id": row.id,
             onclick: link
               ? (event) => {
-                  if (!event.target.closest("a")) go(link(row));
+                  if (event.target.closest("a")) return;
+                  // Text selected in the row (an id dragged over to copy) is not a wish to open it.
+                  const selection = document.getSelection();
+                  if (
+                    selection &&
+                    !selection.isCollapsed &&
+                    selection.containsNode(event.currentTarget, true)
+                  )
+                    return;
+                  // Ctrl/Cmd/Shift-click opens a new tab, as on the row's link.
+                  if (event.ctrlKey || event.metaKey || event.shiftKey) window.open(link(row), "_blank");
+                  else go(link(row));
                 }
               : undefined,
           },
@@ -152,15 +186,17 @@ function time(ms, { millis = false } = {}) {
 }
 const duration = (ms) =>
   ms === undefined || ms === null ? "" : ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(2)} s`;
-/** A text a job carries as shown: cut after MAX_JSON_CHARS, saying how much more the API has. */
+/** A text a job carries as shown: cut by MAX_JSON_CHARS, saying how much more the API has. */
 function cut(text) {
   if (text.length <= MAX_JSON_CHARS) return text;
+  // Before the grapheme the bound falls in: half a flag is a broken character, or another flag.
+  const end = GRAPHEMES.segment(text).containing(MAX_JSON_CHARS).index;
   return [
-    text.slice(0, MAX_JSON_CHARS),
+    text.slice(0, end),
     el(
       "span",
       { class: "muted" },
-      `\n... (${text.length - MAX_JSON_CHARS} more characters: read the job through the API)`,
+      `\n... (${text.length - end} more characters: read the job through the API)`,
     ),
   ];
 }
@@ -184,12 +220,34 @@ class ApiError extends Error {
 /** An id in an API path: ids come from the page's address, which anyone can write. */
 const seg = (id) => encodeURIComponent(id ?? "");
 
+/**
+ * A reply that has not begun this long after its request: the service hangs or the network dropped
+ * (a laptop woken, a VPN gone), and fetch would wait minutes saying nothing. Only its start is timed:
+ * a megabyte job on a slow network, or a followed log, takes as long as it takes.
+ */
+const ANSWER_MS = 15_000;
+
+/** No answer began within ANSWER_MS. */
+class StalledError extends Error {}
+
 /** A call to the service with the key in the authorization header; 401 signs out. */
 async function api(path, init = {}) {
-  const reply = await fetch(path, {
-    ...init,
-    headers: { ...init.headers, authorization: `Bearer ${apiKey()}` },
-  });
+  const stall = new AbortController();
+  const timer = setTimeout(() => stall.abort(), ANSWER_MS);
+  let reply;
+  try {
+    reply = await fetch(path, {
+      ...init,
+      signal: init.signal ? AbortSignal.any([init.signal, stall.signal]) : stall.signal,
+      headers: { ...init.headers, authorization: `Bearer ${apiKey()}` },
+    });
+  } catch (error) {
+    if (stall.signal.aborted && !init.signal?.aborted)
+      throw new StalledError(`${path}: no answer within ${ANSWER_MS / 1000} s`);
+    throw error;
+  } finally {
+    clearTimeout(timer);
+  }
   if (reply.status === 401) {
     signOut("The key was refused (401). Paste a key of one of the service's accounts.");
     throw new ApiError(401, "unauthorized");
@@ -243,25 +301,40 @@ const ENDPOINT_FIELDS =
 /** How long to wait after `failures` failed calls in a row: a second, then doubling up to MAX_RETRY_MS. */
 const retryDelay = (failures) => Math.min(REFRESH_MS * 2 ** failures, MAX_RETRY_MS);
 
-/** fetch rejects (a TypeError) when no reply came at all: the service stopped or is restarting. */
-const unreachable = (error) => error instanceof TypeError;
+/**
+ * fetch rejects (a TypeError) when no reply came at all: the service stopped or is restarting; or no
+ * reply began in time (StalledError).
+ */
+const unreachable = (error) => error instanceof TypeError || error instanceof StalledError;
 
 /**
- * Renders the view now and again every second while it is shown; while the service does not answer,
+ * Renders the view now and again every second while it is shown (not while its tab is hidden); while the service does not answer,
  * says so and tries again less and less often; once it answers, the message goes. Leaving the view
  * aborts the calls `render(signal)` has on the way, so an answer that comes late is never drawn into
- * the next view (the job page of another job has the same elements).
+ * the next view (the job page of another job has the same elements). A view gone (404) or an address
+ * refused (400, 414, `refused` says why) stops the refreshes.
  */
-function every(render) {
+function every(render, { refused = showRefused } = {}) {
   let timer = null;
   let stopped = false;
   let failures = 0;
   const abort = new AbortController();
+  /** Whether a refresh came due while the tab was hidden (then it is done once the tab is shown). */
+  let due = false;
   const tick = async () => {
+    // A tab in the background (another tab in front, a minimised window) shows nothing to anyone:
+    // it asks nothing either, and refreshes the moment it is shown again.
+    if (document.hidden) {
+      due = true;
+      return;
+    }
     try {
       await render(abort.signal);
       failures = 0;
-      if (!stopped) clearError();
+      if (!stopped) {
+        clearError();
+        restoreScroll();
+      }
     } catch (error) {
       // A view left while its data was on the way finds its elements gone: nothing to show then.
       if (stopped || (error instanceof ApiError && error.status === 401)) return;
@@ -272,26 +345,46 @@ function every(render) {
         showGone(error);
         return;
       }
+      // Refused (400, 414 for an id longer than any: 4xx but a missing key, a timeout, a rate limit):
+      // what the page's address asks for is malformed; asked again, it is refused again.
+      if (
+        error instanceof ApiError &&
+        error.status >= 400 &&
+        error.status < 500 &&
+        ![408, 429].includes(error.status)
+      ) {
+        stopped = true;
+        refused(error);
+        return;
+      }
       failures += 1;
       showError(
         unreachable(error)
-          ? `The service does not answer (stopped or restarting?): trying again in ${retryDelay(failures) / 1000} s.`
+          ? `The service does not answer (stopped or restarting, or the network is down?): trying again in ${retryDelay(failures) / 1000} s.`
           : error,
       );
     }
     if (!stopped) timer = setTimeout(tick, retryDelay(failures));
   };
+  const onShown = () => {
+    if (document.hidden || !due || stopped) return;
+    due = false;
+    tick();
+  };
+  document.addEventListener("visibilitychange", onShown);
   tick();
   return () => {
     stopped = true;
     abort.abort();
     clearTimeout(timer);
+    document.removeEventListener("visibilitychange", onShown);
   };
 }
 
 /**
  * Replaces the children of the element with id `id` by `build()`, only when `data` differs from what
- * it shows: an unchanged view keeps its text selection, focus and scroll, and is not re-announced.
+ * it shows: an unchanged view keeps its text selection, focus and scroll, and is not re-announced;
+ * a changed one keeps the focus on the link it was on, and waits while text in it is selected.
  * `build()` may leave a place empty with null, as el() children do (replaceChildren would write
  * "null").
  */
@@ -303,13 +396,38 @@ function update(id, data, build) {
   // past midnight redraws yesterday's times with their date.
   const key = `${new Date().toDateString()} ${JSON.stringify(data)}`;
   if (shown.get(target) === key) return;
+  // Text the reader is selecting in it (an id, a time to copy) would go with the old nodes: the
+  // redraw waits until the selection is let go (a later refresh draws what changed meanwhile).
+  const selection = document.getSelection();
+  if (selection && !selection.isCollapsed && target.contains(selection.anchorNode)) return;
+  // A link or button with the focus in it is replaced too: its new self takes the focus back (a
+  // keyboard user on a job's row of a queue with jobs waiting lost it to the page every second).
+  const focused = target.contains(document.activeElement) ? document.activeElement : null;
+  const same = focused?.getAttribute("href") ?? focused?.id;
   target.replaceChildren(...nodes(build()));
   shown.set(target, key);
+  if (same) {
+    const again = [...target.querySelectorAll("a[href], [id]")].find(
+      (node) => (node.getAttribute("href") ?? node.id) === same,
+    );
+    again?.focus({ preventScroll: true });
+  }
 }
 
+/**
+ * Shows a view: its heading names the tab and the history entry (Back lists them), and takes the
+ * focus, so a keyboard or screen reader user who opened a link is at the new view, not at the top of
+ * the page (the link they were on is gone).
+ */
 function show(name, ...children) {
   view.dataset.view = name;
   view.replaceChildren(...children);
+  const heading = view.querySelector("h1");
+  document.title = heading ? `${heading.textContent} - runpodkit console` : "runpodkit console";
+  if (heading) {
+    heading.tabIndex = -1;
+    heading.focus({ preventScroll: true });
+  }
 }
 
 function showError(error) {
@@ -321,15 +439,20 @@ function showError(error) {
 
 /** The view's title, why there is nothing to show, and the way back; nothing stale stays. */
 function showGone(error) {
+  showRefused(error, `${error.message}: it was deleted, or is not of this account`);
+}
+
+/** The view's title, the service's refusal of what its address asks, and the way back. */
+function showRefused(error, why = error.message, back = el("a", { href: "#/endpoints" }, "Endpoints")) {
   view.replaceChildren(
     ...nodes([
       view.querySelector("h1"),
       el(
         "p",
         { class: "error", "data-view-error": true, role: "alert" },
-        `${error.message}: it was deleted, or is not of this account. This page is no longer refreshed.`,
+        `${why}. This page is no longer refreshed.`,
       ),
-      el("div", { class: "links" }, el("a", { href: "#/endpoints" }, "Endpoints")),
+      el("div", { class: "links" }, back),
     ]),
   );
 }
@@ -363,6 +486,11 @@ login.addEventListener("submit", async (event) => {
   }
   sessionStorage.setItem(KEY_ITEM, key);
   input.value = "";
+  // On a slow network the answer takes seconds: say so, and take no second submission meanwhile.
+  const submit = login.querySelector("button[type=submit]");
+  const label = submit.textContent;
+  submit.disabled = true;
+  submit.textContent = "Signing in...";
   try {
     await myself("{ myself { id } }");
   } catch (error) {
@@ -375,6 +503,9 @@ login.addEventListener("submit", async (event) => {
       );
     }
     return;
+  } finally {
+    submit.disabled = false;
+    submit.textContent = label;
   }
   document.getElementById("login-error").textContent = "";
   login.hidden = true;
@@ -382,7 +513,16 @@ login.addEventListener("submit", async (event) => {
   route();
 });
 
-document.getElementById("signout").addEventListener("click", () => signOut());
+// Sign out is for the console, not this tab only: a tab opened from this one (Ctrl-click, "Open in
+// new tab") has a copy of the key and went on showing the account after it.
+const tabs = typeof BroadcastChannel === "function" ? new BroadcastChannel("runpodkit.console") : null;
+document.getElementById("signout").addEventListener("click", () => {
+  signOut();
+  tabs?.postMessage("signed-out");
+});
+tabs?.addEventListener("message", (event) => {
+  if (event.data === "signed-out" && apiKey()) signOut("Signed out in another tab of the console.");
+});
 
 // ---------------------------------------------------------------- views
 
@@ -630,81 +770,102 @@ async function jobsView(id, params) {
       el("div", { id: "jobs-pages", class: "links" }),
     ),
   );
-  return every(async (signal) => {
-    if ((await endpointTypes(signal)).get(id) === "LB") {
-      // No queue to show: its requests go straight to its workers (see Settings and workers, Logs).
-      update("counts", "LB", () =>
-        el(
-          "p",
-          { class: "muted" },
-          "A load-balancing endpoint has no job queue: requests go to its workers' own HTTP paths. Its workers are under Settings and workers, what they print under Logs.",
+  // A cursor the service refuses (mistyped, cut, or its job expired) names no page to show: say which,
+  // and lead to the newest page.
+  const refused = (error) =>
+    before
+      ? showRefused(
+          error,
+          `The page cursor "${shorten(before, 80)}" in this address is not a job of this endpoint that is kept (it expired, or the address was cut or mistyped)`,
+          el("a", { href: `#/jobs/${seg(id)}`, "data-page": "newest" }, "Newest jobs"),
+        )
+      : showRefused(error);
+  /** The chart's points recorded so far (the last point of a reply, now, is not one). */
+  let recorded = [];
+  return every(
+    async (signal) => {
+      if ((await endpointTypes(signal)).get(id) === "LB") {
+        // No queue to show: its requests go straight to its workers (see Settings and workers, Logs).
+        update("counts", "LB", () =>
+          el(
+            "p",
+            { class: "muted" },
+            "A load-balancing endpoint has no job queue: requests go to its workers' own HTTP paths. Its workers are under Settings and workers, what they print under Logs.",
+          ),
+        );
+        document.getElementById("queue").hidden = true;
+        return;
+      }
+      // The chart's points recorded so far, and the newer ones only: an endpoint that ran thousands of
+      // jobs has 600, which were 37 KB a second read again whole.
+      const since = recorded.at(-1)?.t;
+      const [health, { jobs }, { points: fresh }] = await Promise.all([
+        api(`/v2/${seg(id)}/health`, { signal }),
+        // Timelines only: inputs and outputs can be megabytes each, and this is read every second.
+        api(
+          `/v2/${seg(id)}/jobs?limit=${JOBS_PAGE}&summary=1${before ? `&before=${encodeURIComponent(before)}` : ""}`,
+          { signal },
+        ),
+        api(`/v2/${seg(id)}/metrics${since === undefined ? "" : `?since=${since}`}`, { signal }),
+      ]);
+      // Those at `since` come again (more may have been recorded in that millisecond): kept once.
+      recorded = [...recorded.filter((p) => p.t < (since ?? 0)), ...fresh.slice(0, -1)].slice(-CHART_POINTS);
+      const points = [...recorded, ...fresh.slice(-1)];
+      const counts = [
+        ["inQueue", "In queue", health.jobs.inQueue],
+        ["inProgress", "In progress", health.jobs.inProgress],
+        ["completed", "Completed", health.jobs.completed],
+        ["failed", "Failed", health.jobs.failed],
+        ["idle", "Workers idle", health.workers.idle],
+        ["running", "Workers running", health.workers.running],
+        ["initializing", "Workers starting", health.workers.initializing],
+      ];
+      update("counts", counts, () =>
+        counts.map(([key, label, n]) =>
+          el("div", { class: "card", "data-count": key }, el("b", {}, String(n)), label),
         ),
       );
-      document.getElementById("queue").hidden = true;
-      return;
-    }
-    const [health, { jobs }, { points }] = await Promise.all([
-      api(`/v2/${seg(id)}/health`, { signal }),
-      // Timelines only: inputs and outputs can be megabytes each, and this is read every second.
-      api(
-        `/v2/${seg(id)}/jobs?limit=${JOBS_PAGE}&summary=1${before ? `&before=${encodeURIComponent(before)}` : ""}`,
-        { signal },
-      ),
-      api(`/v2/${seg(id)}/metrics`, { signal }),
-    ]);
-    const counts = [
-      ["inQueue", "In queue", health.jobs.inQueue],
-      ["inProgress", "In progress", health.jobs.inProgress],
-      ["completed", "Completed", health.jobs.completed],
-      ["failed", "Failed", health.jobs.failed],
-      ["idle", "Workers idle", health.workers.idle],
-      ["running", "Workers running", health.workers.running],
-      ["initializing", "Workers starting", health.workers.initializing],
-    ];
-    update("counts", counts, () =>
-      counts.map(([key, label, n]) =>
-        el("div", { class: "card", "data-count": key }, el("b", {}, String(n)), label),
-      ),
-    );
-    // Jobs waiting on workers that never come up: why, beside the counts (a handler that did not load).
-    showStartIssue(health);
-    update("chart", points, () => chart(points));
-    const longest = Math.max(1, ...jobs.map((j) => (j.completedAt ?? Date.now()) - j.queuedAt));
-    // A queued or running job's bar grows with the clock: redrawn each second while one is.
-    const live = jobs.some((j) => j.completedAt === null);
-    update("jobs", { jobs, now: live ? Date.now() : 0 }, () =>
-      jobs.length === 0
-        ? el("p", { class: "muted" }, "No jobs yet.")
-        : table(
-            ["Job", "Status", "Queued", "Timeline (wait, run)", "Delay", "Execution", "Worker"],
-            jobs.map((job) => ({
-              id: job.id,
-              cells: [
-                el("code", {}, job.id),
-                state(job.status),
-                time(job.queuedAt),
-                timeline(job, 220 / longest),
-                duration(job.delayTime),
-                duration(job.executionTime),
-                job.workerId ? el("code", {}, job.workerId) : "",
-              ],
-            })),
-            (row) => `#/job/${seg(id)}/${seg(row.id)}`,
-          ),
-    );
-    // Paging: the newest page, and the page after the last job shown while this one is full.
-    const oldest = jobs.length === JOBS_PAGE ? jobs.at(-1).id : null;
-    update("jobs-pages", { before, oldest }, () => [
-      before ? el("a", { href: `#/jobs/${seg(id)}`, "data-page": "newest" }, "Newest jobs") : null,
-      oldest
-        ? el(
-            "a",
-            { href: `#/jobs/${seg(id)}?before=${encodeURIComponent(oldest)}`, "data-page": "older" },
-            "Older jobs",
-          )
-        : null,
-    ]);
-  });
+      // Jobs waiting on workers that never come up: why, beside the counts (a handler that did not load).
+      showStartIssue(health);
+      update("chart", points, () => chart(points));
+      const longest = Math.max(1, ...jobs.map((j) => (j.completedAt ?? Date.now()) - j.queuedAt));
+      // A queued or running job's bar grows with the clock: redrawn each second while one is.
+      const live = jobs.some((j) => j.completedAt === null);
+      update("jobs", { jobs, now: live ? Date.now() : 0 }, () =>
+        jobs.length === 0
+          ? el("p", { class: "muted" }, "No jobs yet.")
+          : table(
+              ["Job", "Status", "Queued", "Timeline (wait, run)", "Delay", "Execution", "Worker"],
+              jobs.map((job) => ({
+                id: job.id,
+                cells: [
+                  el("code", {}, job.id),
+                  state(job.status),
+                  time(job.queuedAt),
+                  timeline(job, 220 / longest),
+                  duration(job.delayTime),
+                  duration(job.executionTime),
+                  job.workerId ? el("code", {}, job.workerId) : "",
+                ],
+              })),
+              (row) => `#/job/${seg(id)}/${seg(row.id)}`,
+            ),
+      );
+      // Paging: the newest page, and the page after the last job shown while this one is full.
+      const oldest = jobs.length === JOBS_PAGE ? jobs.at(-1).id : null;
+      update("jobs-pages", { before, oldest }, () => [
+        before ? el("a", { href: `#/jobs/${seg(id)}`, "data-page": "newest" }, "Newest jobs") : null,
+        oldest
+          ? el(
+              "a",
+              { href: `#/jobs/${seg(id)}?before=${encodeURIComponent(oldest)}`, "data-page": "older" },
+              "Older jobs",
+            )
+          : null,
+      ]);
+    },
+    { refused },
+  );
 }
 
 /** A job's error as the worker sent it: a JSON string for a thrown exception, shown parsed. */
@@ -725,13 +886,8 @@ function errorOf(text) {
   return el("pre", { class: "error" }, cut(text));
 }
 
-/**
- * A job's end states: after one, only its status (a retry), retries and unread stream change; these
- * and when it started (a worker took it) are what a summary tells of a change worth reading it whole.
- */
+/** A job's end states: its output or error is there from then on. */
 const FINAL = new Set(["COMPLETED", "FAILED", "CANCELLED", "TIMED_OUT"]);
-const changeable = (job) =>
-  JSON.stringify([job.status, job.retries, job.startedAt, job.completedAt, job.streamChunks]);
 
 /** Why the endpoint's workers do not come up (a handler that does not load), from its /health. */
 function showStartIssue(health) {
@@ -754,26 +910,50 @@ async function jobView(id, jobId) {
     el("div", { id: "start-issue" }),
     el("div", { id: "job" }, "Loading..."),
   );
-  /** The job as last read whole (null before the first read, or when it was not kept). */
-  let last = null;
+  /** The job as last read whole, its summary fields kept up to date (null: read it whole next). */
+  let job = null;
+  /** The stream chunks shown: `at` is the stream position of the first (see RecentJob.streamAt). */
+  let stream = { at: 0, chunks: [] };
+  /** Bumped when the job is read whole, and when the chunks shown change: what update() compares. */
+  let read = 0;
+  let streamed = 0;
   return every(async (signal) => {
-    let job;
-    // A job's input never changes, nor its output once it ended (megabytes: read once). A finished
-    // job whose summary says the same (not retried, its stream not drained, still kept) has nothing
-    // to redraw; a queued one only its wait so far, which the summary has.
-    if (last !== null && (FINAL.has(last.status) || last.status === "IN_QUEUE")) {
-      const { jobs } = await api(`/v2/${seg(id)}/jobs?job=${seg(jobId)}&summary=1`, { signal });
+    if (job !== null) {
+      // Its summary and the chunks after those shown: a running job's input (megabytes) is not read
+      // again every second, nor a long stream from its start.
+      const from = stream.at + stream.chunks.length;
+      const { jobs } = await api(`/v2/${seg(id)}/jobs?job=${seg(jobId)}&summary=1&streamFrom=${from}`, {
+        signal,
+      });
       const now = jobs.find((j) => j.id === jobId);
-      if (now && changeable(now) === changeable(last)) {
-        if (FINAL.has(last.status)) return;
-        job = { ...last, ...now };
-      }
+      // Output and error come with its end, and go with a retry: then it is read whole once.
+      const ended = FINAL.has(now?.status) && now?.status !== job.status;
+      // Positions that went back: the service restarted, and its chunks (memory only) went with it.
+      if (now && !ended && now.retries === job.retries && now.streamAt >= stream.at) {
+        const { stream: added = [], ...summary } = now;
+        // A client's /stream drained the chunks before streamAt: they are not buffered any more.
+        const drained = now.streamAt - stream.at;
+        const chunks = [...stream.chunks.slice(drained), ...added];
+        if (drained > 0 || added.length > 0) {
+          stream = { at: now.streamAt, chunks };
+          streamed += 1;
+        }
+        job = { ...job, ...summary };
+        // Not the chunks the service has: read it whole rather than show what it does not.
+        if (chunks.length !== now.streamChunks) job = null;
+      } else job = null;
     }
-    if (job === undefined) {
+    if (job === null) {
       // This one job, however many newer ones the endpoint ran since.
       const { jobs } = await api(`/v2/${seg(id)}/jobs?job=${seg(jobId)}`, { signal });
-      job = jobs.find((j) => j.id === jobId);
-      last = job ?? null;
+      const whole = jobs.find((j) => j.id === jobId);
+      if (whole) {
+        const { stream: chunks = [], ...rest } = whole;
+        job = rest;
+        stream = { at: whole.streamAt ?? 0, chunks };
+        read += 1;
+        streamed += 1;
+      }
     }
     // A job waiting in the queue says why no worker takes it, as the queue page does.
     showStartIssue(job?.status === "IN_QUEUE" ? await api(`/v2/${seg(id)}/health`, { signal }) : null);
@@ -783,17 +963,37 @@ async function jobView(id, jobId) {
       );
       return;
     }
+    // Drawn in parts, each when what it shows changed: the input once, the stream as chunks come.
+    update("job", "parts", () => [
+      el("div", { id: "job-summary" }),
+      el("h2", {}, "Input"),
+      el("div", { id: "job-input" }),
+      el("h2", { id: "job-result-title" }),
+      el("div", { id: "job-result" }),
+      el("h2", {}, "Stream (chunks not yet read by /stream)"),
+      el("div", { id: "job-stream" }),
+      el(
+        "div",
+        { class: "links" },
+        el("a", { href: `#/logs/${seg(id)}?job=${encodeURIComponent(jobId)}` }, "This job's logs"),
+      ),
+    ]);
+    const shownJob = job;
     const steps = [
-      ["IN_QUEUE", job.queuedAt],
-      ["IN_PROGRESS", job.startedAt],
-      [job.status === "IN_QUEUE" || job.status === "IN_PROGRESS" ? "(running)" : job.status, job.completedAt],
+      ["IN_QUEUE", shownJob.queuedAt],
+      ["IN_PROGRESS", shownJob.startedAt],
+      [
+        shownJob.status === "IN_QUEUE" || shownJob.status === "IN_PROGRESS" ? "(running)" : shownJob.status,
+        shownJob.completedAt,
+      ],
     ];
-    update("job", job, () => [
+    const { input: _input, output: _output, error: _error, ...summary } = shownJob;
+    update("job-summary", summary, () =>
       el(
         "dl",
         {},
         el("dt", {}, "Status"),
-        el("dd", {}, state(job.status)),
+        el("dd", {}, state(shownJob.status)),
         el("dt", {}, "Timeline"),
         el(
           "dd",
@@ -804,26 +1004,22 @@ async function jobView(id, jobId) {
             .join("  ->  "),
         ),
         el("dt", {}, "Delay time"),
-        el("dd", {}, duration(job.delayTime)),
+        el("dd", {}, duration(shownJob.delayTime)),
         el("dt", {}, "Execution time"),
-        el("dd", {}, duration(job.executionTime)),
+        el("dd", {}, duration(shownJob.executionTime)),
         el("dt", {}, "Worker"),
-        el("dd", {}, job.workerId ?? ""),
+        el("dd", {}, shownJob.workerId ?? ""),
         el("dt", {}, "Retries"),
-        el("dd", {}, String(job.retries)),
+        el("dd", {}, String(shownJob.retries)),
       ),
-      el("h2", {}, "Input"),
-      json(job.input),
-      el("h2", {}, job.error === undefined ? "Output" : "Error"),
-      job.error === undefined ? json(job.output) : errorOf(job.error),
-      el("h2", {}, "Stream (chunks not yet read by /stream)"),
-      json(job.stream),
-      el(
-        "div",
-        { class: "links" },
-        el("a", { href: `#/logs/${seg(id)}?job=${encodeURIComponent(jobId)}` }, "This job's logs"),
-      ),
-    ]);
+    );
+    update("job-input", read, () => json(shownJob.input));
+    update("job-result-title", read, () => (shownJob.error === undefined ? "Output" : "Error"));
+    update("job-result", read, () =>
+      shownJob.error === undefined ? json(shownJob.output) : errorOf(shownJob.error),
+    );
+    const chunks = stream.chunks;
+    update("job-stream", streamed, () => json(chunks));
   });
 }
 
@@ -1089,12 +1285,42 @@ function decoded(part) {
   }
 }
 
+// Back and Forward return to where the reader was in a view. Its content comes after the browser
+// would restore the place (on an empty view: the top), so the place is kept in the history entry
+// (history.state.scrollY) and restored once the view has drawn.
+history.scrollRestoration = "manual";
+/** Where to scroll once the view opened has drawn (null: nowhere, it did). */
+let scrollBack = null;
+let scrollSave = null;
+function saveScroll() {
+  clearTimeout(scrollSave);
+  history.replaceState({ ...history.state, scrollY: window.scrollY }, "");
+}
+function restoreScroll() {
+  if (scrollBack === null) return;
+  window.scrollTo(0, scrollBack);
+  scrollBack = null;
+}
+window.addEventListener(
+  "scroll",
+  () => {
+    clearTimeout(scrollSave);
+    scrollSave = setTimeout(saveScroll, 200);
+  },
+  { passive: true },
+);
+// A link followed right after scrolling: its place is saved before the address changes.
+document.addEventListener("click", saveScroll, true);
+
 async function route() {
   if (!apiKey()) {
     signOut();
     return;
   }
   leave();
+  // A place saved in this entry (Back, Forward, a reload) is returned to; a new entry starts at the top.
+  clearTimeout(scrollSave);
+  scrollBack = history.state?.scrollY ?? 0;
   const [path, search = ""] = location.hash.replace(/^#/, "").split("?");
   const [, name = "endpoints", a, b] = path.split("/").map(decoded);
   const params = new URLSearchParams(search);

@@ -81,7 +81,13 @@ export class JobService {
   recent(
     accountId: string,
     endpointId: string,
-    query: { limit: number; job?: string | undefined; before?: string | undefined; summary?: boolean },
+    query: {
+      limit: number;
+      job?: string | undefined;
+      before?: string | undefined;
+      summary?: boolean;
+      streamFrom?: number | undefined;
+    },
   ): RecentJob[] {
     this.endpoint(accountId, endpointId);
     const now = this.#clock.now();
@@ -102,6 +108,8 @@ export class JobService {
         : [this.#book.find(query.job)].filter((job): job is Job => job?.endpointId === endpointId);
     return jobs.map((job) => {
       const { id: _id, status: _status, output, error, ...times } = envelopeOf(job, now);
+      const streamAt = job.streamCursor?.at ?? 0;
+      const chunks = job.stream ?? [];
       const view: RecentJob = {
         id: job.id,
         status: job.status,
@@ -112,14 +120,19 @@ export class JobService {
         ...times,
         workerId: job.workerId,
         retries: job.retries,
-        streamChunks: job.stream?.length ?? 0,
+        streamChunks: chunks.length,
+        streamAt,
       };
-      if (query.summary) return view;
+      if (query.summary) {
+        if (query.streamFrom === undefined) return view;
+        const from = Math.max(0, query.streamFrom - streamAt);
+        return { ...view, stream: chunks.slice(from).map((chunk) => chunk.output) };
+      }
       return {
         ...view,
         ...(error !== undefined ? { error } : output !== undefined ? { output } : {}),
         input: job.input,
-        stream: (job.stream ?? []).map((chunk) => chunk.output),
+        stream: chunks.map((chunk) => chunk.output),
       };
     });
   }

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { LogsQuery, RecentJobsQuery } from "../../../sdk/schemas/observe";
+import { LogsQuery, MetricsQuery, RecentJobsQuery } from "../../../sdk/schemas/observe";
 import type { Accounts } from "../../edge/auth";
 import { parseQuery } from "../../edge/parse";
 import { ServiceError } from "../../errors";
@@ -110,8 +110,9 @@ export function registerObserveRoutes(app: FastifyInstance, deps: ObserveRouteDe
 
   app.get("/:endpointId/metrics", async (request, reply) => {
     const { endpointId } = endpointOf(request);
+    const { since } = parseQuery(MetricsQuery, request.query, "since");
     reply.headers(NO_STORE);
-    return { points: deps.series.points(endpointId) };
+    return { points: deps.series.points(endpointId, since) };
   });
 
   app.get("/:endpointId/workers", async (request, reply) => {

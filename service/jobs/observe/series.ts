@@ -60,9 +60,10 @@ export class EndpointSeries {
     while (points.size > this.#maxPoints) points.shift();
   }
 
-  /** The recorded points, oldest first, then the values now. */
-  points(endpointId: string): SeriesPoint[] {
-    const points = [...(this.#points.get(endpointId) ?? [])];
+  /** The recorded points (those at or after `since`, when given), oldest first, then the values now. */
+  points(endpointId: string, since?: number): SeriesPoint[] {
+    const recorded = [...(this.#points.get(endpointId) ?? [])];
+    const points = since === undefined ? recorded : recorded.filter((point) => point.t >= since);
     const jobs = this.#source.jobs(endpointId);
     points.push({
       t: this.#clock.now(),

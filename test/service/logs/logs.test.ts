@@ -384,6 +384,7 @@ describe("worker logs through the API and `runpodkit logs`", () => {
       workerId: null,
       retries: 0,
       streamChunks: 0,
+      streamAt: 0,
       // Queued on the manual clock: waited 0 ms so far, run 0 ms.
       delayTime: 0,
       executionTime: 0,
@@ -391,6 +392,14 @@ describe("worker logs through the API and `runpodkit logs`", () => {
     expect(full.text.length).toBeGreaterThan(50 * 4096);
     expect(summary.text.length).toBeLessThan(50 * 400);
     expect((await h.call("GET", `/v2/${ep.id}/jobs?summary=maybe`)).status).toBe(400);
+    // A summary with the stream from a position: its chunks from there (none buffered here), no input.
+    const from = await h.call("GET", `/v2/${ep.id}/jobs?job=${first}&summary=1&streamFrom=0`);
+    expect((from.body as { jobs: Record<string, unknown>[] }).jobs[0]).toMatchObject({
+      stream: [],
+      streamAt: 0,
+    });
+    expect((from.body as { jobs: Record<string, unknown>[] }).jobs[0]).not.toHaveProperty("input");
+    expect((await h.call("GET", `/v2/${ep.id}/jobs?summary=1&streamFrom=-1`)).status).toBe(400);
 
     // Pages by a cursor (the last job of the page before): 55 jobs are 50, then 5, then none.
     type Page = { jobs: { id: string }[] };
@@ -426,6 +435,12 @@ describe("worker logs through the API and `runpodkit logs`", () => {
     expect(states[0]?.[0]).toBe(1);
     expect(states).toContainEqual([0, 1, 1]);
     expect(states.at(-1)).toEqual([0, 0, 1]);
+    // From a time on: the points recorded then and after, then now (the console's chart reads these).
+    const metrics = async (since: number) =>
+      ((await h.call("GET", `/v2/${ep.id}/metrics?since=${since}`)).body as { points: object[] }).points;
+    expect(await metrics(0)).toEqual(points);
+    expect(await metrics(h.clock.now() + 1)).toEqual(points.slice(-1));
+    expect((await h.call("GET", `/v2/${ep.id}/metrics?since=soon`)).status).toBe(400);
     expect((await h.call("GET", `/v2/${ep.id}/metrics`, { key: OTHER_KEY })).status).toBe(404);
   });
 });
