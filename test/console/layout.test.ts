@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accountIdOf } from "../../service/edge/auth";
 import type { EndpointRecord } from "../../service/management/model/endpoint";
 import type { TestService } from "../helpers/service";
-import { consoleService, ORDERS_HANDLER, ordersEndpoint, runsyncOn } from "./support";
+import { consoleService, ORDERS_HANDLER, ordersEndpoint, runsyncOn, signIn } from "./support";
 
 const CHROMIUM = "/usr/bin/chromium";
 const HAS_CHROMIUM = existsSync(CHROMIUM);
@@ -42,9 +42,7 @@ describe.skipIf(!HAS_CHROMIUM)(
       failed = job.id;
       browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
       const context = await browser.newContext({ viewport: WIDE });
-      await context.addInitScript({
-        content: `sessionStorage.setItem("runpodkit.apiKey", ${JSON.stringify(service.apiKey)});`,
-      });
+      await signIn(context, service.apiKey);
       page = await context.newPage();
     });
 

@@ -7,7 +7,7 @@ import { accountIdOf } from "../../service/edge/auth";
 import type { EndpointRecord } from "../../service/management/model/endpoint";
 import type { TestService } from "../helpers/service";
 import { freePort } from "../helpers/tcp-relay";
-import { consoleService, ORDERS_HANDLER, ordersEndpoint, runsyncOn } from "./support";
+import { consoleService, ORDERS_HANDLER, ordersEndpoint, runsyncOn, signIn } from "./support";
 
 const CHROMIUM = "/usr/bin/chromium";
 const HAS_CHROMIUM = existsSync(CHROMIUM);
@@ -67,9 +67,7 @@ describe.skipIf(!HAS_CHROMIUM)(
       });
       browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
       context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-      await context.addInitScript({
-        content: `sessionStorage.setItem("runpodkit.apiKey", ${JSON.stringify(service.apiKey)});`,
-      });
+      await signIn(context, service.apiKey);
       page = await context.newPage();
       page.on("pageerror", (error) => errors.push(error.message));
     });
@@ -421,9 +419,7 @@ describe.skipIf(!HAS_CHROMIUM)(
     it("two tabs: Sign out in one signs the other out too, saying why", async () => {
       // A browser of their own: Sign out reaches every console tab of a browser (this file's page too).
       const own = await browser.newContext();
-      await own.addInitScript({
-        content: `sessionStorage.setItem("runpodkit.apiKey", ${JSON.stringify(service.apiKey)});`,
-      });
+      await signIn(own, service.apiKey);
       const first = await own.newPage();
       const second = await own.newPage();
       await first.goto(`${service.queueUrl}/console/#/endpoints`);

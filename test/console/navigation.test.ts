@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accountIdOf } from "../../service/edge/auth";
 import type { EndpointRecord } from "../../service/management/model/endpoint";
 import type { TestService } from "../helpers/service";
-import { consoleService, ORDERS_HANDLER, ordersEndpoint } from "./support";
+import { consoleService, ORDERS_HANDLER, ordersEndpoint, signIn } from "./support";
 
 const CHROMIUM = "/usr/bin/chromium";
 const HAS_CHROMIUM = existsSync(CHROMIUM);
@@ -34,9 +34,7 @@ describe.skipIf(!HAS_CHROMIUM)(
         timezoneId: "UTC",
         locale: "en-US",
       });
-      await context.addInitScript({
-        content: `sessionStorage.setItem("runpodkit.apiKey", ${JSON.stringify(service.apiKey)});`,
-      });
+      await signIn(context, service.apiKey);
       page = await context.newPage();
       page.on("pageerror", (error) => errors.push(error.message));
     });

@@ -6,7 +6,7 @@ import { CONSOLE_CSP } from "../../service/console";
 import { accountIdOf } from "../../service/edge/auth";
 import type { EndpointRecord } from "../../service/management/model/endpoint";
 import { type TestService, withService } from "../helpers/service";
-import { runsyncOn } from "./support";
+import { runsyncOn, signInScript } from "./support";
 
 const CHROMIUM = "/usr/bin/chromium";
 const HAS_CHROMIUM = existsSync(CHROMIUM);
@@ -77,7 +77,7 @@ describe.skipIf(!HAS_CHROMIUM)("console paging, dates and CSP in headless Chromi
     // In the page (a script's text: the tests compile without the DOM's types): the key, and every
     // CSP violation the browser reports.
     await context.addInitScript({
-      content: `sessionStorage.setItem("runpodkit.apiKey", ${JSON.stringify(service.apiKey)});
+      content: `${signInScript(service.apiKey)}
         window.cspViolations = [];
         document.addEventListener("securitypolicyviolation", (event) =>
           window.cspViolations.push(event.violatedDirective + " " + event.blockedURI));`,

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accountIdOf } from "../../service/edge/auth";
 import type { EndpointRecord } from "../../service/management/model/endpoint";
 import { type TestService, withService } from "../helpers/service";
-import { runsyncOn } from "./support";
+import { runsyncOn, signIn } from "./support";
 
 const CHROMIUM = "/usr/bin/chromium";
 const HAS_CHROMIUM = existsSync(CHROMIUM);
@@ -52,9 +52,7 @@ describe.skipIf(!HAS_CHROMIUM)(
       });
       browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox"] });
       const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
-      await context.addInitScript({
-        content: `sessionStorage.setItem("runpodkit.apiKey", ${JSON.stringify(service.apiKey)});`,
-      });
+      await signIn(context, service.apiKey);
       page = await context.newPage();
     });
 

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accountIdOf } from "../../service/edge/auth";
 import type { EndpointRecord } from "../../service/management/model/endpoint";
 import { type TestService, withService } from "../helpers/service";
+import { signIn } from "./support";
 
 const CHROMIUM = "/usr/bin/chromium";
 const HAS_CHROMIUM = existsSync(CHROMIUM);
@@ -118,9 +119,7 @@ describe.skipIf(!HAS_CHROMIUM)(
           executablePath: CHROMIUM,
           args: ["--no-sandbox"],
         });
-        await context.addInitScript({
-          content: `sessionStorage.setItem("runpodkit.apiKey", ${JSON.stringify(service.apiKey)});`,
-        });
+        await signIn(context, service.apiKey);
         const tab = await context.newPage();
         await tab.goto(`${service.queueUrl}/console/#/job/${idle.id}/${id}`);
         await expect.poll(() => tab.locator("#job").innerText(), POLL).toContain(marker);

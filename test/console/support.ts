@@ -1,4 +1,5 @@
 import { resolve } from "node:path";
+import type { BrowserContext } from "playwright-core";
 import { accountIdOf } from "../../service/edge/auth";
 import type { EndpointRecord } from "../../service/management/model/endpoint";
 import { type TestService, withService } from "../helpers/service";
@@ -45,4 +46,14 @@ export async function ordersEndpoint(service: TestService): Promise<EndpointReco
   const first = await runsyncOn(service, endpoint.id, { order: 1 });
   if (first.status !== "COMPLETED") throw new Error(`the first orders job ended ${first.status}`);
   return endpoint;
+}
+
+/** The page script that signs a console tab in with `apiKey` before the console's own script runs. */
+export function signInScript(apiKey: string): string {
+  return `sessionStorage.setItem("runpodkit.apiKey", ${JSON.stringify(apiKey)});`;
+}
+
+/** Every page `context` opens from now on starts signed in with `apiKey`. */
+export async function signIn(context: BrowserContext, apiKey: string): Promise<void> {
+  await context.addInitScript({ content: signInScript(apiKey) });
 }
