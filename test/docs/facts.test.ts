@@ -42,3 +42,57 @@ describe("figures the docs take from the code", () => {
     expect(missing).toEqual([]);
   });
 });
+
+describe("the README as a newcomer reads it", () => {
+  const readme = read("README.md");
+  const sections = [...readme.matchAll(/^## (.+)$/gm)].map((m) => m[1]!);
+
+  test("opens with the two set-up commands, then a contents list of every section, in order", () => {
+    expect(sections.slice(0, 2)).toEqual(["Set up", "Contents"]);
+    const setUp = readme.slice(readme.indexOf("## Set up"));
+    expect(
+      /```sh\n(.*)\n(.*)\n```/
+        .exec(setUp)
+        ?.slice(1, 3)
+        .map((l) => l.split("#")[0]!.trim()),
+    ).toEqual(["npm ci && npm start", "npm ci && npm test"]);
+    const contents = readme.slice(
+      readme.indexOf("## Contents"),
+      readme.indexOf("\n## ", readme.indexOf("## Contents") + 3),
+    );
+    const listed = [...contents.matchAll(/^- \[(.+?)\]\(#/gm)].map((m) => m[1]!);
+    expect(listed).toEqual(sections.slice(2));
+  });
+
+  test("the order a user needs: install, first deploy, the SDK, the local service, logs, the console, troubleshooting", () => {
+    const order = [
+      "Install",
+      "First deploy with Pulumi",
+      "The SDK",
+      "The local service",
+      "Logs",
+      "The console",
+      "Troubleshooting",
+    ];
+    expect(sections.filter((s) => order.includes(s))).toEqual(order);
+  });
+
+  test("the compatibility detail lives on the installation page, which the README links", () => {
+    expect(readme).toContain(
+      "(docs/installation-configuration.md#supported-node-versions-and-package-managers)",
+    );
+    const page = read("docs/installation-configuration.md");
+    const detail = page.slice(page.indexOf("## Supported Node versions and package managers"));
+    for (const fact of [
+      "| Package manager |",
+      "ERR_PNPM_IGNORED_BUILDS",
+      "nodeLinker: node-modules",
+      "skipLibCheck",
+      "--format=cjs",
+      "ERESOLVE",
+      "Not proven here",
+    ]) {
+      expect(detail, fact).toContain(fact);
+    }
+  });
+});
