@@ -43,6 +43,30 @@ describe("figures the docs take from the code", () => {
   });
 });
 
+describe("the resource pages say how a delete ends", () => {
+  // The provider asks who uses a resource before waiting (implement.ts refuseIfStaying): a user that
+  // stays fails the delete at once; only one on its way out is waited for, within the delete bound.
+  test("a resource others use fails at once with IN_USE; a wait is bounded by customTimeouts.delete, else runpodkit:deleteTimeout", () => {
+    const problems: string[] = [];
+    for (const page of ["template", "network-volume", "container-registry-auth"]) {
+      const text = flat(read(`docs/api-docs/${page}.md`));
+      if (!/fails at once with `IN_USE`/.test(text)) problems.push(`${page}: no fail-at-once IN_USE`);
+      if (/the delete is retried until the service accepts it/.test(text))
+        problems.push(`${page}: "retried until accepted"`);
+    }
+    for (const page of ["endpoint", "template", "network-volume"]) {
+      const text = flat(read(`docs/api-docs/${page}.md`));
+      for (const bound of ["`customTimeouts.delete`", "`runpodkit:deleteTimeout`"]) {
+        if (!text.includes(bound)) problems.push(`${page}: no ${bound}`);
+      }
+    }
+    if (!flat(read("docs/api-docs/endpoint.md")).includes("gets its worker counts back")) {
+      problems.push("endpoint: a failed delete's worker counts");
+    }
+    expect(problems).toEqual([]);
+  });
+});
+
 describe("the README as a newcomer reads it", () => {
   const readme = read("README.md");
   const sections = [...readme.matchAll(/^## (.+)$/gm)].map((m) => m[1]!);
