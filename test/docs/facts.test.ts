@@ -6,6 +6,8 @@ import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, test } from "vitest";
 import { JOB_LIMITS } from "../../sdk/schemas/job";
+import { DEFAULT_JOB_PLANE_CONFIG } from "../../service/jobs/config";
+import { JOB_POLICY } from "../../service/jobs/policy";
 import { BUILTIN_HANDLERS, FALLBACK_IMAGE } from "../../service/jobs/workers/handlers/index";
 
 const ROOT = resolve(__dirname, "../..");
@@ -40,6 +42,25 @@ describe("figures the docs take from the code", () => {
       ];
     });
     expect(missing).toEqual([]);
+  });
+});
+
+describe("the worker protocol's settings", () => {
+  test("each setting docs/worker-protocol.md names with its default, as `name` (value), has that default", () => {
+    const text = flat(read("docs/worker-protocol.md"));
+    const units: Record<string, number> = { ms: 1, s: 1_000, MB: 1024 * 1024, "": 1 };
+    const config = DEFAULT_JOB_PLANE_CONFIG as unknown as Record<string, unknown>;
+    const named = [...text.matchAll(/`([a-zA-Z]+)` \((\d+(?:\.\d+)?) ?(ms|s|MB|)(?: by default)?\)/g)];
+    expect(named.length).toBeGreaterThanOrEqual(6);
+    const wrong = named
+      .filter(([, key]) => key! in config)
+      .map(([, key, value, unit]) => [key!, Number(value) * units[unit!]!, config[key!]] as const)
+      .filter(([, documented, actual]) => documented !== actual)
+      .map(
+        ([key, documented, actual]) => `${key}: the page says ${documented}, the code has ${String(actual)}`,
+      );
+    expect(wrong).toEqual([]);
+    expect(config.workerBodyLimit).toBe(5 * JOB_POLICY.runsyncBodyBytes);
   });
 });
 
