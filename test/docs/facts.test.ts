@@ -7,6 +7,7 @@ import { join, resolve } from "node:path";
 import { describe, expect, test } from "vitest";
 import { JOB_LIMITS } from "../../sdk/schemas/job";
 import { DEFAULT_JOB_PLANE_CONFIG } from "../../service/jobs/config";
+import { DEFAULT_LOG_LIMITS } from "../../service/jobs/logs/log-book";
 import { JOB_POLICY } from "../../service/jobs/policy";
 import { BUILTIN_HANDLERS, FALLBACK_IMAGE } from "../../service/jobs/workers/handlers/index";
 
@@ -42,6 +43,32 @@ describe("figures the docs take from the code", () => {
       ];
     });
     expect(missing).toEqual([]);
+  });
+});
+
+describe("the README's log bounds", () => {
+  test("per worker, per endpoint, characters and the late-line window are the log book's defaults", () => {
+    const text = flat(read("README.md"));
+    const n = (value: number) => value.toLocaleString("en-US");
+    const {
+      perWorker,
+      perEndpoint,
+      workersPerEndpoint,
+      maxLineChars,
+      perEndpointChars,
+      totalChars,
+      lateLineMs,
+    } = DEFAULT_LOG_LIMITS;
+    for (const fact of [
+      `per worker (${n(perWorker)} lines)`,
+      `per endpoint (${n(perEndpoint)} lines, ${workersPerEndpoint} workers)`,
+      `at most ${perEndpointChars! / 1024 / 1024} Mi characters of messages per endpoint`,
+      `${totalChars! / 1024 / 1024} Mi over all endpoints`,
+      `\`maxLineChars\` (${maxLineChars / 1024} KiB)`,
+      `ended at most ${lateLineMs! / 1000} s before`,
+    ]) {
+      expect(text, fact).toContain(fact);
+    }
   });
 });
 
