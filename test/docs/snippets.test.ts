@@ -2,7 +2,9 @@
  * What the docs show stays true: every ```ts / ```typescript block of README.md, SECURITY.md, docs/
  * and examples/ READMEs type-checks against this checkout's sources (`runpodkit`, `runpodkit/sdk`,
  * `runpodkit/service`, `runpodkit/worker` through tsconfig.json's paths), and every relative link of
- * every committed markdown file names a file that exists and, with `#anchor`, a heading of it.
+ * every committed markdown file names a file that exists and, with `#anchor`, a heading of it; every
+ * npm script a page runs is a script of its package.json, and every flag it gives the runpodkit CLI
+ * one the CLI's --help names.
  *
  * A block may be marked by an HTML comment on the line before its fence (invisible when rendered):
  * - `<!-- typecheck: skip (why) -->`: not checked (a signature, a fragment that cannot stand alone);
@@ -284,5 +286,91 @@ describe("the docs' shell blocks", () => {
       ["cd", 5],
       ["pulumi", 5],
     ]);
+  });
+});
+
+/** The commands a page shows: its shell blocks' commands and its inline code spans, as [command, line]. */
+function commandsShown(text: string): Array<[string, number]> {
+  const inline: Array<[string, number]> = [];
+  let inFence = false;
+  text.split("\n").forEach((line, index) => {
+    if (/^\s*```/.test(line)) inFence = !inFence;
+    if (inFence) return;
+    for (const [, code] of line.matchAll(/`([^`]+)`/g)) {
+      for (const part of code!.split(/&&|\|\||;|\|/)) if (part.trim()) inline.push([part.trim(), index + 1]);
+    }
+  });
+  return [...shellCommandsOf(text), ...inline];
+}
+
+/** The npm scripts a command runs (`npm run <name>`, `npm start`, `npm test`), "" for none. */
+function npmScriptOf(command: string): string {
+  const words = command.split(/\s+/);
+  while (words.length > 0 && /^[A-Za-z_][A-Za-z0-9_]*=/.test(words[0]!)) words.shift();
+  if (words[0] !== "npm") return "";
+  if (words[1] === "run" && words[2] && !words[2].startsWith("-")) return words[2];
+  return words[1] === "start" || words[1] === "test" ? words[1] : "";
+}
+
+/** The flags a command gives the runpodkit CLI (as `npx runpodkit`, `npm run serve --`, `npx tsx service/main.ts`). */
+function cliFlagsOf(command: string): string[] {
+  const at = /(?:\b(?:npx|yarn) runpodkit\b|\bnpm run serve --(?=\s|$)|service\/main\.ts\b)(.*)$/.exec(
+    command,
+  );
+  return at ? [...at[1]!.matchAll(/(?:^|\s|\[)(--[a-z][a-z-]*)/g)].map((m) => m[1]!) : [];
+}
+
+describe("the docs' commands", () => {
+  const pages = () => markdownFiles().filter((p) => p !== "CHANGELOG.md");
+  const scriptsOf = (dir: string): string[] => {
+    const file = join(ROOT, dir, "package.json");
+    return existsSync(file) ? Object.keys(JSON.parse(readFileSync(file, "utf8")).scripts ?? {}) : [];
+  };
+
+  test("every npm script a page runs is one of the nearest package.json's, or the repository's", () => {
+    const unknown: string[] = [];
+    for (const page of pages()) {
+      const known = new Set([...scriptsOf(dirname(page)), ...scriptsOf(".")]);
+      for (const [command, line] of commandsShown(readFileSync(join(ROOT, page), "utf8"))) {
+        const script = npmScriptOf(command);
+        if (script && !known.has(script)) unknown.push(`${page}:${line}: ${command}`);
+      }
+    }
+    expect(unknown).toEqual([]);
+  });
+
+  test("every flag a page gives the runpodkit CLI is one its --help names", { timeout: 60_000 }, async () => {
+    const tsx = join(ROOT, "node_modules", "tsx", "dist", "cli.mjs");
+    const { stdout, stderr } = await run(
+      process.execPath,
+      [tsx, join(ROOT, "service", "main.ts"), "--help"],
+      {
+        cwd: ROOT,
+      },
+    );
+    const known = new Set([...`${stdout}${stderr}`.matchAll(/--[a-z][a-z-]*/g)].map((m) => m[0]));
+    expect(known).toContain("--handler");
+    const unknown: string[] = [];
+    for (const page of pages()) {
+      for (const [command, line] of commandsShown(readFileSync(join(ROOT, page), "utf8"))) {
+        for (const flag of cliFlagsOf(command))
+          if (!known.has(flag)) unknown.push(`${page}:${line}: ${flag} in ${command}`);
+      }
+    }
+    expect(unknown).toEqual([]);
+  });
+
+  test("the readers find npm scripts and CLI flags in blocks and inline code", () => {
+    const page = [
+      "Run `npm run docs -- --check` or `cd x && npm start`.",
+      "```sh",
+      "RUNPODKIT_API_KEYS=k npm run serve -- --port 8080 [--data file] \\",
+      "  --handler a=b.ts",
+      "npx runpodkit logs <id> --follow",
+      "```",
+    ].join("\n");
+    const shown = commandsShown(page);
+    expect(shown.map(([c]) => npmScriptOf(c)).filter(Boolean)).toEqual(["serve", "docs", "start"]);
+    expect(shown.flatMap(([c]) => cliFlagsOf(c))).toEqual(["--port", "--data", "--handler", "--follow"]);
   });
 });

@@ -5,7 +5,7 @@
  * maps the subpaths), with node16, nodenext and bundler resolution and `skipLibCheck: false` (our
  * .d.ts name no devDependency and no missing file), on TypeScript 5.9 and, with skipLibCheck, 5.0; an
  * ES module consumer (.mts) on Node; and the program deployed, which Pulumi type-checks with ts-node.
- * README "Supported Node versions and package managers" states what this proves.
+ * docs/installation-configuration.md "Supported Node versions and package managers" states what this proves.
  */
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";

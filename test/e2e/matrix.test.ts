@@ -3,7 +3,7 @@
  * by each supported package manager (npm, pnpm, yarn classic, yarn berry with the node-modules linker)
  * from the npm registry, then deployed and destroyed through the test engine against the local service;
  * and the npm install on the lowest supported Node (the npm `node` package first on PATH, so the
- * program and Pulumi's provider host run on it). README "Supported Node versions and package
+ * program and Pulumi's provider host run on it). docs/installation-configuration.md "Supported Node versions and package
  * managers" states what this proves.
  */
 import { randomBytes } from "node:crypto";

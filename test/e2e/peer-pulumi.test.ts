@@ -1,5 +1,5 @@
 /**
- * `@pulumi/pulumi` is an optional peer dependency of the packed package (README "Supported Node
+ * `@pulumi/pulumi` is an optional peer dependency of the packed package (docs/installation-configuration.md "Supported Node
  * versions and package managers"): a project that uses only the SDK, the worker runtime, the local
  * service or the CLI installs no Pulumi (nor protobufjs, whose install script pnpm 11 stops on), and
  * its import of the resources stops with one line saying what to install; a Pulumi project's one copy

@@ -2,7 +2,8 @@
  * Yarn berry's default linker, Plug'n'Play (no node_modules; packages read from zip archives through
  * .pnp.cjs): `yarn runpodkit` serves a handler of the project, and its worker processes, which get
  * no NODE_OPTIONS, load the runtime from the archive through the same PnP runtime and run the job.
- * (Pulumi programs themselves need node_modules: README "Supported Node versions and package managers".)
+ * (Pulumi programs themselves need node_modules: docs/installation-configuration.md "Supported Node versions
+ * and package managers".)
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync } from "node:fs";

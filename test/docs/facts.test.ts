@@ -1,0 +1,170 @@
+/**
+ * Facts the README and docs/ state that the code owns: the figures are read from the code here, so a
+ * change of either side fails this test instead of leaving a newcomer with a value the code refuses.
+ */
+import { readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { describe, expect, test } from "vitest";
+import { JOB_LIMITS } from "../../sdk/schemas/job";
+import { DEFAULT_JOB_PLANE_CONFIG } from "../../service/jobs/config";
+import { DEFAULT_LOG_LIMITS } from "../../service/jobs/logs/log-book";
+import { JOB_POLICY } from "../../service/jobs/policy";
+import { BUILTIN_HANDLERS, FALLBACK_IMAGE } from "../../service/jobs/workers/handlers/index";
+
+const ROOT = resolve(__dirname, "../..");
+const read = (path: string) => readFileSync(join(ROOT, path), "utf8");
+/** Prose as read: line breaks and indentation of a wrapped paragraph are one space. */
+const flat = (text: string) => text.replace(/\s+/g, " ");
+
+describe("figures the docs take from the code", () => {
+  test("the README gives statusSync's `wait` in the unit the SDK takes (milliseconds) and its bounds", () => {
+    const readme = flat(read("README.md"));
+    const bullet = readme.slice(readme.indexOf("- `statusSync(id, { wait })`"));
+    const { min, max, default: fallback } = JOB_LIMITS.runsyncWait;
+    expect(bullet.slice(0, 400)).toContain(
+      `in milliseconds, as \`runSync\`'s: ${min} to ${max}, default ${fallback}`,
+    );
+  });
+
+  test("every page that lists the service's built-in images lists all of them, and the fallback", () => {
+    const pages = [
+      "README.md",
+      "docs/installation-configuration.md",
+      "docs/api-docs/template.md",
+      "examples/handlers/README.md",
+    ];
+    const images = Object.keys(BUILTIN_HANDLERS);
+    expect(images.length).toBeGreaterThanOrEqual(5);
+    const missing = pages.flatMap((page) => {
+      const text = flat(read(page));
+      return [
+        ...images.filter((image) => !text.includes(`\`${image}\``)).map((image) => `${page}: ${image}`),
+        ...(text.includes(`any other image runs \`${FALLBACK_IMAGE}\``) ? [] : [`${page}: the fallback`]),
+      ];
+    });
+    expect(missing).toEqual([]);
+  });
+});
+
+describe("the README's log bounds", () => {
+  test("per worker, per endpoint, characters and the late-line window are the log book's defaults", () => {
+    const text = flat(read("README.md"));
+    const n = (value: number) => value.toLocaleString("en-US");
+    const {
+      perWorker,
+      perEndpoint,
+      workersPerEndpoint,
+      maxLineChars,
+      perEndpointChars,
+      totalChars,
+      lateLineMs,
+    } = DEFAULT_LOG_LIMITS;
+    for (const fact of [
+      `per worker (${n(perWorker)} lines)`,
+      `per endpoint (${n(perEndpoint)} lines, ${workersPerEndpoint} workers)`,
+      `at most ${perEndpointChars! / 1024 / 1024} Mi characters of messages per endpoint`,
+      `${totalChars! / 1024 / 1024} Mi over all endpoints`,
+      `\`maxLineChars\` (${maxLineChars / 1024} KiB)`,
+      `ended at most ${lateLineMs! / 1000} s before`,
+    ]) {
+      expect(text, fact).toContain(fact);
+    }
+  });
+});
+
+describe("the worker protocol's settings", () => {
+  test("each setting docs/worker-protocol.md names with its default, as `name` (value), has that default", () => {
+    const text = flat(read("docs/worker-protocol.md"));
+    const units: Record<string, number> = { ms: 1, s: 1_000, MB: 1024 * 1024, "": 1 };
+    const config = DEFAULT_JOB_PLANE_CONFIG as unknown as Record<string, unknown>;
+    const named = [...text.matchAll(/`([a-zA-Z]+)` \((\d+(?:\.\d+)?) ?(ms|s|MB|)(?: by default)?\)/g)];
+    expect(named.length).toBeGreaterThanOrEqual(6);
+    const wrong = named
+      .filter(([, key]) => key! in config)
+      .map(([, key, value, unit]) => [key!, Number(value) * units[unit!]!, config[key!]] as const)
+      .filter(([, documented, actual]) => documented !== actual)
+      .map(
+        ([key, documented, actual]) => `${key}: the page says ${documented}, the code has ${String(actual)}`,
+      );
+    expect(wrong).toEqual([]);
+    expect(config.workerBodyLimit).toBe(5 * JOB_POLICY.runsyncBodyBytes);
+  });
+});
+
+describe("the resource pages say how a delete ends", () => {
+  // The provider asks who uses a resource before waiting (implement.ts refuseIfStaying): a user that
+  // stays fails the delete at once; only one on its way out is waited for, within the delete bound.
+  test("a resource others use fails at once with IN_USE; a wait is bounded by customTimeouts.delete, else runpodkit:deleteTimeout", () => {
+    const problems: string[] = [];
+    for (const page of ["template", "network-volume", "container-registry-auth"]) {
+      const text = flat(read(`docs/api-docs/${page}.md`));
+      if (!/fails at once with `IN_USE`/.test(text)) problems.push(`${page}: no fail-at-once IN_USE`);
+      if (/the delete is retried until the service accepts it/.test(text))
+        problems.push(`${page}: "retried until accepted"`);
+    }
+    for (const page of ["endpoint", "template", "network-volume"]) {
+      const text = flat(read(`docs/api-docs/${page}.md`));
+      for (const bound of ["`customTimeouts.delete`", "`runpodkit:deleteTimeout`"]) {
+        if (!text.includes(bound)) problems.push(`${page}: no ${bound}`);
+      }
+    }
+    if (!flat(read("docs/api-docs/endpoint.md")).includes("gets its worker counts back")) {
+      problems.push("endpoint: a failed delete's worker counts");
+    }
+    expect(problems).toEqual([]);
+  });
+});
+
+describe("the README as a newcomer reads it", () => {
+  const readme = read("README.md");
+  const sections = [...readme.matchAll(/^## (.+)$/gm)].map((m) => m[1]!);
+
+  test("opens with the two set-up commands, then a contents list of every section, in order", () => {
+    expect(sections.slice(0, 2)).toEqual(["Set up", "Contents"]);
+    const setUp = readme.slice(readme.indexOf("## Set up"));
+    expect(
+      /```sh\n(.*)\n(.*)\n```/
+        .exec(setUp)
+        ?.slice(1, 3)
+        .map((l) => l.split("#")[0]!.trim()),
+    ).toEqual(["npm ci && npm start", "npm ci && npm test"]);
+    const contents = readme.slice(
+      readme.indexOf("## Contents"),
+      readme.indexOf("\n## ", readme.indexOf("## Contents") + 3),
+    );
+    const listed = [...contents.matchAll(/^- \[(.+?)\]\(#/gm)].map((m) => m[1]!);
+    expect(listed).toEqual(sections.slice(2));
+  });
+
+  test("the order a user needs: install, first deploy, the SDK, the local service, logs, the console, troubleshooting", () => {
+    const order = [
+      "Install",
+      "First deploy with Pulumi",
+      "The SDK",
+      "The local service",
+      "Logs",
+      "The console",
+      "Troubleshooting",
+    ];
+    expect(sections.filter((s) => order.includes(s))).toEqual(order);
+  });
+
+  test("the compatibility detail lives on the installation page, which the README links", () => {
+    expect(readme).toContain(
+      "(docs/installation-configuration.md#supported-node-versions-and-package-managers)",
+    );
+    const page = read("docs/installation-configuration.md");
+    const detail = page.slice(page.indexOf("## Supported Node versions and package managers"));
+    for (const fact of [
+      "| Package manager |",
+      "ERR_PNPM_IGNORED_BUILDS",
+      "nodeLinker: node-modules",
+      "skipLibCheck",
+      "--format=cjs",
+      "ERESOLVE",
+      "Not proven here",
+    ]) {
+      expect(detail, fact).toContain(fact);
+    }
+  });
+});
