@@ -6,6 +6,7 @@ import { replyCutHeaders, replyCutStatus } from "./dispatch-reply";
 import {
   AbortedError,
   JobFailedError,
+  RateLimitedError,
   RunpodkitError,
   StreamInterruptedError,
   TimeoutError,
@@ -317,7 +318,8 @@ export class JobClient {
    * envelope. Each wait is one call the service holds until the job ends (GET /status-sync, up to
    * 90 s a call), so the result comes as soon as the job ends; a service without /status-sync (it
    * answers 404 or 405 for a job /status knows) is polled on /status every `pollIntervalMs` instead,
-   * as is the last second of the wait. Gives up after `timeoutMs` with a TimeoutError that carries
+   * as is the last second of the wait and, for a hold's length, a wait whose held call the service
+   * refused with a 429 (its held calls full). Gives up after `timeoutMs` with a TimeoutError that carries
    * the job id (`jobId`) and the last status seen (`jobStatus`, undefined when no call answered); the
    * job itself keeps running. Calls that fail for a reason that passes (a service restart, a 5xx, a
    * 429) are made again for up to `maxOutageMs`; any other failure (an unknown job, ...) is thrown at
@@ -337,6 +339,8 @@ export class JobClient {
     // The failure of the calls since the last answer, and since when they fail.
     let outage: RunpodkitError | undefined;
     let outageSince = 0;
+    // When this wait may hold a call again after the service refused one (429: its held calls are full).
+    let holdsFrom = 0;
     for (;;) {
       const remaining = deadline - Date.now();
       if (remaining <= 0) {
@@ -353,7 +357,10 @@ export class JobClient {
       // The service's hold of this call, when it is held: not below the service's least `wait`, and
       // not once close() began (the closed client then refuses the plain call).
       const hold =
-        this.#holds && remaining >= JOB_LIMITS.runsyncWait.min && !this.#http.closeBegun.aborted
+        this.#holds &&
+        remaining >= JOB_LIMITS.runsyncWait.min &&
+        Date.now() >= holdsFrom &&
+        !this.#http.closeBegun.aborted
           ? Math.min(remaining, WAIT_HOLD_MS)
           : undefined;
       const sent = Date.now();
@@ -373,13 +380,17 @@ export class JobClient {
           if (this.#http.forceClosed.aborted) throw this.#closedWithForce(operation, jobId, error);
           continue;
         }
+        // No room for another held call (a 429): poll /status after its Retry-After, holding again a
+        // hold's length later. Not an outage by itself: the poll may well be answered.
+        const holdRefused = hold !== undefined && error instanceof RateLimitedError;
+        if (holdRefused) holdsFrom = Date.now() + WAIT_HOLD_MS;
         // The per-call budget was cut to the wait's remainder: report the wait's timeout.
         const waitOver = error instanceof TimeoutError && deadline - Date.now() <= 0;
         if (!waitOver) {
           if (!isPassing(error)) throw error;
           if (outage === undefined) outageSince = Date.now();
           outage = error;
-          if (Date.now() - outageSince >= maxOutageMs) throw error;
+          if (!holdRefused && Date.now() - outageSince >= maxOutageMs) throw error;
         }
       }
       if (envelope) {

@@ -121,3 +121,64 @@ describe("waitFor on a service without /status-sync", () => {
     }
   });
 });
+
+describe("held waits under the service's limits", () => {
+  /** A service allowing one /status-sync and one /status call in flight per endpoint. */
+  const limited = () =>
+    startHarness({
+      config: {
+        rateLimits: {
+          enabled: true,
+          requestsPerWorker: 1,
+          limits: {
+            status: { requests: 1_000, windowMs: 10_000, concurrent: 1 },
+            "status-sync": { requests: 1_000, windowMs: 10_000, concurrent: 1 },
+          },
+        },
+      },
+    });
+
+  it("held /status-sync calls do not take /status's slots; one past the bound is a 429, not a 5xx", async () => {
+    const s = await limited();
+    try {
+      const endpoint = s.endpoint("runpodkit/echo", { workersMax: 0 });
+      const { body } = await s.call("POST", `/v2/${endpoint.id}/run`, { body: { input: {} } });
+      const id = (body as { id: string }).id;
+      const holding = s.call("GET", `/v2/${endpoint.id}/status-sync/${id}?wait=300000`);
+      await eventually(() => (s.plane.book.watchers.waiting === 1 ? true : undefined));
+      expect((await s.call("GET", `/v2/${endpoint.id}/status/${id}`)).status).toBe(200);
+      expect((await s.call("GET", `/v2/${endpoint.id}/status-sync/${id}?wait=1000`)).status).toBe(429);
+      // Shutdown releases the held call with the job's status.
+      const closing = s.close();
+      expect(await holding).toMatchObject({ status: 200, body: { id, status: "IN_QUEUE" } });
+      await closing;
+    } catch (error) {
+      await s.close().catch(() => undefined);
+      throw error;
+    }
+  });
+
+  it("a wait the service has no room to hold polls /status instead, and still gets the result", async () => {
+    const s = await limited();
+    const endpoint = s.endpoint("runpodkit/echo", { workersMax: 0 });
+    const jobs = new JobClient({ apiKey: KEY, endpointId: endpoint.id, baseUrl: `${s.url}/v2`, retries: 0 });
+    try {
+      const worker = new ProtocolWorker(s, endpoint.id, "w-limited");
+      const first = await jobs.run({ input: { n: 1 } });
+      const second = await jobs.run({ input: { n: 2 } });
+      const firstDone = jobs.waitFor(first.id, { pollIntervalMs: 300_000 });
+      await eventually(() => (s.plane.book.watchers.waiting === 1 ? true : undefined));
+      // maxOutageMs 0: a 429 counted as an outage would end this wait at once.
+      const secondDone = jobs.waitFor(second.id, { pollIntervalMs: 10, maxOutageMs: 0 });
+      for (const { id } of [first, second]) {
+        await worker.take();
+        await worker.done(id, { output: { id } });
+      }
+      expect(await firstDone).toMatchObject({ id: first.id, status: "COMPLETED" });
+      expect(await secondDone).toMatchObject({ id: second.id, status: "COMPLETED" });
+    } finally {
+      await jobs.close({ force: true });
+      await s.close();
+    }
+  });
+});

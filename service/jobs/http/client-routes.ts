@@ -140,8 +140,10 @@ export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps
     const { wait, ttl } = parseQuery(StatusSyncQuery, request.query, "wait");
     return jobs.statusSync(jobOf(request, accountId, ttl), wait, clientGone(reply.raw));
   };
-  app.get("/:endpointId/status-sync/:jobId", status, statusSync);
-  app.post("/:endpointId/status-sync/:jobId", status, statusSync);
+  // Its own limits: held calls in flight would otherwise fill /status's and refuse every poll.
+  const statusSyncRoute = { onRequest: admit("status-sync") };
+  app.get("/:endpointId/status-sync/:jobId", statusSyncRoute, statusSync);
+  app.post("/:endpointId/status-sync/:jobId", statusSyncRoute, statusSync);
 
   const stream = async (request: FastifyRequest, reply: FastifyReply) => {
     const { accountId } = admitted(request);
