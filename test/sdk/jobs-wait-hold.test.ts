@@ -182,3 +182,24 @@ describe("held waits under the service's limits", () => {
     }
   });
 });
+
+describe("held calls at shutdown", () => {
+  it("a /runsync and a /status-sync held at shutdown are answered and do not keep close() waiting", async () => {
+    for (const fastPath of [true, false]) {
+      const s = await startHarness({ config: { fastPath } });
+      const endpoint = s.endpoint("runpodkit/echo", { workersMax: 0 });
+      // Keep-alive clients that are not closed: the service must not wait for them to hang up.
+      const jobs = new JobClient({ apiKey: KEY, endpointId: endpoint.id, baseUrl: `${s.url}/v2` });
+      clients.push(jobs);
+      const { id } = await jobs.run({ input: {} });
+      const runSync = jobs.runSync({ input: {} }, { wait: 300_000 });
+      const statusSync = jobs.statusSync(id, { wait: 300_000 });
+      await eventually(() => (s.plane.book.watchers.waiting === 2 ? true : undefined));
+      const closed = s.close().then(() => "closed");
+      expect(await runSync).toMatchObject({ status: "IN_QUEUE" });
+      expect(await statusSync).toMatchObject({ id, status: "IN_QUEUE" });
+      // The service's close ends before a keep-alive connection's timeout would (the test's budget).
+      expect(await closed).toBe("closed");
+    }
+  });
+});
