@@ -64,7 +64,7 @@ export interface WaitOptions {
   timeoutMs?: number | undefined;
   /**
    * Pause between /status polls (default 1000 ms): polled where the service does not hold
-   * /status-sync, in the last second of the wait, and after a failed call.
+   * /status-sync, in the last two seconds of the wait, and after a failed call.
    */
   pollIntervalMs?: number | undefined;
   /**
@@ -98,6 +98,9 @@ const DEFAULT_MAX_OUTAGE_MS = 60_000;
 
 /** The longest one waitFor call is held by the service (GET /status-sync's `wait`; its default). */
 const WAIT_HOLD_MS = JOB_LIMITS.runsyncWait.default;
+
+/** What a held waitFor call leaves of the wait for the service's answer to arrive in. */
+const HOLD_REPLY_MS = 1_000;
 
 /** The shortest pause between polls that failed, so an outage is not polled in a tight loop. */
 const OUTAGE_PAUSE_MS = 250;
@@ -318,7 +321,7 @@ export class JobClient {
    * envelope. Each wait is one call the service holds until the job ends (GET /status-sync, up to
    * 90 s a call), so the result comes as soon as the job ends; a service without /status-sync (it
    * answers 404 or 405 for a job /status knows) is polled on /status every `pollIntervalMs` instead,
-   * as is the last second of the wait and, for a hold's length, a wait whose held call the service
+   * as are the last two seconds of the wait and, for a hold's length, a wait whose held call the service
    * refused with a 429 (its held calls full). Gives up after `timeoutMs` with a TimeoutError that carries
    * the job id (`jobId`) and the last status seen (`jobStatus`, undefined when no call answered); the
    * job itself keeps running. Calls that fail for a reason that passes (a service restart, a 5xx, a
@@ -358,10 +361,10 @@ export class JobClient {
       // not once close() began (the closed client then refuses the plain call).
       const hold =
         this.#holds &&
-        remaining >= JOB_LIMITS.runsyncWait.min &&
+        remaining - HOLD_REPLY_MS >= JOB_LIMITS.runsyncWait.min &&
         Date.now() >= holdsFrom &&
         !this.#http.closeBegun.aborted
-          ? Math.min(remaining, WAIT_HOLD_MS)
+          ? Math.min(remaining - HOLD_REPLY_MS, WAIT_HOLD_MS)
           : undefined;
       const sent = Date.now();
       let envelope: JobEnvelope | undefined;
@@ -425,8 +428,8 @@ export class JobClient {
     try {
       return await this.#statusSync(operation, jobId, hold, {
         signal: signal ? AbortSignal.any([signal, closing]) : closing,
-        // The hold plus the client's budget: the service's answer at the hold's end comes first.
-        timeoutMs: Math.min(MAX_TIMEOUT_MS, hold + this.#timeoutMs),
+        // The hold plus the client's budget, within the wait: the hold ends HOLD_REPLY_MS before it.
+        timeoutMs: Math.min(remaining, hold + this.#timeoutMs),
       });
     } catch (error) {
       if (!(error instanceof RunpodkitError && (error.status === 404 || error.status === 405))) throw error;
