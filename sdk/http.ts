@@ -423,6 +423,8 @@ export class HttpClient {
   #closing: Promise<void> | null = null;
   /** Aborted by close({ force: true }): what waits between calls (a pause, a backoff) listens to it. */
   readonly #forced = new AbortController();
+  /** Aborted when close() begins (plain or forced): ends the calls a wait holds open (waitFor's long-polls). */
+  readonly #closeBegun = new AbortController();
 
   constructor(options: HttpClientOptions) {
     const url = new URL(options.baseUrl);
@@ -657,6 +659,7 @@ export class HttpClient {
    * backoffs run now and find the pool gone), so no socket or timer of the client is left.
    */
   async close(options: CloseOptions = {}): Promise<void> {
+    this.#closeBegun.abort(new Error("the client was closed (close())"));
     if (options.force === true) {
       if (this.#forced.signal.aborted) return;
       this.#closed = true;
@@ -684,6 +687,14 @@ export class HttpClient {
   #idle(): Promise<void> {
     if (this.#active === 0) return Promise.resolve();
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  /**
+   * Aborted once close() begins: a call held only to wait (waitFor's /status-sync) ends then, so a
+   * plain close() does not wait out its hold.
+   */
+  get closeBegun(): AbortSignal {
+    return this.#closeBegun.signal;
   }
 
   /** Aborted once the client is closed with `force`: for waits between calls (JobClient's pauses). */

@@ -6,6 +6,7 @@ import { replyCutHeaders, replyCutStatus } from "./dispatch-reply";
 import {
   AbortedError,
   JobFailedError,
+  RateLimitedError,
   RunpodkitError,
   StreamInterruptedError,
   TimeoutError,
@@ -61,7 +62,10 @@ export interface RunSyncOptions extends CallOptions {
 export interface WaitOptions {
   /** How long to wait for a terminal status (default 10 min). Then a TimeoutError with the job id. */
   timeoutMs?: number | undefined;
-  /** Pause between status polls (default 1000 ms). */
+  /**
+   * Pause between /status polls (default 1000 ms): polled where the service does not hold
+   * /status-sync, in the last two seconds of the wait, and after a failed call.
+   */
   pollIntervalMs?: number | undefined;
   /**
    * How long polls may keep failing for a reason that passes (the service restarting or out of
@@ -91,6 +95,12 @@ export interface StreamOptions {
 
 /** What a long wait rides out by default: a service restart takes longer than a call's retries. */
 const DEFAULT_MAX_OUTAGE_MS = 60_000;
+
+/** The longest one waitFor call is held by the service (GET /status-sync's `wait`; its default). */
+const WAIT_HOLD_MS = JOB_LIMITS.runsyncWait.default;
+
+/** What a held waitFor call leaves of the wait for the service's answer to arrive in. */
+const HOLD_REPLY_MS = 1_000;
 
 /** The shortest pause between polls that failed, so an outage is not polled in a tight loop. */
 const OUTAGE_PAUSE_MS = 250;
@@ -155,6 +165,8 @@ export class JobClient {
   readonly endpointId: string;
   readonly #http: HttpClient;
   readonly #timeoutMs: number;
+  /** Whether the service holds /status-sync (false once it answered 404/405 for a job /status knows). */
+  #holds = true;
 
   constructor(given: JobClientOptions) {
     const options = requireClientOptions(given, "jobs");
@@ -217,8 +229,21 @@ export class JobClient {
    */
   async statusSync(jobId: string, options: RunSyncOptions & { ttl?: number } = {}): Promise<JobEnvelope> {
     const operation = "jobs.statusSync";
-    const path = `/status-sync${idSegment(jobId, operation, "jobId")}`;
     const wait = requireWait(options, operation);
+    return this.#statusSync(operation, jobId, wait, {
+      ...options,
+      timeoutMs: Math.min(MAX_TIMEOUT_MS, wait + (options.timeoutMs ?? this.#timeoutMs)),
+    });
+  }
+
+  /** GET /status-sync/{id} held up to `wait` on behalf of `operation` (statusSync, waitFor's holds). */
+  async #statusSync(
+    operation: string,
+    jobId: string,
+    wait: number,
+    options: CallOptions & { ttl?: number },
+  ): Promise<JobEnvelope> {
+    const path = `/status-sync${idSegment(jobId, operation, "jobId")}`;
     try {
       const reply = await this.#http.request({
         operation,
@@ -226,7 +251,7 @@ export class JobClient {
         path,
         query: { wait, ttl: options.ttl },
         signal: options.signal,
-        timeoutMs: Math.min(MAX_TIMEOUT_MS, wait + (options.timeoutMs ?? this.#timeoutMs)),
+        timeoutMs: options.timeoutMs,
       });
       return parseReply(JobEnvelope, reply, operation);
     } catch (error) {
@@ -292,12 +317,17 @@ export class JobClient {
   }
 
   /**
-   * Polls the job's status until it is terminal (COMPLETED, FAILED, CANCELLED or TIMED_OUT) and returns
-   * that envelope. Gives up after `timeoutMs` with a TimeoutError that carries the job id (`jobId`)
-   * and the last status seen (`jobStatus`, undefined when no poll answered); the job itself keeps
-   * running. Polls that fail for a reason that passes (a service restart, a 5xx, a 429) are polled
-   * through for up to `maxOutageMs`; any other failure (an unknown job, ...) is thrown at once, as
-   * this operation's.
+   * Waits for the job to be terminal (COMPLETED, FAILED, CANCELLED or TIMED_OUT) and returns that
+   * envelope. Each wait is one call the service holds until the job ends (GET /status-sync, up to
+   * 90 s a call), so the result comes as soon as the job ends; a service without /status-sync (it
+   * answers 404 or 405 for a job /status knows) is polled on /status every `pollIntervalMs` instead,
+   * as are the last two seconds of the wait and, for a hold's length, a wait whose held call the service
+   * refused with a 429 (its held calls full). Gives up after `timeoutMs` with a TimeoutError that carries
+   * the job id (`jobId`) and the last status seen (`jobStatus`, undefined when no call answered); the
+   * job itself keeps running. Calls that fail for a reason that passes (a service restart, a 5xx, a
+   * 429) are made again for up to `maxOutageMs`; any other failure (an unknown job, ...) is thrown at
+   * once, as this operation's. close() ends a held call at once (the wait then fails as a closed
+   * client's call).
    */
   async waitFor(jobId: string, options: WaitOptions = {}): Promise<JobEnvelope> {
     const operation = "jobs.waitFor";
@@ -309,9 +339,11 @@ export class JobClient {
     requirePause(maxOutageMs, operation, "maxOutageMs");
     const deadline = Date.now() + timeoutMs;
     let last: JobStatus | undefined;
-    // The failure of the polls since the last answer, and since when they fail.
+    // The failure of the calls since the last answer, and since when they fail.
     let outage: RunpodkitError | undefined;
     let outageSince = 0;
+    // When this wait may hold a call again after the service refused one (429: its held calls are full).
+    let holdsFrom = 0;
     for (;;) {
       const remaining = deadline - Date.now();
       if (remaining <= 0) {
@@ -325,26 +357,50 @@ export class JobClient {
           cause: outage,
         });
       }
+      // The service's hold of this call, when it is held: not below the service's least `wait`, and
+      // not once close() began (the closed client then refuses the plain call).
+      const hold =
+        this.#holds &&
+        remaining - HOLD_REPLY_MS >= JOB_LIMITS.runsyncWait.min &&
+        Date.now() >= holdsFrom &&
+        !this.#http.closeBegun.aborted
+          ? Math.min(remaining - HOLD_REPLY_MS, WAIT_HOLD_MS)
+          : undefined;
+      const sent = Date.now();
       let envelope: JobEnvelope | undefined;
       try {
-        envelope = await this.#status(operation, jobId, {
-          signal: options.signal,
-          timeoutMs: Math.min(remaining, this.#timeoutMs),
-        });
+        envelope =
+          hold === undefined
+            ? await this.#status(operation, jobId, {
+                signal: options.signal,
+                timeoutMs: Math.min(remaining, this.#timeoutMs),
+              })
+            : await this.#held(operation, jobId, hold, remaining, options.signal);
         outage = undefined;
       } catch (error) {
+        if (error instanceof AbortedError && !options.signal?.aborted && this.#http.closeBegun.aborted) {
+          // close() ended the held call. Forced: say so; plain: the next call is refused as a closed client's.
+          if (this.#http.forceClosed.aborted) throw this.#closedWithForce(operation, jobId, error);
+          continue;
+        }
+        // No room for another held call (a 429): poll /status after its Retry-After, holding again a
+        // hold's length later. Not an outage by itself: the poll may well be answered.
+        const holdRefused = hold !== undefined && error instanceof RateLimitedError;
+        if (holdRefused) holdsFrom = Date.now() + WAIT_HOLD_MS;
         // The per-call budget was cut to the wait's remainder: report the wait's timeout.
         const waitOver = error instanceof TimeoutError && deadline - Date.now() <= 0;
         if (!waitOver) {
           if (!isPassing(error)) throw error;
           if (outage === undefined) outageSince = Date.now();
           outage = error;
-          if (Date.now() - outageSince >= maxOutageMs) throw error;
+          if (!holdRefused && Date.now() - outageSince >= maxOutageMs) throw error;
         }
       }
       if (envelope) {
         if (isTerminalJobStatus(envelope.status)) return envelope;
         last = envelope.status;
+        // A held call has waited already; one answered early (a service that does not hold) has not.
+        if (hold !== undefined && Date.now() - sent >= hold / 2) continue;
       }
       const pause = outage ? outagePause(pollIntervalMs, outage) : pollIntervalMs;
       await this.#pause(
@@ -354,6 +410,45 @@ export class JobClient {
         options.signal,
       );
     }
+  }
+
+  /**
+   * One waitFor call held by the service up to `hold` (GET /status-sync); close() ends it. A 404 or
+   * 405 is a service without /status-sync or an unknown job: /status tells which, and in the first
+   * case this client polls /status from then on.
+   */
+  async #held(
+    operation: string,
+    jobId: string,
+    hold: number,
+    remaining: number,
+    signal: AbortSignal | undefined,
+  ): Promise<JobEnvelope> {
+    const closing = this.#http.closeBegun;
+    try {
+      return await this.#statusSync(operation, jobId, hold, {
+        signal: signal ? AbortSignal.any([signal, closing]) : closing,
+        // The hold plus the client's budget, within the wait: the hold ends HOLD_REPLY_MS before it.
+        timeoutMs: Math.min(remaining, hold + this.#timeoutMs),
+      });
+    } catch (error) {
+      if (!(error instanceof RunpodkitError && (error.status === 404 || error.status === 405))) throw error;
+      const envelope = await this.#status(operation, jobId, {
+        signal,
+        timeoutMs: Math.min(remaining, this.#timeoutMs),
+      });
+      this.#holds = false;
+      return envelope;
+    }
+  }
+
+  #closedWithForce(operation: string, jobId: string, cause: unknown): AbortedError {
+    return new AbortedError({
+      operation,
+      jobId,
+      message: `${operation}: the client was closed with close({ force: true }) while waiting for job ${jobId}`,
+      cause,
+    });
   }
 
   /**
@@ -494,13 +589,11 @@ export class JobClient {
     try {
       await sleep(ms, undefined, { signal: signal ? AbortSignal.any([signal, forced]) : forced });
     } catch (error) {
-      const closed = forced.aborted && !signal?.aborted;
+      if (forced.aborted && !signal?.aborted) throw this.#closedWithForce(operation, jobId, error);
       throw new AbortedError({
         operation,
         jobId,
-        message: closed
-          ? `${operation}: the client was closed with close({ force: true }) while waiting for job ${jobId}`
-          : `${operation}: aborted by the caller`,
+        message: `${operation}: aborted by the caller`,
         cause: error,
       });
     }

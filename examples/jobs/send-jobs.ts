@@ -56,7 +56,7 @@ export async function sendJobs(options: SendJobsOptions): Promise<SentJobs> {
     baseUrl: options.baseUrl,
   });
   try {
-    // 1. run + waitFor: /run answers at once with the id; waitFor polls /status until a final status.
+    // 1. run + waitFor: /run answers at once with the id; waitFor waits on /status-sync until a final status.
     const input = { text: "hello from runpodkit" };
     const submitted = await jobs.run({ input });
     log(`run      ${submitted.id} ${submitted.status}  input ${JSON.stringify(input)}`);

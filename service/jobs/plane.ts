@@ -88,6 +88,8 @@ export class JobPlane {
   /** When running workers' time was last written for billing (on the sweep's timer). */
   #usageCheckpointAt = 0;
   #stopped: Promise<void> | null = null;
+  /** Set by release(): the service is stopping, its holds ended. */
+  #released = false;
 
   constructor(deps: JobPlaneDeps) {
     const config: JobPlaneConfig = { ...DEFAULT_JOB_PLANE_CONFIG, ...deps.config };
@@ -197,6 +199,7 @@ export class JobPlane {
       jobs: this.jobs,
       limiter: this.limiter,
       streamHoldMs: config.streamHoldMs,
+      released: () => this.#released,
     };
     const worker = {
       dispatcher: this.dispatcher,
@@ -262,6 +265,7 @@ export class JobPlane {
    * waits on a held request or a worker's open connection.
    */
   release(): void {
+    this.#released = true;
     this.supervisor.stop();
     this.dispatcher.stop();
     this.book.watchers.releaseAll();

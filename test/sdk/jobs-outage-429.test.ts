@@ -33,3 +33,24 @@ describe("waitFor through 429s", () => {
     expect(server.hits).toHaveLength(1);
   });
 });
+
+describe("waitFor against a service that never answers", () => {
+  it("ends at its timeoutMs with a TimeoutError naming the job, not at a held call's longer budget", async () => {
+    // A held call's budget is its hold plus the client's timeoutMs (60 s here): it must stay within the wait.
+    const server = await startScriptedServer(() => undefined);
+    const jobs = new JobClient({
+      apiKey: KEY,
+      endpointId: "ep",
+      baseUrl: `${server.url}/v2`,
+      timeoutMs: 60_000,
+    });
+    cleanup.push(
+      () => server.close(),
+      () => jobs.close({ force: true }),
+    );
+    const error = await failure(jobs.waitFor("job-2", { timeoutMs: 3_000, maxOutageMs: 0 }));
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(error.toJSON()).toMatchObject({ operation: "jobs.waitFor", jobId: "job-2", code: "TIMEOUT" });
+    expect(server.hits[0]?.url).toMatch(/\/status-sync\/job-2\?wait=\d+$/);
+  }, 15_000);
+});

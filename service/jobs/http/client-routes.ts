@@ -14,7 +14,7 @@ import { ServiceError } from "../../errors";
 import type { JobService } from "../client/job-service";
 import type { RateLimiter } from "../client/rate-limit";
 import { JOB_POLICY, type RateLimitedOperation } from "../policy";
-import { clientGone } from "./wire";
+import { clientGone, closeIfReleased } from "./wire";
 
 export interface ClientRouteDeps {
   accounts: Accounts;
@@ -22,6 +22,8 @@ export interface ClientRouteDeps {
   limiter: RateLimiter;
   /** How long /stream holds when no chunk is buffered, ms. */
   streamHoldMs: number;
+  /** Whether the service is stopping (holds released): held replies then end their connection. */
+  released: () => boolean;
 }
 
 interface EndpointParams {
@@ -121,7 +123,9 @@ export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps
       const { accountId, endpointId } = admitted(request);
       const { wait } = parseQuery(RunSyncQuery, request.query, "wait");
       const body = parseInput(JobSubmission, request.body, "body");
-      return jobs.runSync(accountId, endpointId, body, wait, clientGone(reply.raw));
+      const envelope = await jobs.runSync(accountId, endpointId, body, wait, clientGone(reply.raw));
+      closeIfReleased(reply.raw, deps.released);
+      return envelope;
     },
   );
 
@@ -138,16 +142,21 @@ export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps
   const statusSync = async (request: FastifyRequest, reply: FastifyReply) => {
     const { accountId } = admitted(request);
     const { wait, ttl } = parseQuery(StatusSyncQuery, request.query, "wait");
-    return jobs.statusSync(jobOf(request, accountId, ttl), wait, clientGone(reply.raw));
+    const envelope = await jobs.statusSync(jobOf(request, accountId, ttl), wait, clientGone(reply.raw));
+    closeIfReleased(reply.raw, deps.released);
+    return envelope;
   };
-  app.get("/:endpointId/status-sync/:jobId", status, statusSync);
-  app.post("/:endpointId/status-sync/:jobId", status, statusSync);
+  // Its own limits: held calls in flight would otherwise fill /status's and refuse every poll.
+  const statusSyncRoute = { onRequest: admit("status-sync") };
+  app.get("/:endpointId/status-sync/:jobId", statusSyncRoute, statusSync);
+  app.post("/:endpointId/status-sync/:jobId", statusSyncRoute, statusSync);
 
   const stream = async (request: FastifyRequest, reply: FastifyReply) => {
     const { accountId } = admitted(request);
     const job = jobOf(request, accountId);
     const { received } = parseQuery(StreamQuery, request.query, "received");
     const handOut = await jobs.stream(job, deps.streamHoldMs, received, clientGone(reply.raw));
+    closeIfReleased(reply.raw, deps.released);
     const chunks = handOut.chunks;
     if (chunks.length > 0) {
       // Chunks are handed out once: a reply that is not written whole (the client or a proxy gone)

@@ -5,7 +5,7 @@ import { type FastPath, plainBodySize, readText, sendJsonText, sendNoContent } f
 import { parseInput, parseQuery } from "../../edge/parse";
 import { JOB_POLICY } from "../policy";
 import { admitClient, type ClientRouteDeps } from "./client-routes";
-import { clientGone } from "./wire";
+import { clientGone, closeIfReleased } from "./wire";
 import {
   afterWrite,
   EMPTY_REPLY,
@@ -51,7 +51,10 @@ export function registerFastRoutes(
       const body = parseInput(JobSubmission, parsed, "body");
       client.jobs
         .runSync(accountId, endpointId, body, wait, clientGone(res))
-        .then((envelope) => sendJsonText(res, JSON.stringify(envelope)))
+        .then((envelope) => {
+          closeIfReleased(res, client.released);
+          sendJsonText(res, JSON.stringify(envelope));
+        })
         .catch((error: unknown) => fast.sendError(req, res, error));
     });
     return true;

@@ -18,6 +18,14 @@ export function clientGone(res: ServerResponse, alsoWhenGone?: () => void): Abor
 }
 
 /**
+ * A held reply answered because the service is stopping (its holds released) ends its connection:
+ * left open for keep-alive, it would keep the service's close waiting until the client hangs up.
+ */
+export function closeIfReleased(res: ServerResponse, released: () => boolean): void {
+  if (released()) res.shouldKeepAlive = false;
+}
+
+/**
  * A path parameter of a worker route, with parameters a template without `?` appended to it
  * (`J1&isStream=false`): the real library adds `&...` blindly (docs/worker-protocol.md, section 1).
  */
