@@ -1,6 +1,6 @@
 import { DATA_CENTER_IDS, GPU_TYPE_IDS, TEMPLATE_DEFAULTS, uniqueItems } from "../../../sdk/schemas/defaults";
 import type { Clock } from "../../clock";
-import { invalid, notFound, ServiceError, shownId } from "../../errors";
+import { invalid, resourceNotFound, ServiceError, shownId } from "../../errors";
 import type { Ids } from "../../ids";
 import type { WorkerPod, WorkerRegistry } from "../../planes";
 import type { ManagementStore } from "../store/store";
@@ -252,7 +252,7 @@ export class PodService {
     const pod = this.#store.pods.get(accountId, podId);
     if (pod) return { kind: "rented", pod };
     const worker = this.#workers.list(accountId).find((w) => w.id === podId);
-    if (!worker) throw notFound("pod", podId);
+    if (!worker) throw resourceNotFound("pod", podId);
     return { kind: "worker", view: this.#view(accountId, worker) };
   }
 
@@ -266,7 +266,7 @@ export class PodService {
         `pod ${podId} is a serverless worker; change its endpoint's workers instead`,
       );
     }
-    throw notFound("pod", podId);
+    throw resourceNotFound("pod", podId);
   }
 
   create(accountId: string, input: PodCreate): PodRecord {

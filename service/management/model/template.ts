@@ -1,6 +1,6 @@
 import { TEMPLATE_DEFAULTS, uniqueItems } from "../../../sdk/schemas/defaults";
 import type { Clock } from "../../clock";
-import { invalid, notFound, ServiceError, shownId } from "../../errors";
+import { invalid, notFound, resourceNotFound, ServiceError, shownId } from "../../errors";
 import type { Ids } from "../../ids";
 import type { ServiceEventBus } from "../../planes";
 import type { ManagementStore } from "../store/store";
@@ -100,7 +100,7 @@ export class TemplateService {
 
   get(accountId: string, templateId: string): TemplateRecord {
     const record = this.#store.templates.get(accountId, templateId);
-    if (!record) throw notFound("template", templateId);
+    if (!record) throw resourceNotFound("template", templateId);
     return record;
   }
 
@@ -194,7 +194,7 @@ export class TemplateService {
       this.#store.templateByName(accountId, name) ??
       this.#store.templateByName(accountId, name.trim().normalize("NFC"));
     // A name is at most 191 characters: quoted and escaped, well within 1,200.
-    if (!record) throw notFound("template named", JSON.stringify(name), 1_200);
+    if (!record) throw notFound("template named", JSON.stringify(name), 1_200, "templateName");
     this.delete(accountId, record.id);
   }
 
