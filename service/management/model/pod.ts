@@ -1,3 +1,4 @@
+import { sameName } from "../../../sdk/schemas/common";
 import { DATA_CENTER_IDS, GPU_TYPE_IDS, TEMPLATE_DEFAULTS, uniqueItems } from "../../../sdk/schemas/defaults";
 import type { Clock } from "../../clock";
 import { invalid, resourceNotFound, ServiceError, shownId } from "../../errors";
@@ -147,7 +148,7 @@ function workerMatches(pod: PodView, filter: PodFilter): boolean {
   if (filter.desiredStatus !== undefined && worker.desiredStatus !== filter.desiredStatus) return false;
   if (filter.templateId !== undefined && worker.templateId !== filter.templateId) return false;
   if (filter.imageName !== undefined && worker.imageName !== filter.imageName) return false;
-  if (filter.name !== undefined && podName(pod) !== filter.name) return false;
+  if (filter.name !== undefined && !sameName(podName(pod), filter.name)) return false;
   if (filter.computeType !== undefined && endpoint?.computeType !== filter.computeType) return false;
   if (filter.networkVolumeId !== undefined && endpoint?.networkVolumeId !== filter.networkVolumeId)
     return false;
@@ -169,7 +170,8 @@ function rentedMatches(pod: PodRecord, filter: PodFilter): boolean {
   if (filter.desiredStatus !== undefined && pod.desiredStatus !== filter.desiredStatus) return false;
   if (filter.templateId !== undefined && pod.templateId !== filter.templateId) return false;
   if (filter.imageName !== undefined && pod.imageName !== filter.imageName) return false;
-  if (filter.name !== undefined && pod.name !== filter.name) return false;
+  // Either spelling of a name stored before names were trimmed and composed.
+  if (filter.name !== undefined && !sameName(pod.name, filter.name)) return false;
   if (filter.computeType !== undefined && pod.computeType !== filter.computeType) return false;
   if (filter.networkVolumeId !== undefined && pod.networkVolumeId !== filter.networkVolumeId) return false;
   return (
