@@ -663,6 +663,22 @@ describe("every resource's name is trimmed and composed (the template rule)", ()
     expect(blank.body.errors?.[0]).toMatchObject({ extensions: { code: "VALIDATION", field: "name" } });
   });
 
+  it("the 191-character bound counts the composed name: 191 accents typed as combining marks fit", async () => {
+    const decomposed = "e\u0301".repeat(191);
+    const fits = await api.rest<{ name: string }>("POST", "/networkvolumes", {
+      name: decomposed,
+      size: 10,
+      dataCenterId: "US-KS-2",
+    });
+    expect([fits.status, fits.body.name]).toEqual([200, "\u00e9".repeat(191)]);
+    const over = await api.rest<Refusal>("POST", "/networkvolumes", {
+      name: `${decomposed}e`,
+      size: 10,
+      dataCenterId: "US-KS-2",
+    });
+    expect([over.status, over.body.field]).toEqual([400, "name"]);
+  });
+
   it("a registry auth's name is unique in either spelling", async () => {
     const first = await api.rest<{ name: string }>("POST", "/containerregistryauth", {
       name: "caf\u00e9-unique",
