@@ -116,3 +116,27 @@ describe("a unique name taken in the other spelling", () => {
     ).toHaveLength(1);
   });
 });
+
+describe("adoption", () => {
+  test("a registry auth adopted under its name in the other spelling is taken over, not refused as a rename", async () => {
+    const existing = await rest.containerRegistryAuths.create({
+      name: "adopt-\u00e9",
+      username: "u",
+      password: "p",
+    });
+    const text = await serializeProvider(containerRegistryAuthForwarder);
+    const urn = dynamicUrn("ContainerRegistryAuth", "adopted");
+    const program = {
+      name: " adopt-e\u0301",
+      username: "u",
+      password: "p",
+      adoptId: existing.id,
+      __logicalName: "adopted",
+      __scope: "p/s",
+    };
+    const checked = await host.check(urn, {}, { ...program, __provider: text });
+    expect(checked.failures).toEqual([]);
+    const created = await host.create(urn, checked.inputs);
+    expect([created.id, created.properties.name]).toEqual([existing.id, "adopt-\u00e9"]);
+  });
+});
