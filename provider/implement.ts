@@ -177,7 +177,9 @@ export function refuseUnchangeable(
 /** The name a same-name replacement moves the old resource to while the new one takes its name. */
 export function asideName(name: string, id: string): string {
   const tail = `-replaced-${id}`;
-  return `${name.slice(0, Math.max(1, 191 - tail.length))}${tail}`;
+  // Whole characters (code points, as the 191 bound counts them): a cut surrogate pair is unprintable.
+  const kept = Array.from(name).slice(0, Math.max(1, 191 - Array.from(tail).length));
+  return `${kept.join("")}${tail}`;
 }
 
 /**
