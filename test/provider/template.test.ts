@@ -286,6 +286,16 @@ describe("Template lifecycle", () => {
     );
   });
 
+  test("a resource name of emoji past the bound gets a generated name of whole characters", async () => {
+    // 100 rockets: 200 UTF-16 units, cut to fit the 191 bound with the suffix (a cut inside a
+    // surrogate pair was refused by the service as unprintable).
+    const created = await checkAndCreate(provider, "\u{1f680}".repeat(100), { imageName: "img:1" });
+    const name = String(created.outs.name);
+    expect(isPrintableName(name)).toBe(true);
+    expect(name).toMatch(/^(\u{1f680})+-[0-9a-f]{7}$/u);
+    expect((await h.rest.templates.get(created.id)).name).toBe(name);
+  });
+
   test("a template named at the 191-character bound with emoji moves aside under whole characters", async () => {
     // 95 rockets: 190 UTF-16 units; the aside name keeps whole characters (a cut surrogate pair was
     // refused by the service as unprintable, and the replacement failed).
