@@ -1,11 +1,12 @@
 import { distance } from "fastest-levenshtein";
 import type { z } from "zod";
+import { canonicalName } from "../sdk/schemas/common";
 import { uniqueItems } from "../sdk/schemas/defaults";
 import { describeIssues, isMissing, issueMessage } from "../sdk/schemas/issues";
 import { AUTO_NAMED, CARRIED_KEYS, INTERNAL_KEYS } from "./bookkeeping";
 import { ProviderError } from "./errors";
 import { type NameBasis, resolveName } from "./naming";
-import { containsUnknown, pathHitsUnknown } from "./unknowns";
+import { containsUnknown, isUnknown, pathHitsUnknown } from "./unknowns";
 
 export interface CheckFailure {
   property: string;
@@ -97,7 +98,20 @@ export function normalizeInputs(spec: InputSpec, props: Props): Props {
     else if (defaults[field] !== undefined) out[field] = defaults[field];
     else if (value === null) out[field] = null;
   }
-  return spec.canonical ? spec.canonical(out) : out;
+  return canonicalProps(spec, out);
+}
+
+/**
+ * Props in today's spelling: the name as the service stores every resource's name (canonicalName:
+ * trimmed, composed), so a stack that applied " web " or a decomposed "café" sees no diff, then the
+ * spec's own (InputSpec.canonical).
+ */
+export function canonicalProps(spec: InputSpec, props: Props): Props {
+  const named =
+    typeof props.name === "string" && !isUnknown(props.name)
+      ? { ...props, name: canonicalName(props.name) }
+      : props;
+  return spec.canonical ? spec.canonical(named) : named;
 }
 
 /** What a generated name of this resource is derived from, read from normalised inputs. */
@@ -124,7 +138,7 @@ export function checkInputs(
   const candidate = normalizeInputs(spec, given);
   // Keep unknown keys so the strict schema reports them by name.
   for (const [key, value] of Object.entries(given)) if (!(key in candidate)) candidate[key] = value;
-  // An explicit name in its canonical spelling (a template's trimmed), as the service stores it.
+  // An explicit name in its canonical spelling (trimmed, composed), as the service stores it.
   const named = "name" in candidate ? { ...news, name: candidate.name } : news;
   const resolved = resolveName(oldInputs, named, nameBasis(spec, candidate));
   if (resolved) candidate.name = resolved.name;

@@ -4,6 +4,7 @@ import {
   ContainerRegistryAuthCreateInput,
   type ContainerRegistryAuth as RegistryAuthRecord,
 } from "../sdk/schemas";
+import { sameName } from "../sdk/schemas/common";
 import { type InputSpec, type Props, parseInputs } from "./check";
 import { hostContext, type ProviderContext } from "./context";
 import { forwardingProvider, packageSpecifier } from "./dynamic";
@@ -35,7 +36,7 @@ export const ContainerRegistryAuthInputs = z.strictObject({
   name: fields.name
     .optional()
     .describe(
-      "Name, unique in the account. Default: the resource name plus a generated suffix. Changing it replaces the resource.",
+      'Name, unique in the account (in either spelling). Stored without surrounding white space and in composed Unicode (NFC; " web " is "web"). Default: the resource name plus a generated suffix. Changing it replaces the resource.',
     ),
   username: fields.username.describe("Registry user name."),
   password: fields.password.describe("Registry password or token. Stored only as a secret."),
@@ -70,7 +71,7 @@ export function containerRegistryAuthDefinition(): ResourceDefinition<
     fetch: (call, id) => orNull(() => call.api.registryAuths.get(id)),
     create: (call, desired) => call.api.registryAuths.create(toCreateInput(desired)),
     apply: async (call, id, current, desired) => {
-      if (desired.name !== current.name) {
+      if (!sameName(desired.name, current.name)) {
         refuseUnchangeable(call, "name", {
           subject: `registry auth ${id}`,
           is: `is named ${current.name}`,
@@ -87,7 +88,8 @@ export function containerRegistryAuthDefinition(): ResourceDefinition<
     },
     remove: (call, id) => call.api.registryAuths.delete(id),
     dependents: registryAuthUsers,
-    findByName: async (call, name) => (await call.api.registryAuths.list()).find((a) => a.name === name),
+    findByName: async (call, name) =>
+      (await call.api.registryAuths.list()).find((a) => sameName(a.name, name)),
     inventory: async (call) => (await call.api.registryAuths.list()).map(({ id, name }) => ({ id, name })),
     idOf: (record) => record.id,
     nameOf: (record) => record.name,

@@ -44,7 +44,11 @@ const wire = GqlEndpointInput.shape;
  * repository release (hubReleaseId) and a cached model named by its repository URL (modelName).
  */
 export const EndpointInputs = z.strictObject({
-  name: wire.name.optional().describe("Endpoint name. Default: the resource name plus a generated suffix."),
+  name: wire.name
+    .optional()
+    .describe(
+      'Endpoint name. Stored without surrounding white space and in composed Unicode (NFC; " web " is "web"). Default: the resource name plus a generated suffix.',
+    ),
   templateId: wire.templateId.describe(
     "Id of the serverless template (isServerless: true) whose container image the workers run; a pod template is refused.",
   ),

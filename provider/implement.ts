@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from "node:util";
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
+import { sameName } from "../sdk/schemas/common";
 import {
   ACCOUNT,
   ADOPTED_NAME,
@@ -12,6 +13,7 @@ import {
 } from "./bookkeeping";
 import {
   type CheckFailure,
+  canonicalProps,
   checkInputs,
   type InputSpec,
   inputFields,
@@ -175,7 +177,9 @@ export function refuseUnchangeable(
 /** The name a same-name replacement moves the old resource to while the new one takes its name. */
 export function asideName(name: string, id: string): string {
   const tail = `-replaced-${id}`;
-  return `${name.slice(0, Math.max(1, 191 - tail.length))}${tail}`;
+  // Whole characters (code points, as the 191 bound counts them): a cut surrogate pair is unprintable.
+  const kept = Array.from(name).slice(0, Math.max(1, 191 - Array.from(tail).length));
+  return `${kept.join("")}${tail}`;
 }
 
 /**
@@ -263,7 +267,7 @@ export function implement<D extends { name: string }, R>(
     // In today's spelling (InputSpec.canonical): an input applied by an older version, spelled as
     // that version kept it ("US,US"), is the same configuration, not a change.
     const merged = { ...base, ...(applied as Props) };
-    return spec.canonical ? spec.canonical(merged) : merged;
+    return canonicalProps(spec, merged);
   }
 
   /**
@@ -409,7 +413,7 @@ export function implement<D extends { name: string }, R>(
     let movedAside: string | undefined;
     if (predecessor !== undefined && definition.rename) {
       const holder = await definition.fetch(call, predecessor);
-      if (holder !== null && definition.nameOf(holder) === desired.name) {
+      if (holder !== null && sameName(definition.nameOf(holder), desired.name)) {
         await definition.rename(call, predecessor, asideName(desired.name, predecessor));
         movedAside = predecessor;
       }
@@ -522,7 +526,8 @@ export function implement<D extends { name: string }, R>(
     deadline: number,
   ): Promise<R | undefined> {
     const now = await lookUpAfterLostCreate(call, name, failure, deadline);
-    const named = now.filter((r) => r.name === name && !replaced.has(r.id)).map((r) => r.id);
+    // One name in either spelling: a service of an older version may have stored it as sent.
+    const named = now.filter((r) => sameName(r.name, name) && !replaced.has(r.id)).map((r) => r.id);
     const [id] = named;
     if (id === undefined) return undefined;
     const onlyOurs = spec.uniqueName || inputs[AUTO_NAMED] === true;

@@ -47,7 +47,9 @@ export function generatedName(
     .update(JSON.stringify([...where, basis.type, logical, basis.replaceKey, generation]))
     .digest("hex")
     .slice(0, 7);
-  return `${logical.slice(0, MAX_NAME - 8)}-${digest}`;
+  // Not inside a surrogate pair (a half is unprintable, refused); names cut elsewhere stay as they were.
+  const kept = logical.slice(0, MAX_NAME - 8).replace(/[\uD800-\uDBFF]$/, "");
+  return `${kept}-${digest}`;
 }
 
 /** The names generations 1..MAX_GENERATION would give: create tries them when a name is taken. */

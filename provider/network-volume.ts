@@ -33,7 +33,9 @@ const fields = NetworkVolumeCreateInput.shape;
 export const NetworkVolumeInputs = z.strictObject({
   name: fields.name
     .optional()
-    .describe("Name of the volume. Default: the resource name plus a generated suffix."),
+    .describe(
+      'Name of the volume. Stored without surrounding white space and in composed Unicode (NFC; " web " is "web"). Default: the resource name plus a generated suffix.',
+    ),
   size: fields.size.describe("Size in GB (0 to 4000). It can only grow: a smaller size is refused."),
   dataCenterId: fields.dataCenterId.describe(
     "Data center holding the volume. Changing it replaces the volume.",

@@ -24,7 +24,9 @@ const fields = PodCreateInput.shape;
 
 /** Inputs of Pod (REST /pods): a rented GPU or CPU machine. */
 export const PodInputs = z.strictObject({
-  name: fields.name.describe("Pod name. Default: the resource name plus a generated suffix."),
+  name: fields.name.describe(
+    'Pod name. Stored without surrounding white space and in composed Unicode (NFC; " web " is "web"). Default: the resource name plus a generated suffix.',
+  ),
   imageName: z.string().min(1).describe("Container image the pod runs, e.g. `runpod/pytorch:2.4`."),
   computeType: fields.computeType
     .unwrap()

@@ -21,7 +21,10 @@ export type OutputsOf<T> = { readonly [K in keyof T]-?: pulumi.Output<T[K]> };
 
 /** The arguments of Endpoint: each value a plain value, a promise or an Output, at every level. */
 export interface EndpointArgs {
-  /** Endpoint name. Default: the resource name plus a generated suffix. */
+  /**
+   * Endpoint name. Stored without surrounding white space and in composed Unicode (NFC; " web " is "web").
+   * Default: the resource name plus a generated suffix.
+   */
   name?: pulumi.Input<string | undefined>;
   /**
    * Id of the serverless template (isServerless: true) whose container image the workers run; a pod template
@@ -104,7 +107,10 @@ export interface EndpointArgs {
 
 /** The outputs of Endpoint: every input with its default applied, and what the service computes. */
 export interface EndpointState {
-  /** Endpoint name. Default: the resource name plus a generated suffix. */
+  /**
+   * Endpoint name. Stored without surrounding white space and in composed Unicode (NFC; " web " is "web").
+   * Default: the resource name plus a generated suffix.
+   */
   name: string;
   /**
    * Id of the serverless template (isServerless: true) whose container image the workers run; a pod template
@@ -321,7 +327,10 @@ export interface TemplateState {
 
 /** The arguments of NetworkVolume: each value a plain value, a promise or an Output, at every level. */
 export interface NetworkVolumeArgs {
-  /** Name of the volume. Default: the resource name plus a generated suffix. */
+  /**
+   * Name of the volume. Stored without surrounding white space and in composed Unicode (NFC; " web " is
+   * "web"). Default: the resource name plus a generated suffix.
+   */
   name?: pulumi.Input<string | undefined>;
   /** Size in GB (0 to 4000). It can only grow: a smaller size is refused. */
   size: pulumi.Input<number>;
@@ -369,7 +378,10 @@ export interface NetworkVolumeArgs {
 
 /** The outputs of NetworkVolume: every input with its default applied, and what the service computes. */
 export interface NetworkVolumeState {
-  /** Name of the volume. Default: the resource name plus a generated suffix. */
+  /**
+   * Name of the volume. Stored without surrounding white space and in composed Unicode (NFC; " web " is
+   * "web"). Default: the resource name plus a generated suffix.
+   */
   name: string;
   /** Size in GB (0 to 4000). It can only grow: a smaller size is refused. */
   size: number;
@@ -419,8 +431,9 @@ export interface NetworkVolumeState {
 /** The arguments of ContainerRegistryAuth: each value a plain value, a promise or an Output, at every level. */
 export interface ContainerRegistryAuthArgs {
   /**
-   * Name, unique in the account. Default: the resource name plus a generated suffix. Changing it replaces
-   * the resource.
+   * Name, unique in the account (in either spelling). Stored without surrounding white space and in composed
+   * Unicode (NFC; " web " is "web"). Default: the resource name plus a generated suffix. Changing it
+   * replaces the resource.
    */
   name?: pulumi.Input<string | undefined>;
   /** Registry user name. */
@@ -434,8 +447,9 @@ export interface ContainerRegistryAuthArgs {
 /** The outputs of ContainerRegistryAuth: every input with its default applied, and what the service computes. */
 export interface ContainerRegistryAuthState {
   /**
-   * Name, unique in the account. Default: the resource name plus a generated suffix. Changing it replaces
-   * the resource.
+   * Name, unique in the account (in either spelling). Stored without surrounding white space and in composed
+   * Unicode (NFC; " web " is "web"). Default: the resource name plus a generated suffix. Changing it
+   * replaces the resource.
    */
   name: string;
   /** Registry user name. */
@@ -482,7 +496,10 @@ export interface SecretState {
 
 /** The arguments of Pod: each value a plain value, a promise or an Output, at every level. */
 export interface PodArgs {
-  /** Pod name. Default: the resource name plus a generated suffix. */
+  /**
+   * Pod name. Stored without surrounding white space and in composed Unicode (NFC; " web " is "web").
+   * Default: the resource name plus a generated suffix.
+   */
   name?: pulumi.Input<string | undefined>;
   /** Container image the pod runs, e.g. `runpod/pytorch:2.4`. */
   imageName: pulumi.Input<string>;
@@ -621,7 +638,10 @@ export interface PodArgs {
 
 /** The outputs of Pod: every input with its default applied, and what the service computes. */
 export interface PodState {
-  /** Pod name. Default: the resource name plus a generated suffix. */
+  /**
+   * Pod name. Stored without surrounding white space and in composed Unicode (NFC; " web " is "web").
+   * Default: the resource name plus a generated suffix.
+   */
   name: string;
   /** Container image the pod runs, e.g. `runpod/pytorch:2.4`. */
   imageName: string;

@@ -13,6 +13,7 @@ import {
   type Template as TemplateRest,
   type TemplateUpdateInput,
 } from "../sdk/schemas";
+import { sameName } from "../sdk/schemas/common";
 import { type CheckFailure, type InputSpec, type Props, parseInputs, uniqueList } from "./check";
 import { hostContext, type ProviderContext } from "./context";
 import { forwardingProvider, packageSpecifier } from "./dynamic";
@@ -128,10 +129,8 @@ export const templateSpec = {
   replaceOnChange: ["category", "isServerless"],
   uniqueName: true,
   createOnly: [ADOPT_ID],
-  // A port given twice is one (the service keeps each once); a name is stored trimmed and composed, so a stack
-  // that applied " web " before sees no diff for it.
-  canonical: (props) =>
-    startCommandBothWays({ ...props, ...uniqueList(props, "ports"), ...trimmedName(props) }),
+  // A port given twice is one (the service keeps each once).
+  canonical: (props) => startCommandBothWays({ ...props, ...uniqueList(props, "ports") }),
   spellings: [["dockerArgs", "dockerStartCmd"]],
   rules: (news) => {
     const failures: CheckFailure[] = [];
@@ -188,7 +187,7 @@ export function templateDefinition(): ResourceDefinition<TemplateDesired, Templa
       await call.api.templates.update(id, { name });
     },
     findByName: async (call, name) => {
-      const found = (await call.api.templates.list()).find((t) => t.name === name);
+      const found = (await call.api.templates.list()).find((t) => sameName(t.name, name));
       return found && { ...found, startSsh: null, startJupyter: null, startScript: null };
     },
     inventory: async (call) => (await call.api.templates.list()).map(({ id, name }) => ({ id, name })),
@@ -432,12 +431,5 @@ const isArgv = (value: unknown): value is string[] =>
 
 const sameArgv = (a: readonly string[], b: readonly string[]) =>
   a.length === b.length && a.every((item, i) => item === b[i]);
-
-/** The name as the service stores it: without surrounding white space, composed (NFC; sdk TemplateName). */
-function trimmedName(props: Props): Props {
-  return typeof props.name === "string" && !isUnknown(props.name)
-    ? { name: props.name.trim().normalize("NFC") }
-    : {};
-}
 
 export type { TemplateArgs, TemplateState };

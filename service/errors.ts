@@ -45,6 +45,32 @@ export const shownId = (id: string, max: number = MAX_ID_CHARS): string =>
 export const notFound = (what: string, id: string, max: number = MAX_ID_CHARS, field?: string) =>
   new ServiceError("NOT_FOUND", `${what} ${shownId(id, max)} not found`, { field });
 
+/**
+ * A management resource's own id that is not there. The field is `id`: each wire renames it to the
+ * path parameter or argument that carried the id (`asField`), as the job API's 404s name theirs.
+ */
+export const resourceNotFound = (what: string, id: string) => notFound(what, id, MAX_ID_CHARS, "id");
+
+/**
+ * Runs `call`; a resource's own id not found (`resourceNotFound`) is named as `field`, the path
+ * parameter or GraphQL argument the id came in.
+ */
+export function asField<T>(field: string, call: () => T): T {
+  try {
+    return call();
+  } catch (error) {
+    if (
+      error instanceof ServiceError &&
+      error.code === "NOT_FOUND" &&
+      error.field === "id" &&
+      field !== "id"
+    ) {
+      throw new ServiceError("NOT_FOUND", error.message, { field });
+    }
+    throw error;
+  }
+}
+
 /** An endpoint of the job API's path that is not there (the field is the path's endpointId). */
 export const endpointNotFound = (endpointId: string) =>
   notFound("endpoint", endpointId, MAX_ID_CHARS, "endpointId");

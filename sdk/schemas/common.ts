@@ -48,8 +48,33 @@ export function isPrintableName(name: string): boolean {
 export const PRINTABLE_NAME =
   "must be printable text: no control character (such as NUL, a tab or a line break) and no unpaired UTF-16 surrogate";
 
-/** A resource's name (endpoints, network volumes, registry auths): 1-191 characters of printable text. */
-export const ResourceName = z.string().min(1).max(191).refine(isPrintableName, { error: PRINTABLE_NAME });
+/**
+ * A name as every resource kind stores it and every lookup by name compares it: without surrounding
+ * white space, in Unicode's composed form (NFC). `" web "` is `"web"`, and "café" typed with a
+ * combining accent is the "café" typed with "é" (a user reads the spellings as one).
+ */
+export const canonicalName = (name: string): string => name.trim().normalize("NFC");
+
+/** Whether two names are one name (the same in canonicalName's spelling). */
+export const sameName = (a: string, b: string): boolean => canonicalName(a) === canonicalName(b);
+
+/** Name text in its canonical spelling (canonicalName), printable, at most 191 characters. */
+const NameText = z
+  .string()
+  .trim()
+  .normalize("NFC")
+  .max(191)
+  .refine(isPrintableName, { error: PRINTABLE_NAME });
+
+/**
+ * A resource's name (templates, endpoints, network volumes, registry auths, pods), the same rule on
+ * REST, GraphQL and the provider: 1-191 characters of printable text, stored in its canonical spelling
+ * (canonicalName). Names stored otherwise before this rule keep their spelling until saved again.
+ */
+export const ResourceName = NameText.min(1, { error: "must not be empty (nor only white space)" });
+
+/** A name where "" means "not given" (GraphQL pod deploys, the pod list's filter): ResourceName's spelling. */
+export const OptionalResourceName = NameText;
 
 /** GraphQL location codes (locations). Empty or null means any region. */
 export const LOCATIONS = ["CZ", "FR", "GB", "NO", "RO", "US"] as const;

@@ -1,13 +1,5 @@
 import { z } from "zod";
-import {
-  isPrintableName,
-  OptionalRef,
-  optionalFields,
-  PRINTABLE_NAME,
-  refuseItems,
-  restRef,
-  TemplateCategory,
-} from "./common";
+import { OptionalRef, optionalFields, ResourceName, refuseItems, restRef, TemplateCategory } from "./common";
 import { splitCommaList } from "./defaults";
 import { DOCKER_ARGS_MAX_LENGTH } from "./docker-args";
 
@@ -214,19 +206,8 @@ export const MountPath = z
       `must not have "." or ".." parts or "//": write ${quotedPath(plainMountPath(String(issue.input)))}, not ${quotedPath(issue.input)}`,
   });
 
-/**
- * A template's name, without surrounding white space and in Unicode's composed form (NFC): `" web "`
- * is `"web"`, and "café" typed with a combining accent is the "café" typed with "é", on REST, GraphQL
- * and the provider alike (a name is unique, how deleteTemplate finds a template, and a user reads the
- * spellings as one). Names stored otherwise before this rule keep their spelling until saved again.
- */
-export const TemplateName = z
-  .string()
-  .trim()
-  .normalize("NFC")
-  .min(1, { error: "must not be empty (nor only white space)" })
-  .max(191)
-  .refine(isPrintableName, { error: PRINTABLE_NAME });
+/** A template's name: every resource kind's rule (ResourceName), trimmed and composed. */
+export const TemplateName = ResourceName;
 
 const templateFields = {
   name: TemplateName,

@@ -10,7 +10,7 @@ const WRITTEN = " cafe\u0301 ";
 const STORED = "caf\u00e9";
 
 /** A template name the service stores in another spelling, through Pulumi's real provider host. */
-describe("a Template named with surrounding spaces and a decomposed accent", () => {
+describe("a Template, Endpoint, NetworkVolume and ContainerRegistryAuth named with surrounding spaces and a decomposed accent", () => {
   let fixture: FixtureStack | undefined;
   let stack: LocalStack;
 
@@ -30,6 +30,10 @@ describe("a Template named with surrounding spaces and a decomposed accent", () 
       expect(first.outputs.templateName?.value).toBe(STORED);
       const id = String(first.outputs.templateId?.value);
       expect((await fixture?.svc.rest.templates.get(id))?.name).toBe(STORED);
+      // Every resource kind follows the template's rule.
+      for (const output of ["volumeName", "authName", "endpointName"]) {
+        expect([output, first.outputs[output]?.value]).toEqual([output, STORED]);
+      }
       const changed = (run: { steps: { op: string }[] }) => run.steps.filter((s) => s.op !== "same");
       expect(changed(await stack.preview())).toEqual([]);
       expect(changed(await stack.refresh())).toEqual([]);

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { inputFields } from "../../provider/check";
 import { createTemplateProvider, templateSpec } from "../../provider/template";
 import { UNKNOWN } from "../../provider/unknowns";
+import { isPrintableName } from "../../sdk/schemas/common";
 import {
   checkAndCreate,
   expectPlainJson,
@@ -283,6 +284,32 @@ describe("Template lifecycle", () => {
     expect((await h.rest.templates.list({ includeEndpointBoundTemplates: true })).map((t) => t.name)).toEqual(
       ["worker"],
     );
+  });
+
+  test("a resource name of emoji past the bound gets a generated name of whole characters", async () => {
+    // 100 rockets: 200 UTF-16 units, cut to fit the 191 bound with the suffix (a cut inside a
+    // surrogate pair was refused by the service as unprintable).
+    const created = await checkAndCreate(provider, "\u{1f680}".repeat(100), { imageName: "img:1" });
+    const name = String(created.outs.name);
+    expect(isPrintableName(name)).toBe(true);
+    expect(name).toMatch(/^(\u{1f680})+-[0-9a-f]{7}$/u);
+    expect((await h.rest.templates.get(created.id)).name).toBe(name);
+  });
+
+  test("a template named at the 191-character bound with emoji moves aside under whole characters", async () => {
+    // 95 rockets: 190 UTF-16 units; the aside name keeps whole characters (a cut surrogate pair was
+    // refused by the service as unprintable, and the replacement failed).
+    const program = { name: "\u{1f680}".repeat(95), imageName: "img:1", isServerless: true };
+    const old = await up(program);
+    const news = { ...program, category: "AMD" };
+    await provider.diff(old.id, old.outs, (await provider.check(old.inputs, news)).inputs);
+    const replacement = await provider.create((await provider.check({}, news)).inputs);
+    expect(replacement.outs).toMatchObject({ name: program.name, category: "AMD" });
+    const aside = (await h.rest.templates.get(old.id)).name;
+    expect(aside.endsWith(`-replaced-${old.id}`)).toBe(true);
+    expect(aside.startsWith("\u{1f680}".repeat(10))).toBe(true);
+    expect(isPrintableName(aside)).toBe(true);
+    await provider.delete(old.id, old.outs);
   });
 
   test("a name held by an unrelated template is never taken over: NAME_TAKEN with the fix", async () => {

@@ -38,7 +38,7 @@ import {
 } from "../../../sdk/schemas/template";
 import { GqlUserSettingsInput } from "../../../sdk/schemas/user";
 import { parseManagementInput } from "../../edge/parse";
-import { invalid, ServiceError } from "../../errors";
+import { asField, invalid, ServiceError } from "../../errors";
 import type { Management } from "../index";
 import {
   cpuFlavors,
@@ -288,42 +288,60 @@ export const resolvers = {
     podEditJob: (_: unknown, args: Args, c: GraphqlContext) => {
       const input = parse(GqlPodEditJobInput, args.input);
       const pods = c.management.pods;
-      const pod = pods.update(c.accountId, input.podId, {
-        imageName: input.imageName,
-        dockerArgs: given(input.dockerArgs),
-        env: envMap(input.env),
-        ports: portList(input.ports),
-        containerDiskInGb: input.containerDiskInGb,
-        volumeInGb: given(input.volumeInGb),
-        volumeMountPath: input.volumeMountPath || undefined,
-        containerRegistryAuthId: givenRef(input.containerRegistryAuthId),
-      });
+      const pod = asField("podId", () =>
+        pods.update(c.accountId, input.podId, {
+          imageName: input.imageName,
+          dockerArgs: given(input.dockerArgs),
+          env: envMap(input.env),
+          ports: portList(input.ports),
+          containerDiskInGb: input.containerDiskInGb,
+          volumeInGb: given(input.volumeInGb),
+          volumeMountPath: input.volumeMountPath || undefined,
+          containerRegistryAuthId: givenRef(input.containerRegistryAuthId),
+        }),
+      );
       return gqlRentedPod(pod, pods.now());
     },
     podStop: (_: unknown, args: Args, c: GraphqlContext) => {
       const pods = c.management.pods;
-      return gqlRentedPod(pods.stop(c.accountId, parse(GqlPodIdInput, args.input).podId), pods.now());
+      return gqlRentedPod(
+        asField("podId", () => pods.stop(c.accountId, parse(GqlPodIdInput, args.input).podId)),
+        pods.now(),
+      );
     },
     podResume: (_: unknown, args: Args, c: GraphqlContext) => {
       const { podId, gpuCount } = parse(GqlPodResumeInput, args.input);
       const pods = c.management.pods;
-      return gqlRentedPod(pods.start(c.accountId, podId, gpuCount), pods.now());
+      return gqlRentedPod(
+        asField("podId", () => pods.start(c.accountId, podId, gpuCount)),
+        pods.now(),
+      );
     },
     podRestart: (_: unknown, args: Args, c: GraphqlContext) => {
       const pods = c.management.pods;
-      return gqlRentedPod(pods.restart(c.accountId, parse(GqlPodIdInput, args.input).podId), pods.now());
+      return gqlRentedPod(
+        asField("podId", () => pods.restart(c.accountId, parse(GqlPodIdInput, args.input).podId)),
+        pods.now(),
+      );
     },
     podReset: (_: unknown, args: Args, c: GraphqlContext) => {
       const pods = c.management.pods;
-      return gqlRentedPod(pods.reset(c.accountId, parse(GqlPodIdInput, args.input).podId), pods.now());
+      return gqlRentedPod(
+        asField("podId", () => pods.reset(c.accountId, parse(GqlPodIdInput, args.input).podId)),
+        pods.now(),
+      );
     },
     podTerminate: (_: unknown, args: Args, c: GraphqlContext) => {
-      c.management.pods.terminate(c.accountId, parse(GqlPodIdInput, args.input).podId);
+      asField("podId", () =>
+        c.management.pods.terminate(c.accountId, parse(GqlPodIdInput, args.input).podId),
+      );
       return null;
     },
     updateEndpointTemplate: (_: unknown, args: Args, c: GraphqlContext) => {
       const input = parse(GqlUpdateEndpointTemplateInput, args.input);
-      return c.management.endpoints.update(c.accountId, input.endpointId, { templateId: input.templateId });
+      return asField("endpointId", () =>
+        c.management.endpoints.update(c.accountId, input.endpointId, { templateId: input.templateId }),
+      );
     },
     updateUserSettings: (_: unknown, args: Args, c: GraphqlContext) => {
       const input = parse(GqlUserSettingsInput, args.input);
@@ -375,7 +393,9 @@ export const resolvers = {
       return publicRegistryAuth(c.management.registryAuths.update(c.accountId, authId, credentials));
     },
     deleteRegistryAuth: (_: unknown, args: Args, c: GraphqlContext) => {
-      c.management.registryAuths.delete(c.accountId, String(args.registryAuthId));
+      asField("registryAuthId", () =>
+        c.management.registryAuths.delete(c.accountId, String(args.registryAuthId)),
+      );
       return null;
     },
   },

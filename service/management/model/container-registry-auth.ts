@@ -1,5 +1,5 @@
 import type { Clock } from "../../clock";
-import { notFound, ServiceError } from "../../errors";
+import { resourceNotFound, ServiceError } from "../../errors";
 import type { Ids } from "../../ids";
 import type { ManagementStore } from "../store/store";
 import type { RegistryAuthRecord } from "./records";
@@ -37,7 +37,7 @@ export class RegistryAuthService {
   /** The stored record, credentials included (for workers; wires show publicRegistryAuth). */
   get(accountId: string, authId: string): RegistryAuthRecord {
     const record = this.#store.registryAuths.get(accountId, authId);
-    if (!record) throw notFound("container registry auth", authId);
+    if (!record) throw resourceNotFound("container registry auth", authId);
     return record;
   }
 

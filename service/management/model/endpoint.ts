@@ -14,7 +14,7 @@ import {
   sameGpuTypes,
 } from "../../../sdk/schemas/gpu-pools";
 import type { Clock } from "../../clock";
-import { invalid, notFound, ServiceError, shownId } from "../../errors";
+import { invalid, resourceNotFound, ServiceError, shownId } from "../../errors";
 import type { Ids } from "../../ids";
 import type { ServiceEventBus } from "../../planes";
 import type { ManagementStore } from "../store/store";
@@ -168,7 +168,7 @@ export class EndpointService {
 
   get(accountId: string, endpointId: string): EndpointRecord {
     const record = this.#store.endpoints.get(accountId, endpointId);
-    if (!record) throw notFound("endpoint", endpointId);
+    if (!record) throw resourceNotFound("endpoint", endpointId);
     return record;
   }
 

@@ -1,6 +1,6 @@
 import { NEXT_GEN_STORAGE_TYPE, STANDARD_STORAGE_TYPE } from "../../../sdk/schemas/defaults";
 import type { Clock } from "../../clock";
-import { invalid, notFound, ServiceError } from "../../errors";
+import { invalid, resourceNotFound, ServiceError } from "../../errors";
 import type { Ids } from "../../ids";
 import type { ManagementStore } from "../store/store";
 import { WORKER_USAGE_RETENTION_MS } from "./billing";
@@ -36,7 +36,7 @@ export class NetworkVolumeService {
 
   get(accountId: string, volumeId: string): NetworkVolumeRecord {
     const record = this.#store.volumes.get(accountId, volumeId);
-    if (!record) throw notFound("network volume", volumeId);
+    if (!record) throw resourceNotFound("network volume", volumeId);
     return record;
   }
 

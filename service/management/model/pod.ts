@@ -1,6 +1,7 @@
+import { sameName } from "../../../sdk/schemas/common";
 import { DATA_CENTER_IDS, GPU_TYPE_IDS, TEMPLATE_DEFAULTS, uniqueItems } from "../../../sdk/schemas/defaults";
 import type { Clock } from "../../clock";
-import { invalid, notFound, ServiceError, shownId } from "../../errors";
+import { invalid, resourceNotFound, ServiceError, shownId } from "../../errors";
 import type { Ids } from "../../ids";
 import type { WorkerPod, WorkerRegistry } from "../../planes";
 import type { ManagementStore } from "../store/store";
@@ -147,7 +148,7 @@ function workerMatches(pod: PodView, filter: PodFilter): boolean {
   if (filter.desiredStatus !== undefined && worker.desiredStatus !== filter.desiredStatus) return false;
   if (filter.templateId !== undefined && worker.templateId !== filter.templateId) return false;
   if (filter.imageName !== undefined && worker.imageName !== filter.imageName) return false;
-  if (filter.name !== undefined && podName(pod) !== filter.name) return false;
+  if (filter.name !== undefined && !sameName(podName(pod), filter.name)) return false;
   if (filter.computeType !== undefined && endpoint?.computeType !== filter.computeType) return false;
   if (filter.networkVolumeId !== undefined && endpoint?.networkVolumeId !== filter.networkVolumeId)
     return false;
@@ -169,7 +170,8 @@ function rentedMatches(pod: PodRecord, filter: PodFilter): boolean {
   if (filter.desiredStatus !== undefined && pod.desiredStatus !== filter.desiredStatus) return false;
   if (filter.templateId !== undefined && pod.templateId !== filter.templateId) return false;
   if (filter.imageName !== undefined && pod.imageName !== filter.imageName) return false;
-  if (filter.name !== undefined && pod.name !== filter.name) return false;
+  // Either spelling of a name stored before names were trimmed and composed.
+  if (filter.name !== undefined && !sameName(pod.name, filter.name)) return false;
   if (filter.computeType !== undefined && pod.computeType !== filter.computeType) return false;
   if (filter.networkVolumeId !== undefined && pod.networkVolumeId !== filter.networkVolumeId) return false;
   return (
@@ -252,7 +254,7 @@ export class PodService {
     const pod = this.#store.pods.get(accountId, podId);
     if (pod) return { kind: "rented", pod };
     const worker = this.#workers.list(accountId).find((w) => w.id === podId);
-    if (!worker) throw notFound("pod", podId);
+    if (!worker) throw resourceNotFound("pod", podId);
     return { kind: "worker", view: this.#view(accountId, worker) };
   }
 
@@ -266,7 +268,7 @@ export class PodService {
         `pod ${podId} is a serverless worker; change its endpoint's workers instead`,
       );
     }
-    throw notFound("pod", podId);
+    throw resourceNotFound("pod", podId);
   }
 
   create(accountId: string, input: PodCreate): PodRecord {

@@ -1,5 +1,5 @@
 import type { Clock } from "../../clock";
-import { notFound, ServiceError } from "../../errors";
+import { resourceNotFound, ServiceError } from "../../errors";
 import type { Ids } from "../../ids";
 import type { ResolvedEnv } from "../../planes";
 import type { ManagementStore } from "../store/store";
@@ -53,7 +53,7 @@ export class SecretService {
 
   get(accountId: string, id: string): SecretRecord {
     const record = this.#store.secret(accountId, id);
-    if (!record) throw notFound("secret", id);
+    if (!record) throw resourceNotFound("secret", id);
     return record;
   }
 

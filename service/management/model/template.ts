@@ -1,6 +1,6 @@
 import { TEMPLATE_DEFAULTS, uniqueItems } from "../../../sdk/schemas/defaults";
 import type { Clock } from "../../clock";
-import { invalid, notFound, ServiceError, shownId } from "../../errors";
+import { invalid, notFound, resourceNotFound, ServiceError, shownId } from "../../errors";
 import type { Ids } from "../../ids";
 import type { ServiceEventBus } from "../../planes";
 import type { ManagementStore } from "../store/store";
@@ -100,7 +100,7 @@ export class TemplateService {
 
   get(accountId: string, templateId: string): TemplateRecord {
     const record = this.#store.templates.get(accountId, templateId);
-    if (!record) throw notFound("template", templateId);
+    if (!record) throw resourceNotFound("template", templateId);
     return record;
   }
 
@@ -188,13 +188,11 @@ export class TemplateService {
 
   /** GraphQL deleteTemplate(templateName:) deletes BY NAME. */
   deleteByName(accountId: string, name: string): void {
-    // A name finds the template stored under it as given (names stored before they were trimmed and
-    // composed), else the one stored as saveTemplate stores it (TemplateName).
-    const record =
-      this.#store.templateByName(accountId, name) ??
-      this.#store.templateByName(accountId, name.trim().normalize("NFC"));
+    // A name finds the template stored under it as given, else the one of the same name in the
+    // canonical spelling (trimmed, composed), whichever way it was stored.
+    const record = this.#store.templateByName(accountId, name);
     // A name is at most 191 characters: quoted and escaped, well within 1,200.
-    if (!record) throw notFound("template named", JSON.stringify(name), 1_200);
+    if (!record) throw notFound("template named", JSON.stringify(name), 1_200, "templateName");
     this.delete(accountId, record.id);
   }
 

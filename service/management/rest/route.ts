@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
 import { parseManagementInput, parseQuery } from "../../edge/parse";
-import { invalid } from "../../errors";
+import { asField, invalid } from "../../errors";
 import type { Management } from "../index";
 
 type Method = "GET" | "POST" | "PATCH" | "DELETE";
@@ -52,6 +52,8 @@ export function route<const S extends RouteSpec>(
   spec: S,
   handle: (ctx: RouteContext<Parsed<S["body"]>, Parsed<S["query"]>>) => unknown,
 ): RestRoute {
+  // The path's id parameter (`:endpointId`) names an unknown id in the 404.
+  const idParameter = /\/:(\w+)/.exec(spec.url)?.[1] ?? "id";
   return {
     spec,
     serve(request, reply, management, accountId) {
@@ -66,7 +68,7 @@ export function route<const S extends RouteSpec>(
           S["query"]
         >,
       };
-      const result = handle(ctx);
+      const result = asField(idParameter, () => handle(ctx));
       if (spec.status === 204) return reply.code(204).send();
       return reply.code(200).send(result);
     },

@@ -1,5 +1,6 @@
 import { rmSync } from "node:fs";
 import type { DatabaseSync, StatementSync } from "node:sqlite";
+import { sameName } from "../../../sdk/schemas/common";
 import { sqliteReason, transaction } from "../../db";
 import { ServiceError } from "../../errors";
 import type {
@@ -164,6 +165,7 @@ export class ManagementStore {
   readonly #endpointsUsingVolume: StatementSync;
   readonly #putTemplate: StatementSync;
   readonly #templateByName: StatementSync;
+  readonly #templateNames: StatementSync;
   readonly #templatesUsingAuth: StatementSync;
   readonly #putVolume: StatementSync;
   readonly #closeUsage: StatementSync;
@@ -171,6 +173,7 @@ export class ManagementStore {
   readonly #usage: StatementSync;
   readonly #putAuth: StatementSync;
   readonly #authByName: StatementSync;
+  readonly #authNames: StatementSync;
   readonly #pubKey: StatementSync;
   readonly #putPubKey: StatementSync;
   readonly #putPod: StatementSync;
@@ -227,6 +230,7 @@ export class ManagementStore {
          registry_auth_id = excluded.registry_auth_id, data = excluded.data`,
     );
     this.#templateByName = db.prepare("SELECT data FROM mgmt_templates WHERE account_id = ? AND name = ?");
+    this.#templateNames = db.prepare("SELECT id, name FROM mgmt_templates WHERE account_id = ?");
     this.#templatesUsingAuth = db.prepare(
       "SELECT id FROM mgmt_templates WHERE account_id = ? AND registry_auth_id = ? ORDER BY id",
     );
@@ -249,6 +253,7 @@ export class ManagementStore {
        ON CONFLICT (account_id, id) DO UPDATE SET name = excluded.name, data = excluded.data`,
     );
     this.#authByName = db.prepare("SELECT data FROM mgmt_registry_auths WHERE account_id = ? AND name = ?");
+    this.#authNames = db.prepare("SELECT id, name FROM mgmt_registry_auths WHERE account_id = ?");
     this.#pubKey = db.prepare("SELECT pub_key FROM mgmt_user_settings WHERE account_id = ?");
     this.#putPubKey = db.prepare(
       `INSERT INTO mgmt_user_settings (account_id, pub_key) VALUES (?, ?)
@@ -441,9 +446,16 @@ export class ManagementStore {
     );
   }
 
+  /**
+   * The template named `name` as written, else the one whose name is the same in the canonical
+   * spelling (canonicalName: " web " and "web", NFD and NFC are one name; names stored before that
+   * rule keep their spelling).
+   */
   templateByName(accountId: string, name: string): TemplateRecord | undefined {
     const row = this.#templateByName.get(accountId, name) as DataRow | undefined;
-    return row ? this.templates.read(row.data) : undefined;
+    if (row) return this.templates.read(row.data);
+    const id = idOfName(this.#templateNames.all(accountId) as unknown as NameRow[], name);
+    return id === undefined ? undefined : this.templates.get(accountId, id);
   }
 
   templateIdsUsingAuth(accountId: string, authId: string): string[] {
@@ -478,9 +490,12 @@ export class ManagementStore {
     );
   }
 
+  /** The registry auth named `name`, as templateByName finds a template. */
   registryAuthByName(accountId: string, name: string): RegistryAuthRecord | undefined {
     const row = this.#authByName.get(accountId, name) as DataRow | undefined;
-    return row ? this.registryAuths.read(row.data) : undefined;
+    if (row) return this.registryAuths.read(row.data);
+    const id = idOfName(this.#authNames.all(accountId) as unknown as NameRow[], name);
+    return id === undefined ? undefined : this.registryAuths.get(accountId, id);
   }
 
   pubKey(accountId: string): string {
@@ -673,4 +688,14 @@ function checkKey(db: DatabaseSync, sealer: Sealer): void {
       `opening the store: its secrets were sealed with another key than the one from ${sealer.source} (give the store's own key file or ${STORE_KEY_ENV})`,
     );
   }
+}
+
+interface NameRow {
+  id: string;
+  name: string;
+}
+
+/** The id of the row whose name is `name` in the canonical spelling (the first such, by the store's order). */
+function idOfName(rows: readonly NameRow[], name: string): string | undefined {
+  return rows.find((row) => sameName(row.name, name))?.id;
 }

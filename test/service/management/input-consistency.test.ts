@@ -567,3 +567,137 @@ describe("a JSON key given twice", () => {
     });
   });
 });
+
+describe("every resource's name is trimmed and composed (the template rule)", () => {
+  /** " café " with "e" and a combining accent (NFD), and surrounding spaces. */
+  const WRITTEN = " cafe\u0301 ";
+  const STORED = "caf\u00e9";
+
+  it("REST creates and updates of endpoints, volumes, registry auths and pods store the canonical spelling", async () => {
+    const endpoint = await api.rest<{ id: string; name: string }>("POST", "/endpoints", {
+      name: WRITTEN,
+      templateId,
+    });
+    expect([endpoint.status, endpoint.body.name]).toEqual([200, STORED]);
+    const volume = await api.rest<{ id: string; name: string }>("POST", "/networkvolumes", {
+      name: WRITTEN,
+      size: 10,
+      dataCenterId: "US-KS-2",
+    });
+    expect([volume.status, volume.body.name]).toEqual([200, STORED]);
+    const auth = await api.rest<{ id: string; name: string }>("POST", "/containerregistryauth", {
+      name: `${WRITTEN}rest`,
+      username: "u",
+      password: "p",
+    });
+    expect([auth.status, auth.body.name]).toEqual([200, `${STORED} rest`]);
+    const pod = await api.rest<{ id: string; name: string }>("POST", "/pods", {
+      name: WRITTEN,
+      imageName: "repo/img:1",
+      gpuTypeIds: ["NVIDIA GeForce RTX 4090"],
+      cloudType: "COMMUNITY",
+    });
+    expect([pod.status, pod.body.name]).toEqual([200, STORED]);
+    for (const path of [
+      `/endpoints/${endpoint.body.id}`,
+      `/networkvolumes/${volume.body.id}`,
+      `/pods/${pod.body.id}`,
+    ]) {
+      const renamed = await api.rest<{ name: string }>("PATCH", path, { name: "\u00a0web\t" });
+      expect([path, renamed.status, renamed.body.name]).toEqual([path, 200, "web"]);
+      const blank = await api.rest<Refusal>("PATCH", path, { name: " \u3000 " });
+      expect([path, blank.status, blank.body.field, blank.body.message]).toEqual([
+        path,
+        400,
+        "name",
+        "name: must not be empty (nor only white space)",
+      ]);
+    }
+    for (const [path, body] of [
+      ["/endpoints", { name: "  ", templateId }],
+      ["/networkvolumes", { name: "  ", size: 10, dataCenterId: "US-KS-2" }],
+      ["/containerregistryauth", { name: "  ", username: "u", password: "p" }],
+    ] as const) {
+      const blank = await api.rest<Refusal>("POST", path, body);
+      expect([path, blank.status, blank.body.field]).toEqual([path, 400, "name"]);
+    }
+  });
+
+  it("GraphQL saveEndpoint, createNetworkVolume, updateNetworkVolume, saveRegistryAuth and pod deploys do the same", async () => {
+    const endpoint = await api.gql<{ saveEndpoint: { name: string } }>(
+      "mutation($input: EndpointInput!) { saveEndpoint(input: $input) { name } }",
+      { input: { name: WRITTEN, templateId, gpuIds: "ADA_24" } },
+    );
+    expect(endpoint.body.data?.saveEndpoint.name).toBe(STORED);
+    const volume = await api.gql<{ createNetworkVolume: { id: string; name: string } }>(
+      "mutation($input: CreateNetworkVolumeInput!) { createNetworkVolume(input: $input) { id name } }",
+      { input: { name: WRITTEN, size: 10, dataCenterId: "US-KS-2" } },
+    );
+    expect(volume.body.data?.createNetworkVolume.name).toBe(STORED);
+    const renamed = await api.gql<{ updateNetworkVolume: { name: string } }>(
+      "mutation($input: UpdateNetworkVolumeInput!) { updateNetworkVolume(input: $input) { name } }",
+      { input: { id: volume.body.data?.createNetworkVolume.id, name: " web " } },
+    );
+    expect(renamed.body.data?.updateNetworkVolume.name).toBe("web");
+    const auth = await api.gql<{ saveRegistryAuth: { name: string } }>(
+      "mutation($input: SaveRegistryAuthInput!) { saveRegistryAuth(input: $input) { name } }",
+      { input: { name: `${WRITTEN}gql`, username: "u", password: "p" } },
+    );
+    expect(auth.body.data?.saveRegistryAuth.name).toBe(`${STORED} gql`);
+    const pod = await api.gql<{ podFindAndDeployOnDemand: { name: string } }>(
+      "mutation($input: PodFindAndDeployOnDemandInput) { podFindAndDeployOnDemand(input: $input) { name } }",
+      {
+        input: {
+          name: WRITTEN,
+          gpuTypeIdList: ["NVIDIA RTX A6000"],
+          cloudType: "COMMUNITY",
+          gpuCount: 1,
+          imageName: "i",
+        },
+      },
+    );
+    expect(pod.body.data?.podFindAndDeployOnDemand.name).toBe(STORED);
+    const blank = await api.gql("mutation($input: EndpointInput!) { saveEndpoint(input: $input) { name } }", {
+      input: { name: " ", templateId, gpuIds: "ADA_24" },
+    });
+    expect(blank.body.errors?.[0]).toMatchObject({ extensions: { code: "VALIDATION", field: "name" } });
+  });
+
+  it("the 191-character bound counts the composed name: 191 accents typed as combining marks fit", async () => {
+    const decomposed = "e\u0301".repeat(191);
+    const fits = await api.rest<{ name: string }>("POST", "/networkvolumes", {
+      name: decomposed,
+      size: 10,
+      dataCenterId: "US-KS-2",
+    });
+    expect([fits.status, fits.body.name]).toEqual([200, "\u00e9".repeat(191)]);
+    const over = await api.rest<Refusal>("POST", "/networkvolumes", {
+      name: `${decomposed}e`,
+      size: 10,
+      dataCenterId: "US-KS-2",
+    });
+    expect([over.status, over.body.field]).toEqual([400, "name"]);
+  });
+
+  it("a registry auth's name is unique in either spelling", async () => {
+    const first = await api.rest<{ name: string }>("POST", "/containerregistryauth", {
+      name: "caf\u00e9-unique",
+      username: "u",
+      password: "p",
+    });
+    expect(first.status).toBe(200);
+    for (const name of ["cafe\u0301-unique", " caf\u00e9-unique "]) {
+      const again = await api.rest<Refusal & { code: string }>("POST", "/containerregistryauth", {
+        name,
+        username: "u",
+        password: "p",
+      });
+      expect([name, again.status, again.body.code, again.body.field]).toEqual([
+        name,
+        400,
+        "CONFLICT",
+        "name",
+      ]);
+    }
+  });
+});

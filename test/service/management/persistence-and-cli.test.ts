@@ -555,3 +555,53 @@ describe("CLI --handler", () => {
     expect(stderr).toContain("--handler expects <image>=<module-or-command>");
   });
 });
+
+describe("names stored before they were trimmed and composed", () => {
+  it("are one name with their canonical spelling: a registry auth's and a template's uniqueness, deleteTemplate", async () => {
+    const data = join(dir, "legacy-names.sqlite");
+    const first = await withService({ data });
+    const api1 = clients(first);
+    const auth = await api1.rest<{ id: string }>("POST", "/containerregistryauth", {
+      name: "legacy",
+      username: "u",
+      password: "p",
+    });
+    const template = await api1.rest<{ id: string }>("POST", "/templates", { name: "old", imageName: "img" });
+    await first.close();
+    // As a version before the rule stored " legacy " and "old" with a decomposed accent.
+    const db = new DatabaseSync(data);
+    db.prepare(
+      "UPDATE mgmt_registry_auths SET name = ?, data = json_set(data, '$.name', ?) WHERE id = ?",
+    ).run(" legacy ", " legacy ", auth.body.id);
+    db.prepare("UPDATE mgmt_templates SET name = ?, data = json_set(data, '$.name', ?) WHERE id = ?").run(
+      "cafe\u0301",
+      "cafe\u0301",
+      template.body.id,
+    );
+    db.close();
+
+    const second = await withService({ data });
+    const api2 = clients(second);
+    try {
+      expect(
+        (await api2.rest<{ name: string }>("GET", `/containerregistryauth/${auth.body.id}`)).body.name,
+      ).toBe(" legacy ");
+      const taken = await api2.rest<{ code: string; field: string }>("POST", "/containerregistryauth", {
+        name: "legacy",
+        username: "u",
+        password: "p",
+      });
+      expect([taken.status, taken.body.code, taken.body.field]).toEqual([400, "CONFLICT", "name"]);
+      const templateTaken = await api2.rest<{ code: string }>("POST", "/templates", {
+        name: "caf\u00e9",
+        imageName: "img",
+      });
+      expect([templateTaken.status, templateTaken.body.code]).toEqual([400, "CONFLICT"]);
+      const deleted = await api2.gql(`mutation { deleteTemplate(templateName: "caf\u00e9") }`);
+      expect(deleted.body.errors).toBeUndefined();
+      expect((await api2.rest("GET", `/templates/${template.body.id}`)).status).toBe(404);
+    } finally {
+      await second.close();
+    }
+  });
+});

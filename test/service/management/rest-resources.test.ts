@@ -315,3 +315,73 @@ describe("REST pods and billing", () => {
     expect(ok.body).toEqual([]);
   });
 });
+
+describe("management 404s name the id's field", () => {
+  it("REST names the path's parameter and the id, for every method and resource", async () => {
+    const cases: [string, string, string][] = [
+      ["GET", "/endpoints/nope", "endpointId"],
+      ["PATCH", "/endpoints/nope", "endpointId"],
+      ["DELETE", "/endpoints/nope", "endpointId"],
+      ["GET", "/templates/nope", "templateId"],
+      ["PATCH", "/templates/nope", "templateId"],
+      ["DELETE", "/templates/nope", "templateId"],
+      ["GET", "/networkvolumes/nope", "networkVolumeId"],
+      ["PATCH", "/networkvolumes/nope", "networkVolumeId"],
+      ["DELETE", "/networkvolumes/nope", "networkVolumeId"],
+      ["GET", "/containerregistryauth/nope", "containerRegistryAuthId"],
+      ["DELETE", "/containerregistryauth/nope", "containerRegistryAuthId"],
+      ["GET", "/pods/nope", "podId"],
+      ["POST", "/pods/nope/stop", "podId"],
+      ["DELETE", "/pods/nope", "podId"],
+    ];
+    for (const [method, path, field] of cases) {
+      const body = method === "PATCH" ? {} : undefined;
+      const reply = await api.rest<{ message: string; code: string; field?: string }>(method, path, body);
+      expect([method, path, reply.status, reply.body.code, reply.body.field]).toEqual([
+        method,
+        path,
+        404,
+        "NOT_FOUND",
+        field,
+      ]);
+      expect(reply.body.message).toMatch(/ nope not found$/);
+    }
+  });
+
+  it("GraphQL names the argument that carried the id", async () => {
+    const cases: [string, string][] = [
+      ['mutation { deleteEndpoint(id: "nope") }', "id"],
+      [
+        'mutation { saveEndpoint(input: {id: "nope", name: "x", templateId: "t", gpuIds: "ADA_24"}) { id } }',
+        "id",
+      ],
+      [
+        'mutation { updateEndpointTemplate(input: {endpointId: "nope", templateId: "t"}) { id } }',
+        "endpointId",
+      ],
+      [
+        'mutation { saveTemplate(input: {id: "nope", name: "x", imageName: "i", containerDiskInGb: 5, volumeInGb: 0, dockerArgs: "", env: []}) { id } }',
+        "id",
+      ],
+      ['mutation { deleteTemplate(templateName: "nope") }', "templateName"],
+      ['mutation { deleteNetworkVolume(input: {id: "nope"}) }', "id"],
+      ['mutation { updateNetworkVolume(input: {id: "nope", name: "x"}) { id } }', "id"],
+      ['mutation { deleteRegistryAuth(registryAuthId: "nope") }', "registryAuthId"],
+      ['mutation { updateRegistryAuth(input: {id: "nope", username: "u", password: "p"}) { id } }', "id"],
+      ['mutation { podStop(input: {podId: "nope"}) { id } }', "podId"],
+      ['mutation { podResume(input: {podId: "nope", gpuCount: 1}) { id } }', "podId"],
+      ['mutation { podTerminate(input: {podId: "nope"}) }', "podId"],
+      [
+        'mutation { podEditJob(input: {podId: "nope", imageName: "i", containerDiskInGb: 5}) { id } }',
+        "podId",
+      ],
+      ['mutation { secretDelete(id: "nope") }', "id"],
+    ];
+    for (const [query, field] of cases) {
+      const reply = await api.gql(query);
+      const error = reply.body.errors?.[0];
+      expect([query, error?.extensions?.code, error?.extensions?.field]).toEqual([query, "NOT_FOUND", field]);
+      expect(error?.message).toMatch(/nope"? not found$/);
+    }
+  });
+});
