@@ -190,25 +190,39 @@ export function isBusy(error: unknown): boolean {
  * attempt within the operation's bound. One refused or never made is not (see isBusy).
  */
 export function isBrokenConnection(error: unknown): boolean {
-  if (sdkCodeOf(error) !== "CONNECTION") return false;
-  // The socket's own code (ECONNRESET, UND_ERR_SOCKET, ECONNREFUSED) is under the SDK's error.
+  const socketCode = connectionCodeOf(error);
+  return socketCode !== undefined && !NEVER_SENT_CODES.includes(socketCode);
+}
+
+/** A connection never made (refused, or not made in time): no request reached the service. */
+function neverSent(error: unknown): boolean {
+  const socketCode = connectionCodeOf(error);
+  return socketCode !== undefined && NEVER_SENT_CODES.includes(socketCode);
+}
+
+/** The socket's own code (ECONNRESET, UND_ERR_SOCKET, ECONNREFUSED) under the SDK's CONNECTION error. */
+function connectionCodeOf(error: unknown): string | undefined {
+  if (sdkCodeOf(error) !== "CONNECTION") return undefined;
   for (let e = (error as { cause?: unknown }).cause, depth = 0; depth < 4; depth++) {
     const code = codeOf(e);
-    if (code === undefined) return false;
-    if (code !== "CONNECTION") return !NEVER_SENT_CODES.includes(code);
+    if (code === undefined) return undefined;
+    if (code !== "CONNECTION") return code;
     e = (e as { cause?: unknown }).cause;
   }
-  return false;
+  return undefined;
 }
 
 /**
  * A failure after which a create may have been carried out all the same: the request was sent but no
- * answer says whether the service acted on it (a 5xx, the call's timeout, a connection that broke).
+ * answer says whether the service acted on it (a 5xx, the call's timeout, a connection that broke,
+ * not one that was refused).
  * A 429 is sent before anything is done, so it is not one.
  */
 export function mayHaveActed(error: unknown): boolean {
   const code = sdkCodeOf(error);
-  if (code === "TIMEOUT" || code === "CONNECTION") return true;
+  // Refused: nothing was sent, so nothing to look for (and no service there to ask).
+  if (code === "CONNECTION") return !neverSent(error);
+  if (code === "TIMEOUT") return true;
   return code === "SERVER_ERROR" && statusOf(error) !== 501;
 }
 

@@ -8,6 +8,7 @@ import {
   isDeleteRefusal,
   isNameTaken,
   KEY_REFUSED,
+  mayHaveActed,
   NOTHING_ANSWERED,
   ProviderError,
   redact,
@@ -230,7 +231,7 @@ describe("errors", () => {
     );
   });
 
-  test("a connection refused says nothing answers there; one that broke after it was made says so, and may be sent again", () => {
+  test("a connection refused says nothing answers there and made nothing; one that broke after it was made says so, may have acted, and may be sent again", () => {
     const socketError = (code: string) => Object.assign(new Error(code), { code });
     const refused = new ConnectionError({
       operation: "graphql.saveEndpoint",
@@ -244,6 +245,10 @@ describe("errors", () => {
     });
     expect(isBrokenConnection(refused)).toBe(false);
     expect(isBrokenConnection(broke)).toBe(true);
+    // A create refused was never sent: nothing to look for after it (and no service to ask, for as
+    // long as the create's bound); one cut off after it was sent may have been made.
+    expect(mayHaveActed(refused)).toBe(false);
+    expect(mayHaveActed(broke)).toBe(true);
     expect(toProviderError(refused, "update endpoint api", []).message).toContain(NOTHING_ANSWERED);
     const wrapped = toProviderError(broke, "update endpoint api", []);
     expect(wrapped.message).toBe(
