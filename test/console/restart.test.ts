@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accountIdOf } from "../../service/edge/auth";
 import type { EndpointRecord } from "../../service/management/model/endpoint";
 import { type TestService, withService } from "../helpers/service";
-import { runsyncOn, signIn } from "./support";
+import { consoleConfig, runsyncOn, signIn } from "./support";
 
 const CHROMIUM = "/usr/bin/chromium";
 const HAS_CHROMIUM = existsSync(CHROMIUM);
@@ -23,14 +23,7 @@ describe.skipIf(!HAS_CHROMIUM)(
   () => {
     const dir = mkdtempSync(join(tmpdir(), "runpodkit-console-restart-"));
     const data = join(dir, "service.db");
-    const config = {
-      jobs: {
-        coldStartMs: 0,
-        flashBootColdStartMs: 0,
-        workerOutput: "ignore" as const,
-        handlers: { "acme/stream": resolve("test/console/fixtures/stream-handler.ts") },
-      },
-    };
+    const config = consoleConfig({ "acme/stream": resolve("test/console/fixtures/stream-handler.ts") });
     let service: TestService;
     let browser: Browser;
     let page: Page;

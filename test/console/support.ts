@@ -18,11 +18,14 @@ export async function runsyncOn(
   return (await reply.json()) as { id: string; status: string };
 }
 
-/** The console tests' service: workers start at once, their output kept off the test's terminal. */
+/** The console tests' service settings: workers start at once, their output kept off the test's terminal. */
+export function consoleConfig(handlers: Record<string, string>) {
+  return { jobs: { coldStartMs: 0, flashBootColdStartMs: 0, workerOutput: "ignore" as const, handlers } };
+}
+
+/** The console tests' service (consoleConfig), in memory. */
 export function consoleService(handlers: Record<string, string>): Promise<TestService> {
-  return withService({
-    config: { jobs: { coldStartMs: 0, flashBootColdStartMs: 0, workerOutput: "ignore", handlers } },
-  });
+  return withService({ config: consoleConfig(handlers) });
 }
 
 /** The app handler (test/console/fixtures/app-handler.ts) under the image the "orders" endpoint runs. */
