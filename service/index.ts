@@ -125,6 +125,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     management,
     jobs,
     managementBodyLimit: config.managementBodyLimit,
+    connections: config.connections,
     // The management routes load with their first request: that load's garbage is released as the start's is.
     afterManagementLoad: config.releaseStartupMemory
       ? () => setImmediate(() => releaseStartupMemory()).unref()
