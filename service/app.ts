@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import { consolePlugin } from "./console/index";
 import type { Accounts } from "./edge/auth";
 import type { FastPath } from "./edge/fast-path";
-import { edgeServer } from "./edge/server";
+import { type ConnectionLimits, edgeServer } from "./edge/server";
 import type { Management } from "./management";
 import { graphqlPlugin } from "./management/graphql/index";
 import { restPlugin } from "./management/rest/index";
@@ -27,6 +27,8 @@ export interface AppParts {
   managementBodyLimit: number;
   /** Once after a first management request loads its routes or engine (ManagementWireDeps.afterLoad). */
   afterManagementLoad?: () => void;
+  /** How long a client may take to send a request (edge/server.ts; default: Node's own bounds). */
+  connections?: ConnectionLimits;
 }
 
 /**
@@ -41,8 +43,9 @@ export function buildApp({
   jobs,
   managementBodyLimit,
   afterManagementLoad,
+  connections,
 }: AppParts): FastifyInstance {
-  const app = edgeServer(jobs.fast ?? undefined);
+  const app = edgeServer(jobs.fast ?? undefined, connections);
   const wire = { accounts, management, bodyLimit: managementBodyLimit, afterLoad: afterManagementLoad };
   app.register(restPlugin(wire), { prefix: "/v1" });
   app.register(graphqlPlugin(wire));

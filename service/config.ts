@@ -1,3 +1,4 @@
+import { type ConnectionLimits, DEFAULT_CONNECTION_LIMITS } from "./edge/server";
 import type { JobPlaneConfig } from "./jobs/config";
 
 /** Tunables of the local service; every one has a default that matches the real service. */
@@ -18,6 +19,8 @@ export interface ServiceConfig {
    * young generation sized (`--max-semi-space-size`, heap.ts youngGenerationSizedAtStart).
    */
   favourMemoryOverSpeed: boolean;
+  /** How long a client may take to send one request: headers, then body (edge/server.ts). */
+  connections: ConnectionLimits;
   /** Job-plane tunables (handlers by image, cold starts, long-poll holds, rate limits, ...). */
   jobs?: Partial<JobPlaneConfig>;
 }
@@ -27,4 +30,5 @@ export const DEFAULT_CONFIG: ServiceConfig = {
   managementBodyLimit: 1024 * 1024,
   releaseStartupMemory: true,
   favourMemoryOverSpeed: true,
+  connections: DEFAULT_CONNECTION_LIMITS,
 };

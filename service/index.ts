@@ -24,7 +24,7 @@ import { Management } from "./management";
 import { EndpointRecords, SecretValues } from "./management/directory";
 import { WorkerUsageLedger } from "./management/model/billing";
 import { managementMigrations } from "./management/store/migrations";
-import { openSealer } from "./management/store/sealing";
+import { openSealer, type Sealer } from "./management/store/sealing";
 import { ManagementStore } from "./management/store/store";
 import type { ServiceEventBus, ServiceEvents } from "./planes";
 import { addressFileOf, removeServiceAddress, writeServiceAddress } from "./service-address";
@@ -88,8 +88,10 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const data = options.data ?? ":memory:";
   const db = openDatabase(data, [...managementMigrations, ...jobMigrations]);
   let store: ManagementStore;
+  let sealer: Sealer;
   try {
-    store = new ManagementStore(db, openSealer(data, options.storeKey));
+    sealer = openSealer(data, options.storeKey);
+    store = new ManagementStore(db, sealer);
   } catch (error) {
     db.close();
     throw error;
@@ -114,6 +116,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
         secrets: new SecretValues(store),
         usage,
         config: config.jobs,
+        sealing: sealer,
       }),
   );
   const management = new Management({ store, clock, ids, events, workers: jobs.workers, usage });
@@ -122,6 +125,7 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     management,
     jobs,
     managementBodyLimit: config.managementBodyLimit,
+    connections: config.connections,
     // The management routes load with their first request: that load's garbage is released as the start's is.
     afterManagementLoad: config.releaseStartupMemory
       ? () => setImmediate(() => releaseStartupMemory()).unref()

@@ -1,4 +1,13 @@
-import { closeSync, openSync, readFileSync, readSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  fstatSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 
@@ -32,7 +41,9 @@ const MAX_FILE_BYTES = 16 * 1024;
 export function writeServiceAddress(data: string, address: ServiceAddress): void {
   const file = addressFileOf(data);
   const temporary = `${file}.${process.pid}.tmp`;
-  const fd = openSync(temporary, "w", 0o600);
+  // Created anew ("wx"): a file or symlink someone else put at this predictable name (a store in a
+  // shared directory such as /tmp) is never written through.
+  const fd = openSync(temporary, "wx", 0o600);
   try {
     writeSync(fd, `${JSON.stringify(ServiceAddress.parse(address))}\n`);
   } finally {
@@ -62,6 +73,8 @@ export function readServiceAddress(data: string): AddressLookup {
   try {
     const fd = openSync(file, "r");
     try {
+      const untrusted = untrustedBecause(fd);
+      if (untrusted) return { missing: `${file} is not trusted: ${untrusted}` };
       const buffer = Buffer.alloc(MAX_FILE_BYTES + 1);
       const length = readSyncWhole(fd, buffer);
       if (length > MAX_FILE_BYTES) return { missing: `${file} is not a service address (too large)` };
@@ -87,6 +100,19 @@ export function readServiceAddress(data: string): AddressLookup {
     return { missing: `the service that wrote ${file} (pid ${address.data.pid}) is no longer running` };
   }
   return { address: address.data };
+}
+
+/**
+ * Why an address file may have been written by someone else, or null. `runpodkit logs` sends the
+ * account key to the URL it names: a file another user owns or can write (beside a store in a shared
+ * directory such as /tmp) would send it to their server.
+ */
+function untrustedBecause(fd: number): string | null {
+  const stats = fstatSync(fd);
+  const uid = process.getuid?.();
+  if (uid !== undefined && stats.uid !== uid) return `it belongs to another user (uid ${stats.uid})`;
+  if ((stats.mode & 0o022) !== 0) return "other users can write it";
+  return null;
 }
 
 /** Reads up to the buffer's size: the file is read bounded, whatever it holds. */

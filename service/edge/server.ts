@@ -34,11 +34,15 @@ export const WITHOUT_JSON_SCHEMAS = {
  * bounded in depth (body.ts), request logs
  * that never carry a key (no headers, `api_key` redacted from URLs) and the one error handler.
  */
-export function edgeServer(fast?: FastPath): FastifyInstance {
+export function edgeServer(
+  fast?: FastPath,
+  limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
+): FastifyInstance {
   const app = Fastify({
-    // With fast routes, a node:http server whose handler offers each request to them first (see
-    // fast-path.ts), set up as Fastify sets up its own (timeouts, keep-alive).
-    ...(fast && { serverFactory: frontedBy(fast) }),
+    // A node:http server with the request bounds below, whose handler offers each request to the
+    // fast routes first (see fast-path.ts) when there are any, set up as Fastify sets up its own.
+    serverFactory: boundedServer(fast, limits),
+    requestTimeout: limits.requestTimeoutMs,
     bodyLimit: SERVER_BODY_LIMIT,
     frameworkErrors: (error, request, reply) => {
       const { status, body } = frameworkErrorReply(error, request.raw.url ?? "/");
@@ -70,15 +74,49 @@ export function edgeServer(fast?: FastPath): FastifyInstance {
   return app;
 }
 
-/** A node:http server offering each request to `fast` first, set up as Fastify sets up its own. */
-function frontedBy(fast: FastPath): FastifyServerFactory<Server> {
+/**
+ * How long a client may take to send one request. Fastify's default (`requestTimeout: 0`) switched
+ * off Node's own bound: a client that sent headers and then a body one byte at a time (to any route,
+ * without a key: a POST to an unknown path waits for its body) held its connection for as long as it
+ * liked, and enough of them exhaust the process's descriptors. Replies held open on purpose (long
+ * polls, followed logs, streams) are not bounded by these: they start once the request has arrived.
+ */
+export interface ConnectionLimits {
+  /** Headers and body must have arrived within this (ms), else 408 and the connection is closed. */
+  requestTimeoutMs: number;
+  /** Headers must have arrived within this (ms), at most requestTimeoutMs. */
+  headersTimeoutMs: number;
+  /** How often the server checks its connections against the two (ms); Node's default. */
+  checkIntervalMs: number;
+}
+
+/** Node's own defaults, which Fastify's requestTimeout of 0 had switched off. */
+export const DEFAULT_CONNECTION_LIMITS: Readonly<ConnectionLimits> = {
+  requestTimeoutMs: 300_000,
+  headersTimeoutMs: 60_000,
+  checkIntervalMs: 30_000,
+};
+
+/**
+ * A node:http server with `limits`, offering each request to `fast` first when given, set up as
+ * Fastify sets up its own (keep-alive, idle timeout).
+ */
+function boundedServer(fast: FastPath | undefined, limits: ConnectionLimits): FastifyServerFactory<Server> {
   return (handler, options) => {
-    const server = createServer({}, (req, res) => {
-      if (!fast.serve(req, res)) handler(req, res);
-    });
-    const { keepAliveTimeout, requestTimeout, connectionTimeout } = options;
+    const server = createServer(
+      {
+        requestTimeout: limits.requestTimeoutMs,
+        headersTimeout: limits.headersTimeoutMs,
+        connectionsCheckingInterval: limits.checkIntervalMs,
+      },
+      fast
+        ? (req, res) => {
+            if (!fast.serve(req, res)) handler(req, res);
+          }
+        : handler,
+    );
+    const { keepAliveTimeout, connectionTimeout } = options;
     if (typeof keepAliveTimeout === "number") server.keepAliveTimeout = keepAliveTimeout;
-    if (typeof requestTimeout === "number") server.requestTimeout = requestTimeout;
     if (typeof connectionTimeout === "number") server.setTimeout(connectionTimeout);
     return server;
   };

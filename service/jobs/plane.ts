@@ -25,7 +25,7 @@ import { LogBook } from "./logs/log-book";
 import { CachedEndpoints } from "./model/endpoints";
 import { EndpointSeries } from "./observe/series";
 import { JOB_POLICY } from "./policy";
-import { JobStore } from "./store/job-store";
+import { JobStore, type ValueSealing } from "./store/job-store";
 import { Webhooks } from "./webhooks/webhooks";
 import { Launcher } from "./workers/launch";
 import { type PoolEvents, WorkerPool } from "./workers/pool";
@@ -46,6 +46,8 @@ export interface JobPlaneDeps {
   usage: WorkerUsageLog;
   config?: Partial<JobPlaneConfig> | undefined;
   log?: (message: string) => void;
+  /** Seals the secrets of jobs in the store (s3Config): the management store's sealer. */
+  sealing?: ValueSealing | undefined;
 }
 
 /** Everything the parts of the job plane announce to each other. */
@@ -105,7 +107,12 @@ export class JobPlane {
       spillInputBytes: config.spillInputBytes,
       spillOutputBytes: config.spillOutputBytes,
     });
-    this.store = new JobStore(deps.db, { log, memory: this.memory, clock });
+    this.store = new JobStore(deps.db, {
+      log,
+      memory: this.memory,
+      clock,
+      ...(deps.sealing && { sealing: deps.sealing }),
+    });
     this.book = new JobBook(
       this.store,
       clock,

@@ -261,13 +261,21 @@ export class JobStore implements InputSource {
   readonly #log: (message: string) => void;
   /** The memory budget; large inputs leave memory once written (none without it). */
   readonly #memory: JobMemory | undefined;
+  /** Seals each job's s3Config (its bucket's secret key) in the file; none: written as JSON. */
+  readonly #sealing: ValueSealing | null;
 
   constructor(
     db: DatabaseSync,
-    options: { log?: (message: string) => void; memory?: JobMemory; clock?: Clock } = {},
+    options: {
+      log?: (message: string) => void;
+      memory?: JobMemory;
+      clock?: Clock;
+      sealing?: ValueSealing;
+    } = {},
   ) {
     this.#db = db;
     this.#clock = options.clock;
+    this.#sealing = options.sealing ?? null;
     this.#checkpointer = db instanceof StoreDatabase ? db.checkpointer : null;
     this.#log = options.log ?? (() => {});
     this.#memory = options.memory;
@@ -576,7 +584,7 @@ export class JobStore implements InputSource {
     const ended = this.#endedSync.get(job);
     const output = keepsOutput ? null : ended !== undefined ? ended : json(job.output);
     const changes = changedValues(job);
-    const insert = this.#unwritten.has(job.storeRow) ? rowValues(job, output) : null;
+    const insert = this.#unwritten.has(job.storeRow) ? rowValues(job, output, this.#sealing) : null;
     return () => {
       if (insert === null) {
         if (keepsOutput) this.#updateKeepingOutput.run(...changes, job.storeRow);
@@ -585,7 +593,7 @@ export class JobStore implements InputSource {
           // The row is gone (deleted by expiry while the job was in memory): written whole again,
           // when its input is still at hand.
           if (Number(updated.changes) === 0 && job.inputInMemory) {
-            this.#upsert.run(job.storeRow, ...rowValues(job, output));
+            this.#upsert.run(job.storeRow, ...rowValues(job, output, this.#sealing));
           }
         }
       } else {
@@ -636,7 +644,7 @@ export class JobStore implements InputSource {
     if (pending) return pending;
     if (this.#deleted.has(id)) return undefined;
     const row = this.#rowById(id);
-    return row ? jobOf(row, this.#shared, this) : undefined;
+    return row ? jobOf(row, this.#shared, this, this.#sealing) : undefined;
   }
 
   /** The job of row `seq` as stored, or its pending state (see get). */
@@ -648,7 +656,7 @@ export class JobStore implements InputSource {
     const pending = this.#dirty.get(row.id) ?? this.#waiting.get(row.id);
     if (pending) return pending;
     if (this.#deleted.has(row.id)) return undefined;
-    return jobOf(row, this.#shared, this);
+    return jobOf(row, this.#shared, this, this.#sealing);
   }
 
   /**
@@ -778,7 +786,7 @@ export class JobStore implements InputSource {
   expiredQueued(now: number, limit: number): Job[] {
     this.flush();
     return (this.#expiredQueued.all(now, limit) as unknown as JobRow[]).map((row) =>
-      jobOf(row, this.#shared, this),
+      jobOf(row, this.#shared, this, this.#sealing),
     );
   }
 
@@ -820,7 +828,8 @@ export class JobStore implements InputSource {
    * carries its row, so they need no index entry).
    */
   *loadLive(): Generator<Job> {
-    for (const row of this.#live.iterate() as Iterable<JobRow>) yield jobOf(row, this.#shared, this);
+    for (const row of this.#live.iterate() as Iterable<JobRow>)
+      yield jobOf(row, this.#shared, this, this.#sealing);
   }
 
   /**
@@ -856,7 +865,7 @@ export class JobStore implements InputSource {
       beforeRow === undefined
         ? this.#recent.all(endpointId, limit)
         : this.#recentBefore.all(endpointId, beforeRow, limit);
-    return (rows as unknown as JobRow[]).map((row) => jobOf(row, this.#shared, this));
+    return (rows as unknown as JobRow[]).map((row) => jobOf(row, this.#shared, this, this.#sealing));
   }
 
   deleteEndpoint(endpointId: string): void {
@@ -885,6 +894,28 @@ const parsed = <T>(text: string | null): T | undefined =>
   text === null ? undefined : (JSON.parse(text) as T);
 
 /**
+ * Seals and opens the store's secret values (the management store's Sealer, AES-256-GCM with the
+ * store key); structural, so the job plane does not import the management plane.
+ */
+export interface ValueSealing {
+  seal(plain: string): string;
+  open(sealed: string, what: string): string;
+}
+
+/** A job's s3Config as its row holds it: sealed (its accessSecret is a credential), JSON without a sealer. */
+function s3ConfigText(s3Config: S3Config | undefined, sealing: ValueSealing | null): string | null {
+  const text = json(s3Config);
+  return text === null || sealing === null ? text : sealing.seal(text);
+}
+
+/** A row's s3Config: a sealed value opened, or the JSON a store written before sealing holds. */
+function s3ConfigOf(row: JobRow, sealing: ValueSealing | null): S3Config | undefined {
+  const text = row.s3_config;
+  if (text === null || text.startsWith("{") || sealing === null) return parsed<S3Config>(text);
+  return JSON.parse(sealing.open(text, `job ${row.id} s3Config`)) as S3Config;
+}
+
+/**
  * The columns an update writes but the output, in the order of the update statements (the output,
  * when written, goes after them, before `seq`).
  */
@@ -903,7 +934,7 @@ function changedValues(job: Job): SQLInputValue[] {
   ];
 }
 
-function rowValues(job: Job, output: string | null): SQLInputValue[] {
+function rowValues(job: Job, output: string | null, sealing: ValueSealing | null): SQLInputValue[] {
   return [
     job.id,
     job.accountId,
@@ -913,7 +944,7 @@ function rowValues(job: Job, output: string | null): SQLInputValue[] {
     job.inputText,
     job.webhook ?? null,
     json(job.policy),
-    json(job.s3Config),
+    s3ConfigText(job.s3Config, sealing),
     job.executionTimeoutMs,
     job.ttlMs,
     job.lowPriority ? 1 : 0,
@@ -958,7 +989,12 @@ const IN_QUEUE_CODE = STATUS_BY_CODE.indexOf("IN_QUEUE");
 const IN_PROGRESS_CODE = STATUS_BY_CODE.indexOf("IN_PROGRESS");
 const STATUS_CODE_SQL = `CASE status ${STATUS_BY_CODE.map((status, code) => `WHEN '${status}' THEN ${code}`).join(" ")} ELSE ${STATUS_BY_CODE.length} END`;
 
-function jobOf(row: JobRow, strings: Map<string, string>, source: InputSource): Job {
+function jobOf(
+  row: JobRow,
+  strings: Map<string, string>,
+  source: InputSource,
+  sealing: ValueSealing | null,
+): Job {
   const job = jobFrom({
     id: row.id,
     accountId: shared(strings, row.account_id),
@@ -968,7 +1004,7 @@ function jobOf(row: JobRow, strings: Map<string, string>, source: InputSource): 
     inputText: row.input ?? source,
     webhook: row.webhook ?? undefined,
     policy: parsed<JobPolicy>(row.policy),
-    s3Config: parsed<S3Config>(row.s3_config),
+    s3Config: s3ConfigOf(row, sealing),
     executionTimeoutMs: row.execution_timeout_ms,
     ttlMs: row.ttl_ms,
     lowPriority: row.low_priority === 1,

@@ -108,8 +108,41 @@ export async function runGraphql(
           contextValue,
           fieldResolver,
         });
+  const values = result.errors && operation.variables ? variableStrings(operation.variables) : [];
   return {
-    ...(result.errors ? { errors: result.errors.map((e) => graphqlErrorBody(e, log)) } : {}),
+    ...(result.errors
+      ? { errors: result.errors.map((e) => withoutValues(graphqlErrorBody(e, log), values)) }
+      : {}),
     data: result.data ?? null,
   };
+}
+
+/** The most string values of the variables an error is cleared of (a body holds at most 1 MiB). */
+const VARIABLE_STRINGS_MAX = 10_000;
+
+/** The string values in `variables`, longest first, as graphql-js prints them (JSON strings). */
+function variableStrings(variables: Record<string, unknown>): string[] {
+  const found = new Set<string>();
+  const visit = (value: unknown): void => {
+    if (found.size >= VARIABLE_STRINGS_MAX) return;
+    if (typeof value === "string") found.add(JSON.stringify(value));
+    else if (Array.isArray(value)) for (const item of value) visit(item);
+    else if (value !== null && typeof value === "object")
+      for (const item of Object.values(value)) visit(item);
+  };
+  visit(variables);
+  return [...found].sort((a, b) => b.length - a.length);
+}
+
+/**
+ * graphql-js words a variable it cannot coerce with the value it was given, the whole input object
+ * around a bad field included (`Variable "$input" got invalid value { name: "x", password: "..." }`):
+ * a typo next to a registry password or an env value sent the secret back, into the caller's logs.
+ * A refusal keeps its path and reason; every string value of the variables is written `"…"`.
+ */
+function withoutValues(body: GraphqlErrorBody, values: readonly string[]): GraphqlErrorBody {
+  if (values.length === 0 || body.extensions.code !== "GRAPHQL_VALIDATION") return body;
+  let message = body.message;
+  for (const value of values) if (message.includes(value)) message = message.split(value).join('"…"');
+  return { ...body, message };
 }

@@ -62,6 +62,17 @@ const loadRoutes = (afterLoad: (() => void) | undefined): Promise<Routes> => {
 };
 
 /**
+ * On every docs page: swagger-ui takes an API key ("Authorize") and sends requests with it ("Try it
+ * out", DELETE included), so no other site may frame it under a decoy (clickjacking), as the console.
+ */
+const DOCS_HEADERS = {
+  "content-security-policy": "frame-ancestors 'none'",
+  "x-frame-options": "DENY",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+} as const;
+
+/**
  * REST v1, registered under /v1. Bearer auth on every route except the docs: GET /openapi.json and
  * the swagger-ui pages under /docs, which load with their first request (docs.ts).
  */
@@ -101,7 +112,7 @@ export function restPlugin(deps: ManagementWireDeps): FastifyPluginAsync {
       const answer = await (await docs).answer(request);
       if ("error" in answer) throw answer.error;
       if ("notFound" in answer) return reply.callNotFound();
-      reply.code(answer.status).headers(answer.headers);
+      reply.code(answer.status).headers({ ...answer.headers, ...DOCS_HEADERS });
       // A redirect has no body (and no content type to give it).
       return answer.body.length > 0 ? reply.send(answer.body) : reply.send();
     };

@@ -1,0 +1,115 @@
+import { connect } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type TestService, withService } from "../../helpers/service";
+import { clients } from "../management/client";
+
+/*
+ * A client that sends its headers, then its body a byte at a time (or not at all), must not hold a
+ * connection for ever: with enough of them the process runs out of descriptors and answers nobody.
+ * The bounds are made short here; the service's defaults are Node's own (edge/server.ts).
+ */
+const connections = { requestTimeoutMs: 600, headersTimeoutMs: 400, checkIntervalMs: 50 };
+
+let service: TestService;
+let endpointId: string;
+beforeAll(async () => {
+  service = await withService({ config: { connections } });
+  const api = clients(service);
+  const template = await api.rest<{ id: string }>("POST", "/templates", {
+    name: "slow-clients",
+    imageName: "runpodkit/echo",
+    isServerless: true,
+  });
+  const endpoint = await api.rest<{ id: string }>("POST", "/endpoints", {
+    name: "slow-clients",
+    templateId: template.body.id,
+    workersMin: 0,
+    workersMax: 0,
+  });
+  endpointId = endpoint.body.id;
+});
+afterAll(() => service?.close());
+
+/**
+ * Sends `head` and then one byte of the body it announces every 100 ms, never all of it; resolves
+ * with what the service wrote once it closes the connection (or once the client gives up).
+ */
+function trickle(head: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(service.port, "127.0.0.1", () => socket.write(head));
+    let answer = "";
+    const drip = setInterval(() => socket.write(" "), 100);
+    // Far past the bounds above: a service without them is still reading; the test says so.
+    const giveUp = setTimeout(() => {
+      answer += "[still open after 10 s]";
+      socket.destroy();
+    }, 10_000);
+    socket.on("close", () => clearTimeout(giveUp));
+    socket.setEncoding("utf8");
+    socket.on("data", (text: string) => {
+      answer += text;
+    });
+    socket.on("error", (error) => {
+      clearInterval(drip);
+      // The service closed while a byte was on its way: what it wrote before is the answer.
+      if (
+        (error as NodeJS.ErrnoException).code === "EPIPE" ||
+        (error as NodeJS.ErrnoException).code === "ECONNRESET"
+      )
+        resolve(answer);
+      else reject(error);
+    });
+    socket.on("close", () => {
+      clearInterval(drip);
+      resolve(answer);
+    });
+  });
+}
+
+const body = (method: string, path: string, headers: string[] = []) =>
+  [
+    `${method} ${path} HTTP/1.1`,
+    "host: 127.0.0.1",
+    "content-type: application/json",
+    "content-length: 100000",
+    ...headers,
+    "",
+    "",
+  ].join("\r\n");
+
+describe("a client that never finishes sending its request", () => {
+  it("without a key, to an unknown path: 408 and the connection closed", async () => {
+    expect(await trickle(body("POST", "/nope"))).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
+  it("without a key, to the console: 408 and the connection closed", async () => {
+    expect(await trickle(body("POST", "/console/"))).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
+  it("with a key, on REST, GraphQL and the job API's fast /run: 408 and the connection closed", async () => {
+    const key = service.apiKey;
+    const answers = await Promise.all([
+      trickle(body("POST", "/v1/templates", [`authorization: Bearer ${key}`])),
+      trickle(body("POST", `/graphql?api_key=${key}`)),
+      trickle(body("POST", `/v2/${endpointId}/run`, [`authorization: ${key}`])),
+    ]);
+    for (const answer of answers) expect(answer).toMatch(/^HTTP\/1\.1 408 /);
+  });
+
+  it("a reply held open longer than the request bound (a status long-poll) is not cut", async () => {
+    const api = clients(service);
+    const run = await api.send<{ id: string }>(`${service.queueUrl}/v2/${endpointId}/run`, {
+      method: "POST",
+      headers: { authorization: service.apiKey, "content-type": "application/json" },
+      body: JSON.stringify({ input: {} }),
+    });
+    expect(run.status).toBe(200);
+    // No worker may run: the hold lasts its whole wait, past requestTimeoutMs, and answers the status.
+    const held = await api.send<{ status: string }>(
+      `${service.queueUrl}/v2/${endpointId}/status-sync/${run.body.id}?wait=1500`,
+      { headers: { authorization: service.apiKey } },
+    );
+    expect(held.status).toBe(200);
+    expect(held.body.status).toBe("IN_QUEUE");
+  });
+});
