@@ -9,6 +9,7 @@ import {
   AUTO_NAMED,
   CARRIED_KEYS,
   CUSTOM_TIMEOUTS,
+  REPLACE_ON_CHANGES,
   WRITTEN_BY,
 } from "./bookkeeping";
 import {
@@ -23,7 +24,7 @@ import {
 } from "./check";
 import { CONFIG_KEYS, configureFromHost, type ProviderSettings } from "./config";
 import type { ManagementApi, ProviderContext } from "./context";
-import { diffFields } from "./diff";
+import { diffFields, replacesOnChanges } from "./diff";
 import { packageVersion } from "./dynamic";
 import {
   codeOf,
@@ -376,7 +377,7 @@ export function implement<D extends { name: string }, R>(
     const which = holderId === undefined ? "" : ` (id ${holderId})`;
     return new ProviderError(
       "NAME_TAKEN",
-      `${call.operation}: a ${noun} named "${name}" already exists${which}, and ${noun} names are unique in the account. Omit name to let runpodkit generate a unique one, choose another name, or take the existing one over with adoptId${holderId === undefined ? "" : `: "${holderId}"`}. If it is the ${noun} this resource replaces in a forced replacement (pulumi up --replace, replaceOnChanges), set deleteBeforeReplace: true or omit name.`,
+      `${call.operation}: a ${noun} named "${name}" already exists${which}, and ${noun} names are unique in the account. Omit name to let runpodkit generate a unique one, choose another name, or take the existing one over with adoptId${holderId === undefined ? "" : `: "${holderId}"`}. If it is the ${noun} this resource replaces in a forced replacement (pulumi up --replace), set deleteBeforeReplace: true or omit name.`,
       { operation: call.operation, field: "name", cause: refusal },
     );
   }
@@ -567,7 +568,13 @@ export function implement<D extends { name: string }, R>(
       refuseNewerState(olds, `diff ${label(olds, id)}`);
       const previous = lastApplied(olds);
       const desired = normalizeInputs(spec, effective(olds, news));
-      const result = diffFields(previous, desired, diffSpec);
+      const found = diffFields(previous, desired, diffSpec);
+      // replaceOnChanges: Pulumi's engine cannot apply it to a dynamic resource (REPLACE_ON_CHANGES).
+      const forced = replacesOnChanges(news[REPLACE_ON_CHANGES], previous, desired, found.changed);
+      const result = {
+        ...found,
+        replaces: diffSpec.fields.filter((f) => found.replaces.includes(f) || forced.includes(f)),
+      };
       // A replacement under the same unique name: the new one cannot be created while the old one
       // holds the name. Moved aside when the service can rename it, otherwise deleted first.
       let deleteBeforeReplace = false;
