@@ -98,6 +98,38 @@ describe("replaceOnChanges, through Pulumi's provider host", () => {
     await host.delete(t.urn, replacement.id, replacement.properties);
   });
 
+  test("an unnamed Template: the replacement takes the next generated name, and the next diff finds nothing to do", async () => {
+    // What the program sends each time: no name, so check generates one.
+    const program = (imageName: string) => ({
+      imageName,
+      isServerless: true,
+      __replaceOnChanges: ["imageName"],
+      __logicalName: "gen",
+      __provider: text.Template,
+    });
+    const t = await up("Template", "gen", program("img:1"));
+    const next = await host.check(t.urn, t.inputs, program("img:2"));
+    expect(next.inputs.name).toBe(t.properties.name);
+    const diff = await host.diff(t.urn, t.id, t.properties, next.inputs, t.inputs);
+    expect(diff).toEqual({ changes: "some", replaces: ["imageName"], deleteBeforeReplace: false });
+    const fresh = await host.check(t.urn, {}, program("img:2"));
+    // The predecessor holds the first generated name until it is deleted at the end of the update.
+    expect(fresh.inputs.name).toBe(t.properties.name);
+    const replacement = await host.create(t.urn, fresh.inputs);
+    expect(replacement.properties.name).not.toBe(t.properties.name);
+    expect(String(replacement.properties.name)).toMatch(/^gen-[0-9a-f]{7}$/);
+    await host.delete(t.urn, t.id, t.properties);
+    const again = await host.check(t.urn, fresh.inputs, program("img:2"));
+    expect(
+      await host.diff(t.urn, replacement.id, replacement.properties, again.inputs, fresh.inputs),
+    ).toEqual({
+      changes: "none",
+      replaces: [],
+      deleteBeforeReplace: false,
+    });
+    await host.delete(t.urn, replacement.id, replacement.properties);
+  });
+
   test("an Endpoint with replaceOnChanges env.MODEL: only that key's change replaces it, naming env", async () => {
     const tpl = await up("Template", "ep-tpl", { imageName: "img:1", isServerless: true });
     const e = await up("Endpoint", "api", {
