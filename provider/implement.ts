@@ -116,6 +116,12 @@ export interface ResourceDefinition<D extends { name: string }, R> {
    * `previous` supplies only what the service never returns (a password) or which keys are managed.
    */
   outputs(record: R, previous: Props, settings: ProviderSettings): Props;
+  /**
+   * The outputs the provider's settings derive rather than the record (an endpoint's url, from
+   * runpodkit:queueUrl), for the resource `id` with these outputs. diff compares them with the
+   * outputs in state, so a changed setting is an update that rewrites them (no service change).
+   */
+  settingsOutputs?(id: string, outputs: Props, settings: ProviderSettings): Props;
 }
 
 /**
@@ -339,6 +345,24 @@ export function implement<D extends { name: string }, R>(
     if (olds.name === news.name) return news;
     const basis = nameBasis(spec, normalizeInputs(spec, news));
     return isGeneratedName(olds.name, news, basis) ? { ...news, name: olds.name } : news;
+  }
+
+  /**
+   * Whether an output the settings derive no longer matches them (a new runpodkit:queueUrl moves an
+   * endpoint's url): without an update the outputs, and stack outputs made of them, keep the old one
+   * until a refresh. An update with no field changed rewrites the outputs without changing the service.
+   */
+  function settingsMoved(id: string, olds: Props): boolean {
+    if (definition.settingsOutputs === undefined) return false;
+    let settings: ProviderSettings;
+    try {
+      settings = context.settings();
+    } catch {
+      return false; // a config check reports
+    }
+    return Object.entries(definition.settingsOutputs(id, olds, settings)).some(
+      ([key, value]) => olds[key] !== undefined && olds[key] !== null && !isDeepStrictEqual(olds[key], value),
+    );
   }
 
   /** A delete refused because others use the resource: wait only if they are on their way out. */
@@ -588,7 +612,8 @@ export function implement<D extends { name: string }, R>(
       // delete reads customTimeouts from the outputs: a new value alone is an update (no service call)
       // that records it, or a destroy right after would wait by the old bound.
       const timeouts = !isDeepStrictEqual(olds[CUSTOM_TIMEOUTS] ?? null, news[CUSTOM_TIMEOUTS] ?? null);
-      return { changes: result.changes || timeouts, replaces: result.replaces, deleteBeforeReplace };
+      const changes = result.changes || timeouts || settingsMoved(id, olds);
+      return { changes, replaces: result.replaces, deleteBeforeReplace };
     },
 
     create: async (inputs: Props) =>
