@@ -370,9 +370,15 @@ export function implement<D extends { name: string }, R>(
     const staying = (await definition.dependents?.(call, id))?.filter((d) => !d.leaving) ?? [];
     if (staying.length === 0) throw refusal;
     const users = staying.map((d) => `${d.noun} ${d.name} (id ${d.id})`).join(", ");
+    // A unique name the service cannot rename: runpodkit itself asks to delete first when a
+    // replacement keeps the name, so only another name lets the replacement come first.
+    const replacement =
+      spec.uniqueName && definition.rename === undefined
+        ? `If this delete is the first half of a replacement under the same name (${noun} names are unique in the account and cannot be moved aside, so the old one must go first, whether deleteBeforeReplace is yours or runpodkit's), give the replacement another name (or omit name, and runpodkit generates one): it is then created first and its users move over without downtime.`
+        : `If this delete is the first half of a replacement forced with deleteBeforeReplace, remove that option: runpodkit then creates the replacement first${spec.uniqueName ? ` (a ${noun} with an explicit name is renamed aside meanwhile)` : ""} and moves its users over without downtime.`;
     throw new ProviderError(
       "IN_USE",
-      `${call.operation}: ${noun} ${String(props.name ?? id)} (id ${id}) is still used by ${users}, so the service refuses to delete it, and nothing in this deployment is removing them. Repoint or delete them first. If this delete is the first half of a replacement forced with deleteBeforeReplace, remove that option: runpodkit then creates the replacement first (a ${noun} with an explicit name is renamed aside meanwhile) and moves its users over without downtime.`,
+      `${call.operation}: ${noun} ${String(props.name ?? id)} (id ${id}) is still used by ${users}, so the service refuses to delete it, and nothing in this deployment is removing them. Repoint or delete them first. ${replacement}`,
       { operation: call.operation, field: "id", cause: refusal },
     );
   }

@@ -169,6 +169,33 @@ describe("replaceOnChanges, through Pulumi's provider host", () => {
     await host.delete(a.urn, a.id, a.properties);
   });
 
+  test("a named ContainerRegistryAuth in use, forced to replace: the delete-first fails at once, saying to give the new one another name (credentials cannot be moved aside)", async () => {
+    const a = await up("ContainerRegistryAuth", "used-registry", {
+      name: "roc-used-registry",
+      username: "bot",
+      password: "first-password",
+      __replaceOnChanges: ["username"],
+    });
+    const t = await up("Template", "private", {
+      imageName: "ghcr.io/acme/private:1",
+      isServerless: true,
+      containerRegistryAuthId: a.id,
+    });
+    const { diff } = await diffOf(a, { username: "robot" });
+    expect(diff).toEqual({ changes: "some", replaces: ["username"], deleteBeforeReplace: true });
+    // Pulumi's dependent pass leaves the template (its registry auth changes in place), then deletes.
+    const failure = await host.delete(a.urn, a.id, a.properties).then(
+      () => undefined,
+      (error: unknown) => String(error),
+    );
+    expect(failure).toContain(`is still used by template ${t.properties.name} (id ${t.id})`);
+    expect(failure).toContain("give the replacement another name (or omit name");
+    expect(failure).not.toContain("renamed aside");
+    expect((await rest.containerRegistryAuths.get(a.id)).name).toBe("roc-used-registry");
+    await host.delete(t.urn, t.id, t.properties);
+    await host.delete(a.urn, a.id, a.properties);
+  });
+
   test("without the option, nothing changes: a new image updates the template in place", async () => {
     const t = await up("Template", "plain", { imageName: "img:1", isServerless: true });
     expect((await diffOf(t, { imageName: "img:2" })).diff).toEqual({
