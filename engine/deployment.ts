@@ -325,9 +325,13 @@ export class Deployment {
       const diff = await host.diff(urn, old.id, reveal(old.outputs), reveal(inputs), reveal(old.inputs));
       keys = changedKeys(old.inputs, inputs);
       const changed = diff.changes === "some" || (diff.changes === "unknown" && keys.length > 0);
+      // Pulumi's applyReplaceOnChanges looks only at the keys the provider's diff names as changed;
+      // only for a provider answering "unknown" does the engine diff the inputs itself and name them
+      // (step_generator.go, diffResource). Pulumi's dynamic-provider host names none.
+      const named = diff.changes === "unknown" ? keys : (diff.diffs ?? []);
       const replaceKeys = [
         ...diff.replaces,
-        ...req.replaceOnChanges.filter((k) => (k === "*" ? keys.length > 0 : keys.includes(k))),
+        ...req.replaceOnChanges.filter((k) => (k === "*" ? named.length > 0 : named.includes(k))),
       ];
       op = !changed ? "same" : replaceKeys.length > 0 ? "replace" : "update";
       if (op === "replace") {

@@ -49,6 +49,8 @@ export interface DiffResult {
   changes: "some" | "none" | "unknown";
   replaces: string[];
   deleteBeforeReplace: boolean;
+  /** The property keys the provider names as changed, when it names any (Pulumi's dynamic-provider host never does). */
+  diffs?: string[];
 }
 
 export interface HostOptions {
@@ -173,6 +175,7 @@ export class DynamicProviderHost {
       changes: changes === Changes.DIFF_SOME ? "some" : changes === Changes.DIFF_NONE ? "none" : "unknown",
       replaces: res.getReplacesList(),
       deleteBeforeReplace: res.getDeletebeforereplace(),
+      ...(res.getDiffsList().length > 0 ? { diffs: res.getDiffsList() } : {}),
     };
   }
 

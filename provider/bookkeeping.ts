@@ -18,6 +18,13 @@ export const PARENT = "__parent";
 export const AUTO_NAMED = "__autoNamed";
 /** The resource's customTimeouts option ({create, update, delete} as Go durations), when given. */
 export const CUSTOM_TIMEOUTS = "__customTimeouts";
+/**
+ * The resource's replaceOnChanges option (property paths), when given. Pulumi's engine applies the
+ * option only to the property keys a provider's diff names as changed, and the dynamic-provider host
+ * never names any (it passes on `changes` and `replaces` alone): the option would do nothing. So the
+ * classes send it as an input and the provider's diff adds the properties it names to `replaces`.
+ */
+export const REPLACE_ON_CHANGES = "__replaceOnChanges";
 /** The runpodkit version that last wrote the outputs (create, update or refresh). */
 export const WRITTEN_BY = "__runpodkitVersion";
 
@@ -51,6 +58,7 @@ export const INTERNAL_KEYS: readonly string[] = [
   PARENT,
   AUTO_NAMED,
   CUSTOM_TIMEOUTS,
+  REPLACE_ON_CHANGES,
   WRITTEN_BY,
   APPLIED,
   ACCOUNT,
@@ -58,4 +66,11 @@ export const INTERNAL_KEYS: readonly string[] = [
 ];
 
 /** Kept from the inputs into the outputs and back into the inputs a refresh returns. */
-export const CARRIED_KEYS: readonly string[] = [LOGICAL_NAME, SCOPE, PARENT, AUTO_NAMED, CUSTOM_TIMEOUTS];
+export const CARRIED_KEYS: readonly string[] = [
+  LOGICAL_NAME,
+  SCOPE,
+  PARENT,
+  AUTO_NAMED,
+  CUSTOM_TIMEOUTS,
+  REPLACE_ON_CHANGES,
+];

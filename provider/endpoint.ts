@@ -235,6 +235,14 @@ export function endpointDefinition(): ResourceDefinition<EndpointDesired, GqlEnd
     idOf: (record) => record.id,
     nameOf: (record) => record.name,
     outputs: endpointOutputs,
+    // The url comes from runpodkit:queueUrl, not the record: a new queueUrl must reach it.
+    settingsOutputs: (id, outputs, settings) => ({
+      url: endpointUrl(
+        settings.queueUrl,
+        typeof outputs.type === "string" ? outputs.type : ENDPOINT_DEFAULTS.type,
+        id,
+      ),
+    }),
   };
 }
 

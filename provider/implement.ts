@@ -9,6 +9,7 @@ import {
   AUTO_NAMED,
   CARRIED_KEYS,
   CUSTOM_TIMEOUTS,
+  REPLACE_ON_CHANGES,
   WRITTEN_BY,
 } from "./bookkeeping";
 import {
@@ -23,7 +24,7 @@ import {
 } from "./check";
 import { CONFIG_KEYS, configureFromHost, type ProviderSettings } from "./config";
 import type { ManagementApi, ProviderContext } from "./context";
-import { diffFields } from "./diff";
+import { diffFields, replacesOnChanges } from "./diff";
 import { packageVersion } from "./dynamic";
 import {
   codeOf,
@@ -115,6 +116,12 @@ export interface ResourceDefinition<D extends { name: string }, R> {
    * `previous` supplies only what the service never returns (a password) or which keys are managed.
    */
   outputs(record: R, previous: Props, settings: ProviderSettings): Props;
+  /**
+   * The outputs the provider's settings derive rather than the record (an endpoint's url, from
+   * runpodkit:queueUrl), for the resource `id` with these outputs. diff compares them with the
+   * outputs in state, so a changed setting is an update that rewrites them (no service change).
+   */
+  settingsOutputs?(id: string, outputs: Props, settings: ProviderSettings): Props;
 }
 
 /**
@@ -340,14 +347,38 @@ export function implement<D extends { name: string }, R>(
     return isGeneratedName(olds.name, news, basis) ? { ...news, name: olds.name } : news;
   }
 
+  /**
+   * Whether an output the settings derive no longer matches them (a new runpodkit:queueUrl moves an
+   * endpoint's url): without an update the outputs, and stack outputs made of them, keep the old one
+   * until a refresh. An update with no field changed rewrites the outputs without changing the service.
+   */
+  function settingsMoved(id: string, olds: Props): boolean {
+    if (definition.settingsOutputs === undefined) return false;
+    let settings: ProviderSettings;
+    try {
+      settings = context.settings();
+    } catch {
+      return false; // a config check reports
+    }
+    return Object.entries(definition.settingsOutputs(id, olds, settings)).some(
+      ([key, value]) => olds[key] !== undefined && olds[key] !== null && !isDeepStrictEqual(olds[key], value),
+    );
+  }
+
   /** A delete refused because others use the resource: wait only if they are on their way out. */
   async function refuseIfStaying(call: Call, id: string, props: Props, refusal: unknown): Promise<never> {
     const staying = (await definition.dependents?.(call, id))?.filter((d) => !d.leaving) ?? [];
     if (staying.length === 0) throw refusal;
     const users = staying.map((d) => `${d.noun} ${d.name} (id ${d.id})`).join(", ");
+    // A unique name the service cannot rename: runpodkit itself asks to delete first when a
+    // replacement keeps the name, so only another name lets the replacement come first.
+    const replacement =
+      spec.uniqueName && definition.rename === undefined
+        ? `If this delete is the first half of a replacement under the same name (${noun} names are unique in the account and cannot be moved aside, so the old one must go first, whether deleteBeforeReplace is yours or runpodkit's), give the replacement another name (or omit name, and runpodkit generates one): it is then created first and its users move over without downtime.`
+        : `If this delete is the first half of a replacement forced with deleteBeforeReplace, remove that option: runpodkit then creates the replacement first${spec.uniqueName ? ` (a ${noun} with an explicit name is renamed aside meanwhile)` : ""} and moves its users over without downtime.`;
     throw new ProviderError(
       "IN_USE",
-      `${call.operation}: ${noun} ${String(props.name ?? id)} (id ${id}) is still used by ${users}, so the service refuses to delete it, and nothing in this deployment is removing them. Repoint or delete them first. If this delete is the first half of a replacement forced with deleteBeforeReplace, remove that option: runpodkit then creates the replacement first (a ${noun} with an explicit name is renamed aside meanwhile) and moves its users over without downtime.`,
+      `${call.operation}: ${noun} ${String(props.name ?? id)} (id ${id}) is still used by ${users}, so the service refuses to delete it, and nothing in this deployment is removing them. Repoint or delete them first. ${replacement}`,
       { operation: call.operation, field: "id", cause: refusal },
     );
   }
@@ -376,7 +407,7 @@ export function implement<D extends { name: string }, R>(
     const which = holderId === undefined ? "" : ` (id ${holderId})`;
     return new ProviderError(
       "NAME_TAKEN",
-      `${call.operation}: a ${noun} named "${name}" already exists${which}, and ${noun} names are unique in the account. Omit name to let runpodkit generate a unique one, choose another name, or take the existing one over with adoptId${holderId === undefined ? "" : `: "${holderId}"`}. If it is the ${noun} this resource replaces in a forced replacement (pulumi up --replace, replaceOnChanges), set deleteBeforeReplace: true or omit name.`,
+      `${call.operation}: a ${noun} named "${name}" already exists${which}, and ${noun} names are unique in the account. Omit name to let runpodkit generate a unique one, choose another name, or take the existing one over with adoptId${holderId === undefined ? "" : `: "${holderId}"`}. If it is the ${noun} this resource replaces in a forced replacement (pulumi up --replace), set deleteBeforeReplace: true or omit name.`,
       { operation: call.operation, field: "name", cause: refusal },
     );
   }
@@ -567,7 +598,13 @@ export function implement<D extends { name: string }, R>(
       refuseNewerState(olds, `diff ${label(olds, id)}`);
       const previous = lastApplied(olds);
       const desired = normalizeInputs(spec, effective(olds, news));
-      const result = diffFields(previous, desired, diffSpec);
+      const found = diffFields(previous, desired, diffSpec);
+      // replaceOnChanges: Pulumi's engine cannot apply it to a dynamic resource (REPLACE_ON_CHANGES).
+      const forced = replacesOnChanges(news[REPLACE_ON_CHANGES], previous, desired, found.changed);
+      const result = {
+        ...found,
+        replaces: diffSpec.fields.filter((f) => found.replaces.includes(f) || forced.includes(f)),
+      };
       // A replacement under the same unique name: the new one cannot be created while the old one
       // holds the name. Moved aside when the service can rename it, otherwise deleted first.
       let deleteBeforeReplace = false;
@@ -581,7 +618,8 @@ export function implement<D extends { name: string }, R>(
       // delete reads customTimeouts from the outputs: a new value alone is an update (no service call)
       // that records it, or a destroy right after would wait by the old bound.
       const timeouts = !isDeepStrictEqual(olds[CUSTOM_TIMEOUTS] ?? null, news[CUSTOM_TIMEOUTS] ?? null);
-      return { changes: result.changes || timeouts, replaces: result.replaces, deleteBeforeReplace };
+      const changes = result.changes || timeouts || settingsMoved(id, olds);
+      return { changes, replaces: result.replaces, deleteBeforeReplace };
     },
 
     create: async (inputs: Props) =>

@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { z } from "zod";
-import { APPLIED, CUSTOM_TIMEOUTS, LOGICAL_NAME, PARENT, SCOPE } from "./bookkeeping";
+import { APPLIED, CUSTOM_TIMEOUTS, LOGICAL_NAME, PARENT, REPLACE_ON_CHANGES, SCOPE } from "./bookkeeping";
 import type { InputSpec } from "./check";
 
 /** The Pulumi module of every resource: tokens are `pulumi-nodejs:dynamic/runpodkit:<Type>`. */
@@ -59,6 +59,10 @@ export function resourceProps(
   const parent = parentPath(opts?.parent);
   if (parent !== undefined) props[PARENT] = parent;
   if (opts?.customTimeouts !== undefined) props[CUSTOM_TIMEOUTS] = opts.customTimeouts;
+  // Pulumi's engine cannot apply it to a dynamic resource (see REPLACE_ON_CHANGES): the provider does.
+  if (opts?.replaceOnChanges !== undefined && opts.replaceOnChanges.length > 0) {
+    props[REPLACE_ON_CHANGES] = [...opts.replaceOnChanges];
+  }
   return props;
 }
 

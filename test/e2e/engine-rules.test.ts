@@ -216,6 +216,29 @@ describe("engine rules on the rules fixture", () => {
   );
 });
 
+describe("replaceOnChanges", () => {
+  test(
+    "applies only to keys the diff names: not to a dynamic provider's verdict 'some' (its host names no key), to the engine's own diff after 'unknown'",
+    async () => {
+      const h = await harness(3, { withForced: "true" });
+      try {
+        await h.stack.up();
+        h.stack.setConfig("forcedLabel", { value: "two" });
+        const up = await h.stack.up();
+        const steps = up.steps.filter((s) => s.urn.includes("::forced"));
+        expect(steps.map((s) => [s.op, s.urn.split("::").at(-1), s.keys])).toEqual([
+          ["update", "forced", ["label"]],
+          ["replace", "forced-unsure", ["label"]],
+        ]);
+        await h.stack.destroy();
+      } finally {
+        rmSync(h.root, { recursive: true, force: true });
+      }
+    },
+    RUN_TIMEOUT,
+  );
+});
+
 describe("cancelling an update", () => {
   test(
     "stops new steps, sends Cancel to the provider host, keeps every created resource in state",

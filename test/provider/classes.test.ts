@@ -69,6 +69,21 @@ describe("Resource classes", () => {
     expect(registered.find((r) => r.name === "timed")?.inputs.__customTimeouts).toEqual({ delete: "10m" });
   });
 
+  test("the replaceOnChanges option is recorded for the provider (Pulumi's engine cannot apply it to a dynamic resource)", async () => {
+    const forced = new Endpoint(
+      "forced",
+      { templateId: "t1" },
+      { replaceOnChanges: ["env.MODEL", "gpuIds"] },
+    );
+    const plain = new Endpoint("unforced", { templateId: "t1" }, { replaceOnChanges: [] });
+    await Promise.all([resolved(forced.urn), resolved(plain.urn)]);
+    expect(registered.find((r) => r.name === "forced")?.inputs.__replaceOnChanges).toEqual([
+      "env.MODEL",
+      "gpuIds",
+    ]);
+    expect(registered.find((r) => r.name === "unforced")?.inputs).not.toHaveProperty("__replaceOnChanges");
+  });
+
   test("passwords and env are secrets in the program", async () => {
     const creds = new ContainerRegistryAuth("secret-creds", { username: "u", password: "p" });
     const template = new Template("secret-env", { imageName: "img:1", env: { TOKEN: "t" } });
