@@ -180,6 +180,11 @@ export class Launcher {
       return spawn(process.execPath, [...pnpArgs(), ...loaderArgs(spec.module), RUNTIME_MAIN, spec.module], {
         env,
         cwd,
+        // Its own process group, as a command's: what the handler spawns (a model server, ffmpeg) is
+        // in it, and goes with the worker (WorkerPool kills the group when the worker exits, the
+        // runtime when the service dies). In the service's group such children outlived the worker,
+        // and the service, for good.
+        detached: true,
         // The IPC channel lets the worker notice when the service dies, and exit.
         stdio: ["ignore", stdio, stdio, "ipc"],
       });
