@@ -595,7 +595,10 @@ export class WorkerPool implements WorkerRegistry {
       }
     }
     if (session.readyAt !== null) this.#crashes.delete(session.endpointId);
-    this.#dispatcher.close(session);
+    // A job failed for the loss says how the process ended (a handler's process.exit(3), an OOM's
+    // SIGABRT): it said only "was lost", the cause left to the logs.
+    const how = signal !== null ? `signal ${signal}` : `code ${code}`;
+    this.#dispatcher.close(session, worker.process ? `its process exited (${how})` : undefined);
     if (worker.workdir) {
       try {
         rmSync(worker.workdir, { recursive: true, force: true });
