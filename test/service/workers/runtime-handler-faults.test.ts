@@ -57,6 +57,36 @@ describe("a misbehaving handler, run by the worker runtime", () => {
       return lines.some((line) => line.message.includes(text)) ? lines : undefined;
     });
 
+  it("progress reported at every step of a tight loop: one post at a time, the newest value shown, nothing held ahead of the result", async () => {
+    const ep = await serve(
+      "progress-loop",
+      `export async function handler(job, { progress, signal }) {
+         for (let step = 1; step <= 20000; step++) progress({ step });
+         // Held until cancelled: the test reads the progress shown meanwhile.
+         if (job.input.m === "hold") await new Promise((resolve) => signal.addEventListener("abort", resolve));
+         return { steps: 20000 };
+       }`,
+    );
+    let posts = 0;
+    h.app.server.on("request", (request: { method?: string; url?: string }) => {
+      if (request.method === "POST" && request.url?.includes("/job-done/")) posts++;
+    });
+    const reply = await runsync(ep, "return");
+    expect(reply).toMatchObject({ status: "COMPLETED", output: { steps: 20000 } });
+    // The first step's post and the result: each call was a post, 20,000 queued ahead of the result
+    // (a worker's memory and the result's delay grew with them).
+    expect(posts).toBeLessThanOrEqual(3);
+
+    const id = await run(ep, "hold");
+    // The newest value is shown last: posts racing over several connections could end on an older one.
+    const shown = await eventually(async () => {
+      const job = await status(ep, id);
+      return (job.output as { step?: number } | undefined)?.step === 20000 ? job : undefined;
+    });
+    expect(shown).toMatchObject({ status: "IN_PROGRESS", output: { step: 20000 } });
+    await h.call("POST", `/v2/${ep.id}/cancel/${id}`);
+  });
+
   it("a progress value JSON cannot carry is not sent, and the job goes on to its result", async () => {
     const ep = await serve(
       "progress",
