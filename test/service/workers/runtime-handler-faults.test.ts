@@ -87,6 +87,38 @@ describe("a misbehaving handler, run by the worker runtime", () => {
     await h.call("POST", `/v2/${ep.id}/cancel/${id}`);
   });
 
+  it("an Error whose own text throws as it is read fails its job at once, naming what could be read", async () => {
+    const ep = await serve(
+      "odd-errors",
+      `export async function handler(job) {
+         const error = new Error("odd");
+         if (job.input.m === "symbol-name") error.name = Symbol("s");
+         if (job.input.m === "getter")
+           Object.defineProperty(error, "message", { get() { throw new Error("getter throws"); } });
+         if (job.input.m === "proxy") throw new Proxy(new Error("p"), { get() { throw new Error("trap"); } });
+         if (job.input.m === "stream")
+           return (async function* () { yield 1; throw new Proxy(new Error("p"), { get() { throw new Error("trap"); } }); })();
+         throw error;
+       }`,
+    );
+    // The runtime's own failure path threw reading them: no result was posted, the job ran again as if
+    // its worker were lost, and ended FAILED "worker ... was lost" after its retries.
+    const expected = {
+      "symbol-name": { error_type: "<class 'Error'>", error_message: "odd" },
+      getter: { error_type: "<class 'Error'>" },
+      proxy: { error_type: "<class 'Error'>" },
+    };
+    for (const [m, shape] of Object.entries(expected)) {
+      const reply = await runsync(ep, m);
+      expect(reply.status).toBe("FAILED");
+      expect(JSON.parse(reply.error ?? "null")).toMatchObject(shape);
+    }
+    const streamed = await runsync(ep, "stream");
+    expect(streamed).toMatchObject({ status: "FAILED", error: expect.stringMatching(/^handler: /) });
+    const health = (await h.call("GET", `/v2/${ep.id}/health`)).body as { jobs: Record<string, number> };
+    expect(health.jobs).toMatchObject({ failed: 4, retried: 0 });
+  });
+
   it("a progress value JSON cannot carry is not sent, and the job goes on to its result", async () => {
     const ep = await serve(
       "progress",

@@ -8,9 +8,11 @@ import {
   exceptionBody,
   isStream,
   jsonlessKind,
+  messageOf,
   RUNTIME_VERSION,
   resultBody,
   serialise,
+  stackOf,
   toJson,
   tracebackOf,
 } from "./result";
@@ -233,7 +235,7 @@ export class QueueWorker {
       value = typeof modifier === "function" ? modifier(this.#concurrency) : (modifier ?? 1);
     } catch (error) {
       // Logged once per message: the stack differs between calls (the first take is not awaited yet).
-      const once = error instanceof Error ? `${error.name}: ${error.message}` : describeValue(error);
+      const once = messageOf(error);
       return this.#warnConcurrency(`concurrency threw ${tracebackOf(error)}`, this.#concurrency, once);
     }
     if (typeof value !== "number" || Number.isNaN(value)) {
@@ -448,11 +450,8 @@ export class QueueWorker {
       }
     } catch (error) {
       if (signal.aborted) return { output: all };
-      const stack = error instanceof Error ? (error.stack ?? "") : "";
       logLine("ERROR", `Captured Handler Exception\n${tracebackOf(error)}`, job.id);
-      return {
-        error: `handler: ${error instanceof Error ? error.message : describeValue(error)} \ntraceback: ${stack}`,
-      };
+      return { error: `handler: ${messageOf(error)} \ntraceback: ${stackOf(error)}` };
     }
     return { output: all };
   }
