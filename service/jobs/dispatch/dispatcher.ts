@@ -177,8 +177,11 @@ export class Dispatcher {
     if (session.held.size === 0) this.#answerStop(session, []);
   }
 
-  /** The worker is gone (process exit, killed, silent): its jobs are recovered. */
-  close(session: WorkerSession): void {
+  /**
+   * The worker is gone (process exit, killed, silent): its jobs are recovered. `why` (its process
+   * exited with code 3) ends the error of a job that fails for it.
+   */
+  close(session: WorkerSession, why?: string): void {
     if (!this.#live(session)) return;
     this.#sessions.delete(sessionKey(session.endpointId, session.id));
     const ofEndpoint = this.#byEndpoint.get(session.endpointId);
@@ -192,7 +195,7 @@ export class Dispatcher {
     if (takers?.size === 0) this.#takers.delete(session.endpointId);
     this.#answerTake(session, []);
     this.#answerStop(session, []);
-    for (const jobId of [...session.held.keys()]) this.#lost(session, jobId);
+    for (const jobId of [...session.held.keys()]) this.#lost(session, jobId, why);
     this.#events.emit("worker.changed", session.endpointId);
   }
 
@@ -417,12 +420,15 @@ export class Dispatcher {
   }
 
   /** A job the worker no longer has: requeue it, or fail it once it was retried enough. */
-  #lost(session: WorkerSession, jobId: string): void {
+  #lost(session: WorkerSession, jobId: string, why?: string): void {
     this.#release(session, jobId);
     const job = this.#book.find(jobId);
     if (job?.status !== "IN_PROGRESS" || !runsOn(job, session)) return;
     if (job.lostRetries < this.#options.maxRetries) this.#book.requeue(job);
-    else this.#book.finish(job, "FAILED", { error: `worker ${session.id} was lost while running the job` });
+    else
+      this.#book.finish(job, "FAILED", {
+        error: `worker ${session.id} was lost while running the job${why ? `: ${why}` : ""}`,
+      });
   }
 
   #release(session: WorkerSession, jobId: string): void {

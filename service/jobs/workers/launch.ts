@@ -16,14 +16,28 @@ const MODULE_EXTENSIONS = new Set([".js", ".mjs", ".cjs", ".ts", ".mts", ".cts"]
 
 /**
  * Reads one handler target: `module:<path>` or `cmd:<command line>` explicitly; otherwise a single
- * word ending in .js/.mjs/.cjs/.ts/.mts/.cts is a module and anything else a command line.
+ * word ending in .js/.mjs/.cjs/.ts/.mts/.cts is a module and anything else a command line; so is
+ * a target with a space that, whole, names such a file (relative to `baseDir`, the service's directory).
  */
-export function launchSpecOf(target: string): LaunchSpec {
+export function launchSpecOf(target: string, baseDir = process.cwd()): LaunchSpec {
   const value = target.trim();
   if (value.startsWith("module:")) return { kind: "module", module: value.slice("module:".length).trim() };
   if (value.startsWith("cmd:")) return { kind: "command", command: value.slice("cmd:".length).trim() };
-  if (!/\s/.test(value) && MODULE_EXTENSIONS.has(extname(value))) return { kind: "module", module: value };
+  if (!MODULE_EXTENSIONS.has(extname(value))) return { kind: "command", command: value };
+  if (!/\s/.test(value)) return { kind: "module", module: value };
+  // `--handler "acme/w=./my handlers/w.mjs"`: read as a command line, the worker's shell ran `./my`
+  // ("not found") at every start, and the start-up warning said to quote it, which ran the module
+  // file itself as a program. A command ending in a module's name (`node w.js`) names no such file.
+  if (isFile(resolve(baseDir, value))) return { kind: "module", module: value };
   return { kind: "command", command: value };
+}
+
+function isFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** Parses the CLI flag value `<image>=<module-or-command>` (split at the first `=`). */
@@ -40,7 +54,7 @@ export function parseHandlerFlag(flag: string): [image: string, target: string] 
  * null when it exists or the target is a command line.
  */
 export function missingHandlerModule(target: string | LaunchSpec, baseDir = process.cwd()): string | null {
-  const spec = typeof target === "string" ? launchSpecOf(target) : target;
+  const spec = typeof target === "string" ? launchSpecOf(target, baseDir) : target;
   if (spec.kind !== "module") return null;
   const path = resolve(baseDir, spec.module);
   return existsSync(path) ? null : path;
@@ -132,7 +146,7 @@ export class Launcher {
     this.#warn = warn;
     this.#baseDir = baseDir;
     this.#handlers = new Map(
-      Object.entries(handlers).map(([image, target]) => [image, launchSpecOf(target)]),
+      Object.entries(handlers).map(([image, target]) => [image, launchSpecOf(target, baseDir)]),
     );
     // Paths that cannot work, said at start rather than by workers failing over and over.
     for (const [image, spec] of this.#handlers) {
@@ -180,6 +194,12 @@ export class Launcher {
       return spawn(process.execPath, [...pnpArgs(), ...loaderArgs(spec.module), RUNTIME_MAIN, spec.module], {
         env,
         cwd,
+        // Its own process group, as a command's: what the handler spawns (a model server, ffmpeg) is
+        // in it, and goes with the worker (WorkerPool kills the group when the worker exits, the
+        // runtime when the service dies). In the service's group such children outlived the worker,
+        // and the service, for good. (On Windows, where process groups are not this, detached
+        // would only give each worker a console window of its own.)
+        detached: process.platform !== "win32",
         // The IPC channel lets the worker notice when the service dies, and exit.
         stdio: ["ignore", stdio, stdio, "ipc"],
       });

@@ -456,7 +456,10 @@ export class WorkerPool implements WorkerRegistry {
       }
       worker.processGroup = spec.kind === "command";
       worker.startedAt = this.#clock.now();
-      child.once("exit", (code, signal) => this.#exited(worker, code, signal));
+      child.once("exit", (code, signal) => {
+        killLeftovers(child.pid);
+        this.#exited(worker, code, signal);
+      });
       child.once("error", (error) => {
         // No pid: the process never started (EMFILE, ENFILE, EAGAIN of a process limit). Node then sets
         // exitCode to the negative errno and emits no "exit": without this the worker stayed
@@ -592,7 +595,10 @@ export class WorkerPool implements WorkerRegistry {
       }
     }
     if (session.readyAt !== null) this.#crashes.delete(session.endpointId);
-    this.#dispatcher.close(session);
+    // A job failed for the loss says how the process ended (a handler's process.exit(3), an OOM's
+    // SIGABRT): it said only "was lost", the cause left to the logs.
+    const how = signal !== null ? `signal ${signal}` : `code ${code}`;
+    this.#dispatcher.close(session, worker.process ? `its process exited (${how})` : undefined);
     if (worker.workdir) {
       try {
         rmSync(worker.workdir, { recursive: true, force: true });
@@ -795,6 +801,20 @@ function sweepWorkerDirectories(log: (message: string) => void): void {
         `${name}: left by a stopped service, could not be removed: ${error instanceof Error ? error.message : String(error)}`,
       );
     }
+  }
+}
+
+/**
+ * SIGKILLs what is left in the process group a worker led (launch.ts starts every worker in its own):
+ * the children its handler started, as the real platform tears down a worker's whole container. Called
+ * as its exit is seen, before anything else can be started, so the group's id is still its own.
+ */
+function killLeftovers(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, "SIGKILL");
+  } catch {
+    // Nothing left in the group (ESRCH).
   }
 }
 

@@ -26,6 +26,38 @@ describe("handler configuration", () => {
     expect(launchSpecOf("cmd:node worker.js")).toEqual({ kind: "command", command: "node worker.js" });
   });
 
+  it("reads a module path with a space as a module when that file is there, whole", () => {
+    const base = mkdtempSync(join(tmpdir(), "runpodkit launch-"));
+    try {
+      mkdirSync(join(base, "my handlers"));
+      writeFileSync(join(base, "my handlers", "w.mjs"), "export const handler = () => 1;\n");
+      expect(launchSpecOf("./my handlers/w.mjs", base)).toEqual({
+        kind: "module",
+        module: "./my handlers/w.mjs",
+      });
+      expect(launchSpecOf(join(base, "my handlers", "w.mjs"))).toEqual({
+        kind: "module",
+        module: join(base, "my handlers", "w.mjs"),
+      });
+      // A command ending in a module's name, and a path with a space that names no file: command lines.
+      expect(launchSpecOf("node w.mjs", base)).toEqual({ kind: "command", command: "node w.mjs" });
+      expect(launchSpecOf("./my handlers/gone.mjs", base)).toEqual({
+        kind: "command",
+        command: "./my handlers/gone.mjs",
+      });
+      const warnings: string[] = [];
+      const launcher = new Launcher({ "acme/w": "./my handlers/w.mjs" }, (m) => warnings.push(m), base);
+      expect(launcher.resolve("acme/w:1").spec).toEqual({
+        kind: "module",
+        module: join(base, "my handlers", "w.mjs"),
+      });
+      // It said to quote the path as a command line, which ran the module file as a program.
+      expect(warnings).toEqual([]);
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+
   it("parses --handler <image>=<module-or-command> at the first =", () => {
     expect(parseHandlerFlag("acme/sd:1.0=python3 h.py --x=1")).toEqual(["acme/sd:1.0", "python3 h.py --x=1"]);
     expect(() => parseHandlerFlag("no-equals")).toThrow(/<image>=<module-or-command>/);

@@ -57,6 +57,68 @@ describe("a misbehaving handler, run by the worker runtime", () => {
       return lines.some((line) => line.message.includes(text)) ? lines : undefined;
     });
 
+  it("progress reported at every step of a tight loop: one post at a time, the newest value shown, nothing held ahead of the result", async () => {
+    const ep = await serve(
+      "progress-loop",
+      `export async function handler(job, { progress, signal }) {
+         for (let step = 1; step <= 20000; step++) progress({ step });
+         // Held until cancelled: the test reads the progress shown meanwhile.
+         if (job.input.m === "hold") await new Promise((resolve) => signal.addEventListener("abort", resolve));
+         return { steps: 20000 };
+       }`,
+    );
+    let posts = 0;
+    h.app.server.on("request", (request: { method?: string; url?: string }) => {
+      if (request.method === "POST" && request.url?.includes("/job-done/")) posts++;
+    });
+    const reply = await runsync(ep, "return");
+    expect(reply).toMatchObject({ status: "COMPLETED", output: { steps: 20000 } });
+    // The first step's post and the result: each call was a post, 20,000 queued ahead of the result
+    // (a worker's memory and the result's delay grew with them).
+    expect(posts).toBeLessThanOrEqual(3);
+
+    const id = await run(ep, "hold");
+    // The newest value is shown last: posts racing over several connections could end on an older one.
+    const shown = await eventually(async () => {
+      const job = await status(ep, id);
+      return (job.output as { step?: number } | undefined)?.step === 20000 ? job : undefined;
+    });
+    expect(shown).toMatchObject({ status: "IN_PROGRESS", output: { step: 20000 } });
+    await h.call("POST", `/v2/${ep.id}/cancel/${id}`);
+  });
+
+  it("an Error whose own text throws as it is read fails its job at once, naming what could be read", async () => {
+    const ep = await serve(
+      "odd-errors",
+      `export async function handler(job) {
+         const error = new Error("odd");
+         if (job.input.m === "symbol-name") error.name = Symbol("s");
+         if (job.input.m === "getter")
+           Object.defineProperty(error, "message", { get() { throw new Error("getter throws"); } });
+         if (job.input.m === "proxy") throw new Proxy(new Error("p"), { get() { throw new Error("trap"); } });
+         if (job.input.m === "stream")
+           return (async function* () { yield 1; throw new Proxy(new Error("p"), { get() { throw new Error("trap"); } }); })();
+         throw error;
+       }`,
+    );
+    // The runtime's own failure path threw reading them: no result was posted, the job ran again as if
+    // its worker were lost, and ended FAILED "worker ... was lost" after its retries.
+    const expected = {
+      "symbol-name": { error_type: "<class 'Error'>", error_message: "odd" },
+      getter: { error_type: "<class 'Error'>" },
+      proxy: { error_type: "<class 'Error'>" },
+    };
+    for (const [m, shape] of Object.entries(expected)) {
+      const reply = await runsync(ep, m);
+      expect(reply.status).toBe("FAILED");
+      expect(JSON.parse(reply.error ?? "null")).toMatchObject(shape);
+    }
+    const streamed = await runsync(ep, "stream");
+    expect(streamed).toMatchObject({ status: "FAILED", error: expect.stringMatching(/^handler: /) });
+    const health = (await h.call("GET", `/v2/${ep.id}/health`)).body as { jobs: Record<string, number> };
+    expect(health.jobs).toMatchObject({ failed: 4, retried: 0 });
+  });
+
   it("a progress value JSON cannot carry is not sent, and the job goes on to its result", async () => {
     const ep = await serve(
       "progress",

@@ -150,7 +150,11 @@ describe("worker runtime and built-in handlers", () => {
     const ep = h.endpoint("runpodkit/misbehave");
     const id = await run(ep, { mode: "crash" });
     const final = await statusSync(ep, id);
-    expect(final).toMatchObject({ status: "FAILED", error: expect.stringContaining("was lost") });
+    // The error names how the last worker's process ended (process.exit(13)), not only "was lost".
+    expect(final).toMatchObject({
+      status: "FAILED",
+      error: `worker ${final.workerId} was lost while running the job: its process exited (code 13)`,
+    });
     expect((await h.call("GET", `/v2/${ep.id}/health`)).body).toMatchObject({
       jobs: { failed: 1, retried: 3 },
     });

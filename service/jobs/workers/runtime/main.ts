@@ -12,7 +12,10 @@ import { loadHint } from "./load-hint";
 async function main(): Promise<void> {
   // Started by the service with an IPC channel: when the service goes, so does the worker.
   if (process.send) {
-    process.once("disconnect", () => process.exit(0));
+    process.once("disconnect", () => {
+      killOwnGroup();
+      process.exit(0);
+    });
     watchParent();
   }
   const target = process.argv[2];
@@ -79,11 +82,27 @@ function watchParent(): void {
      const cell = new Int32Array(new SharedArrayBuffer(4));
      for (;;) {
        Atomics.wait(cell, 0, 0, 1000);
-       if (process.ppid !== parent) process.kill(process.pid, "SIGKILL");
+       if (process.ppid !== parent) {
+         try { process.kill(-process.pid, "SIGKILL"); } catch {}
+         process.kill(process.pid, "SIGKILL");
+       }
      }`,
     { eval: true },
   );
   watchdog.unref();
+}
+
+/**
+ * The service is gone: what the handler started goes too. The service starts a worker as the leader of
+ * its own process group (launch.ts), so the group holds the handler's children; they would outlive
+ * the service otherwise, as nothing else is left to end them. Not a leader (run by hand): no such group.
+ */
+function killOwnGroup(): void {
+  try {
+    process.kill(-process.pid, "SIGKILL");
+  } catch {
+    // No group of this id: nothing to end.
+  }
 }
 
 /** The worker finished (SIGTERM or refresh): let the process end. */

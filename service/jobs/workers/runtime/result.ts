@@ -44,12 +44,12 @@ function jsonView(value: unknown): { value: unknown } | { reason: string } {
 export function exceptionBody(error: unknown, workerId: string): JobResultBody {
   // A thrown non-Error (a string, an object, undefined) has no stack of its own: the traceback is
   // empty rather than the runtime's frames, and the message shows the value, not "[object Object]".
-  const isError = error instanceof Error;
+  const isError = isErrorValue(error);
   return {
     error: JSON.stringify({
-      error_type: `<class '${isError ? error.name : kindOf(error)}'>`,
-      error_message: isError ? error.message : describeValue(error),
-      error_traceback: isError ? (error.stack ?? "") : "",
+      error_type: `<class '${isError ? (textOf(() => error.name) ?? "Error") : kindOf(error)}'>`,
+      error_message: isError ? (textOf(() => error.message) ?? describeValue(error)) : describeValue(error),
+      error_traceback: isError ? (textOf(() => error.stack) ?? "") : "",
       hostname: process.env.RUNPOD_POD_HOSTNAME ?? hostname(),
       worker_id: workerId,
       runpod_version: RUNTIME_VERSION,
@@ -71,14 +71,52 @@ export function describeValue(value: unknown): string {
       typeof value === "string" ? value : inspect(value, { depth: 4, breakLength: Number.POSITIVE_INFINITY });
   } catch {
     // A Proxy whose traps throw, say.
-    text = Object.prototype.toString.call(value);
+    text = textOf(() => Object.prototype.toString.call(value)) ?? "[a value that cannot be shown]";
   }
   return text.length > DESCRIBED_VALUE_CHARS ? `${text.slice(0, DESCRIBED_VALUE_CHARS)}…` : text;
 }
 
 /** An Error's stack, or a thrown non-Error value described. */
 export function tracebackOf(error: unknown): string {
-  return error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`) : describeValue(error);
+  if (!isErrorValue(error)) return describeValue(error);
+  return (
+    textOf(() => error.stack) ??
+    `${textOf(() => error.name) ?? "Error"}: ${textOf(() => error.message) ?? describeValue(error)}`
+  );
+}
+
+/** An Error's message, or a thrown non-Error value described. */
+export function messageOf(error: unknown): string {
+  return (isErrorValue(error) ? textOf(() => error.message) : undefined) ?? describeValue(error);
+}
+
+/** An Error's stack, or "" (a non-Error value, or one whose stack cannot be read). */
+export function stackOf(error: unknown): string {
+  return (isErrorValue(error) ? textOf(() => error.stack) : undefined) ?? "";
+}
+
+/**
+ * A thrown Error's own text can throw as it is read: a getter, a Proxy's trap, a `name` that is a
+ * Symbol (V8 formats `stack` with it on first read). Reading it so made the runtime's own failure
+ * path throw: the job got no result, ran again on the same worker as if its worker were lost, and
+ * ended FAILED "worker ... was lost" after its retries. Such a part is shown as missing instead.
+ */
+function textOf(read: () => unknown): string | undefined {
+  try {
+    const value = read();
+    return typeof value === "string" ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isErrorValue(value: unknown): value is Error {
+  try {
+    return value instanceof Error;
+  } catch {
+    // A Proxy whose getPrototypeOf trap throws.
+    return false;
+  }
 }
 
 function kindOf(value: unknown): string {

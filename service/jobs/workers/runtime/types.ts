@@ -13,8 +13,10 @@ export interface HandlerContext {
   /** Aborted when the platform stops the job (cancel, timeout); the result is then not sent. */
   signal: AbortSignal;
   /**
-   * Reports a progress value: /status shows it as `output` while the job runs. A value JSON cannot
-   * carry (a BigInt, a circular reference) is not sent; the job's log says so and the job goes on.
+   * Reports a progress value: /status shows it as `output` while the job runs. One post at a time,
+   * the newest value next (values overtaken meanwhile are skipped; none after the handler is done).
+   * A value JSON cannot carry (a BigInt, a circular reference) is not sent; the job's log says so
+   * and the job goes on.
    */
   progress(value: unknown): void;
 }

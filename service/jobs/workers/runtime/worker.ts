@@ -8,9 +8,11 @@ import {
   exceptionBody,
   isStream,
   jsonlessKind,
+  messageOf,
   RUNTIME_VERSION,
   resultBody,
   serialise,
+  stackOf,
   toJson,
   tracebackOf,
 } from "./result";
@@ -86,6 +88,8 @@ export class QueueWorker {
    * for job_in_progress and are listed in pings until the post ends.
    */
   readonly #posting = new Set<string>();
+  /** Jobs with a progress post in flight, and the newest value to post after it (see #progress). */
+  readonly #progressing = new Map<string, { next: string | null }>();
   /** Polls (job-take, job-stop, ping): never retried, so they skip the retry handler. */
   readonly #http: Agent;
   /** Results and chunks (POST) tried again after their first attempt failed (see #post), same connections. */
@@ -231,7 +235,7 @@ export class QueueWorker {
       value = typeof modifier === "function" ? modifier(this.#concurrency) : (modifier ?? 1);
     } catch (error) {
       // Logged once per message: the stack differs between calls (the first take is not awaited yet).
-      const once = error instanceof Error ? `${error.name}: ${error.message}` : describeValue(error);
+      const once = messageOf(error);
       return this.#warnConcurrency(`concurrency threw ${tracebackOf(error)}`, this.#concurrency, once);
     }
     if (typeof value !== "number" || Number.isNaN(value)) {
@@ -376,8 +380,16 @@ export class QueueWorker {
    * A progress update, posted in the background. A value JSON cannot carry (a BigInt, a circular
    * reference) is not sent, and the job goes on: serialised as a result, it became a job-done error
    * without the IN_PROGRESS status, which failed the job while its handler still ran.
+   *
+   * One post per job at a time, the newest value next: progress is only the job's output while it
+   * runs, so a value overtaken by a newer one before it could be sent is of no use. Each call was a
+   * post of its own: a handler reporting each of 100,000 steps queued 100,000 posts (750 MB in the
+   * worker) ahead of its result, which reached the service 30 s after the handler returned, and
+   * posts racing over several connections could leave an older value shown last. Once the handler is
+   * done nothing more is sent: its result replaces progress.
    */
   #progress(jobId: string, value: unknown): void {
+    if (!this.#running.has(jobId)) return;
     const json = toJson({ status: "IN_PROGRESS", output: value });
     if ("reason" in json) {
       logLine(
@@ -387,7 +399,22 @@ export class QueueWorker {
       );
       return;
     }
-    void this.#post(this.#doneUrl(jobId, false), json.text, jobId);
+    const sending = this.#progressing.get(jobId);
+    if (sending) {
+      sending.next = json.text;
+      return;
+    }
+    const state: { next: string | null } = { next: null };
+    this.#progressing.set(jobId, state);
+    void (async () => {
+      let text: string | null = json.text;
+      while (text !== null) {
+        await this.#post(this.#doneUrl(jobId, false), text, jobId);
+        text = this.#running.has(jobId) ? state.next : null;
+        state.next = null;
+      }
+      this.#progressing.delete(jobId);
+    })();
   }
 
   async #streamOut(
@@ -423,11 +450,8 @@ export class QueueWorker {
       }
     } catch (error) {
       if (signal.aborted) return { output: all };
-      const stack = error instanceof Error ? (error.stack ?? "") : "";
       logLine("ERROR", `Captured Handler Exception\n${tracebackOf(error)}`, job.id);
-      return {
-        error: `handler: ${error instanceof Error ? error.message : describeValue(error)} \ntraceback: ${stack}`,
-      };
+      return { error: `handler: ${messageOf(error)} \ntraceback: ${stackOf(error)}` };
     }
     return { output: all };
   }
