@@ -123,6 +123,90 @@ export const JobEnvelope = z.looseObject({
 });
 export type JobEnvelope = z.infer<typeof JobEnvelope>;
 
+/** What every status envelope the SDK hands out may carry, whatever the job's status. */
+export interface JobResultFields {
+  /** Fields the service adds beyond these (replies are parsed loosely). */
+  [field: string]: unknown;
+  id: string;
+  /** ms the job waited in the queue. */
+  delayTime?: number | undefined;
+  /** ms the job ran (0 while it has not started). */
+  executionTime?: number | undefined;
+  workerId?: string | undefined;
+}
+
+/** Waiting for a worker (just submitted, or retried). */
+export interface JobInQueue extends JobResultFields {
+  status: "IN_QUEUE";
+  output?: unknown;
+  error?: undefined;
+}
+
+/** Running on a worker; `output` may hold a progress value the handler sent. */
+export interface JobInProgress extends JobResultFields {
+  status: "IN_PROGRESS";
+  output?: unknown;
+  error?: undefined;
+}
+
+/** Done: `output` is the handler's result (absent when it returned an empty object); no `error`. */
+export interface JobCompleted extends JobResultFields {
+  status: "COMPLETED";
+  output?: unknown;
+  error?: undefined;
+}
+
+/** The handler failed (or its worker was lost): `error` says why; retry() may requeue it. */
+export interface JobFailed extends JobResultFields {
+  status: "FAILED";
+  error: string;
+  output?: unknown;
+}
+
+/** Cancelled before it ended; no result. */
+export interface JobCancelled extends JobResultFields {
+  status: "CANCELLED";
+  output?: unknown;
+  error?: undefined;
+}
+
+/** Ran past its executionTimeout; `error` says so when the service words it. retry() may requeue it. */
+export interface JobTimedOut extends JobResultFields {
+  status: "TIMED_OUT";
+  error?: string | undefined;
+  output?: unknown;
+}
+
+/**
+ * A job's status envelope as the SDK returns it (status, statusSync, waitFor, runSync): one member
+ * per status, so that checking `status` narrows it: COMPLETED has no `error`, FAILED has `error` as a
+ * string. Assignable to JobEnvelope, the loose wire shape.
+ */
+export type JobResult = JobInQueue | JobInProgress | JobCompleted | JobFailed | JobCancelled | JobTimedOut;
+
+/** Statuses whose envelope carries no `error` (JobResult's members with `error?: undefined`). */
+const ERRORLESS: ReadonlySet<JobStatus> = new Set<JobStatus>([
+  "IN_QUEUE",
+  "IN_PROGRESS",
+  "COMPLETED",
+  "CANCELLED",
+]);
+
+/**
+ * JobEnvelope with the per-status rules JobResult states checked, so the narrowed type holds: a FAILED
+ * job names its error (SERVICE-FACTS: failed jobs carry `error` instead of `output`), and a job
+ * queued, running, completed or cancelled carries none. A reply breaking them is a ProtocolError
+ * naming `error`, as a reply whose `error` is not a string already was.
+ */
+export const JobResultReply = JobEnvelope.superRefine((envelope, ctx) => {
+  if (envelope.status === "FAILED" && envelope.error === undefined) {
+    ctx.addIssue({ code: "custom", path: ["error"], message: "a FAILED job's status names its error" });
+  } else if (ERRORLESS.has(envelope.status) && envelope.error !== undefined) {
+    ctx.addIssue({ code: "custom", path: ["error"], message: `a ${envelope.status} job carries no error` });
+  }
+  // Checked just above: each status's envelope is its JobResult member.
+}).transform((envelope) => envelope as JobResult);
+
 export const StreamChunk = z.looseObject({
   output: z.unknown(),
   metrics: z.record(z.string(), z.unknown()).optional(),
