@@ -28,6 +28,7 @@ import {
   JobResultReply,
   type JobStatus,
   JobSubmission,
+  type JobSubmissionInput,
   PurgeReply,
   STREAM_POSITION_HEADER,
   type StreamChunk,
@@ -53,7 +54,7 @@ export interface JobClientOptions extends ClientOptions {
 }
 
 /** What run() and runSync() take: the submission as written, before the shared schema's defaults. */
-export type JobInput = z.input<typeof JobSubmission>;
+export type JobInput = JobSubmissionInput;
 
 export interface RunSyncOptions extends CallOptions {
   /** How long the service holds the call for the result, ms (1000..300000, default 90000). */

@@ -135,6 +135,19 @@ describe("the installed package in consumers' TypeScript and module setups", () 
   );
 
   test(
+    "the job client's types hold where zod and undici cannot be reached (pnpm read without following symlinks)",
+    () => {
+      expect(tsc("typescript", "tsconfig.nodeps.json")).toEqual({
+        project: "tsconfig.nodeps.json",
+        compiler: "typescript",
+        status: 0,
+        errors: "",
+      });
+    },
+    TEST_TIMEOUT,
+  );
+
+  test(
     "TypeScript 5.0 with skipLibCheck, node10 and nodenext resolution",
     () => {
       for (const project of ["tsconfig.ts50-node10.json", "tsconfig.ts50.json"]) {

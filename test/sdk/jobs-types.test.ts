@@ -2,7 +2,17 @@ import { describe, expectTypeOf, it } from "vitest";
 import type { z } from "zod";
 import type { JobFailedError } from "../../sdk/errors";
 import type { JobClient, JobInput } from "../../sdk/jobs";
-import type { JobEnvelope, JobResult, JobStatus, JobSubmission } from "../../sdk/schemas/job";
+import type * as schemas from "../../sdk/schemas/job";
+import type {
+  HealthReply,
+  JobAccepted,
+  JobEnvelope,
+  JobResult,
+  JobStatus,
+  JobSubmission,
+  PurgeReply,
+  StreamChunk,
+} from "../../sdk/schemas/job";
 
 /**
  * Type-level checks of the job client's submissions: `tsc -p tsconfig.json` (which includes test/)
@@ -60,5 +70,16 @@ describe("a job's status envelope (status, statusSync, waitFor, runSync)", () =>
   it("has one member per status and stays assignable to the loose wire envelope", () => {
     expectTypeOf<JobResult["status"]>().toEqualTypeOf<JobStatus>();
     expectTypeOf<JobResult>().toExtend<JobEnvelope>();
+  });
+});
+
+describe("the job client's types, written out so a checker that cannot reach zod still sees them", () => {
+  it("each equals its schema's zod type", () => {
+    expectTypeOf<JobStatus>().toEqualTypeOf<z.infer<typeof schemas.JobStatus>>();
+    expectTypeOf<JobInput>().toEqualTypeOf<z.input<typeof schemas.JobSubmission>>();
+    expectTypeOf<JobAccepted>().toEqualTypeOf<z.infer<typeof schemas.JobAccepted>>();
+    expectTypeOf<StreamChunk>().toEqualTypeOf<z.infer<typeof schemas.StreamChunk>>();
+    expectTypeOf<HealthReply>().toEqualTypeOf<z.infer<typeof schemas.HealthReply>>();
+    expectTypeOf<PurgeReply>().toEqualTypeOf<z.infer<typeof schemas.PurgeReply>>();
   });
 });
