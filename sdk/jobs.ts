@@ -1,6 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { z } from "zod";
 import { type ClientOptions, clientHttp, requireBaseUrl, requireClientOptions } from "./client-options";
 import { replyCutHeaders, replyCutStatus } from "./dispatch-reply";
 import {
