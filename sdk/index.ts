@@ -33,3 +33,13 @@ export {
   RestResource,
 } from "./rest";
 export * as schemas from "./schemas";
+export type {
+  JobCancelled,
+  JobCompleted,
+  JobFailed,
+  JobInProgress,
+  JobInQueue,
+  JobResult,
+  JobResultFields,
+  JobTimedOut,
+} from "./schemas/job";

@@ -1,6 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
-import type { z } from "zod";
 import { type ClientOptions, clientHttp, requireBaseUrl, requireClientOptions } from "./client-options";
 import { replyCutHeaders, replyCutStatus } from "./dispatch-reply";
 import {
@@ -24,9 +23,11 @@ import {
   isTerminalJobStatus,
   JOB_LIMITS,
   JobAccepted,
-  JobEnvelope,
+  type JobResult,
+  JobResultReply,
   type JobStatus,
   JobSubmission,
+  type JobSubmissionInput,
   PurgeReply,
   STREAM_POSITION_HEADER,
   type StreamChunk,
@@ -52,7 +53,7 @@ export interface JobClientOptions extends ClientOptions {
 }
 
 /** What run() and runSync() take: the submission as written, before the shared schema's defaults. */
-export type JobInput = z.input<typeof JobSubmission>;
+export type JobInput = JobSubmissionInput;
 
 export interface RunSyncOptions extends CallOptions {
   /** How long the service holds the call for the result, ms (1000..300000, default 90000). */
@@ -205,7 +206,7 @@ export class JobClient {
    * answers the result or, if the job is not done, `{id, status}` to poll with waitFor: the HTTP
    * budget is `wait` plus the client's timeoutMs, so the service's answer (and the id) comes first.
    */
-  async runSync(submission: JobInput, options: RunSyncOptions = {}): Promise<JobEnvelope> {
+  async runSync(submission: JobInput, options: RunSyncOptions = {}): Promise<JobResult> {
     const operation = "jobs.runSync";
     const body = validateInput(JobSubmission, submission, operation);
     const wait = requireWait(options, operation);
@@ -219,7 +220,7 @@ export class JobClient {
       signal: options.signal,
       timeoutMs: Math.min(MAX_TIMEOUT_MS, wait + (options.timeoutMs ?? this.#timeoutMs)),
     });
-    return parseReply(JobEnvelope, reply, operation);
+    return parseReply(JobResultReply, reply, operation);
   }
 
   /**
@@ -227,7 +228,7 @@ export class JobClient {
    * terminal or `wait` passes, then answers its status (still IN_QUEUE or IN_PROGRESS after `wait`).
    * The HTTP budget is `wait` plus the client's timeoutMs, as runSync's. `ttl` (ms) resets its lifetime.
    */
-  async statusSync(jobId: string, options: RunSyncOptions & { ttl?: number } = {}): Promise<JobEnvelope> {
+  async statusSync(jobId: string, options: RunSyncOptions & { ttl?: number } = {}): Promise<JobResult> {
     const operation = "jobs.statusSync";
     const wait = requireWait(options, operation);
     return this.#statusSync(operation, jobId, wait, {
@@ -242,7 +243,7 @@ export class JobClient {
     jobId: string,
     wait: number,
     options: CallOptions & { ttl?: number },
-  ): Promise<JobEnvelope> {
+  ): Promise<JobResult> {
     const path = `/status-sync${idSegment(jobId, operation, "jobId")}`;
     try {
       const reply = await this.#http.request({
@@ -253,14 +254,14 @@ export class JobClient {
         signal: options.signal,
         timeoutMs: options.timeoutMs,
       });
-      return parseReply(JobEnvelope, reply, operation);
+      return parseReply(JobResultReply, reply, operation);
     } catch (error) {
       throw withJobId(error, jobId);
     }
   }
 
   /** GET /status/{id}. A job whose TTL passed is a NotFoundError. `ttl` (ms) resets its lifetime. */
-  status(jobId: string, options: CallOptions & { ttl?: number } = {}): Promise<JobEnvelope> {
+  status(jobId: string, options: CallOptions & { ttl?: number } = {}): Promise<JobResult> {
     return this.#status("jobs.status", jobId, options);
   }
 
@@ -269,7 +270,7 @@ export class JobClient {
     operation: string,
     jobId: string,
     options: CallOptions & { ttl?: number },
-  ): Promise<JobEnvelope> {
+  ): Promise<JobResult> {
     const path = `/status${idSegment(jobId, operation, "jobId")}`;
     try {
       const reply = await this.#http.request({
@@ -280,7 +281,7 @@ export class JobClient {
         signal: options.signal,
         timeoutMs: options.timeoutMs,
       });
-      return parseReply(JobEnvelope, reply, operation);
+      return parseReply(JobResultReply, reply, operation);
     } catch (error) {
       throw withJobId(error, jobId);
     }
@@ -329,7 +330,7 @@ export class JobClient {
    * once, as this operation's. close() ends a held call at once (the wait then fails as a closed
    * client's call).
    */
-  async waitFor(jobId: string, options: WaitOptions = {}): Promise<JobEnvelope> {
+  async waitFor(jobId: string, options: WaitOptions = {}): Promise<JobResult> {
     const operation = "jobs.waitFor";
     const timeoutMs = options.timeoutMs ?? 600_000;
     const pollIntervalMs = options.pollIntervalMs ?? 1_000;
@@ -367,7 +368,7 @@ export class JobClient {
           ? Math.min(remaining - HOLD_REPLY_MS, WAIT_HOLD_MS)
           : undefined;
       const sent = Date.now();
-      let envelope: JobEnvelope | undefined;
+      let envelope: JobResult | undefined;
       try {
         envelope =
           hold === undefined
@@ -423,7 +424,7 @@ export class JobClient {
     hold: number,
     remaining: number,
     signal: AbortSignal | undefined,
-  ): Promise<JobEnvelope> {
+  ): Promise<JobResult> {
     const closing = this.#http.closeBegun;
     try {
       return await this.#statusSync(operation, jobId, hold, {

@@ -15,7 +15,10 @@ export const JOB_STATUSES = [
   "TIMED_OUT",
 ] as const;
 export const JobStatus = z.enum(JOB_STATUSES);
-export type JobStatus = z.infer<typeof JobStatus>;
+// The job client's types below are written out rather than inferred through zod, so a consumer whose
+// checker cannot reach zod (pnpm's layout read without following symlinks) still sees them; a type
+// test holds each equal to its schema's.
+export type JobStatus = (typeof JOB_STATUSES)[number];
 
 /** Statuses after which a job never changes again (unless retried). */
 export type TerminalJobStatus = Extract<JobStatus, "COMPLETED" | "FAILED" | "CANCELLED" | "TIMED_OUT">;
@@ -52,6 +55,15 @@ export const JobPolicy = z.object({
 });
 export type JobPolicy = z.infer<typeof JobPolicy>;
 
+/** `policy` of a submission. */
+export interface JobPolicyInput {
+  /** ms the job may run before it ends TIMED_OUT (5 s to 7 days; default 10 min). */
+  executionTimeout?: number | undefined;
+  lowPriority?: boolean | undefined;
+  /** ms the job lives, counted from submission (10 s to 7 days; default 24 h). */
+  ttl?: number | undefined;
+}
+
 export const S3Config = z.object({
   accessId: z.string().min(1),
   accessSecret: z.string().min(1),
@@ -61,6 +73,15 @@ export const S3Config = z.object({
   objectPath: z.string().optional(),
 });
 export type S3Config = z.infer<typeof S3Config>;
+
+/** `s3Config` of a submission, passed through to the worker. */
+export interface S3ConfigInput {
+  accessId: string;
+  accessSecret: string;
+  bucketName: string;
+  endpointUrl: string;
+  objectPath?: string | undefined;
+}
 
 /**
  * Where the service POSTs a finished job: an http(s) URL with a host. `localhost:3000/hook` (no
@@ -87,6 +108,16 @@ export const JobSubmission = z.object({
 });
 export type JobSubmission = z.infer<typeof JobSubmission>;
 
+/** What run() and runSync() take: the submission as written, before the schema's defaults. */
+export interface JobSubmissionInput {
+  /** The handler's own object. */
+  input: Record<string, unknown>;
+  /** An http(s) URL the service POSTs the finished job to. */
+  webhook?: string | undefined;
+  policy?: JobPolicyInput | undefined;
+  s3Config?: S3ConfigInput | undefined;
+}
+
 /** Query of POST /runsync. */
 export const RunSyncQuery = z.object({
   wait: queryInt(JOB_LIMITS.runsyncWait.min, JOB_LIMITS.runsyncWait.max).optional(),
@@ -104,7 +135,11 @@ export const StatusSyncQuery = StatusQuery.extend({
 
 /** Reply of /run, /cancel and /retry (and of /runsync when the job is not done within `wait`). */
 export const JobAccepted = z.looseObject({ id: z.string(), status: JobStatus });
-export type JobAccepted = z.infer<typeof JobAccepted>;
+export interface JobAccepted {
+  [field: string]: unknown;
+  id: string;
+  status: JobStatus;
+}
 
 /**
  * The status envelope: /run, /runsync, /status, /cancel, /retry and the webhook payload.
@@ -123,11 +158,99 @@ export const JobEnvelope = z.looseObject({
 });
 export type JobEnvelope = z.infer<typeof JobEnvelope>;
 
+/** What every status envelope the SDK hands out may carry, whatever the job's status. */
+export interface JobResultFields {
+  /** Fields the service adds beyond these (replies are parsed loosely). */
+  [field: string]: unknown;
+  id: string;
+  /** ms the job waited in the queue. */
+  delayTime?: number | undefined;
+  /** ms the job ran (0 while it has not started). */
+  executionTime?: number | undefined;
+  workerId?: string | undefined;
+}
+
+/** Waiting for a worker (just submitted, or retried). */
+export interface JobInQueue extends JobResultFields {
+  status: "IN_QUEUE";
+  output?: unknown;
+  error?: undefined;
+}
+
+/** Running on a worker; `output` may hold a progress value the handler sent. */
+export interface JobInProgress extends JobResultFields {
+  status: "IN_PROGRESS";
+  output?: unknown;
+  error?: undefined;
+}
+
+/** Done: `output` is the handler's result (absent when it returned an empty object); no `error`. */
+export interface JobCompleted extends JobResultFields {
+  status: "COMPLETED";
+  output?: unknown;
+  error?: undefined;
+}
+
+/** The handler failed (or its worker was lost): `error` says why; retry() may requeue it. */
+export interface JobFailed extends JobResultFields {
+  status: "FAILED";
+  error: string;
+  output?: unknown;
+}
+
+/** Cancelled before it ended; no result. */
+export interface JobCancelled extends JobResultFields {
+  status: "CANCELLED";
+  output?: unknown;
+  error?: undefined;
+}
+
+/** Ran past its executionTimeout; `error` says so when the service words it. retry() may requeue it. */
+export interface JobTimedOut extends JobResultFields {
+  status: "TIMED_OUT";
+  error?: string | undefined;
+  output?: unknown;
+}
+
+/**
+ * A job's status envelope as the SDK returns it (status, statusSync, waitFor, runSync): one member
+ * per status, so that checking `status` narrows it: COMPLETED has no `error`, FAILED has `error` as a
+ * string. Assignable to JobEnvelope, the loose wire shape.
+ */
+export type JobResult = JobInQueue | JobInProgress | JobCompleted | JobFailed | JobCancelled | JobTimedOut;
+
+/** Statuses whose envelope carries no `error` (JobResult's members with `error?: undefined`). */
+const ERRORLESS: ReadonlySet<JobStatus> = new Set<JobStatus>([
+  "IN_QUEUE",
+  "IN_PROGRESS",
+  "COMPLETED",
+  "CANCELLED",
+]);
+
+/**
+ * JobEnvelope with the per-status rules JobResult states checked, so the narrowed type holds: a FAILED
+ * job names its error (SERVICE-FACTS: failed jobs carry `error` instead of `output`), and a job
+ * queued, running, completed or cancelled carries none. A reply breaking them is a ProtocolError
+ * naming `error`, as a reply whose `error` is not a string already was.
+ */
+export const JobResultReply = JobEnvelope.superRefine((envelope, ctx) => {
+  if (envelope.status === "FAILED" && envelope.error === undefined) {
+    ctx.addIssue({ code: "custom", path: ["error"], message: "a FAILED job's status names its error" });
+  } else if (ERRORLESS.has(envelope.status) && envelope.error !== undefined) {
+    ctx.addIssue({ code: "custom", path: ["error"], message: `a ${envelope.status} job carries no error` });
+  }
+  // Checked just above: each status's envelope is its JobResult member.
+}).transform((envelope) => envelope as JobResult);
+
 export const StreamChunk = z.looseObject({
   output: z.unknown(),
   metrics: z.record(z.string(), z.unknown()).optional(),
 });
-export type StreamChunk = z.infer<typeof StreamChunk>;
+export interface StreamChunk {
+  [field: string]: unknown;
+  output: unknown;
+  metrics?: Record<string, unknown> | undefined;
+}
 
 /**
  * Query of GET/POST /stream (the local service's own, sent by the SDK; the real service ignores it):
@@ -179,10 +302,35 @@ export const HealthReply = z.looseObject({
    */
   startIssue: z.looseObject({ workerId: z.string(), since: z.string(), reason: z.string() }).optional(),
 });
-export type HealthReply = z.infer<typeof HealthReply>;
+export interface HealthReply {
+  [field: string]: unknown;
+  jobs: {
+    [field: string]: unknown;
+    completed: number;
+    failed: number;
+    inProgress: number;
+    inQueue: number;
+    retried: number;
+  };
+  workers: {
+    [field: string]: unknown;
+    idle: number;
+    running: number;
+    initializing?: number | undefined;
+    ready?: number | undefined;
+    throttled?: number | undefined;
+    unhealthy?: number | undefined;
+  };
+  /** The local service's own: why none of the endpoint's workers is up (see the schema). */
+  startIssue?: { [field: string]: unknown; workerId: string; since: string; reason: string } | undefined;
+}
 
 export const PurgeReply = z.looseObject({ removed: z.int(), status: z.string() });
-export type PurgeReply = z.infer<typeof PurgeReply>;
+export interface PurgeReply {
+  [field: string]: unknown;
+  removed: number;
+  status: string;
+}
 
 /** The webhook payload: the final status envelope plus the job's input and webhook. */
 export const WebhookPayload = JobEnvelope.extend({

@@ -120,6 +120,34 @@ describe("the installed package in consumers' TypeScript and module setups", () 
   );
 
   test(
+    "a job's result narrows on its status (COMPLETED: no error; FAILED: error a string), nodenext and bundler",
+    () => {
+      for (const project of ["tsconfig.results.json", "tsconfig.results-bundler.json"]) {
+        expect(tsc("typescript", project)).toEqual({
+          project,
+          compiler: "typescript",
+          status: 0,
+          errors: "",
+        });
+      }
+    },
+    TEST_TIMEOUT,
+  );
+
+  test(
+    "the job client's types hold where zod and undici cannot be reached (pnpm read without following symlinks)",
+    () => {
+      expect(tsc("typescript", "tsconfig.nodeps.json")).toEqual({
+        project: "tsconfig.nodeps.json",
+        compiler: "typescript",
+        status: 0,
+        errors: "",
+      });
+    },
+    TEST_TIMEOUT,
+  );
+
+  test(
     "TypeScript 5.0 with skipLibCheck, node10 and nodenext resolution",
     () => {
       for (const project of ["tsconfig.ts50-node10.json", "tsconfig.ts50.json"]) {

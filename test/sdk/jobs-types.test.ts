@@ -2,7 +2,17 @@ import { describe, expectTypeOf, it } from "vitest";
 import type { z } from "zod";
 import type { JobFailedError } from "../../sdk/errors";
 import type { JobClient, JobInput } from "../../sdk/jobs";
-import type { JobSubmission } from "../../sdk/schemas/job";
+import type * as schemas from "../../sdk/schemas/job";
+import type {
+  HealthReply,
+  JobAccepted,
+  JobEnvelope,
+  JobResult,
+  JobStatus,
+  JobSubmission,
+  PurgeReply,
+  StreamChunk,
+} from "../../sdk/schemas/job";
 
 /**
  * Type-level checks of the job client's submissions: `tsc -p tsconfig.json` (which includes test/)
@@ -40,5 +50,36 @@ describe("JobClient submission types", () => {
 describe("JobFailedError's status", () => {
   it("is one of the three final statuses other than success, so a switch over it is exhaustive", () => {
     expectTypeOf<JobFailedError["jobStatus"]>().toEqualTypeOf<"FAILED" | "CANCELLED" | "TIMED_OUT">();
+  });
+});
+
+describe("a job's status envelope (status, statusSync, waitFor, runSync)", () => {
+  type Of<S extends JobStatus> = Extract<JobResult, { status: S }>;
+
+  it("is a JobResult: checking `status` narrows `error` (COMPLETED none, FAILED a string)", () => {
+    expectTypeOf<Awaited<ReturnType<JobClient["status"]>>>().toEqualTypeOf<JobResult>();
+    expectTypeOf<Awaited<ReturnType<JobClient["statusSync"]>>>().toEqualTypeOf<JobResult>();
+    expectTypeOf<Awaited<ReturnType<JobClient["waitFor"]>>>().toEqualTypeOf<JobResult>();
+    expectTypeOf<Awaited<ReturnType<JobClient["runSync"]>>>().toEqualTypeOf<JobResult>();
+    expectTypeOf<Of<"FAILED">["error"]>().toEqualTypeOf<string>();
+    expectTypeOf<Of<"COMPLETED">["error"]>().toEqualTypeOf<undefined>();
+    expectTypeOf<Of<"TIMED_OUT">["error"]>().toEqualTypeOf<string | undefined>();
+    expectTypeOf<Of<"COMPLETED">["output"]>().toEqualTypeOf<unknown>();
+  });
+
+  it("has one member per status and stays assignable to the loose wire envelope", () => {
+    expectTypeOf<JobResult["status"]>().toEqualTypeOf<JobStatus>();
+    expectTypeOf<JobResult>().toExtend<JobEnvelope>();
+  });
+});
+
+describe("the job client's types, written out so a checker that cannot reach zod still sees them", () => {
+  it("each equals its schema's zod type", () => {
+    expectTypeOf<JobStatus>().toEqualTypeOf<z.infer<typeof schemas.JobStatus>>();
+    expectTypeOf<JobInput>().toEqualTypeOf<z.input<typeof schemas.JobSubmission>>();
+    expectTypeOf<JobAccepted>().toEqualTypeOf<z.infer<typeof schemas.JobAccepted>>();
+    expectTypeOf<StreamChunk>().toEqualTypeOf<z.infer<typeof schemas.StreamChunk>>();
+    expectTypeOf<HealthReply>().toEqualTypeOf<z.infer<typeof schemas.HealthReply>>();
+    expectTypeOf<PurgeReply>().toEqualTypeOf<z.infer<typeof schemas.PurgeReply>>();
   });
 });
