@@ -4,7 +4,7 @@
  * CLI), so the mocks stand in for it: build-and-push "prints" the image it was given, as its command
  * line does. `runpodkit` is this checkout's source. Also the CI workflow's triggers and steps.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
@@ -284,5 +284,16 @@ describe("examples/gitops CI workflow", () => {
       index((s) => s === settings),
     );
     expect(index((s) => s.run === "npm ci")).toBeLessThan(index((s) => s === deploy));
+  });
+
+  test("npm ci needs a lockfile the example does not ship: the README and the workflow say to commit one", () => {
+    const dir = join(__dirname, "../../examples/gitops");
+    expect(steps.some((s) => s.run === "npm ci")).toBe(true);
+    expect(existsSync(join(dir, "package-lock.json"))).toBe(false);
+    const readme = readFileSync(join(dir, "README.md"), "utf8").replace(/\s+/g, " ");
+    expect(readme).toContain("commit the program's `package-lock.json`");
+    expect(readFileSync(join(dir, ".github/workflows/deploy.yml"), "utf8")).toMatch(
+      /Commit that\n# folder's package-lock.json/,
+    );
   });
 });
