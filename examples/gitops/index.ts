@@ -15,18 +15,46 @@ import * as pulumi from "@pulumi/pulumi";
 import { Endpoint, Template } from "runpodkit";
 
 const config = new pulumi.Config();
+
+// Both settings end up in the image reference `docker build` tags. Checked here, when the program runs,
+// so a value Docker refuses fails the pull request's preview (which runs no command), not the up on main.
+const DOMAIN_PART = "[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?";
+const DOMAIN = new RegExp(`^${DOMAIN_PART}(?:\\.${DOMAIN_PART})*(?::[0-9]+)?$`);
+const PATH_PART = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/;
+const COMMIT = /^[0-9a-f]{7,64}$/;
+
+/** Docker's repository grammar: an optional registry host (it has a dot or a port, or is localhost), then lowercase path parts. */
+function imageRepository(value: string): string {
+  const parts = value.split("/");
+  const first = parts[0] ?? "";
+  const hasRegistry = parts.length > 1 && (/[.:]/.test(first) || first === "localhost");
+  const path = hasRegistry ? parts.slice(1) : parts;
+  if (value.length > 255 || (hasRegistry && !DOMAIN.test(first)) || !path.every((p) => PATH_PART.test(p)))
+    throw new pulumi.RunError(
+      `imageRepository: ${JSON.stringify(value.slice(0, 300))} is not an image repository Docker accepts: at most 255 characters, lowercase, without a tag or digest (the commit is the tag), e.g. ghcr.io/acme/worker`,
+    );
+  return value;
+}
+
+/** A commit id, the image's tag: `git rev-parse HEAD` prints one; a branch name or a ref is refused. */
+function commitId(value: string, from: string): string {
+  if (!COMMIT.test(value))
+    throw new pulumi.RunError(
+      `${from}: must be a commit id (7 to 64 lowercase hex digits, e.g. $GITHUB_SHA), got ${JSON.stringify(value.slice(0, 100))}`,
+    );
+  return value;
+}
+
 /** Where the image goes, without a tag, e.g. ghcr.io/acme/worker. */
-const repository = config.require("imageRepository");
+const repository = imageRepository(config.require("imageRepository"));
 
 /** The commit to deploy: CI passes it (gitCommit = $GITHUB_SHA); otherwise the checkout's HEAD. */
-const commit: pulumi.Output<string> = config.get("gitCommit")
-  ? pulumi.output(config.require("gitCommit"))
-  : command.local.runOutput({ command: "git rev-parse HEAD", dir: "." }).apply((run) => {
-      const head = (run.stdout ?? "").trim();
-      if (!/^[0-9a-f]{7,64}$/.test(head))
-        throw new Error(`git rev-parse HEAD printed ${JSON.stringify(head)}`);
-      return head;
-    });
+const configuredCommit = config.get("gitCommit");
+const commit: pulumi.Output<string> = configuredCommit
+  ? pulumi.output(commitId(configuredCommit, "gitCommit"))
+  : command.local
+      .runOutput({ command: "git rev-parse HEAD", dir: "." })
+      .apply((run) => commitId((run.stdout ?? "").trim(), "git rev-parse HEAD"));
 
 const image = pulumi.interpolate`${repository}:${commit}`;
 

@@ -52,7 +52,8 @@ function splitEndpointUrl(url: string): { baseUrl: string; endpointId: string } 
   const parsed = new URL(url);
   const segments = parsed.pathname.split("/").filter(Boolean);
   const endpointId = segments.pop();
-  if (!endpointId)
+  // The job API base alone (…/v2) would be taken as an endpoint named "v2": every call a 404 "no route".
+  if (!endpointId || endpointId === "v2")
     throw new Error(
       `RUNPOD_ENDPOINT_URL has no endpoint id: ${parsed.origin}${parsed.pathname} (the endpointUrl output ends in /v2/<endpoint id>)`,
     );

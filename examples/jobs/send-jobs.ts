@@ -44,6 +44,19 @@ export interface SentJobs {
 /** One chunk of runpodkit/stream: `{text, index}`. */
 const Token = z.object({ text: z.string(), index: z.int() });
 
+/**
+ * A job that ended without a chunk: the endpoint's worker does not stream (the quickstart's default
+ * image, runpodkit/echo, answers once). Without this the steps went on and printed a cancel of a job
+ * that had long completed, and exited 0.
+ */
+function notStreaming(jobId: string, status: string): Error {
+  return new Error(
+    `job ${jobId} ended ${status} without a stream chunk: this endpoint's worker does not stream. ` +
+      "The jobs example is written for the runpodkit/stream image: in examples/quickstart, " +
+      "`pulumi config set imageName runpodkit/stream:1.0`, then `pulumi up`",
+  );
+}
+
 export const STREAM_TEXT = "the quick brown fox jumps over the lazy dog";
 
 export async function sendJobs(options: SendJobsOptions): Promise<SentJobs> {
@@ -66,6 +79,7 @@ export async function sendJobs(options: SendJobsOptions): Promise<SentJobs> {
     // handler asks to): /stream hands over the buffered ones even after the job ended.
     const result: string[] = [];
     for await (const chunk of jobs.stream(submitted.id)) result.push(Token.parse(chunk.output).text);
+    if (result.length === 0) throw notStreaming(submitted.id, done.status);
     log(`  its chunks: ${result.join(" ")}`);
 
     // 2. stream: the iterator yields chunks as the worker produces them and ends with the job.
@@ -88,6 +102,7 @@ export async function sendJobs(options: SendJobsOptions): Promise<SentJobs> {
       firstChunk = Token.parse(chunk.output).text;
       break; // leaving the loop ends the iterator; the job keeps running
     }
+    if (firstChunk === "") throw notStreaming(long.id, (await jobs.status(long.id)).status);
     log(`  running: first chunk ${firstChunk}`);
     const reply = await jobs.cancel(long.id);
     log(`  POST /cancel -> ${reply.status}`);

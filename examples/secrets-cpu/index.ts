@@ -10,7 +10,9 @@ import { Endpoint, getCpuFlavors, Pod, Secret, Template } from "runpodkit";
 const config = new pulumi.Config();
 
 const apiToken = new Secret("api-token", {
-  name: config.get("secretName") ?? "api_token",
+  // Secret names are unique in the account: without secretName the provider generates one
+  // (api-token-<suffix>), so a second stack of this program (prod beside dev) gets its own secret.
+  name: config.get("secretName"),
   value: config.requireSecret("apiToken"),
   description: "Token the workers use to call the upstream API",
 });

@@ -98,6 +98,36 @@ const jobsScenario: Scenario = {
       },
     },
     {
+      // Before, it went on against a worker that does not stream and printed "running: first chunk",
+      // "POST /cancel -> COMPLETED" for a job that had long completed, and exited 0.
+      name: "on the quickstart's default image (runpodkit/echo, no stream) it stops after the first job, naming the image to set",
+      async run({ driver, svc }) {
+        await driver.setConfig("imageName", { value: "runpodkit/echo:1.0" });
+        const { outputs, changes } = await driver.up();
+        expect(changes).toEqual({ same: 2, update: 1 });
+        const { dir } = await installJobsExample();
+        const tsx = join(dir, "node_modules", "tsx", "dist", "cli.mjs");
+        const failed = await run(process.execPath, [tsx, "index.ts"], {
+          cwd: dir,
+          env: {
+            PATH: process.env.PATH,
+            RUNPOD_API_KEY: svc.apiKey,
+            RUNPOD_ENDPOINT_URL: outputString(outputs, "endpointUrl"),
+          },
+        }).then(
+          () => undefined,
+          (error: { code?: unknown; stdout?: string; stderr?: string }) => error,
+        );
+        expect(failed?.code).toBe(1);
+        expect(failed?.stderr).toMatch(
+          /^jobs example failed: job \S+ ended COMPLETED without a stream chunk: this endpoint's worker does not stream\. .*`pulumi config set imageName runpodkit\/stream:1\.0`/,
+        );
+        expect(failed?.stdout).toMatch(/^run {6}\S+ IN_QUEUE/);
+        expect(failed?.stdout).not.toContain("cancel");
+        expect(`${failed?.stdout}${failed?.stderr}`.includes(svc.apiKey)).toBe(false);
+      },
+    },
+    {
       name: "destroy removes the endpoint and the template",
       async run({ driver, svc }) {
         expect(await driver.destroy()).toEqual({ delete: 3 });

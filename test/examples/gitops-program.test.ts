@@ -4,7 +4,7 @@
  * CLI), so the mocks stand in for it: build-and-push "prints" the image it was given, as its command
  * line does. `runpodkit` is this checkout's source. Also the CI workflow's triggers and steps.
  */
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
@@ -178,6 +178,55 @@ describe("examples/gitops under Pulumi's mocks", () => {
   test("imageRepository is required", async () => {
     await expect(runProgram({ gitCommit: COMMIT })).rejects.toThrow(/imageRepository/);
   });
+
+  // A value Docker refuses passed the PR's preview (which runs no command) and failed `docker build`
+  // in the up on main, after the merge. The program now refuses it when it runs, so preview too.
+  test.each([
+    ["a tag", "ghcr.io/acme/worker:latest"],
+    ["a digest", "ghcr.io/acme/worker@sha256:0123"],
+    ["capitals in the path", "ghcr.io/Acme/worker"],
+    ["capitals without a registry", "Acme/worker"],
+    ["a space", "ghcr.io/acme/my worker"],
+    ["a trailing slash", "ghcr.io/acme/worker/"],
+    ["a scheme", "https://ghcr.io/acme/worker"],
+    ["256 characters", `ghcr.io/${"a".repeat(248)}`],
+  ])("imageRepository with %s is refused naming the setting when the program runs", async (_, value) => {
+    const run = runProgram({ imageRepository: value, gitCommit: COMMIT });
+    await expect(run).rejects.toThrow(/^imageRepository: /);
+    await expect(run).rejects.toThrow(/lowercase, without a tag or digest/);
+  });
+
+  test.each([
+    ["a registry", "ghcr.io/acme/worker"],
+    ["Docker Hub's", "acme/worker"],
+    ["one part", "worker"],
+    ["localhost with a port", "localhost:5000/worker"],
+    ["a host without a dot but a port", "registry:5000/worker"],
+    ["separators", "Registry.example:5000/team/sub_team/worker-api.v2__x"],
+    ["an ECR", "123456789012.dkr.ecr.eu-west-1.amazonaws.com/acme/worker"],
+    ["255 characters", `ghcr.io/${"a".repeat(247)}`],
+  ])("imageRepository as %s is taken as written", async (_, value) => {
+    const { find } = await runProgram({ imageRepository: value, gitCommit: COMMIT });
+    expect(find("build-and-push").inputs.environment).toMatchObject({ IMAGE: `${value}:${COMMIT}` });
+  });
+
+  test.each([
+    ["a branch name", "main"],
+    ["a ref with a slash", "feature/x"],
+    ["capitals", COMMIT.toUpperCase()],
+    ["6 digits", "3f9c2b"],
+    ["65 digits", "a".repeat(65)],
+    ["a newline", `${COMMIT}\n`],
+  ])("gitCommit as %s is refused naming the setting (it becomes the image tag)", async (_, value) => {
+    await expect(runProgram({ imageRepository: REPOSITORY, gitCommit: value })).rejects.toThrow(
+      /^gitCommit: must be a commit id \(7 to 64 lowercase hex digits/,
+    );
+  });
+
+  test("a short commit id is taken as the tag", async () => {
+    const { find } = await runProgram({ imageRepository: REPOSITORY, gitCommit: "3f9c2b1" });
+    expect(find("build-and-push").inputs.triggers).toEqual(["3f9c2b1"]);
+  });
 });
 
 describe("examples/gitops CI workflow", () => {
@@ -235,5 +284,16 @@ describe("examples/gitops CI workflow", () => {
       index((s) => s === settings),
     );
     expect(index((s) => s.run === "npm ci")).toBeLessThan(index((s) => s === deploy));
+  });
+
+  test("npm ci needs a lockfile the example does not ship: the README and the workflow say to commit one", () => {
+    const dir = join(__dirname, "../../examples/gitops");
+    expect(steps.some((s) => s.run === "npm ci")).toBe(true);
+    expect(existsSync(join(dir, "package-lock.json"))).toBe(false);
+    const readme = readFileSync(join(dir, "README.md"), "utf8").replace(/\s+/g, " ");
+    expect(readme).toContain("commit the program's `package-lock.json`");
+    expect(readFileSync(join(dir, ".github/workflows/deploy.yml"), "utf8")).toMatch(
+      /Commit that\n# folder's package-lock.json/,
+    );
   });
 });

@@ -52,6 +52,11 @@ describe("examples/jobs: the target from the environment", () => {
     expect(problems({ RUNPOD_API_KEY: "k", RUNPOD_ENDPOINT_URL: "http://127.0.0.1:8080/" })).toEqual([
       "RUNPOD_ENDPOINT_URL has no endpoint id: http://127.0.0.1:8080/ (the endpointUrl output ends in /v2/<endpoint id>)",
     ]);
+    // The job API base where the endpoint's URL belongs: before, "v2" was taken as the endpoint id
+    // and the first call failed with "no route POST /v2/run (HTTP 404)".
+    expect(problems({ RUNPOD_API_KEY: "k", RUNPOD_ENDPOINT_URL: "http://127.0.0.1:8080/v2/" })).toEqual([
+      "RUNPOD_ENDPOINT_URL has no endpoint id: http://127.0.0.1:8080/v2/ (the endpointUrl output ends in /v2/<endpoint id>)",
+    ]);
     expect(problems({ RUNPOD_API_KEY: "k" })).toEqual([
       "set RUNPOD_ENDPOINT_URL (the quickstart's endpointUrl output), or RUNPOD_ENDPOINT_ID (its endpointId output) and RUNPOD_BASE_URL (the job API base)",
     ]);

@@ -20,6 +20,11 @@ export interface ScenarioContext {
   outputs: OutputMap;
   /** Values a step hands to later steps (ids before a replacement, ...). */
   memo: Record<string, string>;
+  /**
+   * Another stack of the same installed program, driven the same way, with its own state and no config
+   * yet: a second environment (prod beside dev) in the same account.
+   */
+  openStack(stackName: string): Promise<StackDriver>;
 }
 
 export interface ScenarioStep {
@@ -62,13 +67,23 @@ export function describeScenario(kind: DriverKind, scenario: Scenario, options: 
       workDir = await mkdtemp(join(tmpdir(), `runpodkit-${scenario.example}-`));
       const node = options.node ? await installNode(options.node) : undefined;
       ctx.svc = await startServiceFixture();
+      const env = node ? { env: { PATH: [dirname(node), process.env.PATH ?? ""].join(delimiter) } } : {};
+      const passphrase = randomBytes(12).toString("hex");
       ctx.driver = await createDriver(kind, {
         programDir: program.dir,
         stackName: "dev",
         workDir,
-        passphrase: randomBytes(12).toString("hex"),
-        ...(node ? { env: { PATH: [dirname(node), process.env.PATH ?? ""].join(delimiter) } } : {}),
+        passphrase,
+        ...env,
       });
+      ctx.openStack = async (stackName) =>
+        createDriver(kind, {
+          programDir: program.dir,
+          stackName,
+          workDir: await mkdtemp(join(workDir, `${stackName}-`)),
+          passphrase,
+          ...env,
+        });
       ctx.outputs = {};
       ctx.memo = {};
       await ctx.driver.setAllConfig({ ...ctx.svc.stackConfig(), ...scenario.config(ctx.svc) });
