@@ -473,6 +473,42 @@ describe("CLI serve", () => {
     }
   });
 
+  it("`npm run serve` stopped with SIGTERM (a script's `kill $!`) stops the service too", async () => {
+    // npm signals only its own child: before the script exec'd tsx, that child was `sh -c`, which
+    // died and left the service listening, reparented to init.
+    const marker = `k-npm-serve-${process.pid}-${Date.now()}`;
+    const npm = spawn("npm", ["run", "serve", "--", "--port", "0", "--api-key", marker, "--data", ":memory:"], {
+      cwd: process.cwd(),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    try {
+      const ready = await new Promise<string>((resolve, reject) => {
+        let out = "";
+        npm.stdout?.on("data", (chunk: Buffer) => {
+          out += chunk.toString();
+          const line = out.split("\n").find((l) => l.startsWith("runpodkit service ready:"));
+          if (line !== undefined) resolve(line);
+        });
+        npm.once("exit", (code) => reject(new Error(`npm run serve exited (${code}) before its ready line`)));
+      });
+      const queueUrl = ready.match(/queue=(\S+)/)?.[1];
+      expect((await fetch(`${queueUrl}/health`)).status).toBeLessThan(500);
+      const exited = new Promise((resolve) => npm.once("exit", resolve));
+      npm.kill("SIGTERM");
+      await exited;
+      // npm has exited: the service must not be listening any more.
+      const after = await fetch(`${queueUrl}/health`).then(
+        () => "still listening",
+        (error: unknown) => ((error as { cause?: { code?: string } }).cause?.code ?? String(error)),
+      );
+      expect(after).toBe("ECONNREFUSED");
+    } finally {
+      npm.kill("SIGKILL");
+      // Whatever it left behind (the old script's orphan) goes too.
+      spawn("pkill", ["-f", marker], { stdio: "ignore" });
+    }
+  });
+
   it("refuses any other word before the flags, with the usage", async () => {
     const child = startCliCommand(["server"], ["k-serve"]);
     const { code, stderr } = await exitOf(child);
