@@ -477,10 +477,14 @@ describe("CLI serve", () => {
     // npm signals only its own child: before the script exec'd tsx, that child was `sh -c`, which
     // died and left the service listening, reparented to init.
     const marker = `k-npm-serve-${process.pid}-${Date.now()}`;
-    const npm = spawn("npm", ["run", "serve", "--", "--port", "0", "--api-key", marker, "--data", ":memory:"], {
-      cwd: process.cwd(),
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const npm = spawn(
+      "npm",
+      ["run", "serve", "--", "--port", "0", "--api-key", marker, "--data", ":memory:"],
+      {
+        cwd: process.cwd(),
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
     try {
       const ready = await new Promise<string>((resolve, reject) => {
         let out = "";
@@ -499,7 +503,7 @@ describe("CLI serve", () => {
       // npm has exited: the service must not be listening any more.
       const after = await fetch(`${queueUrl}/health`).then(
         () => "still listening",
-        (error: unknown) => ((error as { cause?: { code?: string } }).cause?.code ?? String(error)),
+        (error: unknown) => (error as { cause?: { code?: string } }).cause?.code ?? String(error),
       );
       expect(after).toBe("ECONNREFUSED");
     } finally {
