@@ -103,7 +103,8 @@ export interface OpenDatabaseOptions {
 
 /**
  * Opens the embedded store: a SQLite file in WAL mode, or ":memory:". Applies each migration once,
- * in order, recording it by name, so parts of the service can add tables independently.
+ * in order, recording it by name, so parts of the service can add tables independently. A store
+ * holding a migration not in `migrations` (a newer version's) is refused: pass every part's list.
  *
  * Durability: `synchronous = NORMAL` in WAL mode, so a commit is written to the WAL before it returns
  * (an ended process loses nothing committed) but not fsynced; a power loss or OS crash may lose the
@@ -203,6 +204,16 @@ function migrated(db: StoreDatabase, migrations: readonly Migration[]): StoreDat
   const applied = new Set(
     (db.prepare("SELECT name FROM migrations").all() as { name: string }[]).map((row) => row.name),
   );
+  // A store a newer runpodkit migrated has tables or meanings this version does not know: writing it
+  // would leave rows the newer one misreads. Refused before anything is applied, the file left as it is.
+  const known = new Set(migrations.map((migration) => migration.name));
+  const unknown = [...applied].filter((name) => !known.has(name)).sort();
+  if (unknown.length > 0) {
+    // openDatabase names the path (as --data gave it).
+    throw new Error(
+      `it was written by a newer runpodkit (migration${unknown.length === 1 ? "" : "s"} ${unknown.slice(0, 5).join(", ")}${unknown.length > 5 ? `, ... (${unknown.length})` : ""} unknown to this version): run that version or a later one on it, or give this one another --data`,
+    );
+  }
   const record = db.prepare("INSERT INTO migrations (name, applied_at) VALUES (?, ?)");
   for (const migration of migrations) {
     if (applied.has(migration.name)) continue;
