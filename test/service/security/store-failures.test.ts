@@ -18,6 +18,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openDatabase, transaction } from "../../../service/db";
 import { keyFileOf, openSealer, StoreKeyError } from "../../../service/management/store/sealing";
+import { writeServiceAddress } from "../../../service/service-address";
 import { startCli } from "./cli";
 
 const dir = mkdtempSync(join(tmpdir(), "runpodkit-store-failures-"));
@@ -319,6 +320,30 @@ describe("a start that fails past the store's open", () => {
       expect(sealer.open(sealer.seal("kept"), "a value")).toBe("kept");
       expect(readFileSync(keyFileOf(data), "utf8")).toMatch(/^[0-9a-f]{64}\n$/);
       expect(readdirSync(disk as string).sort()).toEqual(["store.sqlite.key"]);
+    },
+  );
+});
+
+describe("the address file on a full disk", () => {
+  const disk = smallDisk("address-disk");
+  it.skipIf(disk === null)(
+    "is not written, and leaves no temporary file beside the store (root: tmpfs)",
+    () => {
+      const data = join(disk as string, "store.sqlite");
+      fillUp(join(disk as string, "filler"));
+      const address = {
+        pid: process.pid,
+        restUrl: "http://127.0.0.1:1/v1",
+        graphqlUrl: "http://127.0.0.1:1/graphql",
+        queueUrl: "http://127.0.0.1:1",
+      };
+      for (let attempt = 0; attempt < 2; attempt++) {
+        expect(() => writeServiceAddress(data, address)).toThrow(/ENOSPC/);
+        expect(readdirSync(disk as string)).toEqual(["filler"]);
+      }
+      rmSync(join(disk as string, "filler"));
+      writeServiceAddress(data, address);
+      expect(readdirSync(disk as string)).toEqual(["store.sqlite.address.json"]);
     },
   );
 });
