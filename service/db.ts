@@ -178,8 +178,11 @@ function storeLock(path: string): () => void {
     } catch {
       // Removed meanwhile: try again.
     }
-    if (holder === process.pid) return () => {};
-    if (Number.isInteger(holder) && holder > 0 && holds(holder, identity)) {
+    // This process's own lock (a store opened again in-process). Not one a killed process left under
+    // the pid this one now has (a container restarted): kept, its old identity would let a second
+    // service take this one's store as stale.
+    if (holder === process.pid && holds(holder, identity)) return () => {};
+    if (holder !== process.pid && Number.isInteger(holder) && holder > 0 && holds(holder, identity)) {
       throw new Error(
         `it is in use by another runpodkit service (pid ${holder}): stop that one, or give this one another --data (two services on one store would run each other's jobs again); if no such service runs, delete ${lock}`,
       );

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { openDatabase } from "../../../service/db";
 import { type Cli, startCli } from "./cli";
 
 const ENV = { RUNPODKIT_API_KEYS: "rpk_lock_alpha_0123456789" };
@@ -46,6 +47,23 @@ describe("one service per store file", () => {
     third.child.kill("SIGTERM");
     expect(await third.exited).toEqual({ code: 0, signal: null });
     expect(existsSync(`${data}.lock`)).toBe(false);
+  });
+
+  it("a killed process's lock naming this process's own pid (a container restarted) is taken over with this process's identity, and removed on close", () => {
+    const dir = mkdtempSync(join(tmpdir(), "runpodkit-lock-"));
+    dirs.push(dir);
+    const data = join(dir, "store.sqlite");
+    const stale = `${process.pid}\n00000000-0000-0000-0000-000000000000 1\n`;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      writeFileSync(`${data}.lock`, stale);
+      const db = openDatabase(data, []);
+      // Kept as it was, a second service would read this live pid with a dead identity as stale.
+      const lock = readFileSync(`${data}.lock`, "utf8");
+      expect(lock).not.toBe(stale);
+      expect(lock).toMatch(new RegExp(`^${process.pid}\n${IDENTITY}\n$`));
+      db.close();
+      expect(existsSync(`${data}.lock`)).toBe(false);
+    }
   });
 
   it("a killed service's lock naming a pid the system has since given another process (a reboot, a container restarted) is taken over", async () => {
