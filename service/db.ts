@@ -103,7 +103,8 @@ export interface OpenDatabaseOptions {
 
 /**
  * Opens the embedded store: a SQLite file in WAL mode, or ":memory:". Applies each migration once,
- * in order, recording it by name, so parts of the service can add tables independently.
+ * in order, recording it by name, so parts of the service can add tables independently. A store
+ * holding a migration not in `migrations` (a newer version's) is refused: pass every part's list.
  *
  * Durability: `synchronous = NORMAL` in WAL mode, so a commit is written to the WAL before it returns
  * (an ended process loses nothing committed) but not fsynced; a power loss or OS crash may lose the
@@ -140,10 +141,12 @@ export function openDatabase(
 
 /**
  * One service per store file: `<file>.lock` holds the pid of the process that has it open (0600,
- * removed on close). A second service on the same file would requeue the first's running jobs as if
+ * removed on close), then, on Linux, what tells that process from a later one given the same pid
+ * (processIdentity). A second service on the same file would requeue the first's running jobs as if
  * it had stopped, run them again, and start its own workers for every endpoint; it is refused,
- * naming the first. A lock whose process is gone (killed) is taken over. The same process may open
- * its store again (tests reopen one in-process to play a restart).
+ * naming the first. A lock whose process is gone (killed) is taken over, as is one whose pid another
+ * process has since been given (after a reboot, or in a container restarted). The same process may
+ * open its store again (tests reopen one in-process to play a restart).
  */
 function storeLock(path: string): () => void {
   const lock = `${path}.lock`;
@@ -152,13 +155,13 @@ function storeLock(path: string): () => void {
     try {
       const fd = openSync(lock, "wx", STORE_FILE_MODE);
       try {
-        writeSync(fd, `${own}\n`);
+        writeSync(fd, `${own}\n${processIdentity(process.pid)}\n`);
       } finally {
         closeSync(fd);
       }
       return () => {
         try {
-          if (readFileSync(lock, "utf8").trim() === own) unlinkSync(lock);
+          if (readFileSync(lock, "utf8").split("\n")[0]?.trim() === own) unlinkSync(lock);
         } catch {
           // Already gone.
         }
@@ -167,13 +170,19 @@ function storeLock(path: string): () => void {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST" || attempt > 0) throw error;
     }
     let holder = Number.NaN;
+    let identity = "";
     try {
-      holder = Number(readFileSync(lock, "utf8").trim());
+      const [pid = "", recorded = ""] = readFileSync(lock, "utf8").split("\n");
+      holder = Number(pid.trim());
+      identity = recorded.trim();
     } catch {
       // Removed meanwhile: try again.
     }
-    if (holder === process.pid) return () => {};
-    if (Number.isInteger(holder) && holder > 0 && processExists(holder)) {
+    // This process's own lock (a store opened again in-process). Not one a killed process left under
+    // the pid this one now has (a container restarted): kept, its old identity would let a second
+    // service take this one's store as stale.
+    if (holder === process.pid && holds(holder, identity)) return () => {};
+    if (holder !== process.pid && Number.isInteger(holder) && holder > 0 && holds(holder, identity)) {
       throw new Error(
         `it is in use by another runpodkit service (pid ${holder}): stop that one, or give this one another --data (two services on one store would run each other's jobs again); if no such service runs, delete ${lock}`,
       );
@@ -184,6 +193,35 @@ function storeLock(path: string): () => void {
     } catch {
       // Removed meanwhile.
     }
+  }
+}
+
+/**
+ * Is the lock's process still the one that took it? Its pid alive is not enough: a lock left by a
+ * killed service names a pid the system gives again, to any process (after a reboot, most likely;
+ * that one refused every start until the lock was deleted by hand). Where the lock recorded an
+ * identity and this system tells one, they must match; elsewhere the pid alone decides.
+ */
+function holds(pid: number, recorded: string): boolean {
+  if (!processExists(pid)) return false;
+  if (recorded === "") return true;
+  const now = processIdentity(pid);
+  return now === "" || now === recorded;
+}
+
+/**
+ * The boot and the start time of process `pid` (Linux /proc: boot_id, and field 22 of its stat, in
+ * clock ticks since boot): no two processes of one boot share both. "" where /proc does not tell.
+ */
+function processIdentity(pid: number): string {
+  try {
+    const boot = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command (which may hold spaces and parentheses): state is field 3.
+    const started = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+    return boot && started && /^\d+$/.test(started) ? `${boot} ${started}` : "";
+  } catch {
+    return "";
   }
 }
 
@@ -203,6 +241,16 @@ function migrated(db: StoreDatabase, migrations: readonly Migration[]): StoreDat
   const applied = new Set(
     (db.prepare("SELECT name FROM migrations").all() as { name: string }[]).map((row) => row.name),
   );
+  // A store a newer runpodkit migrated has tables or meanings this version does not know: writing it
+  // would leave rows the newer one misreads. Refused before anything is applied, the file left as it is.
+  const known = new Set(migrations.map((migration) => migration.name));
+  const unknown = [...applied].filter((name) => !known.has(name)).sort();
+  if (unknown.length > 0) {
+    // openDatabase names the path (as --data gave it).
+    throw new Error(
+      `it was written by a newer runpodkit (migration${unknown.length === 1 ? "" : "s"} ${unknown.slice(0, 5).join(", ")}${unknown.length > 5 ? `, ... (${unknown.length})` : ""} unknown to this version): run that version or a later one on it, or give this one another --data`,
+    );
+  }
   const record = db.prepare("INSERT INTO migrations (name, applied_at) VALUES (?, ?)");
   for (const migration of migrations) {
     if (applied.has(migration.name)) continue;

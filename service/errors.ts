@@ -22,8 +22,12 @@ export class ServiceError extends Error {
   /** For RATE_LIMITED and UNAVAILABLE: when the client may try again. */
   readonly retryAfterMs: number | undefined;
 
-  constructor(code: ErrorCode, message: string, options: { field?: string; retryAfterMs?: number } = {}) {
-    super(message);
+  constructor(
+    code: ErrorCode,
+    message: string,
+    options: { field?: string; retryAfterMs?: number; cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = "ServiceError";
     this.code = code;
     this.field = options.field;

@@ -5,7 +5,7 @@ import type { AddressInfo } from "node:net";
 import { buildApp } from "./app";
 import { type Clock, SystemClock } from "./clock";
 import { DEFAULT_CONFIG, type ServiceConfig } from "./config";
-import { openDatabase } from "./db";
+import { openDatabase, StoreOpenError, sqliteReason } from "./db";
 import { Accounts } from "./edge/auth";
 import { DEFAULT_HOST, isLoopback, listeningUrl } from "./edge/server";
 import { EventBus } from "./event-bus";
@@ -24,7 +24,7 @@ import { Management } from "./management";
 import { EndpointRecords, SecretValues } from "./management/directory";
 import { WorkerUsageLedger } from "./management/model/billing";
 import { managementMigrations } from "./management/store/migrations";
-import { openSealer, type Sealer } from "./management/store/sealing";
+import { openSealer, StoreKeyError } from "./management/store/sealing";
 import { ManagementStore } from "./management/store/store";
 import type { ServiceEventBus, ServiceEvents } from "./planes";
 import { addressFileOf, removeServiceAddress, writeServiceAddress } from "./service-address";
@@ -87,39 +87,41 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   const favourMemory = config.favourMemoryOverSpeed && heapIsSmall() && !youngGenerationSizedAtStart();
   const data = options.data ?? ":memory:";
   const db = openDatabase(data, [...managementMigrations, ...jobMigrations]);
-  let store: ManagementStore;
-  let sealer: Sealer;
-  try {
-    sealer = openSealer(data, options.storeKey);
-    store = new ManagementStore(db, sealer);
-  } catch (error) {
-    db.close();
-    throw error;
-  }
   const clock = options.clock ?? new SystemClock();
   const ids = options.ids ?? createIds();
   const accounts = new Accounts(options.apiKeys, options.sameAccountKeys);
   const events = new EventBus<ServiceEvents>();
-  // Stopped workers' time, for billing: the job plane reports to it, the management plane bills from it.
-  const usage = new WorkerUsageLedger({ store, clock });
-  // The job plane restores the stored jobs (one pass over the job table): with V8's optimizing
-  // compilers, if lean-start.ts deferred them; the rest of the start-up runs once and goes without.
-  const jobs = withOptimizingCompilers(
-    () =>
-      new JobPlane({
-        db,
-        clock,
-        ids,
-        accounts,
-        events,
-        endpoints: new EndpointRecords(store),
-        secrets: new SecretValues(store),
-        usage,
-        config: config.jobs,
-        sealing: sealer,
-      }),
-  );
-  const management = new Management({ store, clock, ids, events, workers: jobs.workers, usage });
+  let jobs: JobPlane;
+  let management: Management;
+  try {
+    const sealer = openSealer(data, options.storeKey);
+    const store = new ManagementStore(db, sealer);
+    // Stopped workers' time, for billing: the job plane reports to it, the management plane bills from it.
+    const usage = new WorkerUsageLedger({ store, clock });
+    // The job plane restores the stored jobs (one pass over the job table): with V8's optimizing
+    // compilers, if lean-start.ts deferred them; the rest of the start-up runs once and goes without.
+    jobs = withOptimizingCompilers(
+      () =>
+        new JobPlane({
+          db,
+          clock,
+          ids,
+          accounts,
+          events,
+          endpoints: new EndpointRecords(store),
+          secrets: new SecretValues(store),
+          usage,
+          config: config.jobs,
+          sealing: sealer,
+        }),
+    );
+    management = new Management({ store, clock, ids, events, workers: jobs.workers, usage });
+  } catch (error) {
+    // The start's own writes (the key check, pending rewrites) and reads (the job table's scan) fail
+    // on a full disk or a damaged page: the store is closed (its lock released) and named.
+    db.close();
+    throw startFailure(data, error);
+  }
   const app = buildApp({
     accounts,
     management,
@@ -188,4 +190,17 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
       return closing;
     },
   };
+}
+
+/**
+ * Why the start failed, naming the store where SQLite's own message ("database or disk is full") or
+ * the store's 503 message says nothing of --data.
+ */
+function startFailure(data: string, error: unknown): unknown {
+  if (error instanceof StoreOpenError || error instanceof StoreKeyError) return error;
+  for (let at: unknown = error; at instanceof Error; at = at.cause) {
+    const why = sqliteReason(at);
+    if (why !== null) return new StoreOpenError(data, why, { cause: error });
+  }
+  return error;
 }

@@ -5,6 +5,7 @@ import {
   readFileSync,
   readSync,
   renameSync,
+  rmSync,
   unlinkSync,
   writeSync,
 } from "node:fs";
@@ -45,11 +46,17 @@ export function writeServiceAddress(data: string, address: ServiceAddress): void
   // shared directory such as /tmp) is never written through.
   const fd = openSync(temporary, "wx", 0o600);
   try {
-    writeSync(fd, `${JSON.stringify(ServiceAddress.parse(address))}\n`);
-  } finally {
-    closeSync(fd);
+    try {
+      writeSync(fd, `${JSON.stringify(ServiceAddress.parse(address))}\n`);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temporary, file);
+  } catch (error) {
+    // A full disk: the temporary file goes too (left, one more piled up at each start).
+    rmSync(temporary, { force: true });
+    throw error;
   }
-  renameSync(temporary, file);
 }
 
 /** Removes the address file if this process wrote it (a later service on the store may have its own). */

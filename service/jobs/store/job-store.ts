@@ -703,6 +703,10 @@ export class JobStore implements InputSource {
     // and queue of the previous row are reused while both match, so most rows cost no map lookups.
     let lastEndpoint: string | null = null;
     let lastCode = -1;
+    /** A queued row entered its queue after the clock's time now: the clock went back (see below). */
+    let future = false;
+    // Without a clock (a store read on its own) no time is "now".
+    const now = this.#clock === undefined ? Number.POSITIVE_INFINITY : this.#scannedAt;
     let entry: StoredCounts | undefined;
     let queue: Queue | undefined;
     for (let after = 0; ; ) {
@@ -744,6 +748,7 @@ export class JobStore implements InputSource {
         if (code >= 8) entry.lowPriority = (entry.lowPriority ?? 0) + 1;
         if (status === IN_PROGRESS_CODE) running.push(seq);
         else if (queue) {
+          if (queuedAt > now) future = true;
           if (retries === 0) {
             queue.seqs.push(seq);
             queue.queuedAt.push(queuedAt);
@@ -755,6 +760,7 @@ export class JobStore implements InputSource {
       after = last[0];
     }
     this.#rows.trim();
+    if (future) this.#queuedFromNow(queued);
     const queues = new Map<string, number[]>();
     for (const [endpointId, { seqs, queuedAt, requeued }] of queued) {
       if (requeued.length === 0) {
@@ -780,6 +786,31 @@ export class JobStore implements InputSource {
     const found: StoredCounts[] = [];
     for (const byStatus of counts.values()) for (const entry of byStatus) if (entry) found.push(entry);
     return { counts: found, running, queues };
+  }
+
+  /**
+   * The clock went back across the restart (an operator, NTP, another machine's clock): queued rows
+   * entered their queue "later" than now. Read as stored, their delayTime once taken came out
+   * negative (-1 h after a step of an hour back), and the QUEUE_DELAY scaler saw them wait a
+   * negative time, adding no worker for them until the clock caught up. They are taken as queued
+   * from now (their wait before the restart cannot be told on this clock), in the store too.
+   */
+  #queuedFromNow(queued: Map<string, { queuedAt: number[]; requeued: [number, number][] }>): void {
+    const now = this.#scannedAt;
+    for (const { queuedAt, requeued } of queued.values()) {
+      for (let i = 0; i < queuedAt.length; i++) if ((queuedAt[i] as number) > now) queuedAt[i] = now;
+      for (const entry of requeued) if (entry[1] > now) entry[1] = now;
+    }
+    try {
+      this.#db
+        .prepare("UPDATE jobs SET queued_at = ? WHERE status = 'IN_QUEUE' AND queued_at > ?")
+        .run(now, now);
+    } catch (error) {
+      // A store refusing writes (its disk full) still starts; the rows keep their times.
+      this.#log(
+        `job store: queued jobs dated after the clock's time could not be re-dated: ${reason(error)}`,
+      );
+    }
   }
 
   /** Queued jobs whose ttl has passed (at most `limit`), as stored. */

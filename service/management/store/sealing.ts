@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
-import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, linkSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { z } from "zod";
 
 /** The environment variable that may hold the store key (32 bytes: 64 hex digits or base64). */
@@ -103,11 +103,58 @@ export function openSealer(data: string, encodedKey?: string): Sealer {
   if (data === ":memory:") return new Sealer(randomBytes(KEY_BYTES), "in-memory key");
   const file = keyFileOf(data);
   const source = `key file ${file}`;
-  const created = !existsSync(file);
-  if (created)
-    writeFileSync(file, `${randomBytes(KEY_BYTES).toString("hex")}\n`, { mode: 0o600, flag: "wx" });
+  const created = createKeyFile(file);
   chmodSync(file, 0o600);
   const parsed = EncodedKey.safeParse(readFileSync(file, "utf8"));
   if (!parsed.success) throw new StoreKeyError(`${source}: ${parsed.error.issues[0]?.message}`);
   return new Sealer(parsed.data, source, created ? file : null);
+}
+
+/**
+ * Makes the key file if there is none, whole or not at all: the key is written to a file of its own,
+ * then linked in place. Written in place, a full disk (or a kill) left an empty key file, which every
+ * later start refused ("expected 32 bytes") though space had returned. An empty key file (left so by
+ * an earlier version) holds no key: it is replaced; a key that does not fit the store is refused by
+ * the store's key check, and the file made here removed (store.ts checkKey). True if it made one.
+ */
+function createKeyFile(file: string): boolean {
+  const size = sizeOrNull(file);
+  if (size !== null && size > 0) return false;
+  const temporary = `${file}.${process.pid}.tmp`;
+  // One left by a killed process that had this pid.
+  rmSync(temporary, { force: true });
+  try {
+    writeFileSync(temporary, `${randomBytes(KEY_BYTES).toString("hex")}\n`, { mode: 0o600, flag: "wx" });
+    if (size === null) {
+      try {
+        linkSync(temporary, file);
+      } catch (error) {
+        // Another start made it meanwhile: that one is the key.
+        if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+        throw error;
+      }
+    } else renameSync(temporary, file);
+    return true;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const why =
+      code === "ENOSPC"
+        ? "no space left on the device (ENOSPC): free space there and start again"
+        : error instanceof Error
+          ? error.message
+          : String(error);
+    throw new StoreKeyError(`key file ${file}: it cannot be written: ${why}`, { cause: error });
+  } finally {
+    // Gone when renamed into place; linked, the key file keeps the key.
+    rmSync(temporary, { force: true });
+  }
+}
+
+function sizeOrNull(file: string): number | null {
+  try {
+    return statSync(file).size;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return null;
+    throw error;
+  }
 }

@@ -402,7 +402,8 @@ export class ManagementStore {
       throw new ServiceError(
         "UNAVAILABLE",
         `the store ${this.#db.location() ?? ":memory:"} could not write the change: ${why}; try again`,
-        { retryAfterMs: 1_000 },
+        // The SQLite error, for a failure at start (index.ts startFailure); replies never show it.
+        { retryAfterMs: 1_000, cause: error },
       );
     }
   }

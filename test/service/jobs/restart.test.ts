@@ -224,6 +224,55 @@ describe("restart recovery", () => {
   });
 });
 
+describe("a restart on a clock set back", () => {
+  const { storeFile, start, stop } = restartableHarnesses();
+  const HOUR = 3_600_000;
+
+  it("queued jobs wait from the start, not from a time still ahead: delayTime is never negative, and the store keeps the new time", async () => {
+    const { data } = storeFile("runpodkit-clock-back-");
+    const clock = new ManualClock();
+    const first = await start(data, clock);
+    const ep = first.endpoint("runpodkit/echo", { workersMax: 0 });
+    const submit = async (n: number) =>
+      ((await first.call("POST", `/v2/${ep.id}/run`, { body: { input: { n } } })).body as { id: string }).id;
+    const a = await submit(1);
+    const b = await submit(2);
+    await clock.advance(5_000);
+    await stop(first);
+
+    // The machine's clock an hour behind the one the jobs were queued on.
+    const back = new ManualClock(clock.now() - HOUR);
+    const second = await start(data, back);
+    await back.advance(2_000);
+    const worker = new ProtocolWorker(second, ep.id, "w-back");
+    expect((await worker.take()).body).toMatchObject({ id: a });
+    await back.advance(300);
+    await worker.done(a, { output: { ok: true } });
+    expect((await second.call("GET", `/v2/${ep.id}/status/${a}`)).body).toEqual({
+      id: a,
+      status: "COMPLETED",
+      delayTime: 2_000,
+      executionTime: 300,
+      output: { ok: true },
+      workerId: "w-back",
+    });
+    expect((await second.call("GET", `/v2/${ep.id}/status/${b}`)).body).toMatchObject({
+      status: "IN_QUEUE",
+      delayTime: 2_300,
+    });
+    await stop(second);
+
+    // The next start reads b's new queue time from the store (not re-dated from this start again).
+    const third = await start(data, new ManualClock(back.now() + 1_000));
+    const next = new ProtocolWorker(third, ep.id, "w-next");
+    expect((await next.take()).body).toMatchObject({ id: b });
+    expect((await third.call("GET", `/v2/${ep.id}/status/${b}`)).body).toMatchObject({
+      status: "IN_PROGRESS",
+      delayTime: 3_300,
+    });
+  });
+});
+
 describe("results that expired while the service was down", () => {
   const { storeFile, start, stop } = restartableHarnesses();
 

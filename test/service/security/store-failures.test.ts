@@ -6,8 +6,10 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   truncateSync,
   writeFileSync,
 } from "node:fs";
@@ -15,6 +17,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { openDatabase, transaction } from "../../../service/db";
+import { keyFileOf, openSealer, StoreKeyError } from "../../../service/management/store/sealing";
+import { writeServiceAddress } from "../../../service/service-address";
 import { startCli } from "./cli";
 
 const dir = mkdtempSync(join(tmpdir(), "runpodkit-store-failures-"));
@@ -48,9 +52,9 @@ async function call(base: string, method: string, path: string, body?: unknown) 
 }
 
 /** A 2 MiB tmpfs (root only): null where it cannot be mounted. */
-function smallDisk(): string | null {
+function smallDisk(name = "disk"): string | null {
   if (process.getuid?.() !== 0) return null;
-  const mount = join(dir, "disk");
+  const mount = join(dir, name);
   mkdirSync(mount, { recursive: true });
   try {
     execFileSync("mount", ["-t", "tmpfs", "-o", "size=2m", "tmpfs", mount], { stdio: "ignore" });
@@ -217,6 +221,131 @@ describe("the store refusing writes", () => {
     expect(cli.stderr()).not.toMatch(/at .*\.ts:\d+/);
     expect(existsSync(`${data}.lock`)).toBe(false);
   });
+});
+
+describe("a start that fails past the store's open", () => {
+  it("a store damaged in its job table's pages (which the open does not read) is refused naming --data; the file is left as it was and the lock released", async () => {
+    const data = join(dir, "jobs-damaged.sqlite");
+    const first = startCli(["--data", data], ENV);
+    try {
+      const { restUrl, queueUrl } = await first.ready;
+      const template = await call(restUrl, "POST", "/templates", {
+        name: "damaged",
+        imageName: "runpodkit/echo",
+        isServerless: true,
+      });
+      const endpoint = await call(restUrl, "POST", "/endpoints", {
+        templateId: template.body.id,
+        workersMin: 0,
+        workersMax: 0,
+      });
+      for (let i = 0; i < 60; i++) {
+        const run = await call(queueUrl, "POST", `/v2/${endpoint.body.id}/run`, {
+          input: { i, pad: "x".repeat(20_000) },
+        });
+        expect(run.status).toBe(200);
+      }
+      first.child.kill("SIGTERM");
+      expect((await first.exited).code).toBe(0);
+    } finally {
+      first.kill();
+    }
+    // The jobs' pages come last in the file: garbled from 60% to 90%, the schema and the management
+    // tables at its start stay readable, so the open and its migrations pass and the job scan fails.
+    const bytes = readFileSync(data);
+    for (let at = Math.floor((bytes.length * 0.6) / 4096) * 4096; at < bytes.length * 0.9; at += 4096) {
+      randomBytes(4096).copy(bytes, at);
+    }
+    writeFileSync(data, bytes);
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const cli = startCli(["--data", data], ENV);
+      const outcome = await Promise.race([cli.exited, cli.ready.then(() => "served" as const)]);
+      cli.kill();
+      expect(outcome).toEqual({ code: 1, signal: null });
+      expect(cli.stderr().trim()).toBe(
+        `runpodkit: --data ${data}: the store cannot be opened there: the file is damaged (database disk image is malformed; truncated or overwritten?): the service leaves it as it is; restore it from a backup, or move it and its -wal and -shm files aside to start an empty store`,
+      );
+      expect(readFileSync(data).equals(bytes)).toBe(true);
+      expect(existsSync(`${data}.lock`)).toBe(false);
+    }
+  }, 60_000);
+
+  it("an empty key file (a key file whose write a full disk or a kill cut short) is replaced: the service starts", async () => {
+    const data = join(dir, "empty-key.sqlite");
+    writeFileSync(keyFileOf(data), "", { mode: 0o600 });
+    const env = { RUNPODKIT_API_KEYS: KEY };
+    const cli = startCli(["--data", data], env);
+    try {
+      const { restUrl } = await cli.ready;
+      expect(
+        (await call(restUrl, "POST", "/templates", { name: "k", imageName: "x", env: { A: "secret" } }))
+          .status,
+      ).toBe(200);
+      cli.child.kill("SIGTERM");
+      expect((await cli.exited).code).toBe(0);
+    } finally {
+      cli.kill();
+    }
+    expect(readFileSync(keyFileOf(data), "utf8")).toMatch(/^[0-9a-f]{64}\n$/);
+    expect(statSync(keyFileOf(data)).mode & 0o777).toBe(0o600);
+    // The key it made is the store's from then on.
+    const again = startCli(["--data", data], env);
+    try {
+      const { restUrl } = await again.ready;
+      const list = await call(restUrl, "GET", "/templates");
+      expect(list.status).toBe(200);
+    } finally {
+      again.kill();
+      await again.exited;
+    }
+  }, 60_000);
+
+  const disk = smallDisk("key-disk");
+  it.skipIf(disk === null)(
+    "a key file the disk has no room for is not made at all, the error names it; once space returns it is made (root: tmpfs)",
+    () => {
+      const data = join(disk as string, "store.sqlite");
+      fillUp(join(disk as string, "filler"));
+      for (let attempt = 0; attempt < 2; attempt++) {
+        expect(() => openSealer(data)).toThrow(
+          new StoreKeyError(
+            `key file ${keyFileOf(data)}: it cannot be written: no space left on the device (ENOSPC): free space there and start again`,
+          ),
+        );
+        expect(readdirSync(disk as string)).toEqual(["filler"]);
+      }
+      rmSync(join(disk as string, "filler"));
+      const sealer = openSealer(data);
+      expect(sealer.createdFile).toBe(keyFileOf(data));
+      expect(sealer.open(sealer.seal("kept"), "a value")).toBe("kept");
+      expect(readFileSync(keyFileOf(data), "utf8")).toMatch(/^[0-9a-f]{64}\n$/);
+      expect(readdirSync(disk as string).sort()).toEqual(["store.sqlite.key"]);
+    },
+  );
+});
+
+describe("the address file on a full disk", () => {
+  const disk = smallDisk("address-disk");
+  it.skipIf(disk === null)(
+    "is not written, and leaves no temporary file beside the store (root: tmpfs)",
+    () => {
+      const data = join(disk as string, "store.sqlite");
+      fillUp(join(disk as string, "filler"));
+      const address = {
+        pid: process.pid,
+        restUrl: "http://127.0.0.1:1/v1",
+        graphqlUrl: "http://127.0.0.1:1/graphql",
+        queueUrl: "http://127.0.0.1:1",
+      };
+      for (let attempt = 0; attempt < 2; attempt++) {
+        expect(() => writeServiceAddress(data, address)).toThrow(/ENOSPC/);
+        expect(readdirSync(disk as string)).toEqual(["filler"]);
+      }
+      rmSync(join(disk as string, "filler"));
+      writeServiceAddress(data, address);
+      expect(readdirSync(disk as string)).toEqual(["store.sqlite.address.json"]);
+    },
+  );
 });
 
 /** Writes `path` until the disk holding it has no room left (ENOSPC). */

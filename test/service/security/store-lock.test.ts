@@ -1,10 +1,14 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { openDatabase } from "../../../service/db";
 import { type Cli, startCli } from "./cli";
 
 const ENV = { RUNPODKIT_API_KEYS: "rpk_lock_alpha_0123456789" };
+/** What the lock records beside the pid on Linux: the boot id and the process's start time. */
+const IDENTITY = "[0-9a-f-]{36} \\d+";
 
 describe("one service per store file", () => {
   const started: Cli[] = [];
@@ -25,7 +29,7 @@ describe("one service per store file", () => {
     const data = join(dir, "store.sqlite");
     const first = start(data);
     await first.ready;
-    expect(readFileSync(`${data}.lock`, "utf8")).toBe(`${first.child.pid}\n`);
+    expect(readFileSync(`${data}.lock`, "utf8")).toMatch(new RegExp(`^${first.child.pid}\n${IDENTITY}\n$`));
 
     // Before: it started, requeued the first's running jobs as its own and ran them again.
     const second = start(data);
@@ -39,9 +43,54 @@ describe("one service per store file", () => {
     await first.exited;
     const third = start(data);
     await third.ready;
-    expect(readFileSync(`${data}.lock`, "utf8")).toBe(`${third.child.pid}\n`);
+    expect(readFileSync(`${data}.lock`, "utf8")).toMatch(new RegExp(`^${third.child.pid}\n${IDENTITY}\n$`));
     third.child.kill("SIGTERM");
     expect(await third.exited).toEqual({ code: 0, signal: null });
     expect(existsSync(`${data}.lock`)).toBe(false);
+  });
+
+  it("a killed process's lock naming this process's own pid (a container restarted) is taken over with this process's identity, and removed on close", () => {
+    const dir = mkdtempSync(join(tmpdir(), "runpodkit-lock-"));
+    dirs.push(dir);
+    const data = join(dir, "store.sqlite");
+    const stale = `${process.pid}\n00000000-0000-0000-0000-000000000000 1\n`;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      writeFileSync(`${data}.lock`, stale);
+      const db = openDatabase(data, []);
+      // Kept as it was, a second service would read this live pid with a dead identity as stale.
+      const lock = readFileSync(`${data}.lock`, "utf8");
+      expect(lock).not.toBe(stale);
+      expect(lock).toMatch(new RegExp(`^${process.pid}\n${IDENTITY}\n$`));
+      db.close();
+      expect(existsSync(`${data}.lock`)).toBe(false);
+    }
+  });
+
+  it("a killed service's lock naming a pid the system has since given another process (a reboot, a container restarted) is taken over", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "runpodkit-lock-"));
+    dirs.push(dir);
+    const data = join(dir, "store.sqlite");
+    const first = start(data);
+    await first.ready;
+    first.kill();
+    await first.exited;
+    // The killed service's lock, as another process (alive, not a service) now has its pid.
+    const other = spawn("sleep", ["60"], { stdio: "ignore" });
+    try {
+      const [, identity] = readFileSync(`${data}.lock`, "utf8").split("\n");
+      for (let attempt = 0; attempt < 2; attempt++) {
+        writeFileSync(`${data}.lock`, `${other.pid}\n${identity}\n`);
+        const next = start(data);
+        const outcome = await Promise.race([next.exited, next.ready.then(() => "served" as const)]);
+        expect(outcome, next.stderr()).toBe("served");
+        expect(readFileSync(`${data}.lock`, "utf8")).toMatch(
+          new RegExp(`^${next.child.pid}\n${IDENTITY}\n$`),
+        );
+        next.kill();
+        await next.exited;
+      }
+    } finally {
+      other.kill("SIGKILL");
+    }
   });
 });
