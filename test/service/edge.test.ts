@@ -1,3 +1,4 @@
+import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RestClient } from "../../sdk/rest";
 import { edgeServer } from "../../service/edge/server";
@@ -165,6 +166,100 @@ describe("one refusal, three wires", () => {
       expect(text).toContain("UNAUTHORIZED");
       expect(text).not.toContain(wrong);
     }
+  });
+});
+
+/** Writes `raw` on a fresh connection; resolves with all the service wrote once it closes. */
+function rawExchange(raw: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(service.port, "127.0.0.1", () => socket.write(raw));
+    let answer = "";
+    socket.setEncoding("utf8");
+    socket.on("data", (text: string) => {
+      answer += text;
+    });
+    socket.on("error", (error: NodeJS.ErrnoException) =>
+      error.code === "ECONNRESET" || error.code === "EPIPE" ? resolve(answer) : reject(error),
+    );
+    socket.on("close", () => resolve(answer));
+  });
+}
+
+/** A raw HTTP answer's status line, headers (lower case) and JSON body. */
+function parsed(answer: string) {
+  const [head = "", text = ""] = answer.split("\r\n\r\n");
+  const [statusLine = "", ...lines] = head.split("\r\n");
+  const headers = Object.fromEntries(
+    lines.map((line) => [
+      line.slice(0, line.indexOf(":")).toLowerCase(),
+      line.slice(line.indexOf(":") + 1).trim(),
+    ]),
+  );
+  return { statusLine, headers, body: JSON.parse(text) as unknown };
+}
+
+describe("not found and method not allowed", () => {
+  it("a docs file that does not exist is 404 for GET and HEAD, not 405 naming the other", async () => {
+    const missing = await fetch(`${service.restUrl}/docs/no-such-file.js`);
+    expect(missing.status).toBe(404);
+    expect(missing.headers.get("allow")).toBeNull();
+    expect(await missing.json()).toEqual({
+      message: "nothing at GET /v1/docs/no-such-file.js",
+      code: "NOT_FOUND",
+    });
+    const head = await fetch(`${service.restUrl}/docs/no-such-file.js`, { method: "HEAD" });
+    expect(head.status).toBe(404);
+    expect(head.headers.get("allow")).toBeNull();
+    // The pages that exist still answer, and a method the docs do not take is still 405.
+    expect((await fetch(`${service.restUrl}/docs/`)).status).toBe(200);
+    const post = await fetch(`${service.restUrl}/docs/no-such-file.js`, { method: "POST" });
+    expect(post.status).toBe(405);
+    expect(post.headers.get("allow")).toBe("GET, HEAD");
+    expect(await post.json()).toEqual({
+      message: "POST is not a method of /v1/docs/no-such-file.js; it takes GET, HEAD",
+      code: "METHOD_NOT_ALLOWED",
+    });
+  });
+});
+
+describe("Node's own refusals, before any route, in the service's error shape", () => {
+  it("a request line that is not HTTP: 400 {message, code, field}, connection closed", async () => {
+    const answer = parsed(await rawExchange("FOO BAR BAZ\r\n\r\n"));
+    expect(answer.statusLine).toBe("HTTP/1.1 400 Bad Request");
+    expect(answer.headers.connection).toBe("close");
+    expect(answer.headers["content-type"]).toBe("application/json; charset=utf-8");
+    expect(answer.body).toEqual({
+      message: "request: not valid HTTP/1.1 (HPE_INVALID_METHOD); the connection is closed",
+      code: "VALIDATION",
+      field: "request",
+    });
+  });
+
+  it("a malformed header line: 400 naming Node's parser error, not echoing the bytes", async () => {
+    const answer = parsed(
+      await rawExchange(`GET /v1/pods HTTP/1.1\r\nhost: 127.0.0.1\r\n${service.apiKey} oops\r\n\r\n`),
+    );
+    expect(answer.statusLine).toBe("HTTP/1.1 400 Bad Request");
+    expect(answer.body).toEqual({
+      message: "request: not valid HTTP/1.1 (HPE_INVALID_HEADER_TOKEN); the connection is closed",
+      code: "VALIDATION",
+      field: "request",
+    });
+    expect(JSON.stringify(answer.body)).not.toContain(service.apiKey);
+  });
+
+  it("headers past Node's limit: 431 PAYLOAD_TOO_LARGE on field `headers`", async () => {
+    const answer = parsed(
+      await rawExchange(`GET /v1/pods HTTP/1.1\r\nhost: 127.0.0.1\r\nx-big: ${"a".repeat(20_000)}\r\n\r\n`),
+    );
+    expect(answer.statusLine).toBe("HTTP/1.1 431 Request Header Fields Too Large");
+    expect(answer.headers.connection).toBe("close");
+    expect(answer.body).toEqual({
+      message:
+        "headers: larger than the 16384 bytes this server takes (Node's --max-http-header-size); the connection is closed",
+      code: "PAYLOAD_TOO_LARGE",
+      field: "headers",
+    });
   });
 });
 
