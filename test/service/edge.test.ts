@@ -1,6 +1,7 @@
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { RestClient } from "../../sdk/rest";
+import { handleClientError } from "../../service/edge/errors";
 import { edgeServer } from "../../service/edge/server";
 import { type TestService, withService } from "../helpers/service";
 
@@ -260,6 +261,68 @@ describe("Node's own refusals, before any route, in the service's error shape", 
       code: "PAYLOAD_TOO_LARGE",
       field: "headers",
     });
+  });
+});
+
+describe("the clientError handler on a socket that cannot take an answer", () => {
+  const bounds = { requestTimeoutMs: 1000, headersTimeoutMs: 500 };
+  /** A stand-in socket recording what the handler does to it. */
+  const socket = (state: {
+    destroyed?: boolean;
+    writable?: boolean;
+    headersSent?: boolean;
+    throws?: boolean;
+  }) => {
+    const done = { written: [] as string[], destroyed: state.destroyed ?? false };
+    const fake = {
+      get destroyed() {
+        return done.destroyed;
+      },
+      writable: state.writable ?? true,
+      _httpMessage:
+        state.headersSent === undefined
+          ? undefined
+          : { headersSent: state.headersSent, req: { url: "/v2/x/run" } },
+      write(text: string) {
+        if (state.throws) throw new Error("write after end");
+        done.written.push(text);
+        return true;
+      },
+      destroy() {
+        done.destroyed = true;
+      },
+    };
+    return { fake: fake as unknown as Parameters<ReturnType<typeof handleClientError>>[1], done };
+  };
+  const timeout = Object.assign(new Error("timeout"), { code: "ERR_HTTP_REQUEST_TIMEOUT" });
+
+  it("writes nothing on a destroyed or unwritable socket, or after a reply of its own started; closes it", () => {
+    for (const state of [{ destroyed: true }, { writable: false }, { headersSent: true }]) {
+      const { fake, done } = socket(state);
+      handleClientError(bounds)(timeout, fake);
+      expect({ state, written: done.written, destroyed: done.destroyed }).toEqual({
+        state,
+        written: [],
+        destroyed: true,
+      });
+    }
+  });
+
+  it("answers a request whose reply has not started in its wire's shape, and never throws", () => {
+    const { fake, done } = socket({ headersSent: false });
+    handleClientError(bounds)(timeout, fake);
+    expect(done.written).toHaveLength(1);
+    expect(done.written[0]).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n/);
+    expect(JSON.parse(done.written[0]?.split("\r\n\r\n")[1] ?? "")).toMatchObject({
+      code: "VALIDATION",
+      error: expect.any(String),
+    });
+    const failing = socket({ throws: true });
+    expect(() => handleClientError(bounds)(timeout, failing.fake)).not.toThrow();
+    expect(failing.done.destroyed).toBe(true);
+    const reset = socket({});
+    handleClientError(bounds)(Object.assign(new Error("reset"), { code: "ECONNRESET" }), reset.fake);
+    expect(reset.done).toEqual({ written: [], destroyed: true });
   });
 });
 
