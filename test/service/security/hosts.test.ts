@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { hostNameOf, hostPolicy } from "../../../service/edge/hosts";
 import { type TestService, withService } from "../../helpers/service";
 import { clients } from "../management/client";
+import { startCli } from "./cli";
 
 /*
  * DNS rebinding: a page on evil.example that points its own name at 127.0.0.1 is, to the browser,
@@ -127,5 +128,34 @@ describe("the policy", () => {
     expect(hostNameOf("[::1]:8080")).toBe("::1");
     expect(hostNameOf("localhost.")).toBe("localhost");
     expect(hostNameOf("::1")).toBe("::1");
+  });
+});
+
+describe("runpodkit serve --allowed-host", () => {
+  it("adds a name the service answers; a bad one is refused at start, naming the flag", async () => {
+    const env = { RUNPODKIT_API_KEYS: "rpk_hosts_cli_0123456789abcdef" };
+    const cli = startCli(["--data", ":memory:", "--allowed-host", "dev.box.lan"], env);
+    try {
+      const { restUrl } = await cli.ready;
+      const port = Number(new URL(restUrl).port);
+      const ask = (host: string) =>
+        new Promise<number>((resolve, reject) => {
+          const sent = request({ host: "127.0.0.1", port, path: "/console/", headers: { host } }, (reply) => {
+            reply.resume();
+            resolve(reply.statusCode ?? 0);
+          });
+          sent.on("error", reject);
+          sent.end();
+        });
+      expect(await ask(`dev.box.lan:${port}`)).toBe(200);
+      expect(await ask(`other.lan:${port}`)).toBe(421);
+    } finally {
+      cli.kill();
+    }
+    const bad = startCli(["--data", ":memory:", "--allowed-host", "http://x/"], env);
+    expect((await bad.exited).code).toBe(1);
+    expect(bad.stderr()).toContain(
+      'allowedHosts (--allowed-host): "http://x/" is not a host name or IP address',
+    );
   });
 });
