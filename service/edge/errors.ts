@@ -131,6 +131,9 @@ const API_PREFIX = /^\/(v1|v2|graphql|console)(\/|$)/;
 const API_MAP =
   "this service answers REST under /v1, the job API under /v2/{endpoint id}, GraphQL at /graphql, the console at /console/";
 
+/** The longest path a not-found or method-not-allowed message repeats whole; a longer one is cut. */
+const MAX_SHOWN_PATH_CHARS = 200;
+
 /** Fastify's limit of one path parameter (find-my-way's maxParamLength): no id comes near it. */
 const MAX_PATH_PARAMETER_CHARS = 100;
 
@@ -169,7 +172,13 @@ export function installErrorHandling(app: FastifyInstance): void {
     }
   });
   app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split("?")[0];
+    // Shown in the reply cut to MAX_SHOWN_PATH_CHARS: a URL may be as long as Node's 16 KB header
+    // limit, and a refusal costs no more than the request.
+    const fullPath = request.url.split("?")[0] ?? "";
+    const path =
+      fullPath.length <= MAX_SHOWN_PATH_CHARS
+        ? fullPath
+        : `${fullPath.slice(0, MAX_SHOWN_PATH_CHARS)}… (${fullPath.length} characters)`;
     // A route of this very method matched and its handler found nothing there (a wildcard route's
     // `callNotFound`, e.g. /v1/docs/<no such file>): 404, not 405 naming the HEAD or GET twin.
     const routed = routes.find(request.method as "GET", request.url) !== null;
@@ -189,7 +198,7 @@ export function installErrorHandling(app: FastifyInstance): void {
         .send(body(wireOf(request.url), refusal));
     }
     // A path under none of the APIs is most often a client's base URL without its /v1 or /v2.
-    const where = API_PREFIX.test(path ?? "") ? "" : ` (${API_MAP})`;
+    const where = API_PREFIX.test(fullPath) ? "" : ` (${API_MAP})`;
     const message = routed
       ? `nothing at ${request.method} ${path}`
       : `no route ${request.method} ${path}${where}`;

@@ -223,6 +223,24 @@ describe("not found and method not allowed", () => {
   });
 });
 
+describe("a long unknown path", () => {
+  it("is named by its first 200 characters and its length, not repeated whole (404 and 405)", async () => {
+    const long = `/nothing/${"a".repeat(8000)}`;
+    const missing = await fetch(`${service.queueUrl}${long}`);
+    expect(missing.status).toBe(404);
+    const body = (await missing.json()) as { message: string };
+    expect(body.message).toBe(
+      `no route GET ${long.slice(0, 200)}… (${long.length} characters) (this service answers REST under /v1, the job API under /v2/{endpoint id}, GraphQL at /graphql, the console at /console/)`,
+    );
+    const docs = await fetch(`${service.restUrl}/docs/${"b".repeat(8000)}`);
+    expect(docs.status).toBe(404);
+    expect(((await docs.json()) as { message: string }).message.length).toBeLessThan(300);
+    const wrongMethod = await fetch(`${service.restUrl}/docs/${"c".repeat(8000)}`, { method: "DELETE" });
+    expect(wrongMethod.status).toBe(405);
+    expect(((await wrongMethod.json()) as { message: string }).message.length).toBeLessThan(300);
+  });
+});
+
 describe("Node's own refusals, before any route, in the service's error shape", () => {
   it("a request line that is not HTTP: 400 {message, code, field}, connection closed", async () => {
     const answer = parsed(await rawExchange("FOO BAR BAZ\r\n\r\n"));
