@@ -89,7 +89,7 @@ describe("a client that never finishes sending its request", () => {
       trickle(body("POST", "/v1/nope")),
       trickle(body("POST", `/v2/${endpointId}/nope`)),
     ]);
-    expect(rest).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n[^]*connection: close\r\n/);
+    expect(rest).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n[\s\S]*connection: close\r\n/);
     expect(JSON.parse(rest.split("\r\n\r\n")[1] ?? "")).toEqual({
       message,
       code: "VALIDATION",
