@@ -221,8 +221,10 @@ function kernelLock(path: string, lock: string): DatabaseSync {
   // The timeout: of two services starting at the same moment, each may hold SQLite's shared lock as
   // it asks for the exclusive one; the one refused drops its shared lock, and the other, waiting for
   // that, takes it. Without it both are refused. A refused start waits this long.
-  const db = new DatabaseSync(file, { timeout: KERNEL_LOCK_WAIT_MS });
+  const db = new DatabaseSync(file);
   try {
+    // A pragma, not the constructor's `timeout` option, which the lowest supported Node may lack.
+    db.exec(`PRAGMA busy_timeout = ${KERNEL_LOCK_WAIT_MS}`);
     // Never ended, so held until close; it writes nothing (no journal file appears).
     db.exec("BEGIN EXCLUSIVE");
     // SQLite creates it with the umask's mode; it holds nothing, but the store's files are all 0600.
@@ -231,7 +233,12 @@ function kernelLock(path: string, lock: string): DatabaseSync {
   } catch (error) {
     db.close();
     const errcode = (error as { errcode?: unknown } | null)?.errcode;
-    if (typeof errcode === "number" && (errcode & 0xff) === SQLITE_BUSY) {
+    // Matched by words too: an older node:sqlite may not give the code.
+    const busy =
+      typeof errcode === "number"
+        ? (errcode & 0xff) === SQLITE_BUSY
+        : /database is locked/.test(error instanceof Error ? error.message : "");
+    if (busy) {
       const holder = recordedHolder(lock);
       throw new Error(
         `it is in use by another runpodkit service${holder ? ` (pid ${holder})` : ""}: stop that one, or give this one another --data (two services on one store would run each other's jobs again)`,
