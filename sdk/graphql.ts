@@ -1,5 +1,4 @@
 import { GraphQLClient as GraphQLRequestClient } from "graphql-request";
-import type { z } from "zod";
 import { type ClientOptions, clientHttp, requireBaseUrl, requireClientOptions } from "./client-options";
 import { NotFoundError, ValidationError } from "./errors";
 import {
@@ -10,31 +9,7 @@ import {
 } from "./graphql-documents";
 import { graphqlErrorOf } from "./graphql-errors";
 import type { CallOptions, CloseOptions, HttpClient } from "./http";
-import type {
-  CpuFlavor,
-  DataCenter,
-  GpuType,
-  GqlCpuFlavorInput,
-  GqlGpuTypeFilter,
-} from "./schemas/catalogue";
-import type {
-  ContainerRegistryAuth,
-  ContainerRegistryAuthCreateInput,
-  GqlRegistryAuthUpdateInput,
-} from "./schemas/container-registry-auth";
-import type { GqlEndpoint, GqlEndpointInput, ServerlessDiscount } from "./schemas/endpoint";
-import type {
-  GqlNetworkVolume,
-  GqlNetworkVolumeCreateInput,
-  GqlNetworkVolumeUpdateInput,
-} from "./schemas/network-volume";
-import type {
-  GqlSecret,
-  GqlSecretCreateInput,
-  GqlSecretDescriptionUpdateInput,
-  GqlSecretValueUpdateInput,
-} from "./schemas/secret";
-import type { GqlPodTemplate, GqlTemplateInput } from "./schemas/template";
+import type * as api from "./public-types";
 
 export const DEFAULT_GRAPHQL_URL = "https://api.runpod.io/graphql";
 
@@ -88,16 +63,16 @@ export class GraphQLClient {
    * with getEndpoint first if you only mean to change one field). `flashBootType` travels as the
    * EndpointInput enum through variables.
    */
-  saveEndpoint(input: z.input<typeof GqlEndpointInput>, options: CallOptions = {}): Promise<GqlEndpoint> {
+  saveEndpoint(input: api.GqlEndpointInput, options: CallOptions = {}): Promise<api.GqlEndpoint> {
     return this.#run(OPERATIONS.saveEndpoint, input, options);
   }
 
   /** `myself { endpoint(id:) }`; null when the account has no such endpoint. */
-  getEndpoint(id: string, options: CallOptions = {}): Promise<GqlEndpoint | null> {
+  getEndpoint(id: string, options: CallOptions = {}): Promise<api.GqlEndpoint | null> {
     return this.#run(OPERATIONS.getEndpoint, id, options);
   }
 
-  listEndpoints(options: CallOptions = {}): Promise<GqlEndpoint[]> {
+  listEndpoints(options: CallOptions = {}): Promise<api.GqlEndpoint[]> {
     return this.#run(OPERATIONS.listEndpoints, undefined, options);
   }
 
@@ -107,7 +82,7 @@ export class GraphQLClient {
   }
 
   /** The account's serverless discount; null when it has none. */
-  serverlessDiscount(options: CallOptions = {}): Promise<ServerlessDiscount> {
+  serverlessDiscount(options: CallOptions = {}): Promise<api.ServerlessDiscount> {
     return this.#run(OPERATIONS.serverlessDiscount, undefined, options);
   }
 
@@ -117,7 +92,7 @@ export class GraphQLClient {
   }
 
   /** Creates (no `id`) or replaces (`id`) a template: like saveEndpoint, a FULL REPLACE. */
-  saveTemplate(input: z.input<typeof GqlTemplateInput>, options: CallOptions = {}): Promise<GqlPodTemplate> {
+  saveTemplate(input: api.GqlTemplateInput, options: CallOptions = {}): Promise<api.GqlPodTemplate> {
     return this.#run(OPERATIONS.saveTemplate, input, options);
   }
 
@@ -126,22 +101,22 @@ export class GraphQLClient {
     return this.#run(OPERATIONS.deleteTemplate, templateName, options);
   }
 
-  listTemplates(options: CallOptions = {}): Promise<GqlPodTemplate[]> {
+  listTemplates(options: CallOptions = {}): Promise<api.GqlPodTemplate[]> {
     return this.#run(OPERATIONS.listTemplates, undefined, options);
   }
 
   /** Creates a volume; `isNextGenStorage` (GraphQL only) picks its storage for good. */
   createNetworkVolume(
-    input: z.input<typeof GqlNetworkVolumeCreateInput>,
+    input: api.GqlNetworkVolumeCreateInput,
     options: CallOptions = {},
-  ): Promise<GqlNetworkVolume> {
+  ): Promise<api.GqlNetworkVolume> {
     return this.#run(OPERATIONS.createNetworkVolume, input, options);
   }
 
   updateNetworkVolume(
-    input: z.input<typeof GqlNetworkVolumeUpdateInput>,
+    input: api.GqlNetworkVolumeUpdateInput,
     options: CallOptions = {},
-  ): Promise<GqlNetworkVolume> {
+  ): Promise<api.GqlNetworkVolume> {
     return this.#run(OPERATIONS.updateNetworkVolume, input, options);
   }
 
@@ -149,22 +124,22 @@ export class GraphQLClient {
     return this.#run(OPERATIONS.deleteNetworkVolume, { id }, options);
   }
 
-  listNetworkVolumes(options: CallOptions = {}): Promise<GqlNetworkVolume[]> {
+  listNetworkVolumes(options: CallOptions = {}): Promise<api.GqlNetworkVolume[]> {
     return this.#run(OPERATIONS.listNetworkVolumes, undefined, options);
   }
 
   saveRegistryAuth(
-    input: z.input<typeof ContainerRegistryAuthCreateInput>,
+    input: api.ContainerRegistryAuthCreateInput,
     options: CallOptions = {},
-  ): Promise<ContainerRegistryAuth> {
+  ): Promise<api.ContainerRegistryAuth> {
     return this.#run(OPERATIONS.saveRegistryAuth, input, options);
   }
 
   /** Replaces the credentials of a registry auth (its name is fixed). */
   updateRegistryAuth(
-    input: z.input<typeof GqlRegistryAuthUpdateInput>,
+    input: api.GqlRegistryAuthUpdateInput,
     options: CallOptions = {},
-  ): Promise<ContainerRegistryAuth> {
+  ): Promise<api.ContainerRegistryAuth> {
     return this.#run(OPERATIONS.updateRegistryAuth, input, options);
   }
 
@@ -172,27 +147,24 @@ export class GraphQLClient {
     return this.#run(OPERATIONS.deleteRegistryAuth, registryAuthId, options);
   }
 
-  listRegistryAuths(options: CallOptions = {}): Promise<ContainerRegistryAuth[]> {
+  listRegistryAuths(options: CallOptions = {}): Promise<api.ContainerRegistryAuth[]> {
     return this.#run(OPERATIONS.listRegistryAuths, undefined, options);
   }
 
   /** Creates an account secret; templates and endpoints reference it as `{{ RUNPOD_SECRET_<name> }}`. */
-  createSecret(input: z.input<typeof GqlSecretCreateInput>, options: CallOptions = {}): Promise<GqlSecret> {
+  createSecret(input: api.GqlSecretCreateInput, options: CallOptions = {}): Promise<api.GqlSecret> {
     return this.#run(OPERATIONS.createSecret, input, options);
   }
 
   /** Rotates a secret's value; workers started afterwards get the new one. */
-  updateSecretValue(
-    input: z.input<typeof GqlSecretValueUpdateInput>,
-    options: CallOptions = {},
-  ): Promise<GqlSecret> {
+  updateSecretValue(input: api.GqlSecretValueUpdateInput, options: CallOptions = {}): Promise<api.GqlSecret> {
     return this.#run(OPERATIONS.updateSecretValue, input, options);
   }
 
   updateSecretDescription(
-    input: z.input<typeof GqlSecretDescriptionUpdateInput>,
+    input: api.GqlSecretDescriptionUpdateInput,
     options: CallOptions = {},
-  ): Promise<GqlSecret> {
+  ): Promise<api.GqlSecret> {
     return this.#run(OPERATIONS.updateSecretDescription, input, options);
   }
 
@@ -201,21 +173,21 @@ export class GraphQLClient {
   }
 
   /** The account's secrets, never their values. */
-  listSecrets(options: CallOptions = {}): Promise<GqlSecret[]> {
+  listSecrets(options: CallOptions = {}): Promise<api.GqlSecret[]> {
     return this.#run(OPERATIONS.listSecrets, undefined, options);
   }
 
   /** GPU types with their prices (USD per GPU-hour); one id, several, or all. */
-  gpuTypes(filter?: z.input<typeof GqlGpuTypeFilter>, options: CallOptions = {}): Promise<GpuType[]> {
+  gpuTypes(filter?: api.GqlGpuTypeFilter, options: CallOptions = {}): Promise<api.GpuType[]> {
     return this.#run(OPERATIONS.gpuTypes, filter, options);
   }
 
   /** CPU flavors (instance ids are `<flavor>-<vCPUs>-<GB>`). */
-  cpuFlavors(filter?: z.input<typeof GqlCpuFlavorInput>, options: CallOptions = {}): Promise<CpuFlavor[]> {
+  cpuFlavors(filter?: api.GqlCpuFlavorInput, options: CallOptions = {}): Promise<api.CpuFlavor[]> {
     return this.#run(OPERATIONS.cpuFlavors, filter, options);
   }
 
-  dataCenters(options: CallOptions = {}): Promise<DataCenter[]> {
+  dataCenters(options: CallOptions = {}): Promise<api.DataCenter[]> {
     return this.#run(OPERATIONS.dataCenters, undefined, options);
   }
 

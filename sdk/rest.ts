@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { type ClientOptions, clientHttp, requireBaseUrl, requireClientOptions } from "./client-options";
 import type { CallOptions, CloseOptions, HttpClient, QueryValue } from "./http";
+import type * as api from "./public-types";
 import {
   BillingRecords,
   EndpointBillingQuery,
@@ -48,7 +49,10 @@ export interface RestClientOptions extends ClientOptions {
   retries?: number | undefined;
 }
 
-/** Query flags of the wire are "true"/"false" strings; callers may pass booleans. */
+/**
+ * Query flags of the wire are "true"/"false" strings; callers may pass booleans. The clients'
+ * signatures use its expansions in sdk/public-types.ts, which hold without zod.
+ */
 export type QueryInput<S extends z.ZodType> = {
   [K in keyof z.input<S>]?: z.input<S>[K] | boolean;
 };
@@ -173,7 +177,7 @@ export class RestResource<Rec, CreateIn, UpdateIn, Query extends object> {
 
 /** Container registry auths have no REST update (as the real service); GraphQL has one. */
 export type RegistryAuthResource = Omit<
-  RestResource<ContainerRegistryAuth, z.input<typeof ContainerRegistryAuthCreateInput>, never, object>,
+  RestResource<api.ContainerRegistryAuth, api.ContainerRegistryAuthCreateInput, never, object>,
   "update"
 >;
 
@@ -185,7 +189,7 @@ export class PodsResource {
   }
 
   /** Serverless workers are pods too; the service lists them only with `includeWorkers: true`. */
-  async list(query?: QueryInput<typeof PodListQuery>, options: CallOptions = {}): Promise<Pod[]> {
+  async list(query?: api.PodListQuery, options: CallOptions = {}): Promise<api.Pod[]> {
     return queriedGet(this.#http, {
       ...options,
       operation: "rest.pods.list",
@@ -196,7 +200,7 @@ export class PodsResource {
     });
   }
 
-  async get(id: string, query?: QueryInput<typeof PodGetQuery>, options: CallOptions = {}): Promise<Pod> {
+  async get(id: string, query?: api.PodGetQuery, options: CallOptions = {}): Promise<api.Pod> {
     const operation = "rest.pods.get";
     return queriedGet(this.#http, {
       ...options,
@@ -209,7 +213,7 @@ export class PodsResource {
   }
 
   /** Rents a GPU or CPU pod (POST /pods); it starts RUNNING and is billed while it runs. */
-  async create(input: z.input<typeof PodCreateInput>, options: CallOptions = {}): Promise<Pod> {
+  async create(input: api.PodCreateInput, options: CallOptions = {}): Promise<api.Pod> {
     const operation = "rest.pods.create";
     const body = validateInput(PodCreateInput, input, operation);
     // Only a 429 proves nothing was created: nothing else is retried (a duplicate pod costs money).
@@ -225,7 +229,7 @@ export class PodsResource {
   }
 
   /** PATCH /pods/{id}: absent fields unchanged; a new image, command, env, ports or disk resets the pod. */
-  async update(id: string, patch: z.input<typeof PodUpdateInput>, options: CallOptions = {}): Promise<Pod> {
+  async update(id: string, patch: api.PodUpdateInput, options: CallOptions = {}): Promise<api.Pod> {
     const operation = "rest.pods.update";
     const body = validateInput(PodUpdateInput, patch, operation);
     const reply = await this.#http.request({
@@ -251,22 +255,22 @@ export class PodsResource {
   }
 
   /** POST /pods/{id}/start: EXITED -> RUNNING. */
-  start(id: string, options: CallOptions = {}): Promise<Pod> {
+  start(id: string, options: CallOptions = {}): Promise<api.Pod> {
     return this.#action(id, "start", options);
   }
 
   /** POST /pods/{id}/stop: RUNNING -> EXITED (refused while locked). */
-  stop(id: string, options: CallOptions = {}): Promise<Pod> {
+  stop(id: string, options: CallOptions = {}): Promise<api.Pod> {
     return this.#action(id, "stop", options);
   }
 
   /** POST /pods/{id}/restart: only a RUNNING pod. */
-  restart(id: string, options: CallOptions = {}): Promise<Pod> {
+  restart(id: string, options: CallOptions = {}): Promise<api.Pod> {
     return this.#action(id, "restart", options);
   }
 
   /** POST /pods/{id}/reset: a fresh container, started. */
-  reset(id: string, options: CallOptions = {}): Promise<Pod> {
+  reset(id: string, options: CallOptions = {}): Promise<api.Pod> {
     return this.#action(id, "reset", options);
   }
 
@@ -274,7 +278,7 @@ export class PodsResource {
     id: string,
     action: "start" | "stop" | "restart" | "reset",
     options: CallOptions,
-  ): Promise<Pod> {
+  ): Promise<api.Pod> {
     const operation = `rest.pods.${action}`;
     const reply = await this.#http.request({
       ...options,
@@ -294,15 +298,18 @@ export class BillingResource {
     this.#http = http;
   }
 
-  pods(query: z.input<typeof PodBillingQuery> = {}, options: CallOptions = {}) {
+  pods(query: api.PodBillingQuery = {}, options: CallOptions = {}): Promise<api.BillingRecord[]> {
     return this.#get("pods", "/billing/pods", PodBillingQuery, BillingRecords, query, options);
   }
 
-  endpoints(query: z.input<typeof EndpointBillingQuery> = {}, options: CallOptions = {}) {
+  endpoints(query: api.EndpointBillingQuery = {}, options: CallOptions = {}): Promise<api.BillingRecord[]> {
     return this.#get("endpoints", "/billing/endpoints", EndpointBillingQuery, BillingRecords, query, options);
   }
 
-  networkVolumes(query: z.input<typeof NetworkVolumeBillingQuery> = {}, options: CallOptions = {}) {
+  networkVolumes(
+    query: api.NetworkVolumeBillingQuery = {},
+    options: CallOptions = {},
+  ): Promise<api.NetworkVolumeBillingRecord[]> {
     return this.#get(
       "networkVolumes",
       "/billing/networkvolumes",
@@ -335,21 +342,21 @@ export class BillingResource {
 /** Typed client of the REST management API v1 (Bearer auth). */
 export class RestClient {
   readonly endpoints: RestResource<
-    Endpoint,
-    z.input<typeof EndpointCreateInput>,
-    z.input<typeof EndpointUpdateInput>,
-    QueryInput<typeof EndpointGetQuery>
+    api.Endpoint,
+    api.EndpointCreateInput,
+    api.EndpointUpdateInput,
+    api.EndpointGetQuery
   >;
   readonly templates: RestResource<
-    Template,
-    z.input<typeof TemplateCreateInput>,
-    z.input<typeof TemplateUpdateInput>,
-    QueryInput<typeof TemplateListQuery>
+    api.Template,
+    api.TemplateCreateInput,
+    api.TemplateUpdateInput,
+    api.TemplateListQuery
   >;
   readonly networkVolumes: RestResource<
-    NetworkVolume,
-    z.input<typeof NetworkVolumeCreateInput>,
-    z.input<typeof NetworkVolumeUpdateInput>,
+    api.NetworkVolume,
+    api.NetworkVolumeCreateInput,
+    api.NetworkVolumeUpdateInput,
     object
   >;
   readonly containerRegistryAuths: RegistryAuthResource;

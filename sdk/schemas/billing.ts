@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type * as api from "../public-types";
 import { DataCenterId, GpuTypeId, many } from "./common";
 
 export const BUCKET_SIZES = ["hour", "day", "week", "month", "year"] as const;
@@ -50,7 +51,8 @@ export const BillingRecord = z.object({
   podId: z.string().optional(),
   gpuTypeId: z.string().optional(),
 });
-export type BillingRecord = z.infer<typeof BillingRecord>;
+// The generated plain type (equal to the schema's, by a type test): it holds where zod cannot be reached.
+export type BillingRecord = api.BillingRecord;
 export const BillingRecords = z.array(BillingRecord);
 
 /** A record of /billing/networkvolumes. */
@@ -61,5 +63,6 @@ export const NetworkVolumeBillingRecord = z.object({
   highPerformanceStorageDiskSpaceBilledGb: z.number().int(),
   time: z.string(),
 });
-export type NetworkVolumeBillingRecord = z.infer<typeof NetworkVolumeBillingRecord>;
+// The generated plain type (equal to the schema's, by a type test): it holds where zod cannot be reached.
+export type NetworkVolumeBillingRecord = api.NetworkVolumeBillingRecord;
 export const NetworkVolumeBillingRecords = z.array(NetworkVolumeBillingRecord);

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type * as api from "../public-types";
 
 /*
  * The service's catalogue as GraphQL answers it: GPU types (`gpuTypes`), CPU flavors (`cpuFlavors`) and
@@ -74,7 +75,8 @@ export const GpuType = z.object({
   minPodGpuCount: z.number().int().nullish(),
   lowestPrice: LowestPrice.nullish(),
 });
-export type GpuType = z.infer<typeof GpuType>;
+// The generated plain type (equal to the schema's, by a type test): it holds where zod cannot be reached.
+export type GpuType = api.GpuType;
 
 /** cpuFlavors(input). */
 export const GqlCpuFlavorInput = z.strictObject({
@@ -96,7 +98,8 @@ export const CpuFlavor = z.object({
   ramMultiplier: z.number().nullish(),
   diskLimitPerVcpu: z.number().int().nullish(),
 });
-export type CpuFlavor = z.infer<typeof CpuFlavor>;
+// The generated plain type (equal to the schema's, by a type test): it holds where zod cannot be reached.
+export type CpuFlavor = api.CpuFlavor;
 
 export const DATA_CENTER_REGIONS = [
   "NORTH_AMERICA",
@@ -160,4 +163,5 @@ export const DataCenter = z.object({
   compliance: z.array(Compliance.nullable()).nullish(),
   gpuAvailability: z.array(GpuAvailability.nullable()).nullish(),
 });
-export type DataCenter = z.infer<typeof DataCenter>;
+// The generated plain type (equal to the schema's, by a type test): it holds where zod cannot be reached.
+export type DataCenter = api.DataCenter;

@@ -1,9 +1,11 @@
 import { z } from "zod";
+import type * as api from "../public-types";
 import { ResourceName } from "./common";
 
 /** The record: credentials are never returned, by REST or GraphQL. */
 export const ContainerRegistryAuth = z.object({ id: z.string(), name: z.string() });
-export type ContainerRegistryAuth = z.infer<typeof ContainerRegistryAuth>;
+// The generated plain type (equal to the schema's, by a type test): it holds where zod cannot be reached.
+export type ContainerRegistryAuth = api.ContainerRegistryAuth;
 export const ContainerRegistryAuthList = z.array(ContainerRegistryAuth);
 
 /** Bounds well above real credentials (a cloud service-account key used as a password is ~2-3 KB). */

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type * as api from "../public-types";
 import {
   ComputeType,
   CpuFlavorId,
@@ -126,7 +127,8 @@ export const Endpoint = z.object({
   template: Template.optional(),
   workers: z.array(Pod).optional(),
 });
-export type Endpoint = z.infer<typeof Endpoint>;
+// The generated plain type (equal to the schema's, by a type test): it holds where zod cannot be reached.
+export type Endpoint = api.Endpoint;
 export const EndpointList = z.array(Endpoint);
 
 /** allowedCudaVersions in GraphQL: a comma string such as "12.4,12.5". */
@@ -222,10 +224,12 @@ export const GqlEndpoint = z.object({
     .optional(),
   minCudaVersion: z.string().nullish(),
 });
-export type GqlEndpoint = z.infer<typeof GqlEndpoint>;
+// The generated plain type (equal to the schema's, by a type test): it holds where zod cannot be reached.
+export type GqlEndpoint = api.GqlEndpoint;
 
 /** myself { serverlessDiscount }: null when the account has none (always, on this service). */
 export const ServerlessDiscount = z
   .object({ discountFactor: z.number(), type: z.string(), expirationDate: z.string().nullish() })
   .nullable();
-export type ServerlessDiscount = z.infer<typeof ServerlessDiscount>;
+// The generated plain type (equal to the schema's, by a type test): it holds where zod cannot be reached.
+export type ServerlessDiscount = api.ServerlessDiscount;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type * as api from "../public-types";
 import { DataCenterId, ResourceName } from "./common";
 import * as defaults from "./defaults";
 
@@ -15,7 +16,8 @@ export const NetworkVolume = z.object({
   size: z.number().int(),
   dataCenterId: z.string(),
 });
-export type NetworkVolume = z.infer<typeof NetworkVolume>;
+// The generated plain type (equal to the schema's, by a type test): it holds where zod cannot be reached.
+export type NetworkVolume = api.NetworkVolume;
 export const NetworkVolumeList = z.array(NetworkVolume);
 
 /** The storage behind a volume (GraphQL `storageType`). */
@@ -44,7 +46,8 @@ export function isNextGenStorageType(storageType: string | null | undefined): bo
  * read, and the provider then keeps the last known `isNextGenStorage`).
  */
 export const GqlNetworkVolume = NetworkVolume.extend({ storageType: StorageType.nullish().catch(null) });
-export type GqlNetworkVolume = z.infer<typeof GqlNetworkVolume>;
+// The generated plain type (equal to the schema's, by a type test): it holds where zod cannot be reached.
+export type GqlNetworkVolume = api.GqlNetworkVolume;
 
 /** POST /networkvolumes (GraphQL createNetworkVolume also takes isNextGenStorage, see below). */
 export const NetworkVolumeCreateInput = z.strictObject({

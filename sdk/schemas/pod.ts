@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type * as api from "../public-types";
 import {
   ComputeType,
   CpuFlavorId,
@@ -116,7 +117,8 @@ export const Pod = z.object({
   /** For workers: the endpoint version the worker runs. */
   slsVersion: z.number().int().optional(),
 });
-export type Pod = z.infer<typeof Pod>;
+// The generated plain type (equal to the schema's, by a type test): it holds where zod cannot be reached.
+export type Pod = api.Pod;
 export const PodList = z.array(Pod);
 
 const BoolQuery = z.stringbool().optional();

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type * as api from "../public-types";
 
 /*
  * Secrets: account-scoped values that template and endpoint env reference as
@@ -58,4 +59,5 @@ export const GqlSecret = z.object({
   createdAt: z.string(),
   updatedAt: z.string().nullish(),
 });
-export type GqlSecret = z.infer<typeof GqlSecret>;
+// The generated plain type (equal to the schema's, by a type test): it holds where zod cannot be reached.
+export type GqlSecret = api.GqlSecret;

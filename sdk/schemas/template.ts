@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type * as api from "../public-types";
 import { OptionalRef, optionalFields, ResourceName, refuseItems, restRef, TemplateCategory } from "./common";
 import { splitCommaList } from "./defaults";
 import { DOCKER_ARGS_MAX_LENGTH } from "./docker-args";
@@ -153,7 +154,8 @@ export const Template = z.object({
   earned: z.number().optional(),
   runtimeInMin: z.number().optional(),
 });
-export type Template = z.infer<typeof Template>;
+// The generated plain type (equal to the schema's, by a type test): it holds where zod cannot be reached.
+export type Template = api.Template;
 export const TemplateList = z.array(Template);
 
 /**
@@ -317,6 +319,7 @@ export const GqlPodTemplate = z.object({
   startJupyter: z.boolean().nullish(),
   startScript: z.string().nullish(),
 });
-export type GqlPodTemplate = z.infer<typeof GqlPodTemplate>;
+// The generated plain type (equal to the schema's, by a type test): it holds where zod cannot be reached.
+export type GqlPodTemplate = api.GqlPodTemplate;
 
 export { splitCommaList };

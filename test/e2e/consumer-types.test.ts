@@ -148,6 +148,46 @@ describe("the installed package in consumers' TypeScript and module setups", () 
   );
 
   test(
+    "the REST and GraphQL clients' types hold where zod and undici cannot be reached (a misspelt field is an error)",
+    () => {
+      expect(tsc("typescript", "tsconfig.nodeps-clients.json")).toEqual({
+        project: "tsconfig.nodeps-clients.json",
+        compiler: "typescript",
+        status: 0,
+        errors: "",
+      });
+    },
+    TEST_TIMEOUT,
+  );
+
+  test(
+    "under pnpm, read without following its symlinks (as Pulumi's ts-node 7 reads it), zod is out of reach and the REST and GraphQL clients' types still hold",
+    async () => {
+      const pnpmDir = (await installProgram(FIXTURE, pkg, "pnpm")).dir;
+      // The setup is the one meant: from runpodkit's declarations, zod does not resolve.
+      const rest = join(pnpmDir, "node_modules", "runpodkit", "dist", "sdk", "rest.d.ts");
+      const options = { moduleResolution: ts.ModuleResolutionKind.Node10, preserveSymlinks: true };
+      expect(ts.resolveModuleName("zod", rest, options, ts.sys).resolvedModule).toBeUndefined();
+      expect(
+        ts.resolveModuleName("runpodkit/sdk", join(pnpmDir, "index.ts"), options, ts.sys).resolvedModule,
+      ).toBeDefined();
+      const result = spawnSync(
+        process.execPath,
+        [
+          join("node_modules", "typescript", "bin", "tsc"),
+          "-p",
+          "tsconfig.pnpm-clients.json",
+          "--pretty",
+          "false",
+        ],
+        { cwd: pnpmDir, encoding: "utf8" },
+      );
+      expect({ status: result.status, errors: result.stdout.trim() }).toEqual({ status: 0, errors: "" });
+    },
+    SETUP_TIMEOUT,
+  );
+
+  test(
     "TypeScript 5.0 with skipLibCheck, node10 and nodenext resolution",
     () => {
       for (const project of ["tsconfig.ts50-node10.json", "tsconfig.ts50.json"]) {
