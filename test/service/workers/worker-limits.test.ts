@@ -1,0 +1,147 @@
+import { resolve } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { ManualClock } from "../../../service/clock";
+import { eventually, type Harness, startHarness } from "../jobs/harness";
+import { entriesOf } from "../logs/support";
+
+const LEAKS = resolve("test/service/workers/fixtures/leaks-memory.ts");
+const NOISY = resolve("test/service/logs/fixtures/noisy-handler.ts");
+/** Small, for a shared machine: a worker under tsx holds ~100 MiB before its handler leaks. */
+const BOUND = 192 * 1024 * 1024;
+
+let h: Harness | null = null;
+
+afterEach(async () => {
+  await h?.close();
+  h = null;
+});
+
+interface JobStatus {
+  status: string;
+  error?: string;
+}
+
+async function status(harness: Harness, endpointId: string, id: string): Promise<JobStatus> {
+  return (await harness.call("GET", `/v2/${endpointId}/status/${id}`)).body as JobStatus;
+}
+
+describe("a worker's memory is bounded (config.jobs.workerMemoryBytes)", () => {
+  it("a handler leaking Buffers is killed by the watch of its resident memory, and its job FAILS naming the bound", async () => {
+    const clock = new ManualClock();
+    h = await startHarness({
+      clock,
+      config: { handlers: { "acme/leaks": LEAKS }, workerMemoryBytes: BOUND, memoryWatchMs: 1_000 },
+    });
+    const harness = h;
+    const ep = harness.endpoint("acme/leaks");
+    const run = await harness.call("POST", `/v2/${ep.id}/run`, {
+      body: { input: { kind: "buffer", mb: 320 } },
+    });
+    const id = (run.body as { id: string }).id;
+    // Each turn of the clock is one reading of /proc; the handler holds 320 MiB once it is done.
+    const failed = await eventually(async () => {
+      await clock.advance(1_000);
+      const job = await status(harness, ep.id, id);
+      return job.status === "IN_QUEUE" || job.status === "IN_PROGRESS" ? undefined : job;
+    }, 30_000);
+    expect(failed.status).toBe("FAILED");
+    expect(failed.error).toMatch(
+      /^worker \S+ was ended while running the job: its resident memory \(its process group's\) reached \d+ MiB, over the bound of 192 MiB a worker \(config\.jobs\.workerMemoryBytes; raise it if the handler needs more\)$/,
+    );
+    // Not run again on a fresh worker: it would leak there the same.
+    expect(harness.plane.book.find(id)?.lostRetries ?? 0).toBe(0);
+    const workerId = /^worker (\S+)/.exec(failed.error ?? "")?.[1] as string;
+    const logs = entriesOf((await harness.call("GET", `/v2/${ep.id}/logs?worker=${workerId}`)).text);
+    expect(logs.map((e) => e.message)).toContainEqual(
+      expect.stringMatching(
+        /^worker ended: its resident memory .* over the bound of 192 MiB a worker .*; the jobs it held end FAILED$/,
+      ),
+    );
+    expect(harness.logs).toContainEqual(
+      expect.stringContaining(`worker ${workerId} of endpoint ${ep.id}: its resident memory`),
+    );
+  }, 60_000);
+
+  it("a handler leaking JS objects stops at a V8 heap limit of the bound, and its job FAILS naming it", async () => {
+    // The clock is not advanced: no reading of /proc, only V8's limit can stop this one.
+    h = await startHarness({
+      config: { handlers: { "acme/leaks": LEAKS }, workerMemoryBytes: BOUND, memoryWatchMs: 1_000 },
+    });
+    const harness = h;
+    const ep = harness.endpoint("acme/leaks");
+    const run = await harness.call("POST", `/v2/${ep.id}/run`, {
+      body: { input: { kind: "heap", mb: 320 } },
+    });
+    const id = (run.body as { id: string }).id;
+    const failed = await eventually(async () => {
+      const job = await status(harness, ep.id, id);
+      return job.status === "IN_QUEUE" || job.status === "IN_PROGRESS" ? undefined : job;
+    }, 30_000);
+    expect(failed.status).toBe("FAILED");
+    expect(failed.error).toMatch(
+      /^worker \S+ was ended while running the job: its JavaScript heap reached V8's limit of 192 MiB \(the process aborted\), over the bound of 192 MiB a worker \(config\.jobs\.workerMemoryBytes; raise it if the handler needs more\)$/,
+    );
+    expect(harness.plane.book.find(id)?.lostRetries ?? 0).toBe(0);
+  }, 60_000);
+
+  it("refuses a bound no worker could start under", async () => {
+    await expect(startHarness({ config: { workerMemoryBytes: 1_000 } })).rejects.toThrow(
+      /^config\.jobs\.workerMemoryBytes: expected null or a whole number of bytes of at least 67108864, got 1000$/,
+    );
+  });
+});
+
+describe("worker output echoed to the service's stderr is bounded (config.jobs.workerEchoBytesPerSecond)", () => {
+  it("a flooding handler's lines past the rate are not echoed, a note counts them, and its logs keep them all", async () => {
+    const clock = new ManualClock();
+    h = await startHarness({
+      clock,
+      config: {
+        handlers: { "acme/noisy": NOISY },
+        workerOutput: "inherit",
+        workerEchoBytesPerSecond: 8 * 1024,
+      },
+    });
+    const harness = h;
+    const ep = harness.endpoint("acme/noisy");
+    const echoed: string[] = [];
+    const write = process.stderr.write;
+    process.stderr.write = ((chunk: string | Uint8Array) => {
+      echoed.push(String(chunk));
+      return true;
+    }) as typeof process.stderr.write;
+    let workerId: string;
+    try {
+      const reply = await harness.call("POST", `/v2/${ep.id}/runsync`, {
+        body: { input: { mode: "flood", lines: 200 } },
+      });
+      expect((reply.body as JobStatus).status).toBe("COMPLETED");
+      const entries = await eventually(async () => {
+        const list = entriesOf((await harness.call("GET", `/v2/${ep.id}/logs`)).text);
+        return list.some((e) => e.message.startsWith("199 ")) ? list : undefined;
+      });
+      // The logs API keeps every line.
+      expect(entries.filter((e) => /^\d+ f/.test(e.message))).toHaveLength(200);
+      workerId = entries.find((e) => e.message.startsWith("199 "))?.workerId as string;
+      const flood = echoed.filter((text) => /^\[\S+\] \d+ f/.test(text));
+      // 8 KiB of budget (one line may overdraw it): 8 or 9 lines of 1 KiB, not 200.
+      expect(flood.length).toBeGreaterThanOrEqual(7);
+      expect(flood.length).toBeLessThanOrEqual(9);
+      expect(echoed.join("")).not.toContain("not echoed");
+      // A second later the next line is echoed, after the note of what was not.
+      await clock.advance(1_000);
+      await harness.call("POST", `/v2/${ep.id}/runsync`, { body: { input: { mode: "flood", lines: 1 } } });
+      await eventually(() => (echoed.filter((text) => /\] 0 f/.test(text)).length === 2 ? true : undefined));
+    } finally {
+      process.stderr.write = write;
+    }
+    const note = echoed.find((text) => text.includes("not echoed"));
+    expect(note).toMatch(
+      new RegExp(
+        `^\\[${workerId}\\] \\.\\.\\.\\[(\\d+) line\\(s\\) not echoed here: over 8192 bytes/s a worker \\(config\\.jobs\\.workerEchoBytesPerSecond\\); all are in its logs: runpodkit logs ${ep.id} --worker ${workerId}\\]\\n$`,
+      ),
+    );
+    const dropped = Number(/\[(\d+) line/.exec(note ?? "")?.[1]);
+    expect(dropped).toBeGreaterThanOrEqual(191);
+  }, 60_000);
+});
