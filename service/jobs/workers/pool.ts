@@ -833,7 +833,7 @@ const MIN_WORKER_MEMORY_BYTES = 64 * 1024 * 1024;
 
 /** Why a worker was ended for its memory, with the setting to raise (in its jobs' error and its logs). */
 function memoryFailure(what: string, bound: number): string {
-  return `${what}, over the bound of ${mib(bound)} a worker (config.jobs.workerMemoryBytes; raise it if the handler needs more)`;
+  return `${what}, over the bound of ${mib(bound)} a worker (raise it if the handler needs more: --worker-memory <MiB>, config.jobs.workerMemoryBytes)`;
 }
 
 /** The pool's bounds are numbers a config file or an embedder gives: refused at start when unusable. */

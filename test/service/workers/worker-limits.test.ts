@@ -1,8 +1,10 @@
 import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../../service/clock";
 import { eventually, type Harness, startHarness } from "../jobs/harness";
 import { entriesOf } from "../logs/support";
+import { type Cli, startCli } from "../security/cli";
 
 const LEAKS = resolve("test/service/workers/fixtures/leaks-memory.ts");
 const NOISY = resolve("test/service/logs/fixtures/noisy-handler.ts");
@@ -10,10 +12,14 @@ const NOISY = resolve("test/service/logs/fixtures/noisy-handler.ts");
 const BOUND = 192 * 1024 * 1024;
 
 let h: Harness | null = null;
+let cli: Cli | null = null;
 
 afterEach(async () => {
   await h?.close();
   h = null;
+  // Its workers end with it (their IPC channel closes).
+  cli?.kill();
+  cli = null;
 });
 
 interface JobStatus {
@@ -46,7 +52,7 @@ describe("a worker's memory is bounded (config.jobs.workerMemoryBytes)", () => {
     }, 30_000);
     expect(failed.status).toBe("FAILED");
     expect(failed.error).toMatch(
-      /^worker \S+ was ended while running the job: its resident memory \(its process group's\) reached \d+ MiB, over the bound of 192 MiB a worker \(config\.jobs\.workerMemoryBytes; raise it if the handler needs more\)$/,
+      /^worker \S+ was ended while running the job: its resident memory \(its process group's\) reached \d+ MiB, over the bound of 192 MiB a worker \(raise it if the handler needs more: --worker-memory <MiB>, config\.jobs\.workerMemoryBytes\)$/,
     );
     // Not run again on a fresh worker: it would leak there the same.
     expect(harness.plane.book.find(id)?.lostRetries ?? 0).toBe(0);
@@ -79,7 +85,7 @@ describe("a worker's memory is bounded (config.jobs.workerMemoryBytes)", () => {
     }, 30_000);
     expect(failed.status).toBe("FAILED");
     expect(failed.error).toMatch(
-      /^worker \S+ was ended while running the job: its JavaScript heap reached V8's limit of 192 MiB \(the process aborted\), over the bound of 192 MiB a worker \(config\.jobs\.workerMemoryBytes; raise it if the handler needs more\)$/,
+      /^worker \S+ was ended while running the job: its JavaScript heap reached V8's limit of 192 MiB \(the process aborted\), over the bound of 192 MiB a worker \(raise it if the handler needs more: --worker-memory <MiB>, config\.jobs\.workerMemoryBytes\)$/,
     );
     expect(harness.plane.book.find(id)?.lostRetries ?? 0).toBe(0);
   }, 60_000);
@@ -89,6 +95,74 @@ describe("a worker's memory is bounded (config.jobs.workerMemoryBytes)", () => {
       /^config\.jobs\.workerMemoryBytes: expected null or a whole number of bytes of at least 67108864, got 1000$/,
     );
   });
+});
+
+describe("runpodkit serve --worker-memory", () => {
+  it.each(["10", "abc", "1.5", "-1", "1048577"])(
+    "refuses %s, naming the flag and its range",
+    async (value) => {
+      cli = startCli(["--data", ":memory:", `--worker-memory=${value}`], {
+        RUNPODKIT_API_KEYS: "k-worker-memory",
+      });
+      const { code } = await cli.exited;
+      expect(code).toBe(1);
+      expect(cli.stderr()).toContain(
+        `--worker-memory: expected a whole number of MiB from 64 to 1048576, or none, got "${value}"`,
+      );
+    },
+  );
+
+  it("bounds a command worker (no V8 heap limit there): its process group is killed and the job FAILS", async () => {
+    const key = "k-worker-memory-command";
+    // The worker runtime started as a command line: a group of the guard, a shell and this Node.
+    const command = [
+      process.execPath,
+      "--import",
+      pathToFileURL(resolve("node_modules/tsx/dist/loader.mjs")).href,
+      resolve("service/jobs/workers/runtime/main.ts"),
+      LEAKS,
+    ].join(" ");
+    cli = startCli(
+      ["--data", ":memory:", "--worker-memory", "192", "--handler", `acme/cmd-leaks=cmd:${command}`],
+      {
+        RUNPODKIT_API_KEYS: key,
+      },
+    );
+    const { restUrl, queueUrl } = await cli.ready;
+    const call = async <T>(url: string, body?: unknown) =>
+      (await (
+        await fetch(url, {
+          method: body === undefined ? "GET" : "POST",
+          headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+          ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        })
+      ).json()) as T;
+    const template = await call<{ id: string }>(`${restUrl}/templates`, {
+      name: "t",
+      imageName: "acme/cmd-leaks",
+      isServerless: true,
+    });
+    const endpoint = await call<{ id: string }>(`${restUrl}/endpoints`, {
+      name: "e",
+      templateId: template.id,
+      workersMin: 0,
+      workersMax: 1,
+    });
+    const { id } = await call<{ id: string }>(`${queueUrl}/v2/${endpoint.id}/run`, {
+      input: { kind: "buffer", mb: 320 },
+    });
+    const failed = await eventually(async () => {
+      const job = await call<JobStatus>(`${queueUrl}/v2/${endpoint.id}/status/${id}`);
+      return job.status === "IN_QUEUE" || job.status === "IN_PROGRESS" ? undefined : job;
+    }, 45_000);
+    expect(failed.status).toBe("FAILED");
+    expect(failed.error).toMatch(
+      /^worker \S+ was ended while running the job: its resident memory \(its process group's\) reached \d+ MiB, over the bound of 192 MiB a worker \(raise it if the handler needs more: --worker-memory <MiB>, config\.jobs\.workerMemoryBytes\)$/,
+    );
+    expect(cli.stderr()).toMatch(
+      /worker \S+ of endpoint \S+: its resident memory .* over the bound of 192 MiB a worker/,
+    );
+  }, 90_000);
 });
 
 describe("worker output echoed to the service's stderr is bounded (config.jobs.workerEchoBytesPerSecond)", () => {
