@@ -88,8 +88,8 @@ interface ManagedWorker {
   overMemory: string | null;
   /** Its stderr said V8 reached the heap limit the pool gave it (a SIGABRT exit follows). */
   heapOutOfMemory: boolean;
-  /** The echo's budget (bytes, may go below 0 by one line), when it was counted, lines not echoed. */
-  echo: { budget: number; at: number; dropped: number };
+  /** The echo's current second: when it began, bytes echoed in it, lines not echoed since the last note. */
+  echo: { since: number; used: number; dropped: number; note: Timer | null };
   exited: Promise<void>;
   markExited: () => void;
 }
@@ -278,7 +278,7 @@ export class WorkerPool implements WorkerRegistry {
       startOutput: [],
       overMemory: null,
       heapOutOfMemory: false,
-      echo: { budget: this.#options.workerEchoBytesPerSecond, at: this.#clock.now(), dropped: 0 },
+      echo: { since: this.#clock.now(), used: 0, dropped: 0, note: null },
       exited,
       markExited,
     };
@@ -622,27 +622,36 @@ export class WorkerPool implements WorkerRegistry {
   }
 
   /**
-   * Writes a worker's line to the service's stderr within workerEchoBytesPerSecond (a second's worth
-   * at once; one line may overdraw it): a flooding handler wrote 83 MB in 15 s there. Lines over it
-   * are counted, and the count said before the next line echoed (or as the worker exits).
+   * Writes a worker's line to the service's stderr within workerEchoBytesPerSecond, counted per second
+   * (the line that reaches the bound is still written whole): a flooding handler wrote 83 MB in 15 s
+   * there. Lines past it are counted, and the count said once, before the first line of a later second,
+   * as that second ends, or as the worker exits: at most one note a second, not one per line let through.
    */
   #echo(worker: ManagedWorker, text: string): void {
-    const rate = this.#options.workerEchoBytesPerSecond;
     const echo = worker.echo;
     const now = this.#clock.now();
-    echo.budget = Math.min(rate, echo.budget + (Math.max(0, now - echo.at) * rate) / 1_000);
-    echo.at = now;
-    if (echo.budget <= 0) {
+    if (now - echo.since >= 1_000 || now < echo.since) {
+      echo.since = now;
+      echo.used = 0;
+    }
+    if (echo.used >= this.#options.workerEchoBytesPerSecond) {
       echo.dropped++;
+      // A flood that then stops is still counted without waiting for the worker's next line.
+      echo.note ??= this.#clock.setTimer(echo.since + 1_000 - now, () => {
+        echo.note = null;
+        this.#echoDropped(worker);
+      });
       return;
     }
     this.#echoDropped(worker);
-    echo.budget -= Buffer.byteLength(text);
+    echo.used += Buffer.byteLength(text);
     process.stderr.write(text);
   }
 
   #echoDropped(worker: ManagedWorker): void {
     const { session, echo } = worker;
+    echo.note?.cancel();
+    echo.note = null;
     if (echo.dropped === 0) return;
     process.stderr.write(
       `[${session.id}] ...[${echo.dropped} line(s) not echoed here: over ${this.#options.workerEchoBytesPerSecond} bytes/s a worker (config.jobs.workerEchoBytesPerSecond); all are in its logs: runpodkit logs ${session.endpointId} --worker ${session.id}]\n`,
