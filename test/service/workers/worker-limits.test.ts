@@ -90,6 +90,39 @@ describe("a worker's memory is bounded (config.jobs.workerMemoryBytes)", () => {
     expect(harness.plane.book.find(id)?.lostRetries ?? 0).toBe(0);
   }, 60_000);
 
+  it("a worker over the bound before its first call is named in /health, its endpoint backs off, and its job waits", async () => {
+    const clock = new ManualClock();
+    h = await startHarness({
+      clock,
+      config: {
+        handlers: { "acme/big-model": resolve("test/service/workers/fixtures/leaks-at-import.mts") },
+        workerMemoryBytes: BOUND,
+        memoryWatchMs: 1_000,
+      },
+    });
+    const harness = h;
+    const ep = harness.endpoint("acme/big-model", { env: { LEAK_MB: "320" } });
+    const run = await harness.call("POST", `/v2/${ep.id}/run`, { body: { input: {} } });
+    const id = (run.body as { id: string }).id;
+    const issue = await eventually(async () => {
+      const health = (await harness.call("GET", `/v2/${ep.id}/health`)).body as {
+        startIssue?: { reason: string };
+      };
+      if (health.startIssue) return health.startIssue;
+      // Not past the back-off of a start that failed: only the memory watch's readings.
+      if (harness.plane.pool.mayStart(ep.id)) await clock.advance(1_000);
+      return undefined;
+    }, 30_000);
+    expect(issue.reason).toMatch(
+      /^worker (\S+) was ended before its first call: its resident memory \(its process group's\) reached \d+ MiB, over the bound of 192 MiB a worker \(raise it if the handler needs more: --worker-memory <MiB>, config\.jobs\.workerMemoryBytes\); its logs: runpodkit logs \S+ --worker \1$/,
+    );
+    // It backs off as a crash at start does, instead of starting the same leak again at once.
+    expect(harness.plane.pool.mayStart(ep.id)).toBe(false);
+    expect(((await harness.call("GET", `/v2/${ep.id}/status/${id}`)).body as JobStatus).status).toBe(
+      "IN_QUEUE",
+    );
+  }, 60_000);
+
   it("refuses a bound no worker could start under", async () => {
     await expect(startHarness({ config: { workerMemoryBytes: 1_000 } })).rejects.toThrow(
       /^config\.jobs\.workerMemoryBytes: expected null or a whole number of bytes of at least 67108864, got 1000$/,
