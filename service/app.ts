@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import { consolePlugin } from "./console/index";
 import type { Accounts } from "./edge/auth";
 import type { FastPath } from "./edge/fast-path";
+import type { HostPolicy } from "./edge/hosts";
 import { type ConnectionLimits, edgeServer } from "./edge/server";
 import type { Management } from "./management";
 import { graphqlPlugin } from "./management/graphql/index";
@@ -29,6 +30,8 @@ export interface AppParts {
   afterManagementLoad?: () => void;
   /** How long a client may take to send a request (edge/server.ts; default: Node's own bounds). */
   connections?: ConnectionLimits;
+  /** The Host names answered (edge/hosts.ts); null or absent: any. */
+  hosts?: HostPolicy;
 }
 
 /**
@@ -44,8 +47,9 @@ export function buildApp({
   managementBodyLimit,
   afterManagementLoad,
   connections,
+  hosts = null,
 }: AppParts): FastifyInstance {
-  const app = edgeServer(jobs.fast ?? undefined, connections);
+  const app = edgeServer(jobs.fast ?? undefined, connections, hosts);
   const wire = { accounts, management, bodyLimit: managementBodyLimit, afterLoad: afterManagementLoad };
   app.register(restPlugin(wire), { prefix: "/v1" });
   app.register(graphqlPlugin(wire));

@@ -6,6 +6,7 @@ import {
   openSync,
   readFileSync,
   readSync,
+  realpathSync,
   type Stats,
   statSync,
   unlinkSync,
@@ -140,59 +141,160 @@ export function openDatabase(
 }
 
 /**
- * One service per store file: `<file>.lock` holds the pid of the process that has it open (0600,
- * removed on close), then, on Linux, what tells that process from a later one given the same pid
- * (processIdentity). A second service on the same file would requeue the first's running jobs as if
- * it had stopped, run them again, and start its own workers for every endpoint; it is refused,
- * naming the first. A lock whose process is gone (killed) is taken over, as is one whose pid another
- * process has since been given (after a reboot, or in a container restarted). The same process may
- * open its store again (tests reopen one in-process to play a restart).
+ * One service per store file. A second service on the same file would requeue the first's running
+ * jobs as if it had stopped, run them again, and start its own workers for every endpoint; it is
+ * refused, naming the first.
+ *
+ * What excludes it is a lock the kernel holds for this process: `<file>.lock.sqlite`, an empty SQLite
+ * file held in an exclusive transaction while the store is open (SQLite's fcntl lock; node has no
+ * flock). The kernel drops it when the process dies however it dies, so there is no stale lock to take
+ * over: the pid file this replaced could be taken over by two services at once, each removing the
+ * other's. The file is never removed (a service could lock a removed file while the next one creates
+ * another); this process must never open and close it through node:fs, which would drop the lock.
+ *
+ * `<file>.lock` still holds the pid of the process that has the store open (0600, removed on close),
+ * then what tells that process from a later one given the same pid (processIdentity): it names the
+ * holder in the refusal, and excludes an older runpodkit (which knows only that file) both ways.
+ * The same process may open its store again (tests reopen one in-process to play a restart): they
+ * share the lock, released with the last close.
  */
 function storeLock(path: string): () => void {
+  const key = realpathSync(path);
+  const shared = heldLocks.get(key);
+  if (shared) {
+    shared.count++;
+    return once(() => shared.release());
+  }
   const lock = `${path}.lock`;
+  const kernel = kernelLock(path, lock);
+  try {
+    pidLock(lock);
+  } catch (error) {
+    kernel.close();
+    throw error;
+  }
   const own = String(process.pid);
-  for (let attempt = 0; ; attempt++) {
-    try {
-      const fd = openSync(lock, "wx", STORE_FILE_MODE);
+  const held = {
+    count: 1,
+    release: () => {
+      if (--held.count > 0) return;
+      heldLocks.delete(key);
       try {
-        writeSync(fd, `${own}\n${processIdentity(process.pid)}\n`);
+        if (readFileSync(lock, "utf8").split("\n")[0]?.trim() === own) unlinkSync(lock);
+      } catch {
+        // Already gone.
       } finally {
-        closeSync(fd);
+        // Last: the next service may take the store once this is closed.
+        kernel.close();
       }
-      return () => {
-        try {
-          if (readFileSync(lock, "utf8").split("\n")[0]?.trim() === own) unlinkSync(lock);
-        } catch {
-          // Already gone.
-        }
-      };
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST" || attempt > 0) throw error;
-    }
-    let holder = Number.NaN;
-    let identity = "";
-    try {
-      const [pid = "", recorded = ""] = readFileSync(lock, "utf8").split("\n");
-      holder = Number(pid.trim());
-      identity = recorded.trim();
-    } catch {
-      // Removed meanwhile: try again.
-    }
-    // This process's own lock (a store opened again in-process). Not one a killed process left under
-    // the pid this one now has (a container restarted): kept, its old identity would let a second
-    // service take this one's store as stale.
-    if (holder === process.pid && holds(holder, identity)) return () => {};
-    if (holder !== process.pid && Number.isInteger(holder) && holder > 0 && holds(holder, identity)) {
+    },
+  };
+  heldLocks.set(key, held);
+  return once(() => held.release());
+}
+
+/** The store locks this process holds, by the store's real path, with how many opens share each. */
+const heldLocks = new Map<string, { count: number; release: () => void }>();
+
+/** `fn`, run at most once however often it is called. */
+function once(fn: () => void): () => void {
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    fn();
+  };
+}
+
+/** How long a start waits for the kernel's lock (see kernelLock). */
+const KERNEL_LOCK_WAIT_MS = 1000;
+
+/** SQLite's "database is locked": another connection holds the lock asked for. */
+const SQLITE_BUSY = 5;
+
+/**
+ * Takes the kernel's lock on `<path>.lock.sqlite` for this process (see storeLock), or refuses,
+ * naming the holder from the pid file `lock` where it tells.
+ */
+function kernelLock(path: string, lock: string): DatabaseSync {
+  const file = `${lock}.sqlite`;
+  // The timeout: of two services starting at the same moment, each may hold SQLite's shared lock as
+  // it asks for the exclusive one; the one refused drops its shared lock, and the other, waiting for
+  // that, takes it. Without it both are refused. A refused start waits this long.
+  const db = new DatabaseSync(file);
+  try {
+    // A pragma, not the constructor's `timeout` option, which the lowest supported Node may lack.
+    db.exec(`PRAGMA busy_timeout = ${KERNEL_LOCK_WAIT_MS}`);
+    // Never ended, so held until close; it writes nothing (no journal file appears).
+    db.exec("BEGIN EXCLUSIVE");
+    // SQLite creates it with the umask's mode; it holds nothing, but the store's files are all 0600.
+    chmodSync(file, STORE_FILE_MODE);
+    return db;
+  } catch (error) {
+    db.close();
+    const errcode = (error as { errcode?: unknown } | null)?.errcode;
+    // Matched by words too: an older node:sqlite may not give the code.
+    const busy =
+      typeof errcode === "number"
+        ? (errcode & 0xff) === SQLITE_BUSY
+        : /database is locked/.test(error instanceof Error ? error.message : "");
+    if (busy) {
+      const holder = recordedHolder(lock);
       throw new Error(
-        `it is in use by another runpodkit service (pid ${holder}): stop that one, or give this one another --data (two services on one store would run each other's jobs again); if no such service runs, delete ${lock}`,
+        `it is in use by another runpodkit service${holder ? ` (pid ${holder})` : ""}: stop that one, or give this one another --data (two services on one store would run each other's jobs again)`,
       );
     }
-    // Its process is gone (killed, or a crash): the lock is stale.
-    try {
-      unlinkSync(lock);
-    } catch {
-      // Removed meanwhile.
-    }
+    throw new StoreOpenError(path, `its lock file ${file} cannot be used: ${reasonOf(error)}`, {
+      cause: error,
+    });
+  }
+}
+
+/**
+ * Writes this process's pid and identity to the pid file `lock`, under the kernel's lock: a file
+ * there is a killed service's, unless it names a live process (an older runpodkit, which takes no
+ * kernel lock), which is refused as the kernel's lock refuses.
+ */
+function pidLock(lock: string): void {
+  const holder = recordedHolder(lock, true);
+  if (holder !== null && holder !== process.pid) {
+    throw new Error(
+      `it is in use by another runpodkit service (pid ${holder}): stop that one, or give this one another --data (two services on one store would run each other's jobs again)`,
+    );
+  }
+  try {
+    unlinkSync(lock);
+  } catch {
+    // None there.
+  }
+  // wx: not through a symlink planted there meanwhile.
+  const fd = openSync(lock, "wx", STORE_FILE_MODE);
+  try {
+    writeSync(fd, `${process.pid}\n${processIdentity(process.pid)}\n${KERNEL_LOCKED}\n`);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * The pid file's third line where the kernel's lock guarded its writer: found by a process holding
+ * that lock, it is a killed service's, whatever its pid is now (where no identity tells, a pid given
+ * again would otherwise refuse every start).
+ */
+const KERNEL_LOCKED = "kernel-locked";
+
+/**
+ * The pid the pid file `lock` names, while that process is still the one that wrote it; else null.
+ * `unlockedOnly`: null for a file a kernel-locked service wrote.
+ */
+function recordedHolder(lock: string, unlockedOnly = false): number | null {
+  try {
+    const [pid = "", recorded = "", marker = ""] = readFileSync(lock, "utf8").split("\n");
+    if (unlockedOnly && marker.trim() === KERNEL_LOCKED) return null;
+    const holder = Number(pid.trim());
+    return Number.isInteger(holder) && holder > 0 && holds(holder, recorded.trim()) ? holder : null;
+  } catch {
+    return null;
   }
 }
 

@@ -14,6 +14,7 @@ export type ErrorCode =
   | "RATE_LIMITED"
   | "UNSUPPORTED" // e.g. queue operations on a load-balancing endpoint
   | "NOT_IMPLEMENTED"
+  | "HOST_NOT_ALLOWED" // the Host header names none of the service's names (DNS rebinding: edge/hosts.ts)
   | "UNAVAILABLE"; // the service cannot take this now (memory budget, the store refusing writes): retry later
 
 export class ServiceError extends Error {

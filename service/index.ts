@@ -7,6 +7,7 @@ import { type Clock, SystemClock } from "./clock";
 import { DEFAULT_CONFIG, type ServiceConfig } from "./config";
 import { openDatabase, StoreOpenError, sqliteReason } from "./db";
 import { Accounts } from "./edge/auth";
+import { hostPolicy } from "./edge/hosts";
 import { DEFAULT_HOST, isLoopback, listeningUrl } from "./edge/server";
 import { EventBus } from "./event-bus";
 import {
@@ -83,6 +84,9 @@ export interface RunningService {
 export async function startService(options: StartServiceOptions): Promise<RunningService> {
   if (options.apiKeys.length === 0) throw new Error("startService: at least one API key is required");
   const config = { ...DEFAULT_CONFIG, ...options.config };
+  const host = options.host ?? DEFAULT_HOST;
+  // Which Host names are answered (edge/hosts.ts): refused here, before the store opens, if not names.
+  const hosts = hostPolicy(host, config.allowedHosts, isLoopback(host));
   // Decided before the store is restored (a large queue makes the heap large), applied once listening.
   const favourMemory = config.favourMemoryOverSpeed && heapIsSmall() && !youngGenerationSizedAtStart();
   const data = options.data ?? ":memory:";
@@ -128,13 +132,13 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
     jobs,
     managementBodyLimit: config.managementBodyLimit,
     connections: config.connections,
+    hosts,
     // The management routes load with their first request: that load's garbage is released as the start's is.
     afterManagementLoad: config.releaseStartupMemory
       ? () => setImmediate(() => releaseStartupMemory()).unref()
       : undefined,
   });
   try {
-    const host = options.host ?? DEFAULT_HOST;
     if (!isLoopback(host)) {
       process.stderr.write(
         `runpodkit: warning: listening on ${host}, not on loopback: anyone who can reach this address can call the service (and its keys travel unencrypted over HTTP); see SECURITY.md\n`,

@@ -10,7 +10,8 @@ export const LOGS_USAGE =
   "usage: runpodkit logs <endpoint id> [--worker <id>] [--job <id>] [--since <ms|ISO time>] [--limit <n>] [--follow] [--json] [--url <job API base> | --data <file>]\n" +
   "  prints the newest --limit kept lines (default and at most 10000), oldest first; --follow keeps printing new ones\n" +
   "  reads RUNPOD_API_KEY; the service is --url (the job API base, e.g. http://127.0.0.1:8080/v2), else RUNPOD_BASE_URL,\n" +
-  "  else the service running on --data (default .data/runpodkit.sqlite: the address it wrote beside it), else http://127.0.0.1:8080/v2";
+  "  else the service running on --data (default .data/runpodkit.sqlite: the address it wrote beside it), else http://127.0.0.1:8080/v2\n" +
+  "  if a runpodkit service answers there (asked without the key first: the key is never sent to another server)";
 
 /** Where no --url, RUNPOD_BASE_URL or running service of the store says otherwise. */
 const FALLBACK_BASE_URL = "http://127.0.0.1:8080/v2";
@@ -32,6 +33,22 @@ function jobApiBase(source: string) {
     protocol: /^https?$/,
     error: `${source} is not an http(s) URL: the job API base, e.g. http://127.0.0.1:8080/v2`,
   });
+}
+
+/**
+ * How the fallback address is confirmed before the key goes there: its unauthenticated
+ * /v1/openapi.json names a runpodkit service (service/management/rest/openapi.ts's title). Bounded
+ * in time and size: whatever listens there may be anything.
+ */
+const PROBE_PATH = "/v1/openapi.json";
+const PROBE_TITLE = "runpodkit local service";
+const PROBE_TIMEOUT_MS = 5_000;
+const PROBE_MAX_BYTES = 2 * 1024 * 1024;
+const OpenApiTitle = z.object({ info: z.object({ title: z.string().max(200) }) });
+
+/** Options for tests: the address tried when nothing names the service (default http://127.0.0.1:8080/v2). */
+export interface LogsOptions {
+  fallbackBaseUrl?: string;
 }
 
 /** The route's largest `limit`: the CLI asks for all it may by default ("what is kept"). */
@@ -68,6 +85,7 @@ export async function logsCommand(
   args: string[],
   out: (line: string) => void = console.log,
   warn: (line: string) => void = console.error,
+  options: LogsOptions = {},
 ): Promise<LogsOutcome> {
   const { values, positionals } = parseLogsArgs(args);
   if (values.help) {
@@ -96,8 +114,28 @@ export async function logsCommand(
   }
   const query = new URLSearchParams();
   for (const [name, value] of Object.entries(flags)) if (value !== undefined) query.set(name, value);
-  const { base: given, source } = serviceBase(values.url, values.data, env.data.RUNPOD_BASE_URL, warn);
+  const fallback = options.fallbackBaseUrl ?? FALLBACK_BASE_URL;
+  const { base: given, source } = serviceBase(
+    values.url,
+    values.data,
+    env.data.RUNPOD_BASE_URL,
+    fallback,
+    warn,
+  );
   const base = given.replace(/\/+$/, "");
+  // Nothing the user gave or trusts names this address: whatever listens there (another user's
+  // process, any local server) gets the key only once it has answered as a runpodkit service.
+  if (source === "fallback") {
+    const origin = new URL(base).origin;
+    const doubt = await notRunpodkit(origin);
+    if (doubt !== null)
+      throw new Error(
+        `logs: RUNPOD_API_KEY was not sent to ${origin}: ${doubt}, so it is not known to be a runpodkit service (give --url <job API base> to name the service, or --data <file> for the store it was started with)`,
+      );
+    warn(
+      `runpodkit: logs: ${origin} answers as a runpodkit service (its ${PROBE_PATH}); reading the logs there`,
+    );
+  }
   const url = `${base}/${encodeURIComponent(endpointId)}/logs?${query}`;
   const reply = await request(url, {
     method: "GET",
@@ -151,8 +189,9 @@ function serviceBase(
   url: string | undefined,
   data: string | undefined,
   envUrl: string | undefined,
+  fallback: string,
   warn: (line: string) => void,
-): { base: string; source?: "--url" | "RUNPOD_BASE_URL" } {
+): { base: string; source?: "--url" | "RUNPOD_BASE_URL" | "fallback" } {
   if (url !== undefined) {
     if (data !== undefined) throw new Error(`logs: give --url or --data, not both\n${LOGS_USAGE}`);
     const checked = UrlFlag.safeParse(url);
@@ -163,9 +202,43 @@ function serviceBase(
   const lookup = readServiceAddress(data ?? defaultDataPath());
   if ("address" in lookup) return { base: `${lookup.address.queueUrl}/v2` };
   warn(
-    `runpodkit: logs: ${lookup.missing}; trying ${FALLBACK_BASE_URL} (give --url <job API base> for another service, or --data <file> for the store the service was started with)`,
+    `runpodkit: logs: ${lookup.missing}; trying ${fallback} if a runpodkit service answers there (give --url <job API base> for another service, or --data <file> for the store the service was started with)`,
   );
-  return { base: FALLBACK_BASE_URL };
+  return { base: fallback, source: "fallback" };
+}
+
+/**
+ * Null when `origin` answers GET /v1/openapi.json (no key sent) as a runpodkit service; else what it
+ * did instead. Never throws.
+ */
+async function notRunpodkit(origin: string): Promise<string | null> {
+  try {
+    const reply = await request(`${origin}${PROBE_PATH}`, {
+      method: "GET",
+      headersTimeout: PROBE_TIMEOUT_MS,
+      bodyTimeout: PROBE_TIMEOUT_MS,
+    });
+    if (reply.statusCode !== 200) {
+      await reply.body.dump();
+      return `GET ${PROBE_PATH} answered ${reply.statusCode}`;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of reply.body) {
+      size += (chunk as Buffer).length;
+      if (size > PROBE_MAX_BYTES) {
+        reply.body.destroy();
+        return `GET ${PROBE_PATH} answered more than ${PROBE_MAX_BYTES} bytes`;
+      }
+      chunks.push(chunk as Buffer);
+    }
+    const spec = OpenApiTitle.safeParse(safeJson(Buffer.concat(chunks).toString("utf8")));
+    return spec.success && spec.data.info.title.startsWith(PROBE_TITLE)
+      ? null
+      : `GET ${PROBE_PATH} did not answer a runpodkit service's API description`;
+  } catch (error) {
+    return `it cannot be reached (${messageOfError(error)})`;
+  }
 }
 
 /** What to tell the user when the service ended a followed stream, and how to read on. */

@@ -22,13 +22,17 @@ const MIB = 1024 * 1024;
 /** The pool's smallest bound (workers/pool.ts), in MiB; the most a flag may say: 1 TiB, to refuse a typo. */
 const MIN_WORKER_MEMORY_MIB = 64;
 const MAX_WORKER_MEMORY_MIB = 1024 * 1024;
-const USAGE = `usage: ${API_KEYS_ENV}=<k1>,<k2> runpodkit [serve] [--port <p>] [--host <address>] [--api-key-file <file>] [--api-key <k> ...] [--data <file>|:memory:] [--handler <image>=<module-or-command> ...] [--max-workers <n>] [--worker-memory <MiB>|none]
+const USAGE = `usage: ${API_KEYS_ENV}=<k1>,<k2> runpodkit [serve] [--port <p>] [--host <address>] [--allowed-host <name> ...] [--api-key-file <file>] [--api-key <k> ...] [--data <file>|:memory:] [--handler <image>=<module-or-command> ...] [--max-workers <n>] [--worker-memory <MiB>|none]
        ${LOGS_USAGE.replace(/^usage: /, "")}
   Account keys come from ${API_KEYS_ENV} (comma-separated), --api-key-file (one key per line) or
   --api-key (visible to every user of the machine in \`ps\`); at least one is required. A key file's
   line "<further key> = <account key>" gives that account a further key (to rehearse a key rotation).
   --port: default 0, a free port (the ready line on stdout names it).
   --host: the address to listen on (default 127.0.0.1; any other is warned about, see SECURITY.md).
+  --allowed-host: a further name (or address) requests may be addressed to (their Host header); repeatable.
+  Bound to loopback, the service answers only localhost, 127.0.0.1, [::1] and these (others: 421), so a
+  web page that points its own name at 127.0.0.1 (DNS rebinding) reads nothing; elsewhere, any given
+  switch that check on.
   --data: the SQLite store (default .data/runpodkit.sqlite), one service at a time; :memory: keeps nothing.
   Once listening, the service writes its URLs (never a key) to <store>.address.json, where runpodkit logs finds them.
   ${STORE_KEY_ENV}: the key sealing the store's secrets (default: the key file <store>.key, made 0600).
@@ -133,6 +137,7 @@ async function main(): Promise<void> {
     data: values.data,
     storeKey,
     config: {
+      allowedHosts: values["allowed-host"] ?? [],
       jobs: {
         handlers,
         ...(maxWorkers === undefined ? {} : { maxWorkers }),
@@ -176,6 +181,7 @@ function parseFlags(args: string[]) {
       options: {
         port: { type: "string", default: "0" },
         host: { type: "string", default: "127.0.0.1" },
+        "allowed-host": { type: "string", multiple: true },
         "api-key": { type: "string", multiple: true },
         "api-key-file": { type: "string", multiple: true },
         data: { type: "string", default: DEFAULT_DATA },

@@ -44,7 +44,16 @@ export function writeServiceAddress(data: string, address: ServiceAddress): void
   const temporary = `${file}.${process.pid}.tmp`;
   // Created anew ("wx"): a file or symlink someone else put at this predictable name (a store in a
   // shared directory such as /tmp) is never written through.
-  const fd = openSync(temporary, "wx", 0o600);
+  let fd: number;
+  try {
+    fd = openSync(temporary, "wx", 0o600);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    // Left by a killed service that had this pid (a container restarted), or planted: removed (a
+    // symlink itself, never its target) and created anew, once (a second EEXIST is someone racing).
+    unlinkSync(temporary);
+    fd = openSync(temporary, "wx", 0o600);
+  }
   try {
     try {
       writeSync(fd, `${JSON.stringify(ServiceAddress.parse(address))}\n`);

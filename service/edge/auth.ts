@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, timingSafeEqual } from "node:crypto";
 import { ServiceError } from "../errors";
 
 /**
@@ -8,6 +8,10 @@ import { ServiceError } from "../errors";
  * or a Bearer header), the job API and the worker protocol (the raw key, as the real workers send it).
  */
 export class Accounts {
+  /**
+   * Accounts by their keys' digests (keyDigest), never by the keys: a lookup compares digests, so how
+   * long it takes says nothing about how much of a key a guess got right.
+   */
   readonly #byKey = new Map<string, string>();
 
   /**
@@ -15,19 +19,19 @@ export class Accounts {
    * several keys, as the real service has, so a key rotation can be rehearsed.
    */
   constructor(apiKeys: readonly string[], sameAccount: Readonly<Record<string, string>> = {}) {
-    for (const key of apiKeys) this.#byKey.set(key, accountIdOf(key));
+    for (const key of apiKeys) this.#byKey.set(keyDigest(key), accountIdOf(key));
     for (const [key, of] of Object.entries(sameAccount)) {
-      const accountId = this.#byKey.get(of);
+      const accountId = this.#byKey.get(keyDigest(of));
       if (accountId === undefined)
         throw new Error("Accounts: a further key names a key that is not an account's");
-      if (!this.#byKey.has(key)) this.#byKey.set(key, accountId);
+      if (!this.#byKey.has(keyDigest(key))) this.#byKey.set(keyDigest(key), accountId);
     }
   }
 
   /** The account of a raw key or of an `Authorization` value with or without `Bearer `. */
   resolve(credential: string | undefined | null): string | undefined {
     if (!credential) return undefined;
-    return this.#byKey.get(bareKey(credential));
+    return this.#byKey.get(keyDigest(bareKey(credential)));
   }
 
   /** The account, or UNAUTHORIZED. The key never appears in the error. */
@@ -62,6 +66,21 @@ export function bareKey(credential: string): string {
     }
   }
   return credential.replace(/^Bearer\s+/i, "").trim();
+}
+
+/** A key's SHA-256 (base64): the fixed-length form keys are looked up and compared in. */
+export function keyDigest(key: string): string {
+  return createHash("sha256").update(key).digest("base64");
+}
+
+/**
+ * Whether two keys are the same, in a time that depends on neither (timingSafeEqual over their
+ * equal-length digests), where `===` stops at the first differing character.
+ */
+export function sameKey(given: string, expected: string): boolean {
+  const a = createHash("sha256").update(given).digest();
+  const b = createHash("sha256").update(expected).digest();
+  return timingSafeEqual(a, b);
 }
 
 export function accountIdOf(apiKey: string): string {

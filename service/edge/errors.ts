@@ -1,3 +1,5 @@
+import { maxHeaderSize, STATUS_CODES } from "node:http";
+import type { Socket } from "node:net";
 import type { FastifyError, FastifyInstance } from "fastify";
 import FindMyWay from "find-my-way";
 import { ZodError } from "zod";
@@ -28,6 +30,7 @@ export const STATUS_OF: Record<ErrorCode, number> = {
   RATE_LIMITED: 429,
   UNSUPPORTED: 400,
   NOT_IMPLEMENTED: 501,
+  HOST_NOT_ALLOWED: 421,
   UNAVAILABLE: 503,
 };
 
@@ -128,6 +131,9 @@ const API_PREFIX = /^\/(v1|v2|graphql|console)(\/|$)/;
 const API_MAP =
   "this service answers REST under /v1, the job API under /v2/{endpoint id}, GraphQL at /graphql, the console at /console/";
 
+/** The longest path a not-found or method-not-allowed message repeats whole; a longer one is cut. */
+const MAX_SHOWN_PATH_CHARS = 200;
+
 /** Fastify's limit of one path parameter (find-my-way's maxParamLength): no id comes near it. */
 const MAX_PATH_PARAMETER_CHARS = 100;
 
@@ -166,10 +172,21 @@ export function installErrorHandling(app: FastifyInstance): void {
     }
   });
   app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split("?")[0];
-    const allowed = ROUTE_METHODS.filter(
-      (method) => method !== request.method && routes.find(method, request.url) !== null,
-    );
+    // Shown in the reply cut to MAX_SHOWN_PATH_CHARS: a URL may be as long as Node's 16 KB header
+    // limit, and a refusal costs no more than the request.
+    const fullPath = request.url.split("?")[0] ?? "";
+    const path =
+      fullPath.length <= MAX_SHOWN_PATH_CHARS
+        ? fullPath
+        : `${fullPath.slice(0, MAX_SHOWN_PATH_CHARS)}… (${fullPath.length} characters)`;
+    // A route of this very method matched and its handler found nothing there (a wildcard route's
+    // `callNotFound`, e.g. /v1/docs/<no such file>): 404, not 405 naming the HEAD or GET twin.
+    const routed = routes.find(request.method as "GET", request.url) !== null;
+    const allowed = routed
+      ? []
+      : ROUTE_METHODS.filter(
+          (method) => method !== request.method && routes.find(method, request.url) !== null,
+        );
     if (allowed.length > 0) {
       const refusal: Refusal = {
         code: "METHOD_NOT_ALLOWED",
@@ -181,10 +198,93 @@ export function installErrorHandling(app: FastifyInstance): void {
         .send(body(wireOf(request.url), refusal));
     }
     // A path under none of the APIs is most often a client's base URL without its /v1 or /v2.
-    const where = API_PREFIX.test(path ?? "") ? "" : ` (${API_MAP})`;
-    const refusal: Refusal = { code: "NOT_FOUND", message: `no route ${request.method} ${path}${where}` };
+    const where = API_PREFIX.test(fullPath) ? "" : ` (${API_MAP})`;
+    const message = routed
+      ? `nothing at ${request.method} ${path}`
+      : `no route ${request.method} ${path}${where}`;
+    const refusal: Refusal = { code: "NOT_FOUND", message };
     return reply.code(404).send(body(wireOf(request.url), refusal));
   });
+}
+
+/** What a clientError handler needs of the server's bounds, to name them in a 408. */
+export interface RequestBounds {
+  requestTimeoutMs: number;
+  headersTimeoutMs: number;
+}
+
+/**
+ * Node's refusals of a connection before Fastify sees a request (`clientError`): a request line or
+ * headers that are not HTTP (400), headers past Node's size limit (431), a request not received within
+ * the bounds (408). Answered in the wire's error shape ({message, code} like every other refusal, not
+ * Fastify's {error, message, statusCode}); null when nothing is to be written (a reset connection).
+ */
+export function clientErrorReply(
+  error: { code?: string | undefined },
+  url: string | undefined,
+  bounds: RequestBounds,
+): { status: number; body: object } | null {
+  if (error.code === "ECONNRESET") return null;
+  const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
+  const [status, refusal]: [number, Refusal] =
+    error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+      ? [
+          408,
+          {
+            code: "VALIDATION",
+            message: `request: not received in time (headers within ${seconds(bounds.headersTimeoutMs)}, the whole request within ${seconds(bounds.requestTimeoutMs)}); the connection is closed`,
+            field: "request",
+          },
+        ]
+      : error.code === "HPE_HEADER_OVERFLOW"
+        ? [
+            431,
+            {
+              code: "PAYLOAD_TOO_LARGE",
+              message: `headers: larger than the ${maxHeaderSize} bytes this server takes (Node's --max-http-header-size); the connection is closed`,
+              field: "headers",
+            },
+          ]
+        : [
+            400,
+            {
+              // Node's parser code (e.g. HPE_INVALID_METHOD) names the fault without echoing the bytes.
+              code: "VALIDATION",
+              message: `request: not valid HTTP/1.1 (${/^[A-Z_]{1,40}$/.test(error.code ?? "") ? error.code : "unreadable"}); the connection is closed`,
+              field: "request",
+            },
+          ];
+  // The request's URL is known once its headers were read (a 408 on a trickled body): its wire's shape.
+  return { status, body: body(url === undefined ? "rest" : wireOf(url), refusal) };
+}
+
+/**
+ * The server's `clientError` handler (Fastify's clientErrorHandler): writes clientErrorReply's answer
+ * unless the socket is gone or a reply of its own was already started on it (a half-written reply
+ * must not get a second status line), then closes the connection. Never throws: it runs on the
+ * socket's error path, where a throw would take the process down.
+ */
+export function handleClientError(bounds: RequestBounds) {
+  return (error: Error & { code?: string }, socket: Socket): void => {
+    try {
+      if (socket.destroyed) return;
+      // Node keeps the in-flight response on the socket; its request says which wire this was.
+      const inFlight = (
+        socket as Socket & { _httpMessage?: { headersSent?: boolean; req?: { url?: string } } }
+      )._httpMessage;
+      const answer = clientErrorReply(error, inFlight?.req?.url, bounds);
+      if (answer !== null && socket.writable && !inFlight?.headersSent) {
+        const json = JSON.stringify(answer.body);
+        socket.write(
+          `HTTP/1.1 ${answer.status} ${STATUS_CODES[answer.status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(json)}\r\nconnection: close\r\n\r\n${json}`,
+        );
+      }
+      socket.destroy();
+    } catch {
+      // Nothing more can be said on this connection.
+      if (!socket.destroyed) socket.destroy();
+    }
+  };
 }
 
 /** Removes `api_key=...` from a URL so it can be logged or echoed. */

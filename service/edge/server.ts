@@ -1,4 +1,4 @@
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { isIP } from "node:net";
 import Fastify, {
   type FastifyBaseLogger,
@@ -8,8 +8,9 @@ import Fastify, {
   LogController,
 } from "fastify";
 import { boundedJsonBodies, refuseCompressedBodies, SERVER_BODY_LIMIT } from "./body";
-import { frameworkErrorReply, installErrorHandling, redactUrl } from "./errors";
+import { frameworkErrorReply, handleClientError, installErrorHandling, redactUrl } from "./errors";
 import type { FastPath } from "./fast-path";
+import { type HostPolicy, hostAllowed, refuseHost } from "./hosts";
 
 /**
  * Fastify's JSON-schema compilers (ajv, fast-json-stringify) are never built: every route parses its
@@ -37,13 +38,17 @@ export const WITHOUT_JSON_SCHEMAS = {
 export function edgeServer(
   fast?: FastPath,
   limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
+  hosts: HostPolicy = null,
 ): FastifyInstance {
   const app = Fastify({
-    // A node:http server with the request bounds below, whose handler offers each request to the
-    // fast routes first (see fast-path.ts) when there are any, set up as Fastify sets up its own.
-    serverFactory: boundedServer(fast, limits),
+    // A node:http server with the request bounds below, refusing a Host outside `hosts` (hosts.ts),
+    // whose handler offers each request to the fast routes first (see fast-path.ts) when there are
+    // any, set up as Fastify sets up its own.
+    serverFactory: boundedServer(fast, limits, hosts),
     requestTimeout: limits.requestTimeoutMs,
     bodyLimit: SERVER_BODY_LIMIT,
+    // Node's own 400/408/431 (before any route) in the service's error shape (errors.ts).
+    clientErrorHandler: handleClientError(limits),
     frameworkErrors: (error, request, reply) => {
       const { status, body } = frameworkErrorReply(error, request.raw.url ?? "/");
       // Typed for routes with reply schemas, which this service never declares.
@@ -101,19 +106,29 @@ export const DEFAULT_CONNECTION_LIMITS: Readonly<ConnectionLimits> = {
  * A node:http server with `limits`, offering each request to `fast` first when given, set up as
  * Fastify sets up its own (keep-alive, idle timeout).
  */
-function boundedServer(fast: FastPath | undefined, limits: ConnectionLimits): FastifyServerFactory<Server> {
+function boundedServer(
+  fast: FastPath | undefined,
+  limits: ConnectionLimits,
+  hosts: HostPolicy,
+): FastifyServerFactory<Server> {
   return (handler, options) => {
+    const served = fast
+      ? (req: IncomingMessage, res: ServerResponse) => {
+          if (!fast.serve(req, res)) handler(req, res);
+        }
+      : handler;
     const server = createServer(
       {
         requestTimeout: limits.requestTimeoutMs,
         headersTimeout: limits.headersTimeoutMs,
         connectionsCheckingInterval: limits.checkIntervalMs,
       },
-      fast
-        ? (req, res) => {
-            if (!fast.serve(req, res)) handler(req, res);
-          }
-        : handler,
+      hosts === null
+        ? served
+        : (req, res) => {
+            if (hostAllowed(hosts, req.headers.host)) served(req, res);
+            else refuseHost(req, res);
+          },
     );
     const { keepAliveTimeout, connectionTimeout } = options;
     if (typeof keepAliveTimeout === "number") server.keepAliveTimeout = keepAliveTimeout;

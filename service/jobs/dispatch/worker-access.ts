@@ -1,5 +1,5 @@
 import type { Accounts } from "../../edge/auth";
-import { bareKey } from "../../edge/auth";
+import { bareKey, sameKey } from "../../edge/auth";
 import { notFound, ServiceError } from "../../errors";
 import type { EndpointDirectory } from "../../planes";
 import type { Dispatcher, WorkerSession } from "./dispatcher";
@@ -29,7 +29,7 @@ export class WorkerAccess {
   session(endpointId: string, workerId: string, authorization: string | undefined): WorkerSession {
     const credential = bareKey(authorization ?? "");
     const existing = this.#dispatcher.session(endpointId, workerId);
-    if (existing && existing.key !== null && credential === existing.key) return existing;
+    if (existing && existing.key !== null && sameKey(credential, existing.key)) return existing;
     const accountId = this.#accounts.resolve(credential);
     if (!accountId) throw new ServiceError("UNAUTHORIZED", "Unauthorized: unknown worker or key");
     if (!this.#endpoints.get(accountId, endpointId)) throw notFound("endpoint", endpointId);

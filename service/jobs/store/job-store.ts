@@ -229,6 +229,11 @@ export class JobStore implements InputSource {
   readonly #rows = new RowIndex();
   /** Jobs given a row (`storeRow`) whose row is not written yet, by row. */
   #unwritten = new Map<number, Job>();
+  /**
+   * New /run jobs whose first write the database refused: the /run waiting for it answers 503 and
+   * withdraws the job (JobService), and remove() logs that it is not kept.
+   */
+  #refusedRuns = new Set<string>();
   /** What the scan at start found, until the job plane takes it (`startup`). */
   #startup: StoreStartup | null;
   /**
@@ -448,6 +453,9 @@ export class JobStore implements InputSource {
 
   /** Marks the job to be deleted at the next flush. */
   remove(job: Job): void {
+    if (this.#refusedRuns.delete(job.id) && this.#unwritten.has(job.storeRow)) {
+      this.#log(`job store: job ${job.id} is not kept: its write was refused and its /run answered 503`);
+    }
     this.#waiting.delete(job.id);
     this.#endedSync.delete(job);
     this.#dirty.delete(job.id);
@@ -532,12 +540,20 @@ export class JobStore implements InputSource {
         this.#unwritten.delete(job.storeRow);
         continue;
       }
-      if (this.#attempt(id, "write", () => transaction(this.#db, write))) {
+      // A new /run's job is not retried: its /run, waiting for this flush, is refused (503) instead.
+      const refusedRun = job.kind === "async" && this.#unwritten.has(job.storeRow);
+      const outcome = refusedRun
+        ? "its /run is answered 503 and the job not kept, unless a flush before that answer writes it"
+        : undefined;
+      if (
+        this.#attempt(id, refusedRun ? "first write" : "write", () => transaction(this.#db, write), outcome)
+      ) {
+        this.#refusedRuns.delete(id);
         this.#dirty.delete(id);
         this.#unwritten.delete(job.storeRow);
         this.#endedSync.delete(job);
         this.#spill(job);
-      }
+      } else if (refusedRun) this.#refusedRuns.add(id);
       this.#writtenOutputs.clear();
     }
     this.#wrote();
@@ -549,16 +565,22 @@ export class JobStore implements InputSource {
     this.#flushBytes = 0;
   }
 
-  /** Runs one write; false (logged, kept for the next flush) when the database refuses it. */
-  #attempt(id: string, what: string, write: () => void): boolean {
+  /**
+   * Runs one write; false (logged) when the database refuses it: kept for the next flush, or what
+   * `outcome` says happens instead.
+   */
+  #attempt(
+    id: string,
+    what: string,
+    write: () => void,
+    outcome = "it is retried at the next flush",
+  ): boolean {
     try {
       write();
       return true;
     } catch (error) {
       this.#lastFailure = sqliteReason(error) ?? reason(error);
-      this.#log(
-        `job store: the ${what} of job ${id} failed and is retried at the next flush: ${this.#lastFailure}`,
-      );
+      this.#log(`job store: the ${what} of job ${id} failed (${this.#lastFailure}): ${outcome}`);
       return false;
     }
   }

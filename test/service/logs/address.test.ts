@@ -142,6 +142,8 @@ describe("runpodkit logs finds the service runpodkit serve started on a free por
         restUrl: "http://127.0.0.1:1/v1",
         graphqlUrl: "http://127.0.0.1:1/graphql",
       }),
+      // As the service writes it: a file others may write is refused as untrusted, whatever the umask.
+      { mode: 0o600 },
     );
     const stale = run(cwd, ["logs", "ep1", "--data", store], { RUNPOD_API_KEY: KEY });
     await stale.exited;

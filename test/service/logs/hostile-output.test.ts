@@ -207,7 +207,9 @@ describe("hostile worker output: bounded, attributed, and harmless to a terminal
     socket.setNoDelay(true);
     const closed = new Promise<void>((done) => socket.once("close", () => done()));
     socket.on("error", () => {});
-    socket.write(`GET /v2/${ep.id}/logs?follow=1 HTTP/1.1\r\nHost: x\r\nAuthorization: ${KEY}\r\n\r\n`);
+    socket.write(
+      `GET /v2/${ep.id}/logs?follow=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: ${KEY}\r\n\r\n`,
+    );
     // Never read: the reply piles up in the kernel, then in the service, until it gives up on us.
     socket.pause();
     for (let round = 0; round < 4; round++) await runsync(ep, { mode: "flood", lines: 10_000 });

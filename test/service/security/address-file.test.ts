@@ -1,11 +1,23 @@
 import { spawn } from "node:child_process";
-import { chmodSync, chownSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  lstatSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { withService } from "../../helpers/service";
+import { readServiceAddress } from "../../../service/service-address";
+import { type TestService, withService } from "../../helpers/service";
 
 /*
  * `runpodkit logs --data <store>` sends RUNPOD_API_KEY to the URL in `<store>.address.json`. Beside a
@@ -65,6 +77,14 @@ async function logs(store: string): Promise<string> {
   return stderr;
 }
 
+/** The address a started service writes beside its store. */
+const addressOf = (service: TestService) => ({
+  pid: process.pid,
+  queueUrl: service.queueUrl,
+  restUrl: service.restUrl,
+  graphqlUrl: service.graphqlUrl,
+});
+
 const keySent = () => received.some((header) => header.includes(KEY));
 
 describe("runpodkit logs and the address file beside the store", () => {
@@ -99,9 +119,31 @@ describe("runpodkit logs and the address file beside the store", () => {
     const service = await withService({ data });
     try {
       expect(readFileSync(victim, "utf8")).toBe("precious\n");
+      // Before: the link made the write fail (EEXIST), so the address was never written and
+      // `runpodkit logs` needed --url. The link itself is removed, not its target.
+      expect(readServiceAddress(data)).toEqual({ address: addressOf(service) });
+      expect(existsSync(`${data}.address.json.${process.pid}.tmp`)).toBe(false);
+      expect(lstatSync(victim).isFile()).toBe(true);
     } finally {
       await service.close();
     }
     expect(readFileSync(victim, "utf8")).toBe("precious\n");
+  });
+
+  it("a temporary address file a killed service left under this pid does not stop the address being written", async () => {
+    for (const name of ["left-1", "left-2"]) {
+      const data = join(dir, `${name}.sqlite`);
+      // A service SIGKILLed between creating its temporary file and renaming it, under the pid this
+      // process now has (a container restarted).
+      writeFileSync(`${data}.address.json.${process.pid}.tmp`, '{"pid":');
+      const service = await withService({ data });
+      try {
+        expect(readServiceAddress(data)).toEqual({ address: addressOf(service) });
+        expect(statSync(`${data}.address.json`).mode & 0o777).toBe(0o600);
+        expect(existsSync(`${data}.address.json.${process.pid}.tmp`)).toBe(false);
+      } finally {
+        await service.close();
+      }
+    }
   });
 });

@@ -3,8 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { readApiKeys, redactKey } from "../../../service/api-keys";
-import { Accounts, accountIdOf, bareKey } from "../../../service/edge/auth";
+import { Accounts, accountIdOf, bareKey, sameKey } from "../../../service/edge/auth";
 import { redactUrl } from "../../../service/edge/errors";
+import type { Dispatcher, WorkerSession } from "../../../service/jobs/dispatch/dispatcher";
+import { WorkerAccess } from "../../../service/jobs/dispatch/worker-access";
+import type { EndpointDirectory } from "../../../service/planes";
 import { type Cli, startCli } from "./cli";
 
 const dir = mkdtempSync(join(tmpdir(), "runpodkit-keys-"));
@@ -221,5 +224,47 @@ describe("account keys", () => {
   it("print as at most a 3-character prefix and the account id", () => {
     expect(redactKey(KEY_A)).toBe(`rpk… (${accountIdOf(KEY_A)})`);
     expect(redactKey("short-key")).toBe(`… (${accountIdOf("short-key")})`);
+  });
+});
+
+/*
+ * Keys are compared over their SHA-256 digests (timingSafeEqual; account lookups by digest), so the
+ * time a comparison takes does not grow with how much of a key a guess has right. Timing is not
+ * measured here (no test asserts wall-clock time): these hold the comparisons to their answers.
+ */
+describe("key comparison", () => {
+  it("sameKey accepts the key itself and refuses its prefixes, extensions, case changes and the empty key", () => {
+    expect(sameKey(KEY_A, `${KEY_A}`)).toBe(true);
+    for (const guess of [KEY_A.slice(0, -1), `${KEY_A}0`, KEY_A.toUpperCase(), "", KEY_B, ` ${KEY_A}`])
+      expect({ guess, same: sameKey(guess, KEY_A) }).toEqual({ guess, same: false });
+    expect(sameKey("", "")).toBe(true);
+  });
+
+  it("an account is found by its key (raw or Bearer) and by nothing that merely starts like it", () => {
+    const accounts = new Accounts([KEY_A, KEY_B]);
+    expect(accounts.resolve(KEY_A)).toBe(accountIdOf(KEY_A));
+    expect(accounts.resolve(`Bearer ${KEY_B}`)).toBe(accountIdOf(KEY_B));
+    for (const guess of [KEY_A.slice(0, 10), `${KEY_A}x`, KEY_A.toUpperCase(), accountIdOf(KEY_A)])
+      expect({ guess, account: accounts.resolve(guess) }).toEqual({ guess, account: undefined });
+  });
+
+  it("a managed worker's own key opens its session; a key differing in one character is refused", () => {
+    const workerKey = "rpk_worker_0123456789abcdef0123";
+    const session = { id: "w1", endpointId: "ep1", key: workerKey } as unknown as WorkerSession;
+    const dispatcher = {
+      session: (endpointId: string, workerId: string) =>
+        endpointId === "ep1" && workerId === "w1" ? session : undefined,
+      open: () => {
+        throw new Error("no session is opened in this test");
+      },
+    } as unknown as Dispatcher;
+    const endpoints = { get: () => undefined } as unknown as EndpointDirectory;
+    const access = new WorkerAccess(new Accounts([KEY_A]), dispatcher, endpoints);
+    expect(access.session("ep1", "w1", workerKey)).toBe(session);
+    expect(access.session("ep1", "w1", `Bearer ${workerKey}`)).toBe(session);
+    const oneOff = `${workerKey.slice(0, -1)}4`;
+    expect(() => access.session("ep1", "w1", oneOff)).toThrow("Unauthorized: unknown worker or key");
+    expect(() => access.session("ep1", "w1", workerKey.slice(0, -1))).toThrow(/Unauthorized/);
+    expect(() => access.session("ep1", "w1", undefined)).toThrow(/Unauthorized/);
   });
 });

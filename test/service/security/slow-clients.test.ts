@@ -82,6 +82,27 @@ describe("a client that never finishes sending its request", () => {
     expect(await trickle(body("POST", "/nope"))).toMatch(/^HTTP\/1\.1 408 /);
   });
 
+  it("the 408 is in the service's error shape (the job API's own on /v2), naming both bounds", async () => {
+    const message =
+      "request: not received in time (headers within 0.4 s, the whole request within 0.6 s); the connection is closed";
+    const [rest, jobs] = await Promise.all([
+      trickle(body("POST", "/v1/nope")),
+      trickle(body("POST", `/v2/${endpointId}/nope`)),
+    ]);
+    expect(rest).toMatch(/^HTTP\/1\.1 408 Request Timeout\r\n[\s\S]*connection: close\r\n/);
+    expect(JSON.parse(rest.split("\r\n\r\n")[1] ?? "")).toEqual({
+      message,
+      code: "VALIDATION",
+      field: "request",
+    });
+    expect(JSON.parse(jobs.split("\r\n\r\n")[1] ?? "")).toEqual({
+      error: message,
+      message,
+      code: "VALIDATION",
+      field: "request",
+    });
+  });
+
   it("without a key, to the console: 408 and the connection closed", async () => {
     expect(await trickle(body("POST", "/console/"))).toMatch(/^HTTP\/1\.1 408 /);
   });

@@ -120,6 +120,22 @@ describe("the store refusing writes", () => {
         expect(refused?.status).toBe(503);
         expect(refused?.retryAfter).toBe("1");
         expect(String(refused?.body.error)).toContain(`the store ${data}: the disk holding it is full`);
+        // The log says what became of the refused job. Before: "failed and is retried at the next
+        // flush", of a job the client was told to send again and the service did not keep.
+        const refusedId = String(refused?.body.error).match(/could not write job (\S+) /)?.[1] ?? "";
+        expect(refusedId).not.toBe("");
+        const logged = cli.stderr().split("\n");
+        expect(logged).toContainEqual(
+          expect.stringMatching(
+            new RegExp(
+              `^runpodkit jobs: job store: the first write of job ${refusedId} failed \\(the disk holding it is full \\(.+\\): free space there\\): its /run is answered 503 and the job not kept, unless a flush before that answer writes it$`,
+            ),
+          ),
+        );
+        expect(logged).toContain(
+          `runpodkit jobs: job store: job ${refusedId} is not kept: its write was refused and its /run answered 503`,
+        );
+        expect(logged.filter((line) => line.includes(refusedId) && line.includes("retried"))).toEqual([]);
         // The refused write's pages are freed when it rolls back, so a smaller write could fit again:
         // what is left of the disk is filled, as another program's file would.
         fillUp(join(mount, "filler"));

@@ -1,5 +1,5 @@
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -7,8 +7,11 @@ import { openDatabase } from "../../../service/db";
 import { type Cli, startCli } from "./cli";
 
 const ENV = { RUNPODKIT_API_KEYS: "rpk_lock_alpha_0123456789" };
-/** What the lock records beside the pid on Linux: the boot id and the process's start time. */
-const IDENTITY = "[0-9a-f-]{36} \\d+";
+/**
+ * What the pid file records beside the pid on Linux: the boot id and the process's start time, then
+ * that the kernel's lock guarded it.
+ */
+const IDENTITY = "[0-9a-f-]{36} \\d+\nkernel-locked";
 
 describe("one service per store file", () => {
   const started: Cli[] = [];
@@ -36,7 +39,7 @@ describe("one service per store file", () => {
     const refused = await second.exited;
     expect(refused.code).toBe(1);
     expect(second.stderr()).toBe(
-      `runpodkit: --data ${data}: the store cannot be opened there: it is in use by another runpodkit service (pid ${first.child.pid}): stop that one, or give this one another --data (two services on one store would run each other's jobs again); if no such service runs, delete ${data}.lock\n`,
+      `runpodkit: --data ${data}: the store cannot be opened there: it is in use by another runpodkit service (pid ${first.child.pid}): stop that one, or give this one another --data (two services on one store would run each other's jobs again)\n`,
     );
 
     first.kill();
@@ -93,4 +96,85 @@ describe("one service per store file", () => {
       other.kill("SIGKILL");
     }
   });
+
+  it("a second service is refused even once the pid file is deleted by hand; the kernel's lock goes with a SIGKILLed service", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "runpodkit-lock-"));
+    dirs.push(dir);
+    const data = join(dir, "store.sqlite");
+    const first = start(data);
+    await first.ready;
+    expect(statSync(`${data}.lock.sqlite`).mode & 0o777).toBe(0o600);
+    // Before: the pid file was the only lock; with it gone the second service ran on the same store.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      rmSync(`${data}.lock`, { force: true });
+      const second = start(data);
+      expect((await second.exited).code).toBe(1);
+      expect(second.stderr()).toBe(
+        `runpodkit: --data ${data}: the store cannot be opened there: it is in use by another runpodkit service: stop that one, or give this one another --data (two services on one store would run each other's jobs again)\n`,
+      );
+    }
+    first.kill();
+    await first.exited;
+    const third = start(data);
+    await third.ready;
+    expect(readFileSync(`${data}.lock`, "utf8")).toMatch(new RegExp(`^${third.child.pid}\n${IDENTITY}\n$`));
+  });
+
+  it("of several processes opening one store at the same moment over a killed service's lock, exactly one opens it", async () => {
+    // Before: each read the same stale lock, removed it and wrote its own, removing another's on the
+    // way (about one try in three let two open it).
+    const CONTENDERS = 3;
+    for (let round = 0; round < 6; round++) {
+      const dir = mkdtempSync(join(tmpdir(), "runpodkit-lock-"));
+      dirs.push(dir);
+      const data = join(dir, "store.sqlite");
+      const go = join(dir, "go");
+      openDatabase(data, []).close();
+      // A killed service's lock: a pid no process has.
+      writeFileSync(`${data}.lock`, "4194304\n");
+      const contenders = Array.from({ length: CONTENDERS }, () => contender(data, go));
+      try {
+        await Promise.all(contenders.map((each) => each.said(/^waiting$/m)));
+        writeFileSync(go, "");
+        const outcomes = await Promise.all(contenders.map((each) => each.said(/^(opened|refused: .*)$/m)));
+        expect(
+          outcomes.filter((line) => line === "opened"),
+          `round ${round}: ${outcomes.join(" | ")}`,
+        ).toHaveLength(1);
+        for (const line of outcomes.filter((each) => each !== "opened")) {
+          expect(line).toMatch(
+            /^refused: the store .* cannot be opened: it is in use by another runpodkit service/,
+          );
+        }
+      } finally {
+        for (const each of contenders) each.child.kill("SIGKILL");
+        await Promise.all(contenders.map((each) => each.exited));
+      }
+    }
+  }, 120_000);
 });
+
+/** A process (fixtures/lock-race-child.ts) that opens the store at `data` once `go` exists. */
+function contender(data: string, go: string) {
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ["--import", "tsx", "test/service/security/fixtures/lock-race-child.ts", data, go],
+    { cwd: process.cwd(), stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let out = "";
+  const waiters: (() => void)[] = [];
+  child.stdout?.on("data", (chunk: Buffer) => {
+    out += chunk.toString();
+    for (const wake of waiters.splice(0)) wake();
+  });
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const said = async (pattern: RegExp): Promise<string> => {
+    for (;;) {
+      const match = out.match(pattern);
+      if (match) return match[1] ?? match[0];
+      if (child.exitCode !== null || child.signalCode !== null) throw new Error(`exited: ${out}`);
+      await Promise.race([new Promise<void>((resolve) => waiters.push(resolve)), exited]);
+    }
+  };
+  return { child, said, exited };
+}
