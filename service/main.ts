@@ -18,7 +18,11 @@ import { defaultDataPath } from "./service-address";
 
 /** The most --max-workers may say: each worker is a process (a fork and ~50 MB), so a typo is refused. */
 const MAX_WORKERS_LIMIT = 4096;
-const USAGE = `usage: ${API_KEYS_ENV}=<k1>,<k2> runpodkit [serve] [--port <p>] [--host <address>] [--allowed-host <name> ...] [--api-key-file <file>] [--api-key <k> ...] [--data <file>|:memory:] [--handler <image>=<module-or-command> ...] [--max-workers <n>]
+const MIB = 1024 * 1024;
+/** The pool's smallest bound (workers/pool.ts), in MiB; the most a flag may say: 1 TiB, to refuse a typo. */
+const MIN_WORKER_MEMORY_MIB = 64;
+const MAX_WORKER_MEMORY_MIB = 1024 * 1024;
+const USAGE = `usage: ${API_KEYS_ENV}=<k1>,<k2> runpodkit [serve] [--port <p>] [--host <address>] [--allowed-host <name> ...] [--api-key-file <file>] [--api-key <k> ...] [--data <file>|:memory:] [--handler <image>=<module-or-command> ...] [--max-workers <n>] [--worker-memory <MiB>|none]
        ${LOGS_USAGE.replace(/^usage: /, "")}
   Account keys come from ${API_KEYS_ENV} (comma-separated), --api-key-file (one key per line) or
   --api-key (visible to every user of the machine in \`ps\`); at least one is required. A key file's
@@ -37,6 +41,8 @@ const USAGE = `usage: ${API_KEYS_ENV}=<k1>,<k2> runpodkit [serve] [--port <p>] [
   absolute path); repeatable. Built in: ${Object.keys(BUILTIN_HANDLERS).join(", ")}; any other image runs ${FALLBACK_IMAGE}.
   --max-workers: worker processes at once over every endpoint and account (default ${DEFAULT_JOB_PLANE_CONFIG.maxWorkers}, at most ${MAX_WORKERS_LIMIT});
   past it, further workers wait and their jobs stay IN_QUEUE.
+  --worker-memory: resident memory one worker (its process group) may use, MiB (default ${(DEFAULT_JOB_PLANE_CONFIG.workerMemoryBytes ?? 0) / MIB}, at least ${MIN_WORKER_MEMORY_MIB};
+  none: no bound); past it the worker is killed and its jobs FAIL.
   --version: prints the installed package's version (runpodkit <version>); --help: this text.`;
 const DEFAULT_DATA = defaultDataPath();
 
@@ -98,6 +104,20 @@ async function main(): Promise<void> {
       `--max-workers: expected a whole number from 1 to ${MAX_WORKERS_LIMIT}, got "${values["max-workers"]}"\n${USAGE}`,
     );
   }
+  const memoryFlag = values["worker-memory"];
+  const workerMemoryBytes =
+    memoryFlag === undefined ? undefined : memoryFlag === "none" ? null : Number(memoryFlag) * MIB;
+  if (
+    memoryFlag !== undefined &&
+    memoryFlag !== "none" &&
+    (!/^\d+$/.test(memoryFlag) ||
+      Number(memoryFlag) < MIN_WORKER_MEMORY_MIB ||
+      Number(memoryFlag) > MAX_WORKER_MEMORY_MIB)
+  ) {
+    throw new Error(
+      `--worker-memory: expected a whole number of MiB from ${MIN_WORKER_MEMORY_MIB} to ${MAX_WORKER_MEMORY_MIB}, or none, got "${memoryFlag}"\n${USAGE}`,
+    );
+  }
   for (const [image, target] of Object.entries(handlers)) {
     const missing = missingHandlerModule(target);
     if (missing) {
@@ -118,7 +138,11 @@ async function main(): Promise<void> {
     storeKey,
     config: {
       allowedHosts: values["allowed-host"] ?? [],
-      jobs: { handlers, ...(maxWorkers === undefined ? {} : { maxWorkers }) },
+      jobs: {
+        handlers,
+        ...(maxWorkers === undefined ? {} : { maxWorkers }),
+        ...(workerMemoryBytes === undefined ? {} : { workerMemoryBytes }),
+      },
     },
   });
   // Before the ready line: a script that reads it and stops the service at once (SIGTERM) must reach
@@ -163,6 +187,7 @@ function parseFlags(args: string[]) {
         data: { type: "string", default: DEFAULT_DATA },
         handler: { type: "string", multiple: true },
         "max-workers": { type: "string" },
+        "worker-memory": { type: "string" },
         help: { type: "boolean", short: "h" },
         version: { type: "boolean" },
       },

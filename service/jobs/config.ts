@@ -71,6 +71,23 @@ export interface JobPlaneConfig {
   fastPath: boolean;
   /** Worker processes' stdout/stderr are always captured into their logs; "inherit" also echoes them to the service's stderr. */
   workerOutput: "inherit" | "ignore";
+  /**
+   * With workerOutput "inherit": bytes a second of each worker's lines echoed to the service's stderr
+   * (a second's worth at once). Past it lines are not echoed, and a one-line note says how many were
+   * not; the worker's logs keep them all (within `logs`). A handler printing in a tight loop wrote
+   * tens of MB a second to the service's terminal.
+   */
+  workerEchoBytesPerSecond: number;
+  /**
+   * Resident memory one worker may use, bytes: its whole process group (the handler and what it
+   * started), read from /proc every memoryWatchMs (Linux only); a handler module's V8 heap is bounded
+   * to it too (--max-old-space-size). Past it the worker is killed and the jobs it held end FAILED,
+   * not retried, naming this setting. Without it a leak grew until V8's own limit (JS heap, then 3
+   * retries) or the kernel's OOM killer (a Buffer), which may pick any process. null: no bound.
+   */
+  workerMemoryBytes: number | null;
+  /** How often workers' resident memory is read, ms. */
+  memoryWatchMs: number;
   /** How many captured lines are kept (ring buffers per worker and per endpoint, in memory). */
   logs: LogLimits;
   /** Address workers use to reach the service; default: the address it listens on. */
@@ -112,6 +129,9 @@ export const DEFAULT_JOB_PLANE_CONFIG: JobPlaneConfig = {
   workerBodyLimit: 5 * JOB_POLICY.runsyncBodyBytes,
   fastPath: true,
   workerOutput: "inherit",
+  workerEchoBytesPerSecond: 64 * 1024,
+  workerMemoryBytes: 4 * 1024 * 1024 * 1024,
+  memoryWatchMs: 1_000,
   logs: DEFAULT_LOG_LIMITS,
   workerBaseUrl: null,
   maxQueuedPerEndpoint: 100_000,

@@ -168,3 +168,21 @@ describe("the README as a newcomer reads it", () => {
     }
   });
 });
+
+describe("the workers' bounds the docs give are the code's defaults", () => {
+  test("the memory bound (4 GiB) and the echo rate (64 KiB a second)", () => {
+    const { workerMemoryBytes, workerEchoBytesPerSecond, memoryWatchMs } = DEFAULT_JOB_PLANE_CONFIG;
+    expect(workerMemoryBytes).toBe(4 * 1024 ** 3);
+    expect(workerEchoBytesPerSecond).toBe(64 * 1024);
+    expect(memoryWatchMs).toBe(1_000);
+    const readme = flat(read("README.md"));
+    expect(readme).toContain("`startService({config: {jobs: {workerMemoryBytes}}})`, 4 GiB;");
+    expect(readme).toContain("read every second on Linux");
+    expect(readme).toContain("at most 64 KiB a second per worker (`config.jobs.workerEchoBytesPerSecond`)");
+    expect(readme).toContain("over the bound of 4096 MiB a worker");
+    const handlers = flat(read("examples/handlers/README.md"));
+    expect(handlers).toContain("(`config.jobs.workerMemoryBytes`, 4 GiB;");
+    expect(handlers).toContain("Every second (`memoryWatchMs`)");
+    expect(flat(read("docs/worker-protocol.md"))).toContain("`workerMemoryBytes` (4 GiB, `--worker-memory`)");
+  });
+});

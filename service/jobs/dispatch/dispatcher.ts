@@ -179,9 +179,10 @@ export class Dispatcher {
 
   /**
    * The worker is gone (process exit, killed, silent): its jobs are recovered. `why` (its process
-   * exited with code 3) ends the error of a job that fails for it.
+   * exited with code 3) ends the error of a job that fails for it. `fatal`: the worker was ended for
+   * what its jobs did (over its memory bound); they end FAILED with it, as a retry would do the same.
    */
-  close(session: WorkerSession, why?: string): void {
+  close(session: WorkerSession, why?: string, fatal?: string): void {
     if (!this.#live(session)) return;
     this.#sessions.delete(sessionKey(session.endpointId, session.id));
     const ofEndpoint = this.#byEndpoint.get(session.endpointId);
@@ -195,7 +196,7 @@ export class Dispatcher {
     if (takers?.size === 0) this.#takers.delete(session.endpointId);
     this.#answerTake(session, []);
     this.#answerStop(session, []);
-    for (const jobId of [...session.held.keys()]) this.#lost(session, jobId, why);
+    for (const jobId of [...session.held.keys()]) this.#lost(session, jobId, why, fatal);
     this.#events.emit("worker.changed", session.endpointId);
   }
 
@@ -420,11 +421,15 @@ export class Dispatcher {
   }
 
   /** A job the worker no longer has: requeue it, or fail it once it was retried enough. */
-  #lost(session: WorkerSession, jobId: string, why?: string): void {
+  #lost(session: WorkerSession, jobId: string, why?: string, fatal?: string): void {
     this.#release(session, jobId);
     const job = this.#book.find(jobId);
     if (job?.status !== "IN_PROGRESS" || !runsOn(job, session)) return;
-    if (job.lostRetries < this.#options.maxRetries) this.#book.requeue(job);
+    if (fatal !== undefined)
+      this.#book.finish(job, "FAILED", {
+        error: `worker ${session.id} was ended while running the job: ${fatal}`,
+      });
+    else if (job.lostRetries < this.#options.maxRetries) this.#book.requeue(job);
     else
       this.#book.finish(job, "FAILED", {
         error: `worker ${session.id} was lost while running the job${why ? `: ${why}` : ""}`,

@@ -21,6 +21,7 @@ import type { LogBook } from "../logs/log-book";
 import { terminalSafe } from "../logs/terminal";
 import { envTooLarge, workerEnv } from "./environment";
 import type { Launcher, LaunchSpec } from "./launch";
+import { groupMemory, mib } from "./memory";
 
 export type { ManagedWorker };
 
@@ -41,6 +42,12 @@ export interface PoolOptions {
   maxWorkers: number;
   /** Captured worker lines are also echoed to the service's stderr ("inherit"), or only kept ("ignore"). */
   workerOutput: "inherit" | "ignore";
+  /** Bytes a second of each worker's lines echoed to stderr (JobPlaneConfig.workerEchoBytesPerSecond). */
+  workerEchoBytesPerSecond: number;
+  /** Resident memory of a worker's process group, bytes (JobPlaneConfig.workerMemoryBytes); null: none. */
+  workerMemoryBytes: number | null;
+  /** How often workers' memory is read, ms. */
+  memoryWatchMs: number;
 }
 
 /** A worker as the console shows it: its pod, when it became ready, its cold start and jobs. */
@@ -59,7 +66,7 @@ export interface PoolEvents {
   "worker.changed": [endpointId: string];
 }
 
-type StopReason = "idle" | "replace" | "unresponsive" | "deleted" | "shutdown";
+type StopReason = "idle" | "replace" | "unresponsive" | "deleted" | "shutdown" | "memory";
 
 interface ManagedWorker {
   readonly session: WorkerSession;
@@ -77,6 +84,12 @@ interface ManagedWorker {
   failure: string | null;
   /** The last lines it printed before its first call (bounded): why a handler did not load. */
   startOutput: string[];
+  /** Why it was ended for its memory (its jobs then FAIL, not retried); null: it was not. */
+  overMemory: string | null;
+  /** Its stderr said V8 reached the heap limit the pool gave it (a SIGABRT exit follows). */
+  heapOutOfMemory: boolean;
+  /** The echo's current second: when it began, bytes echoed in it, lines not echoed since the last note. */
+  echo: { since: number; used: number; dropped: number; note: Timer | null };
   exited: Promise<void>;
   markExited: () => void;
 }
@@ -108,6 +121,8 @@ export class WorkerPool implements WorkerRegistry {
   readonly #events: Emitter<PoolEvents>;
   readonly #logs: LogBook;
   #baseUrl: string | null = null;
+  #memoryTimer: Timer | null = null;
+  #memoryReading = false;
 
   constructor(deps: {
     clock: Clock;
@@ -131,12 +146,71 @@ export class WorkerPool implements WorkerRegistry {
     this.#options = deps.options;
     this.#log = deps.log;
     this.#events = deps.events;
+    checkLimits(deps.options);
     sweepWorkerDirectories(this.#log);
   }
 
   /** Where workers reach the service, e.g. http://127.0.0.1:8080 (known once it listens). */
   setBaseUrl(url: string): void {
     this.#baseUrl = url.replace(/\/+$/, "");
+    if (this.#options.workerMemoryBytes !== null && this.#memoryTimer === null) this.#watchMemory();
+  }
+
+  /** Reads the workers' memory every memoryWatchMs, one reading at a time, until stopAll. */
+  #watchMemory(): void {
+    this.#memoryTimer = this.#clock.setTimer(this.#options.memoryWatchMs, () => {
+      if (this.#memoryTimer === null) return;
+      this.#watchMemory();
+      if (this.#memoryReading) return;
+      this.#memoryReading = true;
+      this.checkMemory()
+        .catch((error: unknown) => this.#log(`workers' memory could not be read: ${String(error)}`))
+        .finally(() => {
+          this.#memoryReading = false;
+        });
+    });
+  }
+
+  /**
+   * Kills each worker whose process group's resident memory is over workerMemoryBytes (the memory
+   * watch calls it every memoryWatchMs; exposed for tests). Its jobs end FAILED with it.
+   */
+  async checkMemory(): Promise<void> {
+    const bound = this.#options.workerMemoryBytes;
+    if (bound === null) return;
+    const byGroup = new Map<number, ManagedWorker>();
+    for (const worker of this.#workers.values()) {
+      const child = worker.process;
+      if (!child || child.pid === undefined || child.exitCode !== null || child.signalCode !== null) continue;
+      if (worker.overMemory === null) byGroup.set(child.pid, worker);
+    }
+    if (byGroup.size === 0) return;
+    for (const [group, bytes] of await groupMemory(new Set(byGroup.keys()))) {
+      const worker = byGroup.get(group);
+      // Gone, or its pid (the group's id) reused meanwhile: not this worker's group any more.
+      if (!worker || bytes <= bound || this.#workers.get(worker.session.id) !== worker) continue;
+      if (worker.process?.exitCode !== null || worker.process?.signalCode !== null) continue;
+      this.#endForMemory(worker, `its resident memory (its process group's) reached ${mib(bytes)}`);
+      this.#signal(worker, "SIGKILL");
+    }
+  }
+
+  /** The worker is over its memory bound: said in its logs and the service's; its jobs will FAIL. */
+  #endForMemory(worker: ManagedWorker, what: string): void {
+    if (worker.overMemory !== null) return;
+    const { session } = worker;
+    const why = memoryFailure(what, this.#options.workerMemoryBytes ?? 0);
+    worker.overMemory = why;
+    worker.stopping = "memory";
+    this.#dispatcher.drain(session);
+    this.#log(`worker ${session.id} of endpoint ${session.endpointId}: ${why}: ending it`);
+    this.#logs.note(
+      session.endpointId,
+      session.id,
+      "ERROR",
+      `worker ended: ${why}; the jobs it held end FAILED`,
+      session.held.size === 1 ? ([...session.held.keys()][0] as string) : null,
+    );
   }
 
   get canStart(): boolean {
@@ -202,6 +276,9 @@ export class WorkerPool implements WorkerRegistry {
       stopping: null,
       failure: null,
       startOutput: [],
+      overMemory: null,
+      heapOutOfMemory: false,
+      echo: { since: this.#clock.now(), used: 0, dropped: 0, note: null },
       exited,
       markExited,
     };
@@ -292,6 +369,8 @@ export class WorkerPool implements WorkerRegistry {
   }
 
   async stopAll(): Promise<void> {
+    this.#memoryTimer?.cancel();
+    this.#memoryTimer = null;
     const workers = [...this.#workers.values()];
     for (const worker of workers) this.stop(worker.session.id, "shutdown");
     await Promise.all(workers.map((w) => w.exited));
@@ -441,7 +520,9 @@ export class WorkerPool implements WorkerRegistry {
       return;
     }
     try {
-      const child = this.#launcher.spawn(spec, env, worker.workdir);
+      const child = this.#launcher.spawn(spec, env, worker.workdir, {
+        heapBytes: this.#options.workerMemoryBytes,
+      });
       worker.process = child;
       this.#capture(worker, child.stdout, "stdout");
       this.#capture(worker, child.stderr, "stderr");
@@ -458,7 +539,10 @@ export class WorkerPool implements WorkerRegistry {
       worker.startedAt = this.#clock.now();
       child.once("exit", (code, signal) => {
         killLeftovers(child.pid);
-        this.#exited(worker, code, signal);
+        // V8 at its heap limit says so on stderr, then aborts: its last lines may still be in the pipe.
+        if (signal === "SIGABRT" && spec.kind === "module" && this.#options.workerMemoryBytes !== null)
+          void outputEnded(child).then(() => this.#exited(worker, code, signal));
+        else this.#exited(worker, code, signal);
       });
       child.once("error", (error) => {
         // No pid: the process never started (EMFILE, ENFILE, EAGAIN of a process limit). Node then sets
@@ -525,15 +609,54 @@ export class WorkerPool implements WorkerRegistry {
           cutBytes,
         );
         if (session.readyAt === null) keepStartOutput(worker.startOutput, line);
+        if (stream === "stderr" && HEAP_OUT_OF_MEMORY.test(line)) worker.heapOutOfMemory = true;
         if (echo) {
           const cut = cutBytes > 0 ? ` ...[cut ${cutBytes} bytes]` : "";
-          process.stderr.write(`[${session.id}] ${terminalSafe(line)}${cut}\n`);
+          this.#echo(worker, `[${session.id}] ${terminalSafe(line)}${cut}\n`);
         }
       },
       this.#logs.lineFlush,
     );
     from.on("data", (chunk: Buffer) => lines.push(chunk));
     from.once("end", () => lines.end());
+  }
+
+  /**
+   * Writes a worker's line to the service's stderr within workerEchoBytesPerSecond, counted per second
+   * (the line that reaches the bound is still written whole): a flooding handler wrote 83 MB in 15 s
+   * there. Lines past it are counted, and the count said once, before the first line of a later second,
+   * as that second ends, or as the worker exits: at most one note a second, not one per line let through.
+   */
+  #echo(worker: ManagedWorker, text: string): void {
+    const echo = worker.echo;
+    const now = this.#clock.now();
+    if (now - echo.since >= 1_000 || now < echo.since) {
+      echo.since = now;
+      echo.used = 0;
+    }
+    if (echo.used >= this.#options.workerEchoBytesPerSecond) {
+      echo.dropped++;
+      // A flood that then stops is still counted without waiting for the worker's next line.
+      echo.note ??= this.#clock.setTimer(echo.since + 1_000 - now, () => {
+        echo.note = null;
+        this.#echoDropped(worker);
+      });
+      return;
+    }
+    this.#echoDropped(worker);
+    echo.used += Buffer.byteLength(text);
+    process.stderr.write(text);
+  }
+
+  #echoDropped(worker: ManagedWorker): void {
+    const { session, echo } = worker;
+    echo.note?.cancel();
+    echo.note = null;
+    if (echo.dropped === 0) return;
+    process.stderr.write(
+      `[${session.id}] ...[${echo.dropped} line(s) not echoed here: over ${this.#options.workerEchoBytesPerSecond} bytes/s a worker (config.jobs.workerEchoBytesPerSecond); all are in its logs: runpodkit logs ${session.endpointId} --worker ${session.id}]\n`,
+    );
+    echo.dropped = 0;
   }
 
   #terminate(worker: ManagedWorker, signal: "SIGTERM" | "SIGKILL"): void {
@@ -568,9 +691,15 @@ export class WorkerPool implements WorkerRegistry {
   #exited(worker: ManagedWorker, code: number | null, signal: NodeJS.Signals | null): void {
     const { session } = worker;
     if (this.#workers.get(session.id) !== worker) return;
+    if (worker.heapOutOfMemory && signal === "SIGABRT" && this.#options.workerMemoryBytes !== null)
+      this.#endForMemory(
+        worker,
+        `its JavaScript heap reached V8's limit of ${mib(this.#options.workerMemoryBytes)} (the process aborted)`,
+      );
     this.#workers.delete(session.id);
     worker.killTimer?.cancel();
     worker.coldStart?.cancel();
+    this.#echoDropped(worker);
     if (worker.process) {
       const unexpected = !worker.stopping;
       this.#logs.note(
@@ -582,8 +711,10 @@ export class WorkerPool implements WorkerRegistry {
       );
     }
     const failedToStart = worker.failure !== null;
-    if ((!worker.stopping && worker.process) || failedToStart) {
-      if (!failedToStart) {
+    // Over its memory before its first call (a model too large for the bound): backs off as a crash.
+    const crashed = (!worker.stopping || worker.overMemory !== null) && worker.process !== null;
+    if (crashed || failedToStart) {
+      if (!failedToStart && worker.overMemory === null) {
         this.#log(`worker ${session.id} exited unexpectedly (code ${code}, signal ${signal}): replacing it`);
       }
       if (session.readyAt === null) {
@@ -598,7 +729,11 @@ export class WorkerPool implements WorkerRegistry {
     // A job failed for the loss says how the process ended (a handler's process.exit(3), an OOM's
     // SIGABRT): it said only "was lost", the cause left to the logs.
     const how = signal !== null ? `signal ${signal}` : `code ${code}`;
-    this.#dispatcher.close(session, worker.process ? `its process exited (${how})` : undefined);
+    this.#dispatcher.close(
+      session,
+      worker.process ? `its process exited (${how})` : undefined,
+      worker.overMemory ?? undefined,
+    );
     if (worker.workdir) {
       try {
         rmSync(worker.workdir, { recursive: true, force: true });
@@ -621,6 +756,11 @@ export class WorkerPool implements WorkerRegistry {
     const view = viewOf(pod, session);
     if (worker.process && !worker.stopping && !failedToStart && session.readyAt === null)
       this.#explainEarlyExit(worker, view, code, signal);
+    else if (worker.overMemory !== null && session.readyAt === null) {
+      worker.failure = worker.overMemory;
+      view.failure = worker.overMemory;
+      this.#noteStartIssue(worker, `was ended before its first call: ${worker.overMemory}`);
+    }
     view.desiredStatus = worker.stopping === "idle" ? "EXITED" : "TERMINATED";
     view.stoppedAt = this.#clock.now();
     const past = this.#history.get(session.endpointId) ?? [];
@@ -692,6 +832,50 @@ export class WorkerPool implements WorkerRegistry {
       ...(worker.failure !== null ? { failure: worker.failure } : {}),
     };
   }
+}
+
+/** What Node prints on stderr when V8 reaches the heap limit, before it aborts. */
+const HEAP_OUT_OF_MEMORY = /^FATAL ERROR: .*JavaScript heap out of memory/;
+
+/** The smallest memory bound: a bare Node worker holds ~40 MiB resident before its handler loads. */
+const MIN_WORKER_MEMORY_BYTES = 64 * 1024 * 1024;
+
+/** Why a worker was ended for its memory, with the setting to raise (in its jobs' error and its logs). */
+function memoryFailure(what: string, bound: number): string {
+  return `${what}, over the bound of ${mib(bound)} a worker (raise it if the handler needs more: --worker-memory <MiB>, config.jobs.workerMemoryBytes)`;
+}
+
+/** The pool's bounds are numbers a config file or an embedder gives: refused at start when unusable. */
+function checkLimits(options: PoolOptions): void {
+  const memory = options.workerMemoryBytes;
+  if (memory !== null && (!Number.isSafeInteger(memory) || memory < MIN_WORKER_MEMORY_BYTES))
+    throw new RangeError(
+      `config.jobs.workerMemoryBytes: expected null or a whole number of bytes of at least ${MIN_WORKER_MEMORY_BYTES}, got ${String(memory)}`,
+    );
+  if (!Number.isFinite(options.memoryWatchMs) || options.memoryWatchMs < 10)
+    throw new RangeError(
+      `config.jobs.memoryWatchMs: expected at least 10, got ${String(options.memoryWatchMs)}`,
+    );
+  if (!Number.isFinite(options.workerEchoBytesPerSecond) || options.workerEchoBytesPerSecond < 0)
+    throw new RangeError(
+      `config.jobs.workerEchoBytesPerSecond: expected a number of at least 0, got ${String(options.workerEchoBytesPerSecond)}`,
+    );
+}
+
+/** Resolves once the process's stdout and stderr have ended, or after a second (a grandchild may hold them). */
+function outputEnded(child: ChildProcess): Promise<void> {
+  return Promise.all(
+    [child.stdout, child.stderr].map(
+      (stream) =>
+        new Promise<void>((resolve) => {
+          if (!stream || stream.readableEnded || stream.destroyed) return resolve();
+          stream.once("end", resolve);
+          stream.once("close", resolve);
+          // An IO bound, not a time rule (as #explainEarlyExit's).
+          setTimeout(resolve, 1_000).unref();
+        }),
+    ),
+  ).then(() => undefined);
 }
 
 /** Lines kept of what a worker printed before its first call: enough for a traceback's end. */

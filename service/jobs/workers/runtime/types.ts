@@ -10,7 +10,11 @@ export interface WorkerJob {
 
 /** Given to the handler beside the job. */
 export interface HandlerContext {
-  /** Aborted when the platform stops the job (cancel, timeout); the result is then not sent. */
+  /**
+   * Aborted when the platform stops the job (cancel, timeout); the result is then not sent. Honour it
+   * to stop (pass it on, or check it in loops): the job's slot is freed at once and the worker takes
+   * new jobs, so a handler that ignores it runs on beside them (examples/handlers/README.md).
+   */
   signal: AbortSignal;
   /**
    * Reports a progress value: /status shows it as `output` while the job runs. One post at a time,
