@@ -76,6 +76,25 @@ export function hostAllowed(policy: HostPolicy, header: string | undefined): boo
   return loopbackName(name) || policy.has(name);
 }
 
+/** How many distinct allowed Host values a gate remembers (a client sends one or two). */
+const REMEMBERED_HOSTS = 32;
+
+/**
+ * hostAllowed for one server, remembering the Host values it let through: every request of every
+ * plane passes here, and the parse costs several percent of a job's CPU. Only allowed values are
+ * kept, at most REMEMBERED_HOSTS, so a client sending many names cannot grow it.
+ */
+export function hostGate(policy: HostPolicy): (header: string | undefined) => boolean {
+  if (policy === null) return () => true;
+  const allowed = new Set<string>();
+  return (header) => {
+    if (header === undefined || allowed.has(header)) return true;
+    if (!hostAllowed(policy, header)) return false;
+    if (allowed.size < REMEMBERED_HOSTS) allowed.add(header);
+    return true;
+  };
+}
+
 /** Answers 421 in the wire's error shape, naming the Host and the setting that allows it. */
 export function refuseHost(request: IncomingMessage, response: ServerResponse): void {
   const host = shownId(request.headers.host ?? "");

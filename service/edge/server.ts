@@ -10,7 +10,7 @@ import Fastify, {
 import { boundedJsonBodies, refuseCompressedBodies, SERVER_BODY_LIMIT } from "./body";
 import { frameworkErrorReply, handleClientError, installErrorHandling, redactUrl } from "./errors";
 import type { FastPath } from "./fast-path";
-import { type HostPolicy, hostAllowed, refuseHost } from "./hosts";
+import { type HostPolicy, hostGate, refuseHost } from "./hosts";
 
 /**
  * Fastify's JSON-schema compilers (ajv, fast-json-stringify) are never built: every route parses its
@@ -117,6 +117,7 @@ function boundedServer(
           if (!fast.serve(req, res)) handler(req, res);
         }
       : handler;
+    const allowed = hostGate(hosts);
     const server = createServer(
       {
         requestTimeout: limits.requestTimeoutMs,
@@ -126,7 +127,7 @@ function boundedServer(
       hosts === null
         ? served
         : (req, res) => {
-            if (hostAllowed(hosts, req.headers.host)) served(req, res);
+            if (allowed(req.headers.host)) served(req, res);
             else refuseHost(req, res);
           },
     );

@@ -1,6 +1,6 @@
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { hostNameOf, hostPolicy } from "../../../service/edge/hosts";
+import { hostGate, hostNameOf, hostPolicy } from "../../../service/edge/hosts";
 import { type TestService, withService } from "../../helpers/service";
 import { clients } from "../management/client";
 import { startCli } from "./cli";
@@ -121,6 +121,24 @@ describe("the policy", () => {
       'startService: allowedHosts (--allowed-host): "evil.example/path" is not a host name or IP address',
     );
     await expect(withService({ config: { allowedHosts: ["a b"] } })).rejects.toThrow(/--allowed-host/);
+  });
+
+  it("a server's gate answers as the policy does, for a value it let through before and for one it refused", () => {
+    const allowed = hostGate(hostPolicy("127.0.0.1", ["dev.box.lan"], true));
+    const asked = [
+      "localhost:8080",
+      "evil.example",
+      "localhost:8080",
+      "dev.box.lan:1",
+      "evil.example",
+      "[::1]:9",
+    ];
+    expect(asked.map((host) => allowed(host))).toEqual([true, false, true, true, false, true]);
+    // Many distinct allowed values (127.x:port) past what it remembers are still answered right.
+    for (let port = 1; port <= 100; port++) expect(allowed(`127.0.0.${port % 250}:${port}`)).toBe(true);
+    expect(allowed("evil.example:80")).toBe(false);
+    expect(allowed(undefined)).toBe(true);
+    expect(hostGate(null)("evil.example")).toBe(true);
   });
 
   it("reads the name of each Host form", () => {
