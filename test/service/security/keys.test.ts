@@ -228,7 +228,7 @@ describe("account keys", () => {
 });
 
 /*
- * Keys are compared over their SHA-256 digests (timingSafeEqual; account lookups by digest), so the
+ * Keys are compared over their SHA-256 digests (a worker's key against the session's; account lookups by digest), so the
  * time a comparison takes does not grow with how much of a key a guess has right. Timing is not
  * measured here (no test asserts wall-clock time): these hold the comparisons to their answers.
  */
