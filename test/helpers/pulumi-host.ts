@@ -33,6 +33,31 @@ export interface CheckoutHostOptions {
   fromCheckout?: boolean;
 }
 
+/** The addresses a provider needs, as Configure receives a stack's config. */
+export interface ServiceAddresses {
+  restUrl: string;
+  graphqlUrl: string;
+  queueUrl: string;
+}
+
+/**
+ * The `runpodkit:*` stack config of a stack on `service` with `apiKey`, as a host's configure() takes
+ * it; `extra` adds or overrides keys (another queueUrl, deleteTimeout, ...).
+ */
+export function stackConfig(
+  service: ServiceAddresses,
+  apiKey: string,
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    "runpodkit:apiKey": apiKey,
+    "runpodkit:restUrl": service.restUrl,
+    "runpodkit:graphqlUrl": service.graphqlUrl,
+    "runpodkit:queueUrl": service.queueUrl,
+    ...extra,
+  };
+}
+
 /** Starts the host with the project's @pulumi/pulumi and node; close() also removes the stand-in. */
 export function startCheckoutHost(options: CheckoutHostOptions = {}): Promise<DynamicProviderHost> {
   const env: Record<string, string> = {

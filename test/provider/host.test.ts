@@ -14,6 +14,7 @@ import {
   dynamicUrn,
   type Props,
   serializeProvider,
+  stackConfig,
   startCheckoutHost,
 } from "../helpers/pulumi-host";
 import { type TestService, withService } from "../helpers/service";
@@ -43,14 +44,9 @@ beforeAll(async () => {
   text.Secret = await serializeProvider(secretForwarder);
   // The host gets a clean environment: the key can only come from Configure.
   host = await startCheckoutHost();
-  await host.configure({
-    "runpodkit:apiKey": service.apiKey,
-    "runpodkit:restUrl": service.restUrl,
-    "runpodkit:graphqlUrl": service.graphqlUrl,
-    "runpodkit:queueUrl": service.queueUrl,
-    "runpodkit:deleteTimeout": "5",
-    "other:setting": "ignored",
-  });
+  await host.configure(
+    stackConfig(service, service.apiKey, { "runpodkit:deleteTimeout": "5", "other:setting": "ignored" }),
+  );
 });
 
 afterAll(async () => {

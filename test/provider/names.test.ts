@@ -11,6 +11,7 @@ import {
   dynamicUrn,
   type Props,
   serializeProvider,
+  stackConfig,
   startCheckoutHost,
 } from "../helpers/pulumi-host";
 import { type TestService, withService } from "../helpers/service";
@@ -34,12 +35,7 @@ beforeAll(async () => {
   service = await withService({ clock: new ManualClock() });
   rest = new RestClient({ apiKey: service.apiKey, baseUrl: service.restUrl });
   host = await startCheckoutHost();
-  await host.configure({
-    "runpodkit:apiKey": service.apiKey,
-    "runpodkit:restUrl": service.restUrl,
-    "runpodkit:graphqlUrl": service.graphqlUrl,
-    "runpodkit:queueUrl": service.queueUrl,
-  });
+  await host.configure(stackConfig(service, service.apiKey));
   templateId = (await rest.templates.create({ name: "names-tpl", imageName: "img:1", isServerless: true }))
     .id;
 }, 120_000);

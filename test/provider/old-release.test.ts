@@ -14,7 +14,7 @@ import { templateForwarder } from "../../provider/template";
 import { RestClient } from "../../sdk/rest";
 import { ManualClock } from "../../service/clock";
 import { accountIdOf } from "../../service/edge/auth";
-import { PROJECT_ROOT, serializeProvider } from "../helpers/pulumi-host";
+import { PROJECT_ROOT, serializeProvider, stackConfig } from "../helpers/pulumi-host";
 import { type TestService, withService } from "../helpers/service";
 
 /**
@@ -87,12 +87,7 @@ beforeAll(async () => {
   if (file === undefined) throw new Error("fixture state.json is missing");
   state = openState(file, SecretBox.create(PASSPHRASE, file.secrets.salt));
   host = await installedLikeHost();
-  await host.configure({
-    "runpodkit:apiKey": OWNER_KEY,
-    "runpodkit:restUrl": service.restUrl,
-    "runpodkit:graphqlUrl": service.graphqlUrl,
-    "runpodkit:queueUrl": service.queueUrl,
-  });
+  await host.configure(stackConfig(service, OWNER_KEY));
   today.Endpoint = await serializeProvider(endpointForwarder);
   today.Template = await serializeProvider(templateForwarder);
   today.NetworkVolume = await serializeProvider(networkVolumeForwarder);

@@ -9,6 +9,7 @@ import {
   dynamicUrn,
   type Props,
   serializeProvider,
+  stackConfig,
   startCheckoutHost,
 } from "../helpers/pulumi-host";
 import { type TestService, withService } from "../helpers/service";
@@ -27,12 +28,7 @@ let rest: RestClient;
 
 async function configured(apiKey: string): Promise<DynamicProviderHost> {
   const host = await startCheckoutHost();
-  await host.configure({
-    "runpodkit:apiKey": apiKey,
-    "runpodkit:restUrl": service.restUrl,
-    "runpodkit:graphqlUrl": service.graphqlUrl,
-    "runpodkit:queueUrl": service.queueUrl,
-  });
+  await host.configure(stackConfig(service, apiKey));
   return host;
 }
 

@@ -8,6 +8,7 @@ import {
   dynamicUrn,
   type Props,
   serializeProvider,
+  stackConfig,
   startCheckoutHost,
 } from "../helpers/pulumi-host";
 import { type TestService, withService } from "../helpers/service";
@@ -39,12 +40,7 @@ afterAll(async () => {
 async function run(queueUrl: string): Promise<DynamicProviderHost> {
   const host = await startCheckoutHost();
   hosts.push(host);
-  await host.configure({
-    "runpodkit:apiKey": service.apiKey,
-    "runpodkit:restUrl": service.restUrl,
-    "runpodkit:graphqlUrl": service.graphqlUrl,
-    "runpodkit:queueUrl": queueUrl,
-  });
+  await host.configure(stackConfig(service, service.apiKey, { "runpodkit:queueUrl": queueUrl }));
   return host;
 }
 

@@ -11,6 +11,7 @@ import {
   dynamicUrn,
   type Props,
   serializeProvider,
+  stackConfig,
   startCheckoutHost,
 } from "../helpers/pulumi-host";
 import { type TestService, withService } from "../helpers/service";
@@ -34,13 +35,7 @@ beforeAll(async () => {
   text.Template = await serializeProvider(templateForwarder);
   text.ContainerRegistryAuth = await serializeProvider(containerRegistryAuthForwarder);
   host = await startCheckoutHost();
-  await host.configure({
-    "runpodkit:apiKey": service.apiKey,
-    "runpodkit:restUrl": service.restUrl,
-    "runpodkit:graphqlUrl": service.graphqlUrl,
-    "runpodkit:queueUrl": service.queueUrl,
-    "runpodkit:deleteTimeout": "5",
-  });
+  await host.configure(stackConfig(service, service.apiKey, { "runpodkit:deleteTimeout": "5" }));
 });
 
 afterAll(async () => {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { installProgram, PROJECT_ROOT, packProject } from "../../engine/package";
 import { DynamicProviderHost, type Props } from "../../engine/provider-host";
 import { ManualClock } from "../../service/clock";
-import { dynamicUrn } from "../helpers/pulumi-host";
+import { dynamicUrn, stackConfig } from "../helpers/pulumi-host";
 import { type TestService, withService } from "../helpers/service";
 
 /**
@@ -66,12 +66,7 @@ async function release(root: string): Promise<Release> {
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? tmpdir() },
     node: NODE,
   });
-  await host.configure({
-    "runpodkit:apiKey": service.apiKey,
-    "runpodkit:restUrl": service.restUrl,
-    "runpodkit:graphqlUrl": service.graphqlUrl,
-    "runpodkit:queueUrl": service.queueUrl,
-  });
+  await host.configure(stackConfig(service, service.apiKey));
   return { version: pkg.version, dir, host, text: JSON.parse(stdout) as string };
 }
 
