@@ -61,9 +61,13 @@ export function hostNameOf(header: string): string {
   return name.replace(/\.$/, "");
 }
 
-/** True for a name only this machine answers to: localhost, 127.0.0.0/8, ::1, ::ffff:127.x. */
+/**
+ * True for a name only this machine answers to: localhost and its subdomains (RFC 6761: they resolve
+ * to loopback, so no page can point them elsewhere; a load-balancing endpoint's local url is
+ * `{id}.localhost`), 127.0.0.0/8, ::1, ::ffff:127.x.
+ */
 function loopbackName(name: string): boolean {
-  if (name === "localhost") return true;
+  if (name === "localhost" || name.endsWith(".localhost")) return true;
   if (isIP(name) === 4) return name.startsWith("127.");
   if (isIP(name) === 6) return name === "::1" || name.startsWith("::ffff:127.");
   return false;

@@ -134,6 +134,9 @@ describe("the policy", () => {
       "[::1]:9",
     ];
     expect(asked.map((host) => allowed(host))).toEqual([true, false, true, true, false, true]);
+    // Subdomains of localhost are loopback (RFC 6761: an LB endpoint's local url); look-alikes are not.
+    const named = ["ab12cd.localhost:8080", "x.y.localhost", "localhost.evil.example", "evillocalhost"];
+    expect(named.map((host) => allowed(host))).toEqual([true, true, false, false]);
     // Many distinct allowed values (127.x:port) past what it remembers are still answered right.
     for (let port = 1; port <= 100; port++) expect(allowed(`127.0.0.${port % 250}:${port}`)).toBe(true);
     expect(allowed("evil.example:80")).toBe(false);
