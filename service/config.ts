@@ -22,8 +22,8 @@ export interface ServiceConfig {
   /** How long a client may take to send one request: headers, then body (edge/server.ts). */
   connections: ConnectionLimits;
   /**
-   * Host names (or addresses) the service answers besides localhost, 127.0.0.0/8, [::1] and the bound
-   * address (edge/hosts.ts). Bound to loopback, a request addressed to any other name is refused
+   * Host names (or addresses) the service answers besides localhost (and *.localhost), 127.0.0.0/8,
+   * [::1] and the bound address (edge/hosts.ts). Bound to loopback, a request addressed to any other name is refused
    * (421), so a page rebinding its own name to 127.0.0.1 reads nothing; bound elsewhere, names given
    * here switch that check on. At most 64.
    */

@@ -30,9 +30,9 @@ const USAGE = `usage: ${API_KEYS_ENV}=<k1>,<k2> runpodkit [serve] [--port <p>] [
   --port: default 0, a free port (the ready line on stdout names it).
   --host: the address to listen on (default 127.0.0.1; any other is warned about, see SECURITY.md).
   --allowed-host: a further name (or address) requests may be addressed to (their Host header); repeatable.
-  Bound to loopback, the service answers only localhost, 127.0.0.1, [::1] and these (others: 421), so a
-  web page that points its own name at 127.0.0.1 (DNS rebinding) reads nothing; elsewhere, any given
-  switch that check on.
+  Bound to loopback, the service answers only localhost (and *.localhost), 127.0.0.1, [::1] and these
+  (others: 421), so a web page that points its own name at 127.0.0.1 (DNS rebinding) reads nothing;
+  elsewhere, any given switch that check on.
   --data: the SQLite store (default .data/runpodkit.sqlite), one service at a time; :memory: keeps nothing.
   Once listening, the service writes its URLs (never a key) to <store>.address.json, where runpodkit logs finds them.
   ${STORE_KEY_ENV}: the key sealing the store's secrets (default: the key file <store>.key, made 0600).
