@@ -37,6 +37,21 @@ afterAll(() => {
 const KEY = "rpk_storefail_alpha_0123456789";
 const ENV = { RUNPODKIT_API_KEYS: KEY, RUNPODKIT_STORE_KEY: randomBytes(32).toString("hex") };
 
+/** An endpoint of the echo image with no workers (its jobs stay queued, so in the store): its id. */
+async function idleEndpoint(restUrl: string, name: string): Promise<string> {
+  const template = await call(restUrl, "POST", "/templates", {
+    name,
+    imageName: "runpodkit/echo",
+    isServerless: true,
+  });
+  const endpoint = await call(restUrl, "POST", "/endpoints", {
+    templateId: template.body.id,
+    workersMin: 0,
+    workersMax: 0,
+  });
+  return String(endpoint.body.id);
+}
+
 async function call(base: string, method: string, path: string, body?: unknown) {
   const reply = await fetch(`${base}${path}`, {
     method,
@@ -99,17 +114,7 @@ describe("the store refusing writes", () => {
       let endpointId = "";
       try {
         const { restUrl, queueUrl } = await cli.ready;
-        const template = await call(restUrl, "POST", "/templates", {
-          name: "full",
-          imageName: "runpodkit/echo",
-          isServerless: true,
-        });
-        const endpoint = await call(restUrl, "POST", "/endpoints", {
-          templateId: template.body.id,
-          workersMin: 0,
-          workersMax: 0,
-        });
-        endpointId = String(endpoint.body.id);
+        endpointId = await idleEndpoint(restUrl, "full");
         const pad = "x".repeat(20_000);
         let refused: Awaited<ReturnType<typeof call>> | null = null;
         for (let i = 0; i < 200 && !refused; i++) {
@@ -245,18 +250,9 @@ describe("a start that fails past the store's open", () => {
     const first = startCli(["--data", data], ENV);
     try {
       const { restUrl, queueUrl } = await first.ready;
-      const template = await call(restUrl, "POST", "/templates", {
-        name: "damaged",
-        imageName: "runpodkit/echo",
-        isServerless: true,
-      });
-      const endpoint = await call(restUrl, "POST", "/endpoints", {
-        templateId: template.body.id,
-        workersMin: 0,
-        workersMax: 0,
-      });
+      const endpointId = await idleEndpoint(restUrl, "damaged");
       for (let i = 0; i < 60; i++) {
-        const run = await call(queueUrl, "POST", `/v2/${endpoint.body.id}/run`, {
+        const run = await call(queueUrl, "POST", `/v2/${endpointId}/run`, {
           input: { i, pad: "x".repeat(20_000) },
         });
         expect(run.status).toBe(200);
