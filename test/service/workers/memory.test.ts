@@ -52,7 +52,11 @@ describe.runIf(linux)("a worker group's memory (groupMemory)", () => {
     expect(leader).not.toBeNull();
     const group = leader as number;
     // Until the five are up and have settled into their resident size.
-    for (let i = 0; i < 200 && (members(group).length < 5 || members(group).some((pid) => vmRssBytes(pid) < 20e6)); i++)
+    for (
+      let i = 0;
+      i < 200 && (members(group).length < 5 || members(group).some((pid) => vmRssBytes(pid) < 20e6));
+      i++
+    )
       await new Promise((resolve) => setTimeout(resolve, 50));
     const pids = members(group);
     expect(pids).toHaveLength(5);
