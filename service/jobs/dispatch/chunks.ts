@@ -2,8 +2,9 @@ import type { StreamChunk } from "../../../sdk/schemas/job";
 
 /**
  * Splits one streamed output into chunks of at most `maxBytes` of JSON each (the spec's 1 MB rule):
- * a string is cut into substrings, an array into sub-arrays; any other value too large is sent as
- * pieces of its JSON text. Small outputs (nearly all) pass through untouched.
+ * a string is cut into substrings, an array into sub-arrays; any other value too large, and an array
+ * with an item too large for a chunk of its own, is sent as pieces of its JSON text. Small outputs
+ * (nearly all) pass through untouched.
  */
 export function splitChunk(chunk: StreamChunk, maxBytes: number): StreamChunk[] {
   const size = Buffer.byteLength(JSON.stringify(chunk.output) ?? "null");
@@ -12,9 +13,8 @@ export function splitChunk(chunk: StreamChunk, maxBytes: number): StreamChunk[] 
   const parts: unknown[] =
     typeof output === "string"
       ? splitString(output, maxBytes)
-      : Array.isArray(output)
-        ? splitArray(output, maxBytes)
-        : splitString(JSON.stringify(output), maxBytes);
+      : ((Array.isArray(output) ? splitArray(output, maxBytes) : undefined) ??
+        splitString(JSON.stringify(output), maxBytes));
   // The chunk's metrics go with its last piece.
   return parts.map((part, i) =>
     i === parts.length - 1 && chunk.metrics !== undefined
@@ -54,12 +54,17 @@ function jsonCharBytes(code: number): number {
   return 3;
 }
 
-function splitArray(items: unknown[], maxBytes: number): unknown[][] {
+/**
+ * Cuts an array into sub-arrays whose JSON fits in maxBytes; undefined when one item does not fit
+ * even alone (a sub-array of it alone was a chunk over the bound: 1.5 MB for `["<1.5 MB string>"]`).
+ */
+function splitArray(items: unknown[], maxBytes: number): unknown[][] | undefined {
   const parts: unknown[][] = [];
   let current: unknown[] = [];
   let bytes = 2;
   for (const item of items) {
     const itemBytes = jsonBytes(item) + 1;
+    if (itemBytes + 1 > maxBytes) return undefined;
     if (current.length > 0 && bytes + itemBytes > maxBytes) {
       parts.push(current);
       current = [];

@@ -115,6 +115,27 @@ describe("job limits", () => {
     expect(stream[3]).toEqual({ output: { small: true } });
   });
 
+  it("streamed chunk: an array whose one item is over 1 MB is split too, as pieces of its JSON text", async () => {
+    const id = await submit({ input: {} });
+    await worker.take();
+    // A list of one base64-like image of 1.5 MB: a sub-array of that item alone was one 1.5 MB chunk.
+    const image = "x".repeat(1_500_000);
+    await worker.streamChunk(id, [image]);
+    await worker.streamChunk(id, [1, 2, 3]);
+    const reply = await h.call("GET", `/v2/${ep.id}/stream/${id}`);
+    const { stream } = reply.body as { stream: { output: unknown }[] };
+    expect(stream.length).toBe(3);
+    for (const chunk of stream)
+      expect(Buffer.byteLength(JSON.stringify(chunk.output))).toBeLessThanOrEqual(
+        JOB_POLICY.streamChunkBytes,
+      );
+    const pieces = stream.slice(0, 2).map((chunk) => chunk.output);
+    expect(pieces.every((piece) => typeof piece === "string")).toBe(true);
+    expect(JSON.parse(pieces.join(""))).toEqual([image]);
+    // An array whose items fit is still cut into sub-arrays (here it needs no cut at all).
+    expect(stream[2]).toEqual({ output: [1, 2, 3] });
+  });
+
   it("wait: default 90000 ms", async () => {
     const pending = h.call("POST", `/v2/${ep.id}/runsync`, { body: { input: {} } });
     await waiting();
