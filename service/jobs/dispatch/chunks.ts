@@ -1,25 +1,38 @@
 import type { StreamChunk } from "../../../sdk/schemas/job";
 
 /**
- * Splits one streamed output into chunks of at most `maxBytes` of JSON each (the spec's 1 MB rule):
- * a string is cut into substrings, an array into sub-arrays; any other value too large, and an array
- * with an item too large for a chunk of its own, is sent as pieces of its JSON text. Small outputs
- * (nearly all) pass through untouched.
+ * The most JSON a chunk's metrics may take: the spec's sample is eleven numbers and a string. Larger
+ * metrics (a worker's own, up to its 100 MB body) made one /stream chunk of that size, and were not
+ * counted against the memory budget; they are dropped, as metrics that are not an object are.
+ */
+export const STREAM_METRICS_MAX_BYTES = 64 * 1024;
+
+/**
+ * Splits one streamed output into chunks of at most `maxBytes` of JSON each (the spec's 1 MB rule),
+ * output and metrics together: a string is cut into substrings, an array into sub-arrays; any other
+ * value too large, and an array with an item too large for a chunk of its own, is sent as pieces of
+ * its JSON text. Small outputs (nearly all) pass through untouched.
  */
 export function splitChunk(chunk: StreamChunk, maxBytes: number): StreamChunk[] {
-  const size = Buffer.byteLength(JSON.stringify(chunk.output) ?? "null");
-  if (size <= maxBytes) return [chunk];
+  let metrics = chunk.metrics;
+  let metricsBytes = metrics === undefined ? 0 : jsonBytes(metrics);
+  // At most half the chunk, so the output always has room.
+  if (metricsBytes > Math.min(STREAM_METRICS_MAX_BYTES, Math.floor(maxBytes / 2))) {
+    metrics = undefined;
+    metricsBytes = 0;
+  }
+  const room = maxBytes - metricsBytes;
+  const size = jsonBytes(chunk.output);
+  if (size <= room) return [metrics === chunk.metrics ? chunk : { output: chunk.output }];
   const output = chunk.output;
   const parts: unknown[] =
     typeof output === "string"
-      ? splitString(output, maxBytes)
-      : ((Array.isArray(output) ? splitArray(output, maxBytes) : undefined) ??
-        splitString(JSON.stringify(output), maxBytes));
+      ? splitString(output, room)
+      : ((Array.isArray(output) ? splitArray(output, room) : undefined) ??
+        splitString(JSON.stringify(output), room));
   // The chunk's metrics go with its last piece.
   return parts.map((part, i) =>
-    i === parts.length - 1 && chunk.metrics !== undefined
-      ? { output: part, metrics: chunk.metrics }
-      : { output: part },
+    i === parts.length - 1 && metrics !== undefined ? { output: part, metrics } : { output: part },
   );
 }
 

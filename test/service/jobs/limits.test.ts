@@ -136,6 +136,41 @@ describe("job limits", () => {
     expect(stream[2]).toEqual({ output: [1, 2, 3] });
   });
 
+  it("streamed chunk: its metrics count in the 1 MB and in the memory budget; metrics over 64 KiB are dropped", async () => {
+    const id = await submit({ input: {} });
+    await worker.take();
+    const base = h.plane.memory.used;
+    // A worker's own metrics of 3 MB: one /stream chunk of 3 MB before, held outside the budget.
+    expect(
+      (await worker.streamBody(id, { output: "tok", metrics: { pad: "m".repeat(3_000_000) } })).status,
+    ).toBe(200);
+    expect(h.plane.memory.used - base).toBe(5);
+    // Metrics that fit are kept, with the output cut so that the chunk, metrics included, is 1 MB at most.
+    const metrics = { scenario: "s".repeat(10_000), stream_index: 1 };
+    const text = "t".repeat(JOB_POLICY.streamChunkBytes);
+    await worker.streamBody(id, { output: text, metrics });
+    const metricsBytes = JSON.stringify(metrics).length;
+    // Two pieces of the text (each quoted) and the metrics.
+    expect(h.plane.memory.used - base).toBe(5 + text.length + 4 + metricsBytes);
+    const reply = await h.call("GET", `/v2/${ep.id}/stream/${id}`);
+    const { stream } = reply.body as { stream: { output: unknown; metrics?: unknown }[] };
+    expect(stream[0]).toEqual({ output: "tok" });
+    expect(stream.length).toBe(3);
+    for (const chunk of stream) {
+      const bytes =
+        Buffer.byteLength(JSON.stringify(chunk.output)) +
+        Buffer.byteLength(JSON.stringify(chunk.metrics ?? {}));
+      expect(bytes).toBeLessThanOrEqual(JOB_POLICY.streamChunkBytes);
+    }
+    expect(
+      stream
+        .slice(1)
+        .map((chunk) => chunk.output)
+        .join(""),
+    ).toBe(text);
+    expect(stream.map((chunk) => chunk.metrics)).toEqual([undefined, undefined, metrics]);
+  });
+
   it("wait: default 90000 ms", async () => {
     const pending = h.call("POST", `/v2/${ep.id}/runsync`, { body: { input: {} } });
     await waiting();
