@@ -304,7 +304,11 @@ export class JobBook {
     if (job.status !== "IN_PROGRESS" || this.#live.get(job.id) !== job) return;
     if (this.#memory) {
       let bytes = 0;
-      for (const chunk of chunks) bytes += (JSON.stringify(chunk.output) ?? "null").length;
+      // Metrics too: they are held with the chunk until it is handed out.
+      for (const chunk of chunks) {
+        bytes += (JSON.stringify(chunk.output) ?? "null").length;
+        if (chunk.metrics !== undefined) bytes += JSON.stringify(chunk.metrics).length;
+      }
       this.#memory.holdStream(job, bytes, reservation);
     }
     if (job.stream === null) job.stream = [];

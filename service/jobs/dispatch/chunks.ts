@@ -1,25 +1,38 @@
 import type { StreamChunk } from "../../../sdk/schemas/job";
 
 /**
- * Splits one streamed output into chunks of at most `maxBytes` of JSON each (the spec's 1 MB rule):
- * a string is cut into substrings, an array into sub-arrays; any other value too large is sent as
- * pieces of its JSON text. Small outputs (nearly all) pass through untouched.
+ * The most JSON a chunk's metrics may take: the spec's sample is eleven numbers and a string. Larger
+ * metrics (a worker's own, up to its 100 MB body) made one /stream chunk of that size, and were not
+ * counted against the memory budget; they are dropped, as metrics that are not an object are.
+ */
+export const STREAM_METRICS_MAX_BYTES = 64 * 1024;
+
+/**
+ * Splits one streamed output into chunks of at most `maxBytes` of JSON each (the spec's 1 MB rule),
+ * output and metrics together: a string is cut into substrings, an array into sub-arrays; any other
+ * value too large, and an array with an item too large for a chunk of its own, is sent as pieces of
+ * its JSON text. Small outputs (nearly all) pass through untouched.
  */
 export function splitChunk(chunk: StreamChunk, maxBytes: number): StreamChunk[] {
-  const size = Buffer.byteLength(JSON.stringify(chunk.output) ?? "null");
-  if (size <= maxBytes) return [chunk];
+  let metrics = chunk.metrics;
+  let metricsBytes = metrics === undefined ? 0 : jsonBytes(metrics);
+  // At most half the chunk, so the output always has room.
+  if (metricsBytes > Math.min(STREAM_METRICS_MAX_BYTES, Math.floor(maxBytes / 2))) {
+    metrics = undefined;
+    metricsBytes = 0;
+  }
+  const room = maxBytes - metricsBytes;
+  const size = jsonBytes(chunk.output);
+  if (size <= room) return [metrics === chunk.metrics ? chunk : { output: chunk.output }];
   const output = chunk.output;
   const parts: unknown[] =
     typeof output === "string"
-      ? splitString(output, maxBytes)
-      : Array.isArray(output)
-        ? splitArray(output, maxBytes)
-        : splitString(JSON.stringify(output), maxBytes);
+      ? splitString(output, room)
+      : ((Array.isArray(output) ? splitArray(output, room) : undefined) ??
+        splitString(JSON.stringify(output), room));
   // The chunk's metrics go with its last piece.
   return parts.map((part, i) =>
-    i === parts.length - 1 && chunk.metrics !== undefined
-      ? { output: part, metrics: chunk.metrics }
-      : { output: part },
+    i === parts.length - 1 && metrics !== undefined ? { output: part, metrics } : { output: part },
   );
 }
 
@@ -54,12 +67,17 @@ function jsonCharBytes(code: number): number {
   return 3;
 }
 
-function splitArray(items: unknown[], maxBytes: number): unknown[][] {
+/**
+ * Cuts an array into sub-arrays whose JSON fits in maxBytes; undefined when one item does not fit
+ * even alone (a sub-array of it alone was a chunk over the bound: 1.5 MB for `["<1.5 MB string>"]`).
+ */
+function splitArray(items: unknown[], maxBytes: number): unknown[][] | undefined {
   const parts: unknown[][] = [];
   let current: unknown[] = [];
   let bytes = 2;
   for (const item of items) {
     const itemBytes = jsonBytes(item) + 1;
+    if (itemBytes + 1 > maxBytes) return undefined;
     if (current.length > 0 && bytes + itemBytes > maxBytes) {
       parts.push(current);
       current = [];

@@ -115,6 +115,62 @@ describe("job limits", () => {
     expect(stream[3]).toEqual({ output: { small: true } });
   });
 
+  it("streamed chunk: an array whose one item is over 1 MB is split too, as pieces of its JSON text", async () => {
+    const id = await submit({ input: {} });
+    await worker.take();
+    // A list of one base64-like image of 1.5 MB: a sub-array of that item alone was one 1.5 MB chunk.
+    const image = "x".repeat(1_500_000);
+    await worker.streamChunk(id, [image]);
+    await worker.streamChunk(id, [1, 2, 3]);
+    const reply = await h.call("GET", `/v2/${ep.id}/stream/${id}`);
+    const { stream } = reply.body as { stream: { output: unknown }[] };
+    expect(stream.length).toBe(3);
+    for (const chunk of stream)
+      expect(Buffer.byteLength(JSON.stringify(chunk.output))).toBeLessThanOrEqual(
+        JOB_POLICY.streamChunkBytes,
+      );
+    const pieces = stream.slice(0, 2).map((chunk) => chunk.output);
+    expect(pieces.every((piece) => typeof piece === "string")).toBe(true);
+    expect(JSON.parse(pieces.join(""))).toEqual([image]);
+    // An array whose items fit is still cut into sub-arrays (here it needs no cut at all).
+    expect(stream[2]).toEqual({ output: [1, 2, 3] });
+  });
+
+  it("streamed chunk: its metrics count in the 1 MB and in the memory budget; metrics over 64 KiB are dropped", async () => {
+    const id = await submit({ input: {} });
+    await worker.take();
+    const base = h.plane.memory.used;
+    // A worker's own metrics of 3 MB: one /stream chunk of 3 MB before, held outside the budget.
+    expect(
+      (await worker.streamBody(id, { output: "tok", metrics: { pad: "m".repeat(3_000_000) } })).status,
+    ).toBe(200);
+    expect(h.plane.memory.used - base).toBe(5);
+    // Metrics that fit are kept, with the output cut so that the chunk, metrics included, is 1 MB at most.
+    const metrics = { scenario: "s".repeat(10_000), stream_index: 1 };
+    const text = "t".repeat(JOB_POLICY.streamChunkBytes);
+    await worker.streamBody(id, { output: text, metrics });
+    const metricsBytes = JSON.stringify(metrics).length;
+    // Two pieces of the text (each quoted) and the metrics.
+    expect(h.plane.memory.used - base).toBe(5 + text.length + 4 + metricsBytes);
+    const reply = await h.call("GET", `/v2/${ep.id}/stream/${id}`);
+    const { stream } = reply.body as { stream: { output: unknown; metrics?: unknown }[] };
+    expect(stream[0]).toEqual({ output: "tok" });
+    expect(stream.length).toBe(3);
+    for (const chunk of stream) {
+      const bytes =
+        Buffer.byteLength(JSON.stringify(chunk.output)) +
+        Buffer.byteLength(JSON.stringify(chunk.metrics ?? {}));
+      expect(bytes).toBeLessThanOrEqual(JOB_POLICY.streamChunkBytes);
+    }
+    expect(
+      stream
+        .slice(1)
+        .map((chunk) => chunk.output)
+        .join(""),
+    ).toBe(text);
+    expect(stream.map((chunk) => chunk.metrics)).toEqual([undefined, undefined, metrics]);
+  });
+
   it("wait: default 90000 ms", async () => {
     const pending = h.call("POST", `/v2/${ep.id}/runsync`, { body: { input: {} } });
     await waiting();

@@ -123,6 +123,15 @@ describe("splitChunk", () => {
     for (const p of arrays) expect(JSON.stringify(p.output).length).toBeLessThanOrEqual(20);
     const object = splitChunk({ output: { text: "x".repeat(100) } }, 30);
     expect(object.map((p) => p.output).join("")).toBe(JSON.stringify({ text: "x".repeat(100) }));
+    // An array with an item too large for a chunk of its own: pieces of the array's JSON text.
+    const oversized = splitChunk({ output: ["z".repeat(60), 1] }, 30);
+    expect(JSON.parse(oversized.map((p) => p.output).join(""))).toEqual(["z".repeat(60), 1]);
+    for (const p of oversized) expect(Buffer.byteLength(JSON.stringify(p.output))).toBeLessThanOrEqual(30);
+    // An item that fits exactly alone (its one-item array is 30 bytes) is still a sub-array.
+    expect(splitChunk({ output: ["z".repeat(26), "z".repeat(26)] }, 30)).toEqual([
+      { output: ["z".repeat(26)] },
+      { output: ["z".repeat(26)] },
+    ]);
     // A split chunk's metrics go with its last piece only.
     const measured = splitChunk({ output: "y".repeat(50), metrics: { n: 1 } }, 20);
     expect(measured.map((p) => p.metrics)).toEqual([...Array(measured.length - 1).fill(undefined), { n: 1 }]);
