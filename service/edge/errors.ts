@@ -69,14 +69,32 @@ function body(wire: Wire, { code, message, field }: Refusal) {
   return { message, code, ...(field ? { field } : {}) };
 }
 
-/** Fastify's own refusals (malformed JSON, empty JSON body, body too large, bad content type) are about the body. */
-function fastifyRefusal(error: FastifyError, status: number): Refusal {
+/**
+ * Fastify's own refusals (malformed JSON, empty JSON body, body too large, bad content type) are about
+ * the body. A body past the route's limit names the limit: Fastify says only "Request body is too large".
+ */
+function fastifyRefusal(error: FastifyError, status: number, wire: Wire, bodyLimit: number | undefined): Refusal {
   if (status === 401) return { code: "UNAUTHORIZED", message: `body: ${error.message}` };
+  if (status === 413 && bodyLimit !== undefined) {
+    const byUrl = wire === "jobs" ? "; pass larger inputs by URL, for the handler to fetch" : "";
+    return {
+      code: "PAYLOAD_TOO_LARGE",
+      message: `body: the request body is larger than the ${sizeText(bodyLimit)} this request may carry${byUrl}`,
+      field: "body",
+    };
+  }
   return {
     code: status === 413 ? "PAYLOAD_TOO_LARGE" : "VALIDATION",
     message: `body: ${error.message}`,
     field: "body",
   };
+}
+
+/** 10485760 as `10 MB`, 4096 as `4 KB`, else bytes (the spec's MB are 1024 * 1024 bytes). */
+function sizeText(bytes: number): string {
+  if (bytes % (1024 * 1024) === 0) return `${bytes / (1024 * 1024)} MB`;
+  if (bytes % 1024 === 0) return `${bytes / 1024} KB`;
+  return `${bytes} bytes`;
 }
 
 /** How a refusal is answered: its status, body, Retry-After seconds, and whether it is unexpected (logged). */
@@ -92,7 +110,7 @@ export interface ErrorReply {
  * ZodError as VALIDATION, Fastify's own 4xx refusals as about the body, anything else 500 (unexpected).
  * Fastify's error handler and the job API's fast path (fast-path.ts) both answer through it.
  */
-export function errorReply(error: unknown, url: string): ErrorReply {
+export function errorReply(error: unknown, url: string, bodyLimit?: number): ErrorReply {
   const wire = wireOf(url);
   if (error instanceof ServiceError) {
     const { code, message, field } = error;
@@ -111,7 +129,7 @@ export function errorReply(error: unknown, url: string): ErrorReply {
   }
   const status = (error as Partial<FastifyError> | null)?.statusCode;
   if (status !== undefined && status >= 400 && status < 500) {
-    const refusal = fastifyRefusal(error as FastifyError, status);
+    const refusal = fastifyRefusal(error as FastifyError, status, wire, bodyLimit);
     return { status, body: body(wire, refusal), retryAfterSeconds: undefined, unexpected: false };
   }
   const refusal: Refusal = { code: "INTERNAL", message: "Internal server error" };
@@ -154,7 +172,7 @@ export function frameworkErrorReply(error: FastifyError, url: string): { status:
 /** Installs the error and not-found handlers on the root instance: every route of every wire answers through them. */
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | ServiceError | ZodError, request, reply) => {
-    const answer = errorReply(error, request.url);
+    const answer = errorReply(error, request.url, request.routeOptions.bodyLimit);
     // Refused before its body was read (a bad key, a rate limit): the connection is not kept for the
     // rest of a body nobody will read.
     if (!request.raw.complete) reply.header("connection", "close");

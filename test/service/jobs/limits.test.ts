@@ -50,7 +50,12 @@ describe("job limits", () => {
       body: { input: { f: filler(JOB_POLICY.runBodyBytes + 1) } },
     });
     expect(over.status).toBe(413);
-    expect(over.body).toMatchObject({ code: "PAYLOAD_TOO_LARGE", error: expect.any(String) });
+    expect(over.body).toMatchObject({
+      code: "PAYLOAD_TOO_LARGE",
+      field: "body",
+      error:
+        "body: the request body is larger than the 10 MB this request may carry; pass larger inputs by URL, for the handler to fetch",
+    });
   });
 
   it("/runsync payload: 20 MB accepted, above it 413 with a JSON message", async () => {
@@ -65,7 +70,10 @@ describe("job limits", () => {
       body: { input: { f: filler(JOB_POLICY.runsyncBodyBytes + 1) } },
     });
     expect(over.status).toBe(413);
-    expect(over.body).toMatchObject({ code: "PAYLOAD_TOO_LARGE" });
+    expect(over.body).toMatchObject({
+      code: "PAYLOAD_TOO_LARGE",
+      error: expect.stringMatching(/^body: the request body is larger than the 20 MB this request may carry;/),
+    });
   });
 
   it("an empty /stream poll is answered within 9 s, under the official Python client's 10 s read timeout", async () => {
