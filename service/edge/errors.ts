@@ -73,7 +73,12 @@ function body(wire: Wire, { code, message, field }: Refusal) {
  * Fastify's own refusals (malformed JSON, empty JSON body, body too large, bad content type) are about
  * the body. A body past the route's limit names the limit: Fastify says only "Request body is too large".
  */
-function fastifyRefusal(error: FastifyError, status: number, wire: Wire, bodyLimit: number | undefined): Refusal {
+function fastifyRefusal(
+  error: FastifyError,
+  status: number,
+  wire: Wire,
+  bodyLimit: number | undefined,
+): Refusal {
   if (status === 401) return { code: "UNAUTHORIZED", message: `body: ${error.message}` };
   if (status === 413 && bodyLimit !== undefined) {
     const byUrl = wire === "jobs" ? "; pass larger inputs by URL, for the handler to fetch" : "";

@@ -72,7 +72,9 @@ describe("job limits", () => {
     expect(over.status).toBe(413);
     expect(over.body).toMatchObject({
       code: "PAYLOAD_TOO_LARGE",
-      error: expect.stringMatching(/^body: the request body is larger than the 20 MB this request may carry;/),
+      error: expect.stringMatching(
+        /^body: the request body is larger than the 20 MB this request may carry;/,
+      ),
     });
   });
 

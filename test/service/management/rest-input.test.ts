@@ -116,7 +116,9 @@ describe("REST bad input", () => {
       readme: "x".repeat(10_000),
     });
     expect(big.status).toBe(413);
-    expect(big.body.message).toMatch(/^body: the request body is larger than the \d+ KB this request may carry$/);
+    expect(big.body.message).toMatch(
+      /^body: the request body is larger than the \d+ KB this request may carry$/,
+    );
     expect((await api.rest<Template[]>("GET", "/templates")).body.length).toBe(before);
   });
 
