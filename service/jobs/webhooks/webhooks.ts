@@ -83,6 +83,12 @@ export class Webhooks {
   /** Attempts given their turn and not yet ended, by the receiver's origin (at most connectionsPerOrigin each). */
   readonly #sending = new Map<string, number>();
   /**
+   * Attempts given their turn whose payload is not made yet (its size unknown): none other goes
+   * meanwhile, or jobs ending in one turn (timed out together, a worker's jobs failed with it) all
+   * went at once, past maxInFlightBytes.
+   */
+  #granted = 0;
+  /**
    * Attempts waiting for room under maxInFlightBytes or for a connection of their receiver, by the
    * receiver's origin, taken in turn from each origin: a receiver that never answers delays other
    * receivers' deliveries by one attempt's timeout at most, not by all of its own.
@@ -159,8 +165,12 @@ export class Webhooks {
       // The turn holds one of the origin's connections until the attempt ends (or is not made).
       let status: number;
       try {
-        if (this.#stopping.signal.aborted) return;
-        const body = bodyOf(payload);
+        let body: string | undefined;
+        try {
+          body = this.#stopping.signal.aborted ? undefined : bodyOf(payload);
+        } finally {
+          this.#granted--;
+        }
         if (body === undefined) return;
         this.#sendingBytes += body.length;
         this.#next();
@@ -179,11 +189,12 @@ export class Webhooks {
 
   /**
    * Resolves once an attempt to `origin` may be sent: room under maxInFlightBytes, a free connection
-   * of its receiver, and no attempt waiting before it. Its timeout starts only then, so an attempt
+   * of its receiver, no attempt waiting before it, and none still making its payload (#granted). Its
+   * timeout starts only then, so an attempt
    * that waited behind a burst to one receiver is not failed without having been sent.
    */
   #turn(origin: string): Promise<void> {
-    if (this.#waiting.size === 0 && this.#hasRoom() && this.#connectionFree(origin)) {
+    if (this.#waiting.size === 0 && this.#granted === 0 && this.#hasRoom() && this.#connectionFree(origin)) {
       this.#take(origin);
       return Promise.resolve();
     }
@@ -207,6 +218,7 @@ export class Webhooks {
 
   #take(origin: string): void {
     this.#sending.set(origin, (this.#sending.get(origin) ?? 0) + 1);
+    this.#granted++;
   }
 
   /** An attempt ended (or was not made): its connection is free, and the next waiting one may go. */
@@ -223,7 +235,7 @@ export class Webhooks {
    * longest with a free connection goes; it goes to the back of the line if more of its attempts wait.
    */
   #next(): void {
-    if (this.#waiting.size === 0 || !this.#hasRoom()) return;
+    if (this.#waiting.size === 0 || this.#granted > 0 || !this.#hasRoom()) return;
     for (const [origin, lane] of this.#waiting) {
       if (!this.#connectionFree(origin)) continue;
       const turn = lane.shift();

@@ -226,6 +226,32 @@ describe("webhooks to a receiver that never answers", () => {
     expect(harness.plane.webhooks.sendingBytes).toBe(3 * size);
   });
 
+  it("jobs ending in one turn (timed out together) send at most maxInFlightBytes of payloads at once too", async () => {
+    const { harness, clock, ep } = await start(500_000);
+    const silent = await hook(false);
+    const worker = new ProtocolWorker(harness, ep.id, "w-hook-batch");
+    for (let i = 0; i < 6; i++) {
+      const reply = await harness.call("POST", `/v2/${ep.id}/run`, {
+        body: {
+          input: { blob: "y".repeat(200_000), i },
+          webhook: silent.url,
+          policy: { executionTimeout: 5_000 },
+        },
+      });
+      expect(reply.status).toBe(200);
+    }
+    expect((await worker.takeBatch(6)).body).toHaveLength(6);
+    // The six time out in one turn: each payload was made before any was counted, so all six went.
+    await clock.advance(5_000);
+    await eventually(() => (silent.bodies.length >= 3 ? true : undefined));
+    const size = silent.bodies[0]?.bytes ?? 0;
+    expect(size).toBeGreaterThan(200_000);
+    expect(harness.plane.webhooks.sendingBytes).toBe(3 * size);
+    await clock.advance(DEFAULT_WEBHOOK_OPTIONS.timeoutMs);
+    await eventually(() => (silent.bodies.length >= 6 ? true : undefined));
+    expect(new Set(silent.bodies.map((b) => b.id)).size).toBe(6);
+  });
+
   it("takes waiting attempts in turn by receiver: another receiver's delivery goes at the next turn, not after all of the silent one's", async () => {
     const { clock, finish } = await start(100_000);
     const silent = await hook(false);
