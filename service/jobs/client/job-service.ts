@@ -11,7 +11,7 @@ import { endpointNotFound, jobNotFound, ServiceError } from "../../errors";
 import type { Ids } from "../../ids";
 import type { EndpointDirectory, EndpointSettings } from "../../planes";
 import type { JobBook, StreamHandOut } from "../book/book";
-import type { JobMemory } from "../book/memory";
+import type { JobMemory, Reservation } from "../book/memory";
 import { createJob, envelopeOf, isTerminal, type Job, type JobKind } from "../model/job";
 import type { JobStore } from "../store/job-store";
 
@@ -154,8 +154,13 @@ export class JobService {
    * /run: a new job in the queue, answered once it is on disk (a restart keeps what a client was told
    * was accepted). It may already be on a worker by then; /run reports the state it was accepted in.
    */
-  async run(accountId: string, endpointId: string, body: JobSubmission): Promise<JobAccepted> {
-    const job = this.submit(accountId, endpointId, body, "async");
+  async run(
+    accountId: string,
+    endpointId: string,
+    body: JobSubmission,
+    reservation: Reservation | null = null,
+  ): Promise<JobAccepted> {
+    const job = this.submit(accountId, endpointId, body, "async", reservation);
     await this.#written(job);
     return { id: job.id, status: "IN_QUEUE" };
   }
@@ -172,8 +177,9 @@ export class JobService {
     body: JobSubmission,
     waitMs: number | undefined,
     signal: AbortSignal,
+    reservation: Reservation | null = null,
   ): Promise<JobEnvelope> {
-    const job = this.submit(accountId, endpointId, body, "sync");
+    const job = this.submit(accountId, endpointId, body, "sync", reservation);
     const ended = await this.#waitForEnd(job, waitMs ?? JOB_LIMITS.runsyncWait.default, signal);
     if (!this.exists(job)) throw jobNotFound(job.id, job.endpointId);
     // Answered with its result: its row is written with others' (JobStore). Otherwise (the hold
@@ -193,9 +199,18 @@ export class JobService {
 
   /**
    * Room for a new job of about `bytes` (a request's content-length, before its body is read): the
-   * endpoint's queue cap (RATE_LIMITED, 429) and the service's memory budget (UNAVAILABLE, 503).
+   * endpoint's queue cap (RATE_LIMITED, 429) and the service's memory budget (UNAVAILABLE, 503). The
+   * bytes are held against the budget while the body is read (the caller releases the reservation when
+   * the request ends; submit, once its job holds its input): bodies read at once count together, so a
+   * burst of large /run bodies is refused unread past the budget instead of all being read into memory.
    */
-  checkRoom(endpointId: string, bytes: number): void {
+  reserveRoom(endpointId: string, bytes: number): Reservation {
+    this.checkRoom(endpointId);
+    return this.#memory.reserve(bytes);
+  }
+
+  /** Room in the endpoint's queue (its cap, maxQueuedPerEndpoint): RATE_LIMITED (429) otherwise. */
+  checkRoom(endpointId: string): void {
     const queued = this.#book.counts(endpointId).inQueue;
     if (queued >= this.#maxQueued) {
       throw new ServiceError(
@@ -204,13 +219,22 @@ export class JobService {
         { retryAfterMs: 10_000 },
       );
     }
-    this.#memory.admit(bytes);
   }
 
-  /** A new job in the queue (the job of /run and /runsync). */
-  submit(accountId: string, endpointId: string, body: JobSubmission, kind: JobKind): Job {
+  /**
+   * A new job in the queue (the job of /run and /runsync). The reservation its body held while read
+   * is released first: the job's input is counted in its place.
+   */
+  submit(
+    accountId: string,
+    endpointId: string,
+    body: JobSubmission,
+    kind: JobKind,
+    reservation: Reservation | null = null,
+  ): Job {
     const endpoint = this.queueEndpoint(accountId, endpointId);
-    this.checkRoom(endpoint.id, 0);
+    this.checkRoom(endpoint.id);
+    reservation?.release();
     const job = createJob({
       id: this.#ids.job(kind),
       // The cached endpoint's strings: shared by all its jobs, not a copy cut from each request's URL.

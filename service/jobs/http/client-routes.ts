@@ -11,6 +11,7 @@ import {
 import type { Accounts } from "../../edge/auth";
 import { parseInput, parseQuery } from "../../edge/parse";
 import { ServiceError } from "../../errors";
+import type { Reservation } from "../book/memory";
 import type { JobService } from "../client/job-service";
 import type { RateLimiter } from "../client/rate-limit";
 import { JOB_POLICY, type RateLimitedOperation } from "../policy";
@@ -37,6 +38,8 @@ interface JobParams extends EndpointParams {
 export interface Admission {
   accountId: string;
   endpointId: string;
+  /** The memory a new job's body holds while it is read (/run, /runsync); null when none. */
+  reservation: Reservation | null;
 }
 
 /**
@@ -56,10 +59,25 @@ export function admitClient(
   const accountId = deps.accounts.authenticate(req.headers.authorization);
   jobs.queueEndpoint(accountId, endpointId);
   if (operation && limiter.enabled) res.once("close", limiter.admit(endpointId, operation));
+  let reservation: Reservation | null = null;
   if (operation === "run" || operation === "runsync") {
-    jobs.checkRoom(endpointId, Number(req.headers["content-length"] ?? 0) || 0);
+    reservation = jobs.reserveRoom(endpointId, bodyBytes(req, operation));
+    if (reservation.held > 0) res.once("close", reservation.release);
   }
-  return { accountId, endpointId };
+  return { accountId, endpointId, reservation };
+}
+
+/**
+ * What a new job's body may hold in memory while it is read: its content-length; a chunked body (no
+ * content-length) the route's limit, the most it may carry. A length past the limit holds nothing:
+ * it is refused unread with 413.
+ */
+function bodyBytes(req: IncomingMessage, operation: "run" | "runsync"): number {
+  const limit = operation === "run" ? JOB_POLICY.runBodyBytes : JOB_POLICY.runsyncBodyBytes;
+  const declared = req.headers["content-length"];
+  const bytes =
+    declared !== undefined ? Number(declared) : req.headers["transfer-encoding"] !== undefined ? limit : 0;
+  return Number.isSafeInteger(bytes) && bytes > 0 && bytes <= limit ? bytes : 0;
 }
 
 const ADMISSION = "runpodkitAdmission";
@@ -111,8 +129,8 @@ export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps
     "/:endpointId/run",
     { bodyLimit: JOB_POLICY.runBodyBytes, onRequest: admit("run") },
     async (request) => {
-      const { accountId, endpointId } = admitted(request);
-      return jobs.run(accountId, endpointId, parseInput(JobSubmission, request.body, "body"));
+      const { accountId, endpointId, reservation } = admitted(request);
+      return jobs.run(accountId, endpointId, parseInput(JobSubmission, request.body, "body"), reservation);
     },
   );
 
@@ -120,10 +138,17 @@ export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps
     "/:endpointId/runsync",
     { bodyLimit: JOB_POLICY.runsyncBodyBytes, onRequest: admit("runsync") },
     async (request, reply) => {
-      const { accountId, endpointId } = admitted(request);
+      const { accountId, endpointId, reservation } = admitted(request);
       const { wait } = parseQuery(RunSyncQuery, request.query, "wait");
       const body = parseInput(JobSubmission, request.body, "body");
-      const envelope = await jobs.runSync(accountId, endpointId, body, wait, clientGone(reply.raw));
+      const envelope = await jobs.runSync(
+        accountId,
+        endpointId,
+        body,
+        wait,
+        clientGone(reply.raw),
+        reservation,
+      );
       closeIfReleased(reply.raw, deps.released);
       return envelope;
     },

@@ -31,11 +31,17 @@ export function registerFastRoutes(
 
   fast.add("POST", "/v2/:endpointId/run", (req, res, params) => {
     if (!isJson(req) || plainBodySize(req, JOB_POLICY.runBodyBytes) === null) return false;
-    const { accountId, endpointId } = admitClient(client, req, res, params.endpointId ?? "", "run");
+    const { accountId, endpointId, reservation } = admitClient(
+      client,
+      req,
+      res,
+      params.endpointId ?? "",
+      "run",
+    );
     readClientJson(fast, req, res, (parsed) => {
       const body = parseInput(JobSubmission, parsed, "body");
       client.jobs
-        .run(accountId, endpointId, body)
+        .run(accountId, endpointId, body, reservation)
         .then((accepted) => sendJsonText(res, JSON.stringify(accepted)))
         .catch((error: unknown) => fast.sendError(req, res, error));
     });
@@ -45,12 +51,18 @@ export function registerFastRoutes(
   // /runsync as its Fastify route: admission, the body's JSON, then `wait`, then the body's fields.
   fast.add("POST", "/v2/:endpointId/runsync", (req, res, params, query) => {
     if (!isJson(req) || plainBodySize(req, JOB_POLICY.runsyncBodyBytes) === null) return false;
-    const { accountId, endpointId } = admitClient(client, req, res, params.endpointId ?? "", "runsync");
+    const { accountId, endpointId, reservation } = admitClient(
+      client,
+      req,
+      res,
+      params.endpointId ?? "",
+      "runsync",
+    );
     readClientJson(fast, req, res, (parsed) => {
       const { wait } = parseQuery(RunSyncQuery, query, "wait");
       const body = parseInput(JobSubmission, parsed, "body");
       client.jobs
-        .runSync(accountId, endpointId, body, wait, clientGone(res))
+        .runSync(accountId, endpointId, body, wait, clientGone(res), reservation)
         .then((envelope) => {
           closeIfReleased(res, client.released);
           sendJsonText(res, JSON.stringify(envelope));

@@ -15,6 +15,12 @@ export interface WebhookOptions {
    * flight (so one larger payload still goes, alone past the bound), else it waits its turn.
    */
   maxInFlightBytes: number;
+  /**
+   * Attempts sent to one receiver (origin) at once: the connections the delivery pool opens to it.
+   * Further attempts to it wait their turn here, not in the pool's queue, where `timeoutMs` would run
+   * before they are sent.
+   */
+  connectionsPerOrigin: number;
 }
 
 export const DEFAULT_WEBHOOK_OPTIONS: WebhookOptions = {
@@ -22,6 +28,7 @@ export const DEFAULT_WEBHOOK_OPTIONS: WebhookOptions = {
   retries: JOB_POLICY.webhookRetries,
   spacingMs: JOB_POLICY.webhookSpacingMs,
   maxInFlightBytes: 16 * 1024 * 1024,
+  connectionsPerOrigin: 32,
 };
 
 /** One delivery attempt as the receiver answered it (status 0: no answer). */
@@ -73,10 +80,18 @@ export class Webhooks {
   readonly #onAttempt: (attempt: WebhookAttempt) => void;
   /** Bytes of the payloads being sent now. */
   #sendingBytes = 0;
+  /** Attempts given their turn and not yet ended, by the receiver's origin (at most connectionsPerOrigin each). */
+  readonly #sending = new Map<string, number>();
   /**
-   * Attempts waiting for room under maxInFlightBytes, by the receiver's origin, taken in turn from
-   * each origin: a receiver that never answers delays other receivers' deliveries by one attempt's
-   * timeout at most, not by all of its own.
+   * Attempts given their turn whose payload is not made yet (its size unknown): none other goes
+   * meanwhile, or jobs ending in one turn (timed out together, a worker's jobs failed with it) all
+   * went at once, past maxInFlightBytes.
+   */
+  #granted = 0;
+  /**
+   * Attempts waiting for room under maxInFlightBytes or for a connection of their receiver, by the
+   * receiver's origin, taken in turn from each origin: a receiver that never answers delays other
+   * receivers' deliveries by one attempt's timeout at most, not by all of its own.
    */
   readonly #waiting = new Map<string, (() => void)[]>();
 
@@ -105,6 +120,11 @@ export class Webhooks {
     return Promise.all([...this.#inFlight]).then(() => undefined);
   }
 
+  /** Deliveries under way: sending, waiting their turn or their next attempt (tests). */
+  get deliveries(): number {
+    return this.#inFlight.size;
+  }
+
   /** Bytes of the payloads being sent now (tests). */
   get sendingBytes(): number {
     return this.#sendingBytes;
@@ -112,7 +132,12 @@ export class Webhooks {
 
   async stop(): Promise<void> {
     this.#stopping.abort();
-    for (const lane of this.#waiting.values()) for (const turn of lane) turn();
+    for (const [origin, lane] of this.#waiting) {
+      for (const turn of lane) {
+        this.#take(origin);
+        turn();
+      }
+    }
     this.#waiting.clear();
     await this.idle();
     if (this.#http) await (await this.#http).agent.close();
@@ -120,13 +145,14 @@ export class Webhooks {
 
   #client(): Promise<WebhookHttp> {
     this.#http ??= import("undici").then(({ Agent, request }) => ({
-      agent: new Agent({ keepAliveTimeout: 4_000, connections: 32 }),
+      agent: new Agent({ keepAliveTimeout: 4_000, connections: this.#options.connectionsPerOrigin }),
       request,
     }));
     return this.#http;
   }
 
   async #deliver(url: string, jobId: string, payload: () => WebhookPayload | undefined): Promise<void> {
+    const origin = originOf(url);
     for (let attempt = 1; attempt <= 1 + this.#options.retries; attempt++) {
       if (attempt > 1) {
         try {
@@ -135,54 +161,90 @@ export class Webhooks {
           return;
         }
       }
-      await this.#turn(url);
-      if (this.#stopping.signal.aborted) return;
-      const body = bodyOf(payload);
-      if (body === undefined) {
-        this.#next();
-        return;
-      }
-      this.#sendingBytes += body.length;
-      this.#next();
+      await this.#turn(origin);
+      // The turn holds one of the origin's connections until the attempt ends (or is not made).
       let status: number;
       try {
-        status = await this.#attempt(url, body);
-      } finally {
-        this.#sendingBytes -= body.length;
+        let body: string | undefined;
+        try {
+          body = this.#stopping.signal.aborted ? undefined : bodyOf(payload);
+        } finally {
+          this.#granted--;
+        }
+        if (body === undefined) return;
+        this.#sendingBytes += body.length;
         this.#next();
+        try {
+          status = await this.#attempt(url, body);
+        } finally {
+          this.#sendingBytes -= body.length;
+        }
+      } finally {
+        this.#endTurn(origin);
       }
       this.#onAttempt({ url, jobId, attempt, status });
       if (status === 200 || this.#stopping.signal.aborted) return;
     }
   }
 
-  /** Resolves once an attempt may be sent: room under maxInFlightBytes, and no attempt waiting. */
-  #turn(url: string): Promise<void> {
-    if (this.#waiting.size === 0 && this.#hasRoom()) return Promise.resolve();
-    const origin = originOf(url);
-    return new Promise((resolve) => {
+  /**
+   * Resolves once an attempt to `origin` may be sent: room under maxInFlightBytes, a free connection
+   * of its receiver, no attempt waiting before it, and none still making its payload (#granted). Its
+   * timeout starts only then, so an attempt
+   * that waited behind a burst to one receiver is not failed without having been sent.
+   */
+  #turn(origin: string): Promise<void> {
+    if (this.#waiting.size === 0 && this.#granted === 0 && this.#hasRoom() && this.#connectionFree(origin)) {
+      this.#take(origin);
+      return Promise.resolve();
+    }
+    const turn = new Promise<void>((resolve) => {
       const lane = this.#waiting.get(origin);
       if (lane) lane.push(resolve);
       else this.#waiting.set(origin, [resolve]);
     });
+    // Others may wait only for their own receiver's connections: this one may go now.
+    this.#next();
+    return turn;
   }
 
   #hasRoom(): boolean {
     return this.#sendingBytes === 0 || this.#sendingBytes < this.#options.maxInFlightBytes;
   }
 
+  #connectionFree(origin: string): boolean {
+    return (this.#sending.get(origin) ?? 0) < this.#options.connectionsPerOrigin;
+  }
+
+  #take(origin: string): void {
+    this.#sending.set(origin, (this.#sending.get(origin) ?? 0) + 1);
+    this.#granted++;
+  }
+
+  /** An attempt ended (or was not made): its connection is free, and the next waiting one may go. */
+  #endTurn(origin: string): void {
+    const left = (this.#sending.get(origin) ?? 1) - 1;
+    if (left > 0) this.#sending.set(origin, left);
+    else this.#sending.delete(origin);
+    this.#next();
+  }
+
   /**
    * Lets the next waiting attempt go when there is room. One at a time: it counts its bytes once it
-   * has made its payload (a turn later), then lets the next one go in turn.
+   * has made its payload (a turn later), then lets the next one go in turn. The origin waiting
+   * longest with a free connection goes; it goes to the back of the line if more of its attempts wait.
    */
   #next(): void {
-    if (this.#waiting.size === 0 || !this.#hasRoom()) return;
-    // The origin waiting longest goes; it goes to the back of the line if more of its attempts wait.
-    const [origin, lane] = this.#waiting.entries().next().value as [string, (() => void)[]];
-    const turn = lane.shift();
-    this.#waiting.delete(origin);
-    if (lane.length > 0) this.#waiting.set(origin, lane);
-    turn?.();
+    if (this.#waiting.size === 0 || this.#granted > 0 || !this.#hasRoom()) return;
+    for (const [origin, lane] of this.#waiting) {
+      if (!this.#connectionFree(origin)) continue;
+      const turn = lane.shift();
+      this.#waiting.delete(origin);
+      if (lane.length > 0) this.#waiting.set(origin, lane);
+      this.#take(origin);
+      turn?.();
+      return;
+    }
   }
 
   async #attempt(url: string, body: string): Promise<number> {

@@ -226,6 +226,32 @@ describe("webhooks to a receiver that never answers", () => {
     expect(harness.plane.webhooks.sendingBytes).toBe(3 * size);
   });
 
+  it("jobs ending in one turn (timed out together) send at most maxInFlightBytes of payloads at once too", async () => {
+    const { harness, clock, ep } = await start(500_000);
+    const silent = await hook(false);
+    const worker = new ProtocolWorker(harness, ep.id, "w-hook-batch");
+    for (let i = 0; i < 6; i++) {
+      const reply = await harness.call("POST", `/v2/${ep.id}/run`, {
+        body: {
+          input: { blob: "y".repeat(200_000), i },
+          webhook: silent.url,
+          policy: { executionTimeout: 5_000 },
+        },
+      });
+      expect(reply.status).toBe(200);
+    }
+    expect((await worker.takeBatch(6)).body).toHaveLength(6);
+    // The six time out in one turn: each payload was made before any was counted, so all six went.
+    await clock.advance(5_000);
+    await eventually(() => (silent.bodies.length >= 3 ? true : undefined));
+    const size = silent.bodies[0]?.bytes ?? 0;
+    expect(size).toBeGreaterThan(200_000);
+    expect(harness.plane.webhooks.sendingBytes).toBe(3 * size);
+    await clock.advance(DEFAULT_WEBHOOK_OPTIONS.timeoutMs);
+    await eventually(() => (silent.bodies.length >= 6 ? true : undefined));
+    expect(new Set(silent.bodies.map((b) => b.id)).size).toBe(6);
+  });
+
   it("takes waiting attempts in turn by receiver: another receiver's delivery goes at the next turn, not after all of the silent one's", async () => {
     const { clock, finish } = await start(100_000);
     const silent = await hook(false);
@@ -243,5 +269,61 @@ describe("webhooks to a receiver that never answers", () => {
     expect(healthy.bodies.map((b) => b.id)).toEqual([other]);
     await eventually(() => (silent.bodies.length >= 3 ? true : undefined));
     expect(silent.bodies).toHaveLength(3);
+  });
+});
+
+describe("webhooks under a burst to one receiver", () => {
+  let h: Harness | undefined;
+  let server: Server | undefined;
+  afterEach(async () => {
+    await h?.close();
+    server?.closeAllConnections();
+    server?.close();
+  });
+
+  it("attempts past the receiver's connections wait their turn: each is sent once, its timeout running from when it is sent", async () => {
+    // Two deliveries more than the connections to one receiver, at once; the receiver answers each
+    // 200 in 6 s (within the 10 s timeout). The two used to wait in the connection pool's queue while
+    // their timeout ran, and were cut off 4 s after reaching the receiver, then sent again.
+    const { connectionsPerOrigin } = DEFAULT_WEBHOOK_OPTIONS;
+    const jobs = connectionsPerOrigin + 2;
+    h = await startHarness();
+    const harness = h;
+    const clock = harness.clock as ManualClock;
+    const arrivals: string[] = [];
+    const held: (() => void)[] = [];
+    server = createServer((req, res) => {
+      let text = "";
+      req.on("data", (chunk) => {
+        text += chunk;
+      });
+      req.on("end", () => {
+        arrivals.push((JSON.parse(text) as { id: string }).id);
+        held.push(() => res.end("ok"));
+      });
+    });
+    await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+    const ep = harness.endpoint("runpodkit/echo", { workersMax: 0 });
+    const worker = new ProtocolWorker(harness, ep.id, "w-burst");
+    const ids: string[] = [];
+    for (let i = 0; i < jobs; i++) {
+      const reply = await harness.call("POST", `/v2/${ep.id}/run`, { body: { input: { i }, webhook: url } });
+      ids.push((reply.body as { id: string }).id);
+    }
+    expect((await worker.takeBatch(jobs)).body).toHaveLength(jobs);
+    await Promise.all(ids.map((id) => worker.done(id, { output: id })));
+    const answerAfter6s = async (sent: number) => {
+      await eventually(() => (arrivals.length >= sent ? true : undefined));
+      expect(arrivals).toHaveLength(sent);
+      await clock.advance(6_000);
+      for (const answer of held.splice(0)) answer();
+    };
+    await answerAfter6s(connectionsPerOrigin);
+    await answerAfter6s(jobs);
+    // Every delivery ended with its first attempt's 200: none waits to be sent again.
+    await eventually(() => (harness.plane.webhooks.deliveries === 0 ? true : undefined));
+    expect([...arrivals].sort()).toEqual([...ids].sort());
+    expect(harness.logs.filter((line) => line.includes("webhook"))).toEqual([]);
   });
 });
