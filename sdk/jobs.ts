@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
+import { z } from "zod";
 import { type ClientOptions, clientHttp, requireBaseUrl, requireClientOptions } from "./client-options";
 import { replyCutHeaders, replyCutStatus } from "./dispatch-reply";
 import {
@@ -23,12 +24,14 @@ import {
   isTerminalJobStatus,
   JOB_LIMITS,
   JobAccepted,
+  JobPolicy,
   type JobResult,
   JobResultReply,
   type JobStatus,
   JobSubmission,
   type JobSubmissionInput,
   PurgeReply,
+  S3Config,
   STREAM_POSITION_HEADER,
   type StreamChunk,
   StreamPosition,
@@ -37,6 +40,17 @@ import {
 import { idSegment, parseReply, validateInput } from "./validate";
 
 export const DEFAULT_JOBS_URL = "https://api.runpod.ai/v2";
+
+/**
+ * What run() and runSync() send: the shared schema, strict at every level. The service's parse drops
+ * keys it does not know, so a misspelt `policy.executionTimeOut` ran the job with the default timeout;
+ * here it is a ValidationError naming it, as a misspelt field of a REST input is.
+ */
+const SubmissionToSend = z.strictObject({
+  ...JobSubmission.shape,
+  policy: z.strictObject(JobPolicy.shape).optional(),
+  s3Config: z.strictObject(S3Config.shape).optional(),
+});
 
 export interface JobClientOptions extends ClientOptions {
   endpointId: string;
@@ -189,7 +203,7 @@ export class JobClient {
   /** Submits a job (POST /run); answers at once with its id and IN_QUEUE. Retried only on 429. */
   async run(submission: JobInput, options: CallOptions = {}): Promise<JobAccepted> {
     const operation = "jobs.run";
-    const body = validateInput(JobSubmission, submission, operation);
+    const body = validateInput(SubmissionToSend, submission, operation);
     const reply = await this.#http.request({
       ...options,
       operation,
@@ -208,7 +222,7 @@ export class JobClient {
    */
   async runSync(submission: JobInput, options: RunSyncOptions = {}): Promise<JobResult> {
     const operation = "jobs.runSync";
-    const body = validateInput(JobSubmission, submission, operation);
+    const body = validateInput(SubmissionToSend, submission, operation);
     const wait = requireWait(options, operation);
     const reply = await this.#http.request({
       operation,
