@@ -185,19 +185,17 @@ export class JobClient {
 
   constructor(given: JobClientOptions) {
     const options = requireClientOptions(given, "jobs");
-    const base = requireBaseUrl(
-      options.baseUrl ?? DEFAULT_JOBS_URL,
-      "jobs",
-      options.apiKey,
-      "http://127.0.0.1:8080/v2",
-    ).replace(/\/+$/, "");
+    const base = new URL(
+      requireBaseUrl(options.baseUrl ?? DEFAULT_JOBS_URL, "jobs", options.apiKey, "http://127.0.0.1:8080/v2"),
+    );
+    // The id goes on the path: appended to the whole URL, it landed after a `?query` or `#fragment`.
+    base.pathname = base.pathname.replace(/\/+$/, "") + idSegment(options.endpointId, "jobs", "endpointId");
+    base.hash = "";
     this.endpointId = options.endpointId;
     this.#timeoutMs = options.timeoutMs ?? 30_000;
-    this.#http = clientHttp(
-      { ...options, timeoutMs: this.#timeoutMs },
-      base + idSegment(options.endpointId, "jobs", "endpointId"),
-      { authorization: `Bearer ${options.apiKey}` },
-    );
+    this.#http = clientHttp({ ...options, timeoutMs: this.#timeoutMs }, base.toString(), {
+      authorization: `Bearer ${options.apiKey}`,
+    });
   }
 
   /** Submits a job (POST /run); answers at once with its id and IN_QUEUE. Retried only on 429. */
