@@ -108,6 +108,9 @@ export interface StreamOptions {
   signal?: AbortSignal | undefined;
 }
 
+/** The client's own pool size when `connections` is not given (HttpClient's default). */
+const DEFAULT_CONNECTIONS = 64;
+
 /** What a long wait rides out by default: a service restart takes longer than a call's retries. */
 const DEFAULT_MAX_OUTAGE_MS = 60_000;
 
@@ -182,6 +185,14 @@ export class JobClient {
   readonly #timeoutMs: number;
   /** Whether the service holds /status-sync (false once it answered 404/405 for a job /status knows). */
   #holds = true;
+  /**
+   * The most waitFor calls held at once (half the pool): each holds a socket up to 90 s, so 64 waits
+   * took every socket of the default pool and a run() or status() meanwhile timed out unsent. The
+   * waits past it poll /status, which frees its socket at once.
+   */
+  readonly #holdLimit: number;
+  /** waitFor calls held now. */
+  #holding = 0;
 
   constructor(given: JobClientOptions) {
     const options = requireClientOptions(given, "jobs");
@@ -193,6 +204,7 @@ export class JobClient {
     base.hash = "";
     this.endpointId = options.endpointId;
     this.#timeoutMs = options.timeoutMs ?? 30_000;
+    this.#holdLimit = Math.floor((options.connections ?? DEFAULT_CONNECTIONS) / 2);
     this.#http = clientHttp({ ...options, timeoutMs: this.#timeoutMs }, base.toString(), {
       authorization: `Bearer ${options.apiKey}`,
     });
@@ -332,7 +344,8 @@ export class JobClient {
   /**
    * Waits for the job to be terminal (COMPLETED, FAILED, CANCELLED or TIMED_OUT) and returns that
    * envelope. Each wait is one call the service holds until the job ends (GET /status-sync, up to
-   * 90 s a call), so the result comes as soon as the job ends; a service without /status-sync (it
+   * 90 s a call; at most half the client's sockets are held at once, and the waits past that poll
+   * /status), so the result comes as soon as the job ends; a service without /status-sync (it
    * answers 404 or 405 for a job /status knows) is polled on /status every `pollIntervalMs` instead,
    * as are the last two seconds of the wait and, for a hold's length, a wait whose held call the service
    * refused with a 429 (its held calls full). Gives up after `timeoutMs` with a TimeoutError that carries
@@ -374,6 +387,7 @@ export class JobClient {
       // not once close() began (the closed client then refuses the plain call).
       const hold =
         this.#holds &&
+        this.#holding < this.#holdLimit &&
         remaining - HOLD_REPLY_MS >= JOB_LIMITS.runsyncWait.min &&
         Date.now() >= holdsFrom &&
         !this.#http.closeBegun.aborted
@@ -438,6 +452,7 @@ export class JobClient {
     signal: AbortSignal | undefined,
   ): Promise<JobResult> {
     const closing = this.#http.closeBegun;
+    this.#holding++;
     try {
       return await this.#statusSync(operation, jobId, hold, {
         signal: signal ? AbortSignal.any([signal, closing]) : closing,
@@ -452,6 +467,8 @@ export class JobClient {
       });
       this.#holds = false;
       return envelope;
+    } finally {
+      this.#holding--;
     }
   }
 
