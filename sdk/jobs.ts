@@ -199,10 +199,13 @@ export class JobClient {
     const base = new URL(
       requireBaseUrl(options.baseUrl ?? DEFAULT_JOBS_URL, "jobs", options.apiKey, "http://127.0.0.1:8080/v2"),
     );
+    // Trimmed as the key is: one read from a CRLF .env kept its line break, and every call was a 404.
+    const endpointId =
+      typeof options.endpointId === "string" ? options.endpointId.trim() : options.endpointId;
     // The id goes on the path: appended to the whole URL, it landed after a `?query` or `#fragment`.
-    base.pathname = base.pathname.replace(/\/+$/, "") + idSegment(options.endpointId, "jobs", "endpointId");
+    base.pathname = base.pathname.replace(/\/+$/, "") + idSegment(endpointId, "jobs", "endpointId");
     base.hash = "";
-    this.endpointId = options.endpointId;
+    this.endpointId = endpointId;
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     this.#holdLimit = Math.floor((options.connections ?? DEFAULT_CONNECTIONS) / 2);
     this.#http = clientHttp({ ...options, timeoutMs: this.#timeoutMs }, base.toString(), {
