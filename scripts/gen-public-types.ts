@@ -381,6 +381,14 @@ const SDK_ENTRIES: SdkEntry[] = [
   out("catalogue", "CpuFlavor", "A CPU flavor; an instance id is `<flavor>-<vCPUs>-<GB>`."),
   arg("catalogue", "GqlCpuFlavorInput", "What `graphql.cpuFlavors` takes."),
   out("catalogue", "DataCenter", "A data center, with whether it holds network volumes (storageSupport)."),
+  // The GraphQL inputs the SDK's clients do not send: `schemas.*Input` must hold without zod too.
+  arg("catalogue", "GqlGpuLowestPriceInput", "The GraphQL `lowestPrice(input:)` argument of a GPU type."),
+  arg("catalogue", "GqlGpuAvailabilityInput", "The GraphQL GPU availability query's input."),
+  arg("endpoint", "GqlUpdateEndpointTemplateInput", "The GraphQL `updateEndpointTemplate` input."),
+  arg("pod", "GqlPodFindAndDeployOnDemandInput", "The GraphQL `podFindAndDeployOnDemand` input."),
+  arg("pod", "GqlDeployCpuPodInput", "The GraphQL `deployCpuPod` input."),
+  arg("pod", "GqlPodEditJobInput", "The GraphQL `podEditJob` input."),
+  arg("user", "GqlUserSettingsInput", "The GraphQL `updateUserSettings` input."),
 ];
 
 function sdkExpand(entry: SdkEntry): string {

@@ -159,7 +159,32 @@ export function requireBaseUrl(baseUrl: string, operation: string, apiKey: strin
       message: `${operation}: baseUrl must be an absolute http(s) URL such as ${example}, got "${redact(String(baseUrl), [apiKey])}"`,
     });
   }
+  if (protocol === "http:") warnCleartextKey(new URL(baseUrl), operation);
   return baseUrl;
+}
+
+/** Origins already warned about: one line per origin and process, not one per client built. */
+const warnedOrigins = new Set<string>();
+
+/** This machine: localhost and *.localhost (RFC 6761), 127.0.0.0/8, ::1 (also as ::ffff:127.x.y.z). */
+function isLoopback(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/\.$/, "");
+  if (host === "localhost" || host.endsWith(".localhost")) return true;
+  if (host === "[::1]" || /^\[::ffff:7f[0-9a-f]{2}:[0-9a-f]{1,4}\]$/.test(host)) return true;
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/**
+ * The key goes with every call (a header; GraphQL's in the URL): over plain http:// to another
+ * machine, anyone on the path reads it. Not refused (a private network may be trusted), but said once.
+ */
+function warnCleartextKey(url: URL, operation: string): void {
+  if (isLoopback(url.hostname) || warnedOrigins.has(url.origin)) return;
+  warnedOrigins.add(url.origin);
+  process.emitWarning(
+    `${operation}: baseUrl ${url.origin} is plain http: to another machine, so the API key crosses the network unencrypted with every call; use https:// (the local service has no TLS: put a TLS proxy in front of it, see SECURITY.md)`,
+    { type: "SecurityWarning", code: "RUNPODKIT_CLEARTEXT_API_KEY" },
+  );
 }
 
 /** The HTTP layer of one client, the key kept out of every error. */

@@ -133,9 +133,10 @@ export class RunpodkitError extends Error {
     this.code = code;
     this.operation = details.operation;
     this.status = details.status;
-    this.field = details.field;
+    // Both may come from a reply (REST `field`/`code`, GraphQL `extensions`), which may echo the request.
+    this.field = replyText(details.field, secrets);
     this.retryAfterMs = details.retryAfterMs;
-    this.serviceCode = details.serviceCode;
+    this.serviceCode = replyText(details.serviceCode, secrets);
     this.jobId = details.jobId;
     this.jobStatus = details.jobStatus;
     this.retryable = isRetryable(code, details);
@@ -156,6 +157,16 @@ export class RunpodkitError extends Error {
       retryable: this.retryable,
     };
   }
+}
+
+/** The longest `field` or `serviceCode` kept: a reply's, bounded like its message. */
+const REPLY_TEXT_MAX = 300;
+
+/** A short text an error keeps from a reply: redacted, then bounded. */
+function replyText(text: string | undefined, secrets: readonly string[]): string | undefined {
+  if (text === undefined) return undefined;
+  const redacted = redact(text, secrets);
+  return redacted.length <= REPLY_TEXT_MAX ? redacted : `${redacted.slice(0, REPLY_TEXT_MAX)}…`;
 }
 
 /** A 429 proves the call did nothing; a connection failure, a timeout or a 5xx (501 aside) may pass. */

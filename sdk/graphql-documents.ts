@@ -233,7 +233,7 @@ function envValues(input: { env?: readonly { value: string }[] | null }): string
 
 export const OPERATIONS = {
   createSecret: operation({
-    name: "secretCreate",
+    name: "createSecret",
     kind: "mutation",
     document: SECRET_CREATE,
     input: GqlSecretCreateInput,
@@ -242,7 +242,7 @@ export const OPERATIONS = {
     secrets: (valid) => [valid.value],
   }),
   updateSecretValue: operation({
-    name: "secretValueUpdate",
+    name: "updateSecretValue",
     kind: "mutation",
     document: SECRET_VALUE_UPDATE,
     input: GqlSecretValueUpdateInput,
@@ -251,7 +251,7 @@ export const OPERATIONS = {
     secrets: (valid) => [valid.value],
   }),
   updateSecretDescription: operation({
-    name: "secretDescriptionUpdate",
+    name: "updateSecretDescription",
     kind: "mutation",
     document: SECRET_DESCRIPTION_UPDATE,
     input: GqlSecretDescriptionUpdateInput,
@@ -259,7 +259,7 @@ export const OPERATIONS = {
     pick: (data) => data.secretDescriptionUpdate,
   }),
   deleteSecret: operation({
-    name: "secretDelete",
+    name: "deleteSecret",
     kind: "mutation",
     document: SECRET_DELETE,
     input: NonEmptyId,

@@ -25,6 +25,7 @@ export {
 export {
   BillingResource,
   DEFAULT_REST_URL,
+  type NoQueryInput,
   PodsResource,
   type QueryInput,
   type RegistryAuthResource,

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
+import { z } from "zod";
 import { type ClientOptions, clientHttp, requireBaseUrl, requireClientOptions } from "./client-options";
 import { replyCutHeaders, replyCutStatus } from "./dispatch-reply";
 import {
@@ -23,12 +24,14 @@ import {
   isTerminalJobStatus,
   JOB_LIMITS,
   JobAccepted,
+  JobPolicy,
   type JobResult,
   JobResultReply,
   type JobStatus,
   JobSubmission,
   type JobSubmissionInput,
   PurgeReply,
+  S3Config,
   STREAM_POSITION_HEADER,
   type StreamChunk,
   StreamPosition,
@@ -37,6 +40,17 @@ import {
 import { idSegment, parseReply, validateInput } from "./validate";
 
 export const DEFAULT_JOBS_URL = "https://api.runpod.ai/v2";
+
+/**
+ * What run() and runSync() send: the shared schema, strict at every level. The service's parse drops
+ * keys it does not know, so a misspelt `policy.executionTimeOut` ran the job with the default timeout;
+ * here it is a ValidationError naming it, as a misspelt field of a REST input is.
+ */
+const SubmissionToSend = z.strictObject({
+  ...JobSubmission.shape,
+  policy: z.strictObject(JobPolicy.shape).optional(),
+  s3Config: z.strictObject(S3Config.shape).optional(),
+});
 
 export interface JobClientOptions extends ClientOptions {
   endpointId: string;
@@ -93,6 +107,9 @@ export interface StreamOptions {
   maxOutageMs?: number | undefined;
   signal?: AbortSignal | undefined;
 }
+
+/** The client's own pool size when `connections` is not given (HttpClient's default). */
+const DEFAULT_CONNECTIONS = 64;
 
 /** What a long wait rides out by default: a service restart takes longer than a call's retries. */
 const DEFAULT_MAX_OUTAGE_MS = 60_000;
@@ -168,28 +185,38 @@ export class JobClient {
   readonly #timeoutMs: number;
   /** Whether the service holds /status-sync (false once it answered 404/405 for a job /status knows). */
   #holds = true;
+  /**
+   * The most waitFor calls held at once (half the pool): each holds a socket up to 90 s, so 64 waits
+   * took every socket of the default pool and a run() or status() meanwhile timed out unsent. The
+   * waits past it poll /status, which frees its socket at once.
+   */
+  readonly #holdLimit: number;
+  /** waitFor calls held now. */
+  #holding = 0;
 
   constructor(given: JobClientOptions) {
     const options = requireClientOptions(given, "jobs");
-    const base = requireBaseUrl(
-      options.baseUrl ?? DEFAULT_JOBS_URL,
-      "jobs",
-      options.apiKey,
-      "http://127.0.0.1:8080/v2",
-    ).replace(/\/+$/, "");
-    this.endpointId = options.endpointId;
-    this.#timeoutMs = options.timeoutMs ?? 30_000;
-    this.#http = clientHttp(
-      { ...options, timeoutMs: this.#timeoutMs },
-      base + idSegment(options.endpointId, "jobs", "endpointId"),
-      { authorization: `Bearer ${options.apiKey}` },
+    const base = new URL(
+      requireBaseUrl(options.baseUrl ?? DEFAULT_JOBS_URL, "jobs", options.apiKey, "http://127.0.0.1:8080/v2"),
     );
+    // Trimmed as the key is: one read from a CRLF .env kept its line break, and every call was a 404.
+    const endpointId =
+      typeof options.endpointId === "string" ? options.endpointId.trim() : options.endpointId;
+    // The id goes on the path: appended to the whole URL, it landed after a `?query` or `#fragment`.
+    base.pathname = base.pathname.replace(/\/+$/, "") + idSegment(endpointId, "jobs", "endpointId");
+    base.hash = "";
+    this.endpointId = endpointId;
+    this.#timeoutMs = options.timeoutMs ?? 30_000;
+    this.#holdLimit = Math.floor((options.connections ?? DEFAULT_CONNECTIONS) / 2);
+    this.#http = clientHttp({ ...options, timeoutMs: this.#timeoutMs }, base.toString(), {
+      authorization: `Bearer ${options.apiKey}`,
+    });
   }
 
   /** Submits a job (POST /run); answers at once with its id and IN_QUEUE. Retried only on 429. */
   async run(submission: JobInput, options: CallOptions = {}): Promise<JobAccepted> {
     const operation = "jobs.run";
-    const body = validateInput(JobSubmission, submission, operation);
+    const body = validateInput(SubmissionToSend, submission, operation);
     const reply = await this.#http.request({
       ...options,
       operation,
@@ -208,7 +235,7 @@ export class JobClient {
    */
   async runSync(submission: JobInput, options: RunSyncOptions = {}): Promise<JobResult> {
     const operation = "jobs.runSync";
-    const body = validateInput(JobSubmission, submission, operation);
+    const body = validateInput(SubmissionToSend, submission, operation);
     const wait = requireWait(options, operation);
     const reply = await this.#http.request({
       operation,
@@ -320,7 +347,8 @@ export class JobClient {
   /**
    * Waits for the job to be terminal (COMPLETED, FAILED, CANCELLED or TIMED_OUT) and returns that
    * envelope. Each wait is one call the service holds until the job ends (GET /status-sync, up to
-   * 90 s a call), so the result comes as soon as the job ends; a service without /status-sync (it
+   * 90 s a call; at most half the client's sockets are held at once, and the waits past that poll
+   * /status), so the result comes as soon as the job ends; a service without /status-sync (it
    * answers 404 or 405 for a job /status knows) is polled on /status every `pollIntervalMs` instead,
    * as are the last two seconds of the wait and, for a hold's length, a wait whose held call the service
    * refused with a 429 (its held calls full). Gives up after `timeoutMs` with a TimeoutError that carries
@@ -362,6 +390,7 @@ export class JobClient {
       // not once close() began (the closed client then refuses the plain call).
       const hold =
         this.#holds &&
+        this.#holding < this.#holdLimit &&
         remaining - HOLD_REPLY_MS >= JOB_LIMITS.runsyncWait.min &&
         Date.now() >= holdsFrom &&
         !this.#http.closeBegun.aborted
@@ -426,6 +455,7 @@ export class JobClient {
     signal: AbortSignal | undefined,
   ): Promise<JobResult> {
     const closing = this.#http.closeBegun;
+    this.#holding++;
     try {
       return await this.#statusSync(operation, jobId, hold, {
         signal: signal ? AbortSignal.any([signal, closing]) : closing,
@@ -440,6 +470,8 @@ export class JobClient {
       });
       this.#holds = false;
       return envelope;
+    } finally {
+      this.#holding--;
     }
   }
 

@@ -1595,3 +1595,141 @@ export type DataCenter = {
     | null
     | undefined;
 };
+
+/** The GraphQL `lowestPrice(input:)` argument of a GPU type. */
+export type GqlGpuLowestPriceInput = {
+  gpuCount: number;
+  countryCode?: string | null | undefined;
+  dataCenterId?: string | null | undefined;
+  includeAiApi?: boolean | null | undefined;
+  minDisk?: number | null | undefined;
+  minDownload?: number | null | undefined;
+  minMemoryInGb?: number | null | undefined;
+  minUpload?: number | null | undefined;
+  minVcpuCount?: number | null | undefined;
+  secureCloud?: boolean | null | undefined;
+  supportPublicIp?: boolean | null | undefined;
+  cudaVersion?: string | null | undefined;
+  allowedCudaVersions?: (string | null)[] | null | undefined;
+  minCudaVersion?: string | null | undefined;
+};
+
+/** The GraphQL GPU availability query's input. */
+export type GqlGpuAvailabilityInput = {
+  gpuCount?: number | null | undefined;
+  minDisk?: number | null | undefined;
+  minMemoryInGb?: number | null | undefined;
+  minVcpuCount?: number | null | undefined;
+  secureCloud?: boolean | null | undefined;
+  allowedCudaVersions?: (string | null)[] | null | undefined;
+  minCudaVersion?: string | null | undefined;
+  includeAiApi?: boolean | null | undefined;
+};
+
+/** The GraphQL `updateEndpointTemplate` input. */
+export type GqlUpdateEndpointTemplateInput = {
+  endpointId: string;
+  templateId: string;
+};
+
+/** The GraphQL `podFindAndDeployOnDemand` input. */
+export type GqlPodFindAndDeployOnDemandInput = {
+  aiApiId?: string | null | undefined;
+  gpuCount?: number | null | undefined;
+  gpuTypeId?: string | null | undefined;
+  gpuTypeIdList?: (string | null)[] | null | undefined;
+  minMemoryInGb?: number | null | undefined;
+  minVcpuCount?: number | null | undefined;
+  port?: number | null | undefined;
+  volumeInGb?: number | null | undefined;
+  cudaVersion?: string | null | undefined;
+  allowedCudaVersions?: (string | null)[] | null | undefined;
+  minCudaVersion?: string | null | undefined;
+  instanceIds?: (string | null)[] | null | undefined;
+  computeType?: "GPU" | "CPU" | null | undefined;
+  globalNetwork?: boolean | null | undefined;
+  cloudType?: "SECURE" | "COMMUNITY" | "ALL" | null | undefined;
+  containerDiskInGb?: number | null | undefined;
+  containerRegistryAuthId?: string | null | undefined;
+  countryCode?: string | null | undefined;
+  deployCost?: number | null | undefined;
+  dockerArgs?: string | null | undefined;
+  env?:
+    | ({
+        key: string;
+        value: string;
+      } | null)[]
+    | null
+    | undefined;
+  imageName?: string | null | undefined;
+  minDisk?: number | null | undefined;
+  minDownload?: number | null | undefined;
+  minUpload?: number | null | undefined;
+  name?: string | null | undefined;
+  networkVolumeId?: string | null | undefined;
+  ports?: string | null | undefined;
+  startJupyter?: boolean | null | undefined;
+  startSsh?: boolean | null | undefined;
+  supportPublicIp?: boolean | null | undefined;
+  templateId?: string | null | undefined;
+  volumeKey?: string | null | undefined;
+  volumeMountPath?: string | null | undefined;
+  dataCenterId?: string | null | undefined;
+};
+
+/** The GraphQL `deployCpuPod` input. */
+export type GqlDeployCpuPodInput = {
+  instanceId?: string | null | undefined;
+  cloudType?: "SECURE" | "COMMUNITY" | "ALL" | null | undefined;
+  containerDiskInGb?: number | null | undefined;
+  containerRegistryAuthId?: string | null | undefined;
+  countryCode?: string | null | undefined;
+  deployCost?: number | null | undefined;
+  dockerArgs?: string | null | undefined;
+  env?:
+    | ({
+        key: string;
+        value: string;
+      } | null)[]
+    | null
+    | undefined;
+  imageName?: string | null | undefined;
+  minDisk?: number | null | undefined;
+  minDownload?: number | null | undefined;
+  minUpload?: number | null | undefined;
+  name?: string | null | undefined;
+  networkVolumeId?: string | null | undefined;
+  ports?: string | null | undefined;
+  startJupyter?: boolean | null | undefined;
+  startSsh?: boolean | null | undefined;
+  supportPublicIp?: boolean | null | undefined;
+  templateId?: string | null | undefined;
+  volumeKey?: string | null | undefined;
+  volumeMountPath?: string | null | undefined;
+  dataCenterId?: string | null | undefined;
+};
+
+/** The GraphQL `podEditJob` input. */
+export type GqlPodEditJobInput = {
+  podId: string;
+  imageName: string;
+  containerDiskInGb: number;
+  dockerArgs?: string | null | undefined;
+  env?:
+    | ({
+        key: string;
+        value: string;
+      } | null)[]
+    | null
+    | undefined;
+  port?: number | null | undefined;
+  ports?: string | null | undefined;
+  volumeInGb?: number | null | undefined;
+  volumeMountPath?: string | null | undefined;
+  containerRegistryAuthId?: string | null | undefined;
+};
+
+/** The GraphQL `updateUserSettings` input. */
+export type GqlUserSettingsInput = {
+  pubKey?: string | null | undefined;
+};

@@ -41,6 +41,11 @@ export const DEFAULT_REST_URL = "https://rest.runpod.io/v1";
 
 /** For collections without query parameters: any parameter is refused before sending. */
 const NoQuery = z.strictObject({});
+/**
+ * Their `list`/`get` query at the type level: only `{}` (or nothing). `object` took any object, so
+ * `networkVolumes.list({ signal })` compiled and failed only when called.
+ */
+export type NoQueryInput = Record<string, never>;
 
 export interface RestClientOptions extends ClientOptions {
   /** Default https://rest.runpod.io/v1; the local service serves the same paths under /v1. */
@@ -177,7 +182,7 @@ export class RestResource<Rec, CreateIn, UpdateIn, Query extends object> {
 
 /** Container registry auths have no REST update (as the real service); GraphQL has one. */
 export type RegistryAuthResource = Omit<
-  RestResource<api.ContainerRegistryAuth, api.ContainerRegistryAuthCreateInput, never, object>,
+  RestResource<api.ContainerRegistryAuth, api.ContainerRegistryAuthCreateInput, never, NoQueryInput>,
   "update"
 >;
 
@@ -357,7 +362,7 @@ export class RestClient {
     api.NetworkVolume,
     api.NetworkVolumeCreateInput,
     api.NetworkVolumeUpdateInput,
-    object
+    NoQueryInput
   >;
   readonly containerRegistryAuths: RegistryAuthResource;
   readonly pods: PodsResource;

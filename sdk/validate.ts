@@ -2,10 +2,17 @@ import type { z } from "zod";
 import { ProtocolError, ValidationError } from "./errors";
 import { describeIssues } from "./schemas/common";
 
-/** The dotted path of the first failing field ("gpuTypeIds.0"), for `error.field`. */
+/**
+ * The dotted path of the first failing field ("gpuTypeIds.0"), for `error.field`. A key the schema
+ * does not take is reported on its object (path [] at the top), so the key itself is appended: a
+ * misspelt `gpuTypeIDs` is `field: "gpuTypeIDs"`, not undefined.
+ */
 function firstField(error: z.ZodError): string | undefined {
-  const path = error.issues[0]?.path;
-  return path && path.length > 0 ? path.map(String).join(".") : undefined;
+  const issue = error.issues[0];
+  if (issue === undefined) return undefined;
+  const path: PropertyKey[] = [...issue.path];
+  if (issue.code === "unrecognized_keys" && issue.keys[0] !== undefined) path.push(issue.keys[0]);
+  return path.length > 0 ? path.map(String).join(".") : undefined;
 }
 
 /** Validates a request before anything is sent: a ValidationError naming the field, no HTTP call. */

@@ -21,7 +21,7 @@ export const PodBillingQuery = z.strictObject({
   grouping: z.enum(["podId", "gpuTypeId"]).optional(),
   podId: z.string().optional(),
 });
-export type PodBillingQuery = z.infer<typeof PodBillingQuery>;
+export type PodBillingQuery = api.PodBillingQuery;
 
 /** GET /billing/endpoints query. */
 export const EndpointBillingQuery = z.strictObject({
@@ -33,11 +33,11 @@ export const EndpointBillingQuery = z.strictObject({
   imageName: z.string().optional(),
   templateId: z.string().optional(),
 });
-export type EndpointBillingQuery = z.infer<typeof EndpointBillingQuery>;
+export type EndpointBillingQuery = api.EndpointBillingQuery;
 
 /** GET /billing/networkvolumes query. */
 export const NetworkVolumeBillingQuery = z.strictObject(billingWindow);
-export type NetworkVolumeBillingQuery = z.infer<typeof NetworkVolumeBillingQuery>;
+export type NetworkVolumeBillingQuery = api.NetworkVolumeBillingQuery;
 
 /** A record of /billing/pods and /billing/endpoints: one per bucket and group. */
 export const BillingRecord = z.object({

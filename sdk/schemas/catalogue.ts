@@ -13,7 +13,7 @@ export const GqlGpuTypeFilter = z.strictObject({
   ids: z.array(z.string()).nullish(),
   cluster: z.boolean().nullish(),
 });
-export type GqlGpuTypeFilter = z.infer<typeof GqlGpuTypeFilter>;
+export type GqlGpuTypeFilter = api.GqlGpuTypeFilter;
 
 /** GpuType.lowestPrice(input): the cheapest offer for gpuCount GPUs of the type. */
 export const GqlGpuLowestPriceInput = z.strictObject({
@@ -32,7 +32,7 @@ export const GqlGpuLowestPriceInput = z.strictObject({
   allowedCudaVersions: z.array(z.string().nullable()).nullish(),
   minCudaVersion: z.string().nullish(),
 });
-export type GqlGpuLowestPriceInput = z.infer<typeof GqlGpuLowestPriceInput>;
+export type GqlGpuLowestPriceInput = api.GqlGpuLowestPriceInput;
 
 export const LowestPrice = z.object({
   gpuName: z.string().nullish(),
@@ -84,7 +84,7 @@ export const GqlCpuFlavorInput = z.strictObject({
   slsOnly: z.boolean().nullish(),
   isSls: z.boolean().nullish(),
 });
-export type GqlCpuFlavorInput = z.infer<typeof GqlCpuFlavorInput>;
+export type GqlCpuFlavorInput = api.GqlCpuFlavorInput;
 
 /** A CPU flavor; its instance ids are `<id>-<vcpu>-<vcpu x ramMultiplier>`, e.g. "cpu3c-2-4". */
 export const CpuFlavor = z.object({
@@ -140,7 +140,7 @@ export const GqlGpuAvailabilityInput = z.strictObject({
   minCudaVersion: z.string().nullish(),
   includeAiApi: z.boolean().nullish(),
 });
-export type GqlGpuAvailabilityInput = z.infer<typeof GqlGpuAvailabilityInput>;
+export type GqlGpuAvailabilityInput = api.GqlGpuAvailabilityInput;
 
 export const GpuAvailability = z.object({
   available: z.boolean().nullish(),

@@ -18,7 +18,7 @@ export const ContainerRegistryAuthCreateInput = z.strictObject({
   username: z.string().min(1).max(REGISTRY_USERNAME_MAX_LENGTH),
   password: z.string().min(1).max(REGISTRY_PASSWORD_MAX_LENGTH),
 });
-export type ContainerRegistryAuthCreateInput = z.infer<typeof ContainerRegistryAuthCreateInput>;
+export type ContainerRegistryAuthCreateInput = api.ContainerRegistryAuthCreateInput;
 
 /** GraphQL updateRegistryAuth(input: {id, username, password}); REST has no update (as the real service). */
 export const GqlRegistryAuthUpdateInput = z.strictObject({
@@ -26,4 +26,4 @@ export const GqlRegistryAuthUpdateInput = z.strictObject({
   username: z.string().min(1).max(REGISTRY_USERNAME_MAX_LENGTH),
   password: z.string().min(1).max(REGISTRY_PASSWORD_MAX_LENGTH),
 });
-export type GqlRegistryAuthUpdateInput = z.infer<typeof GqlRegistryAuthUpdateInput>;
+export type GqlRegistryAuthUpdateInput = api.GqlRegistryAuthUpdateInput;

@@ -73,7 +73,7 @@ export const EndpointCreateInput = z
       ctx.addIssue({ code: "custom", path: ["gpuTypeIds"], message: GPU_ENDPOINT_NEEDS_A_TYPE });
     }
   });
-export type EndpointCreateInput = z.infer<typeof EndpointCreateInput>;
+export type EndpointCreateInput = api.EndpointCreateInput;
 
 /**
  * PATCH /endpoints/{id} and POST .../update (same body). Partial: an absent field is unchanged, while
@@ -85,7 +85,7 @@ export const EndpointUpdateInput = z.strictObject({
   minCudaVersion: restEndpointFields.minCudaVersion.nullable().optional(),
   computeType: z.never({ error: "is not updatable; create a new endpoint instead" }).optional(),
 });
-export type EndpointUpdateInput = z.infer<typeof EndpointUpdateInput>;
+export type EndpointUpdateInput = api.EndpointUpdateInput;
 
 /** GET /endpoints and /endpoints/{id} query. */
 export const EndpointGetQuery = z.strictObject({
@@ -179,14 +179,14 @@ export const GqlEndpointInput = z.strictObject({
   networkVolumeIds: z.array(GqlNetworkVolumeIdsInput).nullish(),
   minCudaVersion: CudaVersion.nullish(),
 });
-export type GqlEndpointInput = z.infer<typeof GqlEndpointInput>;
+export type GqlEndpointInput = api.GqlEndpointInput;
 
 /** GraphQL updateEndpointTemplate(input): points an endpoint at another template (a new release). */
 export const GqlUpdateEndpointTemplateInput = z.strictObject({
   endpointId: z.string().min(1),
   templateId: z.string().min(1),
 });
-export type GqlUpdateEndpointTemplateInput = z.infer<typeof GqlUpdateEndpointTemplateInput>;
+export type GqlUpdateEndpointTemplateInput = api.GqlUpdateEndpointTemplateInput;
 
 /** GraphQL Endpoint, every field this service answers (select what you need). */
 export const GqlEndpoint = z.object({

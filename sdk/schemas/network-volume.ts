@@ -55,7 +55,7 @@ export const NetworkVolumeCreateInput = z.strictObject({
   size: VolumeSize,
   dataCenterId: DataCenterId,
 });
-export type NetworkVolumeCreateInput = z.infer<typeof NetworkVolumeCreateInput>;
+export type NetworkVolumeCreateInput = api.NetworkVolumeCreateInput;
 
 /**
  * GraphQL createNetworkVolume(input): the REST fields plus `isNextGenStorage`, which REST does not
@@ -64,7 +64,7 @@ export type NetworkVolumeCreateInput = z.infer<typeof NetworkVolumeCreateInput>;
 export const GqlNetworkVolumeCreateInput = NetworkVolumeCreateInput.extend({
   isNextGenStorage: z.boolean().nullish(),
 });
-export type GqlNetworkVolumeCreateInput = z.infer<typeof GqlNetworkVolumeCreateInput>;
+export type GqlNetworkVolumeCreateInput = api.GqlNetworkVolumeCreateInput;
 
 /** PATCH /networkvolumes/{id} and POST .../update: absent = unchanged; size must not shrink. */
 export const NetworkVolumeUpdateInput = z.strictObject({
@@ -72,7 +72,7 @@ export const NetworkVolumeUpdateInput = z.strictObject({
   size: VolumeSize.optional(),
   dataCenterId: notUpdatable(),
 });
-export type NetworkVolumeUpdateInput = z.infer<typeof NetworkVolumeUpdateInput>;
+export type NetworkVolumeUpdateInput = api.NetworkVolumeUpdateInput;
 
 /** GraphQL updateNetworkVolume(input: {id, name, size}). */
 export const GqlNetworkVolumeUpdateInput = z.strictObject({
@@ -80,7 +80,7 @@ export const GqlNetworkVolumeUpdateInput = z.strictObject({
   name: ResourceName.nullish(),
   size: VolumeSize.nullish(),
 });
-export type GqlNetworkVolumeUpdateInput = z.infer<typeof GqlNetworkVolumeUpdateInput>;
+export type GqlNetworkVolumeUpdateInput = api.GqlNetworkVolumeUpdateInput;
 
 /** GraphQL deleteNetworkVolume(input: {id}). */
 export const GqlNetworkVolumeDeleteInput = z.strictObject({ id: z.string().min(1) });

@@ -198,7 +198,7 @@ export const PodCreateInput = z.strictObject({
   networkVolumeId: restRef("a network volume").optional(),
   containerRegistryAuthId: restRef("a container registry auth").optional(),
 });
-export type PodCreateInput = z.infer<typeof PodCreateInput>;
+export type PodCreateInput = api.PodCreateInput;
 
 /**
  * PATCH /pods/{id} and POST .../update: absent = unchanged. A change of image, command, env, ports or
@@ -219,7 +219,7 @@ export const PodUpdateInput = z.strictObject({
   /** null detaches the credentials. */
   containerRegistryAuthId: restRef("a container registry auth").nullable().optional(),
 });
-export type PodUpdateInput = z.infer<typeof PodUpdateInput>;
+export type PodUpdateInput = api.PodUpdateInput;
 
 // ---- GraphQL -----------------------------------------------------------------------------------
 
@@ -280,14 +280,14 @@ export const GqlPodFindAndDeployOnDemandInput = z.strictObject({
   computeType: ComputeType.nullish(),
   globalNetwork: z.boolean().nullish(),
 });
-export type GqlPodFindAndDeployOnDemandInput = z.infer<typeof GqlPodFindAndDeployOnDemandInput>;
+export type GqlPodFindAndDeployOnDemandInput = api.GqlPodFindAndDeployOnDemandInput;
 
 /** deployCpuPod(input): instanceId "cpu3c-2-4" (flavor-vCPUs-GB); without one, the smallest cpu3c. */
 export const GqlDeployCpuPodInput = z.strictObject({
   ...gqlDeployFields,
   instanceId: z.string().nullish(),
 });
-export type GqlDeployCpuPodInput = z.infer<typeof GqlDeployCpuPodInput>;
+export type GqlDeployCpuPodInput = api.GqlDeployCpuPodInput;
 
 /** podEditJob(input): the pod's new runtime (a reset); volumeInGb can only grow. */
 export const GqlPodEditJobInput = z.strictObject({
@@ -302,7 +302,7 @@ export const GqlPodEditJobInput = z.strictObject({
   volumeMountPath: z.string().nullish(),
   containerRegistryAuthId: OptionalRef,
 });
-export type GqlPodEditJobInput = z.infer<typeof GqlPodEditJobInput>;
+export type GqlPodEditJobInput = api.GqlPodEditJobInput;
 
 /** GraphQL Pod: what `myself { pods }`, `pod(input)` and the pod mutations answer. */
 export const GqlPod = z.object({

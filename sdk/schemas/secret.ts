@@ -37,18 +37,18 @@ export const GqlSecretCreateInput = z.strictObject({
   value: SecretValue,
   description: SecretDescription.nullish(),
 });
-export type GqlSecretCreateInput = z.infer<typeof GqlSecretCreateInput>;
+export type GqlSecretCreateInput = api.GqlSecretCreateInput;
 
 /** GraphQL secretValueUpdate(input): rotates the value (workers started after it get the new one). */
 export const GqlSecretValueUpdateInput = z.strictObject({ id: z.string().min(1), value: SecretValue });
-export type GqlSecretValueUpdateInput = z.infer<typeof GqlSecretValueUpdateInput>;
+export type GqlSecretValueUpdateInput = api.GqlSecretValueUpdateInput;
 
 /** GraphQL secretDescriptionUpdate(input). */
 export const GqlSecretDescriptionUpdateInput = z.strictObject({
   id: z.string().min(1),
   description: SecretDescription,
 });
-export type GqlSecretDescriptionUpdateInput = z.infer<typeof GqlSecretDescriptionUpdateInput>;
+export type GqlSecretDescriptionUpdateInput = api.GqlSecretDescriptionUpdateInput;
 
 /** GraphQL Secret: never a value. */
 export const GqlSecret = z.object({

@@ -237,7 +237,7 @@ export const TemplateCreateInput = z.strictObject({
   isServerless: z.boolean().optional(),
   ...optionalTemplateFields,
 });
-export type TemplateCreateInput = z.infer<typeof TemplateCreateInput>;
+export type TemplateCreateInput = api.TemplateCreateInput;
 
 /** PATCH /templates/{id} and POST .../update: absent = unchanged; category and isServerless are fixed. */
 export const TemplateUpdateInput = z.strictObject({
@@ -246,7 +246,7 @@ export const TemplateUpdateInput = z.strictObject({
   category: notUpdatable(),
   isServerless: notUpdatable(),
 });
-export type TemplateUpdateInput = z.infer<typeof TemplateUpdateInput>;
+export type TemplateUpdateInput = api.TemplateUpdateInput;
 
 /** GET /templates and /templates/{id} query. */
 export const TemplateListQuery = z.strictObject({
@@ -296,7 +296,7 @@ export const GqlTemplateInput = z.strictObject({
   startJupyter: z.boolean().nullish(),
   startScript: StartScript.nullish(),
 });
-export type GqlTemplateInput = z.infer<typeof GqlTemplateInput>;
+export type GqlTemplateInput = api.GqlTemplateInput;
 
 /** GraphQL PodTemplate as `myself { podTemplates }` returns it. */
 export const GqlPodTemplate = z.object({

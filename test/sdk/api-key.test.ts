@@ -79,3 +79,38 @@ describe("the clients' apiKey", () => {
     );
   });
 });
+
+describe("the job client's endpointId", () => {
+  it.each([
+    ["a newline", "\n"],
+    ["a CRLF", "\r\n"],
+  ])("read with %s after it (a CRLF .env) addresses the endpoint, as the key does", async (_name, ending) => {
+    const rest = new RestClient({ apiKey: service.apiKey, baseUrl: service.restUrl, retries: 0 });
+    try {
+      const template = await rest.templates.create({
+        name: `endpoint-id-${ending.length}`,
+        imageName: "runpodkit/echo",
+        isServerless: true,
+      });
+      const endpoint = await rest.endpoints.create({
+        templateId: template.id,
+        name: `eid-${ending.length}`,
+        workersMax: 0,
+      });
+      const jobs = new JobClient({
+        apiKey: service.apiKey,
+        endpointId: `${endpoint.id}${ending}`,
+        baseUrl: `${service.queueUrl}/v2`,
+        retries: 0,
+      });
+      try {
+        expect(jobs.endpointId).toBe(endpoint.id);
+        expect((await jobs.health()).jobs.inQueue).toBe(0);
+      } finally {
+        await jobs.close();
+      }
+    } finally {
+      await rest.close();
+    }
+  });
+});

@@ -193,3 +193,61 @@ describe("ids that are dot path segments", () => {
     expect(server.hits.map((hit) => hit.url)).toEqual(["/v2/ep1/status/a..b"]);
   });
 });
+
+describe("a field the call does not take", () => {
+  it("is a ValidationError whose field is that key (a misspelling, at any depth), nothing sent", async () => {
+    const server = await startScriptedServer((_hit, res) => json(res, 200, {}));
+    const rest = new RestClient({ apiKey: KEY, baseUrl: `${server.url}/v1` });
+    const graphql = new GraphQLClient({ apiKey: KEY, baseUrl: `${server.url}/graphql` });
+    const jobs = new JobClient({ apiKey: KEY, endpointId: "ep1", baseUrl: `${server.url}/v2` });
+    cleanup.push(
+      () => server.close(),
+      () => rest.close(),
+      () => graphql.close(),
+      () => jobs.close(),
+    );
+    // Plain JavaScript callers (or a cast) get past the types: the SDK's own check must say which key.
+    const loose = <T>(value: object) => value as T;
+    const cases: Array<[string, string, () => Promise<unknown>]> = [
+      [
+        "rest.networkVolumes.list",
+        "dataCenterId",
+        () => rest.networkVolumes.list(loose({ dataCenterId: "x" })),
+      ],
+      [
+        "rest.endpoints.create",
+        "gpuTypeIDs",
+        () => rest.endpoints.create(loose({ templateId: "t", gpuTypeIDs: ["NVIDIA A40"] })),
+      ],
+      ["rest.pods.list", "includeWorker", () => rest.pods.list(loose({ includeWorker: true }))],
+      [
+        "rest.templates.update",
+        "imagename",
+        () => rest.templates.update("t1", loose({ imagename: "img:2" })),
+      ],
+      [
+        "graphql.saveEndpoint",
+        "workersMaxx",
+        () =>
+          graphql.saveEndpoint(loose({ name: "e", templateId: "t", gpuIds: "AMPERE_16", workersMaxx: 3 })),
+      ],
+      [
+        "jobs.run",
+        "policy.executionTimeOut",
+        () => jobs.run(loose({ input: {}, policy: { executionTimeOut: 60_000 } })),
+      ],
+      [
+        "jobs.runSync",
+        "webhok",
+        () => jobs.runSync(loose({ input: {}, webhok: "https://example.com/hook" }), { wait: 1_000 }),
+      ],
+    ];
+    for (const [operation, field, call] of cases) {
+      const error = await failure(call());
+      expect(error).toBeInstanceOf(ValidationError);
+      expect(error.toJSON()).toMatchObject({ code: "VALIDATION", operation, field });
+      expect(error.message).toContain(`"${field.split(".").at(-1)}"`);
+    }
+    expect(server.hits).toHaveLength(0);
+  });
+});

@@ -88,3 +88,20 @@ describe("parseRetryAfter", () => {
     expect(parseRetryAfter("soon")).toBeUndefined();
   });
 });
+
+describe("what an error keeps from a reply", () => {
+  it("bounds a reply's field and code to 300 characters (a reply may carry megabytes in them)", () => {
+    const error = errorForStatus(400, {
+      operation: "rest.templates.create",
+      message: "no",
+      field: "f".repeat(100_000),
+      serviceCode: "C".repeat(100_000),
+      secrets: [KEY],
+    });
+    expect(error).toBeInstanceOf(ValidationError);
+    expect(error.field).toBe(`${"f".repeat(300)}…`);
+    expect(error.serviceCode).toBe(`${"C".repeat(300)}…`);
+    // A short one is kept as sent.
+    expect(errorForStatus(400, { operation: "x", message: "no", field: "name" }).field).toBe("name");
+  });
+});

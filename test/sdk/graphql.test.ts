@@ -205,3 +205,31 @@ describe("GraphQLClient env values", () => {
     }
   });
 });
+
+describe("GraphQLClient secrets' errors", () => {
+  it("name the method called (graphql.createSecret ...), as every other operation's do", async () => {
+    const graphql = new GraphQLClient({ apiKey: service.apiKey, baseUrl: service.graphqlUrl });
+    try {
+      const secret = await graphql.createSecret({ name: "op_named", value: "v1-secret-value" });
+      const cases: Array<[string, () => Promise<unknown>]> = [
+        ["graphql.createSecret", () => graphql.createSecret({ name: "op_named", value: "v2-secret-value" })],
+        ["graphql.updateSecretValue", () => graphql.updateSecretValue({ id: "missing", value: "v3-value" })],
+        [
+          "graphql.updateSecretDescription",
+          () => graphql.updateSecretDescription({ id: "missing", description: "d" }),
+        ],
+        ["graphql.deleteSecret", () => graphql.deleteSecret("missing")],
+      ];
+      for (const [operation, call] of cases) {
+        const error = await failure(call());
+        expect({ operation: error.operation, prefix: error.message.split(":")[0] }).toEqual({
+          operation,
+          prefix: operation,
+        });
+      }
+      await graphql.deleteSecret(secret.id);
+    } finally {
+      await graphql.close();
+    }
+  });
+});

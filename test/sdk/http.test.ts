@@ -1,4 +1,5 @@
 import type { Server } from "node:net";
+import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
 import {
   AbortedError,
@@ -13,7 +14,10 @@ import {
   UnauthorizedError,
   ValidationError,
 } from "../../sdk/errors";
+import { GraphQLClient } from "../../sdk/graphql";
 import { HttpClient, type HttpClientOptions } from "../../sdk/http";
+import { JobClient } from "../../sdk/jobs";
+import { RestClient } from "../../sdk/rest";
 import { freePort, relayTo } from "../helpers/tcp-relay";
 import { everyStringOf, json, type Script, startScriptedServer } from "./scripted-server";
 import { closeAfterEach, failure } from "./support";
@@ -555,6 +559,33 @@ describe("HttpClient never leaks the key", () => {
     const error = await failure(client.request({ ...get, query: { api_key: KEY } }));
     expect(error.message).toContain("***");
     expect(everyStringOf(error)).not.toContain(KEY);
+  });
+
+  it("redacts the key from the field and code a reply names (REST, the job API and GraphQL alike)", async () => {
+    // A proxy or a broken service echoing the request into `field`/`code`: those are kept on the error.
+    const server = await startScriptedServer((hit, res) => {
+      const echoed = `${hit.headers.authorization ?? ""} ${hit.url}`;
+      if (hit.url.startsWith("/graphql")) {
+        json(res, 200, { errors: [{ message: "no", extensions: { code: echoed, field: echoed } }] });
+      } else json(res, 400, { message: "no", field: echoed, code: echoed });
+    });
+    const rest = new RestClient({ apiKey: KEY, baseUrl: `${server.url}/v1`, retries: 0 });
+    const jobs = new JobClient({ apiKey: KEY, endpointId: "ep1", baseUrl: `${server.url}/v2`, retries: 0 });
+    const graphql = new GraphQLClient({ apiKey: KEY, baseUrl: `${server.url}/graphql`, retries: 0 });
+    cleanup.push(
+      () => server.close(),
+      () => rest.close(),
+      () => jobs.close(),
+      () => graphql.close(),
+    );
+    for (const call of [() => rest.templates.list(), () => jobs.status("j1"), () => graphql.listSecrets()]) {
+      const error = await failure(call());
+      expect(error.field).toMatch(/\*\*\*/);
+      expect(error.serviceCode).toMatch(/\*\*\*/);
+      expect(everyStringOf(error)).not.toContain(KEY);
+      expect(inspect(error, { depth: 10, showHidden: true })).not.toContain(KEY);
+    }
+    expect(server.hits).toHaveLength(3);
   });
 
   it("redacts the key from connection errors and their causes", async () => {

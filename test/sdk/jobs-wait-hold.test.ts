@@ -203,3 +203,40 @@ describe("held calls at shutdown", () => {
     }
   });
 });
+
+describe("many waits on one client", () => {
+  it("hold at most half its pool, so a run() and a status() meanwhile still get a socket", async () => {
+    const endpoint = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    // A pool of 4 sockets stands for the default 64; the budget is what a call queued behind held ones gets.
+    const jobs = new JobClient({
+      apiKey: KEY,
+      endpointId: endpoint.id,
+      baseUrl: `${h.url}/v2`,
+      retries: 0,
+      connections: 4,
+      timeoutMs: 5_000,
+    });
+    clients.push(jobs);
+    const worker = new ProtocolWorker(h, endpoint.id, `w-many-${endpoint.id}`);
+    const before = held();
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push((await jobs.run({ input: { i } })).id);
+    const waits = ids.map((id) => jobs.waitFor(id, { pollIntervalMs: 20 }));
+    await eventually(() => (held() - before >= 2 ? true : undefined));
+    // Before, all 4 waits held a socket each and these timed out, never sent.
+    const another = await jobs.run({ input: { i: 4 } });
+    expect(another.status).toBe("IN_QUEUE");
+    expect(await jobs.status(ids[0] ?? "")).toMatchObject({ id: ids[0], status: "IN_QUEUE" });
+    expect(held() - before).toBe(2);
+    for (const id of [...ids, another.id]) {
+      await worker.take();
+      await worker.done(id, { output: { id } });
+    }
+    expect((await Promise.all(waits)).map((result) => result.status)).toEqual([
+      "COMPLETED",
+      "COMPLETED",
+      "COMPLETED",
+      "COMPLETED",
+    ]);
+  });
+});

@@ -12,7 +12,7 @@ import { JobClient, type JobClientOptions } from "../../sdk/jobs";
 import { RestClient } from "../../sdk/rest";
 import type { StreamChunk } from "../../sdk/schemas/job";
 import { type TestService, withService } from "../helpers/service";
-import { everyStringOf } from "./scripted-server";
+import { everyStringOf, json, startScriptedServer } from "./scripted-server";
 import { failure } from "./support";
 
 /** The job client against the local service's job plane (real queue, real worker processes). */
@@ -252,5 +252,30 @@ describe("JobClient input and keys", () => {
     const error = await failure(jobs.run({ input: {} }));
     expect(error).toBeInstanceOf(UnauthorizedError);
     expect(everyStringOf(error)).not.toContain(wrongKey);
+  });
+});
+
+describe("JobClient baseUrl", () => {
+  it("keeps the endpoint id in the path when the baseUrl has a query, a fragment or a trailing slash", async () => {
+    const server = await startScriptedServer((_hit, res) => json(res, 200, { jobs: {}, workers: {} }));
+    try {
+      for (const suffix of ["/v2?trace=1", "/v2/?trace=1", "/v2#top", "/v2//"]) {
+        const jobs = new JobClient({
+          apiKey: service.apiKey,
+          endpointId: "ep 1",
+          baseUrl: `${server.url}${suffix}`,
+        });
+        await jobs.health().catch(() => undefined);
+        await jobs.close();
+      }
+      expect(server.hits.map((hit) => hit.url)).toEqual([
+        "/v2/ep%201/health?trace=1",
+        "/v2/ep%201/health?trace=1",
+        "/v2/ep%201/health",
+        "/v2/ep%201/health",
+      ]);
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -10,7 +10,7 @@ import type { z } from "zod";
 import { generateSdkPublicTypes, SDK_PUBLIC_TYPES_PATH } from "../../scripts/gen-public-types";
 import type { GraphQLClient } from "../../sdk/graphql";
 import type * as api from "../../sdk/public-types";
-import type { QueryInput, RestClient } from "../../sdk/rest";
+import type { NoQueryInput, QueryInput, RestClient } from "../../sdk/rest";
 import type * as s from "../../sdk/schemas";
 
 type Out<S extends z.ZodType> = z.output<S>;
@@ -99,5 +99,50 @@ describe("the SDK's generated public types", () => {
     expectTypeOf<Result<Gql["listSecrets"]>>().toEqualTypeOf<api.GqlSecret[]>();
     expectTypeOf<Arg<Gql["gpuTypes"]>>().toEqualTypeOf<api.GqlGpuTypeFilter>();
     expectTypeOf<Result<Gql["dataCenters"]>>().toEqualTypeOf<api.DataCenter[]>();
+  });
+
+  test("collections without a query take none: only `{}` or nothing, not any object", () => {
+    type Rest = RestClient;
+    expectTypeOf<Parameters<Rest["networkVolumes"]["list"]>[0]>().toEqualTypeOf<NoQueryInput | undefined>();
+    expectTypeOf<Parameters<Rest["networkVolumes"]["get"]>[1]>().toEqualTypeOf<NoQueryInput | undefined>();
+    expectTypeOf<Parameters<Rest["containerRegistryAuths"]["list"]>[0]>().toEqualTypeOf<
+      NoQueryInput | undefined
+    >();
+    // Call options given first (a common slip) and a made-up filter are refused by the checker.
+    expectTypeOf<{ signal: AbortSignal }>().not.toExtend<NoQueryInput>();
+    expectTypeOf<{ dataCenterId: string }>().not.toExtend<NoQueryInput>();
+    expectTypeOf<{ dataCenterId?: string }>().not.toExtend<NoQueryInput>();
+    expectTypeOf<Record<string, never>>().toExtend<NoQueryInput>();
+  });
+
+  test("the input types named in `schemas` are the generated plain types (they hold without zod)", () => {
+    expectTypeOf<s.EndpointCreateInput>().toEqualTypeOf<api.EndpointCreateInput>();
+    expectTypeOf<s.EndpointUpdateInput>().toEqualTypeOf<api.EndpointUpdateInput>();
+    expectTypeOf<s.TemplateCreateInput>().toEqualTypeOf<api.TemplateCreateInput>();
+    expectTypeOf<s.TemplateUpdateInput>().toEqualTypeOf<api.TemplateUpdateInput>();
+    expectTypeOf<s.NetworkVolumeCreateInput>().toEqualTypeOf<api.NetworkVolumeCreateInput>();
+    expectTypeOf<s.NetworkVolumeUpdateInput>().toEqualTypeOf<api.NetworkVolumeUpdateInput>();
+    expectTypeOf<s.ContainerRegistryAuthCreateInput>().toEqualTypeOf<api.ContainerRegistryAuthCreateInput>();
+    expectTypeOf<s.PodCreateInput>().toEqualTypeOf<api.PodCreateInput>();
+    expectTypeOf<s.PodUpdateInput>().toEqualTypeOf<api.PodUpdateInput>();
+    expectTypeOf<s.PodBillingQuery>().toEqualTypeOf<api.PodBillingQuery>();
+    expectTypeOf<s.GqlEndpointInput>().toEqualTypeOf<api.GqlEndpointInput>();
+    expectTypeOf<s.GqlTemplateInput>().toEqualTypeOf<api.GqlTemplateInput>();
+    expectTypeOf<s.GqlSecretCreateInput>().toEqualTypeOf<api.GqlSecretCreateInput>();
+    expectTypeOf<s.GqlGpuTypeFilter>().toEqualTypeOf<api.GqlGpuTypeFilter>();
+    expectTypeOf<s.GqlCpuFlavorInput>().toEqualTypeOf<api.GqlCpuFlavorInput>();
+    // Those no client sends are the schemas' input types too.
+    expectTypeOf<api.GqlGpuLowestPriceInput>().toEqualTypeOf<In<typeof s.GqlGpuLowestPriceInput>>();
+    expectTypeOf<api.GqlGpuAvailabilityInput>().toEqualTypeOf<In<typeof s.GqlGpuAvailabilityInput>>();
+    expectTypeOf<api.GqlUpdateEndpointTemplateInput>().toEqualTypeOf<
+      In<typeof s.GqlUpdateEndpointTemplateInput>
+    >();
+    expectTypeOf<api.GqlPodFindAndDeployOnDemandInput>().toEqualTypeOf<
+      In<typeof s.GqlPodFindAndDeployOnDemandInput>
+    >();
+    expectTypeOf<api.GqlDeployCpuPodInput>().toEqualTypeOf<In<typeof s.GqlDeployCpuPodInput>>();
+    expectTypeOf<api.GqlPodEditJobInput>().toEqualTypeOf<In<typeof s.GqlPodEditJobInput>>();
+    expectTypeOf<api.GqlUserSettingsInput>().toEqualTypeOf<In<typeof s.GqlUserSettingsInput>>();
+    expectTypeOf<s.GqlUserSettingsInput>().toEqualTypeOf<api.GqlUserSettingsInput>();
   });
 });
