@@ -847,6 +847,14 @@ export class JobStore implements InputSource {
     }
   }
 
+  /**
+   * Gives back at most `maxPages` of the file's free pages (rows deleted by expiry) to the file
+   * system (StoreDatabase.releaseFreePages); 0 for a store that cannot (":memory:", no auto-vacuum).
+   */
+  releaseSpace(maxPages: number): number {
+    return this.#db instanceof StoreDatabase ? this.#db.releaseFreePages(maxPages) : 0;
+  }
+
   /** Queued jobs whose ttl has passed (at most `limit`), as stored. */
   expiredQueued(now: number, limit: number): Job[] {
     this.flush();
