@@ -8,10 +8,12 @@ import {
   readSync,
   realpathSync,
   type Stats,
+  statfsSync,
   statSync,
   unlinkSync,
   writeSync,
 } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, resolve, sep } from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { type CheckpointPolicy, WalCheckpointer } from "./db-checkpoint";
@@ -85,8 +87,12 @@ export class StoreDatabase extends DatabaseSync {
   #begin: StatementSync | null = null;
   #commit: StatementSync | null = null;
 
+  /** The file as opened (or ":memory:"). */
+  readonly path: string;
+
   constructor(path: string, checkpoint: Partial<CheckpointPolicy> | false = {}) {
     super(path);
+    this.path = path;
     this.checkpointer =
       path === ":memory:" || checkpoint === false ? null : new WalCheckpointer(path, this, checkpoint);
   }
@@ -444,6 +450,18 @@ function switchToIncrementalVacuum(db: StoreDatabase, limit: number, log: (messa
     );
     return;
   }
+  // VACUUM writes the live rows into the WAL, beside the store, and into a temporary copy (in the
+  // temporary directory: the same disk when the store is under /tmp). On a disk without that room (a
+  // small tmpfs) it fails once it has filled it: not tried.
+  const storeDir = dirname(resolve(db.path));
+  const need = live * (sameDevice(storeDir, tmpdir()) ? 2 : 1) + 1024 * 1024;
+  const room = freeBytes(storeDir);
+  if (room !== null && room < need) {
+    log(
+      `store: its free space is not given back yet (the file predates auto-vacuum; switching it needs ${mb(need)} free on its disk, which has ${mb(room)}); a later start switches it`,
+    );
+    return;
+  }
   try {
     db.exec("PRAGMA auto_vacuum = INCREMENTAL");
     db.exec("VACUUM");
@@ -452,8 +470,32 @@ function switchToIncrementalVacuum(db: StoreDatabase, limit: number, log: (messa
       `store: switched to auto-vacuum (its free space is given back from now on): ${mb(pages * pageSize)} -> ${mb(read("page_count") * pageSize)}`,
     );
   } catch (error) {
-    // A full disk (VACUUM needs room for a copy): the store works as before; the next start tries again.
+    // A full disk after all: the store works as before; the next start tries again. The WAL frames
+    // the VACUUM wrote are cut off, so its space is the disk's again.
+    try {
+      db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    } catch {
+      // Left for the checkpointer.
+    }
     log(`store: could not be switched to auto-vacuum: ${reasonOf(error)}`);
+  }
+}
+
+function sameDevice(a: string, b: string): boolean {
+  try {
+    return statSync(a).dev === statSync(b).dev;
+  } catch {
+    return true;
+  }
+}
+
+/** Bytes free on the file system holding `dir` for this user; null where it cannot be told. */
+function freeBytes(dir: string): number | null {
+  try {
+    const stats = statfsSync(dir);
+    return stats.bavail * stats.bsize;
+  } catch {
+    return null;
   }
 }
 

@@ -4,9 +4,11 @@
  * open while its live rows are small. Before, a CI farm that queued a burst once kept the file at its
  * peak for good (200,000 jobs: 115 MB, over restarts too).
  */
-import { existsSync, statSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { appendFileSync, existsSync, mkdirSync, statSync, truncateSync } from "node:fs";
+import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../../service/clock";
 import { FREE_SPACE_KEPT, openDatabase } from "../../../service/db";
 import { createJob } from "../../../service/jobs/model/job";
@@ -140,4 +142,57 @@ describe("store space after a burst", () => {
     openDatabase(data, MIGRATIONS, { log: (line) => told.push(line) }).close();
     expect(told).toEqual([]);
   });
+
+  const mounts: string[] = [];
+  afterEach(() => {
+    for (const mount of mounts.splice(0)) execFileSync("umount", [mount], { stdio: "ignore" });
+  });
+
+  it.runIf(process.getuid?.() === 0)(
+    "on a disk without room for the VACUUM (a small tmpfs), an older store is not switched: it opens and takes writes, and the line says how much room is needed (root: tmpfs)",
+    () => {
+      const { dir } = storeFile("runpodkit-space-tmpfs-");
+      const mount = join(dir, "disk");
+      mkdirSync(mount);
+      execFileSync("mount", ["-t", "tmpfs", "-o", "size=6m", "tmpfs", mount], { stdio: "ignore" });
+      mounts.push(mount);
+      const data = join(mount, "store.sqlite");
+      const old = new DatabaseSync(data);
+      old.exec("PRAGMA journal_mode = WAL");
+      old.exec("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)");
+      old.close();
+      writeFinishedJobs(
+        data,
+        Date.UTC(2026, 0, 1),
+        300,
+        openDatabase(data, MIGRATIONS, { vacuumAtOpenLimit: -1 }),
+      );
+      // The rest of the disk filled but for 1 MiB: less than the live rows twice over.
+      const filler = join(mount, "filler");
+      const chunk = Buffer.alloc(64 * 1024);
+      try {
+        for (;;) appendFileSync(filler, chunk);
+      } catch (error) {
+        expect((error as NodeJS.ErrnoException).code).toBe("ENOSPC");
+      }
+      truncateSync(filler, statSync(filler).size - 1024 * 1024);
+      const size = fileSize(data);
+
+      const told: string[] = [];
+      const db = openDatabase(data, MIGRATIONS, { log: (line) => told.push(line) });
+      try {
+        expect(told).toEqual([
+          expect.stringMatching(
+            /^store: its free space is not given back yet \(the file predates auto-vacuum; switching it needs \d+\.\d MB free on its disk, which has \d+\.\d MB\); a later start switches it$/,
+          ),
+        ]);
+        expect(fileSize(data)).toBe(size);
+        db.exec("CREATE TABLE later (v TEXT)");
+        db.prepare("INSERT INTO later VALUES (?)").run("written after the start");
+      } finally {
+        db.close();
+      }
+      expect(pragma(data, "auto_vacuum")).toBe(0);
+    },
+  );
 });
