@@ -278,7 +278,10 @@ function kernelLock(path: string, lock: string): DatabaseSync {
   try {
     // A pragma, not the constructor's `timeout` option, which the lowest supported Node may lack.
     db.exec(`PRAGMA busy_timeout = ${KERNEL_LOCK_WAIT_MS}`);
-    // Never ended, so held until close; it writes nothing (no journal file appears).
+    // No journal file: BEGIN EXCLUSIVE made `<lock>.sqlite-journal` (0644, by the umask), left beside
+    // the store by a killed service. The transaction writes nothing to journal.
+    db.exec("PRAGMA journal_mode = MEMORY");
+    // Never ended, so held until close.
     db.exec("BEGIN EXCLUSIVE");
     // SQLite creates it with the umask's mode; it holds nothing, but the store's files are all 0600.
     chmodSync(file, STORE_FILE_MODE);
