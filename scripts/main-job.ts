@@ -21,6 +21,7 @@ import { JobClient } from "../sdk/jobs";
 import { RestClient } from "../sdk/rest";
 import { SystemClock } from "../service/clock";
 import { startService } from "../service/index";
+import { exampleConfig } from "./example-settings";
 import { nextSteps } from "./next-steps";
 import { formatDuration, formatNextSteps, Progress } from "./progress";
 
@@ -36,6 +37,8 @@ const { values: flags } = parseArgs({
   options: {
     data: { type: "string", default: join(PROJECT_ROOT, ".data", "main-job.sqlite") },
     example: { type: "string", default: "quickstart" },
+    // The example's own settings (key=value, repeatable): its required ones have local values.
+    config: { type: "string", multiple: true, default: [] },
   },
 });
 
@@ -54,6 +57,12 @@ function printSteps(steps: readonly Step[]): void {
 }
 
 async function main(): Promise<void> {
+  // Settled before the service starts and the package is built: a missing setting fails at once.
+  const settings = exampleConfig(
+    join(PROJECT_ROOT, "examples"),
+    flags.example ?? "quickstart",
+    flags.config ?? [],
+  );
   const apiKey = `rpk_main_${randomBytes(16).toString("hex")}`;
   const data = flags.data ?? ":memory:";
   if (data !== ":memory:") await mkdir(dirname(data), { recursive: true });
@@ -93,6 +102,7 @@ async function main(): Promise<void> {
       "runpodkit:graphqlUrl": { value: service.graphqlUrl },
       "runpodkit:queueUrl": { value: service.queueUrl },
       ...(flags.example === "quickstart" ? JOBS_EXAMPLE_CONFIG : {}),
+      ...settings,
     });
 
     const providerCalls = () => `${stack.providerCalls.length} provider calls`;

@@ -8,10 +8,12 @@ import {
   readSync,
   realpathSync,
   type Stats,
+  statfsSync,
   statSync,
   unlinkSync,
   writeSync,
 } from "node:fs";
+import { tmpdir } from "node:os";
 import { dirname, join, resolve, sep } from "node:path";
 import { DatabaseSync, type StatementSync } from "node:sqlite";
 import { type CheckpointPolicy, WalCheckpointer } from "./db-checkpoint";
@@ -56,6 +58,24 @@ const SQLITE_HEADER = Buffer.from("SQLite format 3\0", "latin1");
 export const WAL_SIZE_LIMIT = 8 * 1024 * 1024;
 
 /**
+ * Free space the store keeps for the rows to come (releaseFreePages gives back only the rest): a
+ * service whose jobs come and expire at a steady rate reuses it instead of giving pages back and
+ * growing the file again every sweep.
+ */
+export const FREE_SPACE_KEPT = 8 * 1024 * 1024;
+
+/**
+ * An existing store without incremental auto-vacuum (written before it) is switched by a VACUUM at
+ * open, which rewrites its live rows (a copy in the temporary directory, then through the WAL): only
+ * while they are at most this large, so a start is never held for long (64 MB: about a second). A
+ * larger one starts as it is, and is switched at a later start once its rows have expired.
+ */
+export const VACUUM_AT_OPEN_LIMIT = 64 * 1024 * 1024;
+
+/** SQLite's `auto_vacuum` setting: free pages move to the file's end and are cut off on demand. */
+const AUTO_VACUUM_INCREMENTAL = 2;
+
+/**
  * The service's connection to its store. For a file, SQLite's auto-checkpoint is off and a
  * `WalCheckpointer` copies the WAL back off the event loop (`transaction` tells it of each commit);
  * `close` ends it first, leaving the WAL truncated. ":memory:" has no WAL and no checkpointer.
@@ -67,8 +87,12 @@ export class StoreDatabase extends DatabaseSync {
   #begin: StatementSync | null = null;
   #commit: StatementSync | null = null;
 
+  /** The file as opened (or ":memory:"). */
+  readonly path: string;
+
   constructor(path: string, checkpoint: Partial<CheckpointPolicy> | false = {}) {
     super(path);
+    this.path = path;
     this.checkpointer =
       path === ":memory:" || checkpoint === false ? null : new WalCheckpointer(path, this, checkpoint);
   }
@@ -82,6 +106,30 @@ export class StoreDatabase extends DatabaseSync {
   get commit(): StatementSync {
     this.#commit ??= this.prepare("COMMIT");
     return this.#commit;
+  }
+
+  /**
+   * Gives back to the file system at most `maxPages` of the store's free pages (those left by deleted
+   * rows) beyond FREE_SPACE_KEPT, in one short transaction: the file shrinks once the checkpointer has
+   * copied it back. Bounded, so each call holds the event loop briefly (the job plane's sweep calls it
+   * again while pages remain). Returns how many pages it gave back; 0 for a store without incremental
+   * auto-vacuum (see VACUUM_AT_OPEN_LIMIT) or ":memory:".
+   */
+  releaseFreePages(maxPages: number): number {
+    const setting = this.prepare("PRAGMA auto_vacuum").get() as { auto_vacuum: number };
+    if (setting.auto_vacuum !== AUTO_VACUUM_INCREMENTAL) return 0;
+    const { page_size: pageSize } = this.prepare("PRAGMA page_size").get() as { page_size: number };
+    const free = this.#freePages();
+    const pages = Math.min(Math.floor(maxPages), free - Math.ceil(FREE_SPACE_KEPT / pageSize));
+    if (pages <= 0) return 0;
+    transaction(this, () => this.exec(`PRAGMA incremental_vacuum(${pages})`));
+    const released = free - this.#freePages();
+    this.checkpointer?.wrote(released * pageSize);
+    return released;
+  }
+
+  #freePages(): number {
+    return (this.prepare("PRAGMA freelist_count").get() as { freelist_count: number }).freelist_count;
   }
 
   override close(): void {
@@ -100,6 +148,10 @@ export class StoreDatabase extends DatabaseSync {
 export interface OpenDatabaseOptions {
   /** When checkpoints are asked for (tests use small figures); false: SQLite's auto-checkpoint. */
   checkpoint?: Partial<CheckpointPolicy> | false;
+  /** What the open did to the file that an operator should know (a store switched to auto-vacuum). */
+  log?: (message: string) => void;
+  /** The most live bytes a store without auto-vacuum is rewritten at open to switch it (tests use small figures). */
+  vacuumAtOpenLimit?: number;
 }
 
 /**
@@ -117,7 +169,8 @@ export function openDatabase(
   migrations: readonly Migration[],
   options: OpenDatabaseOptions = {},
 ): StoreDatabase {
-  if (path === ":memory:") return migrated(new StoreDatabase(path, options.checkpoint ?? {}), migrations);
+  if (path === ":memory:")
+    return migrated(new StoreDatabase(path, options.checkpoint ?? {}), migrations, options);
   let db: StoreDatabase | null = null;
   let release: (() => void) | null = null;
   try {
@@ -125,7 +178,7 @@ export function openDatabase(
     release = storeLock(path);
     db = new StoreDatabase(path, options.checkpoint ?? {});
     db.release = release;
-    return migrated(db, migrations);
+    return migrated(db, migrations, options);
   } catch (error) {
     // Closing must not replace the reason the store did not open (a damaged file fails its checkpoint too).
     try {
@@ -225,7 +278,10 @@ function kernelLock(path: string, lock: string): DatabaseSync {
   try {
     // A pragma, not the constructor's `timeout` option, which the lowest supported Node may lack.
     db.exec(`PRAGMA busy_timeout = ${KERNEL_LOCK_WAIT_MS}`);
-    // Never ended, so held until close; it writes nothing (no journal file appears).
+    // No journal file: BEGIN EXCLUSIVE made `<lock>.sqlite-journal` (0644, by the umask), left beside
+    // the store by a killed service. The transaction writes nothing to journal.
+    db.exec("PRAGMA journal_mode = MEMORY");
+    // Never ended, so held until close.
     db.exec("BEGIN EXCLUSIVE");
     // SQLite creates it with the umask's mode; it holds nothing, but the store's files are all 0600.
     chmodSync(file, STORE_FILE_MODE);
@@ -328,7 +384,14 @@ function processIdentity(pid: number): string {
 }
 
 /** The store's settings, then each migration not yet applied. */
-function migrated(db: StoreDatabase, migrations: readonly Migration[]): StoreDatabase {
+function migrated(
+  db: StoreDatabase,
+  migrations: readonly Migration[],
+  options: OpenDatabaseOptions,
+): StoreDatabase {
+  // A new file: free pages can be given back (releaseFreePages). Only before its first table.
+  const empty = db.prepare("SELECT count(*) AS n FROM sqlite_schema").get() as { n: number };
+  if (empty.n === 0) db.exec("PRAGMA auto_vacuum = INCREMENTAL");
   // Deleted rows (credentials among them) are overwritten, not left in free pages.
   db.exec("PRAGMA secure_delete = ON");
   db.exec("PRAGMA journal_mode = WAL");
@@ -361,7 +424,82 @@ function migrated(db: StoreDatabase, migrations: readonly Migration[]): StoreDat
       record.run(migration.name, Date.now());
     });
   }
+  if (db.checkpointer) {
+    switchToIncrementalVacuum(
+      db,
+      options.vacuumAtOpenLimit ?? VACUUM_AT_OPEN_LIMIT,
+      options.log ?? (() => {}),
+    );
+  }
   return db;
+}
+
+/**
+ * A store created before incremental auto-vacuum kept every page its deleted rows left (a burst of
+ * 200,000 jobs: 115 MB, however long after they expired). SQLite changes the setting only by a
+ * VACUUM, which rewrites the live rows: done here, at open, while they are small (VACUUM_AT_OPEN_LIMIT);
+ * the WAL it fills is copied back and cut to nothing before the service answers anything.
+ */
+function switchToIncrementalVacuum(db: StoreDatabase, limit: number, log: (message: string) => void): void {
+  const read = (pragma: string) => Number(Object.values(db.prepare(`PRAGMA ${pragma}`).get() ?? {})[0]);
+  if (read("auto_vacuum") === AUTO_VACUUM_INCREMENTAL) return;
+  const pageSize = read("page_size");
+  const pages = read("page_count");
+  const live = (pages - read("freelist_count")) * pageSize;
+  const mb = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MB`;
+  if (live > limit) {
+    log(
+      `store: its free space is not given back yet (the file predates auto-vacuum, and its ${mb(live)} of rows are more than a start rewrites, ${mb(limit)}); a start once they have expired switches it`,
+    );
+    return;
+  }
+  // VACUUM writes the live rows into the WAL, beside the store, and into a temporary copy (in the
+  // temporary directory: the same disk when the store is under /tmp). On a disk without that room (a
+  // small tmpfs) it fails once it has filled it: not tried.
+  const storeDir = dirname(resolve(db.path));
+  const need = live * (sameDevice(storeDir, tmpdir()) ? 2 : 1) + 1024 * 1024;
+  const room = freeBytes(storeDir);
+  if (room !== null && room < need) {
+    log(
+      `store: its free space is not given back yet (the file predates auto-vacuum; switching it needs ${mb(need)} free on its disk, which has ${mb(room)}); a later start switches it`,
+    );
+    return;
+  }
+  try {
+    db.exec("PRAGMA auto_vacuum = INCREMENTAL");
+    db.exec("VACUUM");
+    db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    log(
+      `store: switched to auto-vacuum (its free space is given back from now on): ${mb(pages * pageSize)} -> ${mb(read("page_count") * pageSize)}`,
+    );
+  } catch (error) {
+    // A full disk after all: the store works as before; the next start tries again. The WAL frames
+    // the VACUUM wrote are cut off, so its space is the disk's again.
+    try {
+      db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+    } catch {
+      // Left for the checkpointer.
+    }
+    log(`store: could not be switched to auto-vacuum: ${reasonOf(error)}`);
+  }
+}
+
+function sameDevice(a: string, b: string): boolean {
+  try {
+    return statSync(a).dev === statSync(b).dev;
+  } catch {
+    return true;
+  }
+}
+
+/** Bytes free on the file system holding `dir` for this user; null where it cannot be told. */
+function freeBytes(dir: string): number | null {
+  try {
+    const stats = statfsSync(dir);
+    return stats.bavail * stats.bsize;
+  } catch {
+    return null;
+  }
 }
 
 /**

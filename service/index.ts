@@ -90,7 +90,9 @@ export async function startService(options: StartServiceOptions): Promise<Runnin
   // Decided before the store is restored (a large queue makes the heap large), applied once listening.
   const favourMemory = config.favourMemoryOverSpeed && heapIsSmall() && !youngGenerationSizedAtStart();
   const data = options.data ?? ":memory:";
-  const db = openDatabase(data, [...managementMigrations, ...jobMigrations]);
+  const db = openDatabase(data, [...managementMigrations, ...jobMigrations], {
+    log: (message) => process.stderr.write(`runpodkit ${message}\n`),
+  });
   const clock = options.clock ?? new SystemClock();
   const ids = options.ids ?? createIds();
   const accounts = new Accounts(options.apiKeys, options.sameAccountKeys);

@@ -43,6 +43,8 @@ const USAGE = `usage: ${API_KEYS_ENV}=<k1>,<k2> runpodkit [serve] [--port <p>] [
   past it, further workers wait and their jobs stay IN_QUEUE.
   --worker-memory: resident memory one worker (its process group) may use, MiB (default ${(DEFAULT_JOB_PLANE_CONFIG.workerMemoryBytes ?? 0) / MIB}, at least ${MIN_WORKER_MEMORY_MIB};
   none: no bound); past it the worker is killed and its jobs FAIL.
+  A flag given twice counts once, its last value (a wrapper's default, then yours), except the
+  repeatable ones (--allowed-host, --api-key, --api-key-file, --handler), whose values add up.
   --version: prints the installed package's version (runpodkit <version>); --help: this text.`;
 const DEFAULT_DATA = defaultDataPath();
 
@@ -72,7 +74,8 @@ async function main(): Promise<void> {
     console.log(`runpodkit ${packageVersion()}`);
     return;
   }
-  const port = Number(values.port);
+  // Digits only: Number() read "" (an unset $PORT) as 0, a free port, and "0x50" or " 80" as 80.
+  const port = /^\d{1,5}$/.test(values.port) ? Number(values.port) : Number.NaN;
   if (!Number.isInteger(port) || port < 0 || port > 65535)
     throw new Error(
       `--port: expected a whole number from 0 to 65535 (0 picks a free one), got "${values.port}"\n${USAGE}`,
@@ -160,6 +163,10 @@ async function main(): Promise<void> {
   };
   process.once("SIGINT", () => stop("SIGINT"));
   process.once("SIGTERM", () => stop("SIGTERM"));
+  // The terminal it ran in closed (an ssh session dropped): stopped as SIGTERM stops it. Node's
+  // default ended the process at once, leaving its workers' jobs unwritten, the WAL and the
+  // address file behind. There is nothing to reload.
+  process.once("SIGHUP", () => stop("SIGHUP"));
 
   console.error(`runpodkit: ${apiKeys.length} account(s): ${apiKeys.map(redactKey).join(", ")}`);
   const furtherKeys = Object.entries(sameAccountKeys);

@@ -50,6 +50,10 @@ export interface JobPlaneDeps {
   sealing?: ValueSealing | undefined;
 }
 
+/** Free pages of the store given back by one sweep (4 KB pages: 1 MB). */
+const RELEASE_PAGES_PER_SWEEP = 256;
+/** Between two such steps while free pages remain, ms (a 1 GB burst is given back in minutes). */
+const RELEASE_STEP_MS = 100;
 /** Everything the parts of the job plane announce to each other. */
 export type JobEvents = BookEvents & DispatchEvents & PoolEvents;
 
@@ -349,8 +353,12 @@ export class JobPlane {
 
   readonly #sweep = (): void => {
     let more = false;
+    let released = 0;
     try {
       more = this.book.sweep();
+      // The pages the deleted rows left, given back a bounded step at a time (a 1 MB step holds the
+      // event loop ~1 ms, a few ms with the checkpoint it may bring), after the deletes are done.
+      if (!more) released = this.store.releaseSpace(RELEASE_PAGES_PER_SWEEP);
     } catch (error) {
       // The store refused (busy, full): the next sweep tries again; never fatal.
       this.#log(`sweep of expired results: ${error instanceof Error ? error.message : String(error)}`);
@@ -363,6 +371,12 @@ export class JobPlane {
     }
     // A full batch: the rest after the requests that wait, not a whole interval later (results
     // expire faster than one batch per interval under load).
-    this.#sweepTimer = this.#clock.setTimer(more ? 0 : this.config.sweepIntervalMs, this.#sweep);
+    // Pages still to give back: the next step soon, leaving the checkpointer time to copy the last.
+    const next = more
+      ? 0
+      : released > 0
+        ? Math.min(RELEASE_STEP_MS, this.config.sweepIntervalMs)
+        : this.config.sweepIntervalMs;
+    this.#sweepTimer = this.#clock.setTimer(next, this.#sweep);
   };
 }

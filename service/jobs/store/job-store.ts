@@ -111,6 +111,9 @@ export const jobMigrations: Migration[] = [
   },
 ];
 
+/** A row's latest time (submitted, queued, started, finished): no later than now on a clock that never went back. */
+const LATEST_TIME_SQL = "max(created_at, queued_at, coalesce(started_at, 0), coalesce(completed_at, 0))";
+
 interface JobRow {
   seq: number;
   id: string;
@@ -706,7 +709,7 @@ export class JobStore implements InputSource {
   #scan(): StoreStartup {
     const rows = this.#db.prepare(
       `SELECT seq, coalesce(id_hash, id), ${STATUS_CODE_SQL} + 8 * low_priority,
-         CASE endpoint_id WHEN ? THEN NULL ELSE endpoint_id END, retries, queued_at
+         CASE endpoint_id WHEN ? THEN NULL ELSE endpoint_id END, retries, queued_at, ${LATEST_TIME_SQL}
        FROM jobs WHERE seq > ? AND (expires_at > ? OR status NOT IN ${TERMINAL_SQL})
        ORDER BY seq LIMIT 1000`,
     );
@@ -716,7 +719,7 @@ export class JobStore implements InputSource {
       rows: number | null;
     };
     this.#rows.reserve(Math.min(span.rows ?? 0, RESERVE_AT_START));
-    type Row = [number, number | string, number, string | null, number, number];
+    type Row = [number, number | string, number, string | null, number, number, number];
     const counts = new Map<string, StoredCounts[]>();
     const running: number[] = [];
     type Queue = { seqs: number[]; queuedAt: number[]; requeued: [number, number][] };
@@ -725,7 +728,7 @@ export class JobStore implements InputSource {
     // and queue of the previous row are reused while both match, so most rows cost no map lookups.
     let lastEndpoint: string | null = null;
     let lastCode = -1;
-    /** A queued row entered its queue after the clock's time now: the clock went back (see below). */
+    /** A row's latest time is after the clock's time now: the clock went back (see #redate). */
     let future = false;
     // Without a clock (a store read on its own) no time is "now".
     const now = this.#clock === undefined ? Number.POSITIVE_INFINITY : this.#scannedAt;
@@ -737,7 +740,8 @@ export class JobStore implements InputSource {
       // Plain `?` in the order they appear: Node 22.19's node:sqlite refuses numbered ones (`?2`)
       // out of order ("column index out of range").
       const batch = rows.all(batchEndpoint, after, this.#scannedAt) as unknown as Row[];
-      for (const [seq, idOrHash, code, endpointOrNull, retries, queuedAt] of batch) {
+      for (const [seq, idOrHash, code, endpointOrNull, retries, queuedAt, latest] of batch) {
+        if (latest > now) future = true;
         this.#rows.addHash(typeof idOrHash === "number" ? idOrHash : hashOf(idOrHash), seq);
         const endpoint: string = endpointOrNull ?? (batchEndpoint as string);
         const status = code & 7;
@@ -770,7 +774,6 @@ export class JobStore implements InputSource {
         if (code >= 8) entry.lowPriority = (entry.lowPriority ?? 0) + 1;
         if (status === IN_PROGRESS_CODE) running.push(seq);
         else if (queue) {
-          if (queuedAt > now) future = true;
           if (retries === 0) {
             queue.seqs.push(seq);
             queue.queuedAt.push(queuedAt);
@@ -782,7 +785,7 @@ export class JobStore implements InputSource {
       after = last[0];
     }
     this.#rows.trim();
-    if (future) this.#queuedFromNow(queued);
+    if (future) this.#redate(queued);
     const queues = new Map<string, number[]>();
     for (const [endpointId, { seqs, queuedAt, requeued }] of queued) {
       if (requeued.length === 0) {
@@ -811,28 +814,45 @@ export class JobStore implements InputSource {
   }
 
   /**
-   * The clock went back across the restart (an operator, NTP, another machine's clock): queued rows
-   * entered their queue "later" than now. Read as stored, their delayTime once taken came out
-   * negative (-1 h after a step of an hour back), and the QUEUE_DELAY scaler saw them wait a
-   * negative time, adding no worker for them until the clock caught up. They are taken as queued
-   * from now (their wait before the restart cannot be told on this clock), in the store too.
+   * The clock went back across the restart (an operator, NTP, a store copied from a machine whose
+   * clock was ahead): rows carry times "later" than now. Read as stored, a queued job's delayTime once
+   * taken came out negative (-1 h after a step of an hour back), the QUEUE_DELAY scaler saw it wait a
+   * negative time, and every ttl and retention, counted from those times, ran on for as long as the
+   * clock went back (a day back: a 10-minute ttl lasted a day and 10 minutes). Each such row is moved
+   * back by how far its latest time is ahead: that time becomes now, its durations (delayTime,
+   * executionTime) are kept, and its ttl and retention end at most their length from now (its time
+   * before the restart cannot be told on this clock), in the store too. Rows dated before now keep
+   * their times: a job whose ttl has passed on this clock still expires.
    */
-  #queuedFromNow(queued: Map<string, { queuedAt: number[]; requeued: [number, number][] }>): void {
+  #redate(queued: Map<string, { queuedAt: number[]; requeued: [number, number][] }>): void {
     const now = this.#scannedAt;
     for (const { queuedAt, requeued } of queued.values()) {
       for (let i = 0; i < queuedAt.length; i++) if ((queuedAt[i] as number) > now) queuedAt[i] = now;
       for (const entry of requeued) if (entry[1] > now) entry[1] = now;
     }
+    // SQLite evaluates every SET expression on the row as it was, so each reads the same shift.
+    const shift = `(${LATEST_TIME_SQL} - $now)`;
     try {
       this.#db
-        .prepare("UPDATE jobs SET queued_at = ? WHERE status = 'IN_QUEUE' AND queued_at > ?")
-        .run(now, now);
+        .prepare(
+          `UPDATE jobs SET created_at = created_at - ${shift}, queued_at = queued_at - ${shift},
+             started_at = started_at - ${shift}, completed_at = completed_at - ${shift},
+             expires_at = expires_at - ${shift}
+           WHERE ${LATEST_TIME_SQL} > $now`,
+        )
+        .run({ $now: now });
     } catch (error) {
       // A store refusing writes (its disk full) still starts; the rows keep their times.
-      this.#log(
-        `job store: queued jobs dated after the clock's time could not be re-dated: ${reason(error)}`,
-      );
+      this.#log(`job store: jobs dated after the clock's time could not be re-dated: ${reason(error)}`);
     }
+  }
+
+  /**
+   * Gives back at most `maxPages` of the file's free pages (rows deleted by expiry) to the file
+   * system (StoreDatabase.releaseFreePages); 0 for a store that cannot (":memory:", no auto-vacuum).
+   */
+  releaseSpace(maxPages: number): number {
+    return this.#db instanceof StoreDatabase ? this.#db.releaseFreePages(maxPages) : 0;
   }
 
   /** Queued jobs whose ttl has passed (at most `limit`), as stored. */

@@ -273,6 +273,57 @@ describe("a restart on a clock set back", () => {
   });
 });
 
+describe("ttl and retention after a restart on a clock set back", () => {
+  const { storeFile, start, stop } = restartableHarnesses();
+  const DAY = 86_400_000;
+  const MINUTE = 60_000;
+
+  it("a job's ttl and a result's retention count from the restart, not from a submit time a day ahead: neither expires at once nor lives on for the day", async () => {
+    const { data } = storeFile("runpodkit-clock-back-ttl-");
+    const clock = new ManualClock();
+    const first = await start(data, clock);
+    const ep = first.endpoint("runpodkit/echo", { workersMax: 0 });
+    const submit = async (n: number, ttl?: number) =>
+      (
+        (
+          await first.call("POST", `/v2/${ep.id}/run`, {
+            body: { input: { n }, ...(ttl === undefined ? {} : { policy: { ttl } }) },
+          })
+        ).body as { id: string }
+      ).id;
+    const done = await submit(1);
+    const queued = await submit(2, 10 * MINUTE);
+    const worker = new ProtocolWorker(first, ep.id, "w-ttl");
+    expect((await worker.take()).body).toMatchObject({ id: done });
+    await clock.advance(300);
+    await worker.done(done, { output: { ok: true } });
+    await clock.advance(MINUTE);
+    await stop(first);
+
+    // The machine's clock a day behind the one the jobs were submitted on.
+    const back = new ManualClock(clock.now() - DAY);
+    const second = await start(data, back);
+    const status = async (id: string) => second.call("GET", `/v2/${ep.id}/status/${id}`);
+    // Not at once: the queued job's 10 minutes and the result's 30 minutes run from the restart.
+    await back.advance(9 * MINUTE);
+    expect((await status(queued)).body).toMatchObject({ id: queued, status: "IN_QUEUE" });
+    expect((await status(done)).body).toMatchObject({
+      id: done,
+      status: "COMPLETED",
+      executionTime: 300,
+      output: { ok: true },
+    });
+    // ... and not for the day the clock went back: gone once their time from the restart is up,
+    // from the store too (the sweep deletes the rows).
+    await back.advance(MINUTE + second.plane.config.sweepIntervalMs);
+    expect((await status(queued)).status).toBe(404);
+    await back.advance(20 * MINUTE);
+    expect((await status(done)).status).toBe(404);
+    expect(second.plane.store.counts().filter((c) => c.endpointId === ep.id && c.count > 0)).toEqual([]);
+    await stop(second);
+  });
+});
+
 describe("results that expired while the service was down", () => {
   const { storeFile, start, stop } = restartableHarnesses();
 

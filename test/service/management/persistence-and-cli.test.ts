@@ -247,13 +247,18 @@ describe("CLI --port", () => {
 });
 
 describe("CLI --port values", () => {
-  it.each(["99999", "-1", "abc", "80.5"])("refuses %s, naming the flag and its range", async (value) => {
-    const { code, stderr } = await exitOf(startCli(["k-port"], `--port=${value}`));
-    expect(code).toBe(1);
-    expect(stderr).toContain(
-      `runpodkit: --port: expected a whole number from 0 to 65535 (0 picks a free one), got "${value}"`,
-    );
-  });
+  // "": an unset $PORT in --port=$PORT, once read as 0 (a free port, where no client looks); the
+  // others Number() read as ports (16, 1000, 80).
+  it.each(["99999", "-1", "abc", "80.5", "", "0x10", "1e3", " 80"])(
+    "refuses %j, naming the flag and its range",
+    async (value) => {
+      const { code, stderr } = await exitOf(startCli(["k-port"], `--port=${value}`));
+      expect(code).toBe(1);
+      expect(stderr).toContain(
+        `runpodkit: --port: expected a whole number from 0 to 65535 (0 picks a free one), got "${value}"`,
+      );
+    },
+  );
 });
 
 describe("CLI --host values", () => {
@@ -456,6 +461,44 @@ describe("CLI --data", () => {
     } finally {
       child.kill("SIGTERM");
       await new Promise((resolve) => child.once("exit", resolve));
+    }
+  });
+});
+
+describe("CLI SIGHUP", () => {
+  it("the terminal closing (SIGHUP) stops the service as SIGTERM does: exit 0, the WAL truncated, the address file removed, the store whole", async () => {
+    const data = join(dir, "hup", "store.sqlite");
+    const child = startCli(["k-hup"], "--data", data);
+    let restUrl = "";
+    try {
+      [, restUrl = ""] = (await waitForLine(child)).match(/rest=(\S+)/) ?? [];
+      const created = await fetch(`${restUrl}/templates`, {
+        method: "POST",
+        headers: { authorization: "Bearer k-hup", "content-type": "application/json" },
+        body: JSON.stringify({ name: "kept-over-hup", imageName: "runpodkit/echo:1.0", isServerless: true }),
+      });
+      expect(created.status).toBe(200);
+      expect(existsSync(`${data}.address.json`)).toBe(true);
+      const exited = new Promise<[number | null, NodeJS.Signals | null]>((resolve) =>
+        child.once("exit", (code, signal) => resolve([code, signal])),
+      );
+      child.kill("SIGHUP");
+      // Before, Node's default for SIGHUP: [null, "SIGHUP"], with the WAL and the address file left.
+      expect(await exited).toEqual([0, null]);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    }
+    // Closed as a graceful stop closes it: the WAL copied back (SQLite removes it at the last close).
+    expect(existsSync(`${data}-wal`) ? statSync(`${data}-wal`).size : 0).toBe(0);
+    expect(existsSync(`${data}.address.json`)).toBe(false);
+    const again = startCli(["k-hup"], "--data", data);
+    try {
+      const [, url] = (await waitForLine(again)).match(/rest=(\S+)/) ?? [];
+      const templates = await fetch(`${url}/templates`, { headers: { authorization: "Bearer k-hup" } });
+      expect(((await templates.json()) as Template[]).map((t) => t.name)).toEqual(["kept-over-hup"]);
+    } finally {
+      again.kill("SIGTERM");
+      await new Promise((resolve) => again.once("exit", resolve));
     }
   });
 });

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -104,6 +104,12 @@ describe("one service per store file", () => {
     const first = start(data);
     await first.ready;
     expect(statSync(`${data}.lock.sqlite`).mode & 0o777).toBe(0o600);
+    // Before, a journal file beside it, 0644, while the service ran (and after a kill).
+    expect(
+      readdirSync(dir)
+        .filter((name) => name.startsWith("store.sqlite.lock"))
+        .sort(),
+    ).toEqual(["store.sqlite.lock", "store.sqlite.lock.sqlite"]);
     // Before: the pid file was the only lock; with it gone the second service ran on the same store.
     for (let attempt = 0; attempt < 2; attempt++) {
       rmSync(`${data}.lock`, { force: true });
