@@ -79,7 +79,10 @@ describe("the store's WAL checkpointer", () => {
     expect(db.checkpointer?.completed).toBeGreaterThan(10);
     expect(db.checkpointer?.catchUps).toBeGreaterThan(0);
     expect(largest).toBeGreaterThan(0);
-    expect(largest).toBeLessThan(8 * 1_024 * 1_024);
+    // 3.4-4.1 MB on a loaded 2-core machine; once 10.4 MB under heavier load (the thread's reply came
+    // late), since a new store's pointer-map pages (incremental auto-vacuum) add to each commit's
+    // frames. Without the catch-up it holds them all: over 24 MB.
+    expect(largest).toBeLessThan(16 * 1_024 * 1_024);
   });
 
   it("asks for a checkpoint by bytes written too (large inputs), before the commit count is reached", async () => {
