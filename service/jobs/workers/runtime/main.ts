@@ -12,10 +12,14 @@ import { loadHint } from "./load-hint";
 async function main(): Promise<void> {
   // Started by the service with an IPC channel: when the service goes, so does the worker.
   if (process.send) {
-    process.once("disconnect", () => {
-      killOwnGroup();
-      process.exit(0);
-    });
+    process.once("disconnect", serviceGone);
+    // stdout and stderr are pipes only the service reads. A write once it is dead fails with EPIPE,
+    // and that error, unhandled, crashed the worker before it read that its IPC channel closed (the
+    // runtime's "Finished." line, written 20 ms after a job, did when the service died just then):
+    // neither "disconnect" nor the watchdog, which dies with the process, then ended the group, and
+    // what the handler started outlived the service for good.
+    process.stdout.on("error", serviceGone);
+    process.stderr.on("error", serviceGone);
     watchParent();
   }
   const target = process.argv[2];
@@ -90,6 +94,12 @@ function watchParent(): void {
     { eval: true },
   );
   watchdog.unref();
+}
+
+/** The service is gone (or can no longer hear the worker): the worker ends, with its group. */
+function serviceGone(): void {
+  killOwnGroup();
+  process.exit(0);
 }
 
 /**
