@@ -405,9 +405,12 @@ export function implement<D extends { name: string }, R>(
     const holder = await definition.findByName?.(call, name).catch(() => undefined);
     const holderId = holder === undefined ? undefined : definition.idOf(holder);
     const which = holderId === undefined ? "" : ` (id ${holderId})`;
+    // A resource renamed in the program (or moved into or out of a component) without aliases is
+    // a new URN to Pulumi: created first, its old self deleted last. Its explicit name is then held
+    // by that old self, the likeliest holder in a stack, and aliases is the fix Pulumi itself offers.
     return new ProviderError(
       "NAME_TAKEN",
-      `${call.operation}: a ${noun} named "${name}" already exists${which}, and ${noun} names are unique in the account. Omit name to let runpodkit generate a unique one, choose another name, or take the existing one over with adoptId${holderId === undefined ? "" : `: "${holderId}"`}. If it is the ${noun} this resource replaces in a forced replacement (pulumi up --replace), set deleteBeforeReplace: true or omit name.`,
+      `${call.operation}: a ${noun} named "${name}" already exists${which}, and ${noun} names are unique in the account. If it is this stack's own ${noun} under another resource name (you renamed the resource in the program, or moved it into or out of a component), tell Pulumi it is the same resource: add aliases: [{ name: "<its old resource name>" }] (or { parent: <its old parent> }, or { noParent: true }) to this resource's options, and it is updated in place instead of created again. Otherwise omit name to let runpodkit generate a unique one, choose another name, or take the existing one over with adoptId${holderId === undefined ? "" : `: "${holderId}"`}. If it is the ${noun} this resource replaces in a forced replacement (pulumi up --replace), set deleteBeforeReplace: true or omit name.`,
       { operation: call.operation, field: "name", cause: refusal },
     );
   }

@@ -169,3 +169,25 @@ describe('ignoreChanges: ["gpuIds"] and GPU types set through REST (no pool desc
     expect(await liveGpuTypes(endpoint.id)).toEqual(["NVIDIA RTX A6000", "NVIDIA A40"]);
   });
 });
+
+describe("a resource renamed in the program without aliases", () => {
+  test("the create of the new URN fails NAME_TAKEN naming aliases as the fix, and the old one is untouched", async () => {
+    const program = { name: `shared-${serial}`, imageName: "img:1", isServerless: true };
+    const old = await up("Template", "worker", program);
+    // Renamed "worker" -> "inference": Pulumi creates the new URN first and deletes the old one last.
+    const renamed = dynamicUrn("Template", "inference");
+    const checked = await host.check(
+      renamed,
+      {},
+      { ...program, __logicalName: "inference", __provider: text.Template },
+    );
+    expect(checked.failures).toEqual([]);
+    const failure = host.create(renamed, checked.inputs);
+    await expect(failure).rejects.toThrow(/NAME_TAKEN|already exists/);
+    const message = String(await failure.catch((error: unknown) => (error as Error).message));
+    expect(message).toContain(`a template named "${program.name}" already exists (id ${old.id})`);
+    expect(message).toContain('aliases: [{ name: "<its old resource name>" }]');
+    expect(message).toContain(`adoptId: "${old.id}"`);
+    expect(await rest.templates.get(old.id)).toMatchObject({ name: program.name });
+  });
+});
