@@ -63,6 +63,13 @@ export interface InputSpec {
    */
   readonly keptAsRead?: Readonly<Record<string, string>>;
   /**
+   * Lists whose items are independent choices (an endpoint's volumes): an update takes them item by
+   * item as it takes a map key by key, so an item the program left as it was keeps the value set
+   * elsewhere (ignoreChanges on one item, `networkVolumeIds[0]`). Not for an argv, whose items are
+   * one command.
+   */
+  readonly listsByItem?: readonly string[];
+  /**
    * Inputs that are one value under several keys, each derived from the others by `canonical`
    * (dockerArgs and dockerStartCmd). Pulumi keeps an input's secretness only under its own key, so the
    * Resource class registers each group as one Output (see resource.ts): a secret in one key makes the

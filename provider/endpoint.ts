@@ -176,6 +176,7 @@ export const endpointSpec = {
   // GPU types set through REST that no pool describes read as gpuIds "": carried over by
   // ignoreChanges after a refresh, it keeps them (see keepsRestGpuTypes).
   keptAsRead: { gpuIds: GPU_IDS_NOT_POOLS },
+  listsByItem: ["networkVolumeIds", "instanceIds"],
   // The spelling the service stores (model/endpoint.ts canonicalChanges): items trimmed, each once.
   canonical: (props) => ({
     ...props,

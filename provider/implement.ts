@@ -292,7 +292,8 @@ export function implement<D extends { name: string }, R>(
     const live = normalizeInputs(spec, definition.outputs(current, olds, settings));
     const out: Props = { ...desired };
     for (const field of diffSpec.fields) {
-      const value = unchangedLive(before[field], wanted[field], live[field]);
+      const byItem = spec.listsByItem?.includes(field) === true;
+      const value = unchangedLive(before[field], wanted[field], live[field], byItem);
       if (value === undefined || isDeepStrictEqual(value ?? null, wanted[field] ?? null)) continue;
       if (spec.schema.shape[field]?.safeParse(value).success) out[field] = value;
     }
@@ -795,11 +796,17 @@ const isEntries = (value: unknown): value is Entries =>
 /**
  * What an update sends for one field the program last applied as `before` and now wants as `wanted`,
  * when the service has `live`: the live value if the program left the field as it was; for a map the
- * program changed, its new keys and values with every key it left as it was at its live value; else
- * undefined (the program's value stands).
+ * program changed, its new keys and values with every key it left as it was at its live value (for
+ * a list taken `byItem`, the same by position); else undefined (the program's value stands).
  */
-function unchangedLive(before: unknown, wanted: unknown, live: unknown): unknown {
+function unchangedLive(before: unknown, wanted: unknown, live: unknown, byItem = false): unknown {
   if (isDeepStrictEqual(before ?? null, wanted ?? null)) return live;
+  if (byItem && Array.isArray(before) && Array.isArray(wanted) && Array.isArray(live)) {
+    // Item by item, as a map key by key: an item the program left as it was keeps its live value.
+    return wanted.map((item, i) =>
+      i < before.length && i < live.length && isDeepStrictEqual(before[i], item) ? live[i] : item,
+    );
+  }
   if (!isEntries(before) || !isEntries(wanted) || !isEntries(live)) return undefined;
   const merged: Entries = { ...wanted };
   for (const [key, value] of Object.entries(wanted)) {

@@ -3,6 +3,7 @@ import { endpointForwarder } from "../../provider/endpoint";
 import { templateForwarder } from "../../provider/template";
 import { GraphQLClient } from "../../sdk/graphql";
 import { RestClient } from "../../sdk/rest";
+import type { NetworkVolumeCreateInput } from "../../sdk/schemas";
 import { ManualClock } from "../../service/clock";
 import {
   type DynamicProviderHost,
@@ -189,5 +190,29 @@ describe("a resource renamed in the program without aliases", () => {
     expect(message).toContain('aliases: [{ name: "<its old resource name>" }]');
     expect(message).toContain(`adoptId: "${old.id}"`);
     expect(await rest.templates.get(old.id)).toMatchObject({ name: program.name });
+  });
+});
+
+describe('ignoreChanges on one list item ("networkVolumeIds[0]")', () => {
+  test("an update that changes another item keeps the ignored item's value set elsewhere", async () => {
+    const volume = async (dataCenterId: NetworkVolumeCreateInput["dataCenterId"]) =>
+      (await rest.networkVolumes.create({ name: `v-${serial}-${dataCenterId}`, size: 10, dataCenterId })).id;
+    const [v1, v2, v3, v4] = [
+      await volume("EU-RO-1"),
+      await volume("US-TX-3"),
+      await volume("EU-CZ-1"),
+      await volume("US-KS-2"),
+    ];
+    const program = (second: string) => ({ templateId, workersMax: 0, networkVolumeIds: [v1, second] });
+    const endpoint = await up("Endpoint", "vols", program(v2));
+    // An operator moves the first volume elsewhere; the program changes the second one.
+    await rest.endpoints.update(endpoint.id, { networkVolumeIds: [v3, v2] });
+    // What Pulumi's engine passes for ignoreChanges: ["networkVolumeIds[0]"]: item 0 of the old inputs.
+    const news = program(v4);
+    news.networkVolumeIds[0] = (endpoint.inputs.networkVolumeIds as string[])[0] ?? "";
+    const changed = await upAgain(endpoint, "vols", news);
+    expect(changed.failures).toEqual([]);
+    expect((await rest.endpoints.get(endpoint.id)).networkVolumeIds).toEqual([v3, v4]);
+    expect((await upAgain(endpoint, "vols", news)).diff).toMatchObject({ changes: "none" });
   });
 });
