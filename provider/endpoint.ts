@@ -317,6 +317,17 @@ async function saveKeepingGpuTypes(
 }
 
 /**
+ * Saves an endpoint's own configuration with a change (its worker counts, while a delete scales it
+ * to zero or puts them back). gpuIds "" (GPU types no pools describe, set through REST) cannot be
+ * saved: those types are put back after the save, or a delete that then fails would leave the
+ * endpoint in the stack on other GPUs.
+ */
+async function saveRecord(call: Call, id: string, desired: EndpointDesired): Promise<void> {
+  if (GpuIdsList.safeParse(desired.gpuIds).success) await call.api.endpoints.save(toSaveInput(desired, id));
+  else await saveKeepingGpuTypes(call, id, desired, desired.env);
+}
+
+/**
  * One delete attempt. The service refuses to delete an endpoint that may still run workers, so it is
  * first scaled to zero with a full saveEndpoint of its current configuration; a refusal while workers
  * stop is waited out by the caller within runpodkit:deleteTimeout (or customTimeouts.delete).
@@ -326,10 +337,7 @@ async function removeEndpoint(call: Call, id: string): Promise<void> {
   if (current === null) return;
   if (current.workersMin !== 0 || current.workersMax !== 0) {
     const desired = { ...recordAsDesired(current), workersMin: 0, workersMax: 0 };
-    // gpuIds "" (GPU types no pools describe, set through REST) cannot be saved back; the GPUs of an
-    // endpoint on its way out do not matter, so the default pool stands in for them.
-    if (!GpuIdsList.safeParse(desired.gpuIds).success) desired.gpuIds = ENDPOINT_DEFAULTS.gpuIds;
-    await call.api.endpoints.save(toSaveInput(desired, id));
+    await saveRecord(call, id, desired);
   }
   await call.api.endpoints.delete(id);
 }
@@ -345,9 +353,8 @@ async function unscaleEndpoint(call: Call, id: string, outputs: Props): Promise<
   const current = await call.api.endpoints.get(id);
   if (current === null || current.workersMin !== 0 || current.workersMax !== 0) return undefined;
   const desired = { ...recordAsDesired(current), workersMin, workersMax };
-  if (!GpuIdsList.safeParse(desired.gpuIds).success) desired.gpuIds = ENDPOINT_DEFAULTS.gpuIds;
   try {
-    await call.api.endpoints.save(toSaveInput(desired, id));
+    await saveRecord(call, id, desired);
   } catch (error) {
     const why = toProviderError(error, call.operation, [call.settings.apiKey]).message;
     return `the endpoint had been scaled to zero first, and putting its worker counts back failed (${why}): it serves no jobs until destroy is run again, or pulumi refresh then up restores workersMin ${workersMin} and workersMax ${workersMax}`;
