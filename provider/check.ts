@@ -56,6 +56,20 @@ export interface InputSpec {
   /** One spelling per value where the service accepts several ("a, b" and "a,b"; "" and null). */
   readonly canonical?: (props: Props) => Props;
   /**
+   * Values the service reads back that the schema refuses as an input: an endpoint's gpuIds "" (GPU
+   * types set through REST that no pool describes). A refresh puts such a value in the inputs, and
+   * ignoreChanges then carries it into the next check; carried over unchanged from the old inputs it
+   * passes check and means "keep what the service has" (the resource's apply keeps it).
+   */
+  readonly keptAsRead?: Readonly<Record<string, string>>;
+  /**
+   * Lists whose items are independent choices (an endpoint's volumes): an update takes them item by
+   * item as it takes a map key by key, so an item the program left as it was keeps the value set
+   * elsewhere (ignoreChanges on one item, `networkVolumeIds[0]`). Not for an argv, whose items are
+   * one command.
+   */
+  readonly listsByItem?: readonly string[];
+  /**
    * Inputs that are one value under several keys, each derived from the others by `canonical`
    * (dockerArgs and dockerStartCmd). Pulumi keeps an input's secretness only under its own key, so the
    * Resource class registers each group as one Output (see resource.ts): a secret in one key makes the
@@ -148,6 +162,7 @@ export function checkInputs(
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       if (pathHitsUnknown(candidate, issue.path)) continue;
+      if (carriedAsRead(spec, issue.path[0], candidate, oldInputs)) continue;
       if (issue.code === "unrecognized_keys") {
         for (const key of issue.keys) {
           failures.push({
@@ -229,13 +244,28 @@ export function parseInputs<S extends z.ZodObject>(
     throw new ProviderError("VALIDATION", `${operation}: no name`, { operation, field: "name" });
   }
   const inputs = userInputs(props);
+  // A value kept as read (InputSpec.keptAsRead) is checked as absent and then put back as it is.
+  const kept = Object.entries(spec.keptAsRead ?? {}).filter(([field, value]) => inputs[field] === value);
+  for (const [field] of kept) delete inputs[field];
   const parsed = spec.schema.safeParse(inputs);
   if (!parsed.success) {
     throw new ProviderError("VALIDATION", `${operation}: ${describeIssues(parsed.error, inputs)}`, {
       operation,
     });
   }
-  return { ...parsed.data, name };
+  return { ...parsed.data, ...Object.fromEntries(kept), name };
+}
+
+/** Whether `field` holds its kept-as-read value (InputSpec.keptAsRead), carried over from the old inputs. */
+function carriedAsRead(
+  spec: InputSpec,
+  field: PropertyKey | undefined,
+  news: Props,
+  olds: Props | undefined,
+) {
+  if (typeof field !== "string" || olds === undefined) return false;
+  const value = spec.keptAsRead?.[field];
+  return value !== undefined && news[field] === value && olds[field] === value;
 }
 
 /**

@@ -28,6 +28,10 @@ export function createManagementApi(settings: ProviderSettings): ManagementApi {
       list: () => graphql.listEndpoints(),
       save: (input) => graphql.saveEndpoint(input),
       delete: (id) => graphql.deleteEndpoint(id),
+      gpuTypes: async (id) => (await rest.endpoints.get(id)).gpuTypeIds,
+      setGpuTypes: async (id, gpuTypeIds) => {
+        await rest.endpoints.update(id, { gpuTypeIds });
+      },
     },
     templates: {
       get: (id) => rest.templates.get(id),

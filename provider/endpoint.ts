@@ -10,18 +10,21 @@ import {
   EndpointType,
   EnvMap,
   FlashBootType,
+  GPU_IDS_NOT_POOLS,
   GpuIdsList,
+  GpuTypeId,
   type GqlEndpoint,
   GqlEndpointInput,
   LocationsList,
   ScalerType,
 } from "../sdk/schemas";
 import { canonicalCommaList, volumeGivenTwice } from "../sdk/schemas/defaults";
+import { APPLIED } from "./bookkeeping";
 import { type CheckFailure, type InputSpec, type Props, parseInputs, uniqueList } from "./check";
 import type { ProviderSettings } from "./config";
 import { hostContext, type ProviderContext } from "./context";
 import { forwardingProvider, packageSpecifier } from "./dynamic";
-import { toProviderError } from "./errors";
+import { isBrokenConnection, isBusy, ProviderError, retryAfterOf, toProviderError } from "./errors";
 import {
   ADOPT_ID,
   adoptIdInput,
@@ -32,6 +35,8 @@ import {
 } from "./implement";
 import type { EndpointArgs, EndpointState } from "./public-types";
 import { outputKeys } from "./resource";
+import { retryWithin } from "./retry";
+import { BUSY_BOUND_MS } from "./timeouts";
 import { isUnknown } from "./unknowns";
 
 // Arguments ---------------------------------------------------------------------------------------
@@ -71,7 +76,7 @@ export const EndpointInputs = z.strictObject({
     "QB queue-based or LB load-balancing (default QB). Changing it replaces the endpoint.",
   ),
   gpuIds: GpuIdsList.default(ENDPOINT_DEFAULTS.gpuIds).describe(
-    'GPU pools in priority order, e.g. "AMPERE_48,-NVIDIA RTX A6000" (default AMPERE_16). Reads "" when the endpoint\'s GPU types were set through REST gpuTypeIds to types no pools describe (e.g. NVIDIA B200): a refresh shows that as drift, and the next update restores this value.',
+    'GPU pools in priority order, e.g. "AMPERE_48,-NVIDIA RTX A6000" (default AMPERE_16). Reads "" when the endpoint\'s GPU types were set through REST gpuTypeIds to types no pools describe (e.g. NVIDIA B200): a refresh shows that as drift, and the next update restores this value. An update that leaves gpuIds as last applied (or under ignoreChanges) keeps those GPU types.',
   ),
   gpuCount: wire.gpuCount
     .unwrap()
@@ -168,6 +173,10 @@ export const endpointSpec = {
   replaceOnChange: ["computeType", "type"],
   uniqueName: false,
   createOnly: [ADOPT_ID],
+  // GPU types set through REST that no pool describes read as gpuIds "": carried over by
+  // ignoreChanges after a refresh, it keeps them (see keepsRestGpuTypes).
+  keptAsRead: { gpuIds: GPU_IDS_NOT_POOLS },
+  listsByItem: ["networkVolumeIds", "instanceIds"],
   // The spelling the service stores (model/endpoint.ts canonicalChanges): items trimmed, each once.
   canonical: (props) => ({
     ...props,
@@ -225,10 +234,13 @@ export function endpointDefinition(): ResourceDefinition<EndpointDesired, GqlEnd
     create: (call, desired) => call.api.endpoints.save(toSaveInput(desired)),
     // saveEndpoint is a full replace: the whole desired configuration, plus the env keys the
     // program does not manage, so that keys set elsewhere survive an update.
-    apply: (call, id, current, desired, previous) =>
-      call.api.endpoints.save(
-        toSaveInput(desired, id, { ...foreignEnv(current, previous, desired), ...desired.env }),
-      ),
+    apply: async (call, id, current, desired, previous) => {
+      const env = { ...foreignEnv(current, previous, desired), ...desired.env };
+      if (!keepsRestGpuTypes(current, desired, previous)) {
+        return call.api.endpoints.save(toSaveInput(desired, id, env));
+      }
+      return saveKeepingGpuTypes(call, id, desired, env);
+    },
     remove: removeEndpoint,
     undoRemove: unscaleEndpoint,
     inventory: async (call) => (await call.api.endpoints.list()).map(({ id, name }) => ({ id, name })),
@@ -247,6 +259,75 @@ export function endpointDefinition(): ResourceDefinition<EndpointDesired, GqlEnd
 }
 
 /**
+ * Whether an update must keep the endpoint's GPU types set through REST that no pool describes
+ * (gpuIds ""): the program left gpuIds as it last applied it (or carries "" over, ignoreChanges
+ * after a refresh). saveEndpoint cannot express them, and sending the program's pools would replace
+ * them: an operator's choice lost to an update of another field, ignoreChanges or not.
+ */
+function keepsRestGpuTypes(current: GqlEndpoint, desired: EndpointDesired, previous: Props): boolean {
+  if (current.computeType !== "GPU" || GpuIdsList.safeParse(current.gpuIds).success) return false;
+  if (desired.gpuIds === GPU_IDS_NOT_POOLS) return true;
+  const applied = previous[APPLIED];
+  const before =
+    applied !== null && typeof applied === "object" && "gpuIds" in applied ? applied.gpuIds : previous.gpuIds;
+  return typeof before === "string" && canonicalCommaList(before) === canonicalCommaList(desired.gpuIds);
+}
+
+/**
+ * saveEndpoint (which requires pools), then the GPU types the endpoint had put back through REST, the
+ * only write of types no pool describes. Between the two the endpoint has the pools saved; a busy
+ * service is waited out for the second, and if it still fails the error names the types to set back.
+ */
+async function saveKeepingGpuTypes(
+  call: Call,
+  id: string,
+  desired: EndpointDesired,
+  env: Record<string, string>,
+): Promise<GqlEndpoint> {
+  const read = await call.api.endpoints.gpuTypes(id);
+  const known = z.array(GpuTypeId).safeParse(read);
+  // Checked before anything is saved: the SDK would refuse to send back a type it does not know.
+  if (!known.success) {
+    throw new ProviderError(
+      "VALIDATION",
+      `${call.operation}: gpuIds: the endpoint's GPU types were set through REST (gpuTypeIds ${JSON.stringify(read)}) and include one this runpodkit does not know, so an update could not keep them; nothing was changed. Upgrade runpodkit, or set gpuIds in the program to the pools you want (and remove gpuIds from ignoreChanges).`,
+      { operation: call.operation, field: "gpuIds" },
+    );
+  }
+  const types = known.data;
+  const gpuIds = GpuIdsList.safeParse(desired.gpuIds).success ? desired.gpuIds : ENDPOINT_DEFAULTS.gpuIds;
+  const saved = await call.api.endpoints.save(toSaveInput({ ...desired, gpuIds }, id, env));
+  try {
+    await retryWithin(() => call.api.endpoints.setGpuTypes(id, types), {
+      operation: call.operation,
+      boundMs: BUSY_BOUND_MS,
+      retryable: (error) => isBusy(error) || isBrokenConnection(error),
+      pause: call.context.pause,
+      waitAtLeast: retryAfterOf,
+    });
+  } catch (error) {
+    const why = toProviderError(error, call.operation, [call.settings.apiKey]).message;
+    throw new ProviderError(
+      "SERVICE",
+      `${call.operation}: gpuIds: the update was saved, but putting back the GPU types set through REST (gpuTypeIds ${JSON.stringify(types)}; saveEndpoint can only send pools, so it sent ${gpuIds}) failed: ${why}. Set gpuTypeIds back through REST (PATCH /endpoints/${id}), or set gpuIds in the program to the pools you want.`,
+      { operation: call.operation, field: "gpuIds", cause: error },
+    );
+  }
+  return (await call.api.endpoints.get(id)) ?? saved;
+}
+
+/**
+ * Saves an endpoint's own configuration with a change (its worker counts, while a delete scales it
+ * to zero or puts them back). gpuIds "" (GPU types no pools describe, set through REST) cannot be
+ * saved: those types are put back after the save, or a delete that then fails would leave the
+ * endpoint in the stack on other GPUs.
+ */
+async function saveRecord(call: Call, id: string, desired: EndpointDesired): Promise<void> {
+  if (GpuIdsList.safeParse(desired.gpuIds).success) await call.api.endpoints.save(toSaveInput(desired, id));
+  else await saveKeepingGpuTypes(call, id, desired, desired.env);
+}
+
+/**
  * One delete attempt. The service refuses to delete an endpoint that may still run workers, so it is
  * first scaled to zero with a full saveEndpoint of its current configuration; a refusal while workers
  * stop is waited out by the caller within runpodkit:deleteTimeout (or customTimeouts.delete).
@@ -256,10 +337,7 @@ async function removeEndpoint(call: Call, id: string): Promise<void> {
   if (current === null) return;
   if (current.workersMin !== 0 || current.workersMax !== 0) {
     const desired = { ...recordAsDesired(current), workersMin: 0, workersMax: 0 };
-    // gpuIds "" (GPU types no pools describe, set through REST) cannot be saved back; the GPUs of an
-    // endpoint on its way out do not matter, so the default pool stands in for them.
-    if (!GpuIdsList.safeParse(desired.gpuIds).success) desired.gpuIds = ENDPOINT_DEFAULTS.gpuIds;
-    await call.api.endpoints.save(toSaveInput(desired, id));
+    await saveRecord(call, id, desired);
   }
   await call.api.endpoints.delete(id);
 }
@@ -275,9 +353,8 @@ async function unscaleEndpoint(call: Call, id: string, outputs: Props): Promise<
   const current = await call.api.endpoints.get(id);
   if (current === null || current.workersMin !== 0 || current.workersMax !== 0) return undefined;
   const desired = { ...recordAsDesired(current), workersMin, workersMax };
-  if (!GpuIdsList.safeParse(desired.gpuIds).success) desired.gpuIds = ENDPOINT_DEFAULTS.gpuIds;
   try {
-    await call.api.endpoints.save(toSaveInput(desired, id));
+    await saveRecord(call, id, desired);
   } catch (error) {
     const why = toProviderError(error, call.operation, [call.settings.apiKey]).message;
     return `the endpoint had been scaled to zero first, and putting its worker counts back failed (${why}): it serves no jobs until destroy is run again, or pulumi refresh then up restores workersMin ${workersMin} and workersMax ${workersMax}`;

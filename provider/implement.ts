@@ -292,7 +292,8 @@ export function implement<D extends { name: string }, R>(
     const live = normalizeInputs(spec, definition.outputs(current, olds, settings));
     const out: Props = { ...desired };
     for (const field of diffSpec.fields) {
-      const value = unchangedLive(before[field], wanted[field], live[field]);
+      const byItem = spec.listsByItem?.includes(field) === true;
+      const value = unchangedLive(before[field], wanted[field], live[field], byItem);
       if (value === undefined || isDeepStrictEqual(value ?? null, wanted[field] ?? null)) continue;
       if (spec.schema.shape[field]?.safeParse(value).success) out[field] = value;
     }
@@ -405,9 +406,12 @@ export function implement<D extends { name: string }, R>(
     const holder = await definition.findByName?.(call, name).catch(() => undefined);
     const holderId = holder === undefined ? undefined : definition.idOf(holder);
     const which = holderId === undefined ? "" : ` (id ${holderId})`;
+    // A resource renamed in the program (or moved into or out of a component) without aliases is
+    // a new URN to Pulumi: created first, its old self deleted last. Its explicit name is then held
+    // by that old self, the likeliest holder in a stack, and aliases is the fix Pulumi itself offers.
     return new ProviderError(
       "NAME_TAKEN",
-      `${call.operation}: a ${noun} named "${name}" already exists${which}, and ${noun} names are unique in the account. Omit name to let runpodkit generate a unique one, choose another name, or take the existing one over with adoptId${holderId === undefined ? "" : `: "${holderId}"`}. If it is the ${noun} this resource replaces in a forced replacement (pulumi up --replace), set deleteBeforeReplace: true or omit name.`,
+      `${call.operation}: a ${noun} named "${name}" already exists${which}, and ${noun} names are unique in the account. If it is this stack's own ${noun} under another resource name (you renamed the resource in the program, or moved it into or out of a component), tell Pulumi it is the same resource: add aliases: [{ name: "<its old resource name>" }] (or { parent: <its old parent> }, or { noParent: true }) to this resource's options, and it is updated in place instead of created again. Otherwise omit name to let runpodkit generate a unique one, choose another name, or take the existing one over with adoptId${holderId === undefined ? "" : `: "${holderId}"`}. If it is the ${noun} this resource replaces in a forced replacement (pulumi up --replace), set deleteBeforeReplace: true or omit name.`,
       { operation: call.operation, field: "name", cause: refusal },
     );
   }
@@ -792,11 +796,17 @@ const isEntries = (value: unknown): value is Entries =>
 /**
  * What an update sends for one field the program last applied as `before` and now wants as `wanted`,
  * when the service has `live`: the live value if the program left the field as it was; for a map the
- * program changed, its new keys and values with every key it left as it was at its live value; else
- * undefined (the program's value stands).
+ * program changed, its new keys and values with every key it left as it was at its live value (for
+ * a list taken `byItem`, the same by position); else undefined (the program's value stands).
  */
-function unchangedLive(before: unknown, wanted: unknown, live: unknown): unknown {
+function unchangedLive(before: unknown, wanted: unknown, live: unknown, byItem = false): unknown {
   if (isDeepStrictEqual(before ?? null, wanted ?? null)) return live;
+  if (byItem && Array.isArray(before) && Array.isArray(wanted) && Array.isArray(live)) {
+    // Item by item, as a map key by key: an item the program left as it was keeps its live value.
+    return wanted.map((item, i) =>
+      i < before.length && i < live.length && isDeepStrictEqual(before[i], item) ? live[i] : item,
+    );
+  }
   if (!isEntries(before) || !isEntries(wanted) || !isEntries(live)) return undefined;
   const merged: Entries = { ...wanted };
   for (const [key, value] of Object.entries(wanted)) {

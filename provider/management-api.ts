@@ -1,6 +1,7 @@
 import type {
   ContainerRegistryAuth,
   ContainerRegistryAuthCreateInput,
+  EndpointUpdateInput,
   GqlEndpoint,
   GqlEndpointInput,
   GqlNetworkVolume,
@@ -39,6 +40,10 @@ export interface ManagementApi {
     /** saveEndpoint: a FULL replace when `id` is set. */
     save(input: GqlEndpointInput): Promise<GqlEndpoint>;
     delete(id: string): Promise<void>;
+    /** REST gpuTypeIds: the GPU types in priority order, also those no pool describes (gpuIds ""). */
+    gpuTypes(id: string): Promise<string[]>;
+    /** REST PATCH of gpuTypeIds alone: the only write of GPU types no pool describes. */
+    setGpuTypes(id: string, gpuTypeIds: NonNullable<EndpointUpdateInput["gpuTypeIds"]>): Promise<void>;
   };
   templates: {
     get(id: string): Promise<Template>;

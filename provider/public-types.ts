@@ -42,7 +42,8 @@ export interface EndpointArgs {
   /**
    * GPU pools in priority order, e.g. "AMPERE_48,-NVIDIA RTX A6000" (default AMPERE_16). Reads "" when the
    * endpoint's GPU types were set through REST gpuTypeIds to types no pools describe (e.g. NVIDIA B200): a
-   * refresh shows that as drift, and the next update restores this value.
+   * refresh shows that as drift, and the next update restores this value. An update that leaves gpuIds as
+   * last applied (or under ignoreChanges) keeps those GPU types.
    */
   gpuIds?: pulumi.Input<string | undefined>;
   /** GPUs per worker (default 1). */
@@ -128,7 +129,8 @@ export interface EndpointState {
   /**
    * GPU pools in priority order, e.g. "AMPERE_48,-NVIDIA RTX A6000" (default AMPERE_16). Reads "" when the
    * endpoint's GPU types were set through REST gpuTypeIds to types no pools describe (e.g. NVIDIA B200): a
-   * refresh shows that as drift, and the next update restores this value.
+   * refresh shows that as drift, and the next update restores this value. An update that leaves gpuIds as
+   * last applied (or under ignoreChanges) keeps those GPU types.
    */
   gpuIds: string;
   /** GPUs per worker (default 1). */

@@ -63,7 +63,42 @@ export function resourceProps(
   if (opts?.replaceOnChanges !== undefined && opts.replaceOnChanges.length > 0) {
     props[REPLACE_ON_CHANGES] = [...opts.replaceOnChanges];
   }
+  for (const warning of inertIgnorePaths(spec, opts?.ignoreChanges ?? [])) {
+    void pulumi.log.warn(`${spec.type} ${name}: ${warning}`);
+  }
   return props;
+}
+
+/**
+ * What is wrong with each ignoreChanges path that indexes a position (`[0]`) into a field that is
+ * not a list: a comma string (gpuIds) or a map (env). Pulumi's engine (PropertyPath.Reset) finds no
+ * value there in the old or the new inputs and silently ignores nothing, so a change the user meant
+ * to ignore is applied.
+ */
+export function inertIgnorePaths(spec: InputSpec, paths: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const path of paths) {
+    const match = /^([A-Za-z_$][\w$]*)\s*\[\s*\d+\s*\]/.exec(path);
+    const field = match?.[1];
+    const schema = field === undefined ? undefined : spec.schema.shape[field];
+    if (field === undefined || schema === undefined) continue;
+    const kind = baseKind(schema);
+    if (kind === "array") continue;
+    const instead = kind === "record" ? `"${field}" whole, or one key ("${field}.KEY")` : `"${field}" whole`;
+    out.push(
+      `ignoreChanges "${path}" ignores nothing: ${field} is ${kind === "record" ? "a map" : "not a list"}, so Pulumi's engine finds no value at a position in it. Ignore ${instead}.`,
+    );
+  }
+  return out;
+}
+
+/** The zod type under defaults, optional and nullable wrappers ("string", "record", "array", ...). */
+function baseKind(schema: z.ZodType): string {
+  let def = schema._zod.def as { type: string; innerType?: z.ZodType };
+  for (let depth = 0; def.innerType !== undefined && depth < 8; depth++) {
+    def = def.innerType._zod.def as { type: string; innerType?: z.ZodType };
+  }
+  return def.type;
 }
 
 /**

@@ -142,3 +142,48 @@ describe("ignoreChanges on one env key (a nested path), through the engine", () 
     STEP_TIMEOUT,
   );
 });
+
+describe('ignoreChanges: ["gpuIds"] on an Endpoint whose GPU types were set through REST, through the engine', () => {
+  let fixture: FixtureStack | undefined;
+  let svc: ServiceFixture;
+  let stack: LocalStack;
+  let endpointId: string;
+
+  beforeAll(async () => {
+    fixture = await openFixtureStack(join(__dirname, "fixtures", "ignore-gpu"));
+    ({ svc, stack } = fixture);
+    endpointId = String((await stack.up()).outputs.endpointId?.value);
+  }, 300_000);
+
+  afterAll(async () => {
+    await fixture?.close();
+  });
+
+  test(
+    "an update of another field and a refresh keep the operator's GPU types; preview and up keep passing",
+    async () => {
+      // An operator picks GPU types no pool describes (gpuIds reads "").
+      await svc.rest.endpoints.update(endpointId, { gpuTypeIds: ["NVIDIA B200"] });
+      stack.setConfig("idleTimeout", { value: "30" });
+      const up = await stack.up();
+      expect(up.steps.filter((s) => s.op !== "same").map((s) => [s.op, s.keys])).toEqual([
+        ["update", ["idleTimeout"]],
+      ]);
+      expect(await svc.rest.endpoints.get(endpointId)).toMatchObject({
+        idleTimeout: 30,
+        gpuTypeIds: ["NVIDIA B200"],
+      });
+      // The refresh stores gpuIds "" in the inputs; ignoreChanges carries it into the next check.
+      await stack.refresh();
+      expect((await stack.preview()).steps.filter((s) => s.op !== "same")).toEqual([]);
+      stack.setConfig("idleTimeout", { value: "40" });
+      await stack.up();
+      expect(await svc.rest.endpoints.get(endpointId)).toMatchObject({
+        idleTimeout: 40,
+        gpuTypeIds: ["NVIDIA B200"],
+      });
+      expect((await stack.up()).changes).toEqual({ same: 3 });
+    },
+    STEP_TIMEOUT,
+  );
+});

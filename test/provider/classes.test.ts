@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { beforeAll, describe, expect, test } from "vitest";
+import { beforeAll, describe, expect, test, vi } from "vitest";
 import { ContainerRegistryAuth, Endpoint, NetworkVolume, Template } from "../../index";
 import { ENDPOINT_OUTPUTS } from "../../provider/endpoint";
 import { TEMPLATE_OUTPUTS } from "../../provider/template";
@@ -82,6 +82,28 @@ describe("Resource classes", () => {
       "gpuIds",
     ]);
     expect(registered.find((r) => r.name === "unforced")?.inputs).not.toHaveProperty("__replaceOnChanges");
+  });
+
+  test("an ignoreChanges position into a string or a map, which Pulumi's engine applies as nothing, is warned about", async () => {
+    const warned: string[] = [];
+    // Under mocks Pulumi's log has no engine and writes to the console.
+    const spy = vi.spyOn(console, "warn").mockImplementation((message: unknown) => {
+      warned.push(String(message));
+    });
+    try {
+      const endpoint = new Endpoint(
+        "ignoring",
+        { templateId: "t1" },
+        { ignoreChanges: ["gpuIds[0]", "env[1]", "networkVolumeIds[0]", "env.KEY", "workersMax"] },
+      );
+      await resolved(endpoint.urn);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(warned).toEqual([
+      'warning: [runtime] Endpoint ignoring: ignoreChanges "gpuIds[0]" ignores nothing: gpuIds is not a list, so Pulumi\'s engine finds no value at a position in it. Ignore "gpuIds" whole.',
+      'warning: [runtime] Endpoint ignoring: ignoreChanges "env[1]" ignores nothing: env is a map, so Pulumi\'s engine finds no value at a position in it. Ignore "env" whole, or one key ("env.KEY").',
+    ]);
   });
 
   test("passwords and env are secrets in the program", async () => {

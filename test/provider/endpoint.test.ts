@@ -542,6 +542,21 @@ describe("Endpoint lifecycle", () => {
     expect((await provider.diff(created.id, created.outs, checked.inputs)).changes).toBe(false);
   });
 
+  test("a delete that fails on an endpoint whose GPU types no pools describe leaves those types as they were", async () => {
+    const created = await up({ templateId, workersMin: 1, workersMax: 2 });
+    await h.rest.endpoints.update(created.id, { gpuTypeIds: ["NVIDIA B200"] });
+    const stranger = createManagementApi({ ...h.settings, apiKey: "rpk_not-a-known-key" });
+    h.intercept((api) => ({ ...api, endpoints: { ...api.endpoints, delete: stranger.endpoints.delete } }));
+    const failure = await provider.delete(created.id, created.outs).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: "SERVICE", serviceCode: "UNAUTHORIZED" });
+    // Scaled to zero and back: the endpoint left in the stack keeps its workers and its GPU types.
+    expect(await h.rest.endpoints.get(created.id)).toMatchObject({
+      workersMin: 1,
+      workersMax: 2,
+      gpuTypeIds: ["NVIDIA B200"],
+    });
+  });
+
   test("when putting the worker counts back fails too, the error says the endpoint stays at zero and how to restore it", async () => {
     const created = await up({ templateId, workersMax: 2 });
     const stranger = createManagementApi({ ...h.settings, apiKey: "rpk_not-a-known-key" });

@@ -1,0 +1,218 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
+import { endpointForwarder } from "../../provider/endpoint";
+import { templateForwarder } from "../../provider/template";
+import { GraphQLClient } from "../../sdk/graphql";
+import { RestClient } from "../../sdk/rest";
+import type { NetworkVolumeCreateInput } from "../../sdk/schemas";
+import { ManualClock } from "../../service/clock";
+import {
+  type DynamicProviderHost,
+  dynamicUrn,
+  type Props,
+  serializeProvider,
+  stackConfig,
+  startCheckoutHost,
+} from "../helpers/pulumi-host";
+import { type TestService, withService } from "../helpers/service";
+
+/**
+ * ignoreChanges through Pulumi's own provider host. Pulumi's engine applies the option before Check:
+ * each ignored path of the new inputs gets the old INPUTS' value (pkg/resource/deploy/step_generator.go,
+ * processIgnoreChanges), and a refresh stores the inputs read returns. These tests do the same.
+ */
+
+let service: TestService;
+let host: DynamicProviderHost;
+let rest: RestClient;
+let graphql: GraphQLClient;
+let templateId: string;
+const text: Record<string, string> = {};
+
+beforeAll(async () => {
+  service = await withService({ clock: new ManualClock() });
+  rest = new RestClient({ apiKey: service.apiKey, baseUrl: service.restUrl });
+  graphql = new GraphQLClient({ apiKey: service.apiKey, baseUrl: service.graphqlUrl });
+  text.Endpoint = await serializeProvider(endpointForwarder);
+  text.Template = await serializeProvider(templateForwarder);
+  host = await startCheckoutHost();
+  await host.configure(stackConfig(service, service.apiKey));
+});
+
+afterAll(async () => {
+  await host?.close();
+  await Promise.all([rest?.close(), graphql?.close()]);
+  await service?.close();
+});
+
+let serial = 0;
+beforeEach(async () => {
+  serial++;
+  templateId = (
+    await rest.templates.create({ name: `worker-${serial}`, imageName: "img:1", isServerless: true })
+  ).id;
+});
+
+/** One resource's life as Pulumi's engine keeps it: its inputs and outputs in state. */
+interface Tracked {
+  urn: string;
+  id: string;
+  inputs: Props;
+  outputs: Props;
+}
+
+async function up(type: string, name: string, program: Props): Promise<Tracked> {
+  const urn = dynamicUrn(type, name);
+  const checked = await host.check(urn, {}, { ...program, __logicalName: name, __provider: text[type] });
+  expect(checked.failures).toEqual([]);
+  const created = await host.create(urn, checked.inputs);
+  return { urn, id: created.id, inputs: checked.inputs, outputs: created.properties };
+}
+
+/** Pulumi's ignoreChanges on top-level keys: the new inputs keep the old inputs' values there. */
+function ignoring(program: Props, old: Props, paths: readonly string[]): Props {
+  const out = { ...program };
+  for (const path of paths) {
+    if (old[path] === undefined) delete out[path];
+    else out[path] = old[path];
+  }
+  return out;
+}
+
+/** A later `up` of `program` (ignoreChanges applied first): check, diff and, when it changes, update. */
+async function upAgain(resource: Tracked, name: string, program: Props, ignore: readonly string[] = []) {
+  const type = resource.urn.split(":").at(-3) ?? "";
+  const news = ignoring({ ...program, __logicalName: name, __provider: text[type] }, resource.inputs, ignore);
+  const checked = await host.check(resource.urn, resource.inputs, news);
+  if (checked.failures.length > 0) return { failures: checked.failures };
+  const diff = await host.diff(resource.urn, resource.id, resource.outputs, checked.inputs, resource.inputs);
+  if (diff.changes === "none") return { failures: [], diff };
+  const updated = await host.update(
+    resource.urn,
+    resource.id,
+    resource.outputs,
+    checked.inputs,
+    resource.inputs,
+  );
+  resource.inputs = checked.inputs;
+  resource.outputs = updated.properties;
+  return { failures: [], diff };
+}
+
+/** pulumi refresh: read, and the state takes the outputs and the inputs read returns. */
+async function refresh(resource: Tracked): Promise<void> {
+  const read = await host.read(resource.urn, resource.id, resource.outputs, resource.inputs);
+  resource.outputs = read.properties;
+  if (read.inputs) resource.inputs = read.inputs;
+}
+
+const liveGpuTypes = async (id: string) => (await rest.endpoints.get(id)).gpuTypeIds;
+
+describe('ignoreChanges: ["gpuIds"] and GPU types set through REST (no pool describes them)', () => {
+  const program = () => ({ templateId, gpuIds: "AMPERE_48", workersMax: 0, idleTimeout: 5 });
+
+  test("an update of another field keeps the REST GPU types, and the next up has nothing to do", async () => {
+    const endpoint = await up("Endpoint", "api", program());
+    await rest.endpoints.update(endpoint.id, { gpuTypeIds: ["NVIDIA B200"] });
+
+    const changed = await upAgain(endpoint, "api", { ...program(), idleTimeout: 30 }, ["gpuIds"]);
+    expect(changed.failures).toEqual([]);
+    expect(await rest.endpoints.get(endpoint.id)).toMatchObject({
+      idleTimeout: 30,
+      gpuTypeIds: ["NVIDIA B200"],
+    });
+    expect(endpoint.outputs).toMatchObject({ idleTimeout: 30, gpuIds: "" });
+    const again = await upAgain(endpoint, "api", { ...program(), idleTimeout: 30 }, ["gpuIds"]);
+    expect(again).toMatchObject({ failures: [], diff: { changes: "none" } });
+    expect(await liveGpuTypes(endpoint.id)).toEqual(["NVIDIA B200"]);
+  });
+
+  test('after a refresh (which reads gpuIds ""), preview and up still pass and keep the REST GPU types', async () => {
+    const endpoint = await up("Endpoint", "api2", program());
+    await rest.endpoints.update(endpoint.id, { gpuTypeIds: ["NVIDIA B200", "NVIDIA H200"] });
+    await refresh(endpoint);
+    expect(endpoint.inputs).toHaveProperty("gpuIds", "");
+
+    const same = await upAgain(endpoint, "api2", program(), ["gpuIds"]);
+    expect(same).toMatchObject({ failures: [], diff: { changes: "none" } });
+    const changed = await upAgain(endpoint, "api2", { ...program(), idleTimeout: 30 }, ["gpuIds"]);
+    expect(changed.failures).toEqual([]);
+    expect(await rest.endpoints.get(endpoint.id)).toMatchObject({
+      idleTimeout: 30,
+      gpuTypeIds: ["NVIDIA B200", "NVIDIA H200"],
+    });
+    await refresh(endpoint);
+    expect(
+      (await upAgain(endpoint, "api2", { ...program(), idleTimeout: 30 }, ["gpuIds"])).diff,
+    ).toMatchObject({
+      changes: "none",
+    });
+  });
+
+  test("without ignoreChanges, refresh shows the drift and up puts the program's pools back", async () => {
+    const endpoint = await up("Endpoint", "api3", program());
+    await rest.endpoints.update(endpoint.id, { gpuTypeIds: ["NVIDIA B200"] });
+    await refresh(endpoint);
+    // "" passes check only carried over from the old inputs: a program cannot start from it.
+    const fresh = await host.check(
+      dynamicUrn("Endpoint", "api4"),
+      {},
+      {
+        ...program(),
+        gpuIds: "",
+        __logicalName: "api4",
+        __provider: text.Endpoint,
+      },
+    );
+    expect(fresh.failures.map((f) => f.property)).toEqual(["gpuIds"]);
+    const restored = await upAgain(endpoint, "api3", program());
+    expect(restored).toMatchObject({ failures: [], diff: { changes: "some" } });
+    expect(endpoint.outputs).toHaveProperty("gpuIds", "AMPERE_48");
+    expect(await liveGpuTypes(endpoint.id)).toEqual(["NVIDIA RTX A6000", "NVIDIA A40"]);
+  });
+});
+
+describe("a resource renamed in the program without aliases", () => {
+  test("the create of the new URN fails NAME_TAKEN naming aliases as the fix, and the old one is untouched", async () => {
+    const program = { name: `shared-${serial}`, imageName: "img:1", isServerless: true };
+    const old = await up("Template", "worker", program);
+    // Renamed "worker" -> "inference": Pulumi creates the new URN first and deletes the old one last.
+    const renamed = dynamicUrn("Template", "inference");
+    const checked = await host.check(
+      renamed,
+      {},
+      { ...program, __logicalName: "inference", __provider: text.Template },
+    );
+    expect(checked.failures).toEqual([]);
+    const failure = host.create(renamed, checked.inputs);
+    await expect(failure).rejects.toThrow(/NAME_TAKEN|already exists/);
+    const message = String(await failure.catch((error: unknown) => (error as Error).message));
+    expect(message).toContain(`a template named "${program.name}" already exists (id ${old.id})`);
+    expect(message).toContain('aliases: [{ name: "<its old resource name>" }]');
+    expect(message).toContain(`adoptId: "${old.id}"`);
+    expect(await rest.templates.get(old.id)).toMatchObject({ name: program.name });
+  });
+});
+
+describe('ignoreChanges on one list item ("networkVolumeIds[0]")', () => {
+  test("an update that changes another item keeps the ignored item's value set elsewhere", async () => {
+    const volume = async (dataCenterId: NetworkVolumeCreateInput["dataCenterId"]) =>
+      (await rest.networkVolumes.create({ name: `v-${serial}-${dataCenterId}`, size: 10, dataCenterId })).id;
+    const [v1, v2, v3, v4] = [
+      await volume("EU-RO-1"),
+      await volume("US-TX-3"),
+      await volume("EU-CZ-1"),
+      await volume("US-KS-2"),
+    ];
+    const program = (second: string) => ({ templateId, workersMax: 0, networkVolumeIds: [v1, second] });
+    const endpoint = await up("Endpoint", "vols", program(v2));
+    // An operator moves the first volume elsewhere; the program changes the second one.
+    await rest.endpoints.update(endpoint.id, { networkVolumeIds: [v3, v2] });
+    // What Pulumi's engine passes for ignoreChanges: ["networkVolumeIds[0]"]: item 0 of the old inputs.
+    const news = program(v4);
+    news.networkVolumeIds[0] = (endpoint.inputs.networkVolumeIds as string[])[0] ?? "";
+    const changed = await upAgain(endpoint, "vols", news);
+    expect(changed.failures).toEqual([]);
+    expect((await rest.endpoints.get(endpoint.id)).networkVolumeIds).toEqual([v3, v4]);
+    expect((await upAgain(endpoint, "vols", news)).diff).toMatchObject({ changes: "none" });
+  });
+});
