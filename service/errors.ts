@@ -85,10 +85,27 @@ export const endpointNotFound = (endpointId: string) =>
  * field is the path's jobId), and why a job once answered can be gone.
  */
 export const jobNotFound = (jobId: string, endpointId: string) =>
-  new ServiceError(
-    "NOT_FOUND",
-    `job ${shownId(jobId)} not found on endpoint ${shownId(endpointId)}: check the job id and the endpoint id (a job's result is kept 30 minutes after /run, 1 minute after /runsync; past its ttl a job is deleted)`,
-    { field: "jobId" },
-  );
+  jobId === ""
+    ? jobIdRequired()
+    : new ServiceError(
+        "NOT_FOUND",
+        `job ${shownId(jobId)} not found on endpoint ${shownId(endpointId)}: check the job id and the endpoint id (a job's result is kept 30 minutes after /run, 1 minute after /runsync; past its ttl a job is deleted)`,
+        { field: "jobId" },
+      );
+
+/**
+ * A job a worker names that its endpoint does not have; an empty id (a path ending `/job-done/w1/`) is
+ * jobIdRequired, as on the client's routes.
+ */
+export const workerJobNotFound = (jobId: string) => (jobId === "" ? jobIdRequired() : notFound("job", jobId));
+
+/**
+ * A job route's path with no job id (`/status/`): a 400 saying so, not a 404 for "job  not found".
+ * Decided where a lookup fails, so a found job costs no check.
+ */
+export const jobIdRequired = () =>
+  new ServiceError("VALIDATION", "jobId: a job id is required; the path ends where the job id goes", {
+    field: "jobId",
+  });
 export const invalid = (field: string, message: string) =>
   new ServiceError("VALIDATION", `${field}: ${message}`, { field });
