@@ -92,7 +92,8 @@ function fastifyRefusal(
     // Fastify says only "Unsupported Media Type": say what to send (text/plain is refused so too: body.ts).
     return {
       code: "VALIDATION",
-      message: "body: a JSON object is required, sent with content-type: application/json (no other content-type is accepted)",
+      message:
+        "body: a JSON object is required, sent with content-type: application/json (no other content-type is accepted)",
       field: "body",
     };
   }
