@@ -91,6 +91,52 @@ describe("an unknown key of a management body is named by its path", () => {
   });
 });
 
+describe("GraphQL: an input field its type does not define is named from the argument", () => {
+  const TEMPLATE = 'name: "t", imageName: "i", containerDiskInGb: 5, volumeInGb: 0, dockerArgs: ""';
+  const SAVE = "mutation S($input: SaveTemplateInput!) { saveTemplate(input: $input) { id } }";
+  const input = { name: "t", imageName: "i", containerDiskInGb: 5, volumeInGb: 0, dockerArgs: "" };
+  const env = [
+    { key: "A", value: "1" },
+    { key: "B", value: "2", secrett: true },
+  ];
+
+  it.each([
+    [
+      "inline, at the top",
+      `mutation { saveTemplate(input: {${TEMPLATE}, bogus: 1}) { id } }`,
+      undefined,
+      "bogus",
+    ],
+    [
+      "inline, in a list item",
+      `mutation { saveTemplate(input: {${TEMPLATE}, env: [{key: "A", value: "1"}, {key: "B", value: "2", secrett: true}]}) { id } }`,
+      undefined,
+      "env.1.secrett",
+    ],
+    ["a variable, at the top", SAVE, { input: { ...input, bogus: 1 } }, "bogus"],
+    ["a variable, in a list item", SAVE, { input: { ...input, env } }, "env.1.secrett"],
+    [
+      "a variable used inside the argument",
+      `mutation S($env: [EnvironmentVariableInput!]) { saveTemplate(input: {${TEMPLATE}, env: $env}) { id } }`,
+      { env },
+      "env.1.secrett",
+    ],
+  ])("%s", async (_name, query, variables, field) => {
+    const answer = await send(fast, "POST", "/graphql", JSON.stringify({ query, variables }));
+    expect(answer.status).toBe(200);
+    const errors = answer.body.errors as { message: string; extensions: Record<string, unknown> }[];
+    expect(errors).toHaveLength(1);
+    expect(errors[0]?.extensions).toEqual({ code: "GRAPHQL_VALIDATION", field });
+    expect(errors[0]?.message).toContain(`Field "${field.split(".").pop()}" is not defined by type`);
+  });
+
+  it("another refusal of the document names no field", async () => {
+    const answer = await send(fast, "POST", "/graphql", JSON.stringify({ query: "{ myself { nope } }" }));
+    const errors = answer.body.errors as { extensions: Record<string, unknown> }[];
+    expect(errors[0]?.extensions).toEqual({ code: "GRAPHQL_VALIDATION" });
+  });
+});
+
 describe("an empty job id is a 400 naming jobId, on every job route", () => {
   const routes = [
     ["GET", "status"],
