@@ -76,9 +76,20 @@ export function asField<T>(field: string, call: () => T): T {
   }
 }
 
-/** An endpoint of the job API's path that is not there (the field is the path's endpointId). */
+/**
+ * An endpoint of the job API's path that is not there (the field is the path's endpointId); none
+ * given (`/v2//run`) is a 400 saying one is required, as an empty job id is (jobIdRequired).
+ */
 export const endpointNotFound = (endpointId: string) =>
-  notFound("endpoint", endpointId, MAX_ID_CHARS, "endpointId");
+  endpointId === ""
+    ? new ServiceError(
+        "VALIDATION",
+        "endpointId: an endpoint id is required; the path is /v2/{endpointId}/...",
+        {
+          field: "endpointId",
+        },
+      )
+    : notFound("endpoint", endpointId, MAX_ID_CHARS, "endpointId");
 
 /**
  * A job of the job API that is not there, naming the job and the endpoint it was looked up on (the

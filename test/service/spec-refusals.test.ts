@@ -183,6 +183,23 @@ describe("an empty job id is a 400 naming jobId, on every job route", () => {
     }
   });
 
+  it("an empty endpoint id likewise, a 400 naming endpointId, on a client's and a worker's routes", async () => {
+    for (const h of [fast, plain]) {
+      for (const [method, path, body] of [
+        ["POST", "/v2//run", '{"input": {}}'],
+        ["POST", "/v2//runsync", '{"input": {}}'],
+        ["GET", "/v2//status/j1", undefined],
+        ["GET", "/v2//health", undefined],
+        ["GET", "/v2//job-take/w-empty", undefined],
+        ["POST", "/v2//job-done/w-empty/j1", '{"output": 1}'],
+      ] as const) {
+        const answer = await send(h, method, path, body);
+        expect(answer.status, path).toBe(400);
+        expect(answer.body, path).toMatchObject({ code: "VALIDATION", field: "endpointId" });
+      }
+    }
+  });
+
   it("a job id that is given but unknown is still 404", async () => {
     const ep = fast.endpoint("runpodkit/echo", { workersMax: 0 });
     const answer = await send(fast, "GET", `/v2/${ep.id}/status/no-such-job`);
