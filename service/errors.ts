@@ -76,19 +76,47 @@ export function asField<T>(field: string, call: () => T): T {
   }
 }
 
-/** An endpoint of the job API's path that is not there (the field is the path's endpointId). */
+/**
+ * An endpoint of the job API's path that is not there (the field is the path's endpointId); none
+ * given (`/v2//run`) is a 400 saying one is required, as an empty job id is (jobIdRequired).
+ */
 export const endpointNotFound = (endpointId: string) =>
-  notFound("endpoint", endpointId, MAX_ID_CHARS, "endpointId");
+  endpointId === ""
+    ? new ServiceError(
+        "VALIDATION",
+        "endpointId: an endpoint id is required; the path is /v2/{endpointId}/...",
+        {
+          field: "endpointId",
+        },
+      )
+    : notFound("endpoint", endpointId, MAX_ID_CHARS, "endpointId");
 
 /**
  * A job of the job API that is not there, naming the job and the endpoint it was looked up on (the
  * field is the path's jobId), and why a job once answered can be gone.
  */
 export const jobNotFound = (jobId: string, endpointId: string) =>
-  new ServiceError(
-    "NOT_FOUND",
-    `job ${shownId(jobId)} not found on endpoint ${shownId(endpointId)}: check the job id and the endpoint id (a job's result is kept 30 minutes after /run, 1 minute after /runsync; past its ttl a job is deleted)`,
-    { field: "jobId" },
-  );
+  jobId === ""
+    ? jobIdRequired()
+    : new ServiceError(
+        "NOT_FOUND",
+        `job ${shownId(jobId)} not found on endpoint ${shownId(endpointId)}: check the job id and the endpoint id (a job's result is kept 30 minutes after /run, 1 minute after /runsync; past its ttl a job is deleted)`,
+        { field: "jobId" },
+      );
+
+/**
+ * A job a worker names that its endpoint does not have; an empty id (a path ending `/job-done/w1/`) is
+ * jobIdRequired, as on the client's routes.
+ */
+export const workerJobNotFound = (jobId: string) => (jobId === "" ? jobIdRequired() : notFound("job", jobId));
+
+/**
+ * A job route's path with no job id (`/status/`): a 400 saying so, not a 404 for "job  not found".
+ * Decided where a lookup fails, so a found job costs no check.
+ */
+export const jobIdRequired = () =>
+  new ServiceError("VALIDATION", "jobId: a job id is required; the path ends where the job id goes", {
+    field: "jobId",
+  });
 export const invalid = (field: string, message: string) =>
   new ServiceError("VALIDATION", `${field}: ${message}`, { field });

@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import { errorCodes, type FastifyInstance, type FastifyRequest } from "fastify";
 import JSON5 from "json5";
 import { ServiceError } from "../errors";
 
@@ -98,7 +98,7 @@ export function checkJsonDepth(text: string): void {
 
 /** Characters of a key a refusal shows (a key may be as long as the body); a longer one is cut with "…". */
 const KEY_SHOWN_CHARS = 100;
-const shownKey = (key: string): string =>
+export const shownKey = (key: string): string =>
   key.length > KEY_SHOWN_CHARS ? `${key.slice(0, KEY_SHOWN_CHARS)}…` : key;
 
 /**
@@ -243,9 +243,19 @@ function protoRefusal(error: Error, text: string): Error {
   });
 }
 
-/** The server's JSON parser: every application/json body of every route is depth-bounded. */
+/**
+ * The server's JSON parser: every application/json body of every route is depth-bounded. A text/plain
+ * body (fetch's default for a string) is refused as every other type but JSON is, 415 naming the
+ * content-type to send (edge/errors.ts), rather than read as a string and refused with a 400; an
+ * empty one is no body, as bodyless POSTs send it. (Workers' routes take any type: parseAnyBodyAsJson.)
+ */
 export function boundedJsonBodies(app: FastifyInstance): void {
   boundedJson(app, { emptyIsUndefined: false });
+  app.removeContentTypeParser("text/plain");
+  app.addContentTypeParser("text/plain", { parseAs: "string" }, (_request, body, done) => {
+    if (body === "") return done(null, undefined);
+    done(new errorCodes.FST_ERR_CTP_INVALID_MEDIA_TYPE(), undefined);
+  });
 }
 
 /** JSON bodies of a scope may be empty (bodyless POSTs that still say application/json): empty is undefined. */

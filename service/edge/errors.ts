@@ -88,6 +88,15 @@ function fastifyRefusal(
       field: "body",
     };
   }
+  if (error.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") {
+    // Fastify says only "Unsupported Media Type": say what to send (text/plain is refused so too: body.ts).
+    return {
+      code: "VALIDATION",
+      message:
+        "body: a JSON object is required, sent with content-type: application/json (no other content-type is accepted)",
+      field: "body",
+    };
+  }
   return {
     code: status === 413 ? "PAYLOAD_TOO_LARGE" : "VALIDATION",
     message: `body: ${error.message}`,

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { describeIssues } from "../../sdk/schemas/issues";
 import { ServiceError } from "../errors";
+import { shownKey } from "./body";
 
 /**
  * Validates a value that crossed the edge (a body, a query, a GraphQL input) with its wire schema.
@@ -10,16 +11,25 @@ import { ServiceError } from "../errors";
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, where: string): z.infer<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const first = result.error.issues[0];
-  const field = first && first.path.length > 0 ? first.path.map(String).join(".") : where;
+  const field = issueField(result.error.issues[0]) ?? where;
   const message =
     value === undefined && where === "body"
       ? "body: a JSON object is required"
-      : typeof value === "string" && where === "body"
-        ? // Fastify reads a text/plain body as a string: say what to send, not "expected object, received string".
-          "body: a JSON object is required, sent with content-type: application/json"
-        : describeIssues(result.error, value);
+      : describeIssues(result.error, value);
   throw new ServiceError("VALIDATION", message, { field });
+}
+
+/**
+ * The dotted path of an issue's field, or null for the whole value. zod reports a key the schema does
+ * not take on its object (path [] at the top), so the key is appended: a misspelt `gpuTypeIDs` is
+ * `field: "gpuTypeIDs"` (as the SDK's own refusals name it), not the whole body. Keys are cut as a
+ * repeated key's are: the field names a place, and a key may be as long as the body.
+ */
+function issueField(issue: z.core.$ZodIssue | undefined): string | null {
+  if (issue === undefined) return null;
+  const path = issue.path.map(String);
+  if (issue.code === "unrecognized_keys" && issue.keys[0] !== undefined) path.push(shownKey(issue.keys[0]));
+  return path.length > 0 ? path.join(".") : null;
 }
 
 /**

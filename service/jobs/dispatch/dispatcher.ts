@@ -1,6 +1,6 @@
 import type { JobDoneBody, StreamChunk } from "../../../sdk/schemas/job";
 import type { Clock, Timer } from "../../clock";
-import { notFound } from "../../errors";
+import { workerJobNotFound } from "../../errors";
 import type { Emitter } from "../../event-bus";
 import type { JobBook } from "../book/book";
 import { Deque, without } from "../book/collections";
@@ -324,13 +324,13 @@ export class Dispatcher {
     this.#seen(session, this.#clock.now());
     const job = this.#jobOf(session, jobId);
     if (body.status === "IN_PROGRESS") {
-      if (!job) throw notFound("job", jobId);
+      if (!job) throw workerJobNotFound(jobId);
       if (runsOn(job, session)) this.#book.progress(job, body.output);
       return;
     }
     this.#release(session, jobId);
     if (body.stopPod === true) this.#events.emit("worker.replace", session);
-    if (!job) throw notFound("job", jobId);
+    if (!job) throw workerJobNotFound(jobId);
     // Late results (after cancel, timeout, or on another worker's job) never resurrect a job.
     if (job.status !== "IN_PROGRESS" || !runsOn(job, session)) return;
     if (body.error !== undefined && body.error !== null && body.error !== false && body.error !== "") {
@@ -353,7 +353,7 @@ export class Dispatcher {
   ): void {
     this.#seen(session, this.#clock.now());
     const job = this.#jobOf(session, jobId);
-    if (!job) throw notFound("job", jobId);
+    if (!job) throw workerJobNotFound(jobId);
     if (!runsOn(job, session)) return;
     this.#book.appendChunks(job, splitChunk(chunk, this.#options.streamChunkBytes), reservation);
   }

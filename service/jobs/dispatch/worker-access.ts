@@ -1,6 +1,6 @@
 import type { Accounts } from "../../edge/auth";
 import { bareKey, sameKey } from "../../edge/auth";
-import { notFound, ServiceError } from "../../errors";
+import { endpointNotFound, ServiceError } from "../../errors";
 import type { EndpointDirectory } from "../../planes";
 import type { Dispatcher, WorkerSession } from "./dispatcher";
 
@@ -32,7 +32,7 @@ export class WorkerAccess {
     if (existing && existing.key !== null && sameKey(credential, existing.key)) return existing;
     const accountId = this.#accounts.resolve(credential);
     if (!accountId) throw new ServiceError("UNAUTHORIZED", "Unauthorized: unknown worker or key");
-    if (!this.#endpoints.get(accountId, endpointId)) throw notFound("endpoint", endpointId);
+    if (!this.#endpoints.get(accountId, endpointId)) throw endpointNotFound(endpointId);
     // The endpoint is this account's, so is any session on it.
     if (existing) return existing;
     return this.#dispatcher.open({ id: workerId, accountId, endpointId, managed: false, key: null });

@@ -5,6 +5,7 @@
  */
 import type { FastifyBaseLogger } from "fastify";
 import {
+  BREAK,
   buildSchema,
   type DocumentNode,
   defaultFieldResolver,
@@ -13,9 +14,14 @@ import {
   GraphQLError,
   type GraphQLFieldResolver,
   type GraphQLSchema,
+  Kind,
+  type ObjectFieldNode,
   parse,
+  type ValueNode,
   validate,
+  visit,
 } from "graphql";
+import { shownKey } from "../../edge/body";
 import type { GraphqlErrorBody } from "../../edge/errors";
 import { ServiceError } from "../../errors";
 import { costErrors, GRAPHQL_COST_LIMITS } from "./cost";
@@ -44,7 +50,7 @@ const schema = buildSchema(typeDefs);
 export function checkedDocument(
   schema: GraphQLSchema,
   source: string,
-): { document: DocumentNode } | { errors: readonly GraphQLError[] } {
+): { document: DocumentNode } | { errors: readonly GraphQLError[]; document?: DocumentNode } {
   let document: DocumentNode;
   try {
     document = parse(source, { maxTokens: GRAPHQL_COST_LIMITS.maxTokens });
@@ -59,7 +65,7 @@ export function checkedDocument(
   const refused = costErrors(schema, document, GRAPHQL_COST_LIMITS);
   if (refused.length > 0) return { errors: refused };
   const errors = validate(schema, document);
-  return errors.length > 0 ? { errors } : { document };
+  return errors.length > 0 ? { errors, document } : { document };
 }
 
 /**
@@ -67,7 +73,11 @@ export function checkedDocument(
  * its code, a document graphql-js refused is GRAPHQL_VALIDATION, anything else is logged and INTERNAL.
  * (Errors refused before execution, such as a bad key, are answered by the edge: edge/errors.ts.)
  */
-export function graphqlErrorBody(error: GraphQLError, log: FastifyBaseLogger): GraphqlErrorBody {
+export function graphqlErrorBody(
+  error: GraphQLError,
+  log: FastifyBaseLogger,
+  document?: DocumentNode,
+): GraphqlErrorBody {
   const original = error.originalError;
   const path = error.path ? { path: error.path } : {};
   if (original instanceof ServiceError) {
@@ -81,7 +91,83 @@ export function graphqlErrorBody(error: GraphQLError, log: FastifyBaseLogger): G
     );
     return { message: "Internal server error", ...path, extensions: { code: "INTERNAL" } };
   }
-  return { message: error.message, ...path, extensions: { code: "GRAPHQL_VALIDATION" } };
+  const field = document ? unknownInputField(error, document) : null;
+  return {
+    message: error.message,
+    ...path,
+    extensions: { code: "GRAPHQL_VALIDATION", ...(field === null ? {} : { field }) },
+  };
+}
+
+type Step = string | number;
+
+/**
+ * The field of graphql-js's refusal of an input field its type does not define, as REST names an
+ * unknown key and as a resolver's refusal names its input's fields: dotted, from the argument
+ * (`env.0.bogus` of `saveTemplate(input: {env: [{bogus: 1}]})`); null for any other error. An inline
+ * value's error points at the field's node; a variable's at its definition, its path within the
+ * variable in the message (`at "input.env[0]"`), which is appended to where the variable is used.
+ */
+function unknownInputField(error: GraphQLError, document: DocumentNode): string | null {
+  const unknown =
+    /; Field "(.*)" is not defined by type "\w+"\.(?: Did you mean .*)?$|^Field "(.*)" is not defined by type "\w+"\.(?: Did you mean .*)?$/s.exec(
+      error.message,
+    );
+  const node = error.nodes?.[0];
+  if (!unknown || node === undefined) return null;
+  let steps: Step[] | null;
+  if (node.kind === Kind.OBJECT_FIELD) {
+    steps = argumentPath(document, (value) => value === node);
+  } else if (node.kind === Kind.VARIABLE_DEFINITION) {
+    const name = node.variable.name.value;
+    const at = new RegExp(
+      `^Variable "\\$${name}" got invalid value .* at "${name}((?:\\.[^.[]*|\\[\\d+\\])*)"; Field "`,
+      "s",
+    ).exec(error.message);
+    const within = [...(at?.[1] ?? "").matchAll(/\.([^.[]*)|\[(\d+)\]/g)].map((m) =>
+      m[2] === undefined ? (m[1] ?? "") : Number(m[2]),
+    );
+    const used = argumentPath(document, (value) => value.kind === Kind.VARIABLE && value.name.value === name);
+    steps = used === null ? null : [...used, ...within, unknown[1] ?? ""];
+  } else {
+    return null;
+  }
+  return steps === null || steps.length === 0 ? null : steps.map((step) => shownKey(String(step))).join(".");
+}
+
+/**
+ * The path from the argument holding the first value `matches` picks (an object field's node counts
+ * as its value's place, its name included), or null when no argument holds one.
+ */
+function argumentPath(
+  document: DocumentNode,
+  matches: (node: ValueNode | ObjectFieldNode) => boolean,
+): Step[] | null {
+  let found: Step[] | null = null;
+  const within = (value: ValueNode, path: Step[]): Step[] | null => {
+    if (matches(value)) return path;
+    if (value.kind === Kind.OBJECT) {
+      for (const field of value.fields) {
+        const at = [...path, field.name.value];
+        if (matches(field)) return at;
+        const inner = within(field.value, at);
+        if (inner) return inner;
+      }
+    } else if (value.kind === Kind.LIST) {
+      for (const [index, item] of value.values.entries()) {
+        const inner = within(item, [...path, index]);
+        if (inner) return inner;
+      }
+    }
+    return null;
+  };
+  visit(document, {
+    Argument(argument) {
+      found = within(argument.value, []);
+      return found === null ? undefined : BREAK;
+    },
+  });
+  return found;
 }
 
 export interface GraphqlOperation {
@@ -111,7 +197,9 @@ export async function runGraphql(
   const values = result.errors && operation.variables ? variableStrings(operation.variables) : [];
   return {
     ...(result.errors
-      ? { errors: result.errors.map((e) => withoutValues(graphqlErrorBody(e, log), values)) }
+      ? {
+          errors: result.errors.map((e) => withoutValues(graphqlErrorBody(e, log, checked.document), values)),
+        }
       : {}),
     data: result.data ?? null,
   };

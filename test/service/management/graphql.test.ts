@@ -682,12 +682,14 @@ describe("GraphQL transport", () => {
         headers: { "content-type": "text/plain;charset=UTF-8", authorization: `Bearer ${service.apiKey}` },
         body,
       });
-    const expected = "body: a JSON object is required, sent with content-type: application/json";
+    // 415, as every content-type but JSON (test/service/spec-refusals.test.ts).
+    const expected =
+      "body: a JSON object is required, sent with content-type: application/json (no other content-type is accepted)";
     const gql = await sent(service.graphqlUrl);
-    expect(gql.status).toBe(400);
+    expect(gql.status).toBe(415);
     expect(gql.body.errors?.[0]?.message).toBe(expected);
     const rest = await sent(`${service.restUrl}/networkvolumes`);
-    expect(rest.status).toBe(400);
+    expect(rest.status).toBe(415);
     expect(rest.body.message).toBe(expected);
   });
 });
