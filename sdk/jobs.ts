@@ -124,7 +124,10 @@ interface SlotWaiter {
  * own budget (as they waited for a socket in the pool); waitFor polls /status instead.
  */
 class HoldSlots {
+  /** Slots a waitFor may hold (it polls /status without one): none with `connections: 1`, as before. */
   readonly #limit: number;
+  /** Slots runSync and statusSync may hold: one at least, as they cannot be sent otherwise. */
+  readonly #sendLimit: number;
   #taken = 0;
   /** Calls waiting for a slot, first come first served. */
   readonly #waiting: SlotWaiter[] = [];
@@ -132,8 +135,8 @@ class HoldSlots {
   #drained: Array<() => void> = [];
 
   constructor(connections: number) {
-    // One slot at least: with `connections: 1` a runSync must still be sendable.
-    this.#limit = Math.max(1, Math.floor(connections / 2));
+    this.#limit = Math.floor(connections / 2);
+    this.#sendLimit = Math.max(1, this.#limit);
   }
 
   /** Whether no call waits for a slot. */
@@ -141,9 +144,12 @@ class HoldSlots {
     return this.#waiting.length === 0;
   }
 
-  /** Takes a slot when one is free and no call waits for one before this one (no allocation). */
-  tryTake(): boolean {
-    if (this.#taken >= this.#limit || this.#waiting.length > 0) return false;
+  /**
+   * Takes a slot when one is free and no call waits for one before this one (no allocation): for a
+   * runSync or statusSync (`toSend`), else for a waitFor's hold.
+   */
+  tryTake(toSend: boolean): boolean {
+    if (this.#taken >= (toSend ? this.#sendLimit : this.#limit) || this.#waiting.length > 0) return false;
     this.#taken++;
     return true;
   }
@@ -198,7 +204,7 @@ class HoldSlots {
           end(
             new TimeoutError({
               operation,
-              message: `${operation}: no reply within ${budgetMs} ms: not sent, as ${this.#limit} call(s) the service holds (runSync, statusSync, waitFor) held every socket this client gives them (half its connections); raise \`connections\` for more at once`,
+              message: `${operation}: no reply within ${budgetMs} ms: not sent, as ${this.#sendLimit} call(s) the service holds (runSync, statusSync, waitFor) held every socket this client gives them (half its connections); raise \`connections\` for more at once`,
             }),
           ),
         budgetMs,
@@ -343,6 +349,9 @@ export class JobClient {
    * Submits a job and waits for it (POST /runsync). The service holds the call up to `wait`, then
    * answers the result or, if the job is not done, `{id, status}` to poll with waitFor: the HTTP
    * budget is `wait` plus the client's timeoutMs, so the service's answer (and the id) comes first.
+   * Calls the service holds (runSync, statusSync, waitFor's) use at most half the client's
+   * `connections`; one past that waits for a slot, in order, within the same budget (a TimeoutError,
+   * never sent, when it runs out), so run(), status() or cancel() meanwhile always find a socket.
    */
   async runSync(submission: JobInput, options: RunSyncOptions = {}): Promise<JobResult> {
     const operation = "jobs.runSync";
@@ -350,7 +359,7 @@ export class JobClient {
     const wait = requireWait(options, operation);
     const budgetMs = Math.min(MAX_TIMEOUT_MS, wait + (options.timeoutMs ?? this.#timeoutMs));
     // Held up to `wait`: sent once a hold slot is free, the time waiting for it taken from the budget.
-    const timeoutMs = this.#slots.tryTake()
+    const timeoutMs = this.#slots.tryTake(true)
       ? budgetMs
       : await this.#slots.wait(operation, budgetMs, options.signal, this.#http.forceClosed);
     let reply: unknown;
@@ -374,7 +383,8 @@ export class JobClient {
   /**
    * GET /status-sync/{id}, runpod-sdk's `statusSync`: the service holds the call until the job is
    * terminal or `wait` passes, then answers its status (still IN_QUEUE or IN_PROGRESS after `wait`).
-   * The HTTP budget is `wait` plus the client's timeoutMs, as runSync's. `ttl` (ms) resets its lifetime.
+   * The HTTP budget is `wait` plus the client's timeoutMs, as runSync's, and it shares runSync's hold
+   * slots (half the client's `connections`). `ttl` (ms) resets its lifetime.
    */
   async statusSync(jobId: string, options: RunSyncOptions & { ttl?: number } = {}): Promise<JobResult> {
     const operation = "jobs.statusSync";
@@ -383,7 +393,7 @@ export class JobClient {
     const path = `/status-sync${idSegment(jobId, operation, "jobId")}`;
     const budgetMs = Math.min(MAX_TIMEOUT_MS, wait + (options.timeoutMs ?? this.#timeoutMs));
     let timeoutMs = budgetMs;
-    if (!this.#slots.tryTake()) {
+    if (!this.#slots.tryTake(true)) {
       try {
         timeoutMs = await this.#slots.wait(operation, budgetMs, options.signal, this.#http.forceClosed);
       } catch (error) {
@@ -530,7 +540,7 @@ export class JobClient {
         remaining - HOLD_REPLY_MS >= JOB_LIMITS.runsyncWait.min &&
         Date.now() >= holdsFrom &&
         !this.#http.closeBegun.aborted &&
-        this.#slots.tryTake()
+        this.#slots.tryTake(false)
           ? Math.min(remaining - HOLD_REPLY_MS, WAIT_HOLD_MS)
           : undefined;
       const sent = Date.now();
@@ -722,7 +732,7 @@ export class JobClient {
 
   /**
    * Closes the client once its calls in flight have ended (a `/runsync` or `/stream` poll the service
-   * holds ends when its hold does). `{ force: true }` ends them at once instead: each call in flight
+   * holds ends when its hold does; a runSync or statusSync waiting for a hold slot is sent first). `{ force: true }` ends them at once instead: each call in flight
    * (and a `waitFor` or `stream` between polls) rejects with an AbortedError naming its operation.
    */
   close(options?: CloseOptions): Promise<void> {

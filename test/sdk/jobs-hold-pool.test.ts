@@ -92,6 +92,28 @@ describe("runSync and statusSync on one client", () => {
   });
 });
 
+describe("a client of one connection", () => {
+  it("polls /status in waitFor (its only socket stays free) and still sends runSync calls, one at a time", async () => {
+    const { jobs, worker } = setUp(1);
+    const before = held();
+    const { id } = await jobs.run({ input: { n: 1 } });
+    const waiting = jobs.waitFor(id, { pollIntervalMs: 20 });
+    // A wait holding the only socket would leave this unsent until its budget ran out.
+    expect((await jobs.run({ input: { n: 2 } })).status).toBe("IN_QUEUE");
+    expect(held() - before).toBe(0);
+    expect(await completeNext(worker)).toBe(id);
+    expect(await waiting).toMatchObject({ id, status: "COMPLETED", output: { n: 1 } });
+    await completeNext(worker);
+    // The first runSync holds the socket; the second is sent once it ends.
+    const runs = [3, 4].map((n) => jobs.runSync({ input: { n } }, { wait: 300_000 }));
+    await eventually(() => (held() - before === 1 ? true : undefined));
+    await completeNext(worker);
+    await completeNext(worker);
+    expect((await Promise.all(runs)).map((r) => r.output)).toEqual([{ n: 3 }, { n: 4 }]);
+    expect(held() - before).toBe(0);
+  });
+});
+
 describe("a call waiting for a slot", () => {
   /** A client with one slot, taken by a statusSync the service holds until the job ends. */
   async function oneSlotTaken() {
