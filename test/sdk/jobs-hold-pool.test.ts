@@ -13,9 +13,15 @@ import { failure } from "./support";
 
 let h: Harness;
 const clients: JobClient[] = [];
+/** /status requests the service received, by job id. */
+const polled = new Map<string, number>();
 
 beforeAll(async () => {
   h = await startHarness();
+  h.app.server.on("request", (req: { url?: string }) => {
+    const id = /^\/v2\/[^/]+\/status\/([^/?]+)/.exec(req.url ?? "")?.[1];
+    if (id) polled.set(id, (polled.get(id) ?? 0) + 1);
+  });
 });
 afterAll(async () => {
   for (const client of clients) await client.close({ force: true });
@@ -82,7 +88,9 @@ describe("runSync and statusSync on one client", () => {
     await eventually(() => (held() - before === 2 ? true : undefined));
     const queued = await jobs.run({ input: { n: 3 } });
     const waiting = jobs.waitFor(queued.id, { pollIntervalMs: 20 });
-    // The wait polls (no third hold) and still sees the job end.
+    // The wait polls (before, it held a third socket beside the two runSync calls).
+    await eventually(() => ((polled.get(queued.id) ?? 0) >= 2 ? true : undefined));
+    expect(held() - before).toBe(2);
     const third = await completeNext(worker);
     const fourth = await completeNext(worker);
     const last = await completeNext(worker);
