@@ -111,9 +111,10 @@ export interface StreamOptions {
 /** The client's own pool size when `connections` is not given (HttpClient's default). */
 const DEFAULT_CONNECTIONS = 64;
 
-/** A call queued for a hold slot: admitted (its budget left, ms) or ended by its signal or timer. */
+/** A call queued for a hold slot: admitted, or ended (its signal, its timer, close({ force: true })). */
 interface SlotWaiter {
   admit(): void;
+  forceClosed(): void;
 }
 
 /**
@@ -164,7 +165,8 @@ class HoldSlots {
 
   /**
    * Waits for a slot within `budgetMs`: resolves with what is left of it; rejects with a TimeoutError
-   * (never sent, so repeatable) or, when `signal` or `forced` fires, an AbortedError naming `operation`.
+   * (never sent, so repeatable) or, when `signal` fires or the client is closed with force (`forced`;
+   * forceClosed() then), an AbortedError naming `operation`.
    */
   wait(
     operation: string,
@@ -177,7 +179,6 @@ class HoldSlots {
       const end = (error: RunpodkitError | undefined) => {
         clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);
-        forced.removeEventListener("abort", onAbort);
         if (error === undefined) {
           resolve(Math.max(1, budgetMs - (Date.now() - since)));
           return;
@@ -187,7 +188,9 @@ class HoldSlots {
         if (this.#waiting.length === 0) this.#wakeDrained();
         reject(error);
       };
-      const waiter: SlotWaiter = { admit: () => end(undefined) };
+      // One listener per waiter on the caller's signal only: the client's force-close signal, shared by
+      // every waiter, would warn (MaxListenersExceededWarning) past 10; forceClosed() ends them instead.
+      const waiter: SlotWaiter = { admit: () => end(undefined), forceClosed: () => onAbort() };
       const onAbort = () =>
         end(
           new AbortedError({
@@ -215,9 +218,13 @@ class HoldSlots {
         return;
       }
       signal?.addEventListener("abort", onAbort, { once: true });
-      forced.addEventListener("abort", onAbort, { once: true });
       this.#waiting.push(waiter);
     });
+  }
+
+  /** Ends every call waiting for a slot with an AbortedError: the client was closed with force. */
+  forceClosed(): void {
+    for (const waiter of this.#waiting.slice()) waiter.forceClosed();
   }
 
   /** Once no call waits for a slot (at once when none does). */
@@ -328,6 +335,8 @@ export class JobClient {
     this.#http = clientHttp({ ...options, timeoutMs: this.#timeoutMs }, base.toString(), {
       authorization: `Bearer ${options.apiKey}`,
     });
+    const slots = this.#slots;
+    this.#http.forceClosed.addEventListener("abort", () => slots.forceClosed(), { once: true });
   }
 
   /** Submits a job (POST /run); answers at once with its id and IN_QUEUE. Retried only on 429. */
