@@ -111,6 +111,136 @@ export interface StreamOptions {
 /** The client's own pool size when `connections` is not given (HttpClient's default). */
 const DEFAULT_CONNECTIONS = 64;
 
+/** A call queued for a hold slot: admitted, or ended (its signal, its timer, close({ force: true })). */
+interface SlotWaiter {
+  admit(): void;
+  forceClosed(): void;
+}
+
+/**
+ * The one rule for calls the service holds open (runSync, statusSync and waitFor's holds, each up to
+ * its `wait`, 90 s by default): at most half the client's sockets hold them, so run(), status() or
+ * cancel() made meanwhile always finds one. Before, 64 such calls took the whole default pool and a
+ * plain call timed out unsent. runSync and statusSync past the limit wait here, in order, within their
+ * own budget (as they waited for a socket in the pool); waitFor polls /status instead.
+ */
+class HoldSlots {
+  /** Slots a waitFor may hold (it polls /status without one): none with `connections: 1`, as before. */
+  readonly #limit: number;
+  /** Slots runSync and statusSync may hold: one at least, as they cannot be sent otherwise. */
+  readonly #sendLimit: number;
+  #taken = 0;
+  /** Calls waiting for a slot, first come first served. */
+  readonly #waiting: SlotWaiter[] = [];
+  /** Woken when no call waits any more (close() lets the queued calls be sent first). */
+  #drained: Array<() => void> = [];
+
+  constructor(connections: number) {
+    this.#limit = Math.floor(connections / 2);
+    this.#sendLimit = Math.max(1, this.#limit);
+  }
+
+  /** Whether no call waits for a slot. */
+  get idle(): boolean {
+    return this.#waiting.length === 0;
+  }
+
+  /**
+   * Takes a slot when one is free and no call waits for one before this one (no allocation): for a
+   * runSync or statusSync (`toSend`), else for a waitFor's hold.
+   */
+  tryTake(toSend: boolean): boolean {
+    if (this.#taken >= (toSend ? this.#sendLimit : this.#limit) || this.#waiting.length > 0) return false;
+    this.#taken++;
+    return true;
+  }
+
+  /** Gives the slot back: to the first call waiting for one, else to the pool of free slots. */
+  release(): void {
+    const next = this.#waiting.shift();
+    if (next === undefined) this.#taken--;
+    else next.admit();
+    if (this.#waiting.length === 0) this.#wakeDrained();
+  }
+
+  /**
+   * Waits for a slot within `budgetMs`: resolves with what is left of it; rejects with a TimeoutError
+   * (never sent, so repeatable) or, when `signal` fires or the client is closed with force (`forced`;
+   * forceClosed() then), an AbortedError naming `operation`.
+   */
+  wait(
+    operation: string,
+    budgetMs: number,
+    signal: AbortSignal | undefined,
+    forced: AbortSignal,
+  ): Promise<number> {
+    const since = Date.now();
+    return new Promise<number>((resolve, reject) => {
+      const end = (error: RunpodkitError | undefined) => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        if (error === undefined) {
+          resolve(Math.max(1, budgetMs - (Date.now() - since)));
+          return;
+        }
+        const at = this.#waiting.indexOf(waiter);
+        if (at >= 0) this.#waiting.splice(at, 1);
+        if (this.#waiting.length === 0) this.#wakeDrained();
+        reject(error);
+      };
+      // One listener per waiter on the caller's signal only: the client's force-close signal, shared by
+      // every waiter, would warn (MaxListenersExceededWarning) past 10; forceClosed() ends them instead.
+      const waiter: SlotWaiter = { admit: () => end(undefined), forceClosed: () => onAbort() };
+      const onAbort = () =>
+        end(
+          new AbortedError({
+            operation,
+            message:
+              forced.aborted && !signal?.aborted
+                ? `${operation}: the client was closed with close({ force: true }) while the call waited to be sent`
+                : `${operation}: aborted by the caller`,
+            cause: signal?.aborted ? signal.reason : forced.reason,
+          }),
+        );
+      const timer = setTimeout(
+        () =>
+          end(
+            new TimeoutError({
+              operation,
+              message: `${operation}: no reply within ${budgetMs} ms: not sent, as ${this.#sendLimit} call(s) the service holds (runSync, statusSync, waitFor) held every socket this client gives them (half its connections); raise \`connections\` for more at once`,
+            }),
+          ),
+        budgetMs,
+      );
+      timer.unref();
+      if (signal?.aborted || forced.aborted) {
+        onAbort();
+        return;
+      }
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.#waiting.push(waiter);
+    });
+  }
+
+  /** Ends every call waiting for a slot with an AbortedError: the client was closed with force. */
+  forceClosed(): void {
+    for (const waiter of this.#waiting.slice()) waiter.forceClosed();
+  }
+
+  /** Once no call waits for a slot (at once when none does). */
+  drained(): Promise<void> {
+    if (this.#waiting.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#drained.push(resolve));
+  }
+
+  #wakeDrained(): void {
+    if (this.#drained.length === 0) return;
+    const wake = this.#drained;
+    this.#drained = [];
+    for (const resolve of wake) resolve();
+  }
+}
+
 /** What a long wait rides out by default: a service restart takes longer than a call's retries. */
 const DEFAULT_MAX_OUTAGE_MS = 60_000;
 
@@ -185,14 +315,8 @@ export class JobClient {
   readonly #timeoutMs: number;
   /** Whether the service holds /status-sync (false once it answered 404/405 for a job /status knows). */
   #holds = true;
-  /**
-   * The most waitFor calls held at once (half the pool): each holds a socket up to 90 s, so 64 waits
-   * took every socket of the default pool and a run() or status() meanwhile timed out unsent. The
-   * waits past it poll /status, which frees its socket at once.
-   */
-  readonly #holdLimit: number;
-  /** waitFor calls held now. */
-  #holding = 0;
+  /** Which calls may hold a socket long: half the pool, shared by runSync, statusSync and waitFor. */
+  readonly #slots: HoldSlots;
 
   constructor(given: JobClientOptions) {
     const options = requireClientOptions(given, "jobs");
@@ -207,10 +331,12 @@ export class JobClient {
     base.hash = "";
     this.endpointId = endpointId;
     this.#timeoutMs = options.timeoutMs ?? 30_000;
-    this.#holdLimit = Math.floor((options.connections ?? DEFAULT_CONNECTIONS) / 2);
+    this.#slots = new HoldSlots(options.connections ?? DEFAULT_CONNECTIONS);
     this.#http = clientHttp({ ...options, timeoutMs: this.#timeoutMs }, base.toString(), {
       authorization: `Bearer ${options.apiKey}`,
     });
+    const slots = this.#slots;
+    this.#http.forceClosed.addEventListener("abort", () => slots.forceClosed(), { once: true });
   }
 
   /** Submits a job (POST /run); answers at once with its id and IN_QUEUE. Retried only on 429. */
@@ -232,46 +358,75 @@ export class JobClient {
    * Submits a job and waits for it (POST /runsync). The service holds the call up to `wait`, then
    * answers the result or, if the job is not done, `{id, status}` to poll with waitFor: the HTTP
    * budget is `wait` plus the client's timeoutMs, so the service's answer (and the id) comes first.
+   * Calls the service holds (runSync, statusSync, waitFor's) use at most half the client's
+   * `connections`; one past that waits for a slot, in order, within the same budget (a TimeoutError,
+   * never sent, when it runs out), so run(), status() or cancel() meanwhile always find a socket.
    */
   async runSync(submission: JobInput, options: RunSyncOptions = {}): Promise<JobResult> {
     const operation = "jobs.runSync";
     const body = validateInput(SubmissionToSend, submission, operation);
     const wait = requireWait(options, operation);
-    const reply = await this.#http.request({
-      operation,
-      method: "POST",
-      path: "/runsync",
-      query: { wait },
-      body,
-      retry: "rejected-only",
-      signal: options.signal,
-      timeoutMs: Math.min(MAX_TIMEOUT_MS, wait + (options.timeoutMs ?? this.#timeoutMs)),
-    });
+    const budgetMs = Math.min(MAX_TIMEOUT_MS, wait + (options.timeoutMs ?? this.#timeoutMs));
+    // Held up to `wait`: sent once a hold slot is free, the time waiting for it taken from the budget.
+    const timeoutMs = this.#slots.tryTake(true)
+      ? budgetMs
+      : await this.#slots.wait(operation, budgetMs, options.signal, this.#http.forceClosed);
+    let reply: unknown;
+    try {
+      reply = await this.#http.request({
+        operation,
+        method: "POST",
+        path: "/runsync",
+        query: { wait },
+        body,
+        retry: "rejected-only",
+        signal: options.signal,
+        timeoutMs,
+      });
+    } finally {
+      this.#slots.release();
+    }
     return parseReply(JobResultReply, reply, operation);
   }
 
   /**
    * GET /status-sync/{id}, runpod-sdk's `statusSync`: the service holds the call until the job is
    * terminal or `wait` passes, then answers its status (still IN_QUEUE or IN_PROGRESS after `wait`).
-   * The HTTP budget is `wait` plus the client's timeoutMs, as runSync's. `ttl` (ms) resets its lifetime.
+   * The HTTP budget is `wait` plus the client's timeoutMs, as runSync's, and it shares runSync's hold
+   * slots (half the client's `connections`). `ttl` (ms) resets its lifetime.
    */
   async statusSync(jobId: string, options: RunSyncOptions & { ttl?: number } = {}): Promise<JobResult> {
     const operation = "jobs.statusSync";
     const wait = requireWait(options, operation);
-    return this.#statusSync(operation, jobId, wait, {
-      ...options,
-      timeoutMs: Math.min(MAX_TIMEOUT_MS, wait + (options.timeoutMs ?? this.#timeoutMs)),
-    });
+    // Refused before it waits for a hold slot: a caller's mistake is no timeout.
+    const path = `/status-sync${idSegment(jobId, operation, "jobId")}`;
+    const budgetMs = Math.min(MAX_TIMEOUT_MS, wait + (options.timeoutMs ?? this.#timeoutMs));
+    let timeoutMs = budgetMs;
+    if (!this.#slots.tryTake(true)) {
+      try {
+        timeoutMs = await this.#slots.wait(operation, budgetMs, options.signal, this.#http.forceClosed);
+      } catch (error) {
+        throw withJobId(error, jobId);
+      }
+    }
+    try {
+      return await this.#statusSync(operation, jobId, path, wait, { ...options, timeoutMs });
+    } finally {
+      this.#slots.release();
+    }
   }
 
-  /** GET /status-sync/{id} held up to `wait` on behalf of `operation` (statusSync, waitFor's holds). */
+  /**
+   * GET /status-sync/{id} held up to `wait` on behalf of `operation` (statusSync, waitFor's holds),
+   * its hold slot taken by the caller.
+   */
   async #statusSync(
     operation: string,
     jobId: string,
+    path: string,
     wait: number,
     options: CallOptions & { ttl?: number },
   ): Promise<JobResult> {
-    const path = `/status-sync${idSegment(jobId, operation, "jobId")}`;
     try {
       const reply = await this.#http.request({
         operation,
@@ -386,14 +541,15 @@ export class JobClient {
           cause: outage,
         });
       }
-      // The service's hold of this call, when it is held: not below the service's least `wait`, and
-      // not once close() began (the closed client then refuses the plain call).
+      // The service's hold of this call, when it is held: not below the service's least `wait`, not
+      // once close() began (the closed client then refuses the plain call), and only in a free hold
+      // slot (taken last, released by #held): else this call is a /status poll.
       const hold =
         this.#holds &&
-        this.#holding < this.#holdLimit &&
         remaining - HOLD_REPLY_MS >= JOB_LIMITS.runsyncWait.min &&
         Date.now() >= holdsFrom &&
-        !this.#http.closeBegun.aborted
+        !this.#http.closeBegun.aborted &&
+        this.#slots.tryTake(false)
           ? Math.min(remaining - HOLD_REPLY_MS, WAIT_HOLD_MS)
           : undefined;
       const sent = Date.now();
@@ -443,9 +599,9 @@ export class JobClient {
   }
 
   /**
-   * One waitFor call held by the service up to `hold` (GET /status-sync); close() ends it. A 404 or
-   * 405 is a service without /status-sync or an unknown job: /status tells which, and in the first
-   * case this client polls /status from then on.
+   * One waitFor call held by the service up to `hold` (GET /status-sync) in the hold slot the caller
+   * took; close() ends it. A 404 or 405 is a service without /status-sync or an unknown job: /status
+   * tells which, and in the first case this client polls /status from then on.
    */
   async #held(
     operation: string,
@@ -455,9 +611,9 @@ export class JobClient {
     signal: AbortSignal | undefined,
   ): Promise<JobResult> {
     const closing = this.#http.closeBegun;
-    this.#holding++;
     try {
-      return await this.#statusSync(operation, jobId, hold, {
+      const path = `/status-sync${idSegment(jobId, operation, "jobId")}`;
+      return await this.#statusSync(operation, jobId, path, hold, {
         signal: signal ? AbortSignal.any([signal, closing]) : closing,
         // The hold plus the client's budget, within the wait: the hold ends HOLD_REPLY_MS before it.
         timeoutMs: Math.min(remaining, hold + this.#timeoutMs),
@@ -471,7 +627,7 @@ export class JobClient {
       this.#holds = false;
       return envelope;
     } finally {
-      this.#holding--;
+      this.#slots.release();
     }
   }
 
@@ -585,11 +741,14 @@ export class JobClient {
 
   /**
    * Closes the client once its calls in flight have ended (a `/runsync` or `/stream` poll the service
-   * holds ends when its hold does). `{ force: true }` ends them at once instead: each call in flight
+   * holds ends when its hold does; a runSync or statusSync waiting for a hold slot is sent first). `{ force: true }` ends them at once instead: each call in flight
    * (and a `waitFor` or `stream` between polls) rejects with an AbortedError naming its operation.
    */
   close(options?: CloseOptions): Promise<void> {
-    return this.#http.close(options);
+    // runSync and statusSync calls still waiting for a hold slot were made before close(): they are
+    // sent first, as a call in the pool's queue was. Only then: a call right after close() is refused.
+    if (options?.force === true || this.#slots.idle) return this.#http.close(options);
+    return this.#slots.drained().then(() => this.#http.close(options));
   }
 
   async #jobCall(

@@ -1,0 +1,194 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { AbortedError, TimeoutError } from "../../sdk/errors";
+import { JobClient } from "../../sdk/jobs";
+import { eventually, type Harness, KEY, startHarness } from "../service/jobs/harness";
+import { ProtocolWorker } from "../service/jobs/protocol-worker";
+import { failure } from "./support";
+
+/**
+ * Calls the service holds open (runSync, statusSync, waitFor's holds) against the started service,
+ * its clock manual, so a held call ends only when its job does: they share half the client's pool,
+ * and a plain call made meanwhile still finds a socket.
+ */
+
+let h: Harness;
+const clients: JobClient[] = [];
+/** /status requests the service received, by job id. */
+const polled = new Map<string, number>();
+
+beforeAll(async () => {
+  h = await startHarness();
+  h.app.server.on("request", (req: { url?: string }) => {
+    const id = /^\/v2\/[^/]+\/status\/([^/?]+)/.exec(req.url ?? "")?.[1];
+    if (id) polled.set(id, (polled.get(id) ?? 0) + 1);
+  });
+});
+afterAll(async () => {
+  for (const client of clients) await client.close({ force: true });
+  await h?.close();
+});
+
+/** Calls the service holds now. */
+const held = () => h.plane.book.watchers.waiting;
+
+/** A client of a new endpoint with no workers of its own (the test's worker takes the jobs). */
+function setUp(connections: number) {
+  const endpoint = h.endpoint("runpodkit/echo", { workersMax: 0 });
+  // The budget is what a call queued behind held ones gets before it fails unsent.
+  const jobs = new JobClient({
+    apiKey: KEY,
+    endpointId: endpoint.id,
+    baseUrl: `${h.url}/v2`,
+    retries: 0,
+    connections,
+    timeoutMs: 5_000,
+  });
+  clients.push(jobs);
+  return { jobs, worker: new ProtocolWorker(h, endpoint.id, `w-${endpoint.id}`) };
+}
+
+/** Takes the next job as the worker and completes it with its own input as output. */
+async function completeNext(worker: ProtocolWorker): Promise<string> {
+  const taken = (await worker.take()).body as { id: string; input: unknown };
+  await worker.done(taken.id, { output: taken.input });
+  return taken.id;
+}
+
+describe("runSync and statusSync on one client", () => {
+  it("hold at most half its pool, so run(), status() and cancel() meanwhile are sent", async () => {
+    // A pool of 4 sockets stands for the default 64.
+    const { jobs, worker } = setUp(4);
+    const before = held();
+    const watched = await jobs.run({ input: { n: 0 } });
+    const syncs = [1, 2, 3].map(() => jobs.statusSync(watched.id, { wait: 300_000 }));
+    const runs = [1, 2, 3].map((n) => jobs.runSync({ input: { n } }, { wait: 300_000 }));
+    await eventually(() => (held() - before >= 2 ? true : undefined));
+    // Before, the six calls held all 4 sockets and these timed out, never sent.
+    const another = await jobs.run({ input: { n: 4 } });
+    expect(another.status).toBe("IN_QUEUE");
+    expect(await jobs.status(watched.id)).toMatchObject({ id: watched.id, status: "IN_QUEUE" });
+    expect(await jobs.cancel(another.id)).toMatchObject({ id: another.id, status: "CANCELLED" });
+    expect(held() - before).toBe(2);
+    // The calls waiting for a slot are sent as the held ones end, in the order they were made.
+    expect(await completeNext(worker)).toBe(watched.id);
+    for (const sync of syncs) expect(await sync).toMatchObject({ id: watched.id, status: "COMPLETED" });
+    for (let i = 0; i < 3; i++) await completeNext(worker);
+    expect((await Promise.all(runs)).map((r) => [r.status, r.output])).toEqual([
+      ["COMPLETED", { n: 1 }],
+      ["COMPLETED", { n: 2 }],
+      ["COMPLETED", { n: 3 }],
+    ]);
+    expect(held() - before).toBe(0);
+  });
+
+  it("share their half with waitFor: waits past it poll /status while runSync calls hold", async () => {
+    const { jobs, worker } = setUp(4);
+    const before = held();
+    const runs = [1, 2].map((n) => jobs.runSync({ input: { n } }, { wait: 300_000 }));
+    await eventually(() => (held() - before === 2 ? true : undefined));
+    const queued = await jobs.run({ input: { n: 3 } });
+    const waiting = jobs.waitFor(queued.id, { pollIntervalMs: 20 });
+    // The wait polls (before, it held a third socket beside the two runSync calls).
+    await eventually(() => ((polled.get(queued.id) ?? 0) >= 2 ? true : undefined));
+    expect(held() - before).toBe(2);
+    const third = await completeNext(worker);
+    const fourth = await completeNext(worker);
+    const last = await completeNext(worker);
+    expect(new Set([third, fourth, last]).has(queued.id)).toBe(true);
+    expect(await waiting).toMatchObject({ id: queued.id, status: "COMPLETED", output: { n: 3 } });
+    expect((await Promise.all(runs)).map((r) => r.status)).toEqual(["COMPLETED", "COMPLETED"]);
+  });
+});
+
+describe("a client of one connection", () => {
+  it("polls /status in waitFor (its only socket stays free) and still sends runSync calls, one at a time", async () => {
+    const { jobs, worker } = setUp(1);
+    const before = held();
+    const { id } = await jobs.run({ input: { n: 1 } });
+    const waiting = jobs.waitFor(id, { pollIntervalMs: 20 });
+    // A wait holding the only socket would leave this unsent until its budget ran out.
+    expect((await jobs.run({ input: { n: 2 } })).status).toBe("IN_QUEUE");
+    expect(held() - before).toBe(0);
+    expect(await completeNext(worker)).toBe(id);
+    expect(await waiting).toMatchObject({ id, status: "COMPLETED", output: { n: 1 } });
+    await completeNext(worker);
+    // The first runSync holds the socket; the second is sent once it ends.
+    const runs = [3, 4].map((n) => jobs.runSync({ input: { n } }, { wait: 300_000 }));
+    await eventually(() => (held() - before === 1 ? true : undefined));
+    await completeNext(worker);
+    await completeNext(worker);
+    expect((await Promise.all(runs)).map((r) => r.output)).toEqual([{ n: 3 }, { n: 4 }]);
+    expect(held() - before).toBe(0);
+  });
+});
+
+describe("a call waiting for a slot", () => {
+  /** A client with one slot, taken by a statusSync the service holds until the job ends. */
+  async function oneSlotTaken() {
+    const { jobs, worker } = setUp(2);
+    const before = held();
+    const { id } = await jobs.run({ input: { n: 1 } });
+    const holding = jobs.statusSync(id, { wait: 300_000 });
+    await eventually(() => (held() - before === 1 ? true : undefined));
+    return { jobs, worker, id, holding };
+  }
+
+  it("keeps its budget (wait + timeoutMs) and fails unsent, naming the operation and job", async () => {
+    const { jobs, worker, id, holding } = await oneSlotTaken();
+    const error = await failure(jobs.statusSync(id, { wait: 1_000, timeoutMs: 1 }));
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect(error.toJSON()).toMatchObject({ operation: "jobs.statusSync", jobId: id, retryable: true });
+    expect(error.message).toContain("no reply within 1001 ms");
+    const submit = await failure(jobs.runSync({ input: {} }, { wait: 1_000, timeoutMs: 1 }));
+    // Never sent: safe to send again, though a runSync cut after sending is not.
+    expect(submit.toJSON()).toMatchObject({ operation: "jobs.runSync", code: "TIMEOUT", retryable: true });
+    await completeNext(worker);
+    expect(await holding).toMatchObject({ id, status: "COMPLETED" });
+  });
+
+  it("ends with the caller's signal, and the slot goes to the next call", async () => {
+    const { jobs, worker, id, holding } = await oneSlotTaken();
+    const controller = new AbortController();
+    const aborted = failure(jobs.statusSync(id, { signal: controller.signal }));
+    const next = jobs.statusSync(id, { wait: 300_000 });
+    controller.abort();
+    const error = await aborted;
+    expect(error).toBeInstanceOf(AbortedError);
+    expect(error.toJSON()).toMatchObject({ operation: "jobs.statusSync", jobId: id, code: "ABORTED" });
+    await completeNext(worker);
+    expect(await holding).toMatchObject({ id, status: "COMPLETED" });
+    expect(await next).toMatchObject({ id, status: "COMPLETED" });
+  });
+
+  it("is still sent when close() begins, and close() waits for it", async () => {
+    const { jobs, worker, id, holding } = await oneSlotTaken();
+    const queued = jobs.runSync({ input: { n: 2 } }, { wait: 300_000 });
+    let closed = false;
+    const closing = jobs.close().then(() => {
+      closed = true;
+    });
+    await completeNext(worker);
+    expect(await holding).toMatchObject({ id, status: "COMPLETED" });
+    expect(closed).toBe(false);
+    // The queued runSync now holds the slot: its job reaches the service, and close() waits for it.
+    expect(await completeNext(worker)).not.toBe(id);
+    expect(await queued).toMatchObject({ status: "COMPLETED", output: { n: 2 } });
+    await closing;
+    expect(closed).toBe(true);
+    expect((await failure(jobs.status(id))).toJSON()).toMatchObject({ code: "VALIDATION" });
+  });
+
+  it("ends with close({ force: true }) as an AbortedError naming it", async () => {
+    const { jobs, id, holding } = await oneSlotTaken();
+    const held = failure(holding);
+    // Every queued call ends, not only the first (one listener of the client's ends them all).
+    const queued = Array.from({ length: 12 }, () => failure(jobs.runSync({ input: {} }, { wait: 300_000 })));
+    await jobs.close({ force: true });
+    const errors = await Promise.all(queued);
+    const error = errors[11] as AbortedError;
+    expect(errors.every((e) => e instanceof AbortedError)).toBe(true);
+    expect(error.toJSON()).toMatchObject({ operation: "jobs.runSync", code: "ABORTED" });
+    expect(error.message).toContain("close({ force: true })");
+    expect((await held).toJSON()).toMatchObject({ operation: "jobs.statusSync", jobId: id, code: "ABORTED" });
+  });
+});
