@@ -298,15 +298,21 @@ async function saveKeepingGpuTypes(
   const gpuIds = GpuIdsList.safeParse(desired.gpuIds).success ? desired.gpuIds : ENDPOINT_DEFAULTS.gpuIds;
   const saved = await call.api.endpoints.save(toSaveInput({ ...desired, gpuIds }, id, env));
   try {
+    // Within the operation's bound (customTimeouts), which the save and its waits share.
     await retryWithin(() => call.api.endpoints.setGpuTypes(id, types), {
       operation: call.operation,
-      boundMs: BUSY_BOUND_MS,
+      boundMs: call.bound?.ms ?? BUSY_BOUND_MS,
+      ...(call.bound === undefined ? {} : { startedAt: call.bound.startedAt }),
       retryable: (error) => isBusy(error) || isBrokenConnection(error),
       pause: call.context.pause,
       waitAtLeast: retryAfterOf,
+      ...(call.bound === undefined ? {} : { hint: `Give the resource a longer ${call.bound.option}.` }),
     });
   } catch (error) {
-    const why = toProviderError(error, call.operation, [call.settings.apiKey]).message;
+    // Said once: the operation already leads this message, and its sentence goes on after `why`.
+    const why = toProviderError(error, call.operation, [call.settings.apiKey])
+      .message.replace(`${call.operation}: `, "")
+      .replace(/\.$/, "");
     throw new ProviderError(
       "SERVICE",
       `${call.operation}: gpuIds: the update was saved, but putting back the GPU types set through REST (gpuTypeIds ${JSON.stringify(types)}; saveEndpoint can only send pools, so it sent ${gpuIds}) failed: ${why}. Set gpuTypeIds back through REST (PATCH /endpoints/${id}), or set gpuIds in the program to the pools you want.`,
