@@ -175,7 +175,13 @@ export const endpointSpec = {
   createOnly: [ADOPT_ID],
   // GPU types set through REST that no pool describes read as gpuIds "": carried over by
   // ignoreChanges after a refresh, it keeps them (see keepsRestGpuTypes).
-  keptAsRead: { gpuIds: GPU_IDS_NOT_POOLS },
+  keptAsRead: {
+    gpuIds: {
+      value: GPU_IDS_NOT_POOLS,
+      whenNew:
+        '"" is what gpuIds reads from an endpoint whose GPU types were set through REST (a refresh stores it in the inputs, and ignoreChanges: ["gpuIds"] carries it over): it keeps those types in an update of that endpoint, but a new endpoint (a create, or a replacement) cannot be made from it. Set gpuIds in the program to the pools the new endpoint should have (not another endpoint\'s gpuIds output), and take gpuIds out of ignoreChanges for this up if "" is still carried over; set its GPU types through REST again afterwards if wanted',
+    },
+  },
   listsByItem: ["networkVolumeIds", "instanceIds"],
   // The spelling the service stores (model/endpoint.ts canonicalChanges): items trimmed, each once.
   canonical: (props) => ({

@@ -148,6 +148,40 @@ describe('ignoreChanges: ["gpuIds"] and GPU types set through REST (no pool desc
     });
   });
 
+  test('a replacement after a refresh: Pulumi re-checks the program\'s gpuIds and makes the new endpoint; "" alone is refused saying where it came from', async () => {
+    const endpoint = await up("Endpoint", "api5", program());
+    await rest.endpoints.update(endpoint.id, { gpuTypeIds: ["NVIDIA B200"] });
+    await refresh(endpoint);
+    // type QB -> LB replaces. Pulumi's step generator checks with ignoreChanges applied and the old
+    // inputs, then re-checks a replacement with no olds and the program's own inputs (goal.Properties,
+    // ignoreChanges not applied: pkg/resource/deploy/step_generator.go).
+    const changed = { ...program(), type: "LB", __logicalName: "api5", __provider: text.Endpoint };
+    const first = await host.check(
+      endpoint.urn,
+      endpoint.inputs,
+      ignoring(changed, endpoint.inputs, ["gpuIds"]),
+    );
+    expect(first.failures).toEqual([]);
+    const diff = await host.diff(endpoint.urn, endpoint.id, endpoint.outputs, first.inputs, endpoint.inputs);
+    expect(diff.replaces).toEqual(["type"]);
+    const again = await host.check(endpoint.urn, {}, changed);
+    expect(again.failures).toEqual([]);
+    const replacement = await host.create(endpoint.urn, again.inputs);
+    expect(replacement.properties).toMatchObject({ type: "LB", gpuIds: "AMPERE_48" });
+    expect(await liveGpuTypes(replacement.id)).toEqual(["NVIDIA RTX A6000", "NVIDIA A40"]);
+    // An engine that re-checks with ignoreChanges applied (or a program passing another endpoint's
+    // gpuIds output) gives a new endpoint "": refused, naming where "" comes from and what to do.
+    const carried = await host.check(endpoint.urn, {}, ignoring(changed, endpoint.inputs, ["gpuIds"]));
+    expect(carried.failures).toHaveLength(1);
+    const [failure] = carried.failures;
+    expect(failure?.property).toBe("gpuIds");
+    expect(failure?.reason).toMatch(/^gpuIds: is empty: name at least one GPU pool \(/);
+    expect(failure?.reason).toContain(
+      'change those through REST gpuTypeIds. "" is what gpuIds reads from an endpoint whose GPU types were set through REST (a refresh stores it in the inputs, and ignoreChanges: ["gpuIds"] carries it over): it keeps those types in an update of that endpoint, but a new endpoint (a create, or a replacement) cannot be made from it. Set gpuIds in the program to the pools the new endpoint should have',
+    );
+    expect(failure?.reason).toContain("take gpuIds out of ignoreChanges for this up");
+  });
+
   test("without ignoreChanges, refresh shows the drift and up puts the program's pools back", async () => {
     const endpoint = await up("Endpoint", "api3", program());
     await rest.endpoints.update(endpoint.id, { gpuTypeIds: ["NVIDIA B200"] });
