@@ -429,6 +429,24 @@ export function implement<D extends { name: string }, R>(
   }
 
   /**
+   * Every generated name of a resource the program did not name is taken. The advice for a name the
+   * program chose (omit name, aliases) does not apply: these names come from the project, stack and
+   * resource name, so their holders are most likely what earlier stacks of the same names left.
+   */
+  async function generatedNamesTaken(call: Call, names: string[], refusal: unknown): Promise<ProviderError> {
+    const listed = await definition.inventory?.(call).catch(() => undefined);
+    // In generation order, as the creates tried them.
+    const holders = names.flatMap((name) => (listed ?? []).filter((r) => sameName(r.name, name)));
+    const which = holders.length > 0 ? ` (${holders.map((r) => `"${r.name}" id ${r.id}`).join(", ")})` : "";
+    const example = holders[0]?.id ?? "<its id>";
+    return new ProviderError(
+      "NAME_TAKEN",
+      `${call.operation}: every name runpodkit generates for this ${noun} ("${names[0]}" and its ${names.length - 1} further generations) is taken in the account${which}, and ${noun} names are unique in the account. The names come from the project, stack and resource name, so the holders are most likely ${noun}s left by earlier stacks of this project and stack name whose state went without a destroy (pulumi stack rm --force, a lost state), or by a stack of the same names in another backend. Delete those you no longer need (each frees a name), take one over with adoptId: "${example}", or give this resource a name.`,
+      { operation: call.operation, field: "name", cause: refusal },
+    );
+  }
+
+  /**
    * Creates the resource; a unique name held by the resource being replaced is moved aside first.
    * `sent.name` is the name of the last create sent (a generated name may take a later generation).
    */
@@ -453,7 +471,7 @@ export function implement<D extends { name: string }, R>(
           refusal = error;
         }
       }
-      throw await nameTaken(call, desired.name, refusal);
+      throw await generatedNamesTaken(call, names, refusal);
     }
     // Kept until a create succeeds: an attempt retried while the service is busy moves it aside again.
     const predecessor = replacing.get(desired.name);

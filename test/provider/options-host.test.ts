@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
+import { nameBasis, normalizeInputs } from "../../provider/check";
 import { endpointForwarder } from "../../provider/endpoint";
-import { templateForwarder } from "../../provider/template";
+import { MAX_GENERATION, nextGenerations } from "../../provider/naming";
+import { templateForwarder, templateSpec } from "../../provider/template";
 import { GraphQLClient } from "../../sdk/graphql";
 import { RestClient } from "../../sdk/rest";
 import type { NetworkVolumeCreateInput } from "../../sdk/schemas";
@@ -224,6 +226,47 @@ describe("a resource renamed in the program without aliases", () => {
     expect(message).toContain('aliases: [{ name: "<its old resource name>" }]');
     expect(message).toContain(`adoptId: "${old.id}"`);
     expect(await rest.templates.get(old.id)).toMatchObject({ name: program.name });
+  });
+});
+
+describe("a generated name (no name in the program) taken in the account", () => {
+  test("every generation taken: NAME_TAKEN says the generated names are taken and how to free one, not to omit name", async () => {
+    // Left by earlier stacks of this project and stack name whose state went without destroy.
+    const program = {
+      imageName: "img:1",
+      isServerless: true,
+      __logicalName: "orphaned",
+      __provider: text.Template,
+    };
+    const urn = dynamicUrn("Template", "orphaned");
+    const checked = await host.check(urn, {}, program);
+    expect(checked.failures).toEqual([]);
+    const first = String(checked.inputs.name);
+    const names = [
+      first,
+      ...nextGenerations(
+        checked.inputs,
+        nameBasis(templateSpec, normalizeInputs(templateSpec, checked.inputs)),
+      ),
+    ];
+    expect(names).toHaveLength(1 + MAX_GENERATION);
+    const ids: string[] = [];
+    for (const name of names)
+      ids.push((await rest.templates.create({ name, imageName: "img:0", isServerless: true })).id);
+    const failure = host.create(urn, checked.inputs);
+    await expect(failure).rejects.toThrow(/is taken in the account/);
+    const message = String(await failure.catch((error: unknown) => (error as Error).message));
+    expect(message).toContain(
+      `create template ${first}: every name runpodkit generates for this template ("${first}" and its ${MAX_GENERATION} further generations) is taken in the account (${names.map((name, i) => `"${name}" id ${ids[i]}`).join(", ")}), and template names are unique in the account.`,
+    );
+    expect(message).toContain(`take one over with adoptId: "${ids[0]}", or give this resource a name.`);
+    // Not the advice for a name the program chose: there is none to omit, and a rename changes these names.
+    expect(message).not.toContain("omit name");
+    expect(message).not.toContain("aliases");
+    // Freeing one name is enough: the next up creates under it.
+    await rest.templates.delete(ids[3] ?? "");
+    const made = await host.create(urn, checked.inputs);
+    expect(made.properties.name).toBe(names[3]);
   });
 });
 
