@@ -59,9 +59,11 @@ export interface InputSpec {
    * Values the service reads back that the schema refuses as an input: an endpoint's gpuIds "" (GPU
    * types set through REST that no pool describes). A refresh puts such a value in the inputs, and
    * ignoreChanges then carries it into the next check; carried over unchanged from the old inputs it
-   * passes check and means "keep what the service has" (the resource's apply keeps it).
+   * passes check and means "keep what the service has" (the resource's apply keeps it). `whenNew` is
+   * said when a new resource (checked without old inputs: a create, a replacement) is given it: it has
+   * nothing to keep, and the schema's own message cannot say where the value came from.
    */
-  readonly keptAsRead?: Readonly<Record<string, string>>;
+  readonly keptAsRead?: Readonly<Record<string, { value: string; whenNew: string }>>;
   /**
    * Lists whose items are independent choices (an endpoint's volumes): an update takes them item by
    * item as it takes a map key by key, so an item the program left as it was keeps the value set
@@ -175,11 +177,12 @@ export function checkInputs(
       const property = issue.path.map(String).join(".") || "(inputs)";
       // zod says "expected string, received undefined" of a field left out.
       const missing = isMissing(issue, candidate);
+      const whenNew = keptAsReadWhenNew(spec, issue.path[0], candidate, oldInputs);
       failures.push({
         property,
         reason: missing
           ? `${property} is required`
-          : `${property}: ${stringForScalar(issue, candidate) ?? issueMessage(issue)}`,
+          : `${property}: ${stringForScalar(issue, candidate) ?? issueMessage(issue)}${whenNew ? `. ${whenNew}` : ""}`,
       });
     }
   }
@@ -245,7 +248,9 @@ export function parseInputs<S extends z.ZodObject>(
   }
   const inputs = userInputs(props);
   // A value kept as read (InputSpec.keptAsRead) is checked as absent and then put back as it is.
-  const kept = Object.entries(spec.keptAsRead ?? {}).filter(([field, value]) => inputs[field] === value);
+  const kept = Object.entries(spec.keptAsRead ?? {})
+    .filter(([field, { value }]) => inputs[field] === value)
+    .map(([field, { value }]) => [field, value] as const);
   for (const [field] of kept) delete inputs[field];
   const parsed = spec.schema.safeParse(inputs);
   if (!parsed.success) {
@@ -264,8 +269,20 @@ function carriedAsRead(
   olds: Props | undefined,
 ) {
   if (typeof field !== "string" || olds === undefined) return false;
-  const value = spec.keptAsRead?.[field];
+  const value = spec.keptAsRead?.[field]?.value;
   return value !== undefined && news[field] === value && olds[field] === value;
+}
+
+/** What to tell a new resource given `field`'s kept-as-read value (InputSpec.keptAsRead), else undefined. */
+function keptAsReadWhenNew(
+  spec: InputSpec,
+  field: PropertyKey | undefined,
+  news: Props,
+  olds: Props | undefined,
+): string | undefined {
+  if (typeof field !== "string" || olds !== undefined) return undefined;
+  const kept = spec.keptAsRead?.[field];
+  return kept !== undefined && news[field] === kept.value ? kept.whenNew : undefined;
 }
 
 /**

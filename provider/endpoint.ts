@@ -175,7 +175,13 @@ export const endpointSpec = {
   createOnly: [ADOPT_ID],
   // GPU types set through REST that no pool describes read as gpuIds "": carried over by
   // ignoreChanges after a refresh, it keeps them (see keepsRestGpuTypes).
-  keptAsRead: { gpuIds: GPU_IDS_NOT_POOLS },
+  keptAsRead: {
+    gpuIds: {
+      value: GPU_IDS_NOT_POOLS,
+      whenNew:
+        '"" is what gpuIds reads from an endpoint whose GPU types were set through REST (a refresh stores it in the inputs, and ignoreChanges: ["gpuIds"] carries it over): it keeps those types in an update of that endpoint, but a new endpoint (a create, or a replacement) cannot be made from it. Set gpuIds in the program to the pools the new endpoint should have (not another endpoint\'s gpuIds output), and take gpuIds out of ignoreChanges for this up if "" is still carried over; set its GPU types through REST again afterwards if wanted',
+    },
+  },
   listsByItem: ["networkVolumeIds", "instanceIds"],
   // The spelling the service stores (model/endpoint.ts canonicalChanges): items trimmed, each once.
   canonical: (props) => ({
@@ -298,15 +304,21 @@ async function saveKeepingGpuTypes(
   const gpuIds = GpuIdsList.safeParse(desired.gpuIds).success ? desired.gpuIds : ENDPOINT_DEFAULTS.gpuIds;
   const saved = await call.api.endpoints.save(toSaveInput({ ...desired, gpuIds }, id, env));
   try {
+    // Within the operation's bound (customTimeouts), which the save and its waits share.
     await retryWithin(() => call.api.endpoints.setGpuTypes(id, types), {
       operation: call.operation,
-      boundMs: BUSY_BOUND_MS,
+      boundMs: call.bound?.ms ?? BUSY_BOUND_MS,
+      ...(call.bound === undefined ? {} : { startedAt: call.bound.startedAt }),
       retryable: (error) => isBusy(error) || isBrokenConnection(error),
       pause: call.context.pause,
       waitAtLeast: retryAfterOf,
+      ...(call.bound === undefined ? {} : { hint: `Give the resource a longer ${call.bound.option}.` }),
     });
   } catch (error) {
-    const why = toProviderError(error, call.operation, [call.settings.apiKey]).message;
+    // Said once: the operation already leads this message, and its sentence goes on after `why`.
+    const why = toProviderError(error, call.operation, [call.settings.apiKey])
+      .message.replace(`${call.operation}: `, "")
+      .replace(/\.$/, "");
     throw new ProviderError(
       "SERVICE",
       `${call.operation}: gpuIds: the update was saved, but putting back the GPU types set through REST (gpuTypeIds ${JSON.stringify(types)}; saveEndpoint can only send pools, so it sent ${gpuIds}) failed: ${why}. Set gpuTypeIds back through REST (PATCH /endpoints/${id}), or set gpuIds in the program to the pools you want.`,

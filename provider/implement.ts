@@ -58,6 +58,18 @@ export interface Call {
   context: ProviderContext;
   /** e.g. "create network volume my-volume", for errors. */
   operation: string;
+  /**
+   * The operation's bound (the resource's customTimeouts.<operation>, else its default), by
+   * context.pause: a wait inside a definition's calls shares it instead of starting its own.
+   */
+  bound?: OperationBound;
+}
+
+/** An operation's bound: when it began, how long, and the option that sets it (for the error's hint). */
+export interface OperationBound {
+  startedAt: number;
+  ms: number;
+  option: string;
 }
 
 /** A resource that keeps another from being deleted (an endpoint using a template, ...). */
@@ -417,6 +429,24 @@ export function implement<D extends { name: string }, R>(
   }
 
   /**
+   * Every generated name of a resource the program did not name is taken. The advice for a name the
+   * program chose (omit name, aliases) does not apply: these names come from the project, stack and
+   * resource name, so their holders are most likely what earlier stacks of the same names left.
+   */
+  async function generatedNamesTaken(call: Call, names: string[], refusal: unknown): Promise<ProviderError> {
+    const listed = await definition.inventory?.(call).catch(() => undefined);
+    // In generation order, as the creates tried them.
+    const holders = names.flatMap((name) => (listed ?? []).filter((r) => sameName(r.name, name)));
+    const which = holders.length > 0 ? ` (${holders.map((r) => `"${r.name}" id ${r.id}`).join(", ")})` : "";
+    const example = holders[0]?.id ?? "<its id>";
+    return new ProviderError(
+      "NAME_TAKEN",
+      `${call.operation}: every name runpodkit generates for this ${noun} ("${names[0]}" and its ${names.length - 1} further generations) is taken in the account${which}, and ${noun} names are unique in the account. The names come from the project, stack and resource name, so the holders are most likely ${noun}s left by earlier stacks of this project and stack name whose state went without a destroy (pulumi stack rm --force, a lost state), or by a stack of the same names in another backend. Delete those you no longer need (each frees a name), take one over with adoptId: "${example}", or give this resource a name.`,
+      { operation: call.operation, field: "name", cause: refusal },
+    );
+  }
+
+  /**
    * Creates the resource; a unique name held by the resource being replaced is moved aside first.
    * `sent.name` is the name of the last create sent (a generated name may take a later generation).
    */
@@ -441,7 +471,7 @@ export function implement<D extends { name: string }, R>(
           refusal = error;
         }
       }
-      throw await nameTaken(call, desired.name, refusal);
+      throw await generatedNamesTaken(call, names, refusal);
     }
     // Kept until a create succeeds: an attempt retried while the service is busy moves it aside again.
     const predecessor = replacing.get(desired.name);
@@ -471,15 +501,26 @@ export function implement<D extends { name: string }, R>(
    * Runs `body` again while the service is busy (429, 5xx) or a connection to it broke, within the
    * operation's bound. Every body is safe to run again: a create looks for what a lost one made first.
    */
-  function whileBusy<T>(call: Call, boundMs: number, option: string, body: () => Promise<T>): Promise<T> {
+  function whileBusy<T>(call: Call & { bound: OperationBound }, body: () => Promise<T>): Promise<T> {
     return retryWithin(body, {
       operation: call.operation,
-      boundMs,
+      boundMs: call.bound.ms,
+      startedAt: call.bound.startedAt,
       retryable: (error) => isBusy(error) || isBrokenConnection(error),
       pause: context.pause,
       waitAtLeast: retryAfterOf,
-      hint: `The service stayed busy: run it again later, or give the resource a longer customTimeouts.${option}.`,
+      hint: `The service stayed busy: run it again later, or give the resource a longer ${call.bound.option}.`,
     });
+  }
+
+  /** `call` with the bound of `operation` starting now: customTimeouts.<operation> of `props`, else 20 minutes. */
+  function bounded(
+    call: Call,
+    props: Props,
+    operation: "create" | "update",
+  ): Call & { bound: OperationBound } {
+    const ms = operationBoundMs(props, operation, BUSY_BOUND_MS);
+    return { ...call, bound: { startedAt: context.pause.now(), ms, option: `customTimeouts.${operation}` } };
   }
 
   /**
@@ -488,11 +529,11 @@ export function implement<D extends { name: string }, R>(
    * with: neither the retry nor the next up makes a second one. Looked for only after such a failure,
    * so a create that is answered costs no extra call.
    */
-  async function createWhileBusy(call: Call, inputs: Props): Promise<R> {
+  async function createWhileBusy(untimed: Call, inputs: Props): Promise<R> {
     const sent: LostCreate = {};
-    const bound = operationBoundMs(inputs, "create", BUSY_BOUND_MS);
-    const deadline = context.pause.now() + bound;
-    return whileBusy(call, bound, "create", async () => {
+    const call = bounded(untimed, inputs, "create");
+    const deadline = call.bound.startedAt + call.bound.ms;
+    return whileBusy(call, async () => {
       // Found after a lost answer, then the take-over was busy: taken over again, never created anew.
       if (sent.found !== undefined && sent.name !== undefined) {
         const made = await takeOver(call, inputs, sent.name, sent.found);
@@ -651,9 +692,9 @@ export function implement<D extends { name: string }, R>(
             const name = definition.nameOf(existing);
             carried = { ...inputs, name, [ADOPTED_NAME]: name };
           }
-          const bound = operationBoundMs(inputs, "create", BUSY_BOUND_MS);
-          record = await whileBusy(call, bound, "create", () =>
-            definition.apply(call, adoptId, existing, definition.desired(carried), {}),
+          const timed = bounded(call, inputs, "create");
+          record = await whileBusy(timed, () =>
+            definition.apply(timed, adoptId, existing, definition.desired(carried), {}),
           );
           adoptedHere.add(definition.idOf(record));
         } else {
@@ -671,9 +712,9 @@ export function implement<D extends { name: string }, R>(
         refuseNewerState(props, call.operation);
         // A read changes nothing, so a busy service is waited out as an update's is (a refresh,
         // `up --refresh` in a pipeline, would otherwise fail on a rate window the writes wait out).
-        const bound = operationBoundMs(props, "update", BUSY_BOUND_MS);
-        const record = await whileBusy(call, bound, "update", async () => {
-          const found = await definition.fetch(call, id);
+        const timed = bounded(call, props, "update");
+        const record = await whileBusy(timed, async () => {
+          const found = await definition.fetch(timed, id);
           if (found === null) await refuseOtherAccount(call, id, props);
           return found;
         });
@@ -705,9 +746,10 @@ export function implement<D extends { name: string }, R>(
         const account = await accountIfKnown(call);
         const desired = effective(olds, news);
         // An update sends the whole wanted state (or a patch of it), so sending it again is safe.
-        const bound = operationBoundMs(news, "update", BUSY_BOUND_MS);
-        const record = await whileBusy(call, bound, "update", async () => {
-          const current = await definition.fetch(call, id);
+        // The apply's own waits (an Endpoint's REST GPU types put back) share this bound.
+        const timed = bounded(call, news, "update");
+        const record = await whileBusy(timed, async () => {
+          const current = await definition.fetch(timed, id);
           if (current === null) {
             await refuseOtherAccount(call, id, olds);
             throw new ProviderError(
@@ -719,7 +761,7 @@ export function implement<D extends { name: string }, R>(
           // Only bookkeeping changed (customTimeouts): the outputs are rewritten, the service is left alone.
           const changed = diffFields(lastApplied(olds), normalizeInputs(spec, desired), diffSpec).changes;
           const target = withLiveUnchanged(olds, desired, current, call.settings);
-          return changed ? definition.apply(call, id, current, definition.desired(target), olds) : current;
+          return changed ? definition.apply(timed, id, current, definition.desired(target), olds) : current;
         });
         // Found with this key, so it is this account's (state written before owners were kept gains it).
         const carried = { ...desired, [ACCOUNT]: account, [ADOPTED_NAME]: adoptedName(spec, olds) };
@@ -732,12 +774,19 @@ export function implement<D extends { name: string }, R>(
         // Taken over again by its replacement in this update: the stack holds it now.
         if (adoptedHere.has(id)) return;
         let owned = false;
+        // An attempt's own waits (an Endpoint's REST GPU types put back after its scale-to-zero)
+        // share the delete's bound.
+        const bound: OperationBound = {
+          startedAt: context.pause.now(),
+          ms: deleteBoundMs(props, call.settings.deleteTimeoutMs),
+          option: "customTimeouts.delete (else runpodkit:deleteTimeout)",
+        };
         const attempt = async () => {
           // Asked within the retries: a busy service's answer to it is waited out like the delete's.
           if (!owned) await refuseOtherAccount(call, id, props);
           owned = true;
           try {
-            await definition.remove(call, id, props);
+            await definition.remove({ ...call, bound }, id, props);
           } catch (error) {
             if (isDeleteRefusal(error)) await refuseIfStaying(call, id, props, error);
             throw error;
@@ -746,7 +795,8 @@ export function implement<D extends { name: string }, R>(
         try {
           await retryWithin(attempt, {
             operation: call.operation,
-            boundMs: deleteBoundMs(props, call.settings.deleteTimeoutMs),
+            boundMs: bound.ms,
+            startedAt: bound.startedAt,
             // A delete is safe to send again: one already carried out answers NOT_FOUND, its goal.
             retryable: (error) => isDeleteRefusal(error) || isBusy(error) || isBrokenConnection(error),
             pause: context.pause,

@@ -20,6 +20,11 @@ export interface RetryWithin {
   operation: string;
   /** Total time allowed for all attempts, in milliseconds. */
   boundMs: number;
+  /**
+   * When the bound began (pause.now()), if before this call: a wait inside an operation shares the
+   * operation's bound (customTimeouts) rather than starting one of its own. Default: now.
+   */
+  startedAt?: number;
   /** Whether a failure is a refusal worth waiting out (e.g. "in use"); anything else is thrown at once. */
   retryable: (error: unknown) => boolean;
   pause: Pause;
@@ -42,7 +47,7 @@ export interface RetryWithin {
  */
 export async function retryWithin<T>(attempt: () => Promise<T>, options: RetryWithin): Promise<T> {
   const { pause, boundMs } = options;
-  const started = pause.now();
+  const started = options.startedAt ?? pause.now();
   let wait = options.initialDelayMs ?? 1_000;
   const maxDelay = options.maxDelayMs ?? 15_000;
   for (let attemptNumber = 1; ; attemptNumber++) {

@@ -381,6 +381,72 @@ describe("Endpoint against a busy service", () => {
   });
 });
 
+describe("Endpoint whose GPU types were set through REST, against a busy service", () => {
+  /** REST PATCH /endpoints/<id>: the only write of GPU types no pool describes. */
+  // Refused with a Retry-After past the SDK's own limit (60s), so only the provider waits (virtually).
+  const busy = { refuse: 429, retryAfter: "90" } as const;
+  const patchOf = (id: string) => (hit: { method: string; url: string }) =>
+    hit.method === "PATCH" && hit.url.endsWith(`/endpoints/${id}`);
+
+  test("an update waits out a busy service to put the REST GPU types back", async () => {
+    const templateId = await template();
+    const provider = createEndpointProvider(context);
+    const made = await checkAndCreate(provider, "restgpu", { templateId, gpuIds: "AMPERE_48" });
+    await h.rest.endpoints.update(made.id, { gpuTypeIds: ["NVIDIA B200"] });
+    let left = 2;
+    const isPatch = patchOf(made.id);
+    rule = (hit) => (isPatch(hit) && left-- > 0 ? busy : undefined);
+    const checked = await provider.check(made.outs, { ...made.inputs, idleTimeout: 30 });
+    await provider.update(made.id, made.outs, checked.inputs);
+    expect(await h.rest.endpoints.get(made.id)).toMatchObject({
+      idleTimeout: 30,
+      gpuTypeIds: ["NVIDIA B200"],
+    });
+    expect(h.pause.slept).toEqual([90_000, 90_000]);
+  });
+
+  test("putting them back stays within customTimeouts.update, and the error names that option", async () => {
+    const templateId = await template();
+    const provider = createEndpointProvider(context);
+    const made = await checkAndCreate(provider, "restgpubound", {
+      templateId,
+      gpuIds: "AMPERE_48",
+      __customTimeouts: { update: "30s" },
+    });
+    await h.rest.endpoints.update(made.id, { gpuTypeIds: ["NVIDIA B200"] });
+    const isPatch = patchOf(made.id);
+    rule = (hit) => (isPatch(hit) ? busy : undefined);
+    const checked = await provider.check(made.outs, { ...made.inputs, idleTimeout: 30 });
+    const failure = await provider
+      .update(made.id, made.outs, checked.inputs)
+      .catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: "SERVICE", field: "gpuIds" });
+    expect(String((failure as Error).message)).toBe(
+      `update endpoint ${made.outs.name}: gpuIds: the update was saved, but putting back the GPU types set through REST (gpuTypeIds ["NVIDIA B200"]; saveEndpoint can only send pools, so it sent AMPERE_48) failed: still refused after 2 attempts within the bound of 30s: rest.endpoints.update: too many requests (HTTP 429) Give the resource a longer customTimeouts.update. Set gpuTypeIds back through REST (PATCH /endpoints/${made.id}), or set gpuIds in the program to the pools you want.`,
+    );
+    // The save before it and the waits share the one bound (the 20-minute default is not used).
+    expect(h.pause.slept.reduce((a, b) => a + b, 0)).toBe(30_000);
+    expect(await h.rest.endpoints.get(made.id)).toMatchObject({ idleTimeout: 30 });
+  });
+  test("a delete's scale-to-zero puts them back within the delete's bound (runpodkit:deleteTimeout here)", async () => {
+    const templateId = await template();
+    const provider = createEndpointProvider(context);
+    const made = await checkAndCreate(provider, "restgpudel", {
+      templateId,
+      gpuIds: "AMPERE_48",
+      workersMax: 2,
+    });
+    await h.rest.endpoints.update(made.id, { gpuTypeIds: ["NVIDIA B200"] });
+    const isPatch = patchOf(made.id);
+    rule = (hit) => (isPatch(hit) ? busy : undefined);
+    const failure = await provider.delete(made.id, made.outs).catch((error: unknown) => error);
+    expect(String((failure as Error).message)).toContain(
+      "failed: still refused after 3 attempts within the bound of 120s: rest.endpoints.update: too many requests (HTTP 429) Give the resource a longer customTimeouts.delete (else runpodkit:deleteTimeout).",
+    );
+    expect(h.pause.slept).toEqual([90_000, 30_000]);
+  });
+});
+
 describe("Endpoint delete against a service busy past the bound", () => {
   test("fails naming the bound, the last refusal and the options that set it; the endpoint stays in the stack", async () => {
     const templateId = await template();

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
+import { nameBasis, normalizeInputs } from "../../provider/check";
 import { endpointForwarder } from "../../provider/endpoint";
-import { templateForwarder } from "../../provider/template";
+import { MAX_GENERATION, nextGenerations } from "../../provider/naming";
+import { templateForwarder, templateSpec } from "../../provider/template";
 import { GraphQLClient } from "../../sdk/graphql";
 import { RestClient } from "../../sdk/rest";
 import type { NetworkVolumeCreateInput } from "../../sdk/schemas";
@@ -148,6 +150,40 @@ describe('ignoreChanges: ["gpuIds"] and GPU types set through REST (no pool desc
     });
   });
 
+  test('a replacement after a refresh: Pulumi re-checks the program\'s gpuIds and makes the new endpoint; "" alone is refused saying where it came from', async () => {
+    const endpoint = await up("Endpoint", "api5", program());
+    await rest.endpoints.update(endpoint.id, { gpuTypeIds: ["NVIDIA B200"] });
+    await refresh(endpoint);
+    // type QB -> LB replaces. Pulumi's step generator checks with ignoreChanges applied and the old
+    // inputs, then re-checks a replacement with no olds and the program's own inputs (goal.Properties,
+    // ignoreChanges not applied: pkg/resource/deploy/step_generator.go).
+    const changed = { ...program(), type: "LB", __logicalName: "api5", __provider: text.Endpoint };
+    const first = await host.check(
+      endpoint.urn,
+      endpoint.inputs,
+      ignoring(changed, endpoint.inputs, ["gpuIds"]),
+    );
+    expect(first.failures).toEqual([]);
+    const diff = await host.diff(endpoint.urn, endpoint.id, endpoint.outputs, first.inputs, endpoint.inputs);
+    expect(diff.replaces).toEqual(["type"]);
+    const again = await host.check(endpoint.urn, {}, changed);
+    expect(again.failures).toEqual([]);
+    const replacement = await host.create(endpoint.urn, again.inputs);
+    expect(replacement.properties).toMatchObject({ type: "LB", gpuIds: "AMPERE_48" });
+    expect(await liveGpuTypes(replacement.id)).toEqual(["NVIDIA RTX A6000", "NVIDIA A40"]);
+    // An engine that re-checks with ignoreChanges applied (or a program passing another endpoint's
+    // gpuIds output) gives a new endpoint "": refused, naming where "" comes from and what to do.
+    const carried = await host.check(endpoint.urn, {}, ignoring(changed, endpoint.inputs, ["gpuIds"]));
+    expect(carried.failures).toHaveLength(1);
+    const [failure] = carried.failures;
+    expect(failure?.property).toBe("gpuIds");
+    expect(failure?.reason).toMatch(/^gpuIds: is empty: name at least one GPU pool \(/);
+    expect(failure?.reason).toContain(
+      'change those through REST gpuTypeIds. "" is what gpuIds reads from an endpoint whose GPU types were set through REST (a refresh stores it in the inputs, and ignoreChanges: ["gpuIds"] carries it over): it keeps those types in an update of that endpoint, but a new endpoint (a create, or a replacement) cannot be made from it. Set gpuIds in the program to the pools the new endpoint should have',
+    );
+    expect(failure?.reason).toContain("take gpuIds out of ignoreChanges for this up");
+  });
+
   test("without ignoreChanges, refresh shows the drift and up puts the program's pools back", async () => {
     const endpoint = await up("Endpoint", "api3", program());
     await rest.endpoints.update(endpoint.id, { gpuTypeIds: ["NVIDIA B200"] });
@@ -190,6 +226,47 @@ describe("a resource renamed in the program without aliases", () => {
     expect(message).toContain('aliases: [{ name: "<its old resource name>" }]');
     expect(message).toContain(`adoptId: "${old.id}"`);
     expect(await rest.templates.get(old.id)).toMatchObject({ name: program.name });
+  });
+});
+
+describe("a generated name (no name in the program) taken in the account", () => {
+  test("every generation taken: NAME_TAKEN says the generated names are taken and how to free one, not to omit name", async () => {
+    // Left by earlier stacks of this project and stack name whose state went without destroy.
+    const program = {
+      imageName: "img:1",
+      isServerless: true,
+      __logicalName: "orphaned",
+      __provider: text.Template,
+    };
+    const urn = dynamicUrn("Template", "orphaned");
+    const checked = await host.check(urn, {}, program);
+    expect(checked.failures).toEqual([]);
+    const first = String(checked.inputs.name);
+    const names = [
+      first,
+      ...nextGenerations(
+        checked.inputs,
+        nameBasis(templateSpec, normalizeInputs(templateSpec, checked.inputs)),
+      ),
+    ];
+    expect(names).toHaveLength(1 + MAX_GENERATION);
+    const ids: string[] = [];
+    for (const name of names)
+      ids.push((await rest.templates.create({ name, imageName: "img:0", isServerless: true })).id);
+    const failure = host.create(urn, checked.inputs);
+    await expect(failure).rejects.toThrow(/is taken in the account/);
+    const message = String(await failure.catch((error: unknown) => (error as Error).message));
+    expect(message).toContain(
+      `create template ${first}: every name runpodkit generates for this template ("${first}" and its ${MAX_GENERATION} further generations) is taken in the account (${names.map((name, i) => `"${name}" id ${ids[i]}`).join(", ")}), and template names are unique in the account.`,
+    );
+    expect(message).toContain(`take one over with adoptId: "${ids[0]}", or give this resource a name.`);
+    // Not the advice for a name the program chose: there is none to omit, and a rename changes these names.
+    expect(message).not.toContain("omit name");
+    expect(message).not.toContain("aliases");
+    // Freeing one name is enough: the next up creates under it.
+    await rest.templates.delete(ids[3] ?? "");
+    const made = await host.create(urn, checked.inputs);
+    expect(made.properties.name).toBe(names[3]);
   });
 });
 
