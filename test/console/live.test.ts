@@ -1,12 +1,11 @@
 import { existsSync } from "node:fs";
-import { createServer, type Socket, connect as tcpConnect } from "node:net";
+import { type AddressInfo, createServer, type Socket, connect as tcpConnect } from "node:net";
 import { resolve } from "node:path";
 import { type Browser, type BrowserContext, chromium, type Page, type Response } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { accountIdOf } from "../../service/edge/auth";
 import type { EndpointRecord } from "../../service/management/model/endpoint";
 import type { TestService } from "../helpers/service";
-import { freePort } from "../helpers/tcp-relay";
 import { consoleService, ORDERS_HANDLER, ordersEndpoint, runsyncOn, signIn } from "./support";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -351,8 +350,9 @@ describe.skipIf(!HAS_CHROMIUM)(
         socket.on("error", () => upstream.destroy());
         upstream.on("error", () => socket.destroy());
       });
-      const port = await freePort();
-      await new Promise<void>((resolve) => relay.listen(port, "127.0.0.1", resolve));
+      // Port 0: one the OS picks for this relay (one taken earlier and let go, another fork may hold).
+      await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", resolve));
+      const { port } = relay.address() as AddressInfo;
       const stalling = await context.newPage();
       await stalling.clock.install();
       try {

@@ -1,16 +1,63 @@
 import { createServer, type Server, connect as tcpConnect } from "node:net";
 
-/** A port nothing listens on yet (taken from the OS, then let go): connecting to it is refused. */
-export async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const address = probe.address();
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return typeof address === "object" && address ? address.port : 0;
+/** libuv's TCP handle, as Node's own net module uses it: bind without listen has no public API. */
+interface TcpHandle {
+  bind(address: string, port: number): number;
+  getsockname(out: { port?: number }): number;
+  close(): void;
+}
+interface TcpWrap {
+  TCP: new (type: number) => TcpHandle;
+  constants: { SERVER: number };
 }
 
-/** Plain TCP forwarding from `port` on 127.0.0.1 to `to`'s host and port, opened when called. */
-export function relayTo(port: number, to: string): Promise<Server> {
+/**
+ * A port on 127.0.0.1 bound but not listening: connecting to it is refused (no listener), and while
+ * it is held no other process gets it (bind(0) skips bound ports; a plain listen on it fails), as a
+ * port taken from the OS and let go could be, by the suite's other forks, before the test used it.
+ */
+export interface HeldPort {
+  readonly port: number;
+  /** Makes `server` listen on this very socket: refused until now, served from now on. */
+  listen(server: Server): Promise<void>;
+  /** Lets the port go (a no-op once a server listens on it: closing that server does). */
+  close(): void;
+}
+
+export function holdPort(): HeldPort {
+  const { TCP, constants } = (process as unknown as { binding(name: "tcp_wrap"): TcpWrap }).binding(
+    "tcp_wrap",
+  );
+  const handle = new TCP(constants.SERVER);
+  const out: { port?: number } = {};
+  const failed = handle.bind("127.0.0.1", 0) || handle.getsockname(out);
+  if (failed || !out.port) {
+    handle.close();
+    throw new Error(`holdPort: binding 127.0.0.1:0 failed (errno ${failed})`);
+  }
+  const port = out.port;
+  let owned = true;
+  return {
+    port,
+    listen(server) {
+      owned = false;
+      return new Promise((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(handle, () => {
+          server.off("error", reject);
+          resolve();
+        });
+      });
+    },
+    close() {
+      if (owned) handle.close();
+      owned = false;
+    },
+  };
+}
+
+/** Plain TCP forwarding from the held port to `to`'s host and port, served once this resolves. */
+export function relayTo(held: HeldPort, to: string): Promise<Server> {
   const target = new URL(to);
   const relay = createServer((socket) => {
     const upstream = tcpConnect(Number(target.port), target.hostname);
@@ -18,5 +65,5 @@ export function relayTo(port: number, to: string): Promise<Server> {
     socket.on("error", () => upstream.destroy());
     upstream.on("error", () => socket.destroy());
   });
-  return new Promise((resolve) => relay.listen(port, "127.0.0.1", () => resolve(relay)));
+  return held.listen(relay).then(() => relay);
 }

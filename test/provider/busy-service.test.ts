@@ -6,7 +6,7 @@ import type { ProviderSettings } from "../../provider/config";
 import type { ProviderContext } from "../../provider/context";
 import { createEndpointProvider } from "../../provider/endpoint";
 import { createTemplateProvider } from "../../provider/template";
-import { freePort } from "../helpers/tcp-relay";
+import { holdPort } from "../helpers/tcp-relay";
 import { type Hit, json, startScriptedServer } from "../sdk/scripted-server";
 import { checkAndCreate, type Harness, startHarness } from "./support";
 
@@ -351,17 +351,25 @@ describe("Endpoint against a busy service", () => {
     const templateId = await template();
     const provider = createEndpointProvider(context);
     const made = await checkAndCreate(provider, "refusedconn", { templateId });
-    const settings = { ...context.settings(), graphqlUrl: `http://127.0.0.1:${await freePort()}/graphql` };
-    const nowhere = createEndpointProvider({
-      settings: () => settings,
-      api: () => createManagementApi(settings),
-      pause: h.pause,
-    });
-    const checked = await nowhere.check(made.outs, { ...made.inputs, idleTimeout: 44 });
-    const failure = await nowhere.update(made.id, made.outs, checked.inputs).catch((error: unknown) => error);
-    expect(failure).toMatchObject({ code: "SERVICE", serviceCode: "CONNECTION" });
-    expect(String((failure as Error).message)).toContain("no service answered there");
-    expect(h.pause.slept).toEqual([]);
+    // Held for the test: no other process gets the port and answers there meanwhile.
+    const nothing = holdPort();
+    try {
+      const settings = { ...context.settings(), graphqlUrl: `http://127.0.0.1:${nothing.port}/graphql` };
+      const nowhere = createEndpointProvider({
+        settings: () => settings,
+        api: () => createManagementApi(settings),
+        pause: h.pause,
+      });
+      const checked = await nowhere.check(made.outs, { ...made.inputs, idleTimeout: 44 });
+      const failure = await nowhere
+        .update(made.id, made.outs, checked.inputs)
+        .catch((error: unknown) => error);
+      expect(failure).toMatchObject({ code: "SERVICE", serviceCode: "CONNECTION" });
+      expect(String((failure as Error).message)).toContain("no service answered there");
+      expect(h.pause.slept).toEqual([]);
+    } finally {
+      nothing.close();
+    }
   });
 
   test("an update and a delete refused with 429 and 503 are sent again and done", async () => {

@@ -11,7 +11,7 @@ import {
 import { JobClient } from "../../sdk/jobs";
 import { RestClient } from "../../sdk/rest";
 import { type TestService, withService } from "../helpers/service";
-import { freePort } from "../helpers/tcp-relay";
+import { holdPort } from "../helpers/tcp-relay";
 import { failure } from "./support";
 
 /** `error.retryable`: whether a caller's own retry of the same call may succeed, read off real failures. */
@@ -69,8 +69,10 @@ describe("error.retryable", () => {
   });
 
   it("is true when the service cannot be reached or does not answer in time", async () => {
-    // Nothing listens on one port; on the other a server takes the connection and never answers.
-    const refusedUrl = `http://127.0.0.1:${await freePort()}/v1`;
+    // Nothing listens on one port (held, so no other process gets it meanwhile); on the other a
+    // server takes the connection and never answers.
+    const nothing = holdPort();
+    const refusedUrl = `http://127.0.0.1:${nothing.port}/v1`;
     const held = new Set<Socket>();
     const silent = createServer((socket) => held.add(socket));
     await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
@@ -91,6 +93,7 @@ describe("error.retryable", () => {
       expect(late.retryable).toBe(true);
     } finally {
       await unreachable.close();
+      nothing.close();
       await stalled.close({ force: true });
       for (const socket of held) socket.destroy();
       await new Promise<void>((resolve) => silent.close(() => resolve()));
@@ -115,10 +118,11 @@ describe("error.retryable", () => {
     const relayUrl = `http://127.0.0.1:${(relay.address() as AddressInfo).port}/v2`;
     const through = new JobClient({ apiKey: service.apiKey, endpointId, baseUrl: relayUrl, retries: 0 });
     const direct = new JobClient({ apiKey: service.apiKey, endpointId, baseUrl: `${service.queueUrl}/v2` });
+    const nothing = holdPort();
     const never = new JobClient({
       apiKey: service.apiKey,
       endpointId,
-      baseUrl: `http://127.0.0.1:${await freePort()}/v2`,
+      baseUrl: `http://127.0.0.1:${nothing.port}/v2`,
       retries: 0,
     });
     try {
@@ -140,6 +144,7 @@ describe("error.retryable", () => {
       await through.close({ force: true });
       await direct.close();
       await never.close();
+      nothing.close();
       for (const socket of sockets) socket.destroy();
       await new Promise<void>((resolve) => relay.close(() => resolve()));
     }

@@ -18,7 +18,7 @@ import { GraphQLClient } from "../../sdk/graphql";
 import { HttpClient, type HttpClientOptions } from "../../sdk/http";
 import { JobClient } from "../../sdk/jobs";
 import { RestClient } from "../../sdk/rest";
-import { freePort, relayTo } from "../helpers/tcp-relay";
+import { holdPort, relayTo } from "../helpers/tcp-relay";
 import { everyStringOf, json, type Script, startScriptedServer } from "./scripted-server";
 import { closeAfterEach, failure } from "./support";
 
@@ -259,19 +259,19 @@ describe("HttpClient retries", () => {
 
   it("retries a rejected-only POST whose connection was refused (never sent), and sends it once", async () => {
     const server = await startScriptedServer((_hit, res) => json(res, 200, { ok: true }));
-    const port = await freePort();
+    const held = holdPort();
     const delays: number[] = [];
     let relay: Server | null = null;
     // Nothing listens on the port until the backoff: then a plain TCP relay to the server opens there.
     const client = new HttpClient({
-      baseUrl: `http://127.0.0.1:${port}/v1`,
+      baseUrl: `http://127.0.0.1:${held.port}/v1`,
       headers: { authorization: `Bearer ${KEY}` },
       secrets: [KEY],
       retry: {
         random: () => 0,
         schedule: (run, ms) => {
           delays.push(ms);
-          void relayTo(port, server.url).then((opened) => {
+          void relayTo(held, server.url).then((opened) => {
             relay = opened;
             run();
           });
@@ -283,6 +283,7 @@ describe("HttpClient retries", () => {
       () => server.close(),
       () => client.close(),
       async () => {
+        held.close();
         relay?.close();
       },
     );

@@ -3,9 +3,9 @@
  * an in-place update, refresh after an out-of-band change, a replacement, and destroy of a running
  * endpoint (scaled to zero first).
  */
-import { type AddressInfo, createServer } from "node:net";
 import { expect } from "vitest";
 import { PROJECT_ROOT } from "../../../engine/package";
+import { holdPort } from "../../helpers/tcp-relay";
 import { outputString, type Scenario } from "./scenario";
 
 const IMAGE = "runpodkit/echo:1.0";
@@ -182,19 +182,21 @@ export const quickstartScenario: Scenario = {
     {
       name: "up against an address where no service runs fails saying so and what to check",
       async run({ driver, svc }) {
-        // A port nothing listens on (just released): the kernel refuses the connection at once.
-        const closed = createServer();
-        await new Promise<void>((resolve) => closed.listen(0, "127.0.0.1", resolve));
-        const { port } = closed.address() as AddressInfo;
-        await new Promise((resolve) => closed.close(resolve));
+        // A port nothing listens on: the kernel refuses the connection at once. Held through the
+        // deploy (a port released at once could go to another fork's server meanwhile).
+        const closed = holdPort();
+        const { port } = closed;
         await driver.setAllConfig({
           ...svc.stackConfig(),
           "runpodkit:restUrl": { value: `http://127.0.0.1:${port}/v1` },
         });
-        const failure = await driver.up().then(
-          () => null,
-          (error: unknown) => String(error instanceof Error ? error.message : error),
-        );
+        const failure = await driver
+          .up()
+          .then(
+            () => null,
+            (error: unknown) => String(error instanceof Error ? error.message : error),
+          )
+          .finally(() => closed.close());
         expect(failure).toContain(`ECONNREFUSED 127.0.0.1:${port}`);
         expect(failure).toContain(
           "no service answered there: check that it runs (the local one: npm run serve, or runpodkit serve) and that the runpodkit:restUrl, graphqlUrl and queueUrl settings point at it",

@@ -2,13 +2,16 @@ import type { Server } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../../service/clock";
 import { QueueWorker, workerEnvFrom } from "../../../service/jobs/workers/runtime/worker";
-import { freePort, relayTo } from "../../helpers/tcp-relay";
+import { type HeldPort, holdPort, relayTo } from "../../helpers/tcp-relay";
 import { eventually, type Harness, KEY, startHarness } from "./harness";
 
 describe("the worker runtime's connections to the service", () => {
   let h: Harness | null = null;
   let relay: Server | null = null;
+  let held: HeldPort | null = null;
   afterEach(async () => {
+    held?.close();
+    held = null;
     relay?.close();
     relay = null;
     await h?.close();
@@ -22,10 +25,10 @@ describe("the worker runtime's connections to the service", () => {
       (await h.call("POST", `/v2/${ep.id}/run`, { body: { input: { n: 7 } } })).body as { id: string }
     ).id;
     // Results go to a port that refuses connections until the relay to the service opens there.
-    const port = await freePort();
+    held = holdPort();
     const env = workerEnvFrom({
       RUNPOD_WEBHOOK_GET_JOB: `${h.url}/v2/${ep.id}/job-take/$ID?gpu=LOCAL`,
-      RUNPOD_WEBHOOK_POST_OUTPUT: `http://127.0.0.1:${port}/v2/${ep.id}/job-done/$RUNPOD_POD_ID/$ID?gpu=LOCAL`,
+      RUNPOD_WEBHOOK_POST_OUTPUT: `http://127.0.0.1:${held.port}/v2/${ep.id}/job-done/$RUNPOD_POD_ID/$ID?gpu=LOCAL`,
       RUNPOD_AI_API_KEY: KEY,
       RUNPOD_POD_ID: "w-refused",
     });
@@ -38,7 +41,7 @@ describe("the worker runtime's connections to the service", () => {
       const status = (await service.call("GET", `/v2/${ep.id}/status/${id}`)).body as { status: string };
       return status.status === "IN_PROGRESS" ? true : undefined;
     });
-    relay = await relayTo(port, h.url);
+    relay = await relayTo(held, h.url);
     const done = await eventually(async () => {
       const status = (await service.call("GET", `/v2/${ep.id}/status/${id}`)).body as {
         status: string;

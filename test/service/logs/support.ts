@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { resolve } from "node:path";
+import { onTestFinished } from "vitest";
 import { LogEntry } from "../../../sdk/schemas/observe";
 import type { EndpointRecord } from "../../../service/management/model/endpoint";
 import { type Harness, KEY } from "../jobs/harness";
@@ -10,6 +11,7 @@ const CLI = resolve("service/main.ts");
 /**
  * `runpodkit logs <args>` from the sources against the job API at `baseUrl` (…/v2), the key in
  * RUNPOD_API_KEY ("": the variable unset), with what it printed and its exit code as they come.
+ * SIGKILLed after the test that started it, should it still run (a `--follow`, or a regression).
  */
 export function logsCli(baseUrl: string, args: string[], key = KEY) {
   const child = spawn(process.execPath, ["--import", LOADER, CLI, "logs", ...args], {
@@ -32,6 +34,10 @@ export function logsCli(baseUrl: string, args: string[], key = KEY) {
       done();
     }),
   );
+  onTestFinished(async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    await exited;
+  });
   return { child, seen, exited };
 }
 

@@ -1,4 +1,4 @@
-import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, type SpawnOptions, spawn } from "node:child_process";
 import {
   chmodSync,
   existsSync,
@@ -13,10 +13,11 @@ import { type AddressInfo, createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { Endpoint } from "../../../sdk/schemas/endpoint";
 import type { Template } from "../../../sdk/schemas/template";
 import { withService } from "../../helpers/service";
+import { alive } from "../security/cli";
 import { clients } from "./client";
 
 const dir = mkdtempSync(join(tmpdir(), "runpodkit-mgmt-"));
@@ -146,6 +147,31 @@ function waitForLine(child: ChildProcess): Promise<string> {
   });
 }
 
+/**
+ * Every CLI process a test starts, SIGKILLed after that test whatever happened: a regression that
+ * starts the service where a refusal was expected (or a test failing before its own kill) must not
+ * leave a service listening past its test, or the run hanging on it.
+ */
+const started = new Set<ChildProcess>();
+afterEach(async () => {
+  await Promise.all(
+    [...started].map(async (child) => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once("exit", resolve));
+      child.kill("SIGKILL");
+      await exited;
+    }),
+  );
+  started.clear();
+});
+
+/** `spawn`, the process kept in `started` (killed after the test). */
+function spawnCli(command: string, args: string[], options: SpawnOptions): ChildProcess {
+  const child = spawn(command, args, options);
+  started.add(child);
+  return child;
+}
+
 /** The CLI as `npm run serve` runs it (tsx), in this very Node, so a signal reaches main.ts itself. */
 function startCli(keys: string[], ...extra: string[]): ChildProcess {
   return startCliCommand([], keys, ...extra);
@@ -154,7 +180,7 @@ function startCli(keys: string[], ...extra: string[]): ChildProcess {
 /** The same, with words before the flags (a command: `serve`, or anything a user may type). */
 function startCliCommand(words: string[], keys: string[], ...extra: string[]): ChildProcess {
   const keyFlags = keys.flatMap((key) => ["--api-key", key]);
-  return spawn(
+  return spawnCli(
     process.execPath,
     [
       "--import",
@@ -180,14 +206,24 @@ function othersCanReach(dir: string): boolean {
   }
 }
 
-/** How a CLI process that is expected to refuse its arguments ended: its exit code and its stderr. */
-async function exitOf(child: ChildProcess): Promise<{ code: number | null; stderr: string }> {
+/**
+ * How a CLI process that is expected to refuse its arguments ended: its exit code and its stderr.
+ * Rejects at its ready line: a service that started is not waited for until the test's timeout.
+ */
+function exitOf(child: ChildProcess): Promise<{ code: number | null; stderr: string }> {
+  let stdout = "";
   let stderr = "";
   child.stderr?.on("data", (chunk: Buffer) => {
     stderr += chunk.toString();
   });
-  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
-  return { code, stderr };
+  return new Promise((resolve, reject) => {
+    child.stdout?.on("data", (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const ready = stdout.split("\n").find((line) => line.startsWith("runpodkit service ready:"));
+      if (ready !== undefined) reject(new Error(`the CLI started where it was to exit: ${ready}\n${stderr}`));
+    });
+    child.once("exit", (code) => resolve({ code, stderr }));
+  });
 }
 
 describe("CLI", () => {
@@ -224,6 +260,26 @@ describe("CLI", () => {
     } finally {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     }
+  });
+});
+
+describe("CLI refusal tests when the CLI starts instead", () => {
+  // The two run in order: the second checks what the first left after its afterEach.
+  let pid: number | undefined;
+  it("fail at the ready line, not at the test's timeout", async () => {
+    // Flags the CLI takes: a refusal test whose refusal regressed gets exactly this.
+    const child = startCli(["k-guard"]);
+    pid = child.pid;
+    // Before, exitOf waited for an exit that never came, 30 s, with the service listening.
+    await expect(exitOf(child)).rejects.toThrow(
+      "the CLI started where it was to exit: runpodkit service ready:",
+    );
+  });
+
+  it("leave no CLI running after their test", () => {
+    expect(pid).toBeGreaterThan(0);
+    // Before, nothing killed it: it served until the test run ended, and kept it from ending.
+    expect(alive(pid ?? 0)).toBe(false);
   });
 });
 
@@ -430,7 +486,7 @@ describe("CLI --data", () => {
             `the directory ${join(readOnly, "sub")} cannot be created: permission denied: the service's user may not write there (EACCES): give a file where it may (or :memory: to keep nothing)`,
           ],
         ] as const) {
-          const child = spawn(
+          const child = spawnCli(
             process.execPath,
             ["--import", "tsx", "service/main.ts", "--port", "0", "--data", data],
             {

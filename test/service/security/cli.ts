@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
+import { onTestFinished } from "vitest";
 
 /** The CLI (service/main.ts) as `npm run serve` runs it, in a process of its own. */
 export interface Cli {
@@ -10,10 +11,14 @@ export interface Cli {
   stderr(): string;
   /** Resolves once the process has exited. */
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** SIGKILLs the CLI if it still runs. */
+  /** SIGKILLs the CLI if it still runs (done after the test that started it in any case). */
   kill(): void;
 }
 
+/**
+ * The CLI, SIGKILLed after the test that started it whatever happened: a test awaiting `exited` for
+ * a refusal that regressed (the service started) would otherwise leave it listening past the run.
+ */
 export function startCli(args: string[], env: Record<string, string> = {}): Cli {
   const child = spawn(process.execPath, ["--import", "tsx", "service/main.ts", "--port", "0", ...args], {
     cwd: process.cwd(),
@@ -37,16 +42,18 @@ export function startCli(args: string[], env: Record<string, string> = {}): Cli 
     exited.then(({ code }) => reject(new Error(`CLI exited (${code}) before its ready line: ${err}`)));
   });
   ready.catch(() => {});
-  return {
-    child,
-    ready,
-    stdout: () => out,
-    stderr: () => err,
-    exited,
-    kill() {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-    },
+  const kill = () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   };
+  try {
+    onTestFinished(async () => {
+      kill();
+      await exited;
+    });
+  } catch {
+    // Started outside a test (a beforeAll): its caller kills it.
+  }
+  return { child, ready, stdout: () => out, stderr: () => err, exited, kill };
 }
 
 /**
