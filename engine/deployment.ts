@@ -286,8 +286,8 @@ export class Deployment {
     const host = await this.ctx.provider();
     const secretInputs = secretKeys(req.object);
     const goal = withIgnoredChanges(req.object, old, req.ignoreChanges, urn);
-    const check = async (olds: PropertyMap) => {
-      const result = await host.check(urn, olds, reveal(goal));
+    const check = async (olds: PropertyMap, news: PropertyMap = goal) => {
+      const result = await host.check(urn, olds, reveal(news));
       if (result.failures.length > 0) {
         // A reason that already starts with its property (runpodkit's do) is not prefixed twice.
         const failures = result.failures.map((f) =>
@@ -338,8 +338,10 @@ export class Deployment {
         keys = replaceKeys;
         // The program's option wins over the provider's answer, either way.
         deleteBeforeReplace = req.deleteBeforeReplace ?? diff.deleteBeforeReplace;
-        // A replacement is a new resource: re-check without olds so defaults such as auto-names are regenerated.
-        inputs = await check({});
+        // A replacement is a new resource: re-check without olds so defaults such as auto-names are
+        // regenerated, and with the program's own inputs (Pulumi's goal.Properties), not those
+        // ignoreChanges carried over from the old resource (step_generator.go).
+        inputs = await check({}, req.object);
         if (deleteBeforeReplace) dependents = await this.dependentReplacements(old);
       }
     }

@@ -183,6 +183,19 @@ describe('ignoreChanges: ["gpuIds"] on an Endpoint whose GPU types were set thro
         gpuTypeIds: ["NVIDIA B200"],
       });
       expect((await stack.up()).changes).toEqual({ same: 3 });
+      // A replacement is a new endpoint: it is checked with the program's inputs, as Pulumi does
+      // (goal.Properties), not the "" ignoreChanges carried, which check refuses.
+      stack.setConfig("replaceOnIdle", { value: "true" });
+      stack.setConfig("idleTimeout", { value: "50" });
+      const replaced = await stack.up();
+      expect(replaced.steps.filter((s) => s.op !== "same").map((s) => [s.op, s.keys])).toEqual([
+        ["replace", ["idleTimeout"]],
+      ]);
+      const newId = String(replaced.outputs.endpointId?.value);
+      expect(newId).not.toBe(endpointId);
+      const created = await svc.rest.endpoints.get(newId);
+      expect(created).toMatchObject({ idleTimeout: 50 });
+      expect(created.gpuTypeIds).not.toContain("NVIDIA B200");
     },
     STEP_TIMEOUT,
   );
