@@ -4,7 +4,7 @@ import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../../service/clock";
 import { type Harness, startHarness } from "../jobs/harness";
-import { alive, startCli, within } from "../security/cli";
+import { alive, type Cli, startCli, within } from "../security/cli";
 
 const FIXTURE = resolve("test/service/workers/fixtures/spawns-child.ts");
 const WRITES_ONCE_ORPHANED = resolve("test/service/workers/fixtures/writes-once-orphaned.ts");
@@ -25,6 +25,23 @@ afterEach(async () => {
     }
   }
 });
+
+/** A template of `image` and an endpoint of one worker on a started CLI: its job API base and a POST. */
+async function oneWorkerEndpoint(cli: Cli, image: string) {
+  const { restUrl, queueUrl } = await cli.ready;
+  const headers = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
+  const post = async (url: string, body: unknown) =>
+    (await fetch(url, { method: "POST", headers, body: JSON.stringify(body) })).json() as Promise<
+      Record<string, unknown>
+    >;
+  const template = await post(`${restUrl}/templates`, {
+    name: image.replace("/", "-"),
+    imageName: image,
+    isServerless: true,
+  });
+  const endpoint = await post(`${restUrl}/endpoints`, { templateId: template.id, workersMax: 1 });
+  return { post, jobs: `${queueUrl}/v2/${String(endpoint.id)}` };
+}
 
 async function childOfJob(harness: Harness, input: Record<string, unknown>): Promise<number> {
   const ep = harness.endpoint("acme/spawns");
@@ -63,19 +80,8 @@ describe("what a module handler starts goes with its worker", () => {
       RUNPODKIT_API_KEYS: KEY,
     });
     try {
-      const { restUrl, queueUrl } = await cli.ready;
-      const headers = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
-      const post = async (url: string, body: unknown) =>
-        (await fetch(url, { method: "POST", headers, body: JSON.stringify(body) })).json() as Promise<
-          Record<string, unknown>
-        >;
-      const template = await post(`${restUrl}/templates`, {
-        name: "spawns",
-        imageName: "acme/spawns",
-        isServerless: true,
-      });
-      const endpoint = await post(`${restUrl}/endpoints`, { templateId: template.id, workersMax: 1 });
-      const job = (await post(`${queueUrl}/v2/${endpoint.id}/runsync`, { input: {} })) as {
+      const { post, jobs } = await oneWorkerEndpoint(cli, "acme/spawns");
+      const job = (await post(`${jobs}/runsync`, { input: {} })) as {
         status: string;
         output: { child: number };
       };
@@ -100,19 +106,8 @@ describe("what a module handler starts goes with its worker", () => {
       RUNPODKIT_API_KEYS: KEY,
     });
     try {
-      const { restUrl, queueUrl } = await cli.ready;
-      const headers = { authorization: `Bearer ${KEY}`, "content-type": "application/json" };
-      const post = async (url: string, body: unknown) =>
-        (await fetch(url, { method: "POST", headers, body: JSON.stringify(body) })).json() as Promise<
-          Record<string, unknown>
-        >;
-      const template = await post(`${restUrl}/templates`, {
-        name: "writes",
-        imageName: "acme/writes",
-        isServerless: true,
-      });
-      const endpoint = await post(`${restUrl}/endpoints`, { templateId: template.id, workersMax: 1 });
-      const job = await post(`${queueUrl}/v2/${endpoint.id}/run`, { input: { pidFile } });
+      const { post, jobs } = await oneWorkerEndpoint(cli, "acme/writes");
+      const job = await post(`${jobs}/run`, { input: { pidFile } });
       expect(job.status).toBe("IN_QUEUE");
       // The handler names its child once it runs (the worker starts first).
       expect(await within(30_000, () => existsSync(pidFile) && readFileSync(pidFile, "utf8") !== "")).toBe(
