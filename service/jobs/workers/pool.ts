@@ -185,7 +185,7 @@ export class WorkerPool implements WorkerRegistry {
       if (worker.overMemory === null) byGroup.set(child.pid, worker);
     }
     if (byGroup.size === 0) return;
-    for (const [group, bytes] of await groupMemory(new Set(byGroup.keys()))) {
+    for (const [group, bytes] of await groupMemory(new Set(byGroup.keys()), bound)) {
       const worker = byGroup.get(group);
       // Gone, or its pid (the group's id) reused meanwhile: not this worker's group any more.
       if (!worker || bytes <= bound || this.#workers.get(worker.session.id) !== worker) continue;

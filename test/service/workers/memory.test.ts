@@ -66,6 +66,15 @@ describe.runIf(linux)("a worker group's memory (groupMemory)", () => {
     expect(charged).toBeGreaterThan(5 * 5 * 1024 * 1024);
     // The shared binary is split among its sharers: well under the VmRSS sum.
     expect(charged).toBeLessThan(rssSum * 0.7);
+
+    // With the watch's bound: a group whose VmRSS sum is under it is answered with that sum (the cheap
+    // reading, an upper bound of its Pss); one over it gets its Pss sum, read only then.
+    const under = (await groupMemory(new Set([group]), rssSum * 4)).get(group) ?? 0;
+    expect(under).toBeGreaterThan(rssSum * 0.8);
+    expect(under).toBeLessThan(rssSum * 1.2);
+    const over = (await groupMemory(new Set([group]), charged / 2)).get(group) ?? 0;
+    expect(over).toBeGreaterThan(5 * 5 * 1024 * 1024);
+    expect(over).toBeLessThan(rssSum * 0.7);
   });
 
   it("is empty for a group with no process", async () => {
