@@ -675,8 +675,8 @@ export class JobBook {
       if (!lowPriority) entry.inQueueScaling += delta;
     } else if (status === "IN_PROGRESS") entry.inProgress += delta;
     else if (status === "COMPLETED") entry.completed += delta;
-    // /health has no counter of its own for TIMED_OUT: a job that ran out of time failed (the spec's
-    // retry takes exactly FAILED and TIMED_OUT). CANCELLED, the client's own doing, counts nowhere.
+    // /health has no counter of its own for TIMED_OUT: a job that ran out of time failed (/retry takes
+    // exactly FAILED and TIMED_OUT). CANCELLED, the client's own doing, counts nowhere.
     else if (status === "FAILED" || status === "TIMED_OUT") entry.failed += delta;
   }
 }
