@@ -23,6 +23,7 @@ export interface EndpointJobCounts {
   inQueueScaling: number;
   inProgress: number;
   completed: number;
+  /** FAILED and TIMED_OUT jobs. */
   failed: number;
   /** Retries of the jobs still kept. */
   retried: number;
@@ -121,7 +122,7 @@ export class JobBook {
     for (const row of startup.counts) {
       const counts = this.#endpoint(row.endpointId);
       if (row.status === "COMPLETED") counts.completed += row.count;
-      if (row.status === "FAILED") counts.failed += row.count;
+      if (row.status === "FAILED" || row.status === "TIMED_OUT") counts.failed += row.count;
       if (row.status === "IN_PROGRESS") counts.inProgress += row.count;
       if (row.status === "IN_QUEUE") {
         counts.inQueue += row.count;
@@ -674,6 +675,8 @@ export class JobBook {
       if (!lowPriority) entry.inQueueScaling += delta;
     } else if (status === "IN_PROGRESS") entry.inProgress += delta;
     else if (status === "COMPLETED") entry.completed += delta;
-    else if (status === "FAILED") entry.failed += delta;
+    // /health has no counter of its own for TIMED_OUT: a job that ran out of time failed (/retry takes
+    // exactly FAILED and TIMED_OUT). CANCELLED, the client's own doing, counts nowhere.
+    else if (status === "FAILED" || status === "TIMED_OUT") entry.failed += delta;
   }
 }

@@ -328,9 +328,11 @@ export class Dispatcher {
       if (runsOn(job, session)) this.#book.progress(job, body.output);
       return;
     }
+    // An id the service does not know (or none) is refused before anything changes: no job of this
+    // worker's is released, and its stopPod is not acted on (docs/worker-protocol.md, job-done).
+    if (!job) throw workerJobNotFound(jobId);
     this.#release(session, jobId);
     if (body.stopPod === true) this.#events.emit("worker.replace", session);
-    if (!job) throw workerJobNotFound(jobId);
     // Late results (after cancel, timeout, or on another worker's job) never resurrect a job.
     if (job.status !== "IN_PROGRESS" || !runsOn(job, session)) return;
     if (body.error !== undefined && body.error !== null && body.error !== false && body.error !== "") {

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { JobSubmission, RunSyncQuery } from "../../../sdk/schemas/job";
-import { workerJson } from "../../edge/body";
+import { charsetRefusal, workerJson } from "../../edge/body";
 import { type FastPath, plainBodySize, readText, sendJsonText, sendNoContent } from "../../edge/fast-path";
 import { parseInput, parseQuery } from "../../edge/parse";
 import { JOB_POLICY } from "../policy";
@@ -122,10 +122,14 @@ export function registerFastRoutes(
   });
 }
 
-/** A content-type Fastify's application/json parser takes, in its plain spellings (others go to Fastify). */
+/**
+ * A content-type Fastify's application/json parser takes, in its plain spellings (others go to
+ * Fastify), without a charset other than UTF-8 (Fastify refuses that: edge/body.ts charsetRefusal).
+ */
 function isJson(req: IncomingMessage): boolean {
   const type = req.headers["content-type"];
-  return type === "application/json" || (type?.startsWith("application/json;") ?? false);
+  if (type === "application/json") return true;
+  return (type?.startsWith("application/json;") ?? false) && charsetRefusal(type) === null;
 }
 
 /**
