@@ -1135,6 +1135,9 @@ async function logsView(id, params) {
     el("p", { class: "muted" }, status, " (", count, ` lines; times in ${ZONE}) `, olderButton, olderNote),
     box,
   );
+  // Its lines scroll in their own box, of bounded height: the page's place can be restored at once
+  // (and saving it waits for that: see saveScroll).
+  restoreScroll();
   let n = 0;
   /** The last line shown: a reconnect asks from its time and skips what was shown already. */
   let last = null;
@@ -1292,8 +1295,18 @@ history.scrollRestoration = "manual";
 /** Where to scroll once the view opened has drawn (null: nowhere, it did). */
 let scrollBack = null;
 let scrollSave = null;
+/**
+ * The history entry the view shown was drawn for (history.state.entry, set by route()). Back and
+ * Forward change history.state before their hashchange calls route(): a save due in between (a
+ * busy page runs its timers late) wrote the place of the view left into the entry gone back to.
+ */
+let drawnEntry = null;
+let entries = 0;
 function saveScroll() {
   clearTimeout(scrollSave);
+  // Not the shown view's entry (route() is yet to run), or its place is yet to be restored (the view
+  // has not drawn: where the page is now is not where the reader was): the entry keeps its place.
+  if (history.state?.entry !== drawnEntry || scrollBack !== null) return;
   history.replaceState({ ...history.state, scrollY: window.scrollY }, "");
 }
 function restoreScroll() {
@@ -1311,6 +1324,8 @@ window.addEventListener(
 );
 // A link followed right after scrolling: its place is saved before the address changes.
 document.addEventListener("click", saveScroll, true);
+// A reload (or the tab closed) right after scrolling: saved before the page goes.
+window.addEventListener("pagehide", saveScroll);
 
 async function route() {
   if (!apiKey()) {
@@ -1320,7 +1335,11 @@ async function route() {
   leave();
   // A place saved in this entry (Back, Forward, a reload) is returned to; a new entry starts at the top.
   clearTimeout(scrollSave);
-  scrollBack = history.state?.scrollY ?? 0;
+  // Ids unique across this tab's loads: a state kept through a reload keeps its id.
+  if (history.state?.entry === undefined)
+    history.replaceState({ ...history.state, entry: `${performance.timeOrigin}.${++entries}` }, "");
+  drawnEntry = history.state.entry;
+  scrollBack = history.state.scrollY ?? 0;
   const [path, search = ""] = location.hash.replace(/^#/, "").split("?");
   const [, name = "endpoints", a, b] = path.split("/").map(decoded);
   const params = new URLSearchParams(search);
