@@ -23,17 +23,18 @@ const GRAPHEMES = [
 const SCOTLAND = GRAPHEMES[1] ?? "";
 
 /**
- * Back pressed while the page's main thread is busy for `ms` (a loaded machine): the browser changes
- * the history entry (and history.state) at once, and the page's timers that came due meanwhile may run
- * before its hashchange does.
+ * Back (or Forward) pressed while the page's main thread is busy for `ms` (a loaded machine): the
+ * browser changes the history entry (and history.state) at once, and the page's timers that came due
+ * meanwhile may run before its hashchange does.
  */
-async function backWhileBusy(page: Page, ms = 800): Promise<void> {
-  // Two frames first: the scroll the new view caused (a shorter page) is dispatched, its save scheduled.
+async function whileBusy(page: Page, press: () => Promise<unknown>, ms = 800): Promise<void> {
+  // Two frames first: the scroll the view caused (drawn shorter, or restored) is dispatched, its save
+  // scheduled.
   await page.evaluate(`new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(() => {
     setTimeout(() => { const end = performance.now() + ${ms}; while (performance.now() < end); }, 0);
     resolve();
   })))`);
-  await page.goBack();
+  await press();
 }
 
 /**
@@ -343,7 +344,7 @@ describe.skipIf(!HAS_CHROMIUM)(
         await page.locator("main[data-view=job]").waitFor(POLL);
         // A new view opens at its top.
         expect(await page.evaluate("scrollY")).toBe(0);
-        if (busy) await backWhileBusy(page);
+        if (busy) await whileBusy(page, () => page.goBack());
         else await page.goBack();
         await page.locator(`#jobs tbody tr[data-id="${jobId}"]`).waitFor(POLL);
         // Before, the list opened at its top: before the rows came (the browser restored the place on an
@@ -351,6 +352,68 @@ describe.skipIf(!HAS_CHROMIUM)(
         // Back had changed the entry, over the list's.
         await expect.poll(() => page.evaluate("scrollY"), POLL).toBe(place);
       }
+    });
+
+    it("Back from the older jobs page to the first page's bottom, then Forward: each opens where it was, on a busy machine too", async () => {
+      const account = accountIdOf(service.apiKey);
+      const paged = service.management.endpoints.create(account, {
+        name: "paged",
+        templateId: endpoint.templateId,
+        workersMin: 0,
+        workersMax: 0,
+      });
+      // Two full pages of jobs.
+      for (let n = 0; n < 100; n++) await post(`/v2/${paged.id}/run`, { input: { n } });
+      await page.goto(`${service.queueUrl}/console/#/jobs/${paged.id}`);
+      const older = page.locator("main a[data-page=older]");
+      await older.waitFor(POLL);
+      await older.scrollIntoViewIfNeeded();
+      const place = (await page.evaluate("scrollY")) as number;
+      expect(place).toBeGreaterThan(500);
+      await older.click();
+      await expect.poll(() => page.locator("main h2").nth(1).innerText(), POLL).toBe("Older jobs");
+      await page.locator("#jobs tbody tr").nth(40).waitFor(POLL);
+      // A new page opens at its top; the older page is as long as the first.
+      expect(await page.evaluate("scrollY")).toBe(0);
+      expect(
+        await page.evaluate("document.documentElement.scrollHeight - innerHeight"),
+      ).toBeGreaterThanOrEqual(place);
+      await whileBusy(page, () => page.goBack());
+      await expect.poll(() => page.locator("main h2").nth(1).innerText(), POLL).toBe("Recent jobs");
+      await expect.poll(() => page.evaluate("scrollY"), POLL).toBe(place);
+      // At once after the first page's place came back (its save pending), Forward on a busy page.
+      await whileBusy(page, () => page.goForward());
+      await expect.poll(() => page.locator("main h2").nth(1).innerText(), POLL).toBe("Older jobs");
+      await page.locator("#jobs tbody tr").nth(40).waitFor(POLL);
+      // Before, the first page's place, saved late into the older page's entry, was where it opened.
+      await page.evaluate(
+        "new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)))",
+      );
+      expect(await page.evaluate("scrollY")).toBe(0);
+      expect(await page.evaluate("history.state.scrollY ?? 0")).toBe(0);
+    });
+
+    it("a reload right after scrolling the jobs list reopens it at that place", async () => {
+      const account = accountIdOf(service.apiKey);
+      const reload = service.management.endpoints.create(account, {
+        name: "reload",
+        templateId: endpoint.templateId,
+        workersMin: 0,
+        workersMax: 0,
+      });
+      for (let n = 0; n < 50; n++) await post(`/v2/${reload.id}/run`, { input: { n } });
+      await page.goto(`${service.queueUrl}/console/#/jobs/${reload.id}`);
+      const row = page.locator("#jobs tbody tr").nth(40);
+      await row.waitFor(POLL);
+      // Scrolled, and reloaded at once: before the place is saved (a save waits for scrolling to pause).
+      const place = (await page.evaluate(
+        `document.querySelectorAll("#jobs tbody tr")[40].scrollIntoView(); scrollY`,
+      )) as number;
+      expect(place).toBeGreaterThan(500);
+      await page.reload();
+      await page.locator("#jobs tbody tr").nth(40).waitFor(POLL);
+      // Before, the list reopened at its top.
+      await expect.poll(() => page.evaluate("scrollY"), POLL).toBe(place);
     });
 
     it("a network that stops answering (no reply, no error) is said so within 15 s, and the page recovers with it", async () => {

@@ -1324,8 +1324,9 @@ window.addEventListener(
 );
 // A link followed right after scrolling: its place is saved before the address changes.
 document.addEventListener("click", saveScroll, true);
-// A reload (or the tab closed) right after scrolling: saved before the page goes.
-window.addEventListener("pagehide", saveScroll);
+// A reload right after scrolling: saved before the page goes (Chromium drops a replaceState made in
+// pagehide: the reload reopened the list at its top).
+window.addEventListener("beforeunload", saveScroll);
 
 async function route() {
   if (!apiKey()) {
