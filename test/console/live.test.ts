@@ -416,6 +416,32 @@ describe.skipIf(!HAS_CHROMIUM)(
       await expect.poll(() => page.evaluate("scrollY"), POLL).toBe(place);
     });
 
+    it("Back pressed the moment the jobs list stops scrolling, then Forward: the list is where it was left", async () => {
+      const account = accountIdOf(service.apiKey);
+      const quick = service.management.endpoints.create(account, {
+        name: "quick",
+        templateId: endpoint.templateId,
+        workersMin: 0,
+        workersMax: 0,
+      });
+      for (let n = 0; n < 50; n++) await post(`/v2/${quick.id}/run`, { input: { n } });
+      await page.goto(`${service.queueUrl}/console/#/endpoints`);
+      await page.locator("main[data-view=endpoints] tbody tr").first().waitFor(POLL);
+      await page.evaluate(`location.hash = "#/jobs/${quick.id}"`);
+      await page.locator("#jobs tbody tr").nth(40).waitFor(POLL);
+      // Scrolled, and Back at once: before the place is saved (a save waits for scrolling to pause).
+      const place = (await page.evaluate(
+        `document.querySelectorAll("#jobs tbody tr")[40].scrollIntoView(); scrollY`,
+      )) as number;
+      expect(place).toBeGreaterThan(500);
+      await page.goBack();
+      await page.locator("main[data-view=endpoints] tbody tr").first().waitFor(POLL);
+      await page.goForward();
+      await page.locator("#jobs tbody tr").nth(40).waitFor(POLL);
+      // Before, the list came back at its top (or where it was before the last scroll).
+      await expect.poll(() => page.evaluate("scrollY"), POLL).toBe(place);
+    });
+
     it("a network that stops answering (no reply, no error) is said so within 15 s, and the page recovers with it", async () => {
       // Between the browser and the service: passes bytes on until stalled, then drops them (a
       // laptop woken on another network, a VPN gone), as nothing refuses or resets the connection.
