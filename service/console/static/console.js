@@ -1135,6 +1135,9 @@ async function logsView(id, params) {
     el("p", { class: "muted" }, status, " (", count, ` lines; times in ${ZONE}) `, olderButton, olderNote),
     box,
   );
+  // Its lines scroll in their own box, of bounded height: the page's place can be restored at once
+  // (and saving it waits for that: see saveScroll).
+  restoreScroll();
   let n = 0;
   /** The last line shown: a reconnect asks from its time and skips what was shown already. */
   let last = null;
@@ -1286,14 +1289,37 @@ function decoded(part) {
 }
 
 // Back and Forward return to where the reader was in a view. Its content comes after the browser
-// would restore the place (on an empty view: the top), so the place is kept in the history entry
-// (history.state.scrollY) and restored once the view has drawn.
+// would restore the place (on an empty view: the top), so the place is kept, and restored once the
+// view has drawn: in this page's memory at each scroll (Back pressed the moment scrolling stops), and
+// in the history entry (history.state.scrollY) once scrolling pauses, for a reload.
 history.scrollRestoration = "manual";
 /** Where to scroll once the view opened has drawn (null: nowhere, it did). */
 let scrollBack = null;
 let scrollSave = null;
+/**
+ * The history entry the view shown was drawn for (history.state.entry, set by route()). Back and
+ * Forward change history.state before their hashchange calls route(): a save due in between (a
+ * busy page runs its timers late) wrote the place of the view left into the entry gone back to.
+ */
+let drawnEntry = null;
+let entries = 0;
+/** The last place of each entry of this page's history, by entry id; the least recent go past PLACES. */
+const places = new Map();
+const PLACES = 1000;
+/** Whether the page's place now is the shown view's: it was drawn, and its place restored. */
+const placed = () => drawnEntry !== null && scrollBack === null;
+function notePlace() {
+  if (!placed()) return;
+  places.delete(drawnEntry);
+  places.set(drawnEntry, window.scrollY);
+  if (places.size > PLACES) places.delete(places.keys().next().value);
+}
 function saveScroll() {
   clearTimeout(scrollSave);
+  notePlace();
+  // Not the shown view's entry (route() is yet to run), or its place is yet to be restored (the view
+  // has not drawn: where the page is now is not where the reader was): the entry keeps its place.
+  if (history.state?.entry !== drawnEntry || !placed()) return;
   history.replaceState({ ...history.state, scrollY: window.scrollY }, "");
 }
 function restoreScroll() {
@@ -1304,6 +1330,8 @@ function restoreScroll() {
 window.addEventListener(
   "scroll",
   () => {
+    // The view shown scrolled (route() of the next is yet to run when Back has just been pressed).
+    notePlace();
     clearTimeout(scrollSave);
     scrollSave = setTimeout(saveScroll, 200);
   },
@@ -1311,6 +1339,9 @@ window.addEventListener(
 );
 // A link followed right after scrolling: its place is saved before the address changes.
 document.addEventListener("click", saveScroll, true);
+// A reload right after scrolling: saved before the page goes (Chromium drops a replaceState made in
+// pagehide: the reload reopened the list at its top).
+window.addEventListener("beforeunload", saveScroll);
 
 async function route() {
   if (!apiKey()) {
@@ -1318,9 +1349,15 @@ async function route() {
     return;
   }
   leave();
-  // A place saved in this entry (Back, Forward, a reload) is returned to; a new entry starts at the top.
   clearTimeout(scrollSave);
-  scrollBack = history.state?.scrollY ?? 0;
+  // The view left is still drawn, at its place: kept (its last scroll event may not have come yet).
+  notePlace();
+  // Ids unique across this tab's loads: a state kept through a reload keeps its id.
+  if (history.state?.entry === undefined)
+    history.replaceState({ ...history.state, entry: `${performance.timeOrigin}.${++entries}` }, "");
+  drawnEntry = history.state.entry;
+  // A place kept for this entry (Back, Forward, a reload) is returned to; a new entry starts at the top.
+  scrollBack = places.get(drawnEntry) ?? history.state.scrollY ?? 0;
   const [path, search = ""] = location.hash.replace(/^#/, "").split("?");
   const [, name = "endpoints", a, b] = path.split("/").map(decoded);
   const params = new URLSearchParams(search);
