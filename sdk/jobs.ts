@@ -16,6 +16,7 @@ import {
   type CallOptions,
   type CloseOptions,
   type HttpClient,
+  type HttpReply,
   MAX_TIMEOUT_MS,
   requireTimeoutMs,
 } from "./http";
@@ -119,15 +120,16 @@ interface SlotWaiter {
 
 /**
  * The one rule for calls the service holds open (runSync, statusSync and waitFor's holds, each up to
- * its `wait`, 90 s by default): at most half the client's sockets hold them, so run(), status() or
- * cancel() made meanwhile always finds one. Before, 64 such calls took the whole default pool and a
- * plain call timed out unsent. runSync and statusSync past the limit wait here, in order, within their
- * own budget (as they waited for a socket in the pool); waitFor polls /status instead.
+ * its `wait`, 90 s by default; stream's polls, up to 10 s each): at most half the client's sockets
+ * hold them, so run(), status() or cancel() made meanwhile always finds one. Before, 64 such calls
+ * (or a few streams on a small pool) took the whole pool and a plain call timed out unsent. runSync,
+ * statusSync and stream polls past the limit wait here, in order, within their own budget (as they
+ * waited for a socket in the pool); waitFor polls /status instead.
  */
 class HoldSlots {
   /** Slots a waitFor may hold (it polls /status without one): none with `connections: 1`, as before. */
   readonly #limit: number;
-  /** Slots runSync and statusSync may hold: one at least, as they cannot be sent otherwise. */
+  /** Slots runSync, statusSync and stream polls may hold: one at least, as they cannot be sent otherwise. */
   readonly #sendLimit: number;
   #taken = 0;
   /** Calls waiting for a slot, first come first served. */
@@ -147,7 +149,7 @@ class HoldSlots {
 
   /**
    * Takes a slot when one is free and no call waits for one before this one (no allocation): for a
-   * runSync or statusSync (`toSend`), else for a waitFor's hold.
+   * runSync, statusSync or stream poll (`toSend`), else for a waitFor's hold.
    */
   tryTake(toSend: boolean): boolean {
     if (this.#taken >= (toSend ? this.#sendLimit : this.#limit) || this.#waiting.length > 0) return false;
@@ -207,7 +209,7 @@ class HoldSlots {
           end(
             new TimeoutError({
               operation,
-              message: `${operation}: no reply within ${budgetMs} ms: not sent, as ${this.#sendLimit} call(s) the service holds (runSync, statusSync, waitFor) held every socket this client gives them (half its connections); raise \`connections\` for more at once`,
+              message: `${operation}: no reply within ${budgetMs} ms: not sent, as ${this.#sendLimit} call(s) the service holds (runSync, statusSync, waitFor, stream polls) held every socket this client gives them (half its connections); raise \`connections\` for more at once`,
             }),
           ),
         budgetMs,
@@ -315,7 +317,7 @@ export class JobClient {
   readonly #timeoutMs: number;
   /** Whether the service holds /status-sync (false once it answered 404/405 for a job /status knows). */
   #holds = true;
-  /** Which calls may hold a socket long: half the pool, shared by runSync, statusSync and waitFor. */
+  /** Which calls may hold a socket long: half the pool, shared by runSync, statusSync, waitFor and stream. */
   readonly #slots: HoldSlots;
 
   constructor(given: JobClientOptions) {
@@ -648,7 +650,9 @@ export class JobClient {
    * success. Polls that fail for a reason that passes (a service restart, a 5xx, a 429) are polled
    * through for up to `maxOutageMs`, and the stream goes on where it was: a service that names
    * stream positions (the local one) hands a reply that did not arrive whole out again; with one
-   * that does not, a reply cut after it began is a StreamInterruptedError.
+   * that does not, a reply cut after it began is a StreamInterruptedError. Each poll (held by the
+   * service up to 10 s when no chunk is ready) takes one of the hold slots runSync takes (half the
+   * client's `connections`), waiting for one in order when they are all taken.
    */
   async *stream(
     jobId: string,
@@ -677,19 +681,30 @@ export class JobClient {
     for (;;) {
       let reply: StreamReply;
       try {
-        const answer = await this.#http.exchange({
-          operation,
-          method: "GET",
-          path,
-          query: { received: position ?? 0 },
-          signal: options.signal,
-          timeoutMs: pollBudgetMs,
-          // Sent again here only when it never reached the service: a poll it answered handed chunks
-          // out, and a resend the service cannot match to the lost reply would skip them.
-          retry: "rejected-only",
-          // This loop sends a failed poll again (one cut mid-reply is handled below): its failures pass.
-          repeatable: true,
-        });
+        // The service holds an empty poll: it takes a hold slot as runSync does (waiting for one, in
+        // order, within its budget), else a few streams took every socket and a run() went unsent.
+        const budgetMs = this.#slots.tryTake(true)
+          ? pollBudgetMs
+          : await this.#slots.wait(operation, pollBudgetMs, options.signal, this.#http.forceClosed);
+        let answer: HttpReply;
+        try {
+          answer = await this.#http.exchange({
+            operation,
+            method: "GET",
+            path,
+            query: { received: position ?? 0 },
+            signal: options.signal,
+            timeoutMs: budgetMs,
+            // Sent again here only when it never reached the service: a poll it answered handed chunks
+            // out, and a resend the service cannot match to the lost reply would skip them.
+            retry: "rejected-only",
+            // This loop sends a failed poll again (one cut mid-reply is handled below): its failures pass.
+            repeatable: true,
+          });
+        } finally {
+          // Given back before the chunks are yielded: a slow consumer holds no socket.
+          this.#slots.release();
+        }
         if (answer.status < 200 || answer.status >= 300) throw this.#http.errorFor(operation, answer);
         reply = parseReply(StreamReply, this.#http.parseJson(operation, answer.text), operation);
         position = streamPosition(answer.headers);
@@ -741,11 +756,11 @@ export class JobClient {
 
   /**
    * Closes the client once its calls in flight have ended (a `/runsync` or `/stream` poll the service
-   * holds ends when its hold does; a runSync or statusSync waiting for a hold slot is sent first). `{ force: true }` ends them at once instead: each call in flight
+   * holds ends when its hold does; a runSync, statusSync or stream poll waiting for a hold slot is sent first). `{ force: true }` ends them at once instead: each call in flight
    * (and a `waitFor` or `stream` between polls) rejects with an AbortedError naming its operation.
    */
   close(options?: CloseOptions): Promise<void> {
-    // runSync and statusSync calls still waiting for a hold slot were made before close(): they are
+    // runSync, statusSync and stream polls still waiting for a hold slot were made before close(): they are
     // sent first, as a call in the pool's queue was. Only then: a call right after close() is refused.
     if (options?.force === true || this.#slots.idle) return this.#http.close(options);
     return this.#slots.drained().then(() => this.#http.close(options));
