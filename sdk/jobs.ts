@@ -293,6 +293,26 @@ function requireWait(options: RunSyncOptions, operation: string): number {
   return wait;
 }
 
+/**
+ * A status call's `ttl` (ms), refused before sending unless it is within the bounds the shared
+ * schemas (StatusQuery, policy.ttl) give the service: NaN or 1.5 went out as `?ttl=NaN`, and a
+ * statusSync waited for a hold slot before the service refused it.
+ */
+function requireTtl(ttl: unknown, operation: string): void {
+  if (
+    Number.isInteger(ttl) &&
+    (ttl as number) >= JOB_LIMITS.ttl.min &&
+    (ttl as number) <= JOB_LIMITS.ttl.max
+  ) {
+    return;
+  }
+  throw new ValidationError({
+    operation,
+    field: "ttl",
+    message: `${operation}: ttl must be an integer from ${JOB_LIMITS.ttl.min} to ${JOB_LIMITS.ttl.max} ms (10 s to 7 days), got ${String(ttl)}`,
+  });
+}
+
 /** The stream position a /stream reply names (STREAM_POSITION_HEADER), undefined when it names none. */
 function streamPosition(headers: IncomingHttpHeaders): number | undefined {
   const parsed = StreamPosition.safeParse(headers[STREAM_POSITION_HEADER]);
@@ -400,6 +420,7 @@ export class JobClient {
   async statusSync(jobId: string, options: RunSyncOptions & { ttl?: number } = {}): Promise<JobResult> {
     const operation = "jobs.statusSync";
     const wait = requireWait(options, operation);
+    if (options.ttl !== undefined) requireTtl(options.ttl, operation);
     // Refused before it waits for a hold slot: a caller's mistake is no timeout.
     const path = `/status-sync${idSegment(jobId, operation, "jobId")}`;
     const budgetMs = Math.min(MAX_TIMEOUT_MS, wait + (options.timeoutMs ?? this.#timeoutMs));
@@ -455,6 +476,8 @@ export class JobClient {
     jobId: string,
     options: CallOptions & { ttl?: number },
   ): Promise<JobResult> {
+    // Checked only when given: a plain status() pays one comparison.
+    if (options.ttl !== undefined) requireTtl(options.ttl, operation);
     const path = `/status${idSegment(jobId, operation, "jobId")}`;
     try {
       const reply = await this.#http.request({

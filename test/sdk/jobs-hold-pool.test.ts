@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AbortedError, type RunpodkitError, TimeoutError } from "../../sdk/errors";
+import { AbortedError, type RunpodkitError, TimeoutError, ValidationError } from "../../sdk/errors";
 import { JobClient } from "../../sdk/jobs";
 import { eventually, type Harness, KEY, startHarness } from "../service/jobs/harness";
 import { ProtocolWorker } from "../service/jobs/protocol-worker";
@@ -304,5 +304,34 @@ describe("stream polls on one client", () => {
       expect(ended.toJSON()).toMatchObject({ operation: "jobs.stream", jobId: id, code: "ABORTED" });
       expect(ended.message).toContain("close({ force: true })");
     }
+  });
+});
+
+describe("a status call's ttl", () => {
+  it("is refused before sending unless it is an integer of 10 s to 7 days; statusSync does not wait for a slot first", async () => {
+    const { jobs, worker } = setUp(2);
+    const before = held();
+    const { id } = await jobs.run({ input: {} });
+    const holding = jobs.statusSync(id, { wait: 300_000 });
+    await eventually(() => (held() - before === 1 ? true : undefined));
+    const polls = polled.get(id) ?? 0;
+    for (const ttl of [5, 9_999, 7 * 24 * 3_600_000 + 1, 1.5, Number.NaN, -1, Number.POSITIVE_INFINITY]) {
+      const plain = await failure(jobs.status(id, { ttl }));
+      // Before, it went to the service (status 400 back), `?ttl=NaN` included.
+      expect(plain).toBeInstanceOf(ValidationError);
+      expect(plain.toJSON()).toMatchObject({ operation: "jobs.status", field: "ttl", status: undefined });
+      expect(plain.message).toContain(`got ${String(ttl)}`);
+      // The one slot is held: before, this waited for it (a TimeoutError at the end of its budget).
+      const sync = await failure(jobs.statusSync(id, { ttl, wait: 1_000, timeoutMs: 1 }));
+      expect(sync).toBeInstanceOf(ValidationError);
+      expect(sync.toJSON()).toMatchObject({ operation: "jobs.statusSync", field: "ttl", status: undefined });
+    }
+    expect(polled.get(id) ?? 0).toBe(polls);
+    // The bounds themselves are sent, and the service takes them.
+    expect(await jobs.status(id, { ttl: 10_000 })).toMatchObject({ id, status: "IN_QUEUE" });
+    expect(await jobs.status(id, { ttl: 7 * 24 * 3_600_000 })).toMatchObject({ id, status: "IN_QUEUE" });
+    expect(polled.get(id)).toBe(polls + 2);
+    await completeNext(worker);
+    expect(await holding).toMatchObject({ id, status: "COMPLETED" });
   });
 });
