@@ -136,6 +136,8 @@ class HoldSlots {
   readonly #waiting: SlotWaiter[] = [];
   /** Woken when no call waits any more (close() lets the queued calls be sent first). */
   #drained: Array<() => void> = [];
+  /** close() began: no call takes a slot or joins the queue any more, so the queue only drains. */
+  #closed = false;
 
   constructor(connections: number) {
     this.#limit = Math.floor(connections / 2);
@@ -152,7 +154,9 @@ class HoldSlots {
    * runSync, statusSync or stream poll (`toSend`), else for a waitFor's hold.
    */
   tryTake(toSend: boolean): boolean {
-    if (this.#taken >= (toSend ? this.#sendLimit : this.#limit) || this.#waiting.length > 0) return false;
+    if (this.#taken >= (toSend ? this.#sendLimit : this.#limit) || this.#waiting.length > 0 || this.#closed) {
+      return false;
+    }
     this.#taken++;
     return true;
   }
@@ -176,6 +180,16 @@ class HoldSlots {
     signal: AbortSignal | undefined,
     forced: AbortSignal,
   ): Promise<number> {
+    if (this.#closed) {
+      // Made after close(): refused as the closed client refuses it. Queued, a stream's next poll
+      // rejoined the queue behind the others for as long as its job ran, and close() never resolved.
+      return Promise.reject(
+        new ValidationError({
+          operation,
+          message: `${operation}: the client was closed (close()); make a new client for further calls`,
+        }),
+      );
+    }
     const since = Date.now();
     return new Promise<number>((resolve, reject) => {
       const end = (error: RunpodkitError | undefined) => {
@@ -222,6 +236,11 @@ class HoldSlots {
       signal?.addEventListener("abort", onAbort, { once: true });
       this.#waiting.push(waiter);
     });
+  }
+
+  /** close() began: the calls waiting keep their turn; no other takes a slot or waits for one. */
+  close(): void {
+    this.#closed = true;
   }
 
   /** Ends every call waiting for a slot with an AbortedError: the client was closed with force. */
@@ -785,6 +804,7 @@ export class JobClient {
   close(options?: CloseOptions): Promise<void> {
     // runSync, statusSync and stream polls still waiting for a hold slot were made before close(): they are
     // sent first, as a call in the pool's queue was. Only then: a call right after close() is refused.
+    this.#slots.close();
     if (options?.force === true || this.#slots.idle) return this.#http.close(options);
     return this.#slots.drained().then(() => this.#http.close(options));
   }

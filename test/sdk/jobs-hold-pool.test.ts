@@ -286,6 +286,39 @@ describe("stream polls on one client", () => {
     expect(streaming.get(jobs.endpointId)?.most).toBe(1);
   });
 
+  it("end at close(): the polls queued before it are sent, later ones refused, so close() resolves", async () => {
+    // One slot for three streams: a stream's next poll used to rejoin the queue behind the others,
+    // which never emptied while the jobs streamed, and close() (waiting for it to empty) never resolved.
+    const { jobs } = setUp(2);
+    const ids: string[] = [];
+    for (const n of [0, 1, 2]) ids.push((await jobs.run({ input: { n } })).id);
+    // A worker each: a worker that takes again without job_in_progress is handed its job back.
+    const workers = [0, 1, 2].map((n) => new ProtocolWorker(h, jobs.endpointId, `w-${jobs.endpointId}-${n}`));
+    for (const [n, id] of ids.entries()) {
+      expect(((await (workers[n] as ProtocolWorker).take()).body as { id: string }).id).toBe(id);
+    }
+    const streams = ids.map((id) => drain(jobs.stream(id, { pollIntervalMs: 20 })));
+    await eventually(() => (streamsHeld(jobs) === 1 ? true : undefined));
+    let closed = false;
+    const closing = jobs.close().then(() => {
+      closed = true;
+    });
+    // Each job streams a chunk: the held poll and then each queued one answer it.
+    for (const [n, id] of ids.entries()) await (workers[n] as ProtocolWorker).streamChunk(id, { n });
+    await eventually(() => (closed ? true : undefined));
+    await closing;
+    const ends = await Promise.all(streams);
+    for (const [n, { outputs, ended }] of ends.entries()) {
+      expect(outputs).toEqual([{ n }]);
+      expect(ended).toBeInstanceOf(ValidationError);
+      expect((ended as RunpodkitError).toJSON()).toMatchObject({ operation: "jobs.stream", jobId: ids[n] });
+      expect((ended as RunpodkitError).message).toContain("the client was closed (close())");
+    }
+    // A held call made after close() is refused at once, as any other call is.
+    const late = await failure(jobs.runSync({ input: {} }));
+    expect(late.toJSON()).toMatchObject({ operation: "jobs.runSync", code: "VALIDATION" });
+  });
+
   it("a poll waiting for a slot ends with the caller's signal or close({ force: true }), naming the job", async () => {
     const { jobs } = setUp(2);
     const { id } = await jobs.run({ input: {} });
