@@ -177,6 +177,10 @@ describe("a call waiting for a slot", () => {
     const closing = jobs.close().then(() => {
       closed = true;
     });
+    // Made after close(): refused at once. Before, it joined the queue and was sent (and held) too.
+    const late = await failure(jobs.runSync({ input: { n: 3 } }, { wait: 1_000, timeoutMs: 1 }));
+    expect(late.toJSON()).toMatchObject({ operation: "jobs.runSync", code: "VALIDATION" });
+    expect(late.message).toContain("the client was closed (close())");
     await completeNext(worker);
     expect(await holding).toMatchObject({ id, status: "COMPLETED" });
     expect(closed).toBe(false);
