@@ -798,12 +798,14 @@ export class JobClient {
 
   /**
    * Closes the client once its calls in flight have ended (a `/runsync` or `/stream` poll the service
-   * holds ends when its hold does; a runSync, statusSync or stream poll waiting for a hold slot is sent first). `{ force: true }` ends them at once instead: each call in flight
-   * (and a `waitFor` or `stream` between polls) rejects with an AbortedError naming its operation.
+   * holds ends when its hold does; a runSync, statusSync or stream poll waiting for a hold slot is
+   * sent first, and one made after close() is refused). `{ force: true }` ends them at once instead:
+   * each call in flight (and a `waitFor` or `stream` between polls) rejects with an AbortedError
+   * naming its operation.
    */
   close(options?: CloseOptions): Promise<void> {
-    // runSync, statusSync and stream polls still waiting for a hold slot were made before close(): they are
-    // sent first, as a call in the pool's queue was. Only then: a call right after close() is refused.
+    // runSync, statusSync and stream polls still waiting for a hold slot were made before close():
+    // they are sent first, as a call in the pool's queue was. A call right after close() is refused.
     this.#slots.close();
     if (options?.force === true || this.#slots.idle) return this.#http.close(options);
     return this.#slots.drained().then(() => this.#http.close(options));
