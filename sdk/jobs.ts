@@ -16,6 +16,7 @@ import {
   type CallOptions,
   type CloseOptions,
   type HttpClient,
+  type HttpReply,
   MAX_TIMEOUT_MS,
   requireTimeoutMs,
 } from "./http";
@@ -119,21 +120,24 @@ interface SlotWaiter {
 
 /**
  * The one rule for calls the service holds open (runSync, statusSync and waitFor's holds, each up to
- * its `wait`, 90 s by default): at most half the client's sockets hold them, so run(), status() or
- * cancel() made meanwhile always finds one. Before, 64 such calls took the whole default pool and a
- * plain call timed out unsent. runSync and statusSync past the limit wait here, in order, within their
- * own budget (as they waited for a socket in the pool); waitFor polls /status instead.
+ * its `wait`, 90 s by default; stream's polls, up to 10 s each): at most half the client's sockets
+ * hold them, so run(), status() or cancel() made meanwhile always finds one. Before, 64 such calls
+ * (or a few streams on a small pool) took the whole pool and a plain call timed out unsent. runSync,
+ * statusSync and stream polls past the limit wait here, in order, within their own budget (as they
+ * waited for a socket in the pool); waitFor polls /status instead.
  */
 class HoldSlots {
   /** Slots a waitFor may hold (it polls /status without one): none with `connections: 1`, as before. */
   readonly #limit: number;
-  /** Slots runSync and statusSync may hold: one at least, as they cannot be sent otherwise. */
+  /** Slots runSync, statusSync and stream polls may hold: one at least, as they cannot be sent otherwise. */
   readonly #sendLimit: number;
   #taken = 0;
   /** Calls waiting for a slot, first come first served. */
   readonly #waiting: SlotWaiter[] = [];
   /** Woken when no call waits any more (close() lets the queued calls be sent first). */
   #drained: Array<() => void> = [];
+  /** close() began: no call takes a slot or joins the queue any more, so the queue only drains. */
+  #closed = false;
 
   constructor(connections: number) {
     this.#limit = Math.floor(connections / 2);
@@ -147,10 +151,12 @@ class HoldSlots {
 
   /**
    * Takes a slot when one is free and no call waits for one before this one (no allocation): for a
-   * runSync or statusSync (`toSend`), else for a waitFor's hold.
+   * runSync, statusSync or stream poll (`toSend`), else for a waitFor's hold.
    */
   tryTake(toSend: boolean): boolean {
-    if (this.#taken >= (toSend ? this.#sendLimit : this.#limit) || this.#waiting.length > 0) return false;
+    if (this.#taken >= (toSend ? this.#sendLimit : this.#limit) || this.#waiting.length > 0 || this.#closed) {
+      return false;
+    }
     this.#taken++;
     return true;
   }
@@ -174,6 +180,16 @@ class HoldSlots {
     signal: AbortSignal | undefined,
     forced: AbortSignal,
   ): Promise<number> {
+    if (this.#closed) {
+      // Made after close(): refused as the closed client refuses it. Queued, a stream's next poll
+      // rejoined the queue behind the others for as long as its job ran, and close() never resolved.
+      return Promise.reject(
+        new ValidationError({
+          operation,
+          message: `${operation}: the client was closed (close()); make a new client for further calls`,
+        }),
+      );
+    }
     const since = Date.now();
     return new Promise<number>((resolve, reject) => {
       const end = (error: RunpodkitError | undefined) => {
@@ -207,7 +223,7 @@ class HoldSlots {
           end(
             new TimeoutError({
               operation,
-              message: `${operation}: no reply within ${budgetMs} ms: not sent, as ${this.#sendLimit} call(s) the service holds (runSync, statusSync, waitFor) held every socket this client gives them (half its connections); raise \`connections\` for more at once`,
+              message: `${operation}: no reply within ${budgetMs} ms: not sent, as ${this.#sendLimit} call(s) the service holds (runSync, statusSync, waitFor, stream polls) held every socket this client gives them (half its connections); raise \`connections\` for more at once`,
             }),
           ),
         budgetMs,
@@ -220,6 +236,11 @@ class HoldSlots {
       signal?.addEventListener("abort", onAbort, { once: true });
       this.#waiting.push(waiter);
     });
+  }
+
+  /** close() began: the calls waiting keep their turn; no other takes a slot or waits for one. */
+  close(): void {
+    this.#closed = true;
   }
 
   /** Ends every call waiting for a slot with an AbortedError: the client was closed with force. */
@@ -291,6 +312,26 @@ function requireWait(options: RunSyncOptions, operation: string): number {
   return wait;
 }
 
+/**
+ * A status call's `ttl` (ms), refused before sending unless it is within the bounds the shared
+ * schemas (StatusQuery, policy.ttl) give the service: NaN or 1.5 went out as `?ttl=NaN`, and a
+ * statusSync waited for a hold slot before the service refused it.
+ */
+function requireTtl(ttl: unknown, operation: string): void {
+  if (
+    Number.isInteger(ttl) &&
+    (ttl as number) >= JOB_LIMITS.ttl.min &&
+    (ttl as number) <= JOB_LIMITS.ttl.max
+  ) {
+    return;
+  }
+  throw new ValidationError({
+    operation,
+    field: "ttl",
+    message: `${operation}: ttl must be an integer from ${JOB_LIMITS.ttl.min} to ${JOB_LIMITS.ttl.max} ms (10 s to 7 days), got ${String(ttl)}`,
+  });
+}
+
 /** The stream position a /stream reply names (STREAM_POSITION_HEADER), undefined when it names none. */
 function streamPosition(headers: IncomingHttpHeaders): number | undefined {
   const parsed = StreamPosition.safeParse(headers[STREAM_POSITION_HEADER]);
@@ -315,7 +356,7 @@ export class JobClient {
   readonly #timeoutMs: number;
   /** Whether the service holds /status-sync (false once it answered 404/405 for a job /status knows). */
   #holds = true;
-  /** Which calls may hold a socket long: half the pool, shared by runSync, statusSync and waitFor. */
+  /** Which calls may hold a socket long: half the pool, shared by runSync, statusSync, waitFor and stream. */
   readonly #slots: HoldSlots;
 
   constructor(given: JobClientOptions) {
@@ -398,6 +439,7 @@ export class JobClient {
   async statusSync(jobId: string, options: RunSyncOptions & { ttl?: number } = {}): Promise<JobResult> {
     const operation = "jobs.statusSync";
     const wait = requireWait(options, operation);
+    if (options.ttl !== undefined) requireTtl(options.ttl, operation);
     // Refused before it waits for a hold slot: a caller's mistake is no timeout.
     const path = `/status-sync${idSegment(jobId, operation, "jobId")}`;
     const budgetMs = Math.min(MAX_TIMEOUT_MS, wait + (options.timeoutMs ?? this.#timeoutMs));
@@ -453,6 +495,8 @@ export class JobClient {
     jobId: string,
     options: CallOptions & { ttl?: number },
   ): Promise<JobResult> {
+    // Checked only when given: a plain status() pays one comparison.
+    if (options.ttl !== undefined) requireTtl(options.ttl, operation);
     const path = `/status${idSegment(jobId, operation, "jobId")}`;
     try {
       const reply = await this.#http.request({
@@ -648,7 +692,9 @@ export class JobClient {
    * success. Polls that fail for a reason that passes (a service restart, a 5xx, a 429) are polled
    * through for up to `maxOutageMs`, and the stream goes on where it was: a service that names
    * stream positions (the local one) hands a reply that did not arrive whole out again; with one
-   * that does not, a reply cut after it began is a StreamInterruptedError.
+   * that does not, a reply cut after it began is a StreamInterruptedError. Each poll (held by the
+   * service up to 10 s when no chunk is ready) takes one of the hold slots runSync takes (half the
+   * client's `connections`), waiting for one in order when they are all taken.
    */
   async *stream(
     jobId: string,
@@ -677,19 +723,30 @@ export class JobClient {
     for (;;) {
       let reply: StreamReply;
       try {
-        const answer = await this.#http.exchange({
-          operation,
-          method: "GET",
-          path,
-          query: { received: position ?? 0 },
-          signal: options.signal,
-          timeoutMs: pollBudgetMs,
-          // Sent again here only when it never reached the service: a poll it answered handed chunks
-          // out, and a resend the service cannot match to the lost reply would skip them.
-          retry: "rejected-only",
-          // This loop sends a failed poll again (one cut mid-reply is handled below): its failures pass.
-          repeatable: true,
-        });
+        // The service holds an empty poll: it takes a hold slot as runSync does (waiting for one, in
+        // order, within its budget), else a few streams took every socket and a run() went unsent.
+        const budgetMs = this.#slots.tryTake(true)
+          ? pollBudgetMs
+          : await this.#slots.wait(operation, pollBudgetMs, options.signal, this.#http.forceClosed);
+        let answer: HttpReply;
+        try {
+          answer = await this.#http.exchange({
+            operation,
+            method: "GET",
+            path,
+            query: { received: position ?? 0 },
+            signal: options.signal,
+            timeoutMs: budgetMs,
+            // Sent again here only when it never reached the service: a poll it answered handed chunks
+            // out, and a resend the service cannot match to the lost reply would skip them.
+            retry: "rejected-only",
+            // This loop sends a failed poll again (one cut mid-reply is handled below): its failures pass.
+            repeatable: true,
+          });
+        } finally {
+          // Given back before the chunks are yielded: a slow consumer holds no socket.
+          this.#slots.release();
+        }
         if (answer.status < 200 || answer.status >= 300) throw this.#http.errorFor(operation, answer);
         reply = parseReply(StreamReply, this.#http.parseJson(operation, answer.text), operation);
         position = streamPosition(answer.headers);
@@ -741,12 +798,15 @@ export class JobClient {
 
   /**
    * Closes the client once its calls in flight have ended (a `/runsync` or `/stream` poll the service
-   * holds ends when its hold does; a runSync or statusSync waiting for a hold slot is sent first). `{ force: true }` ends them at once instead: each call in flight
-   * (and a `waitFor` or `stream` between polls) rejects with an AbortedError naming its operation.
+   * holds ends when its hold does; a runSync, statusSync or stream poll waiting for a hold slot is
+   * sent first, and one made after close() is refused). `{ force: true }` ends them at once instead:
+   * each call in flight (and a `waitFor` or `stream` between polls) rejects with an AbortedError
+   * naming its operation.
    */
   close(options?: CloseOptions): Promise<void> {
-    // runSync and statusSync calls still waiting for a hold slot were made before close(): they are
-    // sent first, as a call in the pool's queue was. Only then: a call right after close() is refused.
+    // runSync, statusSync and stream polls still waiting for a hold slot were made before close():
+    // they are sent first, as a call in the pool's queue was. A call right after close() is refused.
+    this.#slots.close();
     if (options?.force === true || this.#slots.idle) return this.#http.close(options);
     return this.#slots.drained().then(() => this.#http.close(options));
   }

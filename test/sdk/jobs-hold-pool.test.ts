@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { AbortedError, TimeoutError } from "../../sdk/errors";
+import { AbortedError, type RunpodkitError, TimeoutError, ValidationError } from "../../sdk/errors";
 import { JobClient } from "../../sdk/jobs";
 import { eventually, type Harness, KEY, startHarness } from "../service/jobs/harness";
 import { ProtocolWorker } from "../service/jobs/protocol-worker";
@@ -15,12 +15,22 @@ let h: Harness;
 const clients: JobClient[] = [];
 /** /status requests the service received, by job id. */
 const polled = new Map<string, number>();
+/** /stream polls the service holds now, and the most it held at once, by endpoint id. */
+const streaming = new Map<string, { now: number; most: number }>();
 
 beforeAll(async () => {
   h = await startHarness();
   h.app.server.on("request", (req: { url?: string }) => {
     const id = /^\/v2\/[^/]+\/status\/([^/?]+)/.exec(req.url ?? "")?.[1];
     if (id) polled.set(id, (polled.get(id) ?? 0) + 1);
+  });
+  h.app.server.on("request", (req: { url?: string }, res: { once(event: "close", f: () => void): void }) => {
+    const endpoint = /^\/v2\/([^/]+)\/stream\//.exec(req.url ?? "")?.[1];
+    if (!endpoint) return;
+    const seen = streaming.get(endpoint) ?? { now: 0, most: 0 };
+    streaming.set(endpoint, seen);
+    seen.most = Math.max(seen.most, ++seen.now);
+    res.once("close", () => seen.now--);
   });
 });
 afterAll(async () => {
@@ -167,6 +177,10 @@ describe("a call waiting for a slot", () => {
     const closing = jobs.close().then(() => {
       closed = true;
     });
+    // Made after close(): refused at once. Before, it joined the queue and was sent (and held) too.
+    const late = await failure(jobs.runSync({ input: { n: 3 } }, { wait: 1_000, timeoutMs: 1 }));
+    expect(late.toJSON()).toMatchObject({ operation: "jobs.runSync", code: "VALIDATION" });
+    expect(late.message).toContain("the client was closed (close())");
     await completeNext(worker);
     expect(await holding).toMatchObject({ id, status: "COMPLETED" });
     expect(closed).toBe(false);
@@ -190,5 +204,171 @@ describe("a call waiting for a slot", () => {
     expect(error.toJSON()).toMatchObject({ operation: "jobs.runSync", code: "ABORTED" });
     expect(error.message).toContain("close({ force: true })");
     expect((await held).toJSON()).toMatchObject({ operation: "jobs.statusSync", jobId: id, code: "ABORTED" });
+  });
+});
+
+/** A stream read to its end: its chunks' outputs, and its return value or the error it threw. */
+async function drain(stream: AsyncGenerator<{ output: unknown }, string, undefined>) {
+  const outputs: unknown[] = [];
+  try {
+    for (;;) {
+      const next = await stream.next();
+      if (next.done) return { outputs, ended: next.value };
+      outputs.push(next.value.output);
+    }
+  } catch (error) {
+    return { outputs, ended: error as RunpodkitError };
+  }
+}
+
+/** The /stream polls of this client's endpoint the service holds now. */
+const streamsHeld = (jobs: JobClient) => streaming.get(jobs.endpointId)?.now ?? 0;
+
+describe("stream polls on one client", () => {
+  it("share the held half of the pool: four streams on 4 sockets hold 2, and run(), status() and cancel() are sent", async () => {
+    const { jobs, worker } = setUp(4);
+    const ids: string[] = [];
+    for (const n of [0, 1, 2, 3]) ids.push((await jobs.run({ input: { n } })).id);
+    // No chunk yet: the service holds each poll (its clock is manual) until the job moves.
+    const streams = ids.map((id) => drain(jobs.stream(id, { pollIntervalMs: 20 })));
+    await eventually(() => (streamsHeld(jobs) >= 2 ? true : undefined));
+    // Before, the four polls held every socket and these waited unsent until their budget ran out.
+    const another = await jobs.run({ input: { n: 4 } }, { timeoutMs: 2_000 });
+    expect(another.status).toBe("IN_QUEUE");
+    expect(await jobs.status(ids[0] as string, { timeoutMs: 2_000 })).toMatchObject({ status: "IN_QUEUE" });
+    expect(await jobs.cancel(another.id, { timeoutMs: 2_000 })).toMatchObject({ status: "CANCELLED" });
+    expect(streamsHeld(jobs)).toBe(2);
+    // Each job streams a chunk and completes: the polls waiting for a slot are sent in turn.
+    for (const n of [0, 1, 2, 3]) {
+      const taken = (await worker.take()).body as { id: string };
+      expect(taken.id).toBe(ids[n]);
+      await worker.streamChunk(taken.id, { chunk: n });
+      await worker.done(taken.id, { output: { n } });
+    }
+    expect(await Promise.all(streams)).toEqual(
+      [0, 1, 2, 3].map((n) => ({ outputs: [{ chunk: n }], ended: "COMPLETED" })),
+    );
+    expect(streaming.get(jobs.endpointId)?.most).toBe(2);
+  });
+
+  it("share it with runSync: a stream waits for the slot a runSync holds, and run() is sent meanwhile", async () => {
+    const { jobs, worker } = setUp(2);
+    const before = held();
+    const syncing = jobs.runSync({ input: { n: 1 } }, { wait: 300_000 });
+    await eventually(() => (held() - before === 1 ? true : undefined));
+    const { id } = await jobs.run({ input: { n: 2 } });
+    const streamed = drain(jobs.stream(id, { pollIntervalMs: 20 }));
+    // Before, the stream's poll held the second socket, and this timed out unsent.
+    expect((await jobs.run({ input: { n: 3 } }, { timeoutMs: 2_000 })).status).toBe("IN_QUEUE");
+    expect(streamsHeld(jobs)).toBe(0);
+    await completeNext(worker);
+    expect(await syncing).toMatchObject({ status: "COMPLETED", output: { n: 1 } });
+    const taken = (await worker.take()).body as { id: string };
+    expect(taken.id).toBe(id);
+    await worker.streamChunk(id, { text: "a" });
+    await worker.streamChunk(id, { text: "b" });
+    await worker.done(id, { output: {} });
+    expect(await streamed).toEqual({ outputs: [{ text: "a" }, { text: "b" }], ended: "COMPLETED" });
+    expect(streaming.get(jobs.endpointId)?.most).toBe(1);
+  });
+
+  it("go on with connections: 1 (the one socket in turn), and two streams both end", async () => {
+    const { jobs, worker } = setUp(1);
+    const first = (await jobs.run({ input: { n: 1 } })).id;
+    const second = (await jobs.run({ input: { n: 2 } })).id;
+    const streams = [first, second].map((id) => drain(jobs.stream(id, { pollIntervalMs: 20 })));
+    await eventually(() => (streamsHeld(jobs) === 1 ? true : undefined));
+    for (const id of [first, second]) {
+      expect(((await worker.take()).body as { id: string }).id).toBe(id);
+      await worker.streamChunk(id, { id });
+      await worker.done(id, { output: {} });
+    }
+    expect(await Promise.all(streams)).toEqual([
+      { outputs: [{ id: first }], ended: "COMPLETED" },
+      { outputs: [{ id: second }], ended: "COMPLETED" },
+    ]);
+    expect(streaming.get(jobs.endpointId)?.most).toBe(1);
+  });
+
+  it("end at close(): the polls queued before it are sent, later ones refused, so close() resolves", async () => {
+    // One slot for three streams: a stream's next poll used to rejoin the queue behind the others,
+    // which never emptied while the jobs streamed, and close() (waiting for it to empty) never resolved.
+    const { jobs } = setUp(2);
+    const ids: string[] = [];
+    for (const n of [0, 1, 2]) ids.push((await jobs.run({ input: { n } })).id);
+    // A worker each: a worker that takes again without job_in_progress is handed its job back.
+    const workers = [0, 1, 2].map((n) => new ProtocolWorker(h, jobs.endpointId, `w-${jobs.endpointId}-${n}`));
+    for (const [n, id] of ids.entries()) {
+      expect(((await (workers[n] as ProtocolWorker).take()).body as { id: string }).id).toBe(id);
+    }
+    const streams = ids.map((id) => drain(jobs.stream(id, { pollIntervalMs: 20 })));
+    await eventually(() => (streamsHeld(jobs) === 1 ? true : undefined));
+    let closed = false;
+    const closing = jobs.close().then(() => {
+      closed = true;
+    });
+    // Each job streams a chunk: the held poll and then each queued one answer it.
+    for (const [n, id] of ids.entries()) await (workers[n] as ProtocolWorker).streamChunk(id, { n });
+    await eventually(() => (closed ? true : undefined));
+    await closing;
+    const ends = await Promise.all(streams);
+    for (const [n, { outputs, ended }] of ends.entries()) {
+      expect(outputs).toEqual([{ n }]);
+      expect(ended).toBeInstanceOf(ValidationError);
+      expect((ended as RunpodkitError).toJSON()).toMatchObject({ operation: "jobs.stream", jobId: ids[n] });
+      expect((ended as RunpodkitError).message).toContain("the client was closed (close())");
+    }
+    // A held call made after close() is refused at once, as any other call is.
+    const late = await failure(jobs.runSync({ input: {} }));
+    expect(late.toJSON()).toMatchObject({ operation: "jobs.runSync", code: "VALIDATION" });
+  });
+
+  it("a poll waiting for a slot ends with the caller's signal or close({ force: true }), naming the job", async () => {
+    const { jobs } = setUp(2);
+    const { id } = await jobs.run({ input: {} });
+    const holding = drain(jobs.stream(id, { pollIntervalMs: 20 }));
+    await eventually(() => (streamsHeld(jobs) === 1 ? true : undefined));
+    const controller = new AbortController();
+    const aborted = drain(jobs.stream(id, { signal: controller.signal }));
+    const forced = drain(jobs.stream(id));
+    controller.abort();
+    const abortedEnd = (await aborted).ended as RunpodkitError;
+    expect(abortedEnd).toBeInstanceOf(AbortedError);
+    expect(abortedEnd.toJSON()).toMatchObject({ operation: "jobs.stream", jobId: id, code: "ABORTED" });
+    await jobs.close({ force: true });
+    for (const ended of [(await forced).ended, (await holding).ended] as RunpodkitError[]) {
+      expect(ended).toBeInstanceOf(AbortedError);
+      expect(ended.toJSON()).toMatchObject({ operation: "jobs.stream", jobId: id, code: "ABORTED" });
+      expect(ended.message).toContain("close({ force: true })");
+    }
+  });
+});
+
+describe("a status call's ttl", () => {
+  it("is refused before sending unless it is an integer of 10 s to 7 days; statusSync does not wait for a slot first", async () => {
+    const { jobs, worker } = setUp(2);
+    const before = held();
+    const { id } = await jobs.run({ input: {} });
+    const holding = jobs.statusSync(id, { wait: 300_000 });
+    await eventually(() => (held() - before === 1 ? true : undefined));
+    const polls = polled.get(id) ?? 0;
+    for (const ttl of [5, 9_999, 7 * 24 * 3_600_000 + 1, 1.5, Number.NaN, -1, Number.POSITIVE_INFINITY]) {
+      const plain = await failure(jobs.status(id, { ttl }));
+      // Before, it went to the service (status 400 back), `?ttl=NaN` included.
+      expect(plain).toBeInstanceOf(ValidationError);
+      expect(plain.toJSON()).toMatchObject({ operation: "jobs.status", field: "ttl", status: undefined });
+      expect(plain.message).toContain(`got ${String(ttl)}`);
+      // The one slot is held: before, this waited for it (a TimeoutError at the end of its budget).
+      const sync = await failure(jobs.statusSync(id, { ttl, wait: 1_000, timeoutMs: 1 }));
+      expect(sync).toBeInstanceOf(ValidationError);
+      expect(sync.toJSON()).toMatchObject({ operation: "jobs.statusSync", field: "ttl", status: undefined });
+    }
+    expect(polled.get(id) ?? 0).toBe(polls);
+    // The bounds themselves are sent, and the service takes them.
+    expect(await jobs.status(id, { ttl: 10_000 })).toMatchObject({ id, status: "IN_QUEUE" });
+    expect(await jobs.status(id, { ttl: 7 * 24 * 3_600_000 })).toMatchObject({ id, status: "IN_QUEUE" });
+    expect(polled.get(id)).toBe(polls + 2);
+    await completeNext(worker);
+    expect(await holding).toMatchObject({ id, status: "COMPLETED" });
   });
 });
