@@ -557,6 +557,58 @@ describe("Endpoint lifecycle", () => {
     });
   });
 
+  test("a delete whose REST GPU types put-back fails, then the delete too: the undo puts the types back with the worker counts", async () => {
+    const created = await up({ templateId, workersMin: 1, workersMax: 2 });
+    await h.rest.endpoints.update(created.id, { gpuTypeIds: ["NVIDIA B200"] });
+    const stranger = createManagementApi({ ...h.settings, apiKey: "rpk_not-a-known-key" });
+    let puts = 0;
+    h.intercept((api) => ({
+      ...api,
+      endpoints: {
+        ...api.endpoints,
+        // The put-back after the scale to zero is refused once; the undo's goes through.
+        setGpuTypes: (id, types) =>
+          puts++ === 0 ? stranger.endpoints.setGpuTypes(id, types) : api.endpoints.setGpuTypes(id, types),
+        delete: stranger.endpoints.delete,
+      },
+    }));
+    const failure = await provider.delete(created.id, created.outs).catch((error: unknown) => error);
+    const message = String((failure as Error).message);
+    expect(message).toContain(
+      'its worker counts (workersMin 1, workersMax 2) and its GPU types set through REST (gpuTypeIds ["NVIDIA B200"]) were put back, so it serves as before',
+    );
+    expect(message).not.toContain("rpk_not-a-known-key");
+    expect(puts).toBe(2);
+    expect(await h.rest.endpoints.get(created.id)).toMatchObject({
+      workersMin: 1,
+      workersMax: 2,
+      gpuTypeIds: ["NVIDIA B200"],
+    });
+  });
+
+  test("when the REST GPU types cannot be put back at all, the undo says which pools the endpoint runs on and how to restore its types", async () => {
+    const created = await up({ templateId, workersMin: 1, workersMax: 2 });
+    await h.rest.endpoints.update(created.id, { gpuTypeIds: ["NVIDIA B200"] });
+    const stranger = createManagementApi({ ...h.settings, apiKey: "rpk_not-a-known-key" });
+    h.intercept((api) => ({
+      ...api,
+      endpoints: { ...api.endpoints, setGpuTypes: stranger.endpoints.setGpuTypes },
+    }));
+    const failure = await provider.delete(created.id, created.outs).catch((error: unknown) => error);
+    const message = String((failure as Error).message);
+    expect(message).toContain(
+      `its worker counts were put back (workersMin 1, workersMax 2), but it now runs on the pools AMPERE_16, not its GPU types set through REST (gpuTypeIds ["NVIDIA B200"])`,
+    );
+    expect(message).toContain(`PATCH /endpoints/${created.id} with gpuTypeIds ["NVIDIA B200"]`);
+    expect(message).not.toContain("serves as before");
+    expect(message).not.toContain("rpk_not-a-known-key");
+    expect(await h.graphql.getEndpoint(created.id)).toMatchObject({
+      workersMin: 1,
+      workersMax: 2,
+      gpuIds: "AMPERE_16",
+    });
+  });
+
   test("when putting the worker counts back fails too, the error says the endpoint stays at zero and how to restore it", async () => {
     const created = await up({ templateId, workersMax: 2 });
     const stranger = createManagementApi({ ...h.settings, apiKey: "rpk_not-a-known-key" });
