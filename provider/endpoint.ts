@@ -145,7 +145,7 @@ export const EndpointInputs = z.strictObject({
     .default(null)
     .describe('Workers only on hosts with at least this CUDA version, e.g. "12.4"; null for any.'),
   env: EnvMap.default(() => ({})).describe(
-    "Worker environment. Stored as a secret. Only these keys are managed: keys added to the endpoint elsewhere are neither reported as drift nor removed.",
+    "Worker environment. Stored as a secret. Only these keys are managed: keys added to the endpoint elsewhere are neither reported as drift nor removed. A create of a generated name also sets RUNPODKIT_CREATE_MARK (a random value that tells the endpoint it made from another of the same name after a lost answer), kept like such a key.",
   ),
   adoptId: adoptIdInput("Id of an existing endpoint to take over instead of creating one."),
 });
@@ -231,6 +231,13 @@ export const endpointSpec = {
 
 // CRUD --------------------------------------------------------------------------------------------
 
+/**
+ * The env key a create of a generated name sets to a fresh mark, so that after a lost answer the
+ * endpoint it made is told from one of the same name made elsewhere. Never managed nor reported: it
+ * stays on the endpoint as a key set elsewhere would.
+ */
+export const CREATE_MARK = "RUNPODKIT_CREATE_MARK";
+
 export function endpointDefinition(): ResourceDefinition<EndpointDesired, GqlEndpoint> {
   // GPU types set through REST that a delete read before scaling to zero, by id, for its undo.
   const restTypes = new Map<string, GpuTypes>();
@@ -251,7 +258,15 @@ export function endpointDefinition(): ResourceDefinition<EndpointDesired, GqlEnd
     },
     remove: (call, id) => removeEndpoint(call, id, restTypes),
     undoRemove: (call, id, outputs) => unscaleEndpoint(call, id, outputs, restTypes),
-    inventory: async (call) => (await call.api.endpoints.list()).map(({ id, name }) => ({ id, name })),
+    inventory: async (call) =>
+      (await call.api.endpoints.list()).map((record) => ({
+        id: record.id,
+        name: record.name,
+        mark: record.env.find(({ key }) => key === CREATE_MARK)?.value,
+      })),
+    // Endpoint names repeat, and a stack of the same names elsewhere generates the same ones.
+    createMark: (desired, mark) =>
+      CREATE_MARK in desired.env ? undefined : { ...desired, env: { ...desired.env, [CREATE_MARK]: mark } },
     idOf: (record) => record.id,
     nameOf: (record) => record.name,
     outputs: endpointOutputs,
@@ -413,7 +428,8 @@ async function unscaleEndpoint(
     return `the endpoint had been scaled to zero first; its worker counts were put back (${counts}), so it serves as before`;
   }
   try {
-    await putGpuTypesBack(call, id, types);
+    // Once: the delete's bound, within which a busy service was waited out, is spent.
+    await call.api.endpoints.setGpuTypes(id, types);
   } catch (error) {
     const saved = onPools ? current.gpuIds : ENDPOINT_DEFAULTS.gpuIds;
     return `the endpoint had been scaled to zero first; its worker counts were put back (${counts}), but it now runs on the pools ${saved}, not its GPU types set through REST (gpuTypeIds ${JSON.stringify(types)}), and putting those back failed (${reason(call, error)}): set them through REST (PATCH /endpoints/${id} with gpuTypeIds ${JSON.stringify(types)})`;
@@ -522,6 +538,13 @@ function envMap(record: GqlEndpoint): Record<string, string> {
   return Object.fromEntries(record.env.map(({ key, value }) => [key, value]));
 }
 
+/** The env as the outputs report it: without the create's mark (CREATE_MARK), unless the program manages it. */
+function withoutMark(env: Record<string, string>, managed: readonly string[] | null): Record<string, string> {
+  if (managed?.includes(CREATE_MARK) === true) return env;
+  const { [CREATE_MARK]: _mark, ...rest } = env;
+  return rest;
+}
+
 /** The env keys the last applied configuration set (null when unknown: a lookup by id, or no env). */
 export function managedKeys(previous: Props): string[] | null {
   const env = previous.env;
@@ -564,7 +587,7 @@ export function endpointOutputs(
     hubReleaseId:
       record.hubReleaseId === undefined ? stringOrNull(previous.hubReleaseId) : current.hubReleaseId,
     modelName: record.modelName === undefined ? stringOrNull(previous.modelName) : current.modelName,
-    env: managed === null ? current.env : onlyKeys(current.env, managed),
+    env: withoutMark(managed === null ? current.env : onlyKeys(current.env, managed), managed),
     url: endpointUrl(settings.queueUrl, record.type, record.id),
     createdAt: record.createdAt,
     version: record.version,

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
@@ -120,7 +121,14 @@ export interface ResourceDefinition<D extends { name: string }, R> {
    * (a 5xx, a timeout), so that the one it may have made all the same is found by name and nothing is
    * created twice.
    */
-  inventory?(call: Call): Promise<Array<{ id: string; name: string }>>;
+  inventory?(call: Call): Promise<Listed[]>;
+  /**
+   * For a kind whose names repeat: a create of a generated name carries a fresh mark (createMark), and
+   * the inventory reports each record's (Listed.mark). A lost create then takes over only the record
+   * with its mark: a stack of the same project and stack names elsewhere (another backend) generates
+   * the same names, and its resource is not this one.
+   */
+  createMark?(desired: D, mark: string): D | undefined;
   idOf(record: R): string;
   nameOf(record: R): string;
   /**
@@ -453,7 +461,7 @@ export function implement<D extends { name: string }, R>(
   async function createFresh(call: Call, inputs: Props, sent: { name?: string }): Promise<R> {
     const desired = definition.desired(inputs);
     sent.name = desired.name;
-    if (!spec.uniqueName) return definition.create(call, desired);
+    if (!spec.uniqueName) return definition.create(call, marked(inputs, desired, sent));
     if (inputs[AUTO_NAMED] === true) {
       // A generated name can be taken by this resource's own predecessor (a forced replacement keeps
       // the replace key) or an orphan: the next generation is as much this resource's name.
@@ -495,6 +503,19 @@ export function implement<D extends { name: string }, R>(
       if (isNameTaken(error)) throw await nameTaken(call, desired.name, error);
       throw error;
     }
+  }
+
+  /**
+   * `desired` with the create's mark, for a generated name of a kind whose names repeat (see
+   * createMark): one mark per create, the same when it is sent again.
+   */
+  function marked(inputs: Props, desired: D, sent: LostCreate): D {
+    if (inputs[AUTO_NAMED] !== true || definition.createMark === undefined) return desired;
+    const mark = sent.mark ?? randomUUID();
+    const withMark = definition.createMark(desired, mark);
+    if (withMark === undefined) return desired;
+    sent.mark = mark;
+    return withMark;
   }
 
   /**
@@ -563,7 +584,7 @@ export function implement<D extends { name: string }, R>(
     name: string,
     failure: unknown,
     deadline: number,
-  ): Promise<Array<{ id: string; name: string }>> {
+  ): Promise<Listed[]> {
     try {
       return await retryWithin(async () => (await definition.inventory?.(call)) ?? [], {
         operation: call.operation,
@@ -603,7 +624,11 @@ export function implement<D extends { name: string }, R>(
   ): Promise<R | undefined> {
     const now = await lookUpAfterLostCreate(call, name, failure, deadline);
     // One name in either spelling: a service of an older version may have stored it as sent.
-    const named = now.filter((r) => sameName(r.name, name) && !replaced.has(r.id)).map((r) => r.id);
+    const byName = now.filter((r) => sameName(r.name, name) && !replaced.has(r.id));
+    // A marked create: only a record with its mark is its own; none means it was not carried out.
+    const named = (sent.mark === undefined ? byName : byName.filter((r) => r.mark === sent.mark)).map(
+      (r) => r.id,
+    );
     const [id] = named;
     if (id === undefined) return undefined;
     const onlyOurs = spec.uniqueName || inputs[AUTO_NAMED] === true;
@@ -819,6 +844,15 @@ export function implement<D extends { name: string }, R>(
 interface LostCreate {
   name?: string;
   found?: string;
+  /** The mark the create carried (see ResourceDefinition.createMark), when it carried one. */
+  mark?: string;
+}
+
+/** One resource of the account as the inventory lists it; `mark` as createMark set it. */
+export interface Listed {
+  id: string;
+  name: string;
+  mark?: string | undefined;
 }
 
 /**

@@ -2,7 +2,13 @@ import { request } from "node:http";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { inputFields } from "../../provider/check";
 import { createManagementApi } from "../../provider/clients";
-import { createEndpointProvider, endpointSpec, recordAsDesired, toSaveInput } from "../../provider/endpoint";
+import {
+  CREATE_MARK,
+  createEndpointProvider,
+  endpointSpec,
+  recordAsDesired,
+  toSaveInput,
+} from "../../provider/endpoint";
 import { UNKNOWN } from "../../provider/unknowns";
 import {
   checkAndCreate,
@@ -426,9 +432,11 @@ describe("Endpoint lifecycle", () => {
     const updated = await provider.update(created.id, read.props, news);
     expect(updated.outs.env).toEqual({ MODEL: "mistral" });
     const stored = (await h.graphql.getEndpoint(created.id))!.env;
+    // The create's mark (CREATE_MARK) is a key the program does not manage: kept, never reported.
     expect(Object.fromEntries(stored.map(({ key, value }) => [key, value]))).toEqual({
       MODEL: "mistral",
       ADDED_IN_CONSOLE: "1",
+      [CREATE_MARK]: expect.any(String),
     });
     // A managed key changed elsewhere is drift.
     await h.graphql.saveEndpoint({
@@ -481,7 +489,10 @@ describe("Endpoint lifecycle", () => {
         workersMin: 0,
         workersMax: 0,
         idleTimeout: 42,
-        env: [{ key: "A", value: "1" }],
+        env: [
+          { key: "A", value: "1" },
+          { key: CREATE_MARK, value: expect.any(String) },
+        ],
       }),
     ]);
   });
