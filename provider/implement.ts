@@ -321,6 +321,43 @@ export function implement<D extends { name: string }, R>(
   }
 
   /**
+   * The fields (map keys: `env.KEY`) an update overwrites after they were changed outside Pulumi: the
+   * program changed them since its last apply, and the service holds a third value. A field the
+   * program left keeps its live value (withLiveUnchanged), so it is never among them. From the
+   * record update reads anyway: no call of its own. Secret fields are named without values.
+   */
+  function overwrittenElsewhere(
+    olds: Props,
+    desired: Props,
+    current: R,
+    settings: ProviderSettings,
+  ): string[] {
+    const before = lastApplied(olds);
+    const wanted = normalizeInputs(spec, desired);
+    const live = normalizeInputs(spec, definition.outputs(current, olds, settings));
+    const secret = (field: string) => spec.secrets?.includes(field) === true;
+    const said = (value: unknown) => JSON.stringify(value ?? null);
+    const out: string[] = [];
+    for (const field of diffSpec.fields) {
+      const [b, w, l] = [before[field] ?? null, wanted[field] ?? null, live[field] ?? null];
+      if (isDeepStrictEqual(b, w)) continue;
+      if (isEntries(b) && isEntries(w) && isEntries(l)) {
+        for (const key of new Set([...Object.keys(b), ...Object.keys(w)])) {
+          const [kb, kw, kl] = [b[key] ?? null, w[key] ?? null, l[key] ?? null];
+          if (isDeepStrictEqual(kb, kw) || isDeepStrictEqual(kl, kb) || isDeepStrictEqual(kl, kw)) continue;
+          out.push(
+            secret(field) ? `${field}.${key}` : `${field}.${key} (${said(kl)} there, now ${said(kw)})`,
+          );
+        }
+        continue;
+      }
+      if (isDeepStrictEqual(l, b) || isDeepStrictEqual(l, w)) continue;
+      out.push(secret(field) ? field : `${field} (${said(l)} there, now ${said(w)})`);
+    }
+    return out;
+  }
+
+  /**
    * Refuses to go on when the resource was created in another account than the key's: that key sees
    * none of it, so "not found" would be taken for "deleted" (a refresh drops it from the stack, a
    * destroy reports it gone and leaves it running, the next up makes a second one).
@@ -785,8 +822,17 @@ export function implement<D extends { name: string }, R>(
           }
           // Only bookkeeping changed (customTimeouts): the outputs are rewritten, the service is left alone.
           const changed = diffFields(lastApplied(olds), normalizeInputs(spec, desired), diffSpec).changes;
+          if (!changed) return current;
           const target = withLiveUnchanged(olds, desired, current, call.settings);
-          return changed ? definition.apply(timed, id, current, definition.desired(target), olds) : current;
+          const overwritten = overwrittenElsewhere(olds, desired, current, call.settings);
+          const record = await definition.apply(timed, id, current, definition.desired(target), olds);
+          // Said once the update holds (not before each busy retry's attempt).
+          if (overwritten.length > 0) {
+            context.warn?.(
+              `${call.operation}: overwrote what was changed outside Pulumi since the last up or refresh: ${overwritten.join(", ")}. The service keeps no versions, so the program's value wins; run pulumi refresh (or up --refresh) first to see such changes in the preview.`,
+            );
+          }
+          return record;
         });
         // Found with this key, so it is this account's (state written before owners were kept gains it).
         const carried = { ...desired, [ACCOUNT]: account, [ADOPTED_NAME]: adoptedName(spec, olds) };

@@ -407,6 +407,53 @@ describe("Endpoint lifecycle", () => {
     );
   });
 
+  test("an update that overwrites a change made outside Pulumi says which fields, without secret values; an unchanged up makes no call", async () => {
+    const warnings: string[] = [];
+    const warned = createEndpointProvider({ ...h.context, warn: (message) => warnings.push(message) });
+    const created = await checkAndCreate(warned, "api", {
+      templateId,
+      workersMax: 3,
+      idleTimeout: 5,
+      env: { TOKEN: "t1", MODE: "a" },
+    });
+    // A console user raises workersMax and idleTimeout and rotates TOKEN; no refresh follows.
+    const current = (await h.graphql.getEndpoint(created.id))!;
+    await h.graphql.saveEndpoint({
+      ...toSaveInput(recordAsDesired(current), created.id),
+      workersMax: 4,
+      idleTimeout: 30,
+      env: current.env.map((e) => (e.key === "TOKEN" ? { key: "TOKEN", value: "rotated-elsewhere" } : e)),
+    });
+    // Nothing changed in the program: diff (all a no-op up calls) asks the service nothing.
+    const requests = h.apiRequests();
+    const same = await warned.check(created.outs, created.inputs);
+    expect((await warned.diff(created.id, created.outs, same.inputs)).changes).toBe(false);
+    expect(h.apiRequests()).toBe(requests);
+    // The program changes workersMax and TOKEN (both changed elsewhere) and MODE (not).
+    const news = (
+      await warned.check(created.outs, { ...created.inputs, workersMax: 5, env: { TOKEN: "t2", MODE: "b" } })
+    ).inputs;
+    await warned.update(created.id, created.outs, news);
+    expect(warnings).toEqual([
+      `update endpoint ${API}: overwrote what was changed outside Pulumi since the last up or refresh: workersMax (4 there, now 5), env.TOKEN. The service keeps no versions, so the program's value wins; run pulumi refresh (or up --refresh) first to see such changes in the preview.`,
+    ]);
+    expect(warnings.join()).not.toContain("rotated-elsewhere");
+    // idleTimeout, which the program left, keeps the value set elsewhere.
+    expect(await h.graphql.getEndpoint(created.id)).toMatchObject({ workersMax: 5, idleTimeout: 30 });
+  });
+
+  test("after a refresh, an update of a field changed outside Pulumi warns of nothing: the preview showed it", async () => {
+    const warnings: string[] = [];
+    const warned = createEndpointProvider({ ...h.context, warn: (message) => warnings.push(message) });
+    const created = await checkAndCreate(warned, "api", { templateId, workersMax: 3 });
+    await h.rest.endpoints.update(created.id, { workersMax: 4 });
+    const read = await warned.read(created.id, created.outs);
+    const news = (await warned.check(read.inputs!, { ...created.inputs, workersMax: 5 })).inputs;
+    await warned.update(created.id, read.props, news);
+    expect(warnings).toEqual([]);
+    expect(await h.graphql.getEndpoint(created.id)).toMatchObject({ workersMax: 5 });
+  });
+
   test("env keys added elsewhere are no drift and survive updates; managed keys are compared", async () => {
     const created = await up({ templateId, env: { MODEL: "llama", TOKEN: "t1" } });
     // Out of band, through the service's GraphQL API: a full saveEndpoint with one more key.
