@@ -10,6 +10,11 @@ export interface ProviderContext {
   settings(): ProviderSettings;
   api(settings: ProviderSettings): ManagementApi;
   pause: Pause;
+  /**
+   * A warning for the user about an operation that succeeded (an update that overwrote changes made
+   * outside Pulumi). Absent: not said.
+   */
+  warn?(message: string): void;
 }
 
 /**
@@ -30,5 +35,8 @@ export function hostContext(): ProviderContext {
       return last.api;
     },
     pause: wallClock,
+    // pulumi.log has no engine in the provider host (it would print to stderr the same way); the
+    // CLI shows what a dynamic provider prints, as the host's own output.
+    warn: (message) => console.warn(`warning: ${message}`),
   };
 }

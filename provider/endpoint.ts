@@ -145,7 +145,7 @@ export const EndpointInputs = z.strictObject({
     .default(null)
     .describe('Workers only on hosts with at least this CUDA version, e.g. "12.4"; null for any.'),
   env: EnvMap.default(() => ({})).describe(
-    "Worker environment. Stored as a secret. Only these keys are managed: keys added to the endpoint elsewhere are neither reported as drift nor removed.",
+    "Worker environment. Stored as a secret. Only these keys are managed: keys added to the endpoint elsewhere are neither reported as drift nor removed. A create of a generated name also sets RUNPODKIT_CREATE_MARK (a random value that tells the endpoint it made from another of the same name after a lost answer), kept like such a key.",
   ),
   adoptId: adoptIdInput("Id of an existing endpoint to take over instead of creating one."),
 });
@@ -231,7 +231,16 @@ export const endpointSpec = {
 
 // CRUD --------------------------------------------------------------------------------------------
 
+/**
+ * The env key a create of a generated name sets to a fresh mark, so that after a lost answer the
+ * endpoint it made is told from one of the same name made elsewhere. Never managed nor reported: it
+ * stays on the endpoint as a key set elsewhere would.
+ */
+export const CREATE_MARK = "RUNPODKIT_CREATE_MARK";
+
 export function endpointDefinition(): ResourceDefinition<EndpointDesired, GqlEndpoint> {
+  // GPU types set through REST that a delete read before scaling to zero, by id, for its undo.
+  const restTypes = new Map<string, GpuTypes>();
   return {
     noun: "endpoint",
     spec: endpointSpec,
@@ -247,9 +256,17 @@ export function endpointDefinition(): ResourceDefinition<EndpointDesired, GqlEnd
       }
       return saveKeepingGpuTypes(call, id, desired, env);
     },
-    remove: removeEndpoint,
-    undoRemove: unscaleEndpoint,
-    inventory: async (call) => (await call.api.endpoints.list()).map(({ id, name }) => ({ id, name })),
+    remove: (call, id) => removeEndpoint(call, id, restTypes),
+    undoRemove: (call, id, outputs) => unscaleEndpoint(call, id, outputs, restTypes),
+    inventory: async (call) =>
+      (await call.api.endpoints.list()).map((record) => ({
+        id: record.id,
+        name: record.name,
+        mark: record.env.find(({ key }) => key === CREATE_MARK)?.value,
+      })),
+    // Endpoint names repeat, and a stack of the same names elsewhere generates the same ones.
+    createMark: (desired, mark) =>
+      CREATE_MARK in desired.env ? undefined : { ...desired, env: { ...desired.env, [CREATE_MARK]: mark } },
     idOf: (record) => record.id,
     nameOf: (record) => record.name,
     outputs: endpointOutputs,
@@ -279,17 +296,11 @@ function keepsRestGpuTypes(current: GqlEndpoint, desired: EndpointDesired, previ
   return typeof before === "string" && canonicalCommaList(before) === canonicalCommaList(desired.gpuIds);
 }
 
-/**
- * saveEndpoint (which requires pools), then the GPU types the endpoint had put back through REST, the
- * only write of types no pool describes. Between the two the endpoint has the pools saved; a busy
- * service is waited out for the second, and if it still fails the error names the types to set back.
- */
-async function saveKeepingGpuTypes(
-  call: Call,
-  id: string,
-  desired: EndpointDesired,
-  env: Record<string, string>,
-): Promise<GqlEndpoint> {
+/** GPU type ids in priority order, as REST gpuTypeIds holds them. */
+type GpuTypes = z.output<typeof GpuTypeId>[];
+
+/** The endpoint's GPU types set through REST, refused before anything is saved if one is unknown here. */
+async function knownGpuTypes(call: Call, id: string): Promise<GpuTypes> {
   const read = await call.api.endpoints.gpuTypes(id);
   const known = z.array(GpuTypeId).safeParse(read);
   // Checked before anything is saved: the SDK would refuse to send back a type it does not know.
@@ -300,28 +311,51 @@ async function saveKeepingGpuTypes(
       { operation: call.operation, field: "gpuIds" },
     );
   }
-  const types = known.data;
+  return known.data;
+}
+
+/** REST PATCH of the GPU types, a busy service waited out within the operation's bound (customTimeouts). */
+async function putGpuTypesBack(call: Call, id: string, types: GpuTypes): Promise<void> {
+  await retryWithin(() => call.api.endpoints.setGpuTypes(id, types), {
+    operation: call.operation,
+    boundMs: call.bound?.ms ?? BUSY_BOUND_MS,
+    ...(call.bound === undefined ? {} : { startedAt: call.bound.startedAt }),
+    retryable: (error) => isBusy(error) || isBrokenConnection(error),
+    pause: call.context.pause,
+    waitAtLeast: retryAfterOf,
+    ...(call.bound === undefined ? {} : { hint: `Give the resource a longer ${call.bound.option}.` }),
+  });
+}
+
+/** A failure's message without the operation that leads it (it is said once, by the outer message). */
+function reason(call: Call, error: unknown): string {
+  return toProviderError(error, call.operation, [call.settings.apiKey])
+    .message.replace(`${call.operation}: `, "")
+    .replace(/\.$/, "");
+}
+
+/**
+ * saveEndpoint (which requires pools), then the GPU types the endpoint had put back through REST, the
+ * only write of types no pool describes. Between the two the endpoint has the pools saved; a busy
+ * service is waited out for the second, and if it still fails the error names the types to set back.
+ * `types` when already read (a delete keeps them for its undo).
+ */
+async function saveKeepingGpuTypes(
+  call: Call,
+  id: string,
+  desired: EndpointDesired,
+  env: Record<string, string>,
+  types?: GpuTypes,
+): Promise<GqlEndpoint> {
+  const kept = types ?? (await knownGpuTypes(call, id));
   const gpuIds = GpuIdsList.safeParse(desired.gpuIds).success ? desired.gpuIds : ENDPOINT_DEFAULTS.gpuIds;
   const saved = await call.api.endpoints.save(toSaveInput({ ...desired, gpuIds }, id, env));
   try {
-    // Within the operation's bound (customTimeouts), which the save and its waits share.
-    await retryWithin(() => call.api.endpoints.setGpuTypes(id, types), {
-      operation: call.operation,
-      boundMs: call.bound?.ms ?? BUSY_BOUND_MS,
-      ...(call.bound === undefined ? {} : { startedAt: call.bound.startedAt }),
-      retryable: (error) => isBusy(error) || isBrokenConnection(error),
-      pause: call.context.pause,
-      waitAtLeast: retryAfterOf,
-      ...(call.bound === undefined ? {} : { hint: `Give the resource a longer ${call.bound.option}.` }),
-    });
+    await putGpuTypesBack(call, id, kept);
   } catch (error) {
-    // Said once: the operation already leads this message, and its sentence goes on after `why`.
-    const why = toProviderError(error, call.operation, [call.settings.apiKey])
-      .message.replace(`${call.operation}: `, "")
-      .replace(/\.$/, "");
     throw new ProviderError(
       "SERVICE",
-      `${call.operation}: gpuIds: the update was saved, but putting back the GPU types set through REST (gpuTypeIds ${JSON.stringify(types)}; saveEndpoint can only send pools, so it sent ${gpuIds}) failed: ${why}. Set gpuTypeIds back through REST (PATCH /endpoints/${id}), or set gpuIds in the program to the pools you want.`,
+      `${call.operation}: gpuIds: the update was saved, but putting back the GPU types set through REST (gpuTypeIds ${JSON.stringify(kept)}; saveEndpoint can only send pools, so it sent ${gpuIds}) failed: ${reason(call, error)}. Set gpuTypeIds back through REST (PATCH /endpoints/${id}), or set gpuIds in the program to the pools you want.`,
       { operation: call.operation, field: "gpuIds", cause: error },
     );
   }
@@ -329,49 +363,78 @@ async function saveKeepingGpuTypes(
 }
 
 /**
- * Saves an endpoint's own configuration with a change (its worker counts, while a delete scales it
- * to zero or puts them back). gpuIds "" (GPU types no pools describe, set through REST) cannot be
- * saved: those types are put back after the save, or a delete that then fails would leave the
- * endpoint in the stack on other GPUs.
- */
-async function saveRecord(call: Call, id: string, desired: EndpointDesired): Promise<void> {
-  if (GpuIdsList.safeParse(desired.gpuIds).success) await call.api.endpoints.save(toSaveInput(desired, id));
-  else await saveKeepingGpuTypes(call, id, desired, desired.env);
-}
-
-/**
  * One delete attempt. The service refuses to delete an endpoint that may still run workers, so it is
  * first scaled to zero with a full saveEndpoint of its current configuration; a refusal while workers
- * stop is waited out by the caller within runpodkit:deleteTimeout (or customTimeouts.delete).
+ * stop is waited out by the caller within runpodkit:deleteTimeout (or customTimeouts.delete). GPU
+ * types set through REST (gpuIds "") cannot be saved: they are put back after the save, and kept in
+ * `restTypes` for the undo, since a failed put-back leaves the endpoint on the pools it saved.
  */
-async function removeEndpoint(call: Call, id: string): Promise<void> {
+async function removeEndpoint(call: Call, id: string, restTypes: Map<string, GpuTypes>): Promise<void> {
   const current = await call.api.endpoints.get(id);
   if (current === null) return;
   if (current.workersMin !== 0 || current.workersMax !== 0) {
     const desired = { ...recordAsDesired(current), workersMin: 0, workersMax: 0 };
-    await saveRecord(call, id, desired);
+    if (GpuIdsList.safeParse(desired.gpuIds).success) {
+      await call.api.endpoints.save(toSaveInput(desired, id));
+    } else {
+      const types = await knownGpuTypes(call, id);
+      restTypes.set(id, types);
+      await saveKeepingGpuTypes(call, id, desired, desired.env, types);
+    }
   }
   await call.api.endpoints.delete(id);
+  restTypes.delete(id);
 }
 
 /**
  * After a delete that failed: an endpoint its attempts scaled to zero gets the worker counts of the
- * outputs back. It stays in the stack, whose outputs (and the next up's diff) say it has them.
+ * outputs back, and the GPU types set through REST it had before the scale (the save in between
+ * sent pools). It stays in the stack, whose outputs (and the next up's diff) say it has them.
  */
-async function unscaleEndpoint(call: Call, id: string, outputs: Props): Promise<string | undefined> {
+async function unscaleEndpoint(
+  call: Call,
+  id: string,
+  outputs: Props,
+  restTypes: Map<string, GpuTypes>,
+): Promise<string | undefined> {
+  const remembered = restTypes.get(id);
+  restTypes.delete(id);
   const { workersMin, workersMax } = outputs;
   if (typeof workersMin !== "number" || typeof workersMax !== "number") return undefined;
   if (workersMin === 0 && workersMax === 0) return undefined;
   const current = await call.api.endpoints.get(id);
   if (current === null || current.workersMin !== 0 || current.workersMax !== 0) return undefined;
   const desired = { ...recordAsDesired(current), workersMin, workersMax };
+  const onPools = GpuIdsList.safeParse(current.gpuIds).success;
+  const counts = `workersMin ${workersMin}, workersMax ${workersMax}`;
+  let types: GpuTypes | undefined;
   try {
-    await saveRecord(call, id, desired);
+    // The types it had: read before the scale, or (when their put-back held) read now.
+    types = remembered ?? (onPools ? undefined : await knownGpuTypes(call, id));
+    const gpuIds = onPools ? current.gpuIds : ENDPOINT_DEFAULTS.gpuIds;
+    await call.api.endpoints.save(toSaveInput({ ...desired, gpuIds }, id));
   } catch (error) {
-    const why = toProviderError(error, call.operation, [call.settings.apiKey]).message;
-    return `the endpoint had been scaled to zero first, and putting its worker counts back failed (${why}): it serves no jobs until destroy is run again, or pulumi refresh then up restores workersMin ${workersMin} and workersMax ${workersMax}`;
+    const lost =
+      types === undefined
+        ? ""
+        : `; its GPU types set through REST (gpuTypeIds ${JSON.stringify(types)}) are not back either: set them through REST (PATCH /endpoints/${id})`;
+    return `the endpoint had been scaled to zero first, and putting its worker counts back failed (${toProviderError(error, call.operation, [call.settings.apiKey]).message}): it serves no jobs until destroy is run again, or pulumi refresh then up restores workersMin ${workersMin} and workersMax ${workersMax}${lost}`;
   }
-  return `the endpoint had been scaled to zero first; its worker counts were put back (workersMin ${workersMin}, workersMax ${workersMax}), so it serves as before`;
+  if (types === undefined) {
+    // Pools now, though the outputs say its GPU types were set through REST: which ones is unknown here.
+    if (outputs.gpuIds === GPU_IDS_NOT_POOLS) {
+      return `the endpoint had been scaled to zero first; its worker counts were put back (${counts}), but it now runs on the pools ${current.gpuIds}, not the GPU types set through REST it had before: set them again through REST (PATCH /endpoints/${id} with gpuTypeIds)`;
+    }
+    return `the endpoint had been scaled to zero first; its worker counts were put back (${counts}), so it serves as before`;
+  }
+  try {
+    // Once: the delete's bound, within which a busy service was waited out, is spent.
+    await call.api.endpoints.setGpuTypes(id, types);
+  } catch (error) {
+    const saved = onPools ? current.gpuIds : ENDPOINT_DEFAULTS.gpuIds;
+    return `the endpoint had been scaled to zero first; its worker counts were put back (${counts}), but it now runs on the pools ${saved}, not its GPU types set through REST (gpuTypeIds ${JSON.stringify(types)}), and putting those back failed (${reason(call, error)}): set them through REST (PATCH /endpoints/${id} with gpuTypeIds ${JSON.stringify(types)})`;
+  }
+  return `the endpoint had been scaled to zero first; its worker counts (${counts}) and its GPU types set through REST (gpuTypeIds ${JSON.stringify(types)}) were put back, so it serves as before`;
 }
 
 export function createEndpointProvider(context: ProviderContext) {
@@ -475,6 +538,13 @@ function envMap(record: GqlEndpoint): Record<string, string> {
   return Object.fromEntries(record.env.map(({ key, value }) => [key, value]));
 }
 
+/** The env as the outputs report it: without the create's mark (CREATE_MARK), unless the program manages it. */
+function withoutMark(env: Record<string, string>, managed: readonly string[] | null): Record<string, string> {
+  if (managed?.includes(CREATE_MARK) === true) return env;
+  const { [CREATE_MARK]: _mark, ...rest } = env;
+  return rest;
+}
+
 /** The env keys the last applied configuration set (null when unknown: a lookup by id, or no env). */
 export function managedKeys(previous: Props): string[] | null {
   const env = previous.env;
@@ -517,7 +587,7 @@ export function endpointOutputs(
     hubReleaseId:
       record.hubReleaseId === undefined ? stringOrNull(previous.hubReleaseId) : current.hubReleaseId,
     modelName: record.modelName === undefined ? stringOrNull(previous.modelName) : current.modelName,
-    env: managed === null ? current.env : onlyKeys(current.env, managed),
+    env: withoutMark(managed === null ? current.env : onlyKeys(current.env, managed), managed),
     url: endpointUrl(settings.queueUrl, record.type, record.id),
     createdAt: record.createdAt,
     version: record.version,

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import type * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
@@ -120,7 +121,14 @@ export interface ResourceDefinition<D extends { name: string }, R> {
    * (a 5xx, a timeout), so that the one it may have made all the same is found by name and nothing is
    * created twice.
    */
-  inventory?(call: Call): Promise<Array<{ id: string; name: string }>>;
+  inventory?(call: Call): Promise<Listed[]>;
+  /**
+   * For a kind whose names repeat: a create of a generated name carries a fresh mark (createMark), and
+   * the inventory reports each record's (Listed.mark). A lost create then takes over only the record
+   * with its mark: a stack of the same project and stack names elsewhere (another backend) generates
+   * the same names, and its resource is not this one.
+   */
+  createMark?(desired: D, mark: string): D | undefined;
   idOf(record: R): string;
   nameOf(record: R): string;
   /**
@@ -313,6 +321,43 @@ export function implement<D extends { name: string }, R>(
   }
 
   /**
+   * The fields (map keys: `env.KEY`) an update overwrites after they were changed outside Pulumi: the
+   * program changed them since its last apply, and the service holds a third value. A field the
+   * program left keeps its live value (withLiveUnchanged), so it is never among them. From the
+   * record update reads anyway: no call of its own. Secret fields are named without values.
+   */
+  function overwrittenElsewhere(
+    olds: Props,
+    desired: Props,
+    current: R,
+    settings: ProviderSettings,
+  ): string[] {
+    const before = lastApplied(olds);
+    const wanted = normalizeInputs(spec, desired);
+    const live = normalizeInputs(spec, definition.outputs(current, olds, settings));
+    const secret = (field: string) => spec.secrets?.includes(field) === true;
+    const said = (value: unknown) => JSON.stringify(value ?? null);
+    const out: string[] = [];
+    for (const field of diffSpec.fields) {
+      const [b, w, l] = [before[field] ?? null, wanted[field] ?? null, live[field] ?? null];
+      if (isDeepStrictEqual(b, w)) continue;
+      if (isEntries(b) && isEntries(w) && isEntries(l)) {
+        for (const key of new Set([...Object.keys(b), ...Object.keys(w)])) {
+          const [kb, kw, kl] = [b[key] ?? null, w[key] ?? null, l[key] ?? null];
+          if (isDeepStrictEqual(kb, kw) || isDeepStrictEqual(kl, kb) || isDeepStrictEqual(kl, kw)) continue;
+          out.push(
+            secret(field) ? `${field}.${key}` : `${field}.${key} (${said(kl)} there, now ${said(kw)})`,
+          );
+        }
+        continue;
+      }
+      if (isDeepStrictEqual(l, b) || isDeepStrictEqual(l, w)) continue;
+      out.push(secret(field) ? field : `${field} (${said(l)} there, now ${said(w)})`);
+    }
+    return out;
+  }
+
+  /**
    * Refuses to go on when the resource was created in another account than the key's: that key sees
    * none of it, so "not found" would be taken for "deleted" (a refresh drops it from the stack, a
    * destroy reports it gone and leaves it running, the next up makes a second one).
@@ -453,7 +498,7 @@ export function implement<D extends { name: string }, R>(
   async function createFresh(call: Call, inputs: Props, sent: { name?: string }): Promise<R> {
     const desired = definition.desired(inputs);
     sent.name = desired.name;
-    if (!spec.uniqueName) return definition.create(call, desired);
+    if (!spec.uniqueName) return definition.create(call, marked(inputs, desired, sent));
     if (inputs[AUTO_NAMED] === true) {
       // A generated name can be taken by this resource's own predecessor (a forced replacement keeps
       // the replace key) or an orphan: the next generation is as much this resource's name.
@@ -495,6 +540,19 @@ export function implement<D extends { name: string }, R>(
       if (isNameTaken(error)) throw await nameTaken(call, desired.name, error);
       throw error;
     }
+  }
+
+  /**
+   * `desired` with the create's mark, for a generated name of a kind whose names repeat (see
+   * createMark): one mark per create, the same when it is sent again.
+   */
+  function marked(inputs: Props, desired: D, sent: LostCreate): D {
+    if (inputs[AUTO_NAMED] !== true || definition.createMark === undefined) return desired;
+    const mark = sent.mark ?? randomUUID();
+    const withMark = definition.createMark(desired, mark);
+    if (withMark === undefined) return desired;
+    sent.mark = mark;
+    return withMark;
   }
 
   /**
@@ -563,7 +621,7 @@ export function implement<D extends { name: string }, R>(
     name: string,
     failure: unknown,
     deadline: number,
-  ): Promise<Array<{ id: string; name: string }>> {
+  ): Promise<Listed[]> {
     try {
       return await retryWithin(async () => (await definition.inventory?.(call)) ?? [], {
         operation: call.operation,
@@ -603,7 +661,11 @@ export function implement<D extends { name: string }, R>(
   ): Promise<R | undefined> {
     const now = await lookUpAfterLostCreate(call, name, failure, deadline);
     // One name in either spelling: a service of an older version may have stored it as sent.
-    const named = now.filter((r) => sameName(r.name, name) && !replaced.has(r.id)).map((r) => r.id);
+    const byName = now.filter((r) => sameName(r.name, name) && !replaced.has(r.id));
+    // A marked create: only a record with its mark is its own; none means it was not carried out.
+    const named = (sent.mark === undefined ? byName : byName.filter((r) => r.mark === sent.mark)).map(
+      (r) => r.id,
+    );
     const [id] = named;
     if (id === undefined) return undefined;
     const onlyOurs = spec.uniqueName || inputs[AUTO_NAMED] === true;
@@ -760,8 +822,17 @@ export function implement<D extends { name: string }, R>(
           }
           // Only bookkeeping changed (customTimeouts): the outputs are rewritten, the service is left alone.
           const changed = diffFields(lastApplied(olds), normalizeInputs(spec, desired), diffSpec).changes;
+          if (!changed) return current;
           const target = withLiveUnchanged(olds, desired, current, call.settings);
-          return changed ? definition.apply(timed, id, current, definition.desired(target), olds) : current;
+          const overwritten = overwrittenElsewhere(olds, desired, current, call.settings);
+          const record = await definition.apply(timed, id, current, definition.desired(target), olds);
+          // Said once the update holds (not before each busy retry's attempt).
+          if (overwritten.length > 0) {
+            context.warn?.(
+              `${call.operation}: overwrote what was changed outside Pulumi since the last up or refresh: ${overwritten.join(", ")}. The service keeps no versions, so the program's value wins; run pulumi refresh (or up --refresh) first to see such changes in the preview.`,
+            );
+          }
+          return record;
         });
         // Found with this key, so it is this account's (state written before owners were kept gains it).
         const carried = { ...desired, [ACCOUNT]: account, [ADOPTED_NAME]: adoptedName(spec, olds) };
@@ -819,6 +890,15 @@ export function implement<D extends { name: string }, R>(
 interface LostCreate {
   name?: string;
   found?: string;
+  /** The mark the create carried (see ResourceDefinition.createMark), when it carried one. */
+  mark?: string;
+}
+
+/** One resource of the account as the inventory lists it; `mark` as createMark set it. */
+export interface Listed {
+  id: string;
+  name: string;
+  mark?: string | undefined;
 }
 
 /**

@@ -99,7 +99,9 @@ export interface EndpointArgs {
   >;
   /**
    * Worker environment. Stored as a secret. Only these keys are managed: keys added to the endpoint
-   * elsewhere are neither reported as drift nor removed.
+   * elsewhere are neither reported as drift nor removed. A create of a generated name also sets
+   * RUNPODKIT_CREATE_MARK (a random value that tells the endpoint it made from another of the same name
+   * after a lost answer), kept like such a key.
    */
   env?: DeepInput<Record<string, string> | undefined>;
   /** Id of an existing endpoint to take over instead of creating one. */
@@ -184,7 +186,9 @@ export interface EndpointState {
     | null;
   /**
    * Worker environment. Stored as a secret. Only these keys are managed: keys added to the endpoint
-   * elsewhere are neither reported as drift nor removed.
+   * elsewhere are neither reported as drift nor removed. A create of a generated name also sets
+   * RUNPODKIT_CREATE_MARK (a random value that tells the endpoint it made from another of the same name
+   * after a lost answer), kept like such a key.
    */
   env: Record<string, string>;
   /** Id of an existing endpoint to take over instead of creating one. */

@@ -132,6 +132,7 @@ describe("ignoreChanges on one env key (a nested path), through the engine", () 
         ["update", ["env"]],
         ["update", ["env"]],
       ]);
+      // The operator's full save above replaced the whole env, the create's mark (CREATE_MARK) with it.
       const rotated = { TOKEN: "rotated", MODE: "safe" };
       expect(await liveEnv()).toEqual({ template: rotated, endpoint: rotated });
       expect((await stack.up()).changes).toEqual({ same: 3 });

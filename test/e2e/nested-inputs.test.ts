@@ -9,6 +9,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { LocalStack, OutputMap } from "../../engine/engine";
+import { CREATE_MARK } from "../../provider/endpoint";
 import { type FixtureStack, openFixtureStack } from "./support/fixture-stack";
 import type { ServiceFixture } from "./support/service";
 
@@ -50,7 +51,11 @@ describe("Outputs inside env values and array elements, deployed through the eng
       const endpoint = svc.endpoint(str(outputs, "endpointId"));
       expect(endpoint?.networkVolumeIds).toEqual([volumeId]);
       expect(endpoint?.templateId).toBe(str(outputs, "templateId"));
-      expect(endpoint?.env).toEqual({ HF_TOKEN: token, TEMPLATE_NAME: templateName });
+      expect(endpoint?.env).toEqual({
+        HF_TOKEN: token,
+        TEMPLATE_NAME: templateName,
+        [CREATE_MARK]: expect.any(String),
+      });
       const template = await svc.rest.templates.get(str(outputs, "templateId"));
       expect(template.env).toEqual({ HF_TOKEN: token, VOLUME_ID: volumeId });
       expect(template.dockerStartCmd).toEqual(["python", "handler.py", "--volume", volumeId]);

@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { LocalStack, OutputMap } from "../../engine/engine";
+import { CREATE_MARK } from "../../provider/endpoint";
 import { type FixtureStack, openFixtureStack } from "./support/fixture-stack";
 import type { ServiceFixture } from "./support/service";
 
@@ -37,7 +38,11 @@ describe("replaceOnChanges on a named Template and an Endpoint, through the engi
     async () => {
       stack.setConfig("log", { value: "debug" });
       expect(changed((await stack.up()).steps)).toEqual([["update", "api", ["env"]]]);
-      expect(svc.endpoint(str(first, "endpointId"))?.env).toEqual({ MODEL: "small", LOG: "debug" });
+      expect(svc.endpoint(str(first, "endpointId"))?.env).toEqual({
+        MODEL: "small",
+        LOG: "debug",
+        [CREATE_MARK]: expect.any(String),
+      });
 
       stack.setConfig("image", { value: "runpodkit/echo:1.1" });
       expect(changed((await stack.preview()).steps)).toEqual([
@@ -67,7 +72,11 @@ describe("replaceOnChanges on a named Template and an Endpoint, through the engi
       expect(changed(up.steps)).toEqual([["replace", "api", ["env"]]]);
       const endpointId = str(up.outputs, "endpointId");
       expect(endpointId).not.toBe(String(before));
-      expect(svc.endpoint(endpointId)?.env).toEqual({ MODEL: "large", LOG: "debug" });
+      expect(svc.endpoint(endpointId)?.env).toEqual({
+        MODEL: "large",
+        LOG: "debug",
+        [CREATE_MARK]: expect.any(String),
+      });
       expect(svc.endpoint(String(before))).toBeUndefined();
       expect((await stack.up()).changes).toEqual({ same: 3 });
     },

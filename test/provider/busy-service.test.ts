@@ -4,7 +4,7 @@ import { ACCOUNT } from "../../provider/bookkeeping";
 import { createManagementApi } from "../../provider/clients";
 import type { ProviderSettings } from "../../provider/config";
 import type { ProviderContext } from "../../provider/context";
-import { createEndpointProvider } from "../../provider/endpoint";
+import { CREATE_MARK, createEndpointProvider } from "../../provider/endpoint";
 import { createTemplateProvider } from "../../provider/template";
 import { holdPort } from "../helpers/tcp-relay";
 import { type Hit, json, startScriptedServer } from "../sdk/scripted-server";
@@ -144,6 +144,47 @@ describe("Endpoint against a busy service", () => {
     expect(await endpointsNamed(made.outs.name)).toEqual([made.id]);
     expect(made.outs).toMatchObject({ templateId, workersMax: 2, name: made.outs.name });
     expect(h.pause.slept).toEqual([]);
+  });
+
+  test("two stacks of the same project and stack names (two backends, one account): a lost create does not take over the other stack's endpoint", async () => {
+    const templateId = await template();
+    const program = { __scope: "shop/prod", templateId, workersMax: 1 };
+    // The other backend's stack: its own provider process, the same project, stack and resource names.
+    const theirs = await checkAndCreate(createEndpointProvider(context), "twinstack", program);
+    // This stack's create is refused before it reaches the service (a 503: nothing made, which
+    // the provider cannot tell from a lost answer), so it looks for one made all the same.
+    rule = onOperation("saveEndpoint", 1, { refuse: 503 });
+    const ours = await checkAndCreate(createEndpointProvider(context), "twinstack", {
+      ...program,
+      workersMax: 3,
+    });
+    expect(ours.outs.name).toBe(theirs.outs.name);
+    expect(ours.id).not.toBe(theirs.id);
+    expect((await endpointsNamed(theirs.outs.name)).sort()).toEqual([ours.id, theirs.id].sort());
+    // The other stack's endpoint is untouched; this one has this program's configuration.
+    expect(await h.graphql.getEndpoint(theirs.id)).toMatchObject({ workersMax: 1 });
+    expect(await h.graphql.getEndpoint(ours.id)).toMatchObject({ workersMax: 3 });
+    expect(ours.outs).toMatchObject({ workersMax: 3, env: {} });
+  });
+
+  test("beside the other stack's endpoint of the same generated name, a create carried out whose answer was lost takes over its own", async () => {
+    const templateId = await template();
+    const program = { __scope: "shop/staging", templateId, workersMax: 1 };
+    const theirs = await checkAndCreate(createEndpointProvider(context), "twinlost", program);
+    rule = onOperation("saveEndpoint", 1, { lose: 503 });
+    const ours = await checkAndCreate(createEndpointProvider(context), "twinlost", {
+      ...program,
+      workersMax: 2,
+      env: { MODE: "a" },
+    });
+    expect(ours.id).not.toBe(theirs.id);
+    // One each: the lost create was not sent again.
+    expect((await endpointsNamed(theirs.outs.name)).sort()).toEqual([ours.id, theirs.id].sort());
+    expect(await h.graphql.getEndpoint(theirs.id)).toMatchObject({ workersMax: 1 });
+    expect(ours.outs).toMatchObject({ workersMax: 2, env: { MODE: "a" } });
+    // The mark stays on the endpoint as a key set elsewhere would, outside the outputs.
+    const env = (await h.graphql.getEndpoint(ours.id))?.env.map(({ key }) => key);
+    expect(env?.sort()).toEqual(["MODE", CREATE_MARK]);
   });
 
   test("a create the service answers costs one call: nothing is listed before it", async () => {

@@ -2,7 +2,13 @@ import { request } from "node:http";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { inputFields } from "../../provider/check";
 import { createManagementApi } from "../../provider/clients";
-import { createEndpointProvider, endpointSpec, recordAsDesired, toSaveInput } from "../../provider/endpoint";
+import {
+  CREATE_MARK,
+  createEndpointProvider,
+  endpointSpec,
+  recordAsDesired,
+  toSaveInput,
+} from "../../provider/endpoint";
 import { UNKNOWN } from "../../provider/unknowns";
 import {
   checkAndCreate,
@@ -401,6 +407,53 @@ describe("Endpoint lifecycle", () => {
     );
   });
 
+  test("an update that overwrites a change made outside Pulumi says which fields, without secret values; an unchanged up makes no call", async () => {
+    const warnings: string[] = [];
+    const warned = createEndpointProvider({ ...h.context, warn: (message) => warnings.push(message) });
+    const created = await checkAndCreate(warned, "api", {
+      templateId,
+      workersMax: 3,
+      idleTimeout: 5,
+      env: { TOKEN: "t1", MODE: "a" },
+    });
+    // A console user raises workersMax and idleTimeout and rotates TOKEN; no refresh follows.
+    const current = (await h.graphql.getEndpoint(created.id))!;
+    await h.graphql.saveEndpoint({
+      ...toSaveInput(recordAsDesired(current), created.id),
+      workersMax: 4,
+      idleTimeout: 30,
+      env: current.env.map((e) => (e.key === "TOKEN" ? { key: "TOKEN", value: "rotated-elsewhere" } : e)),
+    });
+    // Nothing changed in the program: diff (all a no-op up calls) asks the service nothing.
+    const requests = h.apiRequests();
+    const same = await warned.check(created.outs, created.inputs);
+    expect((await warned.diff(created.id, created.outs, same.inputs)).changes).toBe(false);
+    expect(h.apiRequests()).toBe(requests);
+    // The program changes workersMax and TOKEN (both changed elsewhere) and MODE (not).
+    const news = (
+      await warned.check(created.outs, { ...created.inputs, workersMax: 5, env: { TOKEN: "t2", MODE: "b" } })
+    ).inputs;
+    await warned.update(created.id, created.outs, news);
+    expect(warnings).toEqual([
+      `update endpoint ${API}: overwrote what was changed outside Pulumi since the last up or refresh: workersMax (4 there, now 5), env.TOKEN. The service keeps no versions, so the program's value wins; run pulumi refresh (or up --refresh) first to see such changes in the preview.`,
+    ]);
+    expect(warnings.join()).not.toContain("rotated-elsewhere");
+    // idleTimeout, which the program left, keeps the value set elsewhere.
+    expect(await h.graphql.getEndpoint(created.id)).toMatchObject({ workersMax: 5, idleTimeout: 30 });
+  });
+
+  test("after a refresh, an update of a field changed outside Pulumi warns of nothing: the preview showed it", async () => {
+    const warnings: string[] = [];
+    const warned = createEndpointProvider({ ...h.context, warn: (message) => warnings.push(message) });
+    const created = await checkAndCreate(warned, "api", { templateId, workersMax: 3 });
+    await h.rest.endpoints.update(created.id, { workersMax: 4 });
+    const read = await warned.read(created.id, created.outs);
+    const news = (await warned.check(read.inputs!, { ...created.inputs, workersMax: 5 })).inputs;
+    await warned.update(created.id, read.props, news);
+    expect(warnings).toEqual([]);
+    expect(await h.graphql.getEndpoint(created.id)).toMatchObject({ workersMax: 5 });
+  });
+
   test("env keys added elsewhere are no drift and survive updates; managed keys are compared", async () => {
     const created = await up({ templateId, env: { MODEL: "llama", TOKEN: "t1" } });
     // Out of band, through the service's GraphQL API: a full saveEndpoint with one more key.
@@ -426,9 +479,11 @@ describe("Endpoint lifecycle", () => {
     const updated = await provider.update(created.id, read.props, news);
     expect(updated.outs.env).toEqual({ MODEL: "mistral" });
     const stored = (await h.graphql.getEndpoint(created.id))!.env;
+    // The create's mark (CREATE_MARK) is a key the program does not manage: kept, never reported.
     expect(Object.fromEntries(stored.map(({ key, value }) => [key, value]))).toEqual({
       MODEL: "mistral",
       ADDED_IN_CONSOLE: "1",
+      [CREATE_MARK]: expect.any(String),
     });
     // A managed key changed elsewhere is drift.
     await h.graphql.saveEndpoint({
@@ -481,7 +536,10 @@ describe("Endpoint lifecycle", () => {
         workersMin: 0,
         workersMax: 0,
         idleTimeout: 42,
-        env: [{ key: "A", value: "1" }],
+        env: [
+          { key: "A", value: "1" },
+          { key: CREATE_MARK, value: expect.any(String) },
+        ],
       }),
     ]);
   });
@@ -554,6 +612,58 @@ describe("Endpoint lifecycle", () => {
       workersMin: 1,
       workersMax: 2,
       gpuTypeIds: ["NVIDIA B200"],
+    });
+  });
+
+  test("a delete whose REST GPU types put-back fails, then the delete too: the undo puts the types back with the worker counts", async () => {
+    const created = await up({ templateId, workersMin: 1, workersMax: 2 });
+    await h.rest.endpoints.update(created.id, { gpuTypeIds: ["NVIDIA B200"] });
+    const stranger = createManagementApi({ ...h.settings, apiKey: "rpk_not-a-known-key" });
+    let puts = 0;
+    h.intercept((api) => ({
+      ...api,
+      endpoints: {
+        ...api.endpoints,
+        // The put-back after the scale to zero is refused once; the undo's goes through.
+        setGpuTypes: (id, types) =>
+          puts++ === 0 ? stranger.endpoints.setGpuTypes(id, types) : api.endpoints.setGpuTypes(id, types),
+        delete: stranger.endpoints.delete,
+      },
+    }));
+    const failure = await provider.delete(created.id, created.outs).catch((error: unknown) => error);
+    const message = String((failure as Error).message);
+    expect(message).toContain(
+      'its worker counts (workersMin 1, workersMax 2) and its GPU types set through REST (gpuTypeIds ["NVIDIA B200"]) were put back, so it serves as before',
+    );
+    expect(message).not.toContain("rpk_not-a-known-key");
+    expect(puts).toBe(2);
+    expect(await h.rest.endpoints.get(created.id)).toMatchObject({
+      workersMin: 1,
+      workersMax: 2,
+      gpuTypeIds: ["NVIDIA B200"],
+    });
+  });
+
+  test("when the REST GPU types cannot be put back at all, the undo says which pools the endpoint runs on and how to restore its types", async () => {
+    const created = await up({ templateId, workersMin: 1, workersMax: 2 });
+    await h.rest.endpoints.update(created.id, { gpuTypeIds: ["NVIDIA B200"] });
+    const stranger = createManagementApi({ ...h.settings, apiKey: "rpk_not-a-known-key" });
+    h.intercept((api) => ({
+      ...api,
+      endpoints: { ...api.endpoints, setGpuTypes: stranger.endpoints.setGpuTypes },
+    }));
+    const failure = await provider.delete(created.id, created.outs).catch((error: unknown) => error);
+    const message = String((failure as Error).message);
+    expect(message).toContain(
+      `its worker counts were put back (workersMin 1, workersMax 2), but it now runs on the pools AMPERE_16, not its GPU types set through REST (gpuTypeIds ["NVIDIA B200"])`,
+    );
+    expect(message).toContain(`PATCH /endpoints/${created.id} with gpuTypeIds ["NVIDIA B200"]`);
+    expect(message).not.toContain("serves as before");
+    expect(message).not.toContain("rpk_not-a-known-key");
+    expect(await h.graphql.getEndpoint(created.id)).toMatchObject({
+      workersMin: 1,
+      workersMax: 2,
+      gpuIds: "AMPERE_16",
     });
   });
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { nameBasis, normalizeInputs } from "../../provider/check";
-import { endpointForwarder } from "../../provider/endpoint";
+import { endpointForwarder, recordAsDesired, toSaveInput } from "../../provider/endpoint";
 import { MAX_GENERATION, nextGenerations } from "../../provider/naming";
 import { templateForwarder, templateSpec } from "../../provider/template";
 import { GraphQLClient } from "../../sdk/graphql";
@@ -291,5 +291,33 @@ describe('ignoreChanges on one list item ("networkVolumeIds[0]")', () => {
     expect(changed.failures).toEqual([]);
     expect((await rest.endpoints.get(endpoint.id)).networkVolumeIds).toEqual([v3, v4]);
     expect((await upAgain(endpoint, "vols", news)).diff).toMatchObject({ changes: "none" });
+  });
+});
+
+describe("an update over a change made outside Pulumi, through Pulumi's provider host", () => {
+  test("the host prints a warning naming the field the update overwrote; an unchanged up reaches no update", async () => {
+    const program = { templateId, workersMax: 3, env: { TOKEN: "t1" } };
+    const endpoint = await up("Endpoint", "overwritten", program);
+    // A console user changes workersMax and TOKEN; no refresh follows.
+    const live = await graphql.getEndpoint(endpoint.id);
+    if (live === null) throw new Error("the endpoint just created is not found");
+    await graphql.saveEndpoint({
+      ...toSaveInput(recordAsDesired(live), endpoint.id),
+      workersMax: 4,
+      env: [{ key: "TOKEN", value: "rotated-elsewhere" }, ...live.env.filter((e) => e.key !== "TOKEN")],
+    });
+    const same = await upAgain(endpoint, "overwritten", program);
+    expect(same).toMatchObject({ failures: [], diff: { changes: "none" } });
+    const before = host.stderr.length;
+    await upAgain(endpoint, "overwritten", { ...program, workersMax: 5, env: { TOKEN: "t2" } });
+    const printed = host.stderr.slice(before);
+    expect(printed).toContain(
+      `warning: update endpoint ${String(endpoint.outputs.name)}: overwrote what was changed outside Pulumi since the last up or refresh: workersMax (4 there, now 5), env.TOKEN.`,
+    );
+    expect(printed).not.toContain("rotated-elsewhere");
+    expect(await graphql.getEndpoint(endpoint.id)).toMatchObject({
+      workersMax: 5,
+      env: expect.arrayContaining([{ key: "TOKEN", value: "t2" }]),
+    });
   });
 });

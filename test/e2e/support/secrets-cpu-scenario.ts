@@ -5,6 +5,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { expect } from "vitest";
+import { CREATE_MARK } from "../../../provider/endpoint";
 import { outputString, type Scenario } from "./scenario";
 
 const token = `tok_${randomBytes(16).toString("hex")}`;
@@ -27,7 +28,10 @@ export const secretsCpuScenario: Scenario = {
         expect(outputs.cpuFlavors?.value).toEqual(expect.arrayContaining(["cpu3c", "cpu5c"]));
         const endpoint = ctx.svc.endpoint(outputString(outputs, "endpointId"));
         expect(endpoint).toMatchObject({ computeType: "CPU", instanceIds: ["cpu3c-2-4"] });
-        expect(endpoint?.env).toEqual({ API_TOKEN: `{{ RUNPOD_SECRET_${name} }}` });
+        expect(endpoint?.env).toEqual({
+          API_TOKEN: `{{ RUNPOD_SECRET_${name} }}`,
+          [CREATE_MARK]: expect.any(String),
+        });
         const pod = await ctx.svc.rest.pods.get(outputString(outputs, "podId"));
         expect(pod).toMatchObject({ desiredStatus: "RUNNING", cpuFlavorId: "cpu3c" });
         expect(pod.env).toEqual({ API_TOKEN: `{{ RUNPOD_SECRET_${name} }}` });
@@ -59,6 +63,7 @@ export const secretsCpuScenario: Scenario = {
         expect(prodName).not.toBe(devName);
         expect(svc.endpoint(outputString(up.outputs, "endpointId"))?.env).toEqual({
           API_TOKEN: `{{ RUNPOD_SECRET_${prodName} }}`,
+          [CREATE_MARK]: expect.any(String),
         });
         expect((await svc.graphql.listSecrets()).map((s) => s.name).sort()).toEqual(
           [devName, prodName].sort(),
@@ -86,7 +91,10 @@ export const secretsCpuScenario: Scenario = {
         expect(changes).toEqual({ same: 2, replace: 1, update: 2 });
         expect(outputs.secretName?.value).toBe("upstream_token");
         const reference = { API_TOKEN: "{{ RUNPOD_SECRET_upstream_token }}" };
-        expect(ctx.svc.endpoint(outputString(outputs, "endpointId"))?.env).toEqual(reference);
+        expect(ctx.svc.endpoint(outputString(outputs, "endpointId"))?.env).toEqual({
+          ...reference,
+          [CREATE_MARK]: expect.any(String),
+        });
         expect((await ctx.svc.rest.pods.get(outputString(outputs, "podId"))).env).toEqual(reference);
         // The old name is gone from the account.
         expect((await ctx.svc.graphql.listSecrets()).map((s) => s.name)).toEqual(["upstream_token"]);
