@@ -695,7 +695,8 @@ export class JobClient {
 
   /**
    * Streams a job's output chunks (GET /stream/{id}, which drains what was buffered since the last
-   * call). After the chunks of a terminal status, COMPLETED ends the iteration (its return value);
+   * call; the local service hands out at most 4 MiB a reply, the rest on the next poll). A terminal
+   * status ends the stream once a reply carries no chunk: COMPLETED ends the iteration (its return value);
    * FAILED, CANCELLED and TIMED_OUT throw a JobFailedError carrying the job id, the final status
    * (`jobStatus`) and the job's error when it has one, so a for-await loop never mistakes them for
    * success. Polls that fail for a reason that passes (a service restart, a 5xx, a 429) are polled
@@ -703,7 +704,8 @@ export class JobClient {
    * stream positions (the local one) hands a reply that did not arrive whole out again; with one
    * that does not, a reply cut after it began is a StreamInterruptedError. Each poll (held by the
    * service up to 10 s when no chunk is ready) takes one of the hold slots runSync takes (half the
-   * client's `connections`), waiting for one in order when they are all taken.
+   * client's `connections`), waiting for one in order when they are all taken. A stream() left before
+   * the job ended (a `break`) goes on, on this client, after the last chunk it yielded.
    */
   async *stream(
     jobId: string,
