@@ -31,9 +31,10 @@ describe("GraphQL inline number literals past a double's range", () => {
       message: "Int cannot represent non-integer value: 1e400",
       extensions: { code: "GRAPHQL_VALIDATION" },
     });
-    const list = await api.gql(`query { myself { podTemplates { name } } }`);
-    const names = ((list.body as GqlBody).data?.myself as { podTemplates: { name: string }[] }).podTemplates;
-    expect(names.map((template) => template.name)).not.toContain("inf-int");
+    const list = await api.gql<{ myself: { podTemplates: { name: string }[] } }>(
+      `query { myself { podTemplates { name } } }`,
+    );
+    expect(list.body.data.myself.podTemplates.map((template) => template.name)).not.toContain("inf-int");
   });
 
   it("a Float field (deployCost: 1e400) is refused naming the field, and no pod is deployed", async () => {
@@ -46,8 +47,9 @@ describe("GraphQL inline number literals past a double's range", () => {
       message: expect.stringContaining("deployCost"),
       extensions: { code: "VALIDATION", field: "deployCost" },
     });
-    const pods = await api.gql(`query { myself { pods { name } } }`);
-    const names = ((pods.body as GqlBody).data?.myself as { pods: { name: string }[] }).pods;
-    expect(names.map((pod) => pod.name)).not.toContain("inf-float");
+    const pods = await api.gql<{ myself: { pods: { name: string }[] } }>(
+      `query { myself { pods { name } } }`,
+    );
+    expect(pods.body.data.myself.pods.map((pod) => pod.name)).not.toContain("inf-float");
   });
 });
