@@ -112,6 +112,9 @@ export interface StreamOptions {
 /** The client's own pool size when `connections` is not given (HttpClient's default). */
 const DEFAULT_CONNECTIONS = 64;
 
+/** Jobs whose stream position a client keeps after a stream() left early (the oldest are forgotten). */
+const KEPT_STREAM_POSITIONS = 1_000;
+
 /** A call queued for a hold slot: admitted, or ended (its signal, its timer, close({ force: true })). */
 interface SlotWaiter {
   admit(): void;
@@ -358,6 +361,12 @@ export class JobClient {
   #holds = true;
   /** Which calls may hold a socket long: half the pool, shared by runSync, statusSync, waitFor and stream. */
   readonly #slots: HoldSlots;
+  /**
+   * Where this client's stream() of a job left off, for jobs whose stream() ended before the job did
+   * (a `break`): the next stream() of the job goes on from there. Only with a service that names
+   * stream positions (the local one).
+   */
+  readonly #streamPositions = new Map<string, number>();
 
   constructor(given: JobClientOptions) {
     const options = requireClientOptions(given, "jobs");
@@ -686,7 +695,8 @@ export class JobClient {
 
   /**
    * Streams a job's output chunks (GET /stream/{id}, which drains what was buffered since the last
-   * call). After the chunks of a terminal status, COMPLETED ends the iteration (its return value);
+   * call; the local service hands out at most 4 MiB a reply, the rest on the next poll). A terminal
+   * status ends the stream once a reply carries no chunk: COMPLETED ends the iteration (its return value);
    * FAILED, CANCELLED and TIMED_OUT throw a JobFailedError carrying the job id, the final status
    * (`jobStatus`) and the job's error when it has one, so a for-await loop never mistakes them for
    * success. Polls that fail for a reason that passes (a service restart, a 5xx, a 429) are polled
@@ -694,7 +704,8 @@ export class JobClient {
    * stream positions (the local one) hands a reply that did not arrive whole out again; with one
    * that does not, a reply cut after it began is a StreamInterruptedError. Each poll (held by the
    * service up to 10 s when no chunk is ready) takes one of the hold slots runSync takes (half the
-   * client's `connections`), waiting for one in order when they are all taken.
+   * client's `connections`), waiting for one in order when they are all taken. A stream() left before
+   * the job ended (a `break`) goes on, on this client, after the last chunk it yielded.
    */
   async *stream(
     jobId: string,
@@ -719,81 +730,108 @@ export class JobClient {
     // The stream position after the last reply received whole, when the service names it (the local
     // service; STREAM_POSITION_HEADER): sent with each poll, so a reply that never arrived whole is
     // handed out again. Undefined while no reply named it (the real service hands each chunk once).
-    let position: number | undefined;
-    for (;;) {
-      let reply: StreamReply;
-      try {
-        // The service holds an empty poll: it takes a hold slot as runSync does (waiting for one, in
-        // order, within its budget), else a few streams took every socket and a run() went unsent.
-        const budgetMs = this.#slots.tryTake(true)
-          ? pollBudgetMs
-          : await this.#slots.wait(operation, pollBudgetMs, options.signal, this.#http.forceClosed);
-        let answer: HttpReply;
+    // A stream() of this job left early on this client goes on where it left.
+    let position: number | undefined = this.#streamPositions.get(jobId);
+    this.#streamPositions.delete(jobId);
+    // The position after the last chunk yielded: what a stream() left early has taken.
+    let yielded = position;
+    let ended = false;
+    try {
+      for (;;) {
+        let reply: StreamReply;
         try {
-          answer = await this.#http.exchange({
-            operation,
-            method: "GET",
-            path,
-            query: { received: position ?? 0 },
-            signal: options.signal,
-            timeoutMs: budgetMs,
-            // Sent again here only when it never reached the service: a poll it answered handed chunks
-            // out, and a resend the service cannot match to the lost reply would skip them.
-            retry: "rejected-only",
-            // This loop sends a failed poll again (one cut mid-reply is handled below): its failures pass.
-            repeatable: true,
-          });
-        } finally {
-          // Given back before the chunks are yielded: a slow consumer holds no socket.
-          this.#slots.release();
+          // The service holds an empty poll: it takes a hold slot as runSync does (waiting for one, in
+          // order, within its budget), else a few streams took every socket and a run() went unsent.
+          const budgetMs = this.#slots.tryTake(true)
+            ? pollBudgetMs
+            : await this.#slots.wait(operation, pollBudgetMs, options.signal, this.#http.forceClosed);
+          let answer: HttpReply;
+          try {
+            answer = await this.#http.exchange({
+              operation,
+              method: "GET",
+              path,
+              query: { received: position ?? 0 },
+              signal: options.signal,
+              timeoutMs: budgetMs,
+              // Sent again here only when it never reached the service: a poll it answered handed chunks
+              // out, and a resend the service cannot match to the lost reply would skip them.
+              retry: "rejected-only",
+              // This loop sends a failed poll again (one cut mid-reply is handled below): its failures pass.
+              repeatable: true,
+            });
+          } finally {
+            // Given back before the chunks are yielded: a slow consumer holds no socket.
+            this.#slots.release();
+          }
+          if (answer.status < 200 || answer.status >= 300) throw this.#http.errorFor(operation, answer);
+          reply = parseReply(StreamReply, this.#http.parseJson(operation, answer.text), operation);
+          position = streamPosition(answer.headers);
+          outageSince = undefined;
+        } catch (error) {
+          const cut = error instanceof RunpodkitError ? error.cause : undefined;
+          const cutAfter = replyCutStatus(cut);
+          // A service that names stream positions hands a reply its reader did not receive whole out
+          // again on the next poll (the cut reply's own header says so for a first poll).
+          const handsOutAgain =
+            position !== undefined || streamPosition(replyCutHeaders(cut) ?? {}) !== undefined;
+          if (cutAfter !== undefined && cutAfter < 300 && !handsOutAgain) {
+            // The service had answered: the chunks in that reply were handed out and are gone. Going
+            // on would yield the stream with a hole in it; say so instead.
+            throw new StreamInterruptedError({
+              operation,
+              jobId,
+              chunksReceived,
+              message: `${operation}: job ${jobId}: a /stream reply was cut after the service had begun it (${error instanceof Error ? error.message : String(error)}); the service hands each chunk out once, so the chunks in that reply are lost to this stream (${chunksReceived} chunk(s) were received before it). The job goes on: read its final status and output with status() or waitFor()`,
+              cause: error,
+            });
+          }
+          outageSince ??= Date.now();
+          if (!isPassing(error) || Date.now() - outageSince >= maxOutageMs) throw withJobId(error, jobId);
+          await this.#pause(operation, jobId, outagePause(pollIntervalMs, error), options.signal);
+          continue;
         }
-        if (answer.status < 200 || answer.status >= 300) throw this.#http.errorFor(operation, answer);
-        reply = parseReply(StreamReply, this.#http.parseJson(operation, answer.text), operation);
-        position = streamPosition(answer.headers);
-        outageSince = undefined;
-      } catch (error) {
-        const cut = error instanceof RunpodkitError ? error.cause : undefined;
-        const cutAfter = replyCutStatus(cut);
-        // A service that names stream positions hands a reply its reader did not receive whole out
-        // again on the next poll (the cut reply's own header says so for a first poll).
-        const handsOutAgain =
-          position !== undefined || streamPosition(replyCutHeaders(cut) ?? {}) !== undefined;
-        if (cutAfter !== undefined && cutAfter < 300 && !handsOutAgain) {
-          // The service had answered: the chunks in that reply were handed out and are gone. Going
-          // on would yield the stream with a hole in it; say so instead.
-          throw new StreamInterruptedError({
+        // This reply's chunks begin at its position less their count.
+        yielded = position === undefined ? undefined : position - reply.stream.length;
+        for (const chunk of reply.stream) {
+          chunksReceived++;
+          // Counted before the yield: a consumer that breaks out there has taken this chunk.
+          if (yielded !== undefined) yielded++;
+          yield chunk;
+        }
+        // A reply bounds its chunks (the local service: 4 MiB): a job that ended may have more
+        // buffered, so an end is taken from a reply with none left, as the Python library does.
+        if (isTerminalJobStatus(reply.status) && reply.stream.length > 0) continue;
+        // The job's stream is over: no position to keep.
+        if (isTerminalJobStatus(reply.status)) ended = true;
+        if (reply.status === "COMPLETED") return reply.status;
+        // Any other end throws: a for-await loop drops the return value, so an end without an error
+        // would read as success.
+        if (isTerminalJobStatus(reply.status)) {
+          const detail =
+            reply.error ??
+            (reply.status === "FAILED" ? await this.#failureOf(jobId, options.signal) : undefined);
+          throw new JobFailedError({
             operation,
             jobId,
-            chunksReceived,
-            message: `${operation}: job ${jobId}: a /stream reply was cut after the service had begun it (${error instanceof Error ? error.message : String(error)}); the service hands each chunk out once, so the chunks in that reply are lost to this stream (${chunksReceived} chunk(s) were received before it). The job goes on: read its final status and output with status() or waitFor()`,
-            cause: error,
+            jobStatus: reply.status,
+            message: `${operation}: job ${jobId} ${reply.status}${detail ? `: ${detail}` : ""}`,
           });
         }
-        outageSince ??= Date.now();
-        if (!isPassing(error) || Date.now() - outageSince >= maxOutageMs) throw withJobId(error, jobId);
-        await this.#pause(operation, jobId, outagePause(pollIntervalMs, error), options.signal);
-        continue;
+        if (reply.stream.length === 0) await this.#pause(operation, jobId, pollIntervalMs, options.signal);
       }
-      for (const chunk of reply.stream) {
-        chunksReceived++;
-        yield chunk;
-      }
-      if (reply.status === "COMPLETED") return reply.status;
-      // Any other end throws: a for-await loop drops the return value, so an end without an error
-      // would read as success.
-      if (isTerminalJobStatus(reply.status)) {
-        const detail =
-          reply.error ??
-          (reply.status === "FAILED" ? await this.#failureOf(jobId, options.signal) : undefined);
-        throw new JobFailedError({
-          operation,
-          jobId,
-          jobStatus: reply.status,
-          message: `${operation}: job ${jobId} ${reply.status}${detail ? `: ${detail}` : ""}`,
-        });
-      }
-      if (reply.stream.length === 0) await this.#pause(operation, jobId, pollIntervalMs, options.signal);
+    } finally {
+      if (!ended && yielded !== undefined) this.#keepStreamPosition(jobId, yielded);
     }
+  }
+
+  #keepStreamPosition(jobId: string, position: number): void {
+    const positions = this.#streamPositions;
+    if (positions.size >= KEPT_STREAM_POSITIONS) {
+      const oldest = positions.keys().next().value;
+      if (oldest !== undefined) positions.delete(oldest);
+    }
+    positions.set(jobId, position);
   }
 
   /**

@@ -105,10 +105,11 @@ export const jobNotFound = (jobId: string, endpointId: string) =>
       );
 
 /**
- * A job a worker names that its endpoint does not have; an empty id (a path ending `/job-done/w1/`) is
- * jobIdRequired, as on the client's routes.
+ * A job a worker names that its endpoint does not have, naming `jobId` as the client routes' 404 does;
+ * an empty id (a path ending `/job-done/w1/`) is jobIdRequired, as on the client's routes.
  */
-export const workerJobNotFound = (jobId: string) => (jobId === "" ? jobIdRequired() : notFound("job", jobId));
+export const workerJobNotFound = (jobId: string) =>
+  jobId === "" ? jobIdRequired() : notFound("job", jobId, MAX_ID_CHARS, "jobId");
 
 /**
  * A job route's path with no job id (`/status/`): a 400 saying so, not a 404 for "job  not found".

@@ -256,7 +256,8 @@ export interface StreamChunk {
  * Query of GET/POST /stream (the local service's own, sent by the SDK; the real service ignores it):
  * `received` is the stream position the reader has received up to, the last reply's
  * STREAM_POSITION_HEADER. A reader that says so gets the chunks of a reply it did not receive (cut
- * on the way) handed out again on its next poll; without it, each chunk is handed out once.
+ * on the way) handed out again on its next poll, and those past `received` of a reply it took part
+ * of; without it, each chunk is handed out once.
  */
 export const StreamQuery = z.object({
   received: queryInt(0, Number.MAX_SAFE_INTEGER).optional(),

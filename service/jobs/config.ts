@@ -16,6 +16,8 @@ export interface JobPlaneConfig {
   pollHoldMs: number;
   /** Hold of /stream when no chunk is buffered, ms (the SDK's stream polls allow JOB_LIMITS.streamHold). */
   streamHoldMs: number;
+  /** Most chunk JSON one /stream reply hands out, bytes (JOB_POLICY.streamReplyBytes). */
+  streamReplyBytes: number;
   /**
    * Time a worker has to stop a cancelled or timed-out job, ms. Past it, a worker that still reports
    * the job in a ping, or has not pinged for heartbeatGraceMs, is killed and replaced.
@@ -112,6 +114,7 @@ export const DEFAULT_JOB_PLANE_CONFIG: JobPlaneConfig = {
   pollHoldMs: 20_000,
   // Under the official Python client's 10 s read timeout (runner.py), which an answer at 10 s raced.
   streamHoldMs: JOB_LIMITS.streamHold.max - 1_000,
+  streamReplyBytes: JOB_POLICY.streamReplyBytes,
   stopGraceMs: 10_000,
   stopResendMs: 1_000,
   heartbeatGraceMs: null,

@@ -120,7 +120,11 @@ export class JobPlane {
     this.book = new JobBook(
       this.store,
       clock,
-      { recentCacheSize: config.recentCacheSize, hotQueued: config.hotQueuedPerEndpoint },
+      {
+        recentCacheSize: config.recentCacheSize,
+        hotQueued: config.hotQueuedPerEndpoint,
+        streamReplyBytes: config.streamReplyBytes,
+      },
       this.events,
       this.memory,
     );

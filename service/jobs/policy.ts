@@ -13,6 +13,12 @@ export const JOB_POLICY = {
   runsyncBodyBytes: 20 * 1024 * 1024,
   /** Largest stream chunk a client receives; larger outputs are split. */
   streamChunkBytes: 1024 * 1024,
+  /**
+   * Most chunk JSON one /stream reply carries (always one chunk at least): four of the largest chunks.
+   * A job may buffer hundreds; handed out at once they made one reply of that size, past an SDK
+   * client's maxReplyBytes. The rest waits for the next poll, answered at once while chunks remain.
+   */
+  streamReplyBytes: 4 * 1024 * 1024,
   /** Results are kept this long after an async (/run) job ends. */
   retentionAsyncMs: 30 * 60_000,
   /** Results are kept this long after a sync (/runsync) job ends. */

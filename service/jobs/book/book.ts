@@ -2,6 +2,7 @@ import type { JobStatus, StreamChunk } from "../../../sdk/schemas/job";
 import type { Clock } from "../../clock";
 import type { Emitter } from "../../event-bus";
 import { isExpired, isTerminal, type Job, type StreamCursor, transition } from "../model/job";
+import { JOB_POLICY } from "../policy";
 import type { JobStore, RemovedJob } from "../store/job-store";
 import { DeadlineQueue, Deque, without } from "./collections";
 import type { JobMemory, Reservation } from "./memory";
@@ -57,6 +58,8 @@ export interface JobBookOptions {
    * its ttl is then enforced by the sweep (and on every read) rather than by a timer of its own.
    */
   hotQueued: number;
+  /** Most chunk JSON (bytes) one /stream reply hands out; default JOB_POLICY.streamReplyBytes. */
+  streamReplyBytes?: number | undefined;
 }
 
 const NO_JOBS: EndpointJobCounts = {
@@ -305,11 +308,7 @@ export class JobBook {
     if (job.status !== "IN_PROGRESS" || this.#live.get(job.id) !== job) return;
     if (this.#memory) {
       let bytes = 0;
-      // Metrics too: they are held with the chunk until it is handed out.
-      for (const chunk of chunks) {
-        bytes += (JSON.stringify(chunk.output) ?? "null").length;
-        if (chunk.metrics !== undefined) bytes += JSON.stringify(chunk.metrics).length;
-      }
+      for (const chunk of chunks) bytes += chunkSizes(chunk).held;
       this.#memory.holdStream(job, bytes, reservation);
     }
     if (job.stream === null) job.stream = [];
@@ -333,11 +332,16 @@ export class JobBook {
     const cursor = job.streamCursor;
     if (!cursor || cursor.out === 0) return;
     if (received === cursor.at) this.#putBack(cursor);
-    else if (received !== undefined || cursor.written) this.#dropReceived(job, cursor);
+    else if (received !== undefined && received > cursor.at && received < cursor.at + cursor.out) {
+      // A reader that stopped partway through that reply (the SDK's stream() left early): the chunks
+      // it did not take are handed out again.
+      this.#dropReceived(job, cursor, received - cursor.at);
+    } else if (received !== undefined || cursor.written) this.#dropReceived(job, cursor);
   }
 
   /**
-   * Hands out every chunk buffered, kept until the reply is known to be received (settleChunks,
+   * Hands out the chunks buffered, up to `streamReplyBytes` of their JSON (one at least; the rest
+   * waits for the next poll), kept until the reply is known to be received (settleChunks,
    * replyEnded). Chunks of another reply written whole but not yet confirmed are taken as received
    * by its reader; while another reply is still being written, nothing is handed out.
    */
@@ -349,10 +353,21 @@ export class JobBook {
     }
     if (cursor.out > 0 && cursor.written) this.#dropReceived(job, cursor);
     if (cursor.out > 0) return { chunks: [], from: cursor.at, position: cursor.at, reply: -1 };
+    const buffered = job.stream ?? [];
+    const cap = this.#options.streamReplyBytes ?? JOB_POLICY.streamReplyBytes;
+    let count = 0;
+    let replyBytes = 0;
+    let held = 0;
+    for (; count < buffered.length; count++) {
+      const sizes = chunkSizes(buffered[count] as StreamChunk);
+      if (count > 0 && replyBytes + sizes.reply > cap) break;
+      replyBytes += sizes.reply;
+      held += sizes.held;
+    }
     // A copy: the reply is written after later chunks may have been appended to the buffer.
-    const chunks = job.stream?.slice() ?? [];
-    cursor.out = chunks.length;
-    cursor.outBytes = job.streamBytes;
+    const chunks = buffered.slice(0, count);
+    cursor.out = count;
+    cursor.outBytes = held;
     cursor.written = false;
     cursor.reply++;
     return { chunks, from: cursor.at, position: cursor.at + chunks.length, reply: cursor.reply };
@@ -380,13 +395,21 @@ export class JobBook {
     cursor.written = false;
   }
 
-  /** The chunks the last reply handed out were received: they leave the buffer and the budget. */
-  #dropReceived(job: Job, cursor: StreamCursor): void {
+  /**
+   * The first `count` chunks the last reply handed out (all by default) were received: they leave the
+   * buffer and the budget; the others are handed out again.
+   */
+  #dropReceived(job: Job, cursor: StreamCursor, count = cursor.out): void {
     const stream = job.stream;
-    if (stream) stream.splice(0, cursor.out);
+    let bytes = cursor.outBytes;
+    if (count < cursor.out) {
+      bytes = 0;
+      for (let i = 0; i < count; i++) bytes += chunkSizes(stream?.[i] as StreamChunk).held;
+    }
+    if (stream) stream.splice(0, count);
     if (stream?.length === 0) job.stream = null;
-    cursor.at += cursor.out;
-    this.#memory?.releaseStreamPart(job, cursor.outBytes);
+    cursor.at += count;
+    this.#memory?.releaseStreamPart(job, bytes);
     this.#putBack(cursor);
   }
 
@@ -679,4 +702,21 @@ export class JobBook {
     // exactly FAILED and TIMED_OUT). CANCELLED, the client's own doing, counts nowhere.
     else if (status === "FAILED" || status === "TIMED_OUT") entry.failed += delta;
   }
+}
+
+/**
+ * A buffered chunk's sizes: `held`, what it counts against the memory budget (its output's and
+ * metrics' JSON, in UTF-16 units, as JobMemory counts), and `reply`, the UTF-8 bytes it takes in a
+ * /stream reply's JSON.
+ */
+function chunkSizes(chunk: StreamChunk): { held: number; reply: number } {
+  const output = JSON.stringify(chunk.output) ?? "null";
+  // Metrics too: they are held with the chunk until it is handed out.
+  const metrics = chunk.metrics === undefined ? "" : JSON.stringify(chunk.metrics);
+  // `{"output":` and `}`, `,"metrics":`, and the comma between chunks.
+  const framing = 12 + (metrics === "" ? 0 : 11);
+  return {
+    held: output.length + metrics.length,
+    reply: Buffer.byteLength(output) + Buffer.byteLength(metrics) + framing,
+  };
 }

@@ -224,6 +224,23 @@ describe("job API errors", () => {
       });
     });
 
+    it("a worker's job-done and job-stream for an unknown job name the field, as the client routes' 404 does", async () => {
+      const unknown = "00000000-0000-0000-0000-000000000000-u1";
+      const worker = new ProtocolWorker(h, ep.id, "w-unknown-job");
+      for (const reply of [
+        await worker.done(unknown, { output: "late" }),
+        await worker.progress(unknown, "half"),
+        await worker.streamChunk(unknown, "chunk"),
+      ]) {
+        expect(reply.status).toBe(404);
+        expect(reply.body).toMatchObject({
+          code: "NOT_FOUND",
+          field: "jobId",
+          error: `job ${unknown} not found`,
+        });
+      }
+    });
+
     it("an unknown route under /v2 answers JSON", async () => {
       const reply = await h.call("GET", `/v2/${ep.id}/nope`);
       expect(reply.status).toBe(404);

@@ -11,7 +11,8 @@ import { ProtocolWorker } from "./protocol-worker";
  */
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness();
+  // Replies far past the connection's buffers (24 MB): one bounded reply (4 MiB) may fit in them whole.
+  h = await startHarness({ config: { streamReplyBytes: 64 * 1024 * 1024 } });
 });
 afterAll(async () => {
   await h?.close();
