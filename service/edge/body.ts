@@ -246,27 +246,18 @@ export function charsetRefusal(contentType: string | undefined): Error | null {
  */
 function holdsInfinity(value: object): boolean {
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const item: unknown = value[i];
-      if (
-        typeof item === "number"
-          ? !Number.isFinite(item)
-          : typeof item === "object" && item !== null && holdsInfinity(item)
-      )
-        return true;
-    }
+    for (let i = 0; i < value.length; i++) if (notFinite(value[i])) return true;
     return false;
   }
-  for (const key in value) {
-    const item: unknown = (value as Record<string, unknown>)[key];
-    if (
-      typeof item === "number"
-        ? !Number.isFinite(item)
-        : typeof item === "object" && item !== null && holdsInfinity(item)
-    )
-      return true;
-  }
+  for (const key in value) if (notFinite((value as Record<string, unknown>)[key])) return true;
   return false;
+}
+
+/** Whether a parsed value is, or holds, a number that is not finite (holdsInfinity's step). */
+function notFinite(value: unknown): boolean {
+  return typeof value === "number"
+    ? !Number.isFinite(value)
+    : typeof value === "object" && value !== null && holdsInfinity(value);
 }
 
 /** The path of the first number of a parsed value that is not finite ("" for the value itself), or null. */
@@ -294,12 +285,7 @@ export function infinitePath(value: unknown, path = ""): string | null {
  * null; a client that means it sends it as a string.
  */
 export function checkFiniteNumbers(value: unknown): void {
-  if (
-    typeof value === "number"
-      ? Number.isFinite(value)
-      : typeof value !== "object" || value === null || !holdsInfinity(value)
-  )
-    return;
+  if (!notFinite(value)) return;
   const path = infinitePath(value);
   if (path === null) return;
   const field = path === "" ? "body" : path;

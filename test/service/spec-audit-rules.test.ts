@@ -1,6 +1,7 @@
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../service/clock";
+import { type Answer, fieldOf, messageOf } from "./answers";
 import { type Harness, KEY, restartableHarnesses, startHarness } from "./jobs/harness";
 import { ProtocolWorker } from "./jobs/protocol-worker";
 
@@ -10,11 +11,6 @@ import { ProtocolWorker } from "./jobs/protocol-worker";
  * than UTF-8, a number past a double's range, TIMED_OUT in /health, and a worker's result for a job
  * the service does not know.
  */
-
-interface Answer {
-  status: number;
-  body: Record<string, unknown>;
-}
 
 async function send(
   h: Harness,
@@ -29,17 +25,6 @@ async function send(
   });
   const text = await reply.body.text();
   return { status: reply.statusCode, body: text === "" ? {} : (JSON.parse(text) as Record<string, unknown>) };
-}
-
-/** The job API's and REST's error bodies carry `field`; GraphQL's, under its error's extensions. */
-function fieldOf(answer: Answer): unknown {
-  const errors = answer.body.errors as { extensions?: { field?: string } }[] | undefined;
-  return errors ? errors[0]?.extensions?.field : answer.body.field;
-}
-
-function messageOf(answer: Answer): string {
-  const errors = answer.body.errors as { message?: string }[] | undefined;
-  return String(errors ? errors[0]?.message : answer.body.message);
 }
 
 let fast: Harness;

@@ -1,5 +1,6 @@
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Answer, fieldOf, messageOf } from "./answers";
 import { type Harness, KEY, startHarness } from "./jobs/harness";
 
 /*
@@ -8,11 +9,6 @@ import { type Harness, KEY, startHarness } from "./jobs/harness";
  * named by its path (not `body`), an empty job id as a 400 naming jobId (not 404 "job  not found"),
  * and every content-type but JSON refused alike, saying what to send.
  */
-
-interface Answer {
-  status: number;
-  body: Record<string, unknown>;
-}
 
 async function send(
   h: Harness,
@@ -26,17 +22,6 @@ async function send(
   const reply = await request(`${h.url}${path}`, { method: method as "POST", headers, body });
   const text = await reply.body.text();
   return { status: reply.statusCode, body: text === "" ? {} : (JSON.parse(text) as Record<string, unknown>) };
-}
-
-/** The job API's and REST's error bodies carry `field`; GraphQL's, under its error's extensions. */
-function fieldOf(answer: Answer): unknown {
-  const errors = answer.body.errors as { extensions?: { field?: string } }[] | undefined;
-  return errors ? errors[0]?.extensions?.field : answer.body.field;
-}
-
-function messageOf(answer: Answer): unknown {
-  const errors = answer.body.errors as { message?: string }[] | undefined;
-  return errors ? errors[0]?.message : answer.body.message;
 }
 
 let fast: Harness;

@@ -1,0 +1,17 @@
+/** An HTTP reply as the spec tests read it: its status and its JSON body ({} when empty). */
+export interface Answer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+/** The job API's and REST's error bodies carry `field`; GraphQL's, under its error's extensions. */
+export function fieldOf(answer: Answer): unknown {
+  const errors = answer.body.errors as { extensions?: { field?: string } }[] | undefined;
+  return errors ? errors[0]?.extensions?.field : answer.body.field;
+}
+
+/** The error's message: the body's `message`, or GraphQL's first error's. */
+export function messageOf(answer: Answer): unknown {
+  const errors = answer.body.errors as { message?: string }[] | undefined;
+  return errors ? errors[0]?.message : answer.body.message;
+}
