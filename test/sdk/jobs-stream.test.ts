@@ -34,7 +34,8 @@ describe("JobClient.stream and the client's timeoutMs", () => {
   it("a poll the service holds is not timed out by a client timeoutMs shorter than the hold", async () => {
     // No worker: the job stays queued, so the service holds each /stream poll (its clock never moves).
     const jobs = clientFor("runpodkit/echo", 0, { timeoutMs: 100 });
-    const { id } = await jobs.run({ input: {} });
+    // The run and the cancel get a budget of their own: 100 ms timed a run out once on a loaded machine.
+    const { id } = await jobs.run({ input: {} }, { timeoutMs: 10_000 });
     const stream = jobs.stream(id, { pollIntervalMs: 20 });
     const first = stream.next().then(
       (result) => ({ result }),
@@ -43,7 +44,7 @@ describe("JobClient.stream and the client's timeoutMs", () => {
     // Real time, for the client's real-time budget (undici's timers): well past 100 ms (and past
     // undici's coarse timer tick), while the service still holds the poll.
     await sleep(1_500);
-    await jobs.cancel(id);
+    await jobs.cancel(id, { timeoutMs: 10_000 });
     // The poll ended with the cancel, not with a TimeoutError.
     const { error } = (await first) as { error: RunpodkitError };
     expect(error).toBeInstanceOf(JobFailedError);
