@@ -171,6 +171,18 @@ describe("JobClient.stream", () => {
     expect(bad.status).toBe(400);
     expect(bad.text).toContain("maxReplyBytes");
     await next.worker.done(next.id, { output: [] }, true);
+
+    // A failed job's error goes in every reply: the chunks get what it leaves (two would pass).
+    const failed = await runningJob("w-page-error");
+    await streamChunks(failed.worker, failed.id, 2);
+    await failed.worker.done(failed.id, { error: "e".repeat(300_000) }, true);
+    const first = await poll(failed.endpointId, failed.id, "?received=0&maxReplyBytes=2000000");
+    expect(first.labels).toEqual(["0"]);
+    expect(first.bytes).toBeLessThanOrEqual(2_000_000);
+    expect(first.bytes).toBeGreaterThan(1_100_000);
+    expect((await poll(failed.endpointId, failed.id, "?received=1&maxReplyBytes=2000000")).labels).toEqual([
+      "1",
+    ]);
   });
 
   it("a stream() left after 2 of 5 chunks goes on, on the same client, with the 3rd; no chunk twice", async () => {
