@@ -15,6 +15,7 @@ import {
 import {
   type CallOptions,
   type CloseOptions,
+  DEFAULT_MAX_REPLY_BYTES,
   type HttpClient,
   type HttpReply,
   MAX_TIMEOUT_MS,
@@ -357,6 +358,8 @@ export class JobClient {
   readonly endpointId: string;
   readonly #http: HttpClient;
   readonly #timeoutMs: number;
+  /** The largest reply this client reads: each stream poll says it, so the reply fits (local service). */
+  readonly #maxReplyBytes: number;
   /** Whether the service holds /status-sync (false once it answered 404/405 for a job /status knows). */
   #holds = true;
   /** Which calls may hold a socket long: half the pool, shared by runSync, statusSync, waitFor and stream. */
@@ -381,6 +384,7 @@ export class JobClient {
     base.hash = "";
     this.endpointId = endpointId;
     this.#timeoutMs = options.timeoutMs ?? 30_000;
+    this.#maxReplyBytes = options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
     this.#slots = new HoldSlots(options.connections ?? DEFAULT_CONNECTIONS);
     this.#http = clientHttp({ ...options, timeoutMs: this.#timeoutMs }, base.toString(), {
       authorization: `Bearer ${options.apiKey}`,
@@ -751,7 +755,9 @@ export class JobClient {
               operation,
               method: "GET",
               path,
-              query: { received: position ?? 0 },
+              // The limit too: the local service's 4 MiB reply passes a smaller one (the real one
+              // ignores both).
+              query: { received: position ?? 0, maxReplyBytes: this.#maxReplyBytes },
               signal: options.signal,
               timeoutMs: budgetMs,
               // Sent again here only when it never reached the service: a poll it answered handed chunks

@@ -257,10 +257,13 @@ export interface StreamChunk {
  * `received` is the stream position the reader has received up to, the last reply's
  * STREAM_POSITION_HEADER. A reader that says so gets the chunks of a reply it did not receive (cut
  * on the way) handed out again on its next poll, and those past `received` of a reply it took part
- * of; without it, each chunk is handed out once.
+ * of; without it, each chunk is handed out once. `maxReplyBytes` is the largest reply body the reader
+ * takes: the reply's chunks stop short of it (one chunk is sent even past it), under the service's own
+ * 4 MiB bound, so a client with a smaller limit is not sent a reply it refuses.
  */
 export const StreamQuery = z.object({
   received: queryInt(0, Number.MAX_SAFE_INTEGER).optional(),
+  maxReplyBytes: queryInt(1, Number.MAX_SAFE_INTEGER).optional(),
 });
 
 /** A stream position, as `received` and STREAM_POSITION_HEADER carry it: digits. */

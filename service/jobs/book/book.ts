@@ -343,9 +343,10 @@ export class JobBook {
    * Hands out the chunks buffered, up to `streamReplyBytes` of their JSON (one at least; the rest
    * waits for the next poll), kept until the reply is known to be received (settleChunks,
    * replyEnded). Chunks of another reply written whole but not yet confirmed are taken as received
-   * by its reader; while another reply is still being written, nothing is handed out.
+   * by its reader; while another reply is still being written, nothing is handed out. `limitBytes`
+   * (a reader's smaller limit, less the envelope) lowers that bound; one chunk still goes out.
    */
-  handOutChunks(job: Job): StreamHandOut {
+  handOutChunks(job: Job, limitBytes = Number.POSITIVE_INFINITY): StreamHandOut {
     let cursor = job.streamCursor;
     if (!cursor) {
       cursor = { at: 0, out: 0, outBytes: 0, written: false, reply: 0 };
@@ -354,7 +355,7 @@ export class JobBook {
     if (cursor.out > 0 && cursor.written) this.#dropReceived(job, cursor);
     if (cursor.out > 0) return { chunks: [], from: cursor.at, position: cursor.at, reply: -1 };
     const buffered = job.stream ?? [];
-    const cap = this.#options.streamReplyBytes ?? JOB_POLICY.streamReplyBytes;
+    const cap = Math.min(this.#options.streamReplyBytes ?? JOB_POLICY.streamReplyBytes, limitBytes);
     let count = 0;
     let replyBytes = 0;
     let held = 0;

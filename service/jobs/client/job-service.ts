@@ -301,12 +301,15 @@ export class JobService {
    * /stream: hands out the buffered chunks, holding up to `holdMs` while there are none and it runs.
    * `received` (the reader's stream position, when it says) settles the last reply first: a reply
    * it did not receive is handed out again. A reader gone during the hold is handed nothing.
+   * `maxReplyBytes` (the reader's limit, when it says) bounds the whole reply body: its chunks get
+   * what the envelope around them leaves.
    */
   async stream(
     job: Job,
     holdMs: number,
     received: number | undefined,
     signal?: AbortSignal,
+    maxReplyBytes?: number,
   ): Promise<StreamHandOut> {
     this.#book.settleChunks(job, received);
     await this.#book.watchers.waitUntil(
@@ -319,7 +322,11 @@ export class JobService {
       const at = job.streamCursor?.at ?? 0;
       return { chunks: [], from: at, position: at, reply: -1 };
     }
-    return this.#book.handOutChunks(job);
+    if (maxReplyBytes === undefined) return this.#book.handOutChunks(job);
+    // The reply's body less its chunks, as the route writes it (status, error when the job has one).
+    const error = this.envelope(job).error;
+    const envelopeBytes = Buffer.byteLength(JSON.stringify({ status: job.status, stream: [], error }));
+    return this.#book.handOutChunks(job, maxReplyBytes - envelopeBytes);
   }
 
   /** A /stream reply ended: written whole, or not (its chunks are handed out again). */

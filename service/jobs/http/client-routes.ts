@@ -179,8 +179,8 @@ export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps
   const stream = async (request: FastifyRequest, reply: FastifyReply) => {
     const { accountId } = admitted(request);
     const job = jobOf(request, accountId);
-    const { received } = parseQuery(StreamQuery, request.query, "received");
-    const handOut = await jobs.stream(job, deps.streamHoldMs, received, clientGone(reply.raw));
+    const { received, maxReplyBytes } = parseQuery(StreamQuery, request.query, "received");
+    const handOut = await jobs.stream(job, deps.streamHoldMs, received, clientGone(reply.raw), maxReplyBytes);
     closeIfReleased(reply.raw, deps.released);
     const chunks = handOut.chunks;
     if (chunks.length > 0) {

@@ -137,6 +137,54 @@ describe("JobClient.stream", () => {
     expect(end).toBe("COMPLETED");
   });
 
+  it("streams a client whose maxReplyBytes is under one bounded reply: each poll says its limit and its reply fits", async () => {
+    // 2 MB: two 900 kB chunks fit, the service's 4 MiB reply (four of them) does not.
+    const { id, worker, jobs } = await runningJob("w-page-small", 2_000_000);
+    await streamChunks(worker, id, 10);
+    await worker.done(id, { output: [] }, true);
+    const labels: string[] = [];
+    const stream = jobs.stream(id, { pollIntervalMs: 20 });
+    let end: unknown;
+    for (;;) {
+      // Before the fix: a 3.6 MB reply, a ProtocolError (past maxReplyBytes) that is not retried.
+      const next = await stream.next();
+      if (next.done) {
+        end = next.value;
+        break;
+      }
+      labels.push(String(next.value.output).split(":")[0] as string);
+    }
+    expect(labels).toEqual(Array.from({ length: 10 }, (_, i) => String(i)));
+    expect(end).toBe("COMPLETED");
+
+    // The bound as a raw reader sees it: the whole body within maxReplyBytes, one chunk at least.
+    const next = await runningJob("w-page-raw");
+    await streamChunks(next.worker, next.id, 3);
+    const small = await poll(next.endpointId, next.id, "?received=0&maxReplyBytes=2000000");
+    expect(small.labels).toEqual(["0", "1"]);
+    expect(small.bytes).toBeLessThanOrEqual(2_000_000);
+    // Under one chunk: that chunk alone (a reply must carry one to make progress).
+    const tiny = await poll(next.endpointId, next.id, "?received=2&maxReplyBytes=1");
+    expect(tiny.labels).toEqual(["2"]);
+    expect(tiny.position).toBe("3");
+    const bad = await h.call("GET", `/v2/${next.endpointId}/stream/${next.id}?maxReplyBytes=0`);
+    expect(bad.status).toBe(400);
+    expect(bad.text).toContain("maxReplyBytes");
+    await next.worker.done(next.id, { output: [] }, true);
+
+    // A failed job's error goes in every reply: the chunks get what it leaves (two would pass).
+    const failed = await runningJob("w-page-error");
+    await streamChunks(failed.worker, failed.id, 2);
+    await failed.worker.done(failed.id, { error: "e".repeat(300_000) }, true);
+    const first = await poll(failed.endpointId, failed.id, "?received=0&maxReplyBytes=2000000");
+    expect(first.labels).toEqual(["0"]);
+    expect(first.bytes).toBeLessThanOrEqual(2_000_000);
+    expect(first.bytes).toBeGreaterThan(1_100_000);
+    expect((await poll(failed.endpointId, failed.id, "?received=1&maxReplyBytes=2000000")).labels).toEqual([
+      "1",
+    ]);
+  });
+
   it("a stream() left after 2 of 5 chunks goes on, on the same client, with the 3rd; no chunk twice", async () => {
     const { id, worker, jobs } = await runningJob("w-page-break");
     for (const text of ["a", "b", "c", "d", "e"]) await worker.streamChunk(id, text);
