@@ -4,7 +4,7 @@ import { PodCreateInput, type Pod as PodRecord, type PodUpdateInput } from "../s
 import { type CheckFailure, type InputSpec, type Props, parseInputs, uniqueList } from "./check";
 import { hostContext, type ProviderContext } from "./context";
 import { forwardingProvider, packageSpecifier } from "./dynamic";
-import { managedKeys, onlyKeys } from "./endpoint";
+import { CREATE_MARK, managedKeys, onlyKeys } from "./endpoint";
 import { ProviderError } from "./errors";
 import {
   ADOPT_ID,
@@ -200,7 +200,15 @@ export function podDefinition(): ResourceDefinition<PodDesired, PodRecord> {
     remove: (call, id) => call.api.pods.terminate(id),
     // Rented pods only: a serverless worker is a pod too, but never one a Pod resource made.
     inventory: async (call) =>
-      (await call.api.pods.list()).filter((p) => !p.endpointId).map(({ id, name }) => ({ id, name })),
+      (await call.api.pods.list())
+        .filter((p) => !p.endpointId)
+        .map(({ id, name, env }) => ({ id, name, mark: env?.[CREATE_MARK] })),
+    // Pod names repeat, and a stack of the same names elsewhere generates the same ones. The mark is
+    // a key the program does not manage: outputs leave it out and updates keep it (foreignPodEnv).
+    createMark: (desired, mark) =>
+      desired.env?.[CREATE_MARK] !== undefined
+        ? undefined
+        : { ...desired, env: { ...(desired.env ?? {}), [CREATE_MARK]: mark } },
     idOf: (record) => record.id,
     nameOf: (record) => record.name,
     outputs: podOutputs,
