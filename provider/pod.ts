@@ -68,7 +68,7 @@ export const PodInputs = z.strictObject({
   ),
   dockerStartCmd: fields.dockerStartCmd.describe("Overrides the image's command. A change resets the pod."),
   env: fields.env.describe(
-    "Environment of the container; values may reference secrets as `{{ RUNPOD_SECRET_name }}`. Stored as a secret. A change resets the pod.",
+    "Environment of the container; values may reference secrets as `{{ RUNPOD_SECRET_name }}`. Stored as a secret. A change resets the pod. Only these keys are managed: keys the pod gets elsewhere (its template, a console user) are neither reported as drift nor removed. A create of a generated name also sets RUNPODKIT_CREATE_MARK (a random value that tells the pod it made from another of the same name after a lost answer), kept like such a key.",
   ),
   ports: fields.ports.describe('Exposed ports, e.g. ["8888/http", "22/tcp"]. A change resets the pod.'),
   locked: fields.locked.describe("Refuse stop and reset while true."),
