@@ -338,7 +338,8 @@ function reason(call: Call, error: unknown): string {
  * saveEndpoint (which requires pools), then the GPU types the endpoint had put back through REST, the
  * only write of types no pool describes. Between the two the endpoint has the pools saved; a busy
  * service is waited out for the second, and if it still fails the error names the types to set back.
- * `types` when already read (a delete keeps them for its undo).
+ * `types` when already read (a delete keeps them for its undo). `during` names the operation in the
+ * error: in a delete the save is its scale to zero, not an update, and what to do is said by the undo.
  */
 async function saveKeepingGpuTypes(
   call: Call,
@@ -346,6 +347,7 @@ async function saveKeepingGpuTypes(
   desired: EndpointDesired,
   env: Record<string, string>,
   types?: GpuTypes,
+  during: "update" | "delete" = "update",
 ): Promise<GqlEndpoint> {
   const kept = types ?? (await knownGpuTypes(call, id));
   const gpuIds = GpuIdsList.safeParse(desired.gpuIds).success ? desired.gpuIds : ENDPOINT_DEFAULTS.gpuIds;
@@ -353,9 +355,12 @@ async function saveKeepingGpuTypes(
   try {
     await putGpuTypesBack(call, id, kept);
   } catch (error) {
+    const putBack = `putting back the GPU types set through REST (gpuTypeIds ${JSON.stringify(kept)}; saveEndpoint can only send pools, so it sent ${gpuIds}) failed: ${reason(call, error)}`;
     throw new ProviderError(
       "SERVICE",
-      `${call.operation}: gpuIds: the update was saved, but putting back the GPU types set through REST (gpuTypeIds ${JSON.stringify(kept)}; saveEndpoint can only send pools, so it sent ${gpuIds}) failed: ${reason(call, error)}. Set gpuTypeIds back through REST (PATCH /endpoints/${id}), or set gpuIds in the program to the pools you want.`,
+      during === "delete"
+        ? `${call.operation}: gpuIds: the endpoint was not deleted: its scale to zero, which the delete needs first, was saved, but ${putBack}. If it still runs on ${gpuIds}, set gpuTypeIds back through REST (PATCH /endpoints/${id}).`
+        : `${call.operation}: gpuIds: the update was saved, but ${putBack}. Set gpuTypeIds back through REST (PATCH /endpoints/${id}), or set gpuIds in the program to the pools you want.`,
       { operation: call.operation, field: "gpuIds", cause: error },
     );
   }
@@ -379,7 +384,7 @@ async function removeEndpoint(call: Call, id: string, restTypes: Map<string, Gpu
     } else {
       const types = await knownGpuTypes(call, id);
       restTypes.set(id, types);
-      await saveKeepingGpuTypes(call, id, desired, desired.env, types);
+      await saveKeepingGpuTypes(call, id, desired, desired.env, types, "delete");
     }
   }
   await call.api.endpoints.delete(id);

@@ -647,9 +647,10 @@ export function implement<D extends { name: string }, R>(
    * The resource a create made though its answer was lost, taken over with the program's inputs, or
    * undefined when none by its name exists (the create was not carried out: it may be sent again).
    * One of the name is this create's when no other could hold it: names unique in the account (a
-   * holder would have refused the create) or generated ones. Otherwise (a name the program chose on a
-   * kind whose names repeat, or several of a generated name) nothing is taken over and the create is
-   * not sent again.
+   * holder would have refused the create) or the create's mark (see createMark). Otherwise (a name
+   * the program chose on a kind whose names repeat, a generated name on a kind with no field for a
+   * mark, or several) nothing is taken over and the create is not sent again: another stack of the
+   * same project and stack names (another backend) generates the same names.
    */
   async function madeAnyway(
     call: Call,
@@ -668,10 +669,17 @@ export function implement<D extends { name: string }, R>(
     );
     const [id] = named;
     if (id === undefined) return undefined;
-    const onlyOurs = spec.uniqueName || inputs[AUTO_NAMED] === true;
+    const onlyOurs = spec.uniqueName || sent.mark !== undefined;
     if (!onlyOurs || named.length > 1) {
       const cause = toProviderError(failure, call.operation, [call.settings.apiKey]);
       const which = `${named.length === 1 ? `one ${noun}` : `${named.length} ${noun}s`} named "${name}" exist${named.length === 1 ? "s" : ""} now (id ${named.join(", ")})`;
+      if (inputs[AUTO_NAMED] === true && sent.mark === undefined) {
+        throw new ProviderError(
+          "SERVICE",
+          `${cause.message}; the service may have created the ${noun} all the same: ${which}. Its name is generated, and a stack of the same project and stack names elsewhere (another backend on this account) generates the same one; a ${noun} carries no mark of the create that made it, so whether ${named.length === 1 ? "it is" : "one is"} this create's cannot be told, and nothing is taken over nor created again. If ${named.length === 1 ? "it is" : "one is"} this stack's (its configuration and creation time match this up), take it over with adoptId (adoptId: "${id}") and run up again; if not, run up again to create one.`,
+          { operation: call.operation, field: "name", cause: failure },
+        );
+      }
       throw new ProviderError(
         "SERVICE",
         `${cause.message}; the service may have created the ${noun} all the same: ${which}, and whether it is the one this create made cannot be told. It is not created again, so that no second one is made: take the one it made over with adoptId (e.g. adoptId: "${id}") and run up again, and delete any other.`,

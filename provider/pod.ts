@@ -4,7 +4,7 @@ import { PodCreateInput, type Pod as PodRecord, type PodUpdateInput } from "../s
 import { type CheckFailure, type InputSpec, type Props, parseInputs, uniqueList } from "./check";
 import { hostContext, type ProviderContext } from "./context";
 import { forwardingProvider, packageSpecifier } from "./dynamic";
-import { managedKeys, onlyKeys } from "./endpoint";
+import { CREATE_MARK, managedKeys, onlyKeys } from "./endpoint";
 import { ProviderError } from "./errors";
 import {
   ADOPT_ID,
@@ -68,7 +68,7 @@ export const PodInputs = z.strictObject({
   ),
   dockerStartCmd: fields.dockerStartCmd.describe("Overrides the image's command. A change resets the pod."),
   env: fields.env.describe(
-    "Environment of the container; values may reference secrets as `{{ RUNPOD_SECRET_name }}`. Stored as a secret. A change resets the pod.",
+    "Environment of the container; values may reference secrets as `{{ RUNPOD_SECRET_name }}`. Stored as a secret. A change resets the pod. Only these keys are managed: keys the pod gets elsewhere (its template, a console user) are neither reported as drift nor removed. A create of a generated name also sets RUNPODKIT_CREATE_MARK (a random value that tells the pod it made from another of the same name after a lost answer), kept like such a key.",
   ),
   ports: fields.ports.describe('Exposed ports, e.g. ["8888/http", "22/tcp"]. A change resets the pod.'),
   locked: fields.locked.describe("Refuse stop and reset while true."),
@@ -200,7 +200,15 @@ export function podDefinition(): ResourceDefinition<PodDesired, PodRecord> {
     remove: (call, id) => call.api.pods.terminate(id),
     // Rented pods only: a serverless worker is a pod too, but never one a Pod resource made.
     inventory: async (call) =>
-      (await call.api.pods.list()).filter((p) => !p.endpointId).map(({ id, name }) => ({ id, name })),
+      (await call.api.pods.list())
+        .filter((p) => !p.endpointId)
+        .map(({ id, name, env }) => ({ id, name, mark: env?.[CREATE_MARK] })),
+    // Pod names repeat, and a stack of the same names elsewhere generates the same ones. The mark is
+    // a key the program does not manage: outputs leave it out and updates keep it (foreignPodEnv).
+    createMark: (desired, mark) =>
+      desired.env?.[CREATE_MARK] !== undefined
+        ? undefined
+        : { ...desired, env: { ...(desired.env ?? {}), [CREATE_MARK]: mark } },
     idOf: (record) => record.id,
     nameOf: (record) => record.name,
     outputs: podOutputs,

@@ -629,7 +629,10 @@ export interface PodArgs {
   dockerStartCmd?: DeepInput<string[] | undefined>;
   /**
    * Environment of the container; values may reference secrets as `{{ RUNPOD_SECRET_name }}`. Stored as a
-   * secret. A change resets the pod.
+   * secret. A change resets the pod. Only these keys are managed: keys the pod gets elsewhere (its template,
+   * a console user) are neither reported as drift nor removed. A create of a generated name also sets
+   * RUNPODKIT_CREATE_MARK (a random value that tells the pod it made from another of the same name after a
+   * lost answer), kept like such a key.
    */
   env?: DeepInput<Record<string, string> | undefined>;
   /** Exposed ports, e.g. ["8888/http", "22/tcp"]. A change resets the pod. */
@@ -769,7 +772,10 @@ export interface PodState {
   dockerStartCmd?: string[] | undefined;
   /**
    * Environment of the container; values may reference secrets as `{{ RUNPOD_SECRET_name }}`. Stored as a
-   * secret. A change resets the pod.
+   * secret. A change resets the pod. Only these keys are managed: keys the pod gets elsewhere (its template,
+   * a console user) are neither reported as drift nor removed. A create of a generated name also sets
+   * RUNPODKIT_CREATE_MARK (a random value that tells the pod it made from another of the same name after a
+   * lost answer), kept like such a key.
    */
   env?: Record<string, string> | undefined;
   /** Exposed ports, e.g. ["8888/http", "22/tcp"]. A change resets the pod. */

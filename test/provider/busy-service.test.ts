@@ -5,6 +5,8 @@ import { createManagementApi } from "../../provider/clients";
 import type { ProviderSettings } from "../../provider/config";
 import type { ProviderContext } from "../../provider/context";
 import { CREATE_MARK, createEndpointProvider } from "../../provider/endpoint";
+import { createNetworkVolumeProvider } from "../../provider/network-volume";
+import { createPodProvider } from "../../provider/pod";
 import { createTemplateProvider } from "../../provider/template";
 import { holdPort } from "../helpers/tcp-relay";
 import { type Hit, json, startScriptedServer } from "../sdk/scripted-server";
@@ -525,5 +527,86 @@ describe("Template (REST) against a busy service", () => {
       t.name.startsWith("tpl-lost-"),
     );
     expect(named.map((t) => [t.id, t.name])).toEqual([[made.id, made.outs.name]]);
+  });
+});
+
+/** `times` POSTs to the REST collection `path` (e.g. "/v1/pods") get the verdict; the rest pass. */
+function onPost(path: string, times: number, verdict: ReturnType<Rule>): Rule {
+  let left = times;
+  return (hit) => {
+    if (left <= 0 || hit.method !== "POST" || hit.url.split("?")[0] !== path) return undefined;
+    left--;
+    return verdict;
+  };
+}
+
+describe("Pod against a busy service (names repeat)", () => {
+  const POD = { imageName: "runpod/pytorch:2.4", gpuTypeIds: ["NVIDIA GeForce RTX 4090"], gpuCount: 1 };
+  const podsNamed = async (name: unknown) =>
+    (await h.rest.pods.list()).filter((p) => p.name === name).map((p) => p.id);
+
+  test("two stacks of the same project and stack names: a lost create does not take over the other stack's pod", async () => {
+    const program = { ...POD, __scope: "shop/prod" };
+    const theirs = await checkAndCreate(createPodProvider(context), "twinpod", program);
+    // Refused before it reaches the service: nothing made, which the provider cannot tell from a lost answer.
+    rule = onPost("/v1/pods", 1, { refuse: 503 });
+    const ours = await checkAndCreate(createPodProvider(context), "twinpod", {
+      ...program,
+      env: { MODE: "ours" },
+    });
+    expect(ours.outs.name).toBe(theirs.outs.name);
+    expect(ours.id).not.toBe(theirs.id);
+    expect((await podsNamed(theirs.outs.name)).sort()).toEqual([ours.id, theirs.id].sort());
+    // The other stack's pod keeps its env; this one's outputs do not show the mark.
+    expect((await h.rest.pods.get(theirs.id)).env).not.toHaveProperty("MODE");
+    expect(ours.outs.env).toEqual({ MODE: "ours" });
+  });
+
+  test("beside the other stack's pod of the same generated name, a create carried out whose answer was lost takes over its own", async () => {
+    const program = { ...POD, __scope: "shop/staging" };
+    const theirs = await checkAndCreate(createPodProvider(context), "twinlostpod", program);
+    rule = onPost("/v1/pods", 1, { lose: 503 });
+    const provider = createPodProvider(context);
+    const ours = await checkAndCreate(provider, "twinlostpod", { ...program, env: { MODE: "a" } });
+    expect(ours.id).not.toBe(theirs.id);
+    // One each: the lost create was not sent again.
+    expect((await podsNamed(theirs.outs.name)).sort()).toEqual([ours.id, theirs.id].sort());
+    expect(ours.outs.env).toEqual({ MODE: "a" });
+    // The mark stays on the pod as a key set elsewhere would, outside the outputs: the next up is no change.
+    expect(Object.keys((await h.rest.pods.get(ours.id)).env ?? {}).sort()).toEqual(["MODE", CREATE_MARK]);
+    const checked = await provider.check(ours.outs, ours.inputs);
+    expect((await provider.diff(ours.id, ours.outs, checked.inputs)).changes).toBe(false);
+  });
+});
+
+describe("NetworkVolume against a busy service (names repeat, no field for a mark)", () => {
+  const VOLUME = { size: 10, dataCenterId: "EU-RO-1" };
+  const volumesNamed = async (name: unknown) =>
+    (await h.rest.networkVolumes.list()).filter((v) => v.name === name).map((v) => v.id);
+
+  test("a lost create beside another stack's volume of its generated name takes nothing over: the error names it and adoptId", async () => {
+    const program = { ...VOLUME, __scope: "shop/prod" };
+    const theirs = await checkAndCreate(createNetworkVolumeProvider(context), "twinvol", program);
+    rule = onPost("/v1/networkvolumes", 1, { refuse: 503 });
+    const failure = await checkAndCreate(createNetworkVolumeProvider(context), "twinvol", {
+      ...program,
+      size: 20,
+    }).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: "SERVICE", field: "name" });
+    const message = String((failure as Error).message);
+    expect(message).toContain(
+      `the service may have created the network volume all the same: one network volume named "${theirs.outs.name}" exists now (id ${theirs.id}). Its name is generated`,
+    );
+    expect(message).toContain(`take it over with adoptId (adoptId: "${theirs.id}") and run up again`);
+    expect(message).not.toContain(h.settings.apiKey);
+    // The other stack's volume is untouched, and no second one was made.
+    expect(await volumesNamed(theirs.outs.name)).toEqual([theirs.id]);
+    expect(await h.rest.networkVolumes.get(theirs.id)).toMatchObject({ size: 10 });
+  });
+
+  test("a lost create with none of its name made is sent again: one volume", async () => {
+    rule = onPost("/v1/networkvolumes", 1, { refuse: 503 });
+    const made = await checkAndCreate(createNetworkVolumeProvider(context), "lonevol", VOLUME);
+    expect(await volumesNamed(made.outs.name)).toEqual([made.id]);
   });
 });

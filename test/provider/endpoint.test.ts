@@ -654,6 +654,13 @@ describe("Endpoint lifecycle", () => {
     }));
     const failure = await provider.delete(created.id, created.outs).catch((error: unknown) => error);
     const message = String((failure as Error).message);
+    // The operation that ran was a delete: its scale to zero was saved, not an update.
+    expect(message).toMatch(
+      new RegExp(
+        `^delete endpoint ${API}: gpuIds: the endpoint was not deleted: its scale to zero, which the delete needs first, was saved, but putting back the GPU types set through REST \\(gpuTypeIds \\["NVIDIA B200"\\]; saveEndpoint can only send pools, so it sent AMPERE_16\\) failed: rest\\.endpoints\\.update: Unauthorized`,
+      ),
+    );
+    expect(message).not.toContain("update was saved");
     expect(message).toContain(
       `its worker counts were put back (workersMin 1, workersMax 2), but it now runs on the pools AMPERE_16, not its GPU types set through REST (gpuTypeIds ["NVIDIA B200"])`,
     );

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { inputFields } from "../../provider/check";
 import { createManagementApi } from "../../provider/clients";
+import { CREATE_MARK } from "../../provider/endpoint";
 import { createPodProvider, podSpec } from "../../provider/pod";
 import { createTemplateProvider } from "../../provider/template";
 import { UNKNOWN } from "../../provider/unknowns";
@@ -21,6 +22,8 @@ afterEach(async () => {
 const fields = inputFields(podSpec);
 const GPU_POD = { imageName: "runpod/pytorch:2.4", gpuTypeIds: ["NVIDIA GeForce RTX 4090"], gpuCount: 1 };
 const up = (news: Record<string, unknown>) => checkAndCreate(provider, "box", news);
+/** The mark a create of a generated name leaves in the pod's env (outside the outputs). */
+const MARK = { [CREATE_MARK]: expect.stringMatching(/^[0-9a-f-]{36}$/) };
 
 describe("Pod check", () => {
   test("names each bad property without calling the service; unknowns pass in preview", async () => {
@@ -141,7 +144,8 @@ describe("Pod lifecycle", () => {
   test("without env in the program a second up and a refresh change nothing (the service reports env {})", async () => {
     const created = await up(GPU_POD);
     expect(created.outs.env).toBeNull();
-    expect((await h.rest.pods.get(created.id)).env).toEqual({});
+    // The service holds the create's mark; the outputs (the program manages no env) do not.
+    expect((await h.rest.pods.get(created.id)).env).toEqual({ ...MARK });
     const next = await provider.check(inputsOf(created.outs, fields), { __logicalName: "box", ...GPU_POD });
     const unchanged = { changes: false, replaces: [], deleteBeforeReplace: false };
     expect(await provider.diff(created.id, created.outs, next.inputs)).toEqual(unchanged);
@@ -159,7 +163,7 @@ describe("Pod lifecycle", () => {
     });
     const news = { ...GPU_POD, templateId: template.id, env: { MINE: "2" } };
     const created = await up(news);
-    expect((await h.rest.pods.get(created.id)).env).toEqual({ FROM_TEMPLATE: "1", MINE: "2" });
+    expect((await h.rest.pods.get(created.id)).env).toEqual({ FROM_TEMPLATE: "1", MINE: "2", ...MARK });
     expect(created.outs.env).toEqual({ MINE: "2" });
     const next = await provider.check(inputsOf(created.outs, fields), { __logicalName: "box", ...news });
     expect(await provider.diff(created.id, created.outs, next.inputs)).toMatchObject({ changes: false });
@@ -178,7 +182,12 @@ describe("Pod lifecycle", () => {
     });
     const news = { ...GPU_POD, templateId: template.id, env: { MINE: "2", GONE: "x" } };
     const created = await up(news);
-    expect((await h.rest.pods.get(created.id)).env).toEqual({ FROM_TEMPLATE: "1", MINE: "2", GONE: "x" });
+    expect((await h.rest.pods.get(created.id)).env).toEqual({
+      FROM_TEMPLATE: "1",
+      MINE: "2",
+      GONE: "x",
+      ...MARK,
+    });
     const changed = await provider.check(inputsOf(created.outs, fields), {
       __logicalName: "box",
       ...news,
@@ -189,8 +198,8 @@ describe("Pod lifecycle", () => {
       replaces: [],
     });
     const updated = await provider.update(created.id, created.outs, changed.inputs);
-    // The program's key changed, the key it dropped is gone, the template's key stays.
-    expect((await h.rest.pods.get(created.id)).env).toEqual({ FROM_TEMPLATE: "1", MINE: "3" });
+    // The program's key changed, the key it dropped is gone, the template's key and the mark stay.
+    expect((await h.rest.pods.get(created.id)).env).toEqual({ FROM_TEMPLATE: "1", MINE: "3", ...MARK });
     expect(updated.outs.env).toEqual({ MINE: "3" });
     // An update of another field leaves env (and so the running container) alone.
     const locked = await provider.check(inputsOf(updated.outs, fields), {
