@@ -4,6 +4,15 @@ export interface Answer {
   body: Record<string, unknown>;
 }
 
+/** Reads a reply whole as an Answer. */
+export async function readAnswer(reply: {
+  statusCode: number;
+  body: { text(): Promise<string> };
+}): Promise<Answer> {
+  const text = await reply.body.text();
+  return { status: reply.statusCode, body: text === "" ? {} : (JSON.parse(text) as Record<string, unknown>) };
+}
+
 /** The job API's and REST's error bodies carry `field`; GraphQL's, under its error's extensions. */
 export function fieldOf(answer: Answer): unknown {
   const errors = answer.body.errors as { extensions?: { field?: string } }[] | undefined;

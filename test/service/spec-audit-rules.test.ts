@@ -1,7 +1,7 @@
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../service/clock";
-import { type Answer, fieldOf, messageOf } from "./answers";
+import { type Answer, fieldOf, messageOf, readAnswer } from "./answers";
 import { type Harness, KEY, restartableHarnesses, startHarness } from "./jobs/harness";
 import { ProtocolWorker } from "./jobs/protocol-worker";
 
@@ -23,8 +23,7 @@ async function send(
     headers: { authorization: KEY, "content-type": contentType },
     body,
   });
-  const text = await reply.body.text();
-  return { status: reply.statusCode, body: text === "" ? {} : (JSON.parse(text) as Record<string, unknown>) };
+  return readAnswer(reply);
 }
 
 let fast: Harness;

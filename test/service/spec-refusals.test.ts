@@ -1,6 +1,6 @@
 import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Answer, fieldOf, messageOf } from "./answers";
+import { type Answer, fieldOf, messageOf, readAnswer } from "./answers";
 import { type Harness, KEY, startHarness } from "./jobs/harness";
 
 /*
@@ -20,8 +20,7 @@ async function send(
   const headers: Record<string, string> = { authorization: KEY };
   if (body !== undefined) headers["content-type"] = contentType;
   const reply = await request(`${h.url}${path}`, { method: method as "POST", headers, body });
-  const text = await reply.body.text();
-  return { status: reply.statusCode, body: text === "" ? {} : (JSON.parse(text) as Record<string, unknown>) };
+  return readAnswer(reply);
 }
 
 let fast: Harness;

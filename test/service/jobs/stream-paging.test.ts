@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ProtocolError } from "../../../sdk/errors";
 import { JobClient } from "../../../sdk/jobs";
 import { STREAM_POSITION_HEADER } from "../../../sdk/schemas/job";
 import { JOB_POLICY } from "../../../service/jobs/policy";
@@ -110,29 +109,24 @@ describe("one /stream reply is bounded", () => {
   });
 });
 
+/** A stream read to its end: each chunk's label (its output before ":") and the status it ended on. */
+async function drain(stream: AsyncGenerator<{ output: unknown }, unknown>) {
+  const labels: string[] = [];
+  for (;;) {
+    const next = await stream.next();
+    if (next.done) return { labels, end: next.value };
+    labels.push(String(next.value.output).split(":")[0] as string);
+  }
+}
+
 describe("JobClient.stream", () => {
   it("pages through a job whose buffered chunks pass the client's maxReplyBytes", async () => {
     // 6 MB: above one bounded reply, below the 9 MB buffered.
     const { id, worker, jobs } = await runningJob("w-page-sdk", 6_000_000);
     await streamChunks(worker, id, 10);
     await worker.done(id, { output: [] }, true);
-    const labels: string[] = [];
-    const stream = jobs.stream(id, { pollIntervalMs: 20 });
-    let end: unknown;
-    try {
-      for (;;) {
-        const next = await stream.next();
-        if (next.done) {
-          end = next.value;
-          break;
-        }
-        labels.push(String(next.value.output).split(":")[0] as string);
-      }
-    } catch (error) {
-      // The old service's one 9 MB reply: refused by the client.
-      expect(error).not.toBeInstanceOf(ProtocolError);
-      throw error;
-    }
+    // The old service's one 9 MB reply: refused by the client (a ProtocolError).
+    const { labels, end } = await drain(jobs.stream(id, { pollIntervalMs: 20 }));
     expect(labels).toEqual(Array.from({ length: 10 }, (_, i) => String(i)));
     expect(end).toBe("COMPLETED");
   });
@@ -142,18 +136,8 @@ describe("JobClient.stream", () => {
     const { id, worker, jobs } = await runningJob("w-page-small", 2_000_000);
     await streamChunks(worker, id, 10);
     await worker.done(id, { output: [] }, true);
-    const labels: string[] = [];
-    const stream = jobs.stream(id, { pollIntervalMs: 20 });
-    let end: unknown;
-    for (;;) {
-      // Before the fix: a 3.6 MB reply, a ProtocolError (past maxReplyBytes) that is not retried.
-      const next = await stream.next();
-      if (next.done) {
-        end = next.value;
-        break;
-      }
-      labels.push(String(next.value.output).split(":")[0] as string);
-    }
+    // Before the fix: a 3.6 MB reply, a ProtocolError (past maxReplyBytes) that is not retried.
+    const { labels, end } = await drain(jobs.stream(id, { pollIntervalMs: 20 }));
     expect(labels).toEqual(Array.from({ length: 10 }, (_, i) => String(i)));
     expect(end).toBe("COMPLETED");
 
