@@ -1,7 +1,23 @@
+import { request } from "undici";
+import { type Harness, KEY } from "./jobs/harness";
+
 /** An HTTP reply as the spec tests read it: its status and its JSON body ({} when empty). */
 export interface Answer {
   status: number;
   body: Record<string, unknown>;
+}
+
+/** A request with the account key to a harness, its reply read whole; the content-type only with a body. */
+export async function send(
+  h: Harness,
+  method: string,
+  path: string,
+  body?: string | Buffer,
+  contentType = "application/json",
+): Promise<Answer> {
+  const headers: Record<string, string> = { authorization: KEY };
+  if (body !== undefined) headers["content-type"] = contentType;
+  return readAnswer(await request(`${h.url}${path}`, { method: method as "POST", headers, body }));
 }
 
 /** Reads a reply whole as an Answer. */

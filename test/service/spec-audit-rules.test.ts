@@ -1,8 +1,7 @@
-import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../service/clock";
-import { type Answer, fieldOf, messageOf, readAnswer } from "./answers";
-import { type Harness, KEY, restartableHarnesses, startHarness } from "./jobs/harness";
+import { type Answer, fieldOf, messageOf, send } from "./answers";
+import { type Harness, restartableHarnesses, startHarness } from "./jobs/harness";
 import { ProtocolWorker } from "./jobs/protocol-worker";
 
 /*
@@ -12,18 +11,14 @@ import { ProtocolWorker } from "./jobs/protocol-worker";
  * the service does not know.
  */
 
-async function send(
+/** A POST with a body (the job API's and management routes' JSON). */
+function post(
   h: Harness,
   path: string,
   body: string | Buffer,
   contentType = "application/json",
 ): Promise<Answer> {
-  const reply = await request(`${h.url}${path}`, {
-    method: "POST",
-    headers: { authorization: KEY, "content-type": contentType },
-    body,
-  });
-  return readAnswer(reply);
+  return send(h, "POST", path, body, contentType);
 }
 
 let fast: Harness;
@@ -53,7 +48,7 @@ describe("a JSON body is UTF-8: another charset is refused with 415, naming it",
     for (const h of [fast, plain]) {
       const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
       for (const path of [`/v2/${ep.id}/run`, `/v2/${ep.id}/runsync`, "/v1/networkvolumes", "/graphql"]) {
-        const answer = await send(h, path, bytes, `application/json; charset=${charset}`);
+        const answer = await post(h, path, bytes, `application/json; charset=${charset}`);
         const shown = charset.replaceAll('"', "").toLowerCase();
         expect(answer.status, `${charset} ${path}`).toBe(415);
         expect(messageOf(answer), path).toBe(
@@ -75,7 +70,7 @@ describe("a JSON body is UTF-8: another charset is refused with 415, naming it",
     for (const h of [fast, plain]) {
       const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
       const served = h.plane.fast?.served ?? 0;
-      const answer = await send(h, `/v2/${ep.id}/run`, JSON.stringify(CAFE), type);
+      const answer = await post(h, `/v2/${ep.id}/run`, JSON.stringify(CAFE), type);
       expect(answer.status, type).toBe(200);
       expect(inputOf(h, String(answer.body.id))).toEqual({ name: "café" });
       // The plain spellings stay on the fast path.
@@ -87,7 +82,7 @@ describe("a JSON body is UTF-8: another charset is refused with 415, naming it",
     for (const h of [fast, plain]) {
       const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
       const worker = new ProtocolWorker(h, ep.id, "w-charset");
-      const queued = await send(h, `/v2/${ep.id}/run`, JSON.stringify(CAFE));
+      const queued = await post(h, `/v2/${ep.id}/run`, JSON.stringify(CAFE));
       expect((await worker.take()).status).toBe(200);
       expect((await worker.done(String(queued.body.id), { output: "é" })).status).toBe(200);
     }
@@ -104,7 +99,7 @@ describe("a number past a double's range is refused with 400 naming its path", (
     for (const h of [fast, plain]) {
       const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
       for (const path of [`/v2/${ep.id}/run`, `/v2/${ep.id}/runsync`]) {
-        const answer = await send(h, path, text);
+        const answer = await post(h, path, text);
         expect(answer.status, path).toBe(400);
         expect(answer.body, path).toMatchObject({ code: "VALIDATION", field });
         expect(answer.body.error, path).toBe(
@@ -115,7 +110,7 @@ describe("a number past a double's range is refused with 400 naming its path", (
   });
 
   it("GraphQL variables and a REST body likewise", async () => {
-    const graphql = await send(
+    const graphql = await post(
       fast,
       "/graphql",
       JSON.stringify({
@@ -124,7 +119,7 @@ describe("a number past a double's range is refused with 400 naming its path", (
       }).replace('"containerDiskInGb":5', '"containerDiskInGb":5e999'),
     );
     expect(fieldOf(graphql)).toBe("variables.input.containerDiskInGb");
-    const rest = await send(
+    const rest = await post(
       fast,
       "/v1/networkvolumes",
       '{"name": "v", "size": 1e400, "dataCenterId": "EU-RO-1"}',
@@ -137,7 +132,7 @@ describe("a number past a double's range is refused with 400 naming its path", (
     for (const h of [fast, plain]) {
       const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
       const text = `{"input": {"max": 1.7976931348623157e308, "tiny": 5e-324, "zero": 1e-400, "s": "1e400 ${"9".repeat(400)}"}}`;
-      const answer = await send(h, `/v2/${ep.id}/run`, text);
+      const answer = await post(h, `/v2/${ep.id}/run`, text);
       expect(answer.status).toBe(200);
       expect(inputOf(h, String(answer.body.id))).toEqual({
         max: 1.7976931348623157e308,
@@ -191,7 +186,7 @@ describe("job-done for a job the service does not know: 404 and nothing else", (
     for (const h of [fast, plain]) {
       const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
       const worker = new ProtocolWorker(h, ep.id, "w-unknown");
-      const queued = await send(h, `/v2/${ep.id}/run`, '{"input": {}}');
+      const queued = await post(h, `/v2/${ep.id}/run`, '{"input": {}}');
       const id = String(queued.body.id);
       expect((await worker.take()).status).toBe(200);
       const replaced: string[] = [];

@@ -1,7 +1,6 @@
-import { request } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Answer, fieldOf, messageOf, readAnswer } from "./answers";
-import { type Harness, KEY, startHarness } from "./jobs/harness";
+import { fieldOf, messageOf, send } from "./answers";
+import { type Harness, startHarness } from "./jobs/harness";
 
 /*
  * Refusals the spec audit found naming the wrong thing, over HTTP on a service with the job API's fast
@@ -9,19 +8,6 @@ import { type Harness, KEY, startHarness } from "./jobs/harness";
  * named by its path (not `body`), an empty job id as a 400 naming jobId (not 404 "job  not found"),
  * and every content-type but JSON refused alike, saying what to send.
  */
-
-async function send(
-  h: Harness,
-  method: string,
-  path: string,
-  body?: string,
-  contentType = "application/json",
-): Promise<Answer> {
-  const headers: Record<string, string> = { authorization: KEY };
-  if (body !== undefined) headers["content-type"] = contentType;
-  const reply = await request(`${h.url}${path}`, { method: method as "POST", headers, body });
-  return readAnswer(reply);
-}
 
 let fast: Harness;
 let plain: Harness;
