@@ -129,6 +129,15 @@ describe("the resource pages say how a delete ends", () => {
       }
     }
     expect(flat(read("provider/endpoint.ts"))).toMatch(/\(PATCH \/endpoints\/\$\{id\} with gpuTypeIds/);
+    const architecture = flat(read("docs/architecture.md"));
+    if (architecture.includes("until the service accepts it"))
+      problems.push("architecture: retried until accepted");
+    if (
+      !architecture.includes(
+        "and the GPU types set through REST the scale's `saveEndpoint` replaced (`undoRemove`)",
+      )
+    )
+      problems.push("architecture: the undo's GPU types");
     expect(problems).toEqual([]);
   });
 });
@@ -163,6 +172,13 @@ describe("the README's rule for a create whose answer was lost, per kind", () =>
       `a create of a generated ${list(marked, "or")} name also sets the env key \`${CREATE_MARK}\``,
     );
     expect(neither).toEqual(["NetworkVolume"]);
+    const architecture = flat(read("docs/architecture.md"));
+    expect(architecture).toContain(
+      `\`${CREATE_MARK}\` in a generated ${list(
+        marked.map((type) => `${type}'s`),
+        "or",
+      )} env), is the one the create made`,
+    );
     expect(readme).toContain(
       "A NetworkVolume has no field to carry such a mark: one found of its generated name is not taken over",
     );
