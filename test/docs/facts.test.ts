@@ -16,6 +16,7 @@ import { secretDefinition, secretSpec } from "../../provider/secret";
 import { templateDefinition, templateSpec } from "../../provider/template";
 import { DEFAULT_MAX_REPLY_BYTES } from "../../sdk/http";
 import { JOB_LIMITS } from "../../sdk/schemas/job";
+import { charsetRefusal } from "../../service/edge/body";
 import { DEFAULT_JOB_PLANE_CONFIG } from "../../service/jobs/config";
 import { DEFAULT_LOG_LIMITS } from "../../service/jobs/logs/log-book";
 import { JOB_POLICY } from "../../service/jobs/policy";
@@ -197,6 +198,20 @@ describe("the README's /stream figures", () => {
     // job-service.ts stream(): the envelope (status and the job's error) is taken from the bound first.
     expect(readme).toContain(
       "a little over the largest chunk (1 MB of JSON) plus the job's error (a failed job's every reply carries it) streams any job",
+    );
+  });
+});
+
+describe("the README's JSON body rules", () => {
+  test("names every charset a JSON body may declare (edge/body.ts charsetRefusal)", () => {
+    const readme = flat(read("README.md"));
+    const taken = ["utf-8", "utf8", "us-ascii", "UTF-8", '"utf-8"'].filter(
+      (charset) => charsetRefusal(`application/json; charset=${charset}`) === null,
+    );
+    expect(taken).toEqual(["utf-8", "utf8", "us-ascii", "UTF-8", '"utf-8"']);
+    expect(charsetRefusal("application/json; charset=utf-16")).not.toBeNull();
+    expect(readme).toContain(
+      "(`charset=utf-8` or `utf8`, in any case, quoted or not, and `us-ascii` are taken)",
     );
   });
 });
