@@ -5,7 +5,18 @@
 import { readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { describe, expect, test } from "vitest";
+import {
+  containerRegistryAuthDefinition,
+  containerRegistryAuthSpec,
+} from "../../provider/container-registry-auth";
+import { CREATE_MARK, endpointDefinition, endpointSpec } from "../../provider/endpoint";
+import { networkVolumeDefinition, networkVolumeSpec } from "../../provider/network-volume";
+import { podDefinition, podSpec } from "../../provider/pod";
+import { secretDefinition, secretSpec } from "../../provider/secret";
+import { templateDefinition, templateSpec } from "../../provider/template";
+import { DEFAULT_MAX_REPLY_BYTES } from "../../sdk/http";
 import { JOB_LIMITS } from "../../sdk/schemas/job";
+import { charsetRefusal } from "../../service/edge/body";
 import { DEFAULT_JOB_PLANE_CONFIG } from "../../service/jobs/config";
 import { DEFAULT_LOG_LIMITS } from "../../service/jobs/logs/log-book";
 import { JOB_POLICY } from "../../service/jobs/policy";
@@ -108,10 +119,100 @@ describe("the resource pages say how a delete ends", () => {
         if (!text.includes(bound)) problems.push(`${page}: no ${bound}`);
       }
     }
-    if (!flat(read("docs/api-docs/endpoint.md")).includes("gets its worker counts back")) {
-      problems.push("endpoint: a failed delete's worker counts");
+    // The undo puts back REST-set GPU types too (endpoint.ts unscaleEndpoint), or names the PATCH.
+    for (const page of ["docs/api-docs/endpoint.md", "README.md"]) {
+      const text = flat(read(page));
+      for (const fact of [
+        'gets its worker counts back, and its GPU types set through REST (`gpuIds` `""`) too',
+        "the `PATCH /endpoints/{id}` with `gpuTypeIds` that restores them",
+      ]) {
+        if (!text.includes(fact)) problems.push(`${page}: ${fact}`);
+      }
     }
+    expect(flat(read("provider/endpoint.ts"))).toMatch(/\(PATCH \/endpoints\/\$\{id\} with gpuTypeIds/);
+    const architecture = flat(read("docs/architecture.md"));
+    if (architecture.includes("until the service accepts it"))
+      problems.push("architecture: retried until accepted");
+    if (
+      !architecture.includes(
+        "and the GPU types set through REST the scale's `saveEndpoint` replaced (`undoRemove`)",
+      )
+    )
+      problems.push("architecture: the undo's GPU types");
     expect(problems).toEqual([]);
+  });
+});
+
+describe("the README's rule for a create whose answer was lost, per kind", () => {
+  // implement.ts madeAnyway: a unique name (spec.uniqueName) or the create's mark (createMark) tells
+  // the one this create made; any other kind's generated name cannot be told.
+  test("names the kinds whose names are unique and the kinds that carry the create's mark, as the code has them", () => {
+    const kinds = [
+      [templateSpec, templateDefinition()],
+      [containerRegistryAuthSpec, containerRegistryAuthDefinition()],
+      [secretSpec, secretDefinition()],
+      [endpointSpec, endpointDefinition()],
+      [podSpec, podDefinition()],
+      [networkVolumeSpec, networkVolumeDefinition()],
+    ] as const;
+    const unique = kinds.filter(([spec]) => spec.uniqueName).map(([spec]) => spec.type);
+    const marked = kinds
+      .filter(([, definition]) => definition.createMark !== undefined)
+      .map(([spec]) => spec.type);
+    const neither = kinds
+      .filter(([spec, definition]) => !spec.uniqueName && definition.createMark === undefined)
+      .map(([spec]) => spec.type);
+    expect(CREATE_MARK).toBe("RUNPODKIT_CREATE_MARK");
+    const readme = flat(read("README.md"));
+    const list = (types: string[], last: string) =>
+      types.length === 1 ? types[0]! : `${types.slice(0, -1).join(", ")} ${last} ${types.at(-1)!}`;
+    expect(readme).toContain(
+      `When the name is unique in the account (a ${list(unique, "or")}), the one resource`,
+    );
+    expect(readme).toContain(
+      `a create of a generated ${list(marked, "or")} name also sets the env key \`${CREATE_MARK}\``,
+    );
+    expect(neither).toEqual(["NetworkVolume"]);
+    const architecture = flat(read("docs/architecture.md"));
+    expect(architecture).toContain(
+      `\`${CREATE_MARK}\` in a generated ${list(
+        marked.map((type) => `${type}'s`),
+        "or",
+      )} env), is the one the create made`,
+    );
+    expect(readme).toContain(
+      "A NetworkVolume has no field to carry such a mark: one found of its generated name is not taken over",
+    );
+  });
+});
+
+describe("the README's /stream figures", () => {
+  test("the reply bound, the chunk size and maxReplyBytes' default are the code's; a failed job's error counts", () => {
+    const readme = flat(read("README.md"));
+    const mib = (bytes: number) => bytes / 1024 / 1024;
+    expect(readme).toContain(
+      `One reply of the local service carries at most ${mib(JOB_POLICY.streamReplyBytes)} MiB of chunks (four of the largest, ${mib(JOB_POLICY.streamChunkBytes)} MB each;`,
+    );
+    expect(JOB_POLICY.streamReplyBytes / JOB_POLICY.streamChunkBytes).toBe(4);
+    expect(readme).toContain(`\`maxReplyBytes\` (default ${mib(DEFAULT_MAX_REPLY_BYTES)} MiB) on any client`);
+    // job-service.ts stream(): the envelope (status and the job's error) is taken from the bound first.
+    expect(readme).toContain(
+      "a little over the largest chunk (1 MB of JSON) plus the job's error (a failed job's every reply carries it) streams any job",
+    );
+  });
+});
+
+describe("the README's JSON body rules", () => {
+  test("names every charset a JSON body may declare (edge/body.ts charsetRefusal)", () => {
+    const readme = flat(read("README.md"));
+    const taken = ["utf-8", "utf8", "us-ascii", "UTF-8", '"utf-8"'].filter(
+      (charset) => charsetRefusal(`application/json; charset=${charset}`) === null,
+    );
+    expect(taken).toEqual(["utf-8", "utf8", "us-ascii", "UTF-8", '"utf-8"']);
+    expect(charsetRefusal("application/json; charset=utf-16")).not.toBeNull();
+    expect(readme).toContain(
+      "(`charset=utf-8` or `utf8`, in any case, quoted or not, and `us-ascii` are taken)",
+    );
   });
 });
 
@@ -183,6 +284,10 @@ describe("the workers' bounds the docs give are the code's defaults", () => {
     const handlers = flat(read("examples/handlers/README.md"));
     expect(handlers).toContain("(`config.jobs.workerMemoryBytes`, 4 GiB;");
     expect(handlers).toContain("Every second (`memoryWatchMs`)");
+    // memory.ts: VmRSS every reading, Pss (smaps_rollup, costly) only for a group over its bound.
+    expect(handlers).toContain(
+      "first each process's `VmRSS`, and only when their sum is over the bound each process's proportional set size, `Pss`",
+    );
     expect(flat(read("docs/worker-protocol.md"))).toContain("`workerMemoryBytes` (4 GiB, `--worker-memory`)");
   });
 });
