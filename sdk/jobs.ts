@@ -98,15 +98,18 @@ export interface StreamOptions {
   pollIntervalMs?: number | undefined;
   /**
    * HTTP budget of each /stream poll beyond the service's hold of an empty poll (10 s), so a poll the
-   * service legitimately holds is never timed out (default: the client's timeoutMs).
+   * service legitimately holds is never timed out (default: the client's timeoutMs). It counts from
+   * when the poll is sent: the time it waited for a hold slot is not taken from it.
    */
   timeoutMs?: number | undefined;
   /**
    * How long polls may keep failing for a reason that passes (the service restarting or out of
    * reach, a 5xx, a 429, a poll timed out) before the last failure is thrown (default 60 s); the
-   * stream then goes on where it was. 0 throws the first such failure.
+   * stream then goes on where it was. 0 throws the first such failure. A poll waiting for one of the
+   * client's hold slots is no failure and does not count.
    */
   maxOutageMs?: number | undefined;
+  /** Ends the stream, a poll waiting for a hold slot included (the only bound of that wait). */
   signal?: AbortSignal | undefined;
 }
 
@@ -127,8 +130,9 @@ interface SlotWaiter {
  * its `wait`, 90 s by default; stream's polls, up to 10 s each): at most half the client's sockets
  * hold them, so run(), status() or cancel() made meanwhile always finds one. Before, 64 such calls
  * (or a few streams on a small pool) took the whole pool and a plain call timed out unsent. runSync,
- * statusSync and stream polls past the limit wait here, in order, within their own budget (as they
- * waited for a socket in the pool); waitFor polls /status instead.
+ * statusSync and stream polls past the limit wait here, in order: runSync and statusSync within their
+ * own budget (as they waited for a socket in the pool), a stream poll for as long as its stream goes
+ * on (the wait is the client's own, not the service's); waitFor polls /status instead.
  */
 class HoldSlots {
   /** Slots a waitFor may hold (it polls /status without one): none with `connections: 1`, as before. */
@@ -174,16 +178,17 @@ class HoldSlots {
   }
 
   /**
-   * Waits for a slot within `budgetMs`: resolves with what is left of it; rejects with a TimeoutError
-   * (never sent, so repeatable) or, when `signal` fires or the client is closed with force (`forced`;
-   * forceClosed() then), an AbortedError naming `operation`.
+   * Waits for a slot within `budgetMs` (undefined: no bound but `signal` and close): resolves with what
+   * is left of it (undefined when unbounded); rejects with a TimeoutError (never sent, so repeatable)
+   * or, when `signal` fires or the client is closed with force (`forced`; forceClosed() then), an
+   * AbortedError naming `operation`.
    */
   wait(
     operation: string,
-    budgetMs: number,
+    budgetMs: number | undefined,
     signal: AbortSignal | undefined,
     forced: AbortSignal,
-  ): Promise<number> {
+  ): Promise<number | undefined> {
     if (this.#closed) {
       // Made after close(): refused as the closed client refuses it. Queued, a stream's next poll
       // rejoined the queue behind the others for as long as its job ran, and close() never resolved.
@@ -195,12 +200,12 @@ class HoldSlots {
       );
     }
     const since = Date.now();
-    return new Promise<number>((resolve, reject) => {
+    return new Promise<number | undefined>((resolve, reject) => {
       const end = (error: RunpodkitError | undefined) => {
         clearTimeout(timer);
         signal?.removeEventListener("abort", onAbort);
         if (error === undefined) {
-          resolve(Math.max(1, budgetMs - (Date.now() - since)));
+          resolve(budgetMs === undefined ? undefined : Math.max(1, budgetMs - (Date.now() - since)));
           return;
         }
         const at = this.#waiting.indexOf(waiter);
@@ -218,21 +223,25 @@ class HoldSlots {
             message:
               forced.aborted && !signal?.aborted
                 ? `${operation}: the client was closed with close({ force: true }) while the call waited to be sent`
-                : `${operation}: aborted by the caller`,
+                : `${operation}: aborted by the caller while the call waited to be sent (${this.#busy()})`,
             cause: signal?.aborted ? signal.reason : forced.reason,
           }),
         );
-      const timer = setTimeout(
-        () =>
-          end(
-            new TimeoutError({
-              operation,
-              message: `${operation}: no reply within ${budgetMs} ms: not sent, as ${this.#sendLimit} call(s) the service holds (runSync, statusSync, waitFor, stream polls) held every socket this client gives them (half its connections); raise \`connections\` for more at once`,
-            }),
-          ),
-        budgetMs,
-      );
-      timer.unref();
+      // Unbounded (a stream poll): no timer; the caller's signal or close ends the wait.
+      const timer =
+        budgetMs === undefined
+          ? undefined
+          : setTimeout(
+              () =>
+                end(
+                  new TimeoutError({
+                    operation,
+                    message: `${operation}: no reply within ${budgetMs} ms: not sent (${this.#busy()})`,
+                  }),
+                ),
+              budgetMs,
+            );
+      timer?.unref();
       if (signal?.aborted || forced.aborted) {
         onAbort();
         return;
@@ -256,6 +265,11 @@ class HoldSlots {
   drained(): Promise<void> {
     if (this.#waiting.length === 0) return Promise.resolve();
     return new Promise((resolve) => this.#drained.push(resolve));
+  }
+
+  /** Why a call waits: every hold slot is taken, and what to raise for more. */
+  #busy(): string {
+    return `${this.#sendLimit} call(s) the service holds (runSync, statusSync, waitFor, stream polls) held every socket this client gives them, half its connections; raise \`connections\` for more at once`;
   }
 
   #wakeDrained(): void {
@@ -424,7 +438,7 @@ export class JobClient {
     // Held up to `wait`: sent once a hold slot is free, the time waiting for it taken from the budget.
     const timeoutMs = this.#slots.tryTake(true)
       ? budgetMs
-      : await this.#slots.wait(operation, budgetMs, options.signal, this.#http.forceClosed);
+      : ((await this.#slots.wait(operation, budgetMs, options.signal, this.#http.forceClosed)) ?? budgetMs);
     let reply: unknown;
     try {
       reply = await this.#http.request({
@@ -459,7 +473,8 @@ export class JobClient {
     let timeoutMs = budgetMs;
     if (!this.#slots.tryTake(true)) {
       try {
-        timeoutMs = await this.#slots.wait(operation, budgetMs, options.signal, this.#http.forceClosed);
+        timeoutMs =
+          (await this.#slots.wait(operation, budgetMs, options.signal, this.#http.forceClosed)) ?? budgetMs;
       } catch (error) {
         throw withJobId(error, jobId);
       }
@@ -708,8 +723,12 @@ export class JobClient {
    * stream positions (the local one) hands a reply that did not arrive whole out again; with one
    * that does not, a reply cut after it began is a StreamInterruptedError. Each poll (held by the
    * service up to 10 s when no chunk is ready) takes one of the hold slots runSync takes (half the
-   * client's `connections`), waiting for one in order when they are all taken. A stream() left before
-   * the job ended (a `break`) goes on, on this client, after the last chunk it yielded.
+   * client's `connections`). When they are all taken (by long runSync calls, say) the poll waits its
+   * turn, in order, for as long as it takes: that wait is the client's own, not an outage, so it
+   * neither counts toward `maxOutageMs` nor shortens the poll's `timeoutMs`, which starts once the
+   * poll is sent. Only `signal` (an AbortedError saying every slot was busy and naming `connections`,
+   * the option to raise) or close({ force: true }) ends it. A stream() left before the job ended (a
+   * `break`) goes on, on this client, after the last chunk it yielded.
    */
   async *stream(
     jobId: string,
@@ -744,11 +763,16 @@ export class JobClient {
       for (;;) {
         let reply: StreamReply;
         try {
-          // The service holds an empty poll: it takes a hold slot as runSync does (waiting for one, in
-          // order, within its budget), else a few streams took every socket and a run() went unsent.
-          const budgetMs = this.#slots.tryTake(true)
-            ? pollBudgetMs
-            : await this.#slots.wait(operation, pollBudgetMs, options.signal, this.#http.forceClosed);
+          // The service holds an empty poll: it takes a hold slot as runSync does, else a few streams
+          // took every socket and a run() went unsent. Waiting for one (in order) is the client's own
+          // contention, not an outage: unbounded but by the signal and close, not in maxOutageMs, and
+          // the poll then gets its whole budget. Bounded by the poll's budget, a stream behind long
+          // runSync calls failed as an outage, and a poll admitted late was cut during its hold.
+          if (!this.#slots.tryTake(true)) {
+            const queued = Date.now();
+            await this.#slots.wait(operation, undefined, options.signal, this.#http.forceClosed);
+            if (outageSince !== undefined) outageSince += Date.now() - queued;
+          }
           let answer: HttpReply;
           try {
             answer = await this.#http.exchange({
@@ -759,7 +783,7 @@ export class JobClient {
               // ignores both).
               query: { received: position ?? 0, maxReplyBytes: this.#maxReplyBytes },
               signal: options.signal,
-              timeoutMs: budgetMs,
+              timeoutMs: pollBudgetMs,
               // Sent again here only when it never reached the service: a poll it answered handed chunks
               // out, and a resend the service cannot match to the lost reply would skip them.
               retry: "rejected-only",

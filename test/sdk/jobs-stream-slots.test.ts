@@ -1,0 +1,215 @@
+import type { ServerResponse } from "node:http";
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { AbortedError, type RunpodkitError } from "../../sdk/errors";
+import { JobClient } from "../../sdk/jobs";
+import { eventually, type Harness, KEY, startHarness } from "../service/jobs/harness";
+import { ProtocolWorker } from "../service/jobs/protocol-worker";
+import { json, startScriptedServer } from "./scripted-server";
+
+/**
+ * A stream() whose polls wait for a hold slot that runSync calls hold, against the started service
+ * (its clock manual, so a held call ends only when its job does). The client's own time (its
+ * setTimeout and Date; not node:timers/promises, so its pauses stay real) is faked only while the
+ * runSync holds: the test jumps it minutes ahead instead of waiting them out.
+ */
+
+let h: Harness;
+const clients: JobClient[] = [];
+/** /stream polls the service received, and those it holds now, by job id. */
+const streamPolls = new Map<string, { sent: number; now: number }>();
+
+beforeAll(async () => {
+  h = await startHarness();
+  h.app.server.on("request", (req: { url?: string }, res: { once(event: "close", f: () => void): void }) => {
+    const id = /^\/v2\/[^/]+\/stream\/([^/?]+)/.exec(req.url ?? "")?.[1];
+    if (!id) return;
+    const seen = streamPolls.get(id) ?? { sent: 0, now: 0 };
+    streamPolls.set(id, seen);
+    seen.sent++;
+    seen.now++;
+    res.once("close", () => seen.now--);
+  });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+afterAll(async () => {
+  for (const client of clients) await client.close({ force: true });
+  await h?.close();
+});
+
+/** Calls the service holds now. */
+const held = () => h.plane.book.watchers.waiting;
+
+/** The real setTimeout, for waiting while the client's is faked. */
+const realSetTimeout = globalThis.setTimeout;
+
+/** Until `check` holds, on real time (the harness's `eventually` uses the faked setTimeout). */
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    if (check()) return;
+    await new Promise((resolve) => realSetTimeout(resolve, 10));
+  }
+  throw new Error("condition not met in time");
+}
+
+/** A stream read to its end: its chunks' outputs, and its return value or the error it threw. */
+async function drain(stream: AsyncGenerator<{ output: unknown }, string, undefined>) {
+  const outputs: unknown[] = [];
+  try {
+    for (;;) {
+      const next = await stream.next();
+      if (next.done) return { outputs, ended: next.value };
+      outputs.push(next.value.output);
+    }
+  } catch (error) {
+    return { outputs, ended: error as RunpodkitError };
+  }
+}
+
+/**
+ * A client of one hold slot (connections: 2), a runSync holding it until the test completes its job
+ * (worker `syncWorker`), and another job taken by `streamWorker`, to be streamed.
+ */
+async function slotHeldByRunSync() {
+  const endpoint = h.endpoint("runpodkit/echo", { workersMax: 0 });
+  const jobs = new JobClient({
+    apiKey: KEY,
+    endpointId: endpoint.id,
+    baseUrl: `${h.url}/v2`,
+    retries: 0,
+    connections: 2,
+    timeoutMs: 1_000,
+  });
+  clients.push(jobs);
+  const syncWorker = new ProtocolWorker(h, endpoint.id, `w-${endpoint.id}-sync`);
+  const streamWorker = new ProtocolWorker(h, endpoint.id, `w-${endpoint.id}-stream`);
+  const before = held();
+  const syncing = jobs.runSync({ input: { n: "sync" } }, { wait: 300_000 });
+  await eventually(() => (held() - before === 1 ? true : undefined));
+  const syncJob = ((await syncWorker.take()).body as { id: string }).id;
+  const { id } = await jobs.run({ input: { n: "streamed" } });
+  expect(((await streamWorker.take()).body as { id: string }).id).toBe(id);
+  return { jobs, syncing, syncWorker, syncJob, streamWorker, id };
+}
+
+/** Only the client's timers and Date: its pauses (node:timers/promises) and the service run on. */
+const fakeClientTime = () => vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+
+describe("a stream poll waiting for a hold slot", () => {
+  it("waits its turn behind a long runSync, is no outage even with maxOutageMs: 0, and every chunk arrives", async () => {
+    const { jobs, syncing, syncWorker, syncJob, streamWorker, id } = await slotHeldByRunSync();
+    for (const text of ["a", "b", "c"]) await streamWorker.streamChunk(id, { text });
+    fakeClientTime();
+    const streamed = drain(jobs.stream(id, { maxOutageMs: 0, timeoutMs: 1_000, pollIntervalMs: 20 }));
+    // Ten minutes of the client's time while the runSync holds the slot. Before, the poll's slot
+    // wait ran out after its budget (10 s hold + timeoutMs), counted as an outage, and the stream
+    // threw a TimeoutError (after maxOutageMs: 60 s by default, about 80 s in) though the service was fine.
+    await vi.advanceTimersByTimeAsync(600_000);
+    expect(streamPolls.get(id)?.sent ?? 0).toBe(0);
+    vi.useRealTimers();
+    await syncWorker.done(syncJob, { output: { n: "sync" } });
+    expect(await syncing).toMatchObject({ id: syncJob, status: "COMPLETED" });
+    await streamWorker.done(id, { output: {} });
+    expect(await streamed).toEqual({
+      outputs: [{ text: "a" }, { text: "b" }, { text: "c" }],
+      ended: "COMPLETED",
+    });
+  });
+
+  it("once admitted, gets its whole budget: the service's hold of it is not cut", async () => {
+    const { jobs, syncing, syncWorker, syncJob, streamWorker, id } = await slotHeldByRunSync();
+    fakeClientTime();
+    // timeoutMs: 1 makes the poll's budget the 10 s hold plus 1 ms.
+    const streamed = drain(jobs.stream(id, { maxOutageMs: 0, timeoutMs: 1, pollIntervalMs: 20 }));
+    await vi.advanceTimersByTimeAsync(10_000);
+    // The slot is free: the poll is sent, and the service holds it (no chunk yet).
+    await syncWorker.done(syncJob, { output: { n: "sync" } });
+    expect(await syncing).toMatchObject({ id: syncJob, status: "COMPLETED" });
+    await until(() => streamPolls.get(id)?.now === 1);
+    // Before, the poll was sent with what its slot wait left of its budget (1 ms) and cut here: a
+    // TimeoutError during a legitimate hold.
+    await vi.advanceTimersByTimeAsync(9_000);
+    expect(streamPolls.get(id)).toEqual({ sent: 1, now: 1 });
+    vi.useRealTimers();
+    await streamWorker.streamChunk(id, { text: "late" });
+    await streamWorker.done(id, { output: {} });
+    expect(await streamed).toEqual({ outputs: [{ text: "late" }], ended: "COMPLETED" });
+  });
+
+  it("ends with the caller's signal, saying every hold slot was busy and naming `connections`", async () => {
+    const { jobs, syncing, syncWorker, syncJob, id } = await slotHeldByRunSync();
+    const controller = new AbortController();
+    const streamed = drain(jobs.stream(id, { signal: controller.signal }));
+    controller.abort();
+    const { outputs, ended } = await streamed;
+    expect(outputs).toEqual([]);
+    expect(ended).toBeInstanceOf(AbortedError);
+    const error = ended as RunpodkitError;
+    expect(error.toJSON()).toMatchObject({ operation: "jobs.stream", jobId: id, code: "ABORTED" });
+    expect(error.message).toContain("aborted by the caller while the call waited to be sent");
+    expect(error.message).toContain("1 call(s) the service holds");
+    expect(error.message).toContain("raise `connections`");
+    expect(streamPolls.get(id)?.sent ?? 0).toBe(0);
+    await syncWorker.done(syncJob, { output: {} });
+    expect(await syncing).toMatchObject({ status: "COMPLETED" });
+  });
+});
+
+describe("a stream poll waiting for a hold slot during an outage", () => {
+  it("does not count the wait toward maxOutageMs: a failure after it goes on polling", async () => {
+    // A scripted service: the stream's first poll is held and then a 503 (an outage begins), the
+    // runSync queued behind it takes the slot, the second poll waits for it two minutes and is a 503
+    // too, the third carries the chunk. The local service never answers 503 on purpose.
+    const held: { poll?: ServerResponse; runSync?: ServerResponse } = {};
+    let polls = 0;
+    const server = await startScriptedServer((hit, res) => {
+      if (hit.url.includes("/runsync")) {
+        held.runSync = res;
+        return;
+      }
+      polls++;
+      if (polls === 1) held.poll = res;
+      else if (polls === 2) json(res, 503, { error: "restarting" });
+      else if (polls === 3) json(res, 200, { status: "COMPLETED", stream: [{ output: "x" }] });
+      else json(res, 200, { status: "COMPLETED", stream: [] });
+    });
+    const jobs = new JobClient({
+      apiKey: KEY,
+      endpointId: "ep",
+      baseUrl: `${server.url}/v2`,
+      retries: 0,
+      connections: 2,
+      timeoutMs: 1_000,
+    });
+    // Its pauses between polls too (node:timers/promises), so the test says when each one ends.
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"], fakeNodeBuiltins: true });
+    try {
+      const streamed = drain(jobs.stream("job-s", { maxOutageMs: 1_000, pollIntervalMs: 0 }));
+      await until(() => held.poll !== undefined);
+      const syncing = jobs.runSync({ input: {} }, { wait: 300_000 });
+      json(held.poll as ServerResponse, 503, { error: "restarting" });
+      // The runSync is sent once the failed poll gives the slot back; the stream then pauses 250 ms.
+      await until(() => held.runSync !== undefined);
+      await vi.advanceTimersByTimeAsync(250);
+      await new Promise((resolve) => setImmediate(resolve));
+      // The second poll waits for the slot the runSync holds: two minutes of the client's time.
+      await vi.advanceTimersByTimeAsync(120_000);
+      expect(polls).toBe(1);
+      json(held.runSync as ServerResponse, 200, { id: "job-r", status: "COMPLETED", output: {} });
+      expect(await syncing).toMatchObject({ id: "job-r", status: "COMPLETED" });
+      await until(() => polls === 2);
+      // Before, the outage counted the two minutes in the queue, and this 503 ended the stream.
+      for (let i = 0; i < 20 && polls < 4; i++) {
+        await vi.advanceTimersByTimeAsync(250);
+        await new Promise((resolve) => realSetTimeout(resolve, 10));
+      }
+      expect(await streamed).toEqual({ outputs: ["x"], ended: "COMPLETED" });
+      expect(polls).toBe(4);
+    } finally {
+      vi.useRealTimers();
+      await jobs.close({ force: true });
+      await server.close();
+    }
+  });
+});
