@@ -92,7 +92,7 @@ afterAll(async () => {
 });
 
 /** `times` requests that `matches` get `verdict` (a status: refused; `lose`: done, answer lost); the rest pass. */
-function refuse(matches: (hit: Hit) => boolean, times: number, verdict: Verdict): Rule {
+function onMatching(matches: (hit: Hit) => boolean, times: number, verdict: Verdict): Rule {
   let left = times;
   return (hit) => {
     if (left <= 0 || !matches(hit)) return undefined;
@@ -118,7 +118,7 @@ async function create(
 describe("Endpoint through Pulumi's provider host, the service failing by rule", () => {
   test("a create refused with 503 (an answer the provider cannot tell from a lost one) does not take over the other stack's endpoint of its generated name", async () => {
     const theirs = await create(direct, "Endpoint", "twin", { templateId, workersMax: 1 });
-    rule = refuse((hit) => hit.body.includes("saveEndpoint"), 1, 503);
+    rule = onMatching((hit) => hit.body.includes("saveEndpoint"), 1, 503);
     const ours = await create(relayed, "Endpoint", "twin", { templateId, workersMax: 3 });
     expect(ours.properties.name).toBe(theirs.properties.name);
     expect(ours.id).not.toBe(theirs.id);
@@ -129,8 +129,8 @@ describe("Endpoint through Pulumi's provider host, the service failing by rule",
   test("a delete whose REST GPU types put-back is refused, then the delete too, leaves the endpoint with its workers and its GPU types", async () => {
     const made = await create(relayed, "Endpoint", "gpus", { templateId, workersMin: 1, workersMax: 2 });
     await rest.endpoints.update(made.id, { gpuTypeIds: ["NVIDIA B200"] });
-    const patch = refuse((hit) => hit.method === "PATCH" && hit.url.includes(made.id), 1, 401);
-    const deletes = refuse((hit) => hit.body.includes("deleteEndpoint"), 1_000, 401);
+    const patch = onMatching((hit) => hit.method === "PATCH" && hit.url.includes(made.id), 1, 401);
+    const deletes = onMatching((hit) => hit.body.includes("deleteEndpoint"), 1_000, 401);
     rule = (hit) => patch(hit) ?? deletes(hit);
     const failure = await relayed.delete(made.urn, made.id, made.properties).catch((error: unknown) => error);
     rule = () => undefined;
@@ -155,7 +155,7 @@ describe("Pod through Pulumi's provider host: its create mark tells its own pod 
 
   test("a create carried out whose answer was lost takes over its own pod (the one with its mark), not the other stack's; none is made twice", async () => {
     const theirs = await create(direct, "Pod", "twinpod", POD);
-    rule = refuse(isPost("/v1/pods"), 1, { lose: 503 });
+    rule = onMatching(isPost("/v1/pods"), 1, { lose: 503 });
     const ours = await create(relayed, "Pod", "twinpod", { ...POD, env: { MODE: "ours" } });
     expect(ours.properties.name).toBe(theirs.properties.name);
     expect(ours.id).not.toBe(theirs.id);
@@ -171,7 +171,7 @@ describe("Pod through Pulumi's provider host: its create mark tells its own pod 
 
   test("a create refused before the service acted does not take over the other stack's pod of its name (without this create's mark): it is sent again", async () => {
     const theirs = await create(direct, "Pod", "otherpod", POD);
-    rule = refuse(isPost("/v1/pods"), 1, 503);
+    rule = onMatching(isPost("/v1/pods"), 1, 503);
     const ours = await create(relayed, "Pod", "otherpod", { ...POD, env: { MODE: "ours" } });
     expect(ours.properties.name).toBe(theirs.properties.name);
     expect(ours.id).not.toBe(theirs.id);
@@ -179,6 +179,18 @@ describe("Pod through Pulumi's provider host: its create mark tells its own pod 
     // The other stack's pod was left as it was: no env of this program written over it.
     expect((await rest.pods.get(theirs.id)).env).toEqual({ [CREATE_MARK]: expect.any(String) });
     expect((await rest.pods.get(ours.id)).env).toMatchObject({ MODE: "ours" });
+  });
+
+  test("a lost create beside a pod of its name that carries no mark at all (as an older release made them) does not take that one over", async () => {
+    const urn = dynamicUrn("Pod", "oldpod");
+    const checked = await relayed.check(urn, {}, { ...POD, __logicalName: "oldpod", __provider: text.Pod });
+    const name = String(checked.inputs.name);
+    const older = await rest.pods.create({ ...POD, name });
+    rule = onMatching(isPost("/v1/pods"), 1, { lose: 503 });
+    const ours = await relayed.create(urn, checked.inputs);
+    expect(ours.id).not.toBe(older.id);
+    expect(await podsNamed(name)).toEqual([ours.id, older.id].sort());
+    expect((await rest.pods.get(older.id)).env ?? {}).toEqual({});
   });
 });
 
@@ -192,7 +204,7 @@ describe("NetworkVolume through Pulumi's provider host: no field for a mark, so 
 
   test("beside the other stack's volume of its generated name, the error names it and adoptId; it is left as it was and none is made", async () => {
     const theirs = await create(direct, "NetworkVolume", "twinvol", VOLUME);
-    rule = refuse(isPost("/v1/networkvolumes"), 1, 503);
+    rule = onMatching(isPost("/v1/networkvolumes"), 1, 503);
     const failure = await create(relayed, "NetworkVolume", "twinvol", { ...VOLUME, size: 20 }).catch(
       (error: unknown) => error,
     );
@@ -210,7 +222,7 @@ describe("NetworkVolume through Pulumi's provider host: no field for a mark, so 
 
   test("when the lost create was carried out too, the error names both volumes of the name and is not sent again", async () => {
     const theirs = await create(direct, "NetworkVolume", "bothvol", VOLUME);
-    rule = refuse(isPost("/v1/networkvolumes"), 1, { lose: 503 });
+    rule = onMatching(isPost("/v1/networkvolumes"), 1, { lose: 503 });
     const failure = await create(relayed, "NetworkVolume", "bothvol", { ...VOLUME, size: 20 }).catch(
       (error: unknown) => error,
     );
