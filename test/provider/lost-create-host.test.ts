@@ -185,7 +185,7 @@ describe("Pod through Pulumi's provider host: its create mark tells its own pod 
     const urn = dynamicUrn("Pod", "oldpod");
     const checked = await relayed.check(urn, {}, { ...POD, __logicalName: "oldpod", __provider: text.Pod });
     const name = String(checked.inputs.name);
-    const older = await rest.pods.create({ ...POD, name });
+    const older = await rest.pods.create({ ...POD, gpuTypeIds: ["NVIDIA GeForce RTX 4090"], name });
     rule = onMatching(isPost("/v1/pods"), 1, { lose: 503 });
     const ours = await relayed.create(urn, checked.inputs);
     expect(ours.id).not.toBe(older.id);
