@@ -72,6 +72,11 @@ export interface HostOptions {
   journal?: ProviderCall[];
   /** Runs once the host has exited on close(), e.g. to remove files made for it. */
   onClose?: () => void;
+  /**
+   * The engine address the host is started with, as the CLI passes its own (default `127.0.0.1:0`:
+   * no engine, so providers that would log through it fall back to their output).
+   */
+  engineAddress?: string;
 }
 
 /** Where a folder's installed @pulumi/pulumi keeps the dynamic-provider host. */
@@ -95,8 +100,9 @@ export class DynamicProviderHost {
   }
 
   static async start(options: HostOptions): Promise<DynamicProviderHost> {
-    // The host's only argument is the engine address; the dynamic provider does not call it back.
-    const args = [...(options.nodeArgs ?? []), hostScriptFrom(options.pulumiFrom), "127.0.0.1:0"];
+    // The host's only argument is the engine address; the host itself never calls it back.
+    const engine = options.engineAddress ?? "127.0.0.1:0";
+    const args = [...(options.nodeArgs ?? []), hostScriptFrom(options.pulumiFrom), engine];
     const child = spawn(options.node ?? process.execPath, args, {
       cwd: options.cwd,
       env: options.env,

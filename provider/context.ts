@@ -1,5 +1,6 @@
 import { createManagementApi } from "./clients";
 import { hostSettings, type ProviderSettings } from "./config";
+import { hostEngineLog } from "./engine-log";
 import type { ManagementApi } from "./management-api";
 import { type Pause, wallClock } from "./retry";
 
@@ -12,9 +13,9 @@ export interface ProviderContext {
   pause: Pause;
   /**
    * A warning for the user about an operation that succeeded (an update that overwrote changes made
-   * outside Pulumi). Absent: not said.
+   * outside Pulumi), said before the operation answers. Absent: not said.
    */
-  warn?(message: string): void;
+  warn?(message: string): void | Promise<void>;
 }
 
 /**
@@ -22,6 +23,7 @@ export interface ProviderContext {
  * of clients (kept while the settings stay the same), wall-clock waits.
  */
 export function hostContext(): ProviderContext {
+  const engineLog = hostEngineLog();
   let last: { settings: ProviderSettings; api: ManagementApi } | undefined;
   return {
     settings: hostSettings,
@@ -35,8 +37,10 @@ export function hostContext(): ProviderContext {
       return last.api;
     },
     pause: wallClock,
-    // pulumi.log has no engine in the provider host (it would print to stderr the same way); the
-    // CLI shows what a dynamic provider prints, as the host's own output.
-    warn: (message) => console.warn(`warning: ${message}`),
+    // Through the engine's Log RPC, so the CLI shows a warning (see engine-log.ts); printed when
+    // there is no engine to call or it does not take it (the CLI shows the host's output as info).
+    warn: async (message) => {
+      if (engineLog === undefined || !(await engineLog.warn(message))) console.warn(`warning: ${message}`);
+    },
   };
 }

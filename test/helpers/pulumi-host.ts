@@ -2,7 +2,9 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import * as grpc from "@grpc/grpc-js";
 import * as pulumi from "@pulumi/pulumi";
+import { Empty, engineGrpc, enginePb, grpcOptions } from "../../engine/proto";
 import { DynamicProviderHost } from "../../engine/provider-host";
 
 /**
@@ -31,6 +33,8 @@ export interface CheckoutHostOptions {
   env?: Record<string, string>;
   /** Make `runpodkit/...` resolve to this checkout and run its TypeScript sources (default true). */
   fromCheckout?: boolean;
+  /** The engine address the host gets, as from the CLI (e.g. a startEngineLog()); default none. */
+  engineAddress?: string;
 }
 
 /** The addresses a provider needs, as Configure receives a stack's config. */
@@ -88,6 +92,7 @@ export function startCheckoutHost(options: CheckoutHostOptions = {}): Promise<Dy
     node: NODE_BINARY,
     nodeArgs,
     onClose: removeStandIn,
+    ...(options.engineAddress === undefined ? {} : { engineAddress: options.engineAddress }),
   }).catch((error: unknown) => {
     removeStandIn();
     throw error;
@@ -103,4 +108,60 @@ export async function serializeProvider(provider: pulumi.dynamic.ResourceProvide
 /** The URN the engine would give a dynamic resource of this package. */
 export function dynamicUrn(type: string, name: string, stack = "test", project = "runpodkit-test"): string {
   return `urn:pulumi:${stack}::${project}::pulumi-nodejs:dynamic/runpodkit:${type}::${name}`;
+}
+
+/** One Engine.Log call as the CLI's engine receives it (pkg/host/host_server.go in pulumi/pulumi). */
+export interface EngineLogEntry {
+  severity: "debug" | "info" | "warning" | "error";
+  urn: string;
+  message: string;
+  ephemeral: boolean;
+}
+
+/**
+ * The Log RPC of the engine server the CLI gives each provider plugin (its only argument), recording
+ * each call; the Engine service's other calls answer UNIMPLEMENTED.
+ */
+export async function startEngineLog(): Promise<{
+  address: string;
+  entries: EngineLogEntry[];
+  close(): Promise<void>;
+}> {
+  const entries: EngineLogEntry[] = [];
+  const Severity = enginePb.LogSeverity;
+  const names = new Map<number, EngineLogEntry["severity"]>([
+    [Severity.DEBUG, "debug"],
+    [Severity.INFO, "info"],
+    [Severity.WARNING, "warning"],
+    [Severity.ERROR, "error"],
+  ]);
+  const unimplemented = (_call: unknown, callback: grpc.sendUnaryData<never>) =>
+    callback({ code: grpc.status.UNIMPLEMENTED, details: "not implemented by this stand-in" }, null);
+  const server = new grpc.Server(grpcOptions);
+  server.addService(engineGrpc.EngineService, {
+    log: (call, callback) => {
+      const req = call.request;
+      entries.push({
+        severity: names.get(req.getSeverity()) ?? "info",
+        urn: req.getUrn(),
+        message: req.getMessage(),
+        ephemeral: req.getEphemeral(),
+      });
+      callback(null, new Empty());
+    },
+    getRootResource: unimplemented,
+    setRootResource: unimplemented,
+    startDebugging: unimplemented,
+    requirePulumiVersion: unimplemented,
+  } satisfies engineGrpc.IEngineServer);
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err, p) =>
+      err ? reject(err) : resolve(p),
+    ),
+  );
+  return {
+    address: `127.0.0.1:${port}`,
+    entries,
+    close: () => new Promise<void>((resolve) => server.tryShutdown(() => resolve())),
+  };
 }

@@ -409,7 +409,7 @@ describe("Endpoint lifecycle", () => {
 
   test("an update that overwrites a change made outside Pulumi says which fields, without secret values; an unchanged up makes no call", async () => {
     const warnings: string[] = [];
-    const warned = createEndpointProvider({ ...h.context, warn: (message) => warnings.push(message) });
+    const warned = createEndpointProvider({ ...h.context, warn: (message) => void warnings.push(message) });
     const created = await checkAndCreate(warned, "api", {
       templateId,
       workersMax: 3,
@@ -444,7 +444,7 @@ describe("Endpoint lifecycle", () => {
 
   test("after a refresh, an update of a field changed outside Pulumi warns of nothing: the preview showed it", async () => {
     const warnings: string[] = [];
-    const warned = createEndpointProvider({ ...h.context, warn: (message) => warnings.push(message) });
+    const warned = createEndpointProvider({ ...h.context, warn: (message) => void warnings.push(message) });
     const created = await checkAndCreate(warned, "api", { templateId, workersMax: 3 });
     await h.rest.endpoints.update(created.id, { workersMax: 4 });
     const read = await warned.read(created.id, created.outs);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "vitest";
 import { nameBasis, normalizeInputs } from "../../provider/check";
 import { endpointForwarder, recordAsDesired, toSaveInput } from "../../provider/endpoint";
+import { hostEngineLog } from "../../provider/engine-log";
 import { MAX_GENERATION, nextGenerations } from "../../provider/naming";
 import { templateForwarder, templateSpec } from "../../provider/template";
 import { GraphQLClient } from "../../sdk/graphql";
@@ -14,6 +15,7 @@ import {
   serializeProvider,
   stackConfig,
   startCheckoutHost,
+  startEngineLog,
 } from "../helpers/pulumi-host";
 import { type TestService, withService } from "../helpers/service";
 
@@ -62,11 +64,11 @@ interface Tracked {
   outputs: Props;
 }
 
-async function up(type: string, name: string, program: Props): Promise<Tracked> {
+async function up(type: string, name: string, program: Props, on = host): Promise<Tracked> {
   const urn = dynamicUrn(type, name);
-  const checked = await host.check(urn, {}, { ...program, __logicalName: name, __provider: text[type] });
+  const checked = await on.check(urn, {}, { ...program, __logicalName: name, __provider: text[type] });
   expect(checked.failures).toEqual([]);
-  const created = await host.create(urn, checked.inputs);
+  const created = await on.create(urn, checked.inputs);
   return { urn, id: created.id, inputs: checked.inputs, outputs: created.properties };
 }
 
@@ -81,14 +83,20 @@ function ignoring(program: Props, old: Props, paths: readonly string[]): Props {
 }
 
 /** A later `up` of `program` (ignoreChanges applied first): check, diff and, when it changes, update. */
-async function upAgain(resource: Tracked, name: string, program: Props, ignore: readonly string[] = []) {
+async function upAgain(
+  resource: Tracked,
+  name: string,
+  program: Props,
+  ignore: readonly string[] = [],
+  on = host,
+) {
   const type = resource.urn.split(":").at(-3) ?? "";
   const news = ignoring({ ...program, __logicalName: name, __provider: text[type] }, resource.inputs, ignore);
-  const checked = await host.check(resource.urn, resource.inputs, news);
+  const checked = await on.check(resource.urn, resource.inputs, news);
   if (checked.failures.length > 0) return { failures: checked.failures };
-  const diff = await host.diff(resource.urn, resource.id, resource.outputs, checked.inputs, resource.inputs);
+  const diff = await on.diff(resource.urn, resource.id, resource.outputs, checked.inputs, resource.inputs);
   if (diff.changes === "none") return { failures: [], diff };
-  const updated = await host.update(
+  const updated = await on.update(
     resource.urn,
     resource.id,
     resource.outputs,
@@ -295,10 +303,11 @@ describe('ignoreChanges on one list item ("networkVolumeIds[0]")', () => {
 });
 
 describe("an update over a change made outside Pulumi, through Pulumi's provider host", () => {
-  test("the host prints a warning naming the field the update overwrote; an unchanged up reaches no update", async () => {
-    const program = { templateId, workersMax: 3, env: { TOKEN: "t1" } };
-    const endpoint = await up("Endpoint", "overwritten", program);
-    // A console user changes workersMax and TOKEN; no refresh follows.
+  const program = { workersMax: 3, env: { TOKEN: "t1" } };
+
+  /** An up, a console user's change to workersMax and TOKEN (no refresh), an unchanged up, then an up over it. */
+  async function overwrite(name: string, on: DynamicProviderHost) {
+    const endpoint = await up("Endpoint", name, { ...program, templateId }, on);
     const live = await graphql.getEndpoint(endpoint.id);
     if (live === null) throw new Error("the endpoint just created is not found");
     await graphql.saveEndpoint({
@@ -306,18 +315,48 @@ describe("an update over a change made outside Pulumi, through Pulumi's provider
       workersMax: 4,
       env: [{ key: "TOKEN", value: "rotated-elsewhere" }, ...live.env.filter((e) => e.key !== "TOKEN")],
     });
-    const same = await upAgain(endpoint, "overwritten", program);
+    const same = await upAgain(endpoint, name, { ...program, templateId }, [], on);
     expect(same).toMatchObject({ failures: [], diff: { changes: "none" } });
-    const before = host.stderr.length;
-    await upAgain(endpoint, "overwritten", { ...program, workersMax: 5, env: { TOKEN: "t2" } });
-    const printed = host.stderr.slice(before);
-    expect(printed).toContain(
-      `warning: update endpoint ${String(endpoint.outputs.name)}: overwrote what was changed outside Pulumi since the last up or refresh: workersMax (4 there, now 5), env.TOKEN.`,
-    );
-    expect(printed).not.toContain("rotated-elsewhere");
+    await upAgain(endpoint, name, { templateId, workersMax: 5, env: { TOKEN: "t2" } }, [], on);
     expect(await graphql.getEndpoint(endpoint.id)).toMatchObject({
       workersMax: 5,
       env: expect.arrayContaining([{ key: "TOKEN", value: "t2" }]),
     });
+    return `update endpoint ${String(endpoint.outputs.name)}: overwrote what was changed outside Pulumi since the last up or refresh: workersMax (4 there, now 5), env.TOKEN. The service keeps no versions, so the program's value wins; run pulumi refresh (or up --refresh) first to see such changes in the preview.`;
+  }
+
+  test("without an engine to log to, the host prints the warning naming the field the update overwrote; an unchanged up reaches no update", async () => {
+    const before = host.stderr.length;
+    const warning = await overwrite("overwritten", host);
+    const printed = host.stderr.slice(before);
+    expect(printed).toContain(`warning: ${warning}`);
+    expect(printed).not.toContain("rotated-elsewhere");
+  });
+
+  test("with the CLI's engine address, the warning goes through the engine's Log RPC as a warning, not to the host's output", async () => {
+    // Pulumi's CLI shows a dynamic provider's output as info (severity info#err in --json), and on
+    // Windows only with --debug (pkg/.../plugin.go isDynamicPluginBinary); a Log RPC shows as a warning.
+    const engine = await startEngineLog();
+    const logged = await startCheckoutHost({ engineAddress: engine.address });
+    try {
+      await logged.configure(stackConfig(service, service.apiKey));
+      const warning = await overwrite("overwrittenlogged", logged);
+      expect(engine.entries).toEqual([{ severity: "warning", urn: "", message: warning, ephemeral: false }]);
+      expect(logged.stderr).not.toContain("overwrote");
+    } finally {
+      await logged.close();
+      await engine.close();
+    }
+  });
+
+  test("outside Pulumi's provider host, or given no engine (port 0, as the test engine starts it), there is no engine log to call", () => {
+    const script = "/p/node_modules/@pulumi/pulumi/cmd/dynamic-provider/index.js";
+    expect(hostEngineLog({ filename: script }, ["node", script, "127.0.0.1:0"])).toBeUndefined();
+    expect(hostEngineLog({ filename: script }, ["node", script])).toBeUndefined();
+    expect(
+      hostEngineLog({ filename: "/p/program.js" }, ["node", "/p/program.js", "127.0.0.1:5000"]),
+    ).toBeUndefined();
+    expect(hostEngineLog(undefined, ["node"])).toBeUndefined();
+    expect(hostEngineLog({ filename: script }, ["node", script, "127.0.0.1:5000"])).toBeDefined();
   });
 });
