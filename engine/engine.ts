@@ -277,7 +277,11 @@ export class LocalStack {
     const operation = dryRun ? "preview" : "up";
     const { state: prior, box, check } = await this.loadState();
     const { log, logs } = this.runLog();
-    const host = this.lazyHost(log);
+    // The host starts on the program's first resource, once the monitor (which serves the Engine
+    // RPCs too) listens: given its address, as the CLI gives its own, a provider's warnings reach
+    // this run's log as warnings instead of the host's output.
+    let engineAddress: string | undefined;
+    const host = this.lazyHost(log, () => engineAddress);
     const config = this.plainConfig();
     const deployment = new Deployment({
       project: this.project.name,
@@ -308,6 +312,7 @@ export class LocalStack {
       debugLogs: this.options.debugLogs ?? false,
       parallel: this.parallel(),
     });
+    engineAddress = monitor.address;
     try {
       const exitCode = await runProgram({
         node: this.node(),
@@ -366,7 +371,10 @@ export class LocalStack {
     }
   }
 
-  private lazyHost(log: LogSink): {
+  private lazyHost(
+    log: LogSink,
+    engineAddress: () => string | undefined = () => undefined,
+  ): {
     get: () => Promise<DynamicProviderHost>;
     started: () => boolean;
     close: () => Promise<void>;
@@ -374,7 +382,9 @@ export class LocalStack {
     let started: Promise<DynamicProviderHost> | undefined;
     const get = () => {
       // From the program's directory: the providers' `require`s resolve against the installed package.
+      const engine = engineAddress();
       started ??= DynamicProviderHost.start({
+        ...(engine === undefined ? {} : { engineAddress: engine }),
         node: this.node(),
         pulumiFrom: this.options.programDir,
         cwd: this.options.programDir,

@@ -85,6 +85,29 @@ describe("ignoreChanges on an Endpoint, through the engine", () => {
     },
     STEP_TIMEOUT,
   );
+  test(
+    "an update that overwrites a field changed outside Pulumi is logged as a warning through the engine",
+    async () => {
+      // An operator sets idleTimeout elsewhere; the program then sets its own value: the program's wins.
+      const record = await svc.graphql.getEndpoint(endpointId);
+      if (record === null) throw new Error(`endpoint ${endpointId} is missing`);
+      await svc.graphql.saveEndpoint(
+        toSaveInput({ ...recordAsDesired(record), idleTimeout: 45 }, endpointId),
+      );
+      stack.setConfig("idleTimeout", { value: "60" });
+      const up = await stack.up();
+      expect(live().idleTimeout).toBe(60);
+      // The provider host is given the engine's address, as the CLI gives its own: the warning arrives
+      // through the Engine Log RPC with severity warning, not as the host's printed output.
+      const warnings = up.logs.filter((entry) => entry.message.includes("overwrote"));
+      expect(warnings.map((entry) => [entry.source, entry.severity])).toEqual([["program", "warning"]]);
+      expect(warnings[0]?.message).toContain("idleTimeout");
+      expect(
+        up.logs.filter((entry) => entry.source === "provider" && entry.message.includes("overwrote")),
+      ).toEqual([]);
+    },
+    STEP_TIMEOUT,
+  );
 });
 
 describe("ignoreChanges on one env key (a nested path), through the engine", () => {
