@@ -184,14 +184,19 @@ export function checkUniqueKeys(text: string): void {
 export function compressedBodyRefusal(headers: IncomingHttpHeaders): Error | null {
   const encoding = headers["content-encoding"];
   if (encoding === undefined || /^\s*(identity\s*)?$/i.test(encoding)) return null;
-  const hasBody =
-    headers["transfer-encoding"] !== undefined ||
-    (headers["content-length"] !== undefined && headers["content-length"] !== "0");
-  if (!hasBody) return null;
+  if (!declaresBody(headers)) return null;
   const shown = encoding.length > 40 ? `${encoding.slice(0, 40)}…` : encoding;
   return Object.assign(new Error(`content-encoding "${shown}" is not accepted; send the body uncompressed`), {
     statusCode: 415,
   });
+}
+
+/** Whether a request's headers announce a body (a chunked one, or a content-length other than 0). */
+function declaresBody(headers: IncomingHttpHeaders): boolean {
+  return (
+    headers["transfer-encoding"] !== undefined ||
+    (headers["content-length"] !== undefined && headers["content-length"] !== "0")
+  );
 }
 
 /** Refuses every compressed body of the server (compressedBodyRefusal) before it is read. */
@@ -211,8 +216,9 @@ const JSON_CHARSETS = new Set(["utf-8", "utf8", "us-ascii"]);
  * naming it. JSON on the wire is UTF-8 (RFC 8259, section 8.1), and every parser here reads it so: a
  * UTF-16 or Latin-1 body would reach the handler as garbage. Null for no content-type, no charset
  * parameter, or one of JSON_CHARSETS (any case, quoted or not). The one rule of every JSON route:
- * the JSON parser of every Fastify scope (boundedJson) applies it, and the fast path leaves a request
- * it refuses to Fastify (jobs/http/fast-routes.ts isJson).
+ * every Fastify scope whose JSON parser is boundedJson applies it before the body is read
+ * (refuseForeignCharsets), and the fast path leaves a request it refuses to Fastify
+ * (jobs/http/fast-routes.ts isJson).
  */
 export function charsetRefusal(contentType: string | undefined): Error | null {
   const at = contentType?.indexOf(";") ?? -1;
@@ -296,14 +302,60 @@ export function checkFiniteNumbers(value: unknown): void {
   );
 }
 
+/**
+ * Set on a Fastify scope (an instance: a child scope inherits it through its prototype, as scopes
+ * inherit hooks): true where JSON bodies are the client's (boundedJson), false where any body is read
+ * as JSON whatever it says (parseAnyBodyAsJson: the workers' routes).
+ */
+const CLIENT_JSON = Symbol("runpodkit.clientJson");
+type Scoped = { [CLIENT_JSON]?: boolean };
+
+/**
+ * Refuses a client's JSON body declared in another charset (charsetRefusal) in onRequest, before a
+ * byte of it is read: in the parser the refusal came only after the whole body (up to the route's
+ * limit, 20 MB on /runsync) had been read. The hook is the server's, so it reaches every scope (hooks
+ * are inherited), and applies only where the route's scope reads client JSON (CLIENT_JSON): the
+ * workers' scope reads any content-type, as the real Python library labels JSON form-urlencoded. Only
+ * for methods Fastify reads a body of, with a body, typed application/json: the parser would never
+ * have seen anything else. The error handler closes the connection (the body is never read).
+ */
+export function refuseForeignCharsets(app: FastifyInstance): void {
+  app.addHook("onRequest", (request, _reply, done) => {
+    const { headers } = request.raw;
+    const type = headers["content-type"];
+    if (
+      type === undefined ||
+      type === "application/json" ||
+      (request.server as Scoped)[CLIENT_JSON] !== true ||
+      BODYLESS_METHODS.has(request.method) ||
+      !declaresBody(headers) ||
+      !isJsonMediaType(type)
+    ) {
+      return done();
+    }
+    const refusal = charsetRefusal(type);
+    if (refusal) done(refusal);
+    else done();
+  });
+}
+
+/** Methods whose body Fastify never parses. */
+const BODYLESS_METHODS = new Set(["GET", "HEAD", "TRACE"]);
+
+/** Whether a content-type's media type (before its parameters) is application/json, in any case. */
+function isJsonMediaType(type: string): boolean {
+  const at = type.indexOf(";");
+  return (at < 0 ? type : type.slice(0, at)).trim().toLowerCase() === "application/json";
+}
+
 type Done = (error: Error | null, body?: unknown) => void;
 type JsonParser = (request: FastifyRequest, text: string, done: Done) => void;
 /** Fastify's own JSON parser (FastifyInstance.getDefaultJsonParser). */
 export type DefaultJsonParser = JsonParser;
 
 /**
- * The JSON parser of a scope: a charset other than UTF-8 is refused (charsetRefusal), then the depth
- * bound, then (management scopes) the refusal of a key given twice, then Fastify's own parser (which
+ * The JSON parser of a scope (one that reads client JSON: CLIENT_JSON, so a charset other than UTF-8
+ * was refused before the body was read, refuseForeignCharsets): the depth bound, then (management scopes) the refusal of a key given twice, then Fastify's own parser (which
  * refuses `__proto__` keys), then a number past a double's range (checkFiniteNumbers); empty text is
  * undefined when `emptyIsUndefined`.
  */
@@ -312,12 +364,11 @@ function boundedJson(
   options: { emptyIsUndefined: boolean; uniqueKeys?: boolean },
 ): void {
   const defaultJson: JsonParser = app.getDefaultJsonParser("error", "ignore");
+  (app as Scoped)[CLIENT_JSON] = true;
   if (app.hasContentTypeParser("application/json")) app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
     const text = typeof body === "string" ? body : body.toString("utf8");
     if (text === "" && options.emptyIsUndefined) return done(null, undefined);
-    const refusal = text === "" ? null : charsetRefusal(request.headers["content-type"]);
-    if (refusal) return done(refusal, undefined);
     try {
       checkJsonDepth(text);
       if (options.uniqueKeys) checkUniqueKeys(text);
@@ -381,6 +432,7 @@ export function managementJsonBodies(app: FastifyInstance, options: { emptyIsUnd
  * of the real service send it (form-urlencoded headers on JSON text; NaN and Infinity from Python).
  */
 export function parseAnyBodyAsJson(app: FastifyInstance, bodyLimit: number): void {
+  (app as Scoped)[CLIENT_JSON] = false;
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("*", { parseAs: "string", bodyLimit }, (_request, body, done) => {
     let value: unknown;

@@ -7,7 +7,7 @@ import Fastify, {
   type FastifyServerFactory,
   LogController,
 } from "fastify";
-import { boundedJsonBodies, refuseCompressedBodies, SERVER_BODY_LIMIT } from "./body";
+import { boundedJsonBodies, refuseCompressedBodies, refuseForeignCharsets, SERVER_BODY_LIMIT } from "./body";
 import { frameworkErrorReply, handleClientError, installErrorHandling, redactUrl } from "./errors";
 import type { FastPath } from "./fast-path";
 import { type HostPolicy, hostGate, refuseHost } from "./hosts";
@@ -71,6 +71,8 @@ export function edgeServer(
   });
   boundedJsonBodies(app);
   refuseCompressedBodies(app);
+  // After the compressed-body refusal, as before: a compressed body is refused for that first.
+  refuseForeignCharsets(app);
   installErrorHandling(app);
   if (fast) {
     fast.attach(app);

@@ -1,7 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connect, type Socket } from "node:net";
+import { request } from "undici";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { ManualClock } from "../../service/clock";
 import { type Answer, fieldOf, messageOf, send } from "./answers";
-import { type Harness, restartableHarnesses, startHarness } from "./jobs/harness";
+import { type Harness, KEY, restartableHarnesses, startHarness } from "./jobs/harness";
 import { ProtocolWorker } from "./jobs/protocol-worker";
 
 /*
@@ -85,6 +87,119 @@ describe("a JSON body is UTF-8: another charset is refused with 415, naming it",
       const queued = await post(h, `/v2/${ep.id}/run`, JSON.stringify(CAFE));
       expect((await worker.take()).status).toBe(200);
       expect((await worker.done(String(queued.body.id), { output: "é" })).status).toBe(200);
+    }
+  });
+});
+
+/** What a raw connection got: the reply's text, and whether the server closed the connection. */
+interface RawReply {
+  text: string;
+  closedByServer: boolean;
+}
+
+/** headersOnly's connections, destroyed after each test (one the server never answers would hold it open). */
+const rawSockets: Socket[] = [];
+afterEach(() => {
+  for (const socket of rawSockets.splice(0)) socket.destroy();
+});
+
+/**
+ * Sends only the headers of a POST declaring `declared` bytes ("chunked": a chunked body), and
+ * `start` of its body, then waits for the server to answer and close the connection (the rest of
+ * the body is never sent).
+ */
+function headersOnly(
+  h: Harness,
+  path: string,
+  contentType: string,
+  declared: number | "chunked",
+  start: string,
+) {
+  const { port } = new URL(h.url);
+  return new Promise<RawReply>((resolve, reject) => {
+    const socket = connect(Number(port), "127.0.0.1");
+    rawSockets.push(socket);
+    let text = "";
+    let closedByServer = false;
+    socket.setEncoding("utf8");
+    socket.on("data", (chunk: string) => {
+      text += chunk;
+    });
+    socket.on("end", () => {
+      closedByServer = true;
+    });
+    socket.on("error", reject);
+    socket.on("close", () => resolve({ text, closedByServer }));
+    socket.write(
+      `POST ${path} HTTP/1.1\r\nhost: 127.0.0.1\r\nauthorization: ${KEY}\r\n` +
+        `content-type: ${contentType}\r\n` +
+        (declared === "chunked"
+          ? `transfer-encoding: chunked\r\n\r\n${start.length.toString(16)}\r\n${start}\r\n`
+          : `content-length: ${declared}\r\n\r\n${start}`),
+    );
+  });
+}
+
+describe("a charset other than UTF-8 is refused before the body is read", () => {
+  const MB = 1024 * 1024;
+
+  it("a body declared up to the route's limit gets its 415 on its headers, and the connection closes", {
+    timeout: 20_000,
+  }, async () => {
+    for (const h of [fast, plain]) {
+      const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+      const routes: [string, number | "chunked"][] = [
+        // Each just under its route's limit (a larger one is refused 413 unread): the old parser
+        // waited for all of it before refusing.
+        [`/v2/${ep.id}/run`, 10 * MB - 1],
+        [`/v2/${ep.id}/runsync`, 20 * MB - 1],
+        ["/v1/networkvolumes", MB - 1],
+        ["/graphql", MB - 1],
+        // Past every limit: the charset is named first all the same.
+        [`/v2/${ep.id}/run`, 50 * MB],
+        // A chunked body, whose size nothing declares.
+        [`/v2/${ep.id}/runsync`, "chunked"],
+        ["/graphql", "chunked"],
+      ];
+      for (const [path, declared] of routes) {
+        const reply = await headersOnly(h, path, "application/json; charset=utf-16", declared, "{\0");
+        const [head = "", body = ""] = reply.text.split("\r\n\r\n");
+        expect(head.split("\r\n")[0], `${path} ${declared}`).toBe("HTTP/1.1 415 Unsupported Media Type");
+        expect(head.toLowerCase()).toContain("connection: close");
+        const answer = { status: 415, body: JSON.parse(body) as Record<string, unknown> };
+        expect(messageOf(answer), path).toBe(
+          'body: charset "utf-16" is not accepted: JSON is UTF-8 (RFC 8259); send the body as UTF-8 with content-type: application/json',
+        );
+        expect(fieldOf(answer), path).toBe("body");
+        expect(reply.closedByServer, path).toBe(true);
+      }
+      // Nothing was queued, and the service still answers on the same routes.
+      const health = await send(h, "GET", `/v2/${ep.id}/health`);
+      expect(health.body.jobs).toMatchObject({ inQueue: 0, inProgress: 0 });
+      const run = await post(h, `/v2/${ep.id}/run`, '{"input": {"n": 1}}', "application/json; charset=utf-8");
+      expect(run.status).toBe(200);
+    }
+  });
+
+  it("a worker's body is still read whatever charset its content-type names", async () => {
+    for (const h of [fast, plain]) {
+      const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+      const worker = new ProtocolWorker(h, ep.id, "w-utf16-label");
+      const queued = await post(h, `/v2/${ep.id}/run`, '{"input": {"n": 1}}');
+      const id = String(queued.body.id);
+      expect((await worker.take()).status).toBe(200);
+      const reply = await request(
+        `${h.url}/v2/${ep.id}/job-done/${worker.id}/${id}?gpu=LOCAL&isStream=false`,
+        {
+          method: "POST",
+          headers: { authorization: worker.key, "content-type": "application/json; charset=utf-16" },
+          body: JSON.stringify({ output: "é" }),
+        },
+      );
+      expect(reply.statusCode).toBe(200);
+      await reply.body.dump();
+      const status = await send(h, "GET", `/v2/${ep.id}/status/${id}`);
+      expect(status.body).toMatchObject({ status: "COMPLETED", output: "é" });
     }
   });
 });

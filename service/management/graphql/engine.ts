@@ -91,59 +91,91 @@ export function graphqlErrorBody(
     );
     return { message: "Internal server error", ...path, extensions: { code: "INTERNAL" } };
   }
-  const field = document ? unknownInputField(error, document) : null;
+  const refused = document ? refusedInput(error, document) : null;
   return {
-    message: error.message,
+    // Named as a resolver's refusal is (`workersMax: ...`), with the operation graphql-js's words omit.
+    message: refused === null ? error.message : `${refused.operation}: ${refused.field}: ${error.message}`,
     ...path,
-    extensions: { code: "GRAPHQL_VALIDATION", ...(field === null ? {} : { field }) },
+    extensions: { code: "GRAPHQL_VALIDATION", ...(refused === null ? {} : { field: refused.field }) },
   };
 }
 
 type Step = string | number;
 
+/** The input graphql-js refused: the field (or directive) whose argument holds it, and its dotted place. */
+interface RefusedInput {
+  operation: string;
+  field: string;
+}
+
+/** The value nodes graphql-js's ValuesOfCorrectTypeRule refuses an inline value on. */
+const VALUE_KINDS: ReadonlySet<string> = new Set([
+  Kind.INT,
+  Kind.FLOAT,
+  Kind.STRING,
+  Kind.BOOLEAN,
+  Kind.NULL,
+  Kind.ENUM,
+  Kind.LIST,
+  Kind.OBJECT,
+]);
+
+/** The field an input object lacks, or does not define, as graphql-js words either (inline or in a variable). */
+const NAMED_FIELD =
+  /(?:^|; )Field "(?:\w+\.)?(\w+)" (?:is not defined by type "\w+"\.(?: Did you mean .*)?|of required type "[^"]*" was not provided\.)$/s;
+
 /**
- * The field of graphql-js's refusal of an input field its type does not define, as REST names an
- * unknown key and as a resolver's refusal names its input's fields: dotted, from the argument
- * (`env.0.bogus` of `saveTemplate(input: {env: [{bogus: 1}]})`); null for any other error. An inline
- * value's error points at the field's node; a variable's at its definition, its path within the
- * variable in the message (`at "input.env[0]"`), which is appended to where the variable is used.
+ * The place of an input graphql-js refused, as REST names a key and a resolver's refusal names its
+ * input's fields: dotted, from the argument (`env.0.bogus` of `saveTemplate(input: {env: [{bogus:
+ * 1}]})`, `workersMax` of `workersMax: 1.5` or of a variable's `9999999999999`), with the field
+ * whose argument holds it; null for any other error. An inline value's error points at its node (a
+ * field's, for a field its type does not define); a variable's at its definition, its path within
+ * the variable in the message (`at "input.env[0]"`), which is appended to where the variable is used.
  */
-function unknownInputField(error: GraphQLError, document: DocumentNode): string | null {
-  const unknown =
-    /; Field "(.*)" is not defined by type "\w+"\.(?: Did you mean .*)?$|^Field "(.*)" is not defined by type "\w+"\.(?: Did you mean .*)?$/s.exec(
-      error.message,
-    );
+function refusedInput(error: GraphQLError, document: DocumentNode): RefusedInput | null {
   const node = error.nodes?.[0];
-  if (!unknown || node === undefined) return null;
-  let steps: Step[] | null;
+  if (node === undefined) return null;
+  const named = NAMED_FIELD.exec(error.message)?.[1];
+  let found: ArgumentPlace | null;
+  let steps: Step[];
   if (node.kind === Kind.OBJECT_FIELD) {
-    steps = argumentPath(document, (value) => value === node);
+    found = argumentPath(document, (value) => value === node);
+    steps = found?.steps ?? [];
+  } else if (VALUE_KINDS.has(node.kind)) {
+    found = argumentPath(document, (value) => value === node);
+    steps = found === null ? [] : [...found.steps, ...(named === undefined ? [] : [named])];
   } else if (node.kind === Kind.VARIABLE_DEFINITION) {
     const name = node.variable.name.value;
-    const at = new RegExp(
-      `^Variable "\\$${name}" got invalid value .* at "${name}((?:\\.[^.[]*|\\[\\d+\\])*)"; Field "`,
-      "s",
-    ).exec(error.message);
-    const within = [...(at?.[1] ?? "").matchAll(/\.([^.[]*)|\[(\d+)\]/g)].map((m) =>
+    if (!error.message.startsWith(`Variable "$${name}" got invalid value `)) return null;
+    // The value is printed first, its strings JSON-quoted: only graphql-js's own ` at "` ends unescaped.
+    const at = new RegExp(` at "${name}((?:\\.\\w+|\\[\\d+\\])*)"; `).exec(error.message);
+    const within = [...(at?.[1] ?? "").matchAll(/\.(\w+)|\[(\d+)\]/g)].map((m) =>
       m[2] === undefined ? (m[1] ?? "") : Number(m[2]),
     );
-    const used = argumentPath(document, (value) => value.kind === Kind.VARIABLE && value.name.value === name);
-    steps = used === null ? null : [...used, ...within, unknown[1] ?? ""];
+    found = argumentPath(document, (value) => value.kind === Kind.VARIABLE && value.name.value === name);
+    steps = found === null ? [] : [...found.steps, ...within, ...(named === undefined ? [] : [named])];
   } else {
     return null;
   }
-  return steps === null || steps.length === 0 ? null : steps.map((step) => shownKey(String(step))).join(".");
+  if (found === null || steps.length === 0) return null;
+  return { operation: found.owner, field: steps.map((step) => shownKey(String(step))).join(".") };
+}
+
+/** Where a value sits: the field (or `@directive`) whose argument holds it, and its path from the argument. */
+interface ArgumentPlace {
+  owner: string;
+  steps: Step[];
 }
 
 /**
- * The path from the argument holding the first value `matches` picks (an object field's node counts
- * as its value's place, its name included), or null when no argument holds one.
+ * The place of the first value `matches` picks in an argument (an object field's node counts as its
+ * value's place, its name included), or null when no argument holds one.
  */
 function argumentPath(
   document: DocumentNode,
   matches: (node: ValueNode | ObjectFieldNode) => boolean,
-): Step[] | null {
-  let found: Step[] | null = null;
+): ArgumentPlace | null {
+  let found: ArgumentPlace | null = null;
   const within = (value: ValueNode, path: Step[]): Step[] | null => {
     if (matches(value)) return path;
     if (value.kind === Kind.OBJECT) {
@@ -162,9 +194,19 @@ function argumentPath(
     return null;
   };
   visit(document, {
-    Argument(argument) {
-      found = within(argument.value, []);
-      return found === null ? undefined : BREAK;
+    Argument(argument, _key, _parent, _path, ancestors) {
+      const steps = within(argument.value, []);
+      if (steps === null) return undefined;
+      // The node holding the arguments list: a field, or a directive.
+      const holder = ancestors[ancestors.length - 1];
+      const owner =
+        holder !== undefined &&
+        "kind" in holder &&
+        (holder.kind === Kind.FIELD || holder.kind === Kind.DIRECTIVE)
+          ? `${holder.kind === Kind.DIRECTIVE ? "@" : ""}${holder.name.value}`
+          : "argument";
+      found = { owner, steps };
+      return BREAK;
     },
   });
   return found;
