@@ -3,8 +3,9 @@ import { z } from "zod";
 import { PodCreateInput, type Pod as PodRecord, type PodUpdateInput } from "../sdk/schemas";
 import { type CheckFailure, type InputSpec, type Props, parseInputs, uniqueList } from "./check";
 import { hostContext, type ProviderContext } from "./context";
+import { CREATE_MARK, fittingMark, reservedMarkFailures, withCreateMark } from "./create-mark";
 import { forwardingProvider, packageSpecifier } from "./dynamic";
-import { CREATE_MARK, managedKeys, onlyKeys } from "./endpoint";
+import { managedKeys, onlyKeys } from "./endpoint";
 import { ProviderError } from "./errors";
 import {
   ADOPT_ID,
@@ -137,6 +138,7 @@ export const podSpec = {
         reason: `volumeInGb: a pod volume can only grow (from ${before} GB, not to ${after} GB)`,
       });
     }
+    failures.push(...reservedMarkFailures(news.env));
     return failures;
   },
 } satisfies InputSpec;
@@ -205,10 +207,10 @@ export function podDefinition(): ResourceDefinition<PodDesired, PodRecord> {
         .map(({ id, name, env }) => ({ id, name, mark: env?.[CREATE_MARK] })),
     // Pod names repeat, and a stack of the same names elsewhere generates the same ones. The mark is
     // a key the program does not manage: outputs leave it out and updates keep it (foreignPodEnv).
-    createMark: (desired, mark) =>
-      desired.env?.[CREATE_MARK] !== undefined
-        ? undefined
-        : { ...desired, env: { ...(desired.env ?? {}), [CREATE_MARK]: mark } },
+    createMark: (desired, mark) => {
+      const env = withCreateMark(desired.env ?? {}, mark);
+      return env && { ...desired, env };
+    },
     idOf: (record) => record.id,
     nameOf: (record) => record.name,
     outputs: podOutputs,
@@ -284,7 +286,12 @@ export function toPatch(current: PodRecord, desired: PodDesired, previous: Props
     ["volumeMountPath", desired.volumeMountPath, current.volumeMountPath],
     ["dockerEntrypoint", desired.dockerEntrypoint, current.dockerEntrypoint],
     ["dockerStartCmd", desired.dockerStartCmd, current.dockerStartCmd],
-    ["env", desired.env && { ...foreignPodEnv(current, previous, desired.env), ...desired.env }, current.env],
+    [
+      "env",
+      desired.env &&
+        fittingMark({ ...foreignPodEnv(current, previous, desired.env), ...desired.env }, desired.env),
+      current.env,
+    ],
     ["ports", desired.ports, current.ports],
     ["locked", desired.locked, current.locked],
   ];
