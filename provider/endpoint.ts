@@ -146,7 +146,7 @@ export const EndpointInputs = z.strictObject({
     .default(null)
     .describe('Workers only on hosts with at least this CUDA version, e.g. "12.4"; null for any.'),
   env: EnvMap.default(() => ({})).describe(
-    "Worker environment. Stored as a secret. Only these keys are managed: keys added to the endpoint elsewhere are neither reported as drift nor removed. A create of a generated name also sets RUNPODKIT_CREATE_MARK (a random value that tells the endpoint it made from another of the same name after a lost answer), kept like such a key.",
+    "Worker environment. Stored as a secret. Only these keys are managed: keys added to the endpoint elsewhere are neither reported as drift nor removed. A create of a generated name also sets RUNPODKIT_CREATE_MARK (a random value that tells the endpoint it made from another of the same name after a lost answer), kept like such a key. The program may not set that key (check refuses it), and it is left out when the env has no room for its 59 bytes under the 256 KiB limit (the env is created as written).",
   ),
   adoptId: adoptIdInput("Id of an existing endpoint to take over instead of creating one."),
 });

@@ -69,7 +69,7 @@ export const PodInputs = z.strictObject({
   ),
   dockerStartCmd: fields.dockerStartCmd.describe("Overrides the image's command. A change resets the pod."),
   env: fields.env.describe(
-    "Environment of the container; values may reference secrets as `{{ RUNPOD_SECRET_name }}`. Stored as a secret. A change resets the pod. Only these keys are managed: keys the pod gets elsewhere (its template, a console user) are neither reported as drift nor removed. A create of a generated name also sets RUNPODKIT_CREATE_MARK (a random value that tells the pod it made from another of the same name after a lost answer), kept like such a key.",
+    "Environment of the container; values may reference secrets as `{{ RUNPOD_SECRET_name }}`. Stored as a secret. A change resets the pod. Only these keys are managed: keys the pod gets elsewhere (its template, a console user) are neither reported as drift nor removed. A create of a generated name also sets RUNPODKIT_CREATE_MARK (a random value that tells the pod it made from another of the same name after a lost answer), kept like such a key. The program may not set that key (check refuses it), and it is left out when the env has no room for its 59 bytes under the 256 KiB limit (the env is created as written).",
   ),
   ports: fields.ports.describe('Exposed ports, e.g. ["8888/http", "22/tcp"]. A change resets the pod.'),
   locked: fields.locked.describe("Refuse stop and reset while true."),

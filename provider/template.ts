@@ -90,7 +90,9 @@ export const TemplateInputs = z.strictObject({
   env: fields.env
     .unwrap()
     .default(() => ({}))
-    .describe("Environment variables of the container. Stored as a secret in the state."),
+    .describe(
+      "Environment variables of the container. Stored as a secret in the state. A create of a generated name also sets RUNPODKIT_CREATE_MARK (a random value that tells the template it made from another stack's of the same name after a lost answer; workers and pods of the template see it as one more variable): kept on update, never reported in the outputs. The program may not set that key (check refuses it), and it is left out when the env has no room for its 59 bytes under the 256 KiB limit (the env is created as written).",
+    ),
   ports: fields.ports
     .unwrap()
     .default(() => [...TEMPLATE_DEFAULTS.ports])
