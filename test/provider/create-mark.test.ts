@@ -82,6 +82,39 @@ describe("an env with no room left for the create's mark", () => {
     const live = (await h.graphql.getEndpoint(made.id))?.env ?? [];
     expect(live.map(({ key }) => key).sort()).toEqual(["A", "B", "C"]);
   });
+
+  test("a template's and a pod's update keep the mark while it fits, and drop it once the env grows into its room", async () => {
+    const templates = createTemplateProvider(h.context);
+    const pods = createPodProvider(h.context);
+    const cases = [
+      {
+        provider: templates,
+        program: { __logicalName: "tgrow", imageName: "runpodkit/echo:1.0" },
+        live: async (id: string) => (await h.rest.templates.get(id)).env,
+      },
+      {
+        provider: pods,
+        program: { __logicalName: "pgrow", ...POD },
+        live: async (id: string) => (await h.rest.pods.get(id)).env ?? {},
+      },
+    ];
+    for (const { provider, program, live } of cases) {
+      const created = await provider.check({}, { ...program, env: { MODE: "a" } });
+      const made = await provider.create(created.inputs);
+      // A small change: the mark stays, outside the outputs.
+      const small = await provider.check(made.outs, { ...program, env: { MODE: "b" } });
+      const kept = await provider.update(made.id, made.outs, small.inputs);
+      expect(kept.outs.env).toEqual({ MODE: "b" });
+      expect(Object.keys(await live(made.id)).sort()).toEqual(["MODE", CREATE_MARK]);
+      // Grown into the mark's room: the program's env is applied, the mark dropped.
+      const full = envLeaving(10);
+      const grown = await provider.check(kept.outs, { ...program, env: full });
+      expect(grown.failures).toEqual([]);
+      const updated = await provider.update(made.id, kept.outs, grown.inputs);
+      expect(updated.outs.env).toEqual(full);
+      expect(Object.keys(await live(made.id)).sort()).toEqual(["A", "B", "C"]);
+    }
+  });
 });
 
 describe("a program that sets RUNPODKIT_CREATE_MARK itself", () => {
