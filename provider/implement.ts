@@ -545,8 +545,8 @@ export function implement<D extends { name: string }, R>(
   }
 
   /**
-   * `desired` with the create's mark, for a generated name of a kind whose names repeat (see
-   * createMark): one mark per create, the same when it is sent again.
+   * `desired` with the create's mark, for a generated name of a kind that can carry one (see
+   * createMark): one mark per create, the same when it is sent again or under a later generation.
    */
   function marked(inputs: Props, desired: D, sent: LostCreate): D {
     if (inputs[AUTO_NAMED] !== true || definition.createMark === undefined) return desired;
