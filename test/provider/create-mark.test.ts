@@ -106,6 +106,13 @@ describe("an env with no room left for the create's mark", () => {
       const kept = await provider.update(made.id, made.outs, small.inputs);
       expect(kept.outs.env).toEqual({ MODE: "b" });
       expect(Object.keys(await live(made.id)).sort()).toEqual(["MODE", CREATE_MARK]);
+      // A refresh reads it as it was applied: the mark is no drift.
+      const read: { props: Record<string, unknown>; inputs?: Record<string, unknown> } = await provider.read(
+        made.id,
+        kept.outs,
+      );
+      expect(read.props.env).toEqual({ MODE: "b" });
+      expect(read.inputs?.env).toEqual({ MODE: "b" });
       // Grown into the mark's room: the program's env is applied, the mark dropped.
       const full = envLeaving(10);
       const grown = await provider.check(kept.outs, { ...program, env: full });
