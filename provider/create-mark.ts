@@ -8,7 +8,7 @@ import type { CheckFailure } from "./check";
  */
 export const CREATE_MARK = "RUNPODKIT_CREATE_MARK";
 
-/** A mark's value is a UUID: 36 characters. */
+/** A mark is a UUID, 36 characters (implement.ts marked() makes it with randomUUID). */
 const MARK_LENGTH = 36;
 
 /** What the mark adds to an env as ENV_LIMITS.totalBytes counts it (`NAME=value` and its end). */
