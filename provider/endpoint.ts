@@ -23,6 +23,7 @@ import { APPLIED } from "./bookkeeping";
 import { type CheckFailure, type InputSpec, type Props, parseInputs, uniqueList } from "./check";
 import type { ProviderSettings } from "./config";
 import { hostContext, type ProviderContext } from "./context";
+import { CREATE_MARK, fittingMark, reservedMarkFailures, withCreateMark } from "./create-mark";
 import { forwardingProvider, packageSpecifier } from "./dynamic";
 import { isBrokenConnection, isBusy, ProviderError, retryAfterOf, toProviderError } from "./errors";
 import {
@@ -145,7 +146,7 @@ export const EndpointInputs = z.strictObject({
     .default(null)
     .describe('Workers only on hosts with at least this CUDA version, e.g. "12.4"; null for any.'),
   env: EnvMap.default(() => ({})).describe(
-    "Worker environment. Stored as a secret. Only these keys are managed: keys added to the endpoint elsewhere are neither reported as drift nor removed. A create of a generated name also sets RUNPODKIT_CREATE_MARK (a random value that tells the endpoint it made from another of the same name after a lost answer), kept like such a key.",
+    "Worker environment. Stored as a secret. Only these keys are managed: keys added to the endpoint elsewhere are neither reported as drift nor removed. A create of a generated name also sets RUNPODKIT_CREATE_MARK (a random value that tells the endpoint it made from another of the same name after a lost answer), kept like such a key. The program may not set that key (check refuses it), and it is left out when the env has no room for its 59 bytes under the 256 KiB limit (the env is created as written).",
   ),
   adoptId: adoptIdInput("Id of an existing endpoint to take over instead of creating one."),
 });
@@ -225,18 +226,14 @@ export const endpointSpec = {
           'instanceIds: CPU instance ids are only for CPU endpoints (set computeType: "CPU"); a GPU endpoint chooses its GPUs with gpuIds',
       });
     }
+    failures.push(...reservedMarkFailures(news.env));
     return failures;
   },
 } satisfies InputSpec;
 
 // CRUD --------------------------------------------------------------------------------------------
 
-/**
- * The env key a create of a generated name sets to a fresh mark, so that after a lost answer the
- * endpoint it made is told from one of the same name made elsewhere. Never managed nor reported: it
- * stays on the endpoint as a key set elsewhere would.
- */
-export const CREATE_MARK = "RUNPODKIT_CREATE_MARK";
+export { CREATE_MARK } from "./create-mark";
 
 export function endpointDefinition(): ResourceDefinition<EndpointDesired, GqlEndpoint> {
   // GPU types set through REST that a delete read before scaling to zero, by id, for its undo.
@@ -250,7 +247,7 @@ export function endpointDefinition(): ResourceDefinition<EndpointDesired, GqlEnd
     // saveEndpoint is a full replace: the whole desired configuration, plus the env keys the
     // program does not manage, so that keys set elsewhere survive an update.
     apply: async (call, id, current, desired, previous) => {
-      const env = { ...foreignEnv(current, previous, desired), ...desired.env };
+      const env = fittingMark({ ...foreignEnv(current, previous, desired), ...desired.env }, desired.env);
       if (!keepsRestGpuTypes(current, desired, previous)) {
         return call.api.endpoints.save(toSaveInput(desired, id, env));
       }
@@ -265,8 +262,10 @@ export function endpointDefinition(): ResourceDefinition<EndpointDesired, GqlEnd
         mark: record.env.find(({ key }) => key === CREATE_MARK)?.value,
       })),
     // Endpoint names repeat, and a stack of the same names elsewhere generates the same ones.
-    createMark: (desired, mark) =>
-      CREATE_MARK in desired.env ? undefined : { ...desired, env: { ...desired.env, [CREATE_MARK]: mark } },
+    createMark: (desired, mark) => {
+      const env = withCreateMark(desired.env, mark);
+      return env && { ...desired, env };
+    },
     idOf: (record) => record.id,
     nameOf: (record) => record.name,
     outputs: endpointOutputs,
@@ -544,7 +543,10 @@ function envMap(record: GqlEndpoint): Record<string, string> {
 }
 
 /** The env as the outputs report it: without the create's mark (CREATE_MARK), unless the program manages it. */
-function withoutMark(env: Record<string, string>, managed: readonly string[] | null): Record<string, string> {
+export function withoutMark(
+  env: Record<string, string>,
+  managed: readonly string[] | null,
+): Record<string, string> {
   if (managed?.includes(CREATE_MARK) === true) return env;
   const { [CREATE_MARK]: _mark, ...rest } = env;
   return rest;

@@ -123,10 +123,11 @@ export interface ResourceDefinition<D extends { name: string }, R> {
    */
   inventory?(call: Call): Promise<Listed[]>;
   /**
-   * For a kind whose names repeat: a create of a generated name carries a fresh mark (createMark), and
-   * the inventory reports each record's (Listed.mark). A lost create then takes over only the record
-   * with its mark: a stack of the same project and stack names elsewhere (another backend) generates
-   * the same names, and its resource is not this one.
+   * A create of a generated name carries a fresh mark (createMark), and the inventory reports each
+   * record's (Listed.mark). A lost create then takes over only the record with its mark: a stack of
+   * the same project and stack names elsewhere (another backend) generates the same names, and its
+   * resource is not this one (for a unique name, the holder that refused this create). Undefined
+   * when the mark does not fit (an env at its size limit): the create goes without one.
    */
   createMark?(desired: D, mark: string): D | undefined;
   idOf(record: R): string;
@@ -510,7 +511,8 @@ export function implement<D extends { name: string }, R>(
       for (const name of names) {
         try {
           sent.name = name;
-          return await definition.create(call, { ...desired, name });
+          // Marked too: the holder of a unique generated name may be another stack's (see madeAnyway).
+          return await definition.create(call, marked(inputs, { ...desired, name }, sent));
         } catch (error) {
           if (!isNameTaken(error)) throw error;
           refusal = error;
@@ -543,8 +545,8 @@ export function implement<D extends { name: string }, R>(
   }
 
   /**
-   * `desired` with the create's mark, for a generated name of a kind whose names repeat (see
-   * createMark): one mark per create, the same when it is sent again.
+   * `desired` with the create's mark, for a generated name of a kind that can carry one (see
+   * createMark): one mark per create, the same when it is sent again or under a later generation.
    */
   function marked(inputs: Props, desired: D, sent: LostCreate): D {
     if (inputs[AUTO_NAMED] !== true || definition.createMark === undefined) return desired;
@@ -646,11 +648,12 @@ export function implement<D extends { name: string }, R>(
   /**
    * The resource a create made though its answer was lost, taken over with the program's inputs, or
    * undefined when none by its name exists (the create was not carried out: it may be sent again).
-   * One of the name is this create's when no other could hold it: names unique in the account (a
-   * holder would have refused the create) or the create's mark (see createMark). Otherwise (a name
-   * the program chose on a kind whose names repeat, a generated name on a kind with no field for a
-   * mark, or several) nothing is taken over and the create is not sent again: another stack of the
-   * same project and stack names (another backend) generates the same names.
+   * One of the name is this create's when no other could hold it: the create's mark (see
+   * createMark), or a unique name the program chose (a holder would have refused the create, and the
+   * program claims that name). Otherwise (a name the program chose on a kind whose names repeat, a
+   * generated name with no mark, or several) nothing is taken over and the create is not sent again:
+   * another stack of the same project and stack names (another backend) generates the same names,
+   * and a unique one it holds refuses this create with an answer that may be the one lost.
    */
   async function madeAnyway(
     call: Call,
@@ -669,14 +672,17 @@ export function implement<D extends { name: string }, R>(
     );
     const [id] = named;
     if (id === undefined) return undefined;
-    const onlyOurs = spec.uniqueName || sent.mark !== undefined;
+    // A unique name the program chose is its own claim. A generated one is not: a create refused
+    // because another stack of the same names holds it (refused as NAME_TAKEN, that answer lost)
+    // finds that stack's resource here, which only a mark tells from this create's.
+    const onlyOurs = sent.mark !== undefined || (spec.uniqueName && inputs[AUTO_NAMED] !== true);
     if (!onlyOurs || named.length > 1) {
       const cause = toProviderError(failure, call.operation, [call.settings.apiKey]);
       const which = `${named.length === 1 ? `one ${noun}` : `${named.length} ${noun}s`} named "${name}" exist${named.length === 1 ? "s" : ""} now (id ${named.join(", ")})`;
       if (inputs[AUTO_NAMED] === true && sent.mark === undefined) {
         throw new ProviderError(
           "SERVICE",
-          `${cause.message}; the service may have created the ${noun} all the same: ${which}. Its name is generated, and a stack of the same project and stack names elsewhere (another backend on this account) generates the same one; a ${noun} carries no mark of the create that made it, so whether ${named.length === 1 ? "it is" : "one is"} this create's cannot be told, and nothing is taken over nor created again. If ${named.length === 1 ? "it is" : "one is"} this stack's (its configuration and creation time match this up), take it over with adoptId (adoptId: "${id}") and run up again; if not, run up again to create one.`,
+          `${cause.message}; the service may have created the ${noun} all the same: ${which}. Its name is generated, and a stack of the same project and stack names elsewhere (another backend on this account) generates the same one; ${definition.createMark === undefined ? `a ${noun} carries no mark of the create that made it` : `this create carried no mark (the ${noun}'s env had no room for one)`}, so whether ${named.length === 1 ? "it is" : "one is"} this create's cannot be told, and nothing is taken over nor created again. If ${named.length === 1 ? "it is" : "one is"} this stack's (its configuration and creation time match this up), take it over with adoptId (adoptId: "${id}") and run up again; if not, run up again to create one.`,
           { operation: call.operation, field: "name", cause: failure },
         );
       }

@@ -3,8 +3,9 @@ import { z } from "zod";
 import { PodCreateInput, type Pod as PodRecord, type PodUpdateInput } from "../sdk/schemas";
 import { type CheckFailure, type InputSpec, type Props, parseInputs, uniqueList } from "./check";
 import { hostContext, type ProviderContext } from "./context";
+import { CREATE_MARK, fittingMark, reservedMarkFailures, withCreateMark } from "./create-mark";
 import { forwardingProvider, packageSpecifier } from "./dynamic";
-import { CREATE_MARK, managedKeys, onlyKeys } from "./endpoint";
+import { managedKeys, onlyKeys } from "./endpoint";
 import { ProviderError } from "./errors";
 import {
   ADOPT_ID,
@@ -68,7 +69,7 @@ export const PodInputs = z.strictObject({
   ),
   dockerStartCmd: fields.dockerStartCmd.describe("Overrides the image's command. A change resets the pod."),
   env: fields.env.describe(
-    "Environment of the container; values may reference secrets as `{{ RUNPOD_SECRET_name }}`. Stored as a secret. A change resets the pod. Only these keys are managed: keys the pod gets elsewhere (its template, a console user) are neither reported as drift nor removed. A create of a generated name also sets RUNPODKIT_CREATE_MARK (a random value that tells the pod it made from another of the same name after a lost answer), kept like such a key.",
+    "Environment of the container; values may reference secrets as `{{ RUNPOD_SECRET_name }}`. Stored as a secret. A change resets the pod. Only these keys are managed: keys the pod gets elsewhere (its template, a console user) are neither reported as drift nor removed. A create of a generated name also sets RUNPODKIT_CREATE_MARK (a random value that tells the pod it made from another of the same name after a lost answer), kept like such a key. The program may not set that key (check refuses it), and it is left out when the env has no room for its 59 bytes under the 256 KiB limit (the env is created as written).",
   ),
   ports: fields.ports.describe('Exposed ports, e.g. ["8888/http", "22/tcp"]. A change resets the pod.'),
   locked: fields.locked.describe("Refuse stop and reset while true."),
@@ -137,6 +138,7 @@ export const podSpec = {
         reason: `volumeInGb: a pod volume can only grow (from ${before} GB, not to ${after} GB)`,
       });
     }
+    failures.push(...reservedMarkFailures(news.env));
     return failures;
   },
 } satisfies InputSpec;
@@ -205,10 +207,10 @@ export function podDefinition(): ResourceDefinition<PodDesired, PodRecord> {
         .map(({ id, name, env }) => ({ id, name, mark: env?.[CREATE_MARK] })),
     // Pod names repeat, and a stack of the same names elsewhere generates the same ones. The mark is
     // a key the program does not manage: outputs leave it out and updates keep it (foreignPodEnv).
-    createMark: (desired, mark) =>
-      desired.env?.[CREATE_MARK] !== undefined
-        ? undefined
-        : { ...desired, env: { ...(desired.env ?? {}), [CREATE_MARK]: mark } },
+    createMark: (desired, mark) => {
+      const env = withCreateMark(desired.env ?? {}, mark);
+      return env && { ...desired, env };
+    },
     idOf: (record) => record.id,
     nameOf: (record) => record.name,
     outputs: podOutputs,
@@ -284,7 +286,12 @@ export function toPatch(current: PodRecord, desired: PodDesired, previous: Props
     ["volumeMountPath", desired.volumeMountPath, current.volumeMountPath],
     ["dockerEntrypoint", desired.dockerEntrypoint, current.dockerEntrypoint],
     ["dockerStartCmd", desired.dockerStartCmd, current.dockerStartCmd],
-    ["env", desired.env && { ...foreignPodEnv(current, previous, desired.env), ...desired.env }, current.env],
+    [
+      "env",
+      desired.env &&
+        fittingMark({ ...foreignPodEnv(current, previous, desired.env), ...desired.env }, desired.env),
+      current.env,
+    ],
     ["ports", desired.ports, current.ports],
     ["locked", desired.locked, current.locked],
   ];

@@ -101,7 +101,9 @@ export interface EndpointArgs {
    * Worker environment. Stored as a secret. Only these keys are managed: keys added to the endpoint
    * elsewhere are neither reported as drift nor removed. A create of a generated name also sets
    * RUNPODKIT_CREATE_MARK (a random value that tells the endpoint it made from another of the same name
-   * after a lost answer), kept like such a key.
+   * after a lost answer), kept like such a key. The program may not set that key (check refuses it), and it
+   * is left out when the env has no room for its 59 bytes under the 256 KiB limit (the env is created as
+   * written).
    */
   env?: DeepInput<Record<string, string> | undefined>;
   /** Id of an existing endpoint to take over instead of creating one. */
@@ -188,7 +190,9 @@ export interface EndpointState {
    * Worker environment. Stored as a secret. Only these keys are managed: keys added to the endpoint
    * elsewhere are neither reported as drift nor removed. A create of a generated name also sets
    * RUNPODKIT_CREATE_MARK (a random value that tells the endpoint it made from another of the same name
-   * after a lost answer), kept like such a key.
+   * after a lost answer), kept like such a key. The program may not set that key (check refuses it), and it
+   * is left out when the env has no room for its 59 bytes under the 256 KiB limit (the env is created as
+   * written).
    */
   env: Record<string, string>;
   /** Id of an existing endpoint to take over instead of creating one. */
@@ -246,7 +250,14 @@ export interface TemplateArgs {
    * quotes is refused). Set either this or dockerStartCmd; the outputs always show both.
    */
   dockerArgs?: pulumi.Input<string | null | undefined>;
-  /** Environment variables of the container. Stored as a secret in the state. */
+  /**
+   * Environment variables of the container. Stored as a secret in the state. A create of a generated name
+   * also sets RUNPODKIT_CREATE_MARK (a random value that tells the template it made from another stack's of
+   * the same name after a lost answer; workers and pods of the template see it as one more variable): kept
+   * on update, never reported in the outputs. The program may not set that key (check refuses it), and it is
+   * left out when the env has no room for its 59 bytes under the 256 KiB limit (the env is created as
+   * written).
+   */
   env?: DeepInput<Record<string, string> | undefined>;
   /** Exposed ports such as "8888/http" (default 8888/http and 22/tcp). */
   ports?: DeepInput<string[] | undefined>;
@@ -308,7 +319,14 @@ export interface TemplateState {
    * quotes is refused). Set either this or dockerStartCmd; the outputs always show both.
    */
   dockerArgs: string | null;
-  /** Environment variables of the container. Stored as a secret in the state. */
+  /**
+   * Environment variables of the container. Stored as a secret in the state. A create of a generated name
+   * also sets RUNPODKIT_CREATE_MARK (a random value that tells the template it made from another stack's of
+   * the same name after a lost answer; workers and pods of the template see it as one more variable): kept
+   * on update, never reported in the outputs. The program may not set that key (check refuses it), and it is
+   * left out when the env has no room for its 59 bytes under the 256 KiB limit (the env is created as
+   * written).
+   */
   env: Record<string, string>;
   /** Exposed ports such as "8888/http" (default 8888/http and 22/tcp). */
   ports: string[];
@@ -632,7 +650,8 @@ export interface PodArgs {
    * secret. A change resets the pod. Only these keys are managed: keys the pod gets elsewhere (its template,
    * a console user) are neither reported as drift nor removed. A create of a generated name also sets
    * RUNPODKIT_CREATE_MARK (a random value that tells the pod it made from another of the same name after a
-   * lost answer), kept like such a key.
+   * lost answer), kept like such a key. The program may not set that key (check refuses it), and it is left
+   * out when the env has no room for its 59 bytes under the 256 KiB limit (the env is created as written).
    */
   env?: DeepInput<Record<string, string> | undefined>;
   /** Exposed ports, e.g. ["8888/http", "22/tcp"]. A change resets the pod. */
@@ -775,7 +794,8 @@ export interface PodState {
    * secret. A change resets the pod. Only these keys are managed: keys the pod gets elsewhere (its template,
    * a console user) are neither reported as drift nor removed. A create of a generated name also sets
    * RUNPODKIT_CREATE_MARK (a random value that tells the pod it made from another of the same name after a
-   * lost answer), kept like such a key.
+   * lost answer), kept like such a key. The program may not set that key (check refuses it), and it is left
+   * out when the env has no room for its 59 bytes under the 256 KiB limit (the env is created as written).
    */
   env?: Record<string, string> | undefined;
   /** Exposed ports, e.g. ["8888/http", "22/tcp"]. A change resets the pod. */

@@ -57,7 +57,12 @@ describe("Outputs inside env values and array elements, deployed through the eng
         [CREATE_MARK]: expect.any(String),
       });
       const template = await svc.rest.templates.get(str(outputs, "templateId"));
-      expect(template.env).toEqual({ HF_TOKEN: token, VOLUME_ID: volumeId });
+      // A generated name: the create's mark (CREATE_MARK) is on the template too, outside its outputs.
+      expect(template.env).toEqual({
+        HF_TOKEN: token,
+        VOLUME_ID: volumeId,
+        [CREATE_MARK]: expect.any(String),
+      });
       expect(template.dockerStartCmd).toEqual(["python", "handler.py", "--volume", volumeId]);
 
       // The secret env stays secret: in the stack outputs, and nowhere in plain text.

@@ -3,10 +3,12 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
 import { ACCOUNT } from "../../provider/bookkeeping";
 import { createManagementApi } from "../../provider/clients";
 import type { ProviderSettings } from "../../provider/config";
+import { createContainerRegistryAuthProvider } from "../../provider/container-registry-auth";
 import type { ProviderContext } from "../../provider/context";
 import { CREATE_MARK, createEndpointProvider } from "../../provider/endpoint";
 import { createNetworkVolumeProvider } from "../../provider/network-volume";
 import { createPodProvider } from "../../provider/pod";
+import { createSecretProvider } from "../../provider/secret";
 import { createTemplateProvider } from "../../provider/template";
 import { holdPort } from "../helpers/tcp-relay";
 import { type Hit, json, startScriptedServer } from "../sdk/scripted-server";
@@ -187,6 +189,25 @@ describe("Endpoint against a busy service", () => {
     // The mark stays on the endpoint as a key set elsewhere would, outside the outputs.
     const env = (await h.graphql.getEndpoint(ours.id))?.env.map(({ key }) => key);
     expect(env?.sort()).toEqual(["MODE", CREATE_MARK]);
+  });
+
+  test("a lost create whose env had no room for the mark takes nothing over: the error says why and names adoptId", async () => {
+    const templateId = await template();
+    // 47 bytes short of ENV_LIMITS.totalBytes: no room for the mark's 59.
+    const env = { A: "a".repeat(126 * 1_024), B: "b".repeat(126 * 1_024), C: "c".repeat(4_040) };
+    rule = onOperation("saveEndpoint", 1, { lose: 503 });
+    const failure = await checkAndCreate(createEndpointProvider(context), "fulllost", {
+      templateId,
+      env,
+    }).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: "SERVICE", field: "name" });
+    const message = String((failure as Error).message);
+    expect(message).toContain("this create carried no mark (the endpoint's env had no room for one)");
+    const name = /named "(fulllost-[0-9a-f]{7})"/.exec(message)?.[1];
+    // The one endpoint the lost create made, not taken over and not made twice.
+    const made = await endpointsNamed(name);
+    expect(made).toHaveLength(1);
+    expect(message).toContain(`take it over with adoptId (adoptId: "${made[0]}")`);
   });
 
   test("a create the service answers costs one call: nothing is listed before it", async () => {
@@ -527,6 +548,98 @@ describe("Template (REST) against a busy service", () => {
       t.name.startsWith("tpl-lost-"),
     );
     expect(named.map((t) => [t.id, t.name])).toEqual([[made.id, made.outs.name]]);
+    // Taken over by its mark, which stays on the template outside the outputs: the next up is no change.
+    expect(Object.keys((await h.rest.templates.get(made.id)).env)).toEqual([CREATE_MARK]);
+    expect(made.outs.env).toEqual({});
+    const checked = await provider.check(made.outs, made.inputs);
+    expect((await provider.diff(made.id, made.outs, checked.inputs)).changes).toBe(false);
+  });
+
+  test("two stacks of the same project and stack names: a create refused because the other holds the generated name, that answer lost, does not take the other's template over", async () => {
+    const program = { imageName: "runpodkit/echo:1.0", __scope: "shop/prod" };
+    const theirs = await checkAndCreate(createTemplateProvider(context), "twintpl", {
+      ...program,
+      env: { MODE: "theirs" },
+    });
+    // The service refuses it (NAME_TAKEN: theirs holds the name); the refusal is lost as a 503.
+    rule = onPost("/v1/templates", 1, { lose: 503 });
+    const ours = await checkAndCreate(createTemplateProvider(context), "twintpl", {
+      ...program,
+      env: { MODE: "ours" },
+    });
+    expect(ours.id).not.toBe(theirs.id);
+    // Created under the next generation of the name, as when the refusal is answered.
+    expect(ours.outs.name).not.toBe(theirs.outs.name);
+    expect(String(ours.outs.name)).toMatch(/^twintpl-/);
+    expect(ours.outs.env).toEqual({ MODE: "ours" });
+    expect((await h.rest.templates.get(theirs.id)).env).toMatchObject({ MODE: "theirs" });
+  });
+});
+
+describe("Unique names with no field for a mark against a busy service", () => {
+  test("registry auth: a create refused because another stack holds the generated name, that answer lost, takes nothing over: the error names it and adoptId", async () => {
+    const program = { username: "bot", __scope: "shop/prod" };
+    const theirs = await checkAndCreate(createContainerRegistryAuthProvider(context), "twinauth", {
+      ...program,
+      password: "theirs",
+    });
+    const seen: string[] = [];
+    const lost = onPost("/v1/containerregistryauth", 1, { lose: 503 });
+    rule = (hit) => {
+      seen.push(hit.body);
+      return lost(hit);
+    };
+    const failure = await checkAndCreate(createContainerRegistryAuthProvider(context), "twinauth", {
+      ...program,
+      password: "ours",
+    }).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: "SERVICE", field: "name" });
+    const message = String((failure as Error).message);
+    expect(message).toContain(
+      `one container registry auth named "${theirs.outs.name}" exists now (id ${theirs.id}). Its name is generated`,
+    );
+    expect(message).toContain(`take it over with adoptId (adoptId: "${theirs.id}") and run up again`);
+    expect(message).not.toContain(h.settings.apiKey);
+    // The other stack's credentials were not overwritten, and nothing else was made.
+    expect(seen.some((body) => body.includes("updateRegistryAuth"))).toBe(false);
+    const auths = await h.rest.containerRegistryAuths.list();
+    expect(auths.filter((a) => a.name.startsWith("twinauth-")).map((a) => a.id)).toEqual([theirs.id]);
+  });
+
+  test("secret: a create refused because another stack holds the generated name, that answer lost, takes nothing over", async () => {
+    const program = { __scope: "shop/prod" };
+    const theirs = await checkAndCreate(createSecretProvider(context), "twinsecret", {
+      ...program,
+      value: "theirs",
+      description: "theirs",
+    });
+    const seen: string[] = [];
+    const lost = onOperation("secretCreate", 1, { lose: 503 });
+    rule = (hit) => {
+      seen.push(hit.body);
+      return lost(hit);
+    };
+    const failure = await checkAndCreate(createSecretProvider(context), "twinsecret", {
+      ...program,
+      value: "ours",
+      description: "ours",
+    }).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: "SERVICE", field: "name" });
+    expect(String((failure as Error).message)).toContain(`adoptId (adoptId: "${theirs.id}")`);
+    expect(seen.some((body) => body.includes("secretValueUpdate"))).toBe(false);
+    const secrets = (await h.graphql.listSecrets()).filter((s) => s.name.startsWith("twinsecret-"));
+    expect(secrets.map((s) => [s.id, s.description])).toEqual([[theirs.id, "theirs"]]);
+  });
+
+  test("a name the program chose stays its own claim: the secret a lost create made is taken over, one of it", async () => {
+    rule = onOperation("secretCreate", 1, { lose: 503 });
+    const made = await checkAndCreate(createSecretProvider(context), "chosen", {
+      name: "chosen_token",
+      value: "v1",
+    });
+    expect((await h.graphql.listSecrets()).filter((s) => s.name === "chosen_token").map((s) => s.id)).toEqual(
+      [made.id],
+    );
   });
 });
 
