@@ -144,35 +144,36 @@ describe("the resource pages say how a delete ends", () => {
 });
 
 describe("the README's rule for a create whose answer was lost, per kind", () => {
-  // implement.ts madeAnyway: a unique name (spec.uniqueName) or the create's mark (createMark) tells
-  // the one this create made; any other kind's generated name cannot be told.
+  // implement.ts madeAnyway: a unique name the program chose (spec.uniqueName) or the create's mark
+  // (createMark) tells the one this create made; a generated name without a mark cannot be told.
   test("names the kinds whose names are unique and the kinds that carry the create's mark, as the code has them", () => {
+    // In the order the README names them.
     const kinds = [
-      [templateSpec, templateDefinition()],
-      [containerRegistryAuthSpec, containerRegistryAuthDefinition()],
-      [secretSpec, secretDefinition()],
       [endpointSpec, endpointDefinition()],
       [podSpec, podDefinition()],
+      [templateSpec, templateDefinition()],
       [networkVolumeSpec, networkVolumeDefinition()],
+      [containerRegistryAuthSpec, containerRegistryAuthDefinition()],
+      [secretSpec, secretDefinition()],
     ] as const;
     const unique = kinds.filter(([spec]) => spec.uniqueName).map(([spec]) => spec.type);
     const marked = kinds
       .filter(([, definition]) => definition.createMark !== undefined)
       .map(([spec]) => spec.type);
-    const neither = kinds
-      .filter(([spec, definition]) => !spec.uniqueName && definition.createMark === undefined)
+    const unmarked = kinds
+      .filter(([, definition]) => definition.createMark === undefined)
       .map(([spec]) => spec.type);
     expect(CREATE_MARK).toBe("RUNPODKIT_CREATE_MARK");
     const readme = flat(read("README.md"));
     const list = (types: string[], last: string) =>
       types.length === 1 ? types[0]! : `${types.slice(0, -1).join(", ")} ${last} ${types.at(-1)!}`;
     expect(readme).toContain(
-      `When the name is unique in the account (a ${list(unique, "or")}), the one resource`,
+      `When the name is unique in the account and the program chose it (a ${list(unique, "or")}), the one resource`,
     );
     expect(readme).toContain(
       `a create of a generated ${list(marked, "or")} name also sets the env key \`${CREATE_MARK}\``,
     );
-    expect(neither).toEqual(["NetworkVolume"]);
+    expect(readme).toContain(`A ${list(unmarked, "or")} has no field to carry such a mark`);
     const architecture = flat(read("docs/architecture.md"));
     expect(architecture).toContain(
       `\`${CREATE_MARK}\` in a generated ${list(
@@ -180,8 +181,11 @@ describe("the README's rule for a create whose answer was lost, per kind", () =>
         "or",
       )} env), is the one the create made`,
     );
-    expect(readme).toContain(
-      "A NetworkVolume has no field to carry such a mark: one found of its generated name is not taken over",
+    expect(architecture).toContain(
+      `(a generated name and no mark, as a ${list(
+        unmarked.map((type) => `${type}'s`),
+        "or",
+      )}; a name that may repeat)`,
     );
   });
 });
