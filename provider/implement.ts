@@ -725,8 +725,9 @@ export function implement<D extends { name: string }, R>(
       found.length === 1
         ? `${/^[aeiou]/.test(noun) ? "an" : "a"} ${noun} named "${name}" already exists in the account (id ${ids})`
         : `${found.length} ${noun}s named "${name}" already exist in the account (ids ${ids})`;
+    const one = found.length === 1;
     warn(
-      `${call.operation}: ${which}, and this create makes another. The name is generated from the project, stack and resource name, so ${found.length === 1 ? "it is" : "they are"} most likely left by an earlier up of this stack that was killed while creating this resource (Pulumi then warns of a pending create of it) and ${found.length === 1 ? "is" : "are"} in no stack, still billed; or ${found.length === 1 ? "it belongs" : "they belong"} to a stack of the same project and stack names in another backend. If left over, delete ${found.length === 1 ? "it" : "them"} (DELETE the id through the API, or the console). To take such a leftover over instead of creating another, set adoptId: "${first.id}" on this resource before the up that creates it.`,
+      `${call.operation}: ${which}, and this create makes another. The name is generated from the project, stack and resource name, so ${one ? "it is" : "they are"} most likely left by an earlier up of this stack killed while creating this resource (when the pulumi CLI was killed, Pulumi also warns of a pending create of it), in no stack and billed while ${one ? "it runs" : "they run"}; else ${one ? "it belongs" : "they belong"} to a stack of the same project and stack names in another backend, or ${one ? "it is" : "one is"} the ${noun} an up --replace of this resource is about to delete. Delete a leftover (through the console or the API). To take a leftover over instead of creating another, set adoptId: "${first.id}" on this resource before the up that creates it.`,
     );
   }
 

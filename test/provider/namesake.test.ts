@@ -75,28 +75,32 @@ describe("a create beside a leftover of its generated name", () => {
   });
 
   test("Pod: warns naming every leftover of the name", async () => {
-    const program = { imageName: "img:1", gpuTypeIds: ["NVIDIA GeForce RTX 4090"], gpuCount: 1 };
+    const program = { imageName: "img:1", gpuTypeIds: ["NVIDIA GeForce RTX 4090" as const], gpuCount: 1 };
     const name = generatedNameOf(podSpec, "box", program);
     const first = await h.rest.pods.create({ name, ...program });
     const second = await h.rest.pods.create({ name, ...program });
     const made = await checkAndCreate(createPodProvider(context), "box", program);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatch(
-      new RegExp(`2 pods named "${name}" already exist in the account \\(ids (${first.id}, ${second.id}|${second.id}, ${first.id})\\)`),
+      new RegExp(
+        `2 pods named "${name}" already exist in the account \\(ids (${first.id}, ${second.id}|${second.id}, ${first.id})\\)`,
+      ),
     );
     expect(warnings[0]).toMatch(new RegExp(`adoptId: "(${first.id}|${second.id})"`));
     expect([first.id, second.id]).not.toContain(made.id);
   });
 
   test("NetworkVolume: warns, and a second create of the kind in the same process lists nothing again", async () => {
-    const program = { size: 10, dataCenterId: "EU-RO-1" };
+    const program = { size: 10, dataCenterId: "EU-RO-1" as const };
     const name = generatedNameOf(networkVolumeSpec, "data", program);
     const leftover = await h.rest.networkVolumes.create({ name, ...program });
     const provider = createNetworkVolumeProvider(context);
     await checkAndCreate(provider, "data", program);
     await checkAndCreate(provider, "scratch", program);
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toContain(`a network volume named "${name}" already exists in the account (id ${leftover.id})`);
+    expect(warnings[0]).toContain(
+      `a network volume named "${name}" already exists in the account (id ${leftover.id})`,
+    );
     // Each create reads the volumes once for its outputs (storageType); the look adds one in all.
     expect(lists.volumes).toBe(3);
   });
@@ -104,7 +108,7 @@ describe("a create beside a leftover of its generated name", () => {
 
 describe("what the look costs, and when it says nothing", () => {
   test("no leftover: no warning; one list per kind and process, none for an explicit name or adoptId", async () => {
-    const program = { imageName: "img:1", gpuTypeIds: ["NVIDIA GeForce RTX 4090"], gpuCount: 1 };
+    const program = { imageName: "img:1", gpuTypeIds: ["NVIDIA GeForce RTX 4090" as const], gpuCount: 1 };
     const provider = createPodProvider(context);
     await checkAndCreate(provider, "named", { ...program, name: "mine" });
     expect(lists.pods).toBe(0);
@@ -115,7 +119,7 @@ describe("what the look costs, and when it says nothing", () => {
   });
 
   test("the advice holds: with adoptId set to the leftover, the create takes it over and warns of nothing", async () => {
-    const program = { size: 10, dataCenterId: "EU-RO-1" };
+    const program = { size: 10, dataCenterId: "EU-RO-1" as const };
     const name = generatedNameOf(networkVolumeSpec, "data", program);
     const leftover = await h.rest.networkVolumes.create({ name, ...program });
     const made = await checkAndCreate(createNetworkVolumeProvider(context), "data", {
@@ -128,7 +132,7 @@ describe("what the look costs, and when it says nothing", () => {
   });
 
   test("a context with no warning channel asks nothing more than before", async () => {
-    const program = { size: 10, dataCenterId: "EU-RO-1" };
+    const program = { size: 10, dataCenterId: "EU-RO-1" as const };
     const name = generatedNameOf(networkVolumeSpec, "data", program);
     await h.rest.networkVolumes.create({ name, ...program });
     await checkAndCreate(createNetworkVolumeProvider(h.context), "data", program);
