@@ -131,6 +131,24 @@ describe("what the look costs, and when it says nothing", () => {
     expect((await h.graphql.listNetworkVolumes()).filter((v) => v.name === name)).toHaveLength(1);
   });
 
+  test("a forced replacement under the same generated name (replaceOnChanges) does not warn of its predecessor", async () => {
+    const templateId = (await h.rest.templates.create({ name: "w", imageName: "img:1", isServerless: true }))
+      .id;
+    const program = { templateId, env: { A: "1" }, __replaceOnChanges: ["env"] };
+    const first = await checkAndCreate(createEndpointProvider(context), "api", program);
+    // The next up: another provider process, whose list holds the endpoint being replaced.
+    const provider = createEndpointProvider(context);
+    const changed = { ...program, env: { A: "2" } };
+    const next = await provider.check(first.inputs, { ...first.inputs, env: { A: "2" } });
+    const diff = await provider.diff(first.id, first.outs, next.inputs);
+    expect(diff.replaces).toEqual(["env"]);
+    const replacement = await checkAndCreate(provider, "api", changed);
+    expect(replacement.outs.name).toBe(first.outs.name);
+    expect(replacement.id).not.toBe(first.id);
+    expect(warnings).toEqual([]);
+    expect(lists.endpoints).toBe(2);
+  });
+
   test("a context with no warning channel asks nothing more than before", async () => {
     const program = { size: 10, dataCenterId: "EU-RO-1" as const };
     const name = generatedNameOf(networkVolumeSpec, "data", program);
