@@ -726,7 +726,7 @@ export function implement<D extends { name: string }, R>(
         ? `${/^[aeiou]/.test(noun) ? "an" : "a"} ${noun} named "${name}" already exists in the account (id ${ids})`
         : `${found.length} ${noun}s named "${name}" already exist in the account (ids ${ids})`;
     const one = found.length === 1;
-    warn(
+    await warn(
       `${call.operation}: ${which}, and this create makes another. The name is generated from the project, stack and resource name, so ${one ? "it is" : "they are"} most likely left by an earlier up of this stack killed while creating this resource (when the pulumi CLI was killed, Pulumi also warns of a pending create of it), in no stack and billed while ${one ? "it runs" : "they run"}; else ${one ? "it belongs" : "they belong"} to a stack of the same project and stack names in another backend, or ${one ? "it is" : "one is"} the ${noun} an up --replace of this resource is about to delete. Delete a leftover (through the console or the API). To take a leftover over instead of creating another, set adoptId: "${first.id}" on this resource before the up that creates it.`,
     );
   }

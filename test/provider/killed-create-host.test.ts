@@ -10,6 +10,7 @@ import {
   serializeProvider,
   stackConfig,
   startCheckoutHost,
+  startEngineLog,
 } from "../helpers/pulumi-host";
 import { type TestService, withService } from "../helpers/service";
 import { type Hit, startScriptedServer } from "../sdk/scripted-server";
@@ -82,6 +83,8 @@ test("the up after one killed during an endpoint's create warns naming the endpo
   const swap = (url: string) => `${relay.url}${new URL(url).pathname}`;
   const killed = await startCheckoutHost();
   let next: DynamicProviderHost | undefined;
+  // The next up's engine, as the CLI gives it to the provider host: the warning arrives as one.
+  const engine = await startEngineLog();
   try {
     await killed.configure(
       stackConfig(
@@ -105,18 +108,24 @@ test("the up after one killed during an endpoint's create warns naming the endpo
     expect(left).toHaveLength(1);
     const leftover = left[0]?.id ?? "";
 
-    next = await startCheckoutHost();
+    next = await startCheckoutHost({ engineAddress: engine.address });
     await next.configure(stackConfig(service, service.apiKey));
     const again = await checked(next, "api", program);
     expect(again.inputs.name).toBe(name);
     const made = await next.create(again.urn, again.inputs);
     expect(made.id).not.toBe(leftover);
-    expect(next.stderr).toContain(
-      `warning: create endpoint ${name}: an endpoint named "${name}" already exists in the account (id ${leftover}), and this create makes another.`,
+    const warnings = engine.entries.filter((e) => e.severity === "warning").map((e) => e.message);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(
+      `create endpoint ${name}: an endpoint named "${name}" already exists in the account (id ${leftover}), and this create makes another.`,
     );
-    expect(next.stderr).toContain(`adoptId: "${leftover}"`);
+    expect(warnings[0]).toContain(`adoptId: "${leftover}"`);
+    expect(warnings[0]).not.toContain(service.apiKey);
     expect(next.stderr).not.toContain(service.apiKey);
+    // Both exist now: the warning tells of the leftover, it does not take it over.
+    expect((await graphql.listEndpoints()).filter((e) => e.name === name)).toHaveLength(2);
   } finally {
     await Promise.all([killed.close(), next?.close()]);
+    await engine.close();
   }
 });

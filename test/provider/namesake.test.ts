@@ -20,7 +20,12 @@ let lists: Record<"endpoints" | "pods" | "volumes", number>;
 beforeEach(async () => {
   h = await startHarness();
   warnings = [];
-  context = { ...h.context, warn: (message) => warnings.push(message) };
+  context = {
+    ...h.context,
+    warn: (message) => {
+      warnings.push(message);
+    },
+  };
   lists = { endpoints: 0, pods: 0, volumes: 0 };
   h.intercept(
     (api): ManagementApi => ({
