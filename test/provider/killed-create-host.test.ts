@@ -1,0 +1,131 @@
+import type { ServerResponse } from "node:http";
+import { afterAll, beforeAll, expect, test } from "vitest";
+import { endpointForwarder } from "../../provider/endpoint";
+import { GraphQLClient } from "../../sdk/graphql";
+import { RestClient } from "../../sdk/rest";
+import { ManualClock } from "../../service/clock";
+import {
+  type DynamicProviderHost,
+  dynamicUrn,
+  serializeProvider,
+  stackConfig,
+  startCheckoutHost,
+  startEngineLog,
+} from "../helpers/pulumi-host";
+import { type TestService, withService } from "../helpers/service";
+import { type Hit, startScriptedServer } from "../sdk/scripted-server";
+
+/**
+ * An `up` killed while a create runs (a CI job cancelled, a runner lost), through Pulumi's own
+ * provider host: the first host reaches the service through a relay that carries the create out and
+ * never answers it, and is killed meanwhile; a second host (the next up) then creates the same
+ * resource, as Pulumi's engine asks it to (a pending create is never handed to a provider).
+ */
+
+let service: TestService;
+let rest: RestClient;
+let graphql: GraphQLClient;
+let relay: Awaited<ReturnType<typeof startScriptedServer>>;
+let text: string;
+let templateId: string;
+/** Resolved once the service carried out a create the relay holds the answer of. */
+let acted: Promise<void>;
+let onActed: () => void = () => undefined;
+
+async function forward(hit: Hit): Promise<Response> {
+  const headers: Record<string, string> = { authorization: String(hit.headers.authorization ?? "") };
+  if (hit.headers["content-type"]) headers["content-type"] = String(hit.headers["content-type"]);
+  return fetch(`${new URL(service.restUrl).origin}${hit.url}`, {
+    method: hit.method,
+    headers,
+    ...(hit.body === "" ? {} : { body: hit.body }),
+  });
+}
+
+async function relayHit(hit: Hit, res: ServerResponse): Promise<void> {
+  const reply = await forward(hit);
+  const body = await reply.text();
+  // The create was carried out; its answer never leaves the relay (the host dies waiting for it).
+  if (hit.body.includes("saveEndpoint")) {
+    onActed();
+    return;
+  }
+  res.writeHead(reply.status, { "content-type": reply.headers.get("content-type") ?? "application/json" });
+  res.end(body);
+}
+
+beforeAll(async () => {
+  service = await withService({ clock: new ManualClock() });
+  rest = new RestClient({ apiKey: service.apiKey, baseUrl: service.restUrl });
+  graphql = new GraphQLClient({ apiKey: service.apiKey, baseUrl: service.graphqlUrl });
+  relay = await startScriptedServer((hit, res) => {
+    relayHit(hit, res).catch(() => res.writeHead(502).end());
+  });
+  text = await serializeProvider(endpointForwarder);
+  templateId = (await rest.templates.create({ name: "worker", imageName: "img:1", isServerless: true })).id;
+});
+
+afterAll(async () => {
+  await relay?.close();
+  await Promise.all([rest?.close(), graphql?.close()]);
+  await service?.close();
+});
+
+async function checked(host: DynamicProviderHost, name: string, program: Record<string, unknown>) {
+  const urn = dynamicUrn("Endpoint", name);
+  const result = await host.check(urn, {}, { ...program, __logicalName: name, __provider: text });
+  expect(result.failures).toEqual([]);
+  return { urn, inputs: result.inputs };
+}
+
+test("the up after one killed during an endpoint's create warns naming the endpoint it left and the adoptId", async () => {
+  const program = { templateId, workersMin: 1, workersMax: 2 };
+  const swap = (url: string) => `${relay.url}${new URL(url).pathname}`;
+  const killed = await startCheckoutHost();
+  let next: DynamicProviderHost | undefined;
+  // The next up's engine, as the CLI gives it to the provider host: the warning arrives as one.
+  const engine = await startEngineLog();
+  try {
+    await killed.configure(
+      stackConfig(
+        { restUrl: swap(service.restUrl), graphqlUrl: swap(service.graphqlUrl), queueUrl: service.queueUrl },
+        service.apiKey,
+      ),
+    );
+    acted = new Promise((resolve) => {
+      onActed = resolve;
+    });
+    const first = await checked(killed, "api", program);
+    const lost = killed.create(first.urn, first.inputs).then(
+      () => "answered",
+      () => "lost",
+    );
+    await acted;
+    await killed.close();
+    expect(await lost).toBe("lost");
+    const name = String(first.inputs.name);
+    const left = (await graphql.listEndpoints()).filter((e) => e.name === name);
+    expect(left).toHaveLength(1);
+    const leftover = left[0]?.id ?? "";
+
+    next = await startCheckoutHost({ engineAddress: engine.address });
+    await next.configure(stackConfig(service, service.apiKey));
+    const again = await checked(next, "api", program);
+    expect(again.inputs.name).toBe(name);
+    const made = await next.create(again.urn, again.inputs);
+    expect(made.id).not.toBe(leftover);
+    const warnings = engine.entries.filter((e) => e.severity === "warning").map((e) => e.message);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(
+      `create endpoint ${name}: an endpoint named "${name}" already exists in the account (id ${leftover}), and this create makes another.`,
+    );
+    expect(warnings[0]).toContain(`adoptId: "${leftover}"`);
+    expect(warnings[0]).not.toContain(service.apiKey);
+    expect(next.stderr).not.toContain(service.apiKey);
+    // Both exist now: the warning tells of the leftover, it does not take it over.
+    expect((await graphql.listEndpoints()).filter((e) => e.name === name)).toHaveLength(2);
+  } finally {
+    await Promise.all([killed.close(), next?.close()]);
+    await engine.close();
+  }
+});
