@@ -3,6 +3,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "vitest";
 import { CREATE_MARK, endpointForwarder } from "../../provider/endpoint";
 import { networkVolumeForwarder } from "../../provider/network-volume";
 import { podForwarder } from "../../provider/pod";
+import { secretForwarder } from "../../provider/secret";
+import { templateForwarder } from "../../provider/template";
 import { GraphQLClient } from "../../sdk/graphql";
 import { RestClient } from "../../sdk/rest";
 import { ManualClock } from "../../service/clock";
@@ -69,6 +71,8 @@ beforeAll(async () => {
   text.Endpoint = await serializeProvider(endpointForwarder);
   text.Pod = await serializeProvider(podForwarder);
   text.NetworkVolume = await serializeProvider(networkVolumeForwarder);
+  text.Template = await serializeProvider(templateForwarder);
+  text.Secret = await serializeProvider(secretForwarder);
   [direct, relayed] = await Promise.all([startCheckoutHost(), startCheckoutHost()]);
   await direct.configure(stackConfig(service, service.apiKey));
   await relayed.configure(
@@ -105,7 +109,7 @@ const isPost = (path: string) => (hit: Hit) => hit.method === "POST" && hit.url.
 
 async function create(
   host: DynamicProviderHost,
-  type: "Endpoint" | "Pod" | "NetworkVolume",
+  type: "Endpoint" | "Pod" | "NetworkVolume" | "Template" | "Secret",
   name: string,
   program: Record<string, unknown>,
 ) {
@@ -238,5 +242,41 @@ describe("NetworkVolume through Pulumi's provider host: no field for a mark, so 
     expect(message).toContain("whether one is this create's cannot be told");
     expect(message).toMatch(/adoptId \(adoptId: "[^"]+"\)/);
     expect(await rest.networkVolumes.get(theirs.id)).toMatchObject({ size: 10 });
+  });
+});
+
+describe("Unique names through Pulumi's provider host: a generated one is not proof", () => {
+  test("a template create refused with 503 beside the other stack's template of its generated name takes a later generation, and leaves theirs alone", async () => {
+    const theirs = await create(direct, "Template", "twintpl", {
+      imageName: "img:1",
+      env: { MODE: "theirs" },
+    });
+    rule = onMatching((hit) => hit.method === "POST" && hit.url.startsWith("/v1/templates"), 1, 503);
+    const ours = await create(relayed, "Template", "twintpl", { imageName: "img:2", env: { MODE: "ours" } });
+    rule = () => undefined;
+    expect(ours.id).not.toBe(theirs.id);
+    expect(ours.properties.name).not.toBe(theirs.properties.name);
+    expect(await rest.templates.get(theirs.id)).toMatchObject({
+      imageName: "img:1",
+      env: { MODE: "theirs" },
+    });
+    expect(await rest.templates.get(ours.id)).toMatchObject({ imageName: "img:2", env: { MODE: "ours" } });
+  });
+
+  test("a secret create refused with 503 beside the other stack's secret of its generated name fails naming it and adoptId", async () => {
+    const theirs = await create(direct, "Secret", "twinsecret", { value: "theirs", description: "theirs" });
+    rule = onMatching((hit) => hit.body.includes("secretCreate"), 1, 503);
+    const failure = await create(relayed, "Secret", "twinsecret", {
+      value: "ours",
+      description: "ours",
+    }).catch((error: unknown) => error);
+    rule = () => undefined;
+    const message = String((failure as Error).message);
+    expect(message).toContain(
+      `one secret named "${String(theirs.properties.name)}" exists now (id ${theirs.id}). Its name is generated`,
+    );
+    expect(message).toContain(`adoptId (adoptId: "${theirs.id}")`);
+    const secrets = (await graphql.listSecrets()).filter((s) => s.name.startsWith("twinsecret-"));
+    expect(secrets.map((s) => [s.id, s.description])).toEqual([[theirs.id, "theirs"]]);
   });
 });
