@@ -7,7 +7,7 @@
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import type { LocalStack } from "../../engine/engine";
-import { type Hit, json, startScriptedServer } from "../sdk/scripted-server";
+import { type Hit, json, sendOn, startScriptedServer } from "../sdk/scripted-server";
 import { type FixtureStack, openFixtureStack } from "./support/fixture-stack";
 import type { ServiceFixture } from "./support/service";
 
@@ -40,9 +40,7 @@ describe("a stack through a busy service, through the engine", () => {
         res.socket?.destroy();
         return;
       }
-      const headers: Record<string, string> = { authorization: String(hit.headers.authorization ?? "") };
-      if (hit.headers["content-type"]) headers["content-type"] = String(hit.headers["content-type"]);
-      fetch(`${origin}${hit.url}`, { method: hit.method, headers, ...(hit.body ? { body: hit.body } : {}) })
+      sendOn(origin, hit)
         .then(async (reply) => {
           const text = await reply.text();
           if (verdict === "lose") return json(res, 503, { message: "upstream request timeout" });

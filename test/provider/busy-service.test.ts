@@ -11,7 +11,7 @@ import { createPodProvider } from "../../provider/pod";
 import { createSecretProvider } from "../../provider/secret";
 import { createTemplateProvider } from "../../provider/template";
 import { holdPort } from "../helpers/tcp-relay";
-import { type Hit, json, startScriptedServer } from "../sdk/scripted-server";
+import { type Hit, json, sendOn, startScriptedServer } from "../sdk/scripted-server";
 import { checkAndCreate, type Harness, startHarness } from "./support";
 
 /**
@@ -39,13 +39,7 @@ async function forward(
   meanwhile?: () => Promise<unknown>,
 ): Promise<void> {
   const origin = new URL(h.settings.restUrl).origin;
-  const headers: Record<string, string> = { authorization: String(hit.headers.authorization ?? "") };
-  if (hit.headers["content-type"]) headers["content-type"] = String(hit.headers["content-type"]);
-  const reply = await fetch(`${origin}${hit.url}`, {
-    method: hit.method,
-    headers,
-    ...(hit.body === "" ? {} : { body: hit.body }),
-  });
+  const reply = await sendOn(origin, hit);
   const text = await reply.text();
   await meanwhile?.();
   if (loseWith === "cut") {

@@ -13,7 +13,7 @@ import {
   startEngineLog,
 } from "../helpers/pulumi-host";
 import { type TestService, withService } from "../helpers/service";
-import { type Hit, startScriptedServer } from "../sdk/scripted-server";
+import { type Hit, sendOn, startScriptedServer } from "../sdk/scripted-server";
 
 /**
  * An `up` killed while a create runs (a CI job cancelled, a runner lost), through Pulumi's own
@@ -32,18 +32,8 @@ let templateId: string;
 let acted: Promise<void>;
 let onActed: () => void = () => undefined;
 
-async function forward(hit: Hit): Promise<Response> {
-  const headers: Record<string, string> = { authorization: String(hit.headers.authorization ?? "") };
-  if (hit.headers["content-type"]) headers["content-type"] = String(hit.headers["content-type"]);
-  return fetch(`${new URL(service.restUrl).origin}${hit.url}`, {
-    method: hit.method,
-    headers,
-    ...(hit.body === "" ? {} : { body: hit.body }),
-  });
-}
-
 async function relayHit(hit: Hit, res: ServerResponse): Promise<void> {
-  const reply = await forward(hit);
+  const reply = await sendOn(new URL(service.restUrl).origin, hit);
   const body = await reply.text();
   // The create was carried out; its answer never leaves the relay (the host dies waiting for it).
   if (hit.body.includes("saveEndpoint")) {

@@ -16,7 +16,7 @@ import {
   startCheckoutHost,
 } from "../helpers/pulumi-host";
 import { type TestService, withService } from "../helpers/service";
-import { type Hit, json, startScriptedServer } from "../sdk/scripted-server";
+import { type Hit, json, sendOn, startScriptedServer } from "../sdk/scripted-server";
 
 /**
  * Faults of a busy or failing service, through Pulumi's own provider host: two hosts (two stacks of
@@ -39,13 +39,7 @@ const text: Record<string, string> = {};
 let templateId: string;
 
 async function forward(hit: Hit, res: ServerResponse, lose?: number): Promise<void> {
-  const headers: Record<string, string> = { authorization: String(hit.headers.authorization ?? "") };
-  if (hit.headers["content-type"]) headers["content-type"] = String(hit.headers["content-type"]);
-  const reply = await fetch(`${new URL(service.restUrl).origin}${hit.url}`, {
-    method: hit.method,
-    headers,
-    ...(hit.body === "" ? {} : { body: hit.body }),
-  });
+  const reply = await sendOn(new URL(service.restUrl).origin, hit);
   const body = await reply.text();
   if (lose !== undefined) {
     json(res, lose, { message: "upstream request timeout" });

@@ -92,3 +92,17 @@ export function everyStringOf(error: unknown): string {
   visit(error, 0);
   return parts.join("\n");
 }
+
+/**
+ * Sends a request the scripted server saw on to `origin` (a relay in front of the local service):
+ * its method, path, body, key and content-type.
+ */
+export function sendOn(origin: string, hit: Hit): Promise<Response> {
+  const headers: Record<string, string> = { authorization: String(hit.headers.authorization ?? "") };
+  if (hit.headers["content-type"]) headers["content-type"] = String(hit.headers["content-type"]);
+  return fetch(`${origin}${hit.url}`, {
+    method: hit.method,
+    headers,
+    ...(hit.body === "" ? {} : { body: hit.body }),
+  });
+}
