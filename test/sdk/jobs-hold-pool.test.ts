@@ -3,7 +3,7 @@ import { AbortedError, type RunpodkitError, TimeoutError, ValidationError } from
 import { JobClient } from "../../sdk/jobs";
 import { eventually, type Harness, KEY, startHarness } from "../service/jobs/harness";
 import { ProtocolWorker } from "../service/jobs/protocol-worker";
-import { failure } from "./support";
+import { drain, failure } from "./support";
 
 /**
  * Calls the service holds open (runSync, statusSync, waitFor's holds) against the started service,
@@ -206,20 +206,6 @@ describe("a call waiting for a slot", () => {
     expect((await held).toJSON()).toMatchObject({ operation: "jobs.statusSync", jobId: id, code: "ABORTED" });
   });
 });
-
-/** A stream read to its end: its chunks' outputs, and its return value or the error it threw. */
-async function drain(stream: AsyncGenerator<{ output: unknown }, string, undefined>) {
-  const outputs: unknown[] = [];
-  try {
-    for (;;) {
-      const next = await stream.next();
-      if (next.done) return { outputs, ended: next.value };
-      outputs.push(next.value.output);
-    }
-  } catch (error) {
-    return { outputs, ended: error as RunpodkitError };
-  }
-}
 
 /** The /stream polls of this client's endpoint the service holds now. */
 const streamsHeld = (jobs: JobClient) => streaming.get(jobs.endpointId)?.now ?? 0;

@@ -5,6 +5,7 @@ import { JobClient } from "../../sdk/jobs";
 import { eventually, type Harness, KEY, startHarness } from "../service/jobs/harness";
 import { ProtocolWorker } from "../service/jobs/protocol-worker";
 import { json, startScriptedServer } from "./scripted-server";
+import { drain } from "./support";
 
 /**
  * A stream() whose polls wait for a hold slot that runSync calls hold, against the started service
@@ -51,20 +52,6 @@ async function until(check: () => boolean): Promise<void> {
     await new Promise((resolve) => realSetTimeout(resolve, 10));
   }
   throw new Error("condition not met in time");
-}
-
-/** A stream read to its end: its chunks' outputs, and its return value or the error it threw. */
-async function drain(stream: AsyncGenerator<{ output: unknown }, string, undefined>) {
-  const outputs: unknown[] = [];
-  try {
-    for (;;) {
-      const next = await stream.next();
-      if (next.done) return { outputs, ended: next.value };
-      outputs.push(next.value.output);
-    }
-  } catch (error) {
-    return { outputs, ended: error as RunpodkitError };
-  }
 }
 
 /**

@@ -20,3 +20,17 @@ export function closeAfterEach(): Array<() => Promise<void>> {
   });
   return closers;
 }
+
+/** A stream read to its end: its chunks' outputs, and its return value or the error it threw. */
+export async function drain(stream: AsyncGenerator<{ output: unknown }, string, undefined>) {
+  const outputs: unknown[] = [];
+  try {
+    for (;;) {
+      const next = await stream.next();
+      if (next.done) return { outputs, ended: next.value };
+      outputs.push(next.value.output);
+    }
+  } catch (error) {
+    return { outputs, ended: error as RunpodkitError };
+  }
+}
