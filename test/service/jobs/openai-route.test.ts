@@ -1,0 +1,233 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { request as httpRequest } from "node:http";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { EndpointRecord } from "../../../service/management/model/endpoint";
+import { type Harness, KEY, startHarness } from "./harness";
+
+/**
+ * /v2/{id}/openai/*: an OpenAI-style request made a job ({openai_route, openai_input}, as
+ * worker-vllm reads it), answered when the job ends, through plain fetch and the official `openai`
+ * client, with real handler modules on real workers.
+ */
+const PLAIN = resolve("test/service/jobs/fixtures/openai/plain-handler.ts");
+const VLLM_LIKE = resolve("test/service/jobs/fixtures/openai/vllm-like-handler.ts");
+
+let h: Harness;
+let plain: EndpointRecord;
+let vllm: EndpointRecord;
+let dir: string;
+beforeAll(async () => {
+  h = await startHarness({
+    config: { handlers: { "acme/openai-plain": PLAIN, "acme/openai-vllm": VLLM_LIKE } },
+  });
+  plain = h.endpoint("acme/openai-plain");
+  vllm = h.endpoint("acme/openai-vllm");
+  dir = mkdtempSync(join(tmpdir(), "openai-route-"));
+});
+afterAll(async () => {
+  await h?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+const base = (endpointId: string) => `${h.url}/v2/${endpointId}/openai/v1`;
+const client = (endpointId: string) => new OpenAI({ apiKey: KEY, baseURL: base(endpointId) });
+const post = (endpointId: string, path: string, body: unknown) =>
+  fetch(`${base(endpointId)}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+
+/** The `data:` payloads of an SSE text, in order. */
+const dataOf = (text: string): string[] =>
+  text
+    .split("\n\n")
+    .filter((event) => event.startsWith("data: "))
+    .map((event) => event.slice("data: ".length));
+
+const CHAT = { model: "local-model", messages: [{ role: "user" as const, content: "hello local world" }] };
+
+describe("a plain handler's OpenAI reply", () => {
+  it("fetch, not streamed: 200 with the handler's object as the body", async () => {
+    const reply = await post(plain.id, "/chat/completions", CHAT);
+    expect(reply.status).toBe(200);
+    expect(reply.headers.get("content-type")).toMatch(/^application\/json/);
+    const body = (await reply.json()) as { object: string; choices: { message: { content: string } }[] };
+    expect(body.object).toBe("chat.completion");
+    // The handler read openai_route (/v1/chat/completions) and openai_input (the messages).
+    expect(body.choices[0]?.message.content).toBe("HELLO LOCAL WORLD");
+  });
+
+  it("the openai client: chat completion, the model list (GET), and stream: true", async () => {
+    const openai = client(plain.id);
+    const completion = await openai.chat.completions.create(CHAT);
+    expect(completion.choices[0]?.message.content).toBe("HELLO LOCAL WORLD");
+    const models = await openai.models.list();
+    expect(models.data.map((model) => model.id)).toEqual(["local-model"]);
+    const stream = await openai.chat.completions.create({ ...CHAT, stream: true });
+    const parts: string[] = [];
+    for await (const chunk of stream) parts.push(chunk.choices[0]?.delta.content ?? "");
+    // A plain handler streams nothing: its returned object is the one event.
+    expect(parts).toEqual(["HELLO LOCAL WORLD"]);
+  });
+
+  it("fetch, stream: true: text/event-stream, the object as one event, then [DONE]", async () => {
+    const reply = await post(plain.id, "/chat/completions", { ...CHAT, stream: true });
+    expect(reply.status).toBe(200);
+    expect(reply.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    const data = dataOf(await reply.text());
+    expect(data).toHaveLength(2);
+    expect(JSON.parse(data[0] ?? "")).toMatchObject({ object: "chat.completion.chunk" });
+    expect(data[1]).toBe("[DONE]");
+  });
+});
+
+describe("a generator handler shaped as worker-vllm", () => {
+  it("not streamed: its single yield is the body (the aggregate output's one item)", async () => {
+    const completion = await client(vllm.id).chat.completions.create(CHAT);
+    expect(completion.object).toBe("chat.completion");
+    expect(completion.choices[0]?.message.content).toBe("hello local world");
+  });
+
+  it("the openai client streams both raw SSE text yields and JSON chunk yields", async () => {
+    for (const model of ["raw", "json"]) {
+      const stream = await client(vllm.id).chat.completions.create({ ...CHAT, model, stream: true });
+      const parts: string[] = [];
+      for await (const chunk of stream) parts.push(chunk.choices[0]?.delta.content ?? "");
+      expect(parts, model).toEqual(["hello", " local", " world"]);
+    }
+  });
+
+  it("fetch reads the SSE chunk by chunk, each as the handler yields it; [DONE] once", async () => {
+    for (const model of ["raw", "json"]) {
+      const gate = join(dir, `gate-${model}`);
+      const reply = await post(vllm.id, "/chat/completions", { ...CHAT, model, stream: true, gate });
+      expect(reply.status).toBe(200);
+      const reader = (reply.body as ReadableStream<Uint8Array>).getReader();
+      const decoder = new TextDecoder();
+      let text = "";
+      // The handler holds its second word until the gate opens: the first event arrives alone.
+      while (!text.includes("\n\n")) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value, { stream: true });
+      }
+      const first = dataOf(text);
+      expect(first).toHaveLength(1);
+      expect(JSON.parse(first[0] ?? "")).toMatchObject({ choices: [{ delta: { content: "hello" } }] });
+      writeFileSync(gate, "");
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value, { stream: true });
+      }
+      const data = dataOf(text);
+      expect(data.slice(0, 3).map((item) => JSON.parse(item).choices[0].delta.content)).toEqual([
+        "hello",
+        " local",
+        " world",
+      ]);
+      expect(data.slice(3), model).toEqual(["[DONE]"]);
+    }
+  });
+});
+
+describe("OpenAI-shaped errors, never 5xx", () => {
+  it("a failing handler: 422 with {error: {message, type, code}}, not retried by the client", async () => {
+    const reply = await post(plain.id, "/chat/completions", { ...CHAT, fail: true });
+    expect(reply.status).toBe(422);
+    expect(reply.headers.get("x-should-retry")).toBe("false");
+    const body = (await reply.json()) as { error: { message: string; type: string; code: string } };
+    expect(body.error).toMatchObject({ type: "handler_error", code: "job_failed" });
+    expect(body.error.message).toContain("the model is out of tokens");
+
+    const ep = h.endpoint("acme/openai-plain");
+    const failure = await client(ep.id)
+      .chat.completions.create({ ...CHAT, fail: true } as typeof CHAT)
+      .then(
+        () => null,
+        (error: unknown) => error,
+      );
+    expect(failure).toBeInstanceOf(OpenAI.APIError);
+    expect((failure as InstanceType<typeof OpenAI.APIError>).status).toBe(422);
+    expect((failure as InstanceType<typeof OpenAI.APIError>).message).toContain("out of tokens");
+    // One job: the client did not retry it.
+    const health = await h.call("GET", `/v2/${ep.id}/health`);
+    expect((health.body as { jobs: { failed: number } }).jobs.failed).toBe(1);
+  });
+
+  it("a failing handler with stream: true: the error status, not an empty stream", async () => {
+    const reply = await post(plain.id, "/chat/completions", { ...CHAT, fail: true, stream: true });
+    expect(reply.status).toBe(422);
+    expect(((await reply.json()) as { error: { code: string } }).error.code).toBe("job_failed");
+  });
+
+  it("vLLM's error object from the handler (an unknown route) is answered with its 4xx status", async () => {
+    const reply = await post(plain.id, "/embeddings", { input: "x" });
+    expect(reply.status).toBe(400);
+    expect(await reply.json()).toEqual({
+      error: { message: "Invalid route /v1/embeddings", type: "BadRequestError", code: "400" },
+    });
+  });
+
+  it("an unknown endpoint: 404 as /run gives", async () => {
+    const run = await h.call("POST", "/v2/nosuchendpoint/run", { body: { input: {} } });
+    const openai = await h.call("POST", "/v2/nosuchendpoint/openai/v1/chat/completions", { body: CHAT });
+    expect(run.status).toBe(404);
+    expect(openai.status).toBe(404);
+    expect(openai.body).toEqual(run.body);
+  });
+
+  it("hostile input: an oversized body, deep JSON, `..` and encoded bytes in the path, a non-object body", async () => {
+    const oversized = await h.call("POST", `/v2/${plain.id}/openai/v1/chat/completions`, {
+      raw: JSON.stringify({ ...CHAT, pad: "x".repeat(10 * 1024 * 1024) }),
+    });
+    expect(oversized.status).toBe(413);
+    const deep = await h.call("POST", `/v2/${plain.id}/openai/v1/chat/completions`, {
+      raw: `{"messages":${'{"a":'.repeat(5_000)}1${"}".repeat(5_000)}}`,
+    });
+    expect(deep.status).toBe(400);
+    const notObject = await h.call("POST", `/v2/${plain.id}/openai/v1/chat/completions`, { raw: "[1,2]" });
+    expect(notObject.status).toBe(400);
+    for (const path of [
+      "v1/../../../etc/passwd",
+      "v1/./models",
+      "v1/%2e%2e/x",
+      "v1/chat%2Fcompletions",
+      "v1/%00",
+      "v1//models",
+    ]) {
+      const status = await rawStatus(`/v2/${plain.id}/openai/${path}`);
+      expect(status, path).toBe(400);
+    }
+    // None of them became a job.
+    const health = await h.call("GET", `/v2/${plain.id}/health`);
+    const { jobs } = health.body as { jobs: { inQueue: number; inProgress: number } };
+    expect(jobs.inQueue + jobs.inProgress).toBe(0);
+  });
+});
+
+/** A POST on a path sent as it is (fetch and undici normalise `..` and `.` segments away). */
+function rawStatus(path: string): Promise<number> {
+  const url = new URL(h.url);
+  return new Promise((done, fail) => {
+    const req = httpRequest(
+      {
+        host: url.hostname,
+        port: url.port,
+        method: "POST",
+        path,
+        headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+      },
+      (res) => {
+        res.resume();
+        res.once("end", () => done(res.statusCode ?? 0));
+      },
+    );
+    req.once("error", fail);
+    req.end(JSON.stringify(CHAT));
+  });
+}
