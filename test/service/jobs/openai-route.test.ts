@@ -4,8 +4,10 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ManualClock } from "../../../service/clock";
+import { OPENAI_WAIT_MS } from "../../../service/jobs/http/openai-route";
 import type { EndpointRecord } from "../../../service/management/model/endpoint";
-import { type Harness, KEY, startHarness } from "./harness";
+import { eventually, type Harness, KEY, startHarness } from "./harness";
 
 /**
  * /v2/{id}/openai/*: an OpenAI-style request made a job ({openai_route, openai_input}, as
@@ -179,6 +181,11 @@ describe("OpenAI-shaped errors, never 5xx", () => {
     expect(run.status).toBe(404);
     expect(openai.status).toBe(404);
     expect(openai.body).toEqual(run.body);
+    // The model list (GET) too, and the client sees a NotFoundError.
+    const models = await h.call("GET", "/v2/nosuchendpoint/openai/v1/models");
+    expect(models.status).toBe(404);
+    expect(models.body).toEqual(run.body);
+    await expect(client("nosuchendpoint").models.list()).rejects.toBeInstanceOf(OpenAI.NotFoundError);
   });
 
   it("hostile input: an oversized body, deep JSON, `..` and encoded bytes in the path, a non-object body", async () => {
@@ -231,3 +238,69 @@ function rawStatus(path: string): Promise<number> {
     req.end(JSON.stringify(CHAT));
   });
 }
+
+describe("the wait is bounded, and only the wait is the client's", () => {
+  let q: Harness;
+  let queued: EndpointRecord;
+  beforeAll(async () => {
+    q = await startHarness();
+    // No workers: its jobs stay in the queue.
+    queued = q.endpoint("runpodkit/echo", { workersMax: 0 });
+  });
+  afterAll(async () => q?.close());
+
+  const send = (body: unknown) =>
+    fetch(`${q.url}/v2/${queued.id}/openai/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+  const jobIds = () => q.plane.book.recent(queued.id, 100).map((job) => job.id);
+  /** The id of the request's new job (the `before`+1th) once its reply holds for it. */
+  const holding = (before: number) =>
+    eventually(() =>
+      jobIds().length === before + 1 && q.plane.book.watchers.waiting === 1 ? jobIds()[0] : undefined,
+    );
+
+  it("a job still queued when the wait ends: 408 naming it, and the job goes on", async () => {
+    for (const stream of [false, true]) {
+      const reply = send({ ...CHAT, stream });
+      const id = await holding(jobIds().length);
+      await (q.clock as ManualClock).advance(OPENAI_WAIT_MS);
+      const answered = await reply;
+      expect(answered.status, `stream ${stream}`).toBe(408);
+      expect(answered.headers.get("x-should-retry")).toBe("false");
+      const { error } = (await answered.json()) as { error: { code: string; message: string } };
+      expect(error.code).toBe("wait_timeout");
+      expect(error.message).toContain(id);
+      const status = await q.call("GET", `/v2/${queued.id}/status/${id}`);
+      expect(status.body).toMatchObject({ id, status: "IN_QUEUE" });
+      // The job's input, as worker-vllm reads it.
+      expect(q.plane.book.find(id)?.input).toEqual({
+        openai_route: "/v1/chat/completions",
+        openai_input: { ...CHAT, stream },
+      });
+    }
+  });
+
+  it("a client gone during the wait ends the wait, not its job", async () => {
+    for (const stream of [false, true]) {
+      // A connection of its own (no pool): fetch's pool may open a spare one that a close waits on.
+      const req = httpRequest(`${q.url}/v2/${queued.id}/openai/v1/chat/completions`, {
+        method: "POST",
+        agent: false,
+        headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+      });
+      const closed = new Promise<void>((done) => req.once("close", done));
+      req.once("error", () => {});
+      req.end(JSON.stringify({ ...CHAT, stream }));
+      const id = await holding(jobIds().length);
+      req.destroy();
+      await closed;
+      // The hold ended (the service saw the client go), the job did not.
+      await eventually(() => (q.plane.book.watchers.waiting === 0 ? true : undefined));
+      const status = await q.call("GET", `/v2/${queued.id}/status/${id}`);
+      expect(status.body, `stream ${stream}`).toMatchObject({ id, status: "IN_QUEUE" });
+    }
+  });
+});
