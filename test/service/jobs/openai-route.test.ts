@@ -5,6 +5,7 @@ import { join, resolve } from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ManualClock } from "../../../service/clock";
+import { DEFAULT_RATE_LIMIT_OPTIONS } from "../../../service/jobs/client/rate-limit";
 import { OPENAI_WAIT_MS } from "../../../service/jobs/http/openai-route";
 import type { EndpointRecord } from "../../../service/management/model/endpoint";
 import { eventually, type Harness, KEY, startHarness } from "./harness";
@@ -302,5 +303,41 @@ describe("the wait is bounded, and only the wait is the client's", () => {
       const status = await q.call("GET", `/v2/${queued.id}/status/${id}`);
       expect(status.body, `stream ${stream}`).toMatchObject({ id, status: "IN_QUEUE" });
     }
+  });
+});
+
+describe("admitted as /run: its rate-limit row and the queue's cap", () => {
+  let a: Harness;
+  beforeAll(async () => {
+    a = await startHarness({
+      config: {
+        maxQueuedPerEndpoint: 1,
+        rateLimits: {
+          ...DEFAULT_RATE_LIMIT_OPTIONS,
+          limits: { openai: { requests: 100, windowMs: 10_000, concurrent: 1 } },
+        },
+      },
+    });
+  });
+  afterAll(async () => a?.close());
+
+  it("a held request counts against the `openai` row's concurrency; a full queue refuses before the body", async () => {
+    const ep = a.endpoint("runpodkit/echo", { workersMax: 0 });
+    const path = `/v2/${ep.id}/openai/v1/chat/completions`;
+    const held = a.call("POST", path, { body: CHAT });
+    await eventually(() => (a.plane.book.watchers.waiting === 1 ? true : undefined));
+    const second = await a.call("POST", path, { body: CHAT });
+    expect(second.status).toBe(429);
+    expect(second.body).toMatchObject({ code: "RATE_LIMITED", error: expect.stringContaining("openai") });
+    // /runsync has its own row; the queue (cap 1) is what refuses it.
+    const full = await a.call("POST", `/v2/${ep.id}/runsync`, { body: { input: {} } });
+    expect(full.status).toBe(429);
+    expect(full.body).toMatchObject({ error: expect.stringContaining("maxQueuedPerEndpoint") });
+    await (a.clock as ManualClock).advance(OPENAI_WAIT_MS);
+    expect((await held).status).toBe(408);
+    // The row's slot is free again; the queue still holds the first job (it goes on): refused by the cap.
+    const capped = await a.call("POST", path, { body: CHAT });
+    expect(capped.status).toBe(429);
+    expect(capped.body).toMatchObject({ error: expect.stringContaining("maxQueuedPerEndpoint") });
   });
 });
