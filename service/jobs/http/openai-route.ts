@@ -15,7 +15,7 @@ import { clientGone, closeIfReleased } from "./wire";
  * vLLM worker (runpod-workers/worker-vllm) takes it: input `{openai_route: "/<path>", openai_input:
  * <the JSON body>}`. The reply waits for the job as /runsync does (JobService.runSync, and /stream's
  * hand-out for `"stream": true`), so an OpenAI client pointed at `<service>/v2/<id>/openai/v1` talks
- * to a local handler. The contract is in docs/src/service.md ("OpenAI-compatible route").
+ * to a local handler. The contract is in docs/src/installation-configuration.md ("OpenAI-compatible requests").
  */
 
 /** Most characters of the path after /openai (OpenAI's routes are a few short segments). */

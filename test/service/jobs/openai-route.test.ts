@@ -168,6 +168,39 @@ describe("OpenAI-shaped errors, never 5xx", () => {
     expect(((await reply.json()) as { error: { code: string } }).error.code).toBe("job_failed");
   });
 
+  it("a handler failing once its stream has begun: the error is the stream's last event", async () => {
+    const reply = await post(vllm.id, "/chat/completions", {
+      ...CHAT,
+      model: "raw",
+      stream: true,
+      fail: true,
+    });
+    expect(reply.status).toBe(200);
+    const data = dataOf(await reply.text());
+    expect(data).toHaveLength(2);
+    expect(JSON.parse(data[0] ?? "")).toMatchObject({ choices: [{ delta: { content: "hello" } }] });
+    const { error } = JSON.parse(data[1] ?? "") as { error: { code: string; message: string } };
+    expect(error.code).toBe("job_failed");
+    expect(error.message).toContain("the stream broke after 1 word");
+    // The openai client raises it while iterating.
+    const stream = await client(vllm.id).chat.completions.create({
+      ...CHAT,
+      model: "raw",
+      stream: true,
+      fail: true,
+    } as typeof CHAT & { stream: true });
+    const parts: string[] = [];
+    const failure = await (async () => {
+      for await (const chunk of stream) parts.push(chunk.choices[0]?.delta.content ?? "");
+    })().then(
+      () => null,
+      (caught: unknown) => caught,
+    );
+    expect(parts).toEqual(["hello"]);
+    expect(failure).toBeInstanceOf(OpenAI.APIError);
+    expect(String((failure as Error).message)).toContain("the stream broke");
+  });
+
   it("vLLM's error object from the handler (an unknown route) is answered with its 4xx status", async () => {
     const reply = await post(plain.id, "/embeddings", { input: "x" });
     expect(reply.status).toBe(400);
