@@ -190,6 +190,17 @@ export class JobService {
     return ended ? this.envelope(job) : { id: job.id, status: job.status };
   }
 
+  /**
+   * A streamed /openai reply's hold on its sync job ended (`answered`: the job ended and its whole
+   * reply was written). As runSync: a job answered whole is written with others' rows; one the
+   * reply left (the wait ended, the client went away) is on disk before the reply ends.
+   */
+  async syncHoldEnded(job: Job, answered: boolean): Promise<void> {
+    if (answered || !this.exists(job)) return;
+    this.#store.writeWaiting(job);
+    await this.#store.flushed();
+  }
+
   /** /status-sync: the job's envelope once it ends, or after `waitMs` (default 90 s). */
   async statusSync(job: Job, waitMs: number | undefined, signal: AbortSignal): Promise<JobEnvelope> {
     await this.#waitForEnd(job, waitMs ?? JOB_LIMITS.runsyncWait.default, signal);

@@ -15,6 +15,7 @@ import type { Reservation } from "../book/memory";
 import type { JobService } from "../client/job-service";
 import type { RateLimiter } from "../client/rate-limit";
 import { JOB_POLICY, type RateLimitedOperation } from "../policy";
+import { registerOpenAiRoute } from "./openai-route";
 import { clientGone, closeIfReleased } from "./wire";
 
 export interface ClientRouteDeps {
@@ -38,7 +39,7 @@ interface JobParams extends EndpointParams {
 export interface Admission {
   accountId: string;
   endpointId: string;
-  /** The memory a new job's body holds while it is read (/run, /runsync); null when none. */
+  /** The memory a new job's body holds while it is read (/run, /runsync, /openai); null when none. */
   reservation: Reservation | null;
 }
 
@@ -60,7 +61,7 @@ export function admitClient(
   jobs.queueEndpoint(accountId, endpointId);
   if (operation && limiter.enabled) res.once("close", limiter.admit(endpointId, operation));
   let reservation: Reservation | null = null;
-  if (operation === "run" || operation === "runsync") {
+  if (operation === "run" || operation === "runsync" || operation === "openai") {
     reservation = jobs.reserveRoom(endpointId, bodyBytes(req, operation));
     if (reservation.held > 0) res.once("close", reservation.release);
   }
@@ -72,8 +73,9 @@ export function admitClient(
  * content-length) the route's limit, the most it may carry. A length past the limit holds nothing:
  * it is refused unread with 413.
  */
-function bodyBytes(req: IncomingMessage, operation: "run" | "runsync"): number {
-  const limit = operation === "run" ? JOB_POLICY.runBodyBytes : JOB_POLICY.runsyncBodyBytes;
+function bodyBytes(req: IncomingMessage, operation: "run" | "runsync" | "openai"): number {
+  // /openai's limit is /run's (openai-route.ts).
+  const limit = operation === "runsync" ? JOB_POLICY.runsyncBodyBytes : JOB_POLICY.runBodyBytes;
   const declared = req.headers["content-length"];
   const bytes =
     declared !== undefined ? Number(declared) : req.headers["transfer-encoding"] !== undefined ? limit : 0;
@@ -226,7 +228,5 @@ export function registerClientRoutes(app: FastifyInstance, deps: ClientRouteDeps
   app.get("/:endpointId/requests", { onRequest: admit("requests") }, async () => {
     throw new ServiceError("NOT_IMPLEMENTED", "GET /requests is not implemented by the local service");
   });
-  app.post("/:endpointId/openai/*", { onRequest: admit("openai") }, async () => {
-    throw new ServiceError("NOT_IMPLEMENTED", "POST /openai/* is not implemented by the local service");
-  });
+  registerOpenAiRoute(app, deps, admit("openai"), admitted);
 }

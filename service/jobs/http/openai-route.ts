@@ -1,0 +1,322 @@
+import type { ServerResponse } from "node:http";
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from "fastify";
+import { z } from "zod";
+import { JOB_LIMITS, type JobEnvelope, type JobSubmission } from "../../../sdk/schemas/job";
+import { parseInput } from "../../edge/parse";
+import { ServiceError } from "../../errors";
+import type { StreamHandOut } from "../book/book";
+import { isTerminal, type Job } from "../model/job";
+import { JOB_POLICY } from "../policy";
+import type { Admission, ClientRouteDeps } from "./client-routes";
+import { clientGone, closeIfReleased } from "./wire";
+
+/**
+ * /v2/{endpoint_id}/openai/<path>: an OpenAI-style request made a job of the endpoint, as RunPod's
+ * vLLM worker (runpod-workers/worker-vllm) takes it: input `{openai_route: "/<path>", openai_input:
+ * <the JSON body>}`. The reply waits for the job as /runsync does (JobService.runSync, and /stream's
+ * hand-out for `"stream": true`), so an OpenAI client pointed at `<service>/v2/<id>/openai/v1` talks
+ * to a local handler. The contract is in docs/src/installation-configuration.md ("OpenAI-compatible requests").
+ */
+
+/** Most characters of the path after /openai (OpenAI's routes are a few short segments). */
+const ROUTE_MAX_CHARS = 256;
+/** Most characters of a job's error quoted in an error reply (a traceback may be long). */
+const MESSAGE_MAX_CHARS = 8_192;
+/** How long a reply waits for its job (and, streamed, for each next chunk): /runsync's default. */
+export const OPENAI_WAIT_MS = JOB_LIMITS.runsyncWait.default;
+
+/**
+ * The path after /openai, as the router decoded it: `/`-separated segments of letters, digits, `-`,
+ * `_` and inner dots. A `.` or `..` segment, an empty one or any other byte is refused: the route
+ * is handed to the handler, which may use it to pick a file or an upstream URL.
+ */
+const OpenAiRoute = z
+  .string()
+  .max(ROUTE_MAX_CHARS)
+  .regex(/^[A-Za-z0-9_-][A-Za-z0-9._-]*(\/[A-Za-z0-9_-][A-Za-z0-9._-]*)*$/, {
+    message:
+      "a path of segments of letters, digits, '-', '_' and '.' (not leading), such as v1/chat/completions",
+  });
+
+/** An OpenAI request body: a JSON object (its own fields are the handler's to check). */
+const OpenAiBody = z.record(z.string(), z.unknown());
+
+type OpenAiErrorReply = { status: number; type: string; code: string; message: string };
+
+/**
+ * Registers POST (and GET, which OpenAI clients use for `/v1/models`) on /:endpointId/openai/*,
+ * with /run's admission (`admit`: key, endpoint, the `openai` rate-limit row, queue room, the body's
+ * memory) and its body limit.
+ */
+export function registerOpenAiRoute(
+  app: FastifyInstance,
+  deps: ClientRouteDeps,
+  admit: onRequestHookHandler,
+  admitted: (request: FastifyRequest) => Admission,
+): void {
+  const handle = async (request: FastifyRequest, reply: FastifyReply) => {
+    const { accountId, endpointId, reservation } = admitted(request);
+    const route = routeOf(request);
+    // A GET (the model list) has no body: an empty object, so handlers can read fields off it alike.
+    const body = request.method === "GET" ? {} : parseInput(OpenAiBody, request.body, "body");
+    const submission: JobSubmission = { input: { openai_route: route, openai_input: body } };
+    const signal = clientGone(reply.raw);
+    if (body.stream !== true) {
+      const envelope = await deps.jobs.runSync(
+        accountId,
+        endpointId,
+        submission,
+        OPENAI_WAIT_MS,
+        signal,
+        reservation,
+      );
+      closeIfReleased(reply.raw, deps.released);
+      return answer(reply, envelope);
+    }
+    return streamJob(
+      deps,
+      reply,
+      deps.jobs.submit(accountId, endpointId, submission, "sync", reservation),
+      signal,
+    );
+  };
+  const options = { bodyLimit: JOB_POLICY.runBodyBytes, onRequest: admit };
+  app.post("/:endpointId/openai/*", options, handle);
+  // No HEAD twin: a HEAD would make a job whose reply has no body.
+  app.get("/:endpointId/openai/*", { ...options, exposeHeadRoute: false }, handle);
+}
+
+/** The path after /openai as the handler gets it (`/v1/chat/completions`), or VALIDATION (400). */
+function routeOf(request: FastifyRequest): string {
+  const path = request.url.split("?", 1)[0] ?? "";
+  // Encoded bytes are refused before decoding: `%2e%2e` is `..`, `%2f` a separator the router kept.
+  if (path.includes("%")) {
+    throw new ServiceError("VALIDATION", "path: an /openai route has no percent-encoded bytes", {
+      field: "path",
+    });
+  }
+  const wildcard = (request.params as Record<string, string | undefined>)["*"] ?? "";
+  return `/${parseInput(OpenAiRoute, wildcard, "path")}`;
+}
+
+/**
+ * The job's end as an OpenAI reply: COMPLETED answers its output (see bodyOf); anything else is an
+ * OpenAI-shaped error (errorOf).
+ */
+function answer(reply: FastifyReply, envelope: JobEnvelope): FastifyReply {
+  if (envelope.status === "COMPLETED") {
+    const body = bodyOf(envelope.output);
+    const refusal = handlerRefusal(body);
+    if (refusal) return sendError(reply, refusal);
+    return reply.code(200).send(body ?? null);
+  }
+  return sendError(reply, errorOf(envelope));
+}
+
+/**
+ * A completed job's output as one reply body. worker-vllm is a generator handler started with
+ * `return_aggregate_stream`: a non-streamed request makes it yield once (the whole completion), and
+ * the job's output is the list of its yields, `[completion]`. A list of one item is that item (no
+ * OpenAI reply is a bare array, so a handler returning one object is never mistaken); any other
+ * output (a plain handler's object) is the body as it is.
+ */
+function bodyOf(output: unknown): unknown {
+  return Array.isArray(output) && output.length === 1 ? output[0] : output;
+}
+
+/**
+ * worker-vllm answers a request vLLM refuses (a bad model name, an unknown route) as a completed
+ * job whose output is vLLM's error object (`{object: "error", message, type, code}`, code an HTTP
+ * status): answered with that status (a 4xx; anything else 400: the request is what vLLM refused),
+ * as vLLM's own server does, so OpenAI clients raise it instead of reading it as a completion.
+ */
+function handlerRefusal(body: unknown): OpenAiErrorReply | null {
+  if (typeof body !== "object" || body === null || (body as { object?: unknown }).object !== "error") {
+    return null;
+  }
+  const { message, type, code } = body as { message?: unknown; type?: unknown; code?: unknown };
+  const status = typeof code === "number" && Number.isInteger(code) && code >= 400 && code < 500 ? code : 400;
+  return {
+    status,
+    type: typeof type === "string" ? type : "invalid_request_error",
+    code: typeof code === "string" ? code : String(status),
+    message: cut(
+      typeof message === "string" ? message : JSON.stringify(message ?? "the handler refused the request"),
+    ),
+  };
+}
+
+/**
+ * A job that did not complete, as an OpenAI error. No 5xx (the project's rule): the handler or the
+ * caller caused each of these, and OpenAI clients retry 5xx, 408 and 409 (a new job each time), so
+ * the replies also say `x-should-retry: false`.
+ * - FAILED: 422, the request was taken but the handler could not do it.
+ * - TIMED_OUT: 408, the endpoint's execution timeout ended it.
+ * - CANCELLED (or removed, a purge): 409, someone else ended the job.
+ * - still going when the wait ends: 408, naming the job: it goes on and /status/{id} reads its end.
+ */
+function errorOf(envelope: Pick<JobEnvelope, "id" | "status" | "error">, gone = false): OpenAiErrorReply {
+  const { id, status } = envelope;
+  if (gone) {
+    return {
+      status: 409,
+      type: "job_cancelled",
+      code: "job_removed",
+      message: `job ${id} was removed before it ended`,
+    };
+  }
+  switch (status) {
+    case "FAILED":
+      return {
+        status: 422,
+        type: "handler_error",
+        code: "job_failed",
+        message: cut(`job ${id} failed: ${envelope.error ?? "the handler gave no error"}`),
+      };
+    case "TIMED_OUT":
+      return {
+        status: 408,
+        type: "timeout_error",
+        code: "job_timed_out",
+        message: `job ${id} reached its execution timeout`,
+      };
+    case "CANCELLED":
+      return {
+        status: 409,
+        type: "job_cancelled",
+        code: "job_cancelled",
+        message: `job ${id} was cancelled`,
+      };
+    default:
+      return {
+        status: 408,
+        type: "timeout_error",
+        code: "wait_timeout",
+        message: `job ${id} is still ${status} after the ${OPENAI_WAIT_MS / 1000} s this route waits; it goes on: read its end at /status/${id}`,
+      };
+  }
+}
+
+const cut = (text: string): string =>
+  text.length <= MESSAGE_MAX_CHARS
+    ? text
+    : `${text.slice(0, MESSAGE_MAX_CHARS)}… (${text.length} characters)`;
+
+const errorBody = ({ message, type, code }: OpenAiErrorReply) => ({ error: { message, type, code } });
+
+function sendError(reply: FastifyReply, error: OpenAiErrorReply): FastifyReply {
+  return reply.code(error.status).header("x-should-retry", "false").send(errorBody(error));
+}
+
+/**
+ * `"stream": true`: the job's stream chunks written as server-sent events as /stream hands them out
+ * (JobService.stream, held up to OPENAI_WAIT_MS for each next chunk; a chunk is taken once its
+ * event is written, one not written goes back). The status line waits for the first chunk, so a job
+ * that fails before streaming still answers its error status; after it, an error is an event. Only
+ * the wait is the client's: a client gone ends it, never the job.
+ */
+async function streamJob(
+  deps: ClientRouteDeps,
+  reply: FastifyReply,
+  job: Job,
+  signal: AbortSignal,
+): Promise<FastifyReply | undefined> {
+  const { jobs } = deps;
+  const res = reply.raw;
+  let handOut = await jobs.stream(job, OPENAI_WAIT_MS, undefined, signal);
+  if (signal.aborted) return left(deps, job, handOut);
+  const gone = !jobs.exists(job);
+  if (handOut.chunks.length === 0 && (gone || job.status !== "COMPLETED")) {
+    // Nothing streamed, and it failed, ended otherwise, or the wait ran out: a plain error reply.
+    await jobs.syncHoldEnded(job, isTerminal(job));
+    closeIfReleased(res, deps.released);
+    return sendError(reply, errorOf(jobs.envelope(job), gone));
+  }
+  reply.hijack();
+  closeIfReleased(res, deps.released);
+  res.writeHead(200, {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache",
+  });
+  const events = new EventWriter(res);
+  let streamed = false;
+  for (;;) {
+    for (const chunk of handOut.chunks) events.output(chunk.output);
+    streamed ||= handOut.chunks.length > 0;
+    jobs.streamReplyEnded(job, handOut, !res.destroyed, false);
+    await drained(res);
+    if (signal.aborted) return left(deps, job);
+    // A hold that ends with nothing: the job ended (its last chunks were handed out before), or the
+    // wait for a next chunk ran out, or the service is stopping.
+    if (handOut.chunks.length === 0) break;
+    handOut = await jobs.stream(job, OPENAI_WAIT_MS, undefined, signal);
+  }
+  const ended = isTerminal(job);
+  if (job.status === "COMPLETED") {
+    // A plain (non-generator) handler streams nothing: its output is the one event.
+    if (!streamed) events.output(bodyOf(jobs.envelope(job).output));
+    events.done();
+  } else {
+    events.json(errorBody(errorOf(jobs.envelope(job), !jobs.exists(job))));
+  }
+  await jobs.syncHoldEnded(job, ended);
+  res.end();
+  return undefined;
+}
+
+/** The client went away during the wait: its chunks go back, the job goes on. */
+async function left(deps: ClientRouteDeps, job: Job, handOut?: StreamHandOut): Promise<undefined> {
+  if (handOut && handOut.chunks.length > 0) deps.jobs.streamReplyEnded(job, handOut, false, false);
+  await deps.jobs.syncHoldEnded(job, false);
+  return undefined;
+}
+
+/**
+ * Writes a job's stream as SSE. worker-vllm with RAW_OPENAI_OUTPUT (its default) yields the SSE text
+ * of vLLM's server (`data: {...}\n\n` events, `data: [DONE]` last): a string is passed through as it
+ * is. Without it, it yields lists of chunk objects (and drops `[DONE]`): an array is its items, each
+ * by these rules; any other value is one `data: <json>` event. `[DONE]` ends the stream once.
+ */
+class EventWriter {
+  readonly #res: ServerResponse;
+  /** The end of the text written so far, to find a `[DONE]` a handler sent (it may span chunks). */
+  #tail = "";
+
+  constructor(res: ServerResponse) {
+    this.#res = res;
+  }
+
+  output(value: unknown): void {
+    if (typeof value === "string") this.#write(value);
+    else if (Array.isArray(value)) for (const item of value) this.output(item);
+    else this.json(value);
+  }
+
+  json(value: unknown): void {
+    this.#write(`data: ${JSON.stringify(value ?? null)}\n\n`);
+  }
+
+  done(): void {
+    if (!/data: \[DONE\]\s*$/.test(this.#tail)) this.#write("data: [DONE]\n\n");
+  }
+
+  #write(text: string): void {
+    if (text.length === 0 || this.#res.destroyed) return;
+    this.#res.write(text);
+    this.#tail = (this.#tail + text).slice(-32);
+  }
+}
+
+/** Resolves once the connection's buffer has room again (a slow reader holds the next hand-out), or it closed. */
+function drained(res: ServerResponse): Promise<void> {
+  if (!res.writableNeedDrain || res.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.on("drain", done);
+    res.on("close", done);
+  });
+}

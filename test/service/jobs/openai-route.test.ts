@@ -1,0 +1,376 @@
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { request as httpRequest } from "node:http";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ManualClock } from "../../../service/clock";
+import { DEFAULT_RATE_LIMIT_OPTIONS } from "../../../service/jobs/client/rate-limit";
+import { OPENAI_WAIT_MS } from "../../../service/jobs/http/openai-route";
+import type { EndpointRecord } from "../../../service/management/model/endpoint";
+import { eventually, type Harness, KEY, startHarness } from "./harness";
+
+/**
+ * /v2/{id}/openai/*: an OpenAI-style request made a job ({openai_route, openai_input}, as
+ * worker-vllm reads it), answered when the job ends, through plain fetch and the official `openai`
+ * client, with real handler modules on real workers.
+ */
+const PLAIN = resolve("test/service/jobs/fixtures/openai/plain-handler.ts");
+const VLLM_LIKE = resolve("test/service/jobs/fixtures/openai/vllm-like-handler.ts");
+
+let h: Harness;
+let plain: EndpointRecord;
+let vllm: EndpointRecord;
+let dir: string;
+beforeAll(async () => {
+  h = await startHarness({
+    config: { handlers: { "acme/openai-plain": PLAIN, "acme/openai-vllm": VLLM_LIKE } },
+  });
+  plain = h.endpoint("acme/openai-plain");
+  vllm = h.endpoint("acme/openai-vllm");
+  dir = mkdtempSync(join(tmpdir(), "openai-route-"));
+});
+afterAll(async () => {
+  await h?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+const base = (endpointId: string) => `${h.url}/v2/${endpointId}/openai/v1`;
+const client = (endpointId: string) => new OpenAI({ apiKey: KEY, baseURL: base(endpointId) });
+const post = (endpointId: string, path: string, body: unknown) =>
+  fetch(`${base(endpointId)}${path}`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+
+/** The `data:` payloads of an SSE text, in order. */
+const dataOf = (text: string): string[] =>
+  text
+    .split("\n\n")
+    .filter((event) => event.startsWith("data: "))
+    .map((event) => event.slice("data: ".length));
+
+const CHAT = { model: "local-model", messages: [{ role: "user" as const, content: "hello local world" }] };
+
+describe("a plain handler's OpenAI reply", () => {
+  it("fetch, not streamed: 200 with the handler's object as the body", async () => {
+    const reply = await post(plain.id, "/chat/completions", CHAT);
+    expect(reply.status).toBe(200);
+    expect(reply.headers.get("content-type")).toMatch(/^application\/json/);
+    const body = (await reply.json()) as { object: string; choices: { message: { content: string } }[] };
+    expect(body.object).toBe("chat.completion");
+    // The handler read openai_route (/v1/chat/completions) and openai_input (the messages).
+    expect(body.choices[0]?.message.content).toBe("HELLO LOCAL WORLD");
+  });
+
+  it("the openai client: chat completion, the model list (GET), and stream: true", async () => {
+    const openai = client(plain.id);
+    const completion = await openai.chat.completions.create(CHAT);
+    expect(completion.choices[0]?.message.content).toBe("HELLO LOCAL WORLD");
+    const models = await openai.models.list();
+    expect(models.data.map((model) => model.id)).toEqual(["local-model"]);
+    const stream = await openai.chat.completions.create({ ...CHAT, stream: true });
+    const parts: string[] = [];
+    for await (const chunk of stream) parts.push(chunk.choices[0]?.delta.content ?? "");
+    // A plain handler streams nothing: its returned object is the one event.
+    expect(parts).toEqual(["HELLO LOCAL WORLD"]);
+  });
+
+  it("fetch, stream: true: text/event-stream, the object as one event, then [DONE]", async () => {
+    const reply = await post(plain.id, "/chat/completions", { ...CHAT, stream: true });
+    expect(reply.status).toBe(200);
+    expect(reply.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    const data = dataOf(await reply.text());
+    expect(data).toHaveLength(2);
+    expect(JSON.parse(data[0] ?? "")).toMatchObject({ object: "chat.completion.chunk" });
+    expect(data[1]).toBe("[DONE]");
+  });
+});
+
+describe("a generator handler shaped as worker-vllm", () => {
+  it("not streamed: its single yield is the body (the aggregate output's one item)", async () => {
+    const completion = await client(vllm.id).chat.completions.create(CHAT);
+    expect(completion.object).toBe("chat.completion");
+    expect(completion.choices[0]?.message.content).toBe("hello local world");
+  });
+
+  it("the openai client streams both raw SSE text yields and JSON chunk yields", async () => {
+    for (const model of ["raw", "json"]) {
+      const stream = await client(vllm.id).chat.completions.create({ ...CHAT, model, stream: true });
+      const parts: string[] = [];
+      for await (const chunk of stream) parts.push(chunk.choices[0]?.delta.content ?? "");
+      expect(parts, model).toEqual(["hello", " local", " world"]);
+    }
+  });
+
+  it("fetch reads the SSE chunk by chunk, each as the handler yields it; [DONE] once", async () => {
+    for (const model of ["raw", "json"]) {
+      const gate = join(dir, `gate-${model}`);
+      const reply = await post(vllm.id, "/chat/completions", { ...CHAT, model, stream: true, gate });
+      expect(reply.status).toBe(200);
+      const reader = (reply.body as ReadableStream<Uint8Array>).getReader();
+      const decoder = new TextDecoder();
+      let text = "";
+      // The handler holds its second word until the gate opens: the first event arrives alone.
+      while (!text.includes("\n\n")) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value, { stream: true });
+      }
+      const first = dataOf(text);
+      expect(first).toHaveLength(1);
+      expect(JSON.parse(first[0] ?? "")).toMatchObject({ choices: [{ delta: { content: "hello" } }] });
+      writeFileSync(gate, "");
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        text += decoder.decode(value, { stream: true });
+      }
+      const data = dataOf(text);
+      expect(data.slice(0, 3).map((item) => JSON.parse(item).choices[0].delta.content)).toEqual([
+        "hello",
+        " local",
+        " world",
+      ]);
+      expect(data.slice(3), model).toEqual(["[DONE]"]);
+    }
+  });
+});
+
+describe("OpenAI-shaped errors, never 5xx", () => {
+  it("a failing handler: 422 with {error: {message, type, code}}, not retried by the client", async () => {
+    const reply = await post(plain.id, "/chat/completions", { ...CHAT, fail: true });
+    expect(reply.status).toBe(422);
+    expect(reply.headers.get("x-should-retry")).toBe("false");
+    const body = (await reply.json()) as { error: { message: string; type: string; code: string } };
+    expect(body.error).toMatchObject({ type: "handler_error", code: "job_failed" });
+    expect(body.error.message).toContain("the model is out of tokens");
+
+    const ep = h.endpoint("acme/openai-plain");
+    const failure = await client(ep.id)
+      .chat.completions.create({ ...CHAT, fail: true } as typeof CHAT)
+      .then(
+        () => null,
+        (error: unknown) => error,
+      );
+    expect(failure).toBeInstanceOf(OpenAI.APIError);
+    expect((failure as InstanceType<typeof OpenAI.APIError>).status).toBe(422);
+    expect((failure as InstanceType<typeof OpenAI.APIError>).message).toContain("out of tokens");
+    // One job: the client did not retry it.
+    const health = await h.call("GET", `/v2/${ep.id}/health`);
+    expect((health.body as { jobs: { failed: number } }).jobs.failed).toBe(1);
+  });
+
+  it("a failing handler with stream: true: the error status, not an empty stream", async () => {
+    const reply = await post(plain.id, "/chat/completions", { ...CHAT, fail: true, stream: true });
+    expect(reply.status).toBe(422);
+    expect(((await reply.json()) as { error: { code: string } }).error.code).toBe("job_failed");
+  });
+
+  it("a handler failing once its stream has begun: the error is the stream's last event", async () => {
+    const reply = await post(vllm.id, "/chat/completions", {
+      ...CHAT,
+      model: "raw",
+      stream: true,
+      fail: true,
+    });
+    expect(reply.status).toBe(200);
+    const data = dataOf(await reply.text());
+    expect(data).toHaveLength(2);
+    expect(JSON.parse(data[0] ?? "")).toMatchObject({ choices: [{ delta: { content: "hello" } }] });
+    const { error } = JSON.parse(data[1] ?? "") as { error: { code: string; message: string } };
+    expect(error.code).toBe("job_failed");
+    expect(error.message).toContain("the stream broke after 1 word");
+    // The openai client raises it while iterating.
+    const stream = await client(vllm.id).chat.completions.create({
+      ...CHAT,
+      model: "raw",
+      stream: true,
+      fail: true,
+    } as typeof CHAT & { stream: true });
+    const parts: string[] = [];
+    const failure = await (async () => {
+      for await (const chunk of stream) parts.push(chunk.choices[0]?.delta.content ?? "");
+    })().then(
+      () => null,
+      (caught: unknown) => caught,
+    );
+    expect(parts).toEqual(["hello"]);
+    expect(failure).toBeInstanceOf(OpenAI.APIError);
+    expect(String((failure as Error).message)).toContain("the stream broke");
+  });
+
+  it("vLLM's error object from the handler (an unknown route) is answered with its 4xx status", async () => {
+    const reply = await post(plain.id, "/embeddings", { input: "x" });
+    expect(reply.status).toBe(400);
+    expect(await reply.json()).toEqual({
+      error: { message: "Invalid route /v1/embeddings", type: "BadRequestError", code: "400" },
+    });
+  });
+
+  it("an unknown endpoint: 404 as /run gives", async () => {
+    const run = await h.call("POST", "/v2/nosuchendpoint/run", { body: { input: {} } });
+    const openai = await h.call("POST", "/v2/nosuchendpoint/openai/v1/chat/completions", { body: CHAT });
+    expect(run.status).toBe(404);
+    expect(openai.status).toBe(404);
+    expect(openai.body).toEqual(run.body);
+    // The model list (GET) too, and the client sees a NotFoundError.
+    const models = await h.call("GET", "/v2/nosuchendpoint/openai/v1/models");
+    expect(models.status).toBe(404);
+    expect(models.body).toEqual(run.body);
+    await expect(client("nosuchendpoint").models.list()).rejects.toBeInstanceOf(OpenAI.NotFoundError);
+  });
+
+  it("hostile input: an oversized body, deep JSON, `..` and encoded bytes in the path, a non-object body", async () => {
+    const oversized = await h.call("POST", `/v2/${plain.id}/openai/v1/chat/completions`, {
+      raw: JSON.stringify({ ...CHAT, pad: "x".repeat(10 * 1024 * 1024) }),
+    });
+    expect(oversized.status).toBe(413);
+    const deep = await h.call("POST", `/v2/${plain.id}/openai/v1/chat/completions`, {
+      raw: `{"messages":${'{"a":'.repeat(5_000)}1${"}".repeat(5_000)}}`,
+    });
+    expect(deep.status).toBe(400);
+    const notObject = await h.call("POST", `/v2/${plain.id}/openai/v1/chat/completions`, { raw: "[1,2]" });
+    expect(notObject.status).toBe(400);
+    for (const path of [
+      "v1/../../../etc/passwd",
+      "v1/./models",
+      "v1/%2e%2e/x",
+      "v1/chat%2Fcompletions",
+      "v1/%00",
+      "v1//models",
+    ]) {
+      const status = await rawStatus(`/v2/${plain.id}/openai/${path}`);
+      expect(status, path).toBe(400);
+    }
+    // None of them became a job.
+    const health = await h.call("GET", `/v2/${plain.id}/health`);
+    const { jobs } = health.body as { jobs: { inQueue: number; inProgress: number } };
+    expect(jobs.inQueue + jobs.inProgress).toBe(0);
+  });
+});
+
+/** A POST on a path sent as it is (fetch and undici normalise `..` and `.` segments away). */
+function rawStatus(path: string): Promise<number> {
+  const url = new URL(h.url);
+  return new Promise((done, fail) => {
+    const req = httpRequest(
+      {
+        host: url.hostname,
+        port: url.port,
+        method: "POST",
+        path,
+        headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+      },
+      (res) => {
+        res.resume();
+        res.once("end", () => done(res.statusCode ?? 0));
+      },
+    );
+    req.once("error", fail);
+    req.end(JSON.stringify(CHAT));
+  });
+}
+
+describe("the wait is bounded, and only the wait is the client's", () => {
+  let q: Harness;
+  let queued: EndpointRecord;
+  beforeAll(async () => {
+    q = await startHarness();
+    // No workers: its jobs stay in the queue.
+    queued = q.endpoint("runpodkit/echo", { workersMax: 0 });
+  });
+  afterAll(async () => q?.close());
+
+  const send = (body: unknown) =>
+    fetch(`${q.url}/v2/${queued.id}/openai/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+  const jobIds = () => q.plane.book.recent(queued.id, 100).map((job) => job.id);
+  /** The id of the request's new job (the `before`+1th) once its reply holds for it. */
+  const holding = (before: number) =>
+    eventually(() =>
+      jobIds().length === before + 1 && q.plane.book.watchers.waiting === 1 ? jobIds()[0] : undefined,
+    );
+
+  it("a job still queued when the wait ends: 408 naming it, and the job goes on", async () => {
+    for (const stream of [false, true]) {
+      const reply = send({ ...CHAT, stream });
+      const id = await holding(jobIds().length);
+      await (q.clock as ManualClock).advance(OPENAI_WAIT_MS);
+      const answered = await reply;
+      expect(answered.status, `stream ${stream}`).toBe(408);
+      expect(answered.headers.get("x-should-retry")).toBe("false");
+      const { error } = (await answered.json()) as { error: { code: string; message: string } };
+      expect(error.code).toBe("wait_timeout");
+      expect(error.message).toContain(id);
+      const status = await q.call("GET", `/v2/${queued.id}/status/${id}`);
+      expect(status.body).toMatchObject({ id, status: "IN_QUEUE" });
+      // The job's input, as worker-vllm reads it.
+      expect(q.plane.book.find(id)?.input).toEqual({
+        openai_route: "/v1/chat/completions",
+        openai_input: { ...CHAT, stream },
+      });
+    }
+  });
+
+  it("a client gone during the wait ends the wait, not its job", async () => {
+    for (const stream of [false, true]) {
+      // A connection of its own (no pool): fetch's pool may open a spare one that a close waits on.
+      const req = httpRequest(`${q.url}/v2/${queued.id}/openai/v1/chat/completions`, {
+        method: "POST",
+        agent: false,
+        headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+      });
+      const closed = new Promise<void>((done) => req.once("close", done));
+      req.once("error", () => {});
+      req.end(JSON.stringify({ ...CHAT, stream }));
+      const id = await holding(jobIds().length);
+      req.destroy();
+      await closed;
+      // The hold ended (the service saw the client go), the job did not.
+      await eventually(() => (q.plane.book.watchers.waiting === 0 ? true : undefined));
+      const status = await q.call("GET", `/v2/${queued.id}/status/${id}`);
+      expect(status.body, `stream ${stream}`).toMatchObject({ id, status: "IN_QUEUE" });
+    }
+  });
+});
+
+describe("admitted as /run: its rate-limit row and the queue's cap", () => {
+  let a: Harness;
+  beforeAll(async () => {
+    a = await startHarness({
+      config: {
+        maxQueuedPerEndpoint: 1,
+        rateLimits: {
+          ...DEFAULT_RATE_LIMIT_OPTIONS,
+          limits: { openai: { requests: 100, windowMs: 10_000, concurrent: 1 } },
+        },
+      },
+    });
+  });
+  afterAll(async () => a?.close());
+
+  it("a held request counts against the `openai` row's concurrency; a full queue refuses before the body", async () => {
+    const ep = a.endpoint("runpodkit/echo", { workersMax: 0 });
+    const path = `/v2/${ep.id}/openai/v1/chat/completions`;
+    const held = a.call("POST", path, { body: CHAT });
+    await eventually(() => (a.plane.book.watchers.waiting === 1 ? true : undefined));
+    const second = await a.call("POST", path, { body: CHAT });
+    expect(second.status).toBe(429);
+    expect(second.body).toMatchObject({ code: "RATE_LIMITED", error: expect.stringContaining("openai") });
+    // /runsync has its own row; the queue (cap 1) is what refuses it.
+    const full = await a.call("POST", `/v2/${ep.id}/runsync`, { body: { input: {} } });
+    expect(full.status).toBe(429);
+    expect(full.body).toMatchObject({ error: expect.stringContaining("maxQueuedPerEndpoint") });
+    await (a.clock as ManualClock).advance(OPENAI_WAIT_MS);
+    expect((await held).status).toBe(408);
+    // The row's slot is free again; the queue still holds the first job (it goes on): refused by the cap.
+    const capped = await a.call("POST", path, { body: CHAT });
+    expect(capped.status).toBe(429);
+    expect(capped.body).toMatchObject({ error: expect.stringContaining("maxQueuedPerEndpoint") });
+  });
+});
