@@ -84,7 +84,8 @@ const CLIENT: Route[] = [
   { method: "GET", path: (ep) => `/v2/${ep}/jobs`, query: ["limit"] },
   { method: "GET", path: (ep) => `/v2/${ep}/metrics`, query: [] },
   { method: "GET", path: (ep) => `/v2/${ep}/workers`, query: [] },
-  { method: "POST", path: (ep) => `/v2/${ep}/openai/v1/chat/completions`, query: [], allowed501: true },
+  { method: "POST", path: (ep) => `/v2/${ep}/openai/v1/chat/completions`, query: [] },
+  { method: "GET", path: (ep) => `/v2/${ep}/openai/v1/models`, query: [] },
 ];
 
 const WORKER: Route[] = [
