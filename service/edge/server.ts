@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import { isIP } from "node:net";
+import { isIP, type Socket } from "node:net";
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -40,11 +40,12 @@ export function edgeServer(
   limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
   hosts: HostPolicy = null,
 ): FastifyInstance {
+  const silent = new SilentConnections();
   const app = Fastify({
     // A node:http server with the request bounds below, refusing a Host outside `hosts` (hosts.ts),
     // whose handler offers each request to the fast routes first (see fast-path.ts) when there are
     // any, set up as Fastify sets up its own.
-    serverFactory: boundedServer(fast, limits, hosts),
+    serverFactory: boundedServer(fast, limits, hosts, silent),
     requestTimeout: limits.requestTimeoutMs,
     bodyLimit: SERVER_BODY_LIMIT,
     // Node's own 400/408/431 (before any route) in the service's error shape (errors.ts).
@@ -68,6 +69,11 @@ export function edgeServer(
     // never written. Not calling them lets a request's logger stay unbuilt (LazyChildLogger).
     logController: new LogController({ disableRequestLogging: true }),
     childLoggerFactory: (logger, bindings, options) => new LazyChildLogger(logger, bindings, options),
+  });
+  // Before the server stops listening: a connection that never sent a request would hold close().
+  app.addHook("preClose", (done) => {
+    silent.close();
+    done();
   });
   boundedJsonBodies(app);
   refuseCompressedBodies(app);
@@ -112,13 +118,18 @@ function boundedServer(
   fast: FastPath | undefined,
   limits: ConnectionLimits,
   hosts: HostPolicy,
+  silent: SilentConnections,
 ): FastifyServerFactory<Server> {
   return (handler, options) => {
     const served = fast
       ? (req: IncomingMessage, res: ServerResponse) => {
+          silent.spoke(req.socket);
           if (!fast.serve(req, res)) handler(req, res);
         }
-      : handler;
+      : (req: IncomingMessage, res: ServerResponse) => {
+          silent.spoke(req.socket);
+          handler(req, res);
+        };
     const allowed = hostGate(hosts);
     const server = createServer(
       {
@@ -133,11 +144,44 @@ function boundedServer(
             else refuseHost(req, res);
           },
     );
+    server.on("connection", (socket: Socket) => silent.opened(socket));
     const { keepAliveTimeout, connectionTimeout } = options;
     if (typeof keepAliveTimeout === "number") server.keepAliveTimeout = keepAliveTimeout;
     if (typeof connectionTimeout === "number") server.setTimeout(connectionTimeout);
     return server;
   };
+}
+
+/**
+ * The connections that have not sent a request yet: a browser's preconnect, a probe, a client that
+ * opened one and went quiet. Node's closeIdleConnections (which Fastify's close calls) leaves them
+ * open, and no timeout applies before a first byte, so one of them held the service's close, and
+ * the CLI's stop on SIGTERM, for as long as it stayed open. On close they are ended; a request under
+ * way and a keep-alive connection between requests are left to Fastify's close as before.
+ */
+class SilentConnections {
+  readonly #sockets = new Set<Socket>();
+  #closing = false;
+
+  opened(socket: Socket): void {
+    if (this.#closing) {
+      socket.destroy();
+      return;
+    }
+    this.#sockets.add(socket);
+    socket.once("close", () => this.#sockets.delete(socket));
+  }
+
+  /** A request arrived on it: it is a connection like any other from now on. */
+  spoke(socket: Socket): void {
+    this.#sockets.delete(socket);
+  }
+
+  close(): void {
+    this.#closing = true;
+    for (const socket of this.#sockets) socket.destroy();
+    this.#sockets.clear();
+  }
 }
 
 type Bindings = Parameters<FastifyBaseLogger["child"]>[0];

@@ -134,3 +134,30 @@ describe("a client that never finishes sending its request", () => {
     expect(held.body.status).toBe("IN_QUEUE");
   });
 });
+
+describe("a client that opens a connection and never sends a byte (a browser's preconnect, a probe)", () => {
+  /** Resolves once the service ends the connection (its `close` on the client's side). */
+  const closedByService = (socket: ReturnType<typeof connect>) =>
+    new Promise<string>((resolve) => socket.once("close", () => resolve("closed")));
+
+  it("does not hold the service's close: the connection is ended and close() resolves", {
+    timeout: 20_000,
+  }, async () => {
+    const own = await withService({});
+    const silent = connect(own.port, "127.0.0.1");
+    await new Promise((resolve) => silent.once("connect", resolve));
+    silent.on("error", () => undefined);
+    // A keep-alive connection that served one request, idle since: Fastify's close ends those already.
+    const idle = connect(own.port, "127.0.0.1");
+    idle.on("error", () => undefined);
+    await new Promise<void>((resolve) => {
+      idle.once("data", () => resolve());
+      idle.write(`GET /v2/x/health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: keep-alive\r\n\r\n`);
+    });
+    const ends = Promise.all([closedByService(silent), closedByService(idle)]);
+    // Before, close() waited for the silent connection for as long as it stayed open (no timeout
+    // applies before a first byte): this test timed out.
+    await own.close();
+    expect(await ends).toEqual(["closed", "closed"]);
+  });
+});
