@@ -123,11 +123,11 @@ function boundedServer(
   return (handler, options) => {
     const served = fast
       ? (req: IncomingMessage, res: ServerResponse) => {
-          silent.spoke(req.socket);
+          silent.spoke(req.socket, server.timeout);
           if (!fast.serve(req, res)) handler(req, res);
         }
       : (req: IncomingMessage, res: ServerResponse) => {
-          silent.spoke(req.socket);
+          silent.spoke(req.socket, server.timeout);
           handler(req, res);
         };
     const allowed = hostGate(hosts);
@@ -144,7 +144,7 @@ function boundedServer(
             else refuseHost(req, res);
           },
     );
-    server.on("connection", (socket: Socket) => silent.opened(socket));
+    server.on("connection", (socket: Socket) => silent.opened(socket, limits.headersTimeoutMs));
     const { keepAliveTimeout, connectionTimeout } = options;
     if (typeof keepAliveTimeout === "number") server.keepAliveTimeout = keepAliveTimeout;
     if (typeof connectionTimeout === "number") server.setTimeout(connectionTimeout);
@@ -154,27 +154,30 @@ function boundedServer(
 
 /**
  * The connections that have not sent a request yet: a browser's preconnect, a probe, a client that
- * opened one and went quiet. Node's closeIdleConnections (which Fastify's close calls) leaves them
- * open, and no timeout applies before a first byte, so one of them held the service's close, and
- * the CLI's stop on SIGTERM, for as long as it stayed open. On close they are ended; a request under
- * way and a keep-alive connection between requests are left to Fastify's close as before.
+ * opened one and went quiet. Node applies no timeout before a first byte (its headers timeout counts
+ * from the first), and its closeIdleConnections (which Fastify's close calls) leaves them open: one
+ * held the service's close, and the CLI's stop on SIGTERM, for as long as it stayed open, and enough
+ * of them held every descriptor. Each now has the headers' bound to send its first request (Node's
+ * own socket timeout, which ends a connection with no request), and on close they are ended; a
+ * request under way and a keep-alive connection between requests are left to Fastify as before.
  */
 class SilentConnections {
   readonly #sockets = new Set<Socket>();
   #closing = false;
 
-  opened(socket: Socket): void {
+  opened(socket: Socket, firstRequestMs: number): void {
     if (this.#closing) {
       socket.destroy();
       return;
     }
     this.#sockets.add(socket);
+    socket.setTimeout(firstRequestMs);
     socket.once("close", () => this.#sockets.delete(socket));
   }
 
-  /** A request arrived on it: it is a connection like any other from now on. */
-  spoke(socket: Socket): void {
-    this.#sockets.delete(socket);
+  /** A request arrived on it: a connection like any other from now on, with the server's timeout. */
+  spoke(socket: Socket, serverTimeoutMs: number): void {
+    if (this.#sockets.delete(socket)) socket.setTimeout(serverTimeoutMs);
   }
 
   close(): void {

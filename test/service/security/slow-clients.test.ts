@@ -161,3 +161,23 @@ describe("a client that opens a connection and never sends a byte (a browser's p
     expect(await ends).toEqual(["closed", "closed"]);
   });
 });
+
+describe("a connection that never sends its first request", () => {
+  it("is ended by the service after the headers' bound, as one that stops half-way is", async () => {
+    const socket = connect(service.port, "127.0.0.1");
+    socket.on("error", () => undefined);
+    const outcome = await new Promise<string>((resolve) => {
+      // Far past the bound (400 ms here): before, the service kept it open for as long as it stayed.
+      const giveUp = setTimeout(() => resolve("still open after 10 s"), 10_000);
+      socket.once("close", () => {
+        clearTimeout(giveUp);
+        resolve("closed by the service");
+      });
+    });
+    socket.destroy();
+    expect(outcome).toBe("closed by the service");
+    // The service still answers.
+    const { status } = await clients(service).rest("GET", "/endpoints");
+    expect(status).toBe(200);
+  });
+});
