@@ -8,39 +8,18 @@ import {
   StatusSyncQuery,
   StreamQuery,
 } from "../../../sdk/schemas/job";
-import type { Accounts } from "../../edge/auth";
 import { parseInput, parseQuery } from "../../edge/parse";
 import { ServiceError } from "../../errors";
-import type { Reservation } from "../book/memory";
-import type { JobService } from "../client/job-service";
-import type { RateLimiter } from "../client/rate-limit";
 import { JOB_POLICY, type RateLimitedOperation } from "../policy";
+import type { Admission, ClientRouteDeps } from "./client-deps";
 import { registerOpenAiRoute } from "./openai-route";
 import { clientGone, closeIfReleased } from "./wire";
-
-export interface ClientRouteDeps {
-  accounts: Accounts;
-  jobs: JobService;
-  limiter: RateLimiter;
-  /** How long /stream holds when no chunk is buffered, ms. */
-  streamHoldMs: number;
-  /** Whether the service is stopping (holds released): held replies then end their connection. */
-  released: () => boolean;
-}
 
 interface EndpointParams {
   endpointId: string;
 }
 interface JobParams extends EndpointParams {
   jobId: string;
-}
-
-/** Who a request is from and which endpoint it is for, decided before its body is read. */
-export interface Admission {
-  accountId: string;
-  endpointId: string;
-  /** The memory a new job's body holds while it is read (/run, /runsync, /openai); null when none. */
-  reservation: Reservation | null;
 }
 
 /**
@@ -60,7 +39,7 @@ export function admitClient(
   const accountId = deps.accounts.authenticate(req.headers.authorization);
   jobs.queueEndpoint(accountId, endpointId);
   if (operation && limiter.enabled) res.once("close", limiter.admit(endpointId, operation));
-  let reservation: Reservation | null = null;
+  let reservation: Admission["reservation"] = null;
   if (operation === "run" || operation === "runsync" || operation === "openai") {
     reservation = jobs.reserveRoom(endpointId, bodyBytes(req, operation));
     if (reservation.held > 0) res.once("close", reservation.release);

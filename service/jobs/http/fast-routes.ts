@@ -4,7 +4,8 @@ import { charsetRefusal, workerJson } from "../../edge/body";
 import { type FastPath, plainBodySize, readText, sendJsonText, sendNoContent } from "../../edge/fast-path";
 import { parseInput, parseQuery } from "../../edge/parse";
 import { JOB_POLICY } from "../policy";
-import { admitClient, type ClientRouteDeps } from "./client-routes";
+import type { ClientRouteDeps } from "./client-deps";
+import { admitClient } from "./client-routes";
 import { clientGone, closeIfReleased } from "./wire";
 import {
   afterWrite,

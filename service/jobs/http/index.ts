@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from "fastify";
 import { acceptEmptyJson } from "../../edge/body";
-import { type ClientRouteDeps, registerClientRoutes } from "./client-routes";
+import type { ClientRouteDeps } from "./client-deps";
+import { registerClientRoutes } from "./client-routes";
 import { type ObserveRouteDeps, registerObserveRoutes } from "./observe-routes";
 import { registerWorkerRoutes, type WorkerRouteDeps } from "./worker-routes";
 

@@ -7,7 +7,7 @@ import { ServiceError } from "../../errors";
 import type { StreamHandOut } from "../book/book";
 import { isTerminal, type Job } from "../model/job";
 import { JOB_POLICY } from "../policy";
-import type { Admission, ClientRouteDeps } from "./client-routes";
+import type { Admission, ClientRouteDeps } from "./client-deps";
 import { clientGone, closeIfReleased } from "./wire";
 
 /**
