@@ -1,4 +1,4 @@
-import { ENV_LIMITS } from "../sdk/schemas";
+import { ENV_LIMITS, envBytes } from "../sdk/schemas";
 import type { CheckFailure } from "./check";
 
 /**
@@ -14,15 +14,6 @@ const MARK_LENGTH = 36;
 /** What the mark adds to an env as ENV_LIMITS.totalBytes counts it (`NAME=value` and its end). */
 export const CREATE_MARK_BYTES = CREATE_MARK.length + MARK_LENGTH + 2;
 
-/** An env's size as the SDK's check of ENV_LIMITS.totalBytes counts it. */
-function envBytes(env: Record<string, string>): number {
-  let total = 0;
-  for (const [name, value] of Object.entries(env)) {
-    total += Buffer.byteLength(name) + Buffer.byteLength(value) + 2;
-  }
-  return total;
-}
-
 /**
  * `env` with the create's mark, or undefined when it does not fit: a program env within
  * CREATE_MARK_BYTES of ENV_LIMITS.totalBytes is one the docs promise the service takes, so it is
@@ -35,7 +26,7 @@ export function withCreateMark(
 ): Record<string, string> | undefined {
   if (CREATE_MARK in env) return undefined;
   const marked = { ...env, [CREATE_MARK]: mark };
-  return envBytes(marked) > ENV_LIMITS.totalBytes ? undefined : marked;
+  return envBytes(Object.entries(marked)) > ENV_LIMITS.totalBytes ? undefined : marked;
 }
 
 /**
@@ -43,7 +34,11 @@ export function withCreateMark(
  * once the program's env grows too large for both, as at create. The mark only serves the create.
  */
 export function fittingMark(env: Record<string, string>, programEnv: Record<string, string>) {
-  if (!(CREATE_MARK in env) || CREATE_MARK in programEnv || envBytes(env) <= ENV_LIMITS.totalBytes)
+  if (
+    !(CREATE_MARK in env) ||
+    CREATE_MARK in programEnv ||
+    envBytes(Object.entries(env)) <= ENV_LIMITS.totalBytes
+  )
     return env;
   const { [CREATE_MARK]: _mark, ...rest } = env;
   return rest;

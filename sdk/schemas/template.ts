@@ -55,10 +55,16 @@ export const EnvValue = z
     error: `an environment variable value is at most ${ENV_LIMITS.valueBytes} bytes (${ENV_LIMITS.valueBytes / 1_024} KiB: a larger one could not be given to a process; keep large data in a file or a network volume)`,
   });
 
-/** Adds an issue when the entries together are past ENV_LIMITS.totalBytes. */
-function checkEnvTotal(entries: Iterable<readonly [string, string]>, ctx: z.RefinementCtx): void {
+/** An env's size as ENV_LIMITS.totalBytes counts it: each `NAME=value` string and its end. */
+export function envBytes(entries: Iterable<readonly [string, string]>): number {
   let total = 0;
   for (const [name, value] of entries) total += utf8Bytes(name) + utf8Bytes(value) + 2;
+  return total;
+}
+
+/** Adds an issue when the entries together are past ENV_LIMITS.totalBytes. */
+function checkEnvTotal(entries: Iterable<readonly [string, string]>, ctx: z.RefinementCtx): void {
+  const total = envBytes(entries);
   if (total > ENV_LIMITS.totalBytes) {
     ctx.addIssue({
       code: "custom",
