@@ -265,6 +265,10 @@ describe("the README's Troubleshooting rows quote what the code says", () => {
         .map((piece) => `${start}: ${piece}`),
     );
     expect(missing).toEqual([]);
+    // The leftover warning's row also quotes Pulumi's own words ("interrupted while creating").
+    const [leftover] = row("`up` warns of pending operations");
+    expect(leftover).toContain('`named "..." already exists in the account`');
+    expect(code("provider/implement.ts")).toMatch(/named "\$\{name\}" already exists in the account \(id/);
   });
 
   test("check's refusal of the create mark, and the kinds that carry it", () => {
