@@ -192,6 +192,39 @@ describe("the README's rule for a create whose answer was lost, per kind", () =>
   });
 });
 
+describe("the resource pages of the kinds a lost create cannot take over by a generated name", () => {
+  test("each kind without a create mark says so on its page, and whether a chosen name is taken over", () => {
+    const kinds = [
+      [endpointSpec, endpointDefinition(), "endpoint"],
+      [podSpec, podDefinition(), "pod"],
+      [templateSpec, templateDefinition(), "template"],
+      [networkVolumeSpec, networkVolumeDefinition(), "network-volume"],
+      [containerRegistryAuthSpec, containerRegistryAuthDefinition(), "container-registry-auth"],
+      [secretSpec, secretDefinition(), "secret"],
+    ] as const;
+    // implement.ts madeAnyway words the refusal so.
+    expect(flat(read("provider/implement.ts"))).toContain("carries no mark of the create that made it");
+    const problems = kinds
+      .filter(([, definition]) => definition.createMark === undefined)
+      .flatMap(([spec, , page]) => {
+        const text = flat(read(`docs/api-docs/${page}.md`));
+        const out: string[] = [];
+        if (
+          !/carries no mark of the create that made it, so one found of a generated name is not taken over/.test(
+            text,
+          )
+        )
+          out.push(`${page}: the generated name's rule`);
+        const chosen = spec.uniqueName
+          ? "with a name the program chose, the one found is this create's and is taken over"
+          : "a name the program chose proves nothing either and fails the same way";
+        if (!text.includes(chosen)) out.push(`${page}: ${chosen}`);
+        return out;
+      });
+    expect(problems).toEqual([]);
+  });
+});
+
 describe("the README's /stream figures", () => {
   test("the reply bound, the chunk size and maxReplyBytes' default are the code's; a failed job's error counts", () => {
     const readme = flat(read("README.md"));
