@@ -9,6 +9,7 @@ import {
   containerRegistryAuthDefinition,
   containerRegistryAuthSpec,
 } from "../../provider/container-registry-auth";
+import { CREATE_MARK_BYTES, reservedMarkFailures } from "../../provider/create-mark";
 import { CREATE_MARK, endpointDefinition, endpointSpec } from "../../provider/endpoint";
 import { networkVolumeDefinition, networkVolumeSpec } from "../../provider/network-volume";
 import { podDefinition, podSpec } from "../../provider/pod";
@@ -18,6 +19,7 @@ import { DEFAULT_MAX_REPLY_BYTES } from "../../sdk/http";
 import { JOB_LIMITS } from "../../sdk/schemas/job";
 import { charsetRefusal } from "../../service/edge/body";
 import { DEFAULT_JOB_PLANE_CONFIG } from "../../service/jobs/config";
+import { OPENAI_WAIT_MS } from "../../service/jobs/http/openai-route";
 import { DEFAULT_LOG_LIMITS } from "../../service/jobs/logs/log-book";
 import { JOB_POLICY } from "../../service/jobs/policy";
 import { BUILTIN_HANDLERS, FALLBACK_IMAGE } from "../../service/jobs/workers/handlers/index";
@@ -190,6 +192,39 @@ describe("the README's rule for a create whose answer was lost, per kind", () =>
   });
 });
 
+describe("the resource pages of the kinds a lost create cannot take over by a generated name", () => {
+  test("each kind without a create mark says so on its page, and whether a chosen name is taken over", () => {
+    const kinds = [
+      [endpointSpec, endpointDefinition(), "endpoint"],
+      [podSpec, podDefinition(), "pod"],
+      [templateSpec, templateDefinition(), "template"],
+      [networkVolumeSpec, networkVolumeDefinition(), "network-volume"],
+      [containerRegistryAuthSpec, containerRegistryAuthDefinition(), "container-registry-auth"],
+      [secretSpec, secretDefinition(), "secret"],
+    ] as const;
+    // implement.ts madeAnyway words the refusal so.
+    expect(flat(read("provider/implement.ts"))).toContain("carries no mark of the create that made it");
+    const problems = kinds
+      .filter(([, definition]) => definition.createMark === undefined)
+      .flatMap(([spec, , page]) => {
+        const text = flat(read(`docs/api-docs/${page}.md`));
+        const out: string[] = [];
+        if (
+          !/carries no mark of the create that made it, so one found of a generated name is not taken over/.test(
+            text,
+          )
+        )
+          out.push(`${page}: the generated name's rule`);
+        const chosen = spec.uniqueName
+          ? "with a name the program chose, the one found is this create's and is taken over"
+          : "a name the program chose proves nothing either and fails the same way";
+        if (!text.includes(chosen)) out.push(`${page}: ${chosen}`);
+        return out;
+      });
+    expect(problems).toEqual([]);
+  });
+});
+
 describe("the README's /stream figures", () => {
   test("the reply bound, the chunk size and maxReplyBytes' default are the code's; a failed job's error counts", () => {
     const readme = flat(read("README.md"));
@@ -203,6 +238,145 @@ describe("the README's /stream figures", () => {
     expect(readme).toContain(
       "a little over the largest chunk (1 MB of JSON) plus the job's error (a failed job's every reply carries it) streams any job",
     );
+  });
+});
+
+describe("the SDK's hold figures in the README", () => {
+  test("a stream poll's budget adds the SDK's 10 s, and the local service holds 9 s (its default)", () => {
+    const readme = flat(read("README.md"));
+    const sdkHold = JOB_LIMITS.streamHold.max / 1000;
+    const localHold = DEFAULT_JOB_PLANE_CONFIG.streamHoldMs / 1000;
+    // jobs.ts stream(): each poll's budget is JOB_LIMITS.streamHold.max plus timeoutMs.
+    expect(flat(read("sdk/jobs.ts"))).toContain(
+      "JOB_LIMITS.streamHold.max + (options.timeoutMs ?? this.#timeoutMs)",
+    );
+    expect(readme).toContain(
+      `each \`stream\` poll ${sdkHold} s, the longest a service holds an empty poll (the local service holds one ${localHold} s by default)`,
+    );
+    expect(readme).toContain(`budget (${sdkHold} s for the service's hold plus \`timeoutMs\``);
+    expect(readme).not.toContain("the service's 10 s hold");
+  });
+
+  test("a status call's `ttl` bounds are the SDK's (JOB_LIMITS.ttl)", () => {
+    const readme = flat(read("README.md"));
+    const { min, max } = JOB_LIMITS.ttl;
+    expect([min / 1000, max / 86_400_000]).toEqual([10, 7]);
+    expect(readme).toContain(
+      `\`status(id, { ttl })\` and \`statusSync(id, { ttl })\` set the job's \`ttl\` (in milliseconds, ${min} to ${max}: 10 s to 7 days)`,
+    );
+  });
+});
+
+describe("the README's Troubleshooting rows quote what the code says", () => {
+  const readme = read("README.md");
+  const table = readme.slice(readme.indexOf("## Troubleshooting"), readme.indexOf("## Docs"));
+  /** The row whose first cell starts with `start`, as [what you see, why and the fix]. */
+  const row = (start: string): [string, string] => {
+    const line = table.split("\n").find((l) => l.startsWith(`| ${start}`));
+    expect(line, start).toBeDefined();
+    const [seen, why] = line!.slice(2, -2).split(" | ");
+    return [seen!, why ?? ""];
+  };
+  /** Each piece of each `quoted` text of a cell (split at `...`, the message's variable parts). */
+  const pieces = (cell: string) =>
+    [...cell.matchAll(/`([^`]+)`/g)]
+      .flatMap((m) => m[1]!.split("...").map((p) => p.trim()))
+      .filter((p) => p.length >= 8);
+
+  test("each quoted message of the provider's and the SDK's rows is in the code that says it", () => {
+    const code = (path: string) => flat(read(path));
+    const rows: [string, string][] = [
+      ["A create fails with `the service may have created the", code("provider/implement.ts")],
+      ["`up` warns `overwrote what was changed outside Pulumi", code("provider/implement.ts")],
+      ["A create fails with `NAME_TAKEN`", code("provider/errors.ts")],
+      ["An SDK call fails `while the call waited to be sent`", code("sdk/jobs.ts")],
+      ["A `ProtocolError`: `the reply is larger than maxReplyBytes`", code("sdk/http.ts")],
+    ];
+    const missing = rows.flatMap(([start, text]) =>
+      pieces(row(start)[0])
+        .filter((piece) => !text.includes(piece))
+        .map((piece) => `${start}: ${piece}`),
+    );
+    expect(missing).toEqual([]);
+    // The leftover warning's row also quotes Pulumi's own words ("interrupted while creating").
+    const [leftover] = row("`up` warns of pending operations");
+    expect(leftover).toContain('`named "..." already exists in the account`');
+    expect(code("provider/implement.ts")).toMatch(/named "\$\{name\}" already exists in the account \(id/);
+  });
+
+  test("check's refusal of the create mark, and the kinds that carry it", () => {
+    const [seen, why] = row("`preview` or `up` fails naming `env.RUNPODKIT_CREATE_MARK`");
+    const [failure] = reservedMarkFailures({ [CREATE_MARK]: "x" });
+    expect(failure?.property).toBe(`env.${CREATE_MARK}`);
+    expect(seen).toContain(`\`env.${CREATE_MARK}\` (\`is reserved for runpodkit\`)`);
+    expect(failure?.reason).toContain(`env.${CREATE_MARK}: is reserved for runpodkit`);
+    const marked = [
+      [endpointSpec, endpointDefinition()],
+      [podSpec, podDefinition()],
+      [templateSpec, templateDefinition()],
+    ] as const;
+    expect(marked.every(([, d]) => d.createMark !== undefined)).toBe(true);
+    expect(why).toContain("a create of a generated Endpoint, Pod or Template name");
+    expect(flat(readme)).toContain(`It takes ${CREATE_MARK_BYTES} bytes of the env's 256 KiB`);
+  });
+
+  test("the charset 415 and the /openai route's errors", () => {
+    const [charset] = row("415 `body: charset");
+    const refusal = charsetRefusal("application/json; charset=utf-16")?.message ?? "";
+    for (const piece of pieces(charset)) expect(`body: ${refusal}`).toContain(piece);
+    const [seen, why] = row("An OpenAI client on the local service's");
+    const route = flat(read("service/jobs/http/openai-route.ts"));
+    // errorOf: FAILED 422, TIMED_OUT and a wait that ends 408, CANCELLED (or purged) 409.
+    for (const [status, code] of [
+      [422, "job_failed"],
+      [408, "job_timed_out"],
+      [409, "job_cancelled"],
+      [408, "wait_timeout"],
+    ] as const) {
+      expect(route, code).toMatch(new RegExp(`status: ${status}, type: "\\w+", code: "${code}"`));
+      expect(seen).toContain(`\`${status} job`);
+    }
+    expect(route).toMatch(/message: cut\(`job \$\{id\} failed: /);
+    expect(why).toContain(`the route's ${OPENAI_WAIT_MS / 1000} s wait ended`);
+    expect(flat(read("docs/installation-configuration.md"))).toContain(
+      `The reply waits for the job, as \`/runsync\` does, up to ${OPENAI_WAIT_MS / 1000} s.`,
+    );
+  });
+});
+
+describe("the overwrite warning the docs quote", () => {
+  test("README and docs/_index.md quote implement.ts's words", () => {
+    const source = flat(read("provider/implement.ts"));
+    const words =
+      /`\$\{call\.operation\}: (overwrote what was changed outside Pulumi[^`$]*?): \$\{overwritten/.exec(
+        source,
+      )?.[1];
+    expect(words).toBe("overwrote what was changed outside Pulumi since the last up or refresh");
+    for (const page of ["README.md", "docs/_index.md"]) {
+      expect(flat(read(page)), page).toContain(
+        `\`warning: update endpoint api-1a2b3c4: ${words}: workersMax (4 there, now 5)\``,
+      );
+    }
+  });
+});
+
+describe("SECURITY.md's tests", () => {
+  test("every test file it names exists, and every test it quotes is in that file", () => {
+    const text = flat(read("SECURITY.md"));
+    const named = [...text.matchAll(/`(test\/[\w./-]+\.test\.ts)`(?: \(("[^)]*)\))?/g)];
+    expect(named.length).toBeGreaterThanOrEqual(15);
+    const problems = named.flatMap(([, path, quoted]) => {
+      let source: string;
+      try {
+        source = flat(read(path!));
+      } catch {
+        return [`${path}: no such file`];
+      }
+      // Each "title" quoted after the file; a trailing "..." stands for the rest of a long title.
+      const titles = [...(quoted ?? "").matchAll(/"([^"]+)"/g)].map((m) => m[1]!.replace(/\s*\.\.\.$/, ""));
+      return titles.filter((title) => !source.includes(title)).map((title) => `${path}: "${title}"`);
+    });
+    expect(problems).toEqual([]);
   });
 });
 
