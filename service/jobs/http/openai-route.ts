@@ -1,10 +1,11 @@
 import type { ServerResponse } from "node:http";
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from "fastify";
 import { z } from "zod";
-import { JOB_LIMITS, type JobEnvelope, type JobSubmission } from "../../../sdk/schemas/job";
+import { JOB_LIMITS, type JobEnvelope, type JobSubmission, type StreamChunk } from "../../../sdk/schemas/job";
 import { parseInput } from "../../edge/parse";
 import { ServiceError } from "../../errors";
 import type { StreamHandOut } from "../book/book";
+import { jsonTextPiece } from "../dispatch/chunks";
 import { isTerminal, type Job } from "../model/job";
 import { JOB_POLICY } from "../policy";
 import type { Admission, ClientRouteDeps } from "./client-routes";
@@ -241,7 +242,7 @@ async function streamJob(
   const events = new EventWriter(res);
   let streamed = false;
   for (;;) {
-    for (const chunk of handOut.chunks) events.output(chunk.output);
+    for (const chunk of handOut.chunks) events.chunk(chunk);
     streamed ||= handOut.chunks.length > 0;
     jobs.streamReplyEnded(job, handOut, !res.destroyed, false);
     await drained(res);
@@ -275,15 +276,45 @@ async function left(deps: ClientRouteDeps, job: Job, handOut?: StreamHandOut): P
  * Writes a job's stream as SSE. worker-vllm with RAW_OPENAI_OUTPUT (its default) yields the SSE text
  * of vLLM's server (`data: {...}\n\n` events, `data: [DONE]` last): a string is passed through as it
  * is. Without it, it yields lists of chunk objects (and drops `[DONE]`): an array is its items, each
- * by these rules; any other value is one `data: <json>` event. `[DONE]` ends the stream once.
+ * by these rules; any other value is one `data: <json>` event. `[DONE]` ends the stream once. A
+ * chunk over /stream's 1 MB bound that is not a string or a list reaches /stream as pieces of its
+ * JSON text (splitChunk): they are rejoined into that value, so it is one event as any other.
  */
 class EventWriter {
   readonly #res: ServerResponse;
   /** The end of the text written so far, to find a `[DONE]` a handler sent (it may span chunks). */
   #tail = "";
+  /**
+   * The JSON text pieces of one output received so far (jsonTextPiece), until its last. At most that
+   * output's JSON: one job-stream body, which the worker routes bound.
+   */
+  #pieces: string[] = [];
+  #piecesOf: object | null = null;
 
   constructor(res: ServerResponse) {
     this.#res = res;
+  }
+
+  /** One chunk /stream handed out: its output, once whole. */
+  chunk(chunk: StreamChunk): void {
+    const piece = jsonTextPiece(chunk);
+    if (!piece) {
+      this.output(chunk.output);
+      return;
+    }
+    // A piece out of order (another /stream reader of the job took the ones between) drops its
+    // output: only part of it could be written.
+    if (piece.of !== this.#piecesOf || piece.index !== this.#pieces.length) {
+      this.#pieces = [];
+      this.#piecesOf = piece.index === 0 ? piece.of : null;
+      if (piece.index !== 0) return;
+    }
+    this.#pieces.push(String(chunk.output));
+    if (piece.index < piece.count - 1) return;
+    const text = this.#pieces.join("");
+    this.#pieces = [];
+    this.#piecesOf = null;
+    this.output(JSON.parse(text));
   }
 
   output(value: unknown): void {

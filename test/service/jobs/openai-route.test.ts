@@ -138,6 +138,35 @@ describe("a generator handler shaped as worker-vllm", () => {
   });
 });
 
+describe("a streamed chunk over /stream's 1 MB chunk bound", () => {
+  // The service splits such a chunk into pieces of its JSON text for /stream; this route writes it
+  // whole: one `data: <json>` event. 5.2 MB spans two of /stream's 4 MB hand-outs.
+  it("is one well-formed event (a bare object, and a list of one), fetch and the openai client", async () => {
+    for (const [big, bigIn] of [
+      [800_000, undefined],
+      [2_600_000, "list"],
+    ] as const) {
+      const request = { ...CHAT, model: "json", stream: true, big, bigIn };
+      const reply = await post(vllm.id, "/chat/completions", request);
+      expect(reply.status).toBe(200);
+      const text = await reply.text();
+      const data = dataOf(text);
+      expect(text.split("\n\n").filter(Boolean), `${big}`).toHaveLength(2);
+      expect(data[1]).toBe("[DONE]");
+      const chunk = JSON.parse(data[0] ?? "") as {
+        object: string;
+        choices: { delta: { content: string } }[];
+      };
+      expect(chunk.object).toBe("chat.completion.chunk");
+      expect(chunk.choices[0]?.delta.content).toBe("é".repeat(big));
+      const stream = await client(vllm.id).chat.completions.create(request as typeof CHAT & { stream: true });
+      const parts: string[] = [];
+      for await (const part of stream) parts.push(part.choices[0]?.delta.content ?? "");
+      expect(parts.map((part) => part.length)).toEqual([big]);
+    }
+  });
+});
+
 describe("OpenAI-shaped errors, never 5xx", () => {
   it("a failing handler: 422 with {error: {message, type, code}}, not retried by the client", async () => {
     const reply = await post(plain.id, "/chat/completions", { ...CHAT, fail: true });
