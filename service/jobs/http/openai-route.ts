@@ -72,7 +72,7 @@ export function registerOpenAiRoute(
         reservation,
       );
       closeIfReleased(reply.raw, deps.released);
-      return answer(reply, envelope);
+      return answer(reply, envelope, deps.released());
     }
     return streamJob(
       deps,
@@ -104,14 +104,14 @@ function routeOf(request: FastifyRequest): string {
  * The job's end as an OpenAI reply: COMPLETED answers its output (see bodyOf); anything else is an
  * OpenAI-shaped error (errorOf).
  */
-function answer(reply: FastifyReply, envelope: JobEnvelope): FastifyReply {
+function answer(reply: FastifyReply, envelope: JobEnvelope, stopping: boolean): FastifyReply {
   if (envelope.status === "COMPLETED") {
     const body = bodyOf(envelope.output);
     const refusal = handlerRefusal(body);
     if (refusal) return sendError(reply, refusal);
     return reply.code(200).send(body ?? null);
   }
-  return sendError(reply, errorOf(envelope));
+  return sendError(reply, errorOf(envelope, { stopping }));
 }
 
 /**
@@ -155,8 +155,13 @@ function handlerRefusal(body: unknown): OpenAiErrorReply | null {
  * - TIMED_OUT: 408, the endpoint's execution timeout ended it.
  * - CANCELLED (or removed, a purge): 409, someone else ended the job.
  * - still going when the wait ends: 408, naming the job: it goes on and /status/{id} reads its end.
+ *   The wait also ends when the service stops (`stopping`, its holds released): said so, not as
+ *   the 90 s run out.
  */
-function errorOf(envelope: Pick<JobEnvelope, "id" | "status" | "error">, gone = false): OpenAiErrorReply {
+function errorOf(
+  envelope: Pick<JobEnvelope, "id" | "status" | "error">,
+  { gone = false, stopping = false }: { gone?: boolean; stopping?: boolean } = {},
+): OpenAiErrorReply {
   const { id, status } = envelope;
   if (gone) {
     return {
@@ -189,6 +194,14 @@ function errorOf(envelope: Pick<JobEnvelope, "id" | "status" | "error">, gone = 
         message: `job ${id} was cancelled`,
       };
     default:
+      if (stopping) {
+        return {
+          status: 408,
+          type: "timeout_error",
+          code: "service_stopping",
+          message: `job ${id} is still ${status}: the service is stopping, so this route stopped waiting for it`,
+        };
+      }
       return {
         status: 408,
         type: "timeout_error",
@@ -231,7 +244,7 @@ async function streamJob(
     // Nothing streamed, and it failed, ended otherwise, or the wait ran out: a plain error reply.
     await jobs.syncHoldEnded(job, isTerminal(job));
     closeIfReleased(res, deps.released);
-    return sendError(reply, errorOf(jobs.envelope(job), gone));
+    return sendError(reply, errorOf(jobs.envelope(job), { gone, stopping: deps.released() }));
   }
   reply.hijack();
   closeIfReleased(res, deps.released);
@@ -258,7 +271,9 @@ async function streamJob(
     if (!streamed) events.output(bodyOf(jobs.envelope(job).output));
     events.done();
   } else {
-    events.json(errorBody(errorOf(jobs.envelope(job), !jobs.exists(job))));
+    events.json(
+      errorBody(errorOf(jobs.envelope(job), { gone: !jobs.exists(job), stopping: deps.released() })),
+    );
   }
   await jobs.syncHoldEnded(job, ended);
   res.end();

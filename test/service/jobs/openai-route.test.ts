@@ -368,6 +368,50 @@ describe("the wait is bounded, and only the wait is the client's", () => {
   });
 });
 
+describe("a service stopping during the wait", () => {
+  it("answers 408 service_stopping naming the job, not a run-out wait (streamed or not)", async () => {
+    const s = await startHarness();
+    let closed = false;
+    try {
+      const ep = s.endpoint("runpodkit/echo", { workersMax: 0 });
+      // Connections of their own (no pool): a spare pooled one would hold the close.
+      const send = (stream: boolean) =>
+        new Promise<{ status: number; body: string }>((done, fail) => {
+          const req = httpRequest(`${s.url}/v2/${ep.id}/openai/v1/chat/completions`, {
+            method: "POST",
+            agent: false,
+            headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+          });
+          req.once("response", (res) => {
+            let body = "";
+            res.setEncoding("utf8");
+            res.on("data", (text: string) => {
+              body += text;
+            });
+            res.once("end", () => done({ status: res.statusCode ?? 0, body }));
+          });
+          req.once("error", fail);
+          req.end(JSON.stringify({ ...CHAT, stream }));
+        });
+      const replies = [send(false), send(true)];
+      await eventually(() => (s.plane.book.watchers.waiting === 2 ? true : undefined));
+      const ids = s.plane.book.recent(ep.id, 10).map((job) => job.id);
+      await s.close();
+      closed = true;
+      for (const [i, reply] of (await Promise.all(replies)).entries()) {
+        expect(reply.status, `stream ${i === 1}`).toBe(408);
+        const { error } = JSON.parse(reply.body) as { error: { code: string; message: string } };
+        expect(error.code).toBe("service_stopping");
+        expect(error.message).toMatch(/^job \S+ is still IN_QUEUE: the service is stopping/);
+        expect(ids).toContain(error.message.split(" ")[1]);
+        expect(error.message).not.toContain("90 s");
+      }
+    } finally {
+      if (!closed) await s.close();
+    }
+  });
+});
+
 describe("admitted as /run: its rate-limit row and the queue's cap", () => {
   let a: Harness;
   beforeAll(async () => {
