@@ -2,6 +2,7 @@ import type { ServerResponse } from "node:http";
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from "fastify";
 import { z } from "zod";
 import { JOB_LIMITS, type JobEnvelope, type JobSubmission, type StreamChunk } from "../../../sdk/schemas/job";
+import { JSON_LIMITS } from "../../edge/body";
 import { parseInput } from "../../edge/parse";
 import { ServiceError } from "../../errors";
 import type { StreamHandOut } from "../book/book";
@@ -42,6 +43,14 @@ const OpenAiRoute = z
 /** An OpenAI request body: a JSON object (its own fields are the handler's to check). */
 const OpenAiBody = z.record(z.string(), z.unknown());
 
+/**
+ * Most levels of objects and arrays in a body, itself one: the job input holds it one level down, so
+ * the input is at most /run's `input` (JSON_LIMITS.depth). The server's parser lets a body's members
+ * be JSON_LIMITS.depth deep, two levels more: a handler that returns what it got (runpodkit/echo)
+ * then reports a result too deep for job-done, refused, and the job hangs until its timeout.
+ */
+const BODY_MAX_DEPTH = JSON_LIMITS.depth - 1;
+
 type OpenAiErrorReply = { status: number; type: string; code: string; message: string };
 
 /**
@@ -60,6 +69,13 @@ export function registerOpenAiRoute(
     const route = routeOf(request);
     // A GET (the model list) has no body: an empty object, so handlers can read fields off it alike.
     const body = request.method === "GET" ? {} : parseInput(OpenAiBody, request.body, "body");
+    if (depthOf(body) > BODY_MAX_DEPTH) {
+      throw new ServiceError(
+        "VALIDATION",
+        `body nested deeper than ${BODY_MAX_DEPTH} levels (the job input holds it one level down; /run's input takes ${JSON_LIMITS.depth})`,
+        { field: "body" },
+      );
+    }
     const submission: JobSubmission = { input: { openai_route: route, openai_input: body } };
     const signal = clientGone(reply.raw);
     if (body.stream !== true) {
@@ -85,6 +101,16 @@ export function registerOpenAiRoute(
   app.post("/:endpointId/openai/*", options, handle);
   // No HEAD twin: a HEAD would make a job whose reply has no body.
   app.get("/:endpointId/openai/*", { ...options, exposeHeadRoute: false }, handle);
+}
+
+/** Levels of objects and arrays in a parsed value (the parser bounded it: recursion is safe). */
+function depthOf(value: unknown): number {
+  if (typeof value !== "object" || value === null) return 0;
+  let deepest = 0;
+  for (const item of Array.isArray(value) ? value : Object.values(value)) {
+    deepest = Math.max(deepest, depthOf(item));
+  }
+  return deepest + 1;
 }
 
 /** The path after /openai as the handler gets it (`/v1/chat/completions`), or VALIDATION (400). */

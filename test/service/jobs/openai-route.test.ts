@@ -278,6 +278,26 @@ describe("OpenAI-shaped errors, never 5xx", () => {
     const { jobs } = health.body as { jobs: { inQueue: number; inProgress: number } };
     expect(jobs.inQueue + jobs.inProgress).toBe(0);
   });
+  it("a body deeper than /run's input bound once in the job input: 400 naming the body, no job", async () => {
+    // runpodkit/echo returns its input: a result as deep as the job input must reach job-done.
+    const echo = h.endpoint("runpodkit/echo");
+    const deep = (levels: number) => `${"[".repeat(levels)}1${"]".repeat(levels)}`;
+    const path = `/v2/${echo.id}/openai/v1/chat/completions`;
+    // The body (1) and its member (62): the job input is 64 levels, as /run's input may be.
+    const fits = await h.call("POST", path, { raw: `{"messages":${deep(62)}}` });
+    expect(fits.status).toBe(200);
+    expect(fits.text).toContain(deep(62));
+    // One more level (the server's parser takes members up to 64): refused before it is a job.
+    const before = h.plane.book.recent(echo.id, 100).length;
+    const tooDeep = await h.call("POST", path, { raw: `{"messages":${deep(63)}}` });
+    expect(tooDeep.status).toBe(400);
+    expect(tooDeep.body).toMatchObject({
+      code: "VALIDATION",
+      field: "body",
+      error: expect.stringContaining("body nested deeper than 63 levels"),
+    });
+    expect(h.plane.book.recent(echo.id, 100)).toHaveLength(before);
+  });
 });
 
 /** A POST on a path sent as it is (fetch and undici normalise `..` and `.` segments away). */
