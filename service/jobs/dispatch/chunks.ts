@@ -25,16 +25,43 @@ export function splitChunk(chunk: StreamChunk, maxBytes: number): StreamChunk[] 
   const size = jsonBytes(chunk.output);
   if (size <= room) return [metrics === chunk.metrics ? chunk : { output: chunk.output }];
   const output = chunk.output;
-  const parts: unknown[] =
+  const structured =
     typeof output === "string"
       ? splitString(output, room)
-      : ((Array.isArray(output) ? splitArray(output, room) : undefined) ??
-        splitString(JSON.stringify(output), room));
+      : Array.isArray(output)
+        ? splitArray(output, room)
+        : undefined;
+  const parts: unknown[] = structured ?? splitString(JSON.stringify(output), room);
   // The chunk's metrics go with its last piece.
-  return parts.map((part, i) =>
+  const pieces: StreamChunk[] = parts.map((part, i) =>
     i === parts.length - 1 && metrics !== undefined ? { output: part, metrics } : { output: part },
   );
+  if (!structured) {
+    const of = {};
+    for (const [index, piece] of pieces.entries()) {
+      JSON_TEXT_PIECES.set(piece, { of, index, count: pieces.length });
+    }
+  }
+  return pieces;
 }
+
+/** Where a chunk of JSON text pieces sits among its pieces: the `index`th of `count` of output `of`. */
+export interface JsonTextPiece {
+  /** The same object for every piece of one output. */
+  of: object;
+  index: number;
+  count: number;
+}
+
+/**
+ * The chunks splitChunk cut from one output's JSON text, so a reader that writes each output as one
+ * event (the /openai route's SSE) can rejoin them. Kept beside the chunks, not in them: /stream
+ * hands them out as they are.
+ */
+const JSON_TEXT_PIECES = new WeakMap<StreamChunk, JsonTextPiece>();
+
+/** The chunk's place among the pieces of one output's JSON text; undefined for any other chunk. */
+export const jsonTextPiece = (chunk: StreamChunk): JsonTextPiece | undefined => JSON_TEXT_PIECES.get(chunk);
 
 /** Cuts text into pieces whose JSON encoding fits in maxBytes, never inside a surrogate pair. */
 function splitString(text: string, maxBytes: number): string[] {

@@ -1,10 +1,12 @@
 import type { ServerResponse } from "node:http";
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from "fastify";
 import { z } from "zod";
-import { JOB_LIMITS, type JobEnvelope, type JobSubmission } from "../../../sdk/schemas/job";
+import { JOB_LIMITS, type JobEnvelope, type JobSubmission, type StreamChunk } from "../../../sdk/schemas/job";
+import { JSON_LIMITS } from "../../edge/body";
 import { parseInput } from "../../edge/parse";
 import { ServiceError } from "../../errors";
 import type { StreamHandOut } from "../book/book";
+import { jsonTextPiece } from "../dispatch/chunks";
 import { isTerminal, type Job } from "../model/job";
 import { JOB_POLICY } from "../policy";
 import type { Admission, ClientRouteDeps } from "./client-deps";
@@ -41,6 +43,14 @@ const OpenAiRoute = z
 /** An OpenAI request body: a JSON object (its own fields are the handler's to check). */
 const OpenAiBody = z.record(z.string(), z.unknown());
 
+/**
+ * Most levels of objects and arrays in a body, itself one: the job input holds it one level down, so
+ * the input is at most /run's `input` (JSON_LIMITS.depth). The server's parser lets a body's members
+ * be JSON_LIMITS.depth deep, two levels more: a handler that returns what it got (runpodkit/echo)
+ * then reports a result too deep for job-done, refused, and the job hangs until its timeout.
+ */
+const BODY_MAX_DEPTH = JSON_LIMITS.depth - 1;
+
 type OpenAiErrorReply = { status: number; type: string; code: string; message: string };
 
 /**
@@ -59,6 +69,13 @@ export function registerOpenAiRoute(
     const route = routeOf(request);
     // A GET (the model list) has no body: an empty object, so handlers can read fields off it alike.
     const body = request.method === "GET" ? {} : parseInput(OpenAiBody, request.body, "body");
+    if (depthOf(body) > BODY_MAX_DEPTH) {
+      throw new ServiceError(
+        "VALIDATION",
+        `body nested deeper than ${BODY_MAX_DEPTH} levels (the job input holds it one level down; /run's input takes ${JSON_LIMITS.depth})`,
+        { field: "body" },
+      );
+    }
     const submission: JobSubmission = { input: { openai_route: route, openai_input: body } };
     const signal = clientGone(reply.raw);
     if (body.stream !== true) {
@@ -71,7 +88,7 @@ export function registerOpenAiRoute(
         reservation,
       );
       closeIfReleased(reply.raw, deps.released);
-      return answer(reply, envelope);
+      return answer(reply, envelope, deps.released());
     }
     return streamJob(
       deps,
@@ -84,6 +101,16 @@ export function registerOpenAiRoute(
   app.post("/:endpointId/openai/*", options, handle);
   // No HEAD twin: a HEAD would make a job whose reply has no body.
   app.get("/:endpointId/openai/*", { ...options, exposeHeadRoute: false }, handle);
+}
+
+/** Levels of objects and arrays in a parsed value (the parser bounded it: recursion is safe). */
+function depthOf(value: unknown): number {
+  if (typeof value !== "object" || value === null) return 0;
+  let deepest = 0;
+  for (const item of Array.isArray(value) ? value : Object.values(value)) {
+    deepest = Math.max(deepest, depthOf(item));
+  }
+  return deepest + 1;
 }
 
 /** The path after /openai as the handler gets it (`/v1/chat/completions`), or VALIDATION (400). */
@@ -103,14 +130,14 @@ function routeOf(request: FastifyRequest): string {
  * The job's end as an OpenAI reply: COMPLETED answers its output (see bodyOf); anything else is an
  * OpenAI-shaped error (errorOf).
  */
-function answer(reply: FastifyReply, envelope: JobEnvelope): FastifyReply {
+function answer(reply: FastifyReply, envelope: JobEnvelope, stopping: boolean): FastifyReply {
   if (envelope.status === "COMPLETED") {
     const body = bodyOf(envelope.output);
     const refusal = handlerRefusal(body);
     if (refusal) return sendError(reply, refusal);
     return reply.code(200).send(body ?? null);
   }
-  return sendError(reply, errorOf(envelope));
+  return sendError(reply, errorOf(envelope, { stopping }));
 }
 
 /**
@@ -154,8 +181,13 @@ function handlerRefusal(body: unknown): OpenAiErrorReply | null {
  * - TIMED_OUT: 408, the endpoint's execution timeout ended it.
  * - CANCELLED (or removed, a purge): 409, someone else ended the job.
  * - still going when the wait ends: 408, naming the job: it goes on and /status/{id} reads its end.
+ *   The wait also ends when the service stops (`stopping`, its holds released): said so, not as
+ *   the 90 s run out.
  */
-function errorOf(envelope: Pick<JobEnvelope, "id" | "status" | "error">, gone = false): OpenAiErrorReply {
+function errorOf(
+  envelope: Pick<JobEnvelope, "id" | "status" | "error">,
+  { gone = false, stopping = false }: { gone?: boolean; stopping?: boolean } = {},
+): OpenAiErrorReply {
   const { id, status } = envelope;
   if (gone) {
     return {
@@ -188,6 +220,14 @@ function errorOf(envelope: Pick<JobEnvelope, "id" | "status" | "error">, gone = 
         message: `job ${id} was cancelled`,
       };
     default:
+      if (stopping) {
+        return {
+          status: 408,
+          type: "timeout_error",
+          code: "service_stopping",
+          message: `job ${id} is still ${status}: the service is stopping, so this route stopped waiting for it`,
+        };
+      }
       return {
         status: 408,
         type: "timeout_error",
@@ -230,7 +270,7 @@ async function streamJob(
     // Nothing streamed, and it failed, ended otherwise, or the wait ran out: a plain error reply.
     await jobs.syncHoldEnded(job, isTerminal(job));
     closeIfReleased(res, deps.released);
-    return sendError(reply, errorOf(jobs.envelope(job), gone));
+    return sendError(reply, errorOf(jobs.envelope(job), { gone, stopping: deps.released() }));
   }
   reply.hijack();
   closeIfReleased(res, deps.released);
@@ -241,7 +281,7 @@ async function streamJob(
   const events = new EventWriter(res);
   let streamed = false;
   for (;;) {
-    for (const chunk of handOut.chunks) events.output(chunk.output);
+    for (const chunk of handOut.chunks) events.chunk(chunk);
     streamed ||= handOut.chunks.length > 0;
     jobs.streamReplyEnded(job, handOut, !res.destroyed, false);
     await drained(res);
@@ -257,7 +297,9 @@ async function streamJob(
     if (!streamed) events.output(bodyOf(jobs.envelope(job).output));
     events.done();
   } else {
-    events.json(errorBody(errorOf(jobs.envelope(job), !jobs.exists(job))));
+    events.json(
+      errorBody(errorOf(jobs.envelope(job), { gone: !jobs.exists(job), stopping: deps.released() })),
+    );
   }
   await jobs.syncHoldEnded(job, ended);
   res.end();
@@ -275,15 +317,45 @@ async function left(deps: ClientRouteDeps, job: Job, handOut?: StreamHandOut): P
  * Writes a job's stream as SSE. worker-vllm with RAW_OPENAI_OUTPUT (its default) yields the SSE text
  * of vLLM's server (`data: {...}\n\n` events, `data: [DONE]` last): a string is passed through as it
  * is. Without it, it yields lists of chunk objects (and drops `[DONE]`): an array is its items, each
- * by these rules; any other value is one `data: <json>` event. `[DONE]` ends the stream once.
+ * by these rules; any other value is one `data: <json>` event. `[DONE]` ends the stream once. A
+ * chunk over /stream's 1 MB bound that is not a string or a list reaches /stream as pieces of its
+ * JSON text (splitChunk): they are rejoined into that value, so it is one event as any other.
  */
 class EventWriter {
   readonly #res: ServerResponse;
   /** The end of the text written so far, to find a `[DONE]` a handler sent (it may span chunks). */
   #tail = "";
+  /**
+   * The JSON text pieces of one output received so far (jsonTextPiece), until its last. At most that
+   * output's JSON: one job-stream body, which the worker routes bound.
+   */
+  #pieces: string[] = [];
+  #piecesOf: object | null = null;
 
   constructor(res: ServerResponse) {
     this.#res = res;
+  }
+
+  /** One chunk /stream handed out: its output, once whole. */
+  chunk(chunk: StreamChunk): void {
+    const piece = jsonTextPiece(chunk);
+    if (!piece) {
+      this.output(chunk.output);
+      return;
+    }
+    // A piece out of order (another /stream reader of the job took the ones between) drops its
+    // output: only part of it could be written.
+    if (piece.of !== this.#piecesOf || piece.index !== this.#pieces.length) {
+      this.#pieces = [];
+      this.#piecesOf = piece.index === 0 ? piece.of : null;
+      if (piece.index !== 0) return;
+    }
+    this.#pieces.push(String(chunk.output));
+    if (piece.index < piece.count - 1) return;
+    const text = this.#pieces.join("");
+    this.#pieces = [];
+    this.#piecesOf = null;
+    this.output(JSON.parse(text));
   }
 
   output(value: unknown): void {

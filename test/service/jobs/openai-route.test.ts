@@ -138,6 +138,35 @@ describe("a generator handler shaped as worker-vllm", () => {
   });
 });
 
+describe("a streamed chunk over /stream's 1 MB chunk bound", () => {
+  // The service splits such a chunk into pieces of its JSON text for /stream; this route writes it
+  // whole: one `data: <json>` event. 5.2 MB spans two of /stream's 4 MB hand-outs.
+  it("is one well-formed event (a bare object, and a list of one), fetch and the openai client", async () => {
+    for (const [big, bigIn] of [
+      [800_000, undefined],
+      [2_600_000, "list"],
+    ] as const) {
+      const request = { ...CHAT, model: "json", stream: true, big, bigIn };
+      const reply = await post(vllm.id, "/chat/completions", request);
+      expect(reply.status).toBe(200);
+      const text = await reply.text();
+      const data = dataOf(text);
+      expect(text.split("\n\n").filter(Boolean), `${big}`).toHaveLength(2);
+      expect(data[1]).toBe("[DONE]");
+      const chunk = JSON.parse(data[0] ?? "") as {
+        object: string;
+        choices: { delta: { content: string } }[];
+      };
+      expect(chunk.object).toBe("chat.completion.chunk");
+      expect(chunk.choices[0]?.delta.content).toBe("é".repeat(big));
+      const stream = await client(vllm.id).chat.completions.create(request as typeof CHAT & { stream: true });
+      const parts: string[] = [];
+      for await (const part of stream) parts.push(part.choices[0]?.delta.content ?? "");
+      expect(parts.map((part) => part.length)).toEqual([big]);
+    }
+  });
+});
+
 describe("OpenAI-shaped errors, never 5xx", () => {
   it("a failing handler: 422 with {error: {message, type, code}}, not retried by the client", async () => {
     const reply = await post(plain.id, "/chat/completions", { ...CHAT, fail: true });
@@ -249,6 +278,26 @@ describe("OpenAI-shaped errors, never 5xx", () => {
     const { jobs } = health.body as { jobs: { inQueue: number; inProgress: number } };
     expect(jobs.inQueue + jobs.inProgress).toBe(0);
   });
+  it("a body deeper than /run's input bound once in the job input: 400 naming the body, no job", async () => {
+    // runpodkit/echo returns its input: a result as deep as the job input must reach job-done.
+    const echo = h.endpoint("runpodkit/echo");
+    const deep = (levels: number) => `${"[".repeat(levels)}1${"]".repeat(levels)}`;
+    const path = `/v2/${echo.id}/openai/v1/chat/completions`;
+    // The body (1) and its member (62): the job input is 64 levels, as /run's input may be.
+    const fits = await h.call("POST", path, { raw: `{"messages":${deep(62)}}` });
+    expect(fits.status).toBe(200);
+    expect(fits.text).toContain(deep(62));
+    // One more level (the server's parser takes members up to 64): refused before it is a job.
+    const before = h.plane.book.recent(echo.id, 100).length;
+    const tooDeep = await h.call("POST", path, { raw: `{"messages":${deep(63)}}` });
+    expect(tooDeep.status).toBe(400);
+    expect(tooDeep.body).toMatchObject({
+      code: "VALIDATION",
+      field: "body",
+      error: expect.stringContaining("body nested deeper than 63 levels"),
+    });
+    expect(h.plane.book.recent(echo.id, 100)).toHaveLength(before);
+  });
 });
 
 /** A POST on a path sent as it is (fetch and undici normalise `..` and `.` segments away). */
@@ -335,6 +384,50 @@ describe("the wait is bounded, and only the wait is the client's", () => {
       await eventually(() => (q.plane.book.watchers.waiting === 0 ? true : undefined));
       const status = await q.call("GET", `/v2/${queued.id}/status/${id}`);
       expect(status.body, `stream ${stream}`).toMatchObject({ id, status: "IN_QUEUE" });
+    }
+  });
+});
+
+describe("a service stopping during the wait", () => {
+  it("answers 408 service_stopping naming the job, not a run-out wait (streamed or not)", async () => {
+    const s = await startHarness();
+    let closed = false;
+    try {
+      const ep = s.endpoint("runpodkit/echo", { workersMax: 0 });
+      // Connections of their own (no pool): a spare pooled one would hold the close.
+      const send = (stream: boolean) =>
+        new Promise<{ status: number; body: string }>((done, fail) => {
+          const req = httpRequest(`${s.url}/v2/${ep.id}/openai/v1/chat/completions`, {
+            method: "POST",
+            agent: false,
+            headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+          });
+          req.once("response", (res) => {
+            let body = "";
+            res.setEncoding("utf8");
+            res.on("data", (text: string) => {
+              body += text;
+            });
+            res.once("end", () => done({ status: res.statusCode ?? 0, body }));
+          });
+          req.once("error", fail);
+          req.end(JSON.stringify({ ...CHAT, stream }));
+        });
+      const replies = [send(false), send(true)];
+      await eventually(() => (s.plane.book.watchers.waiting === 2 ? true : undefined));
+      const ids = s.plane.book.recent(ep.id, 10).map((job) => job.id);
+      await s.close();
+      closed = true;
+      for (const [i, reply] of (await Promise.all(replies)).entries()) {
+        expect(reply.status, `stream ${i === 1}`).toBe(408);
+        const { error } = JSON.parse(reply.body) as { error: { code: string; message: string } };
+        expect(error.code).toBe("service_stopping");
+        expect(error.message).toMatch(/^job \S+ is still IN_QUEUE: the service is stopping/);
+        expect(ids).toContain(error.message.split(" ")[1]);
+        expect(error.message).not.toContain("90 s");
+      }
+    } finally {
+      if (!closed) await s.close();
     }
   });
 });
