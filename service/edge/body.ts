@@ -86,6 +86,51 @@ export function memberTooDeep(text: string, limit: number = JSON_LIMITS.depth): 
   return null;
 }
 
+/**
+ * The value of the top-level member `key` of a JSON (or JSON5) object text when it is a string
+ * without escapes, or null: read by memberTooDeep's scan, no parser (the text may be one a parser must
+ * not see: too deep, or not JSON). Tells what kind of body a refused one was.
+ */
+export function topLevelString(text: string, key: string): string | null {
+  let depth = 0;
+  let member: string | null = null;
+  let inValue = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 || c === 0x27) {
+      const start = i;
+      i = stringEnd(text, i);
+      if (i < 0) return null;
+      if (depth !== 1) continue;
+      const value = text.slice(start + 1, i);
+      if (!inValue) member = value;
+      else if (member === key) return value.includes("\\") ? null : value;
+    } else if (c === 0x2f) {
+      i = commentEnd(text, i);
+      if (i < 0) return null;
+    } else if (c === 0x7b || c === 0x5b) {
+      if (depth === 0 && c === 0x5b) return null;
+      depth++;
+    } else if (c === 0x7d || c === 0x5d) {
+      depth--;
+    } else if (depth === 1 && c === 0x3a) {
+      inValue = true;
+    } else if (depth === 1 && c === 0x2c) {
+      inValue = false;
+      member = null;
+    }
+  }
+  return null;
+}
+
+/** The text of each worker body workerJson refused, by the error it threw (see refusedText). */
+const REFUSED_TEXTS = new WeakMap<object, string>();
+
+/** The body text a refusal of workerJson was about (a route's error hook sees only the error). */
+export function refusedText(error: unknown): string | undefined {
+  return typeof error === "object" && error !== null ? REFUSED_TEXTS.get(error) : undefined;
+}
+
 /** Refuses a body text nested too deep (VALIDATION naming the member and the limit). */
 export function checkJsonDepth(text: string): void {
   const member = memberTooDeep(text);
@@ -445,14 +490,24 @@ export function parseAnyBodyAsJson(app: FastifyInstance, bodyLimit: number): voi
   });
 }
 
-/** A worker's body text: depth-bounded (checkJsonDepth), then lenientJson; not JSON is VALIDATION naming the body. */
+/**
+ * A worker's body text: depth-bounded (checkJsonDepth), then lenientJson; not JSON is VALIDATION naming
+ * the body. A refused text stays readable through refusedText while its error lives.
+ */
 export function workerJson(text: string): unknown {
-  checkJsonDepth(text);
+  try {
+    checkJsonDepth(text);
+  } catch (error) {
+    REFUSED_TEXTS.set(error as object, text);
+    throw error;
+  }
   try {
     return lenientJson(text);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    throw new ServiceError("VALIDATION", `body: not JSON: ${reason}`, { field: "body" });
+    const refusal = new ServiceError("VALIDATION", `body: not JSON: ${reason}`, { field: "body" });
+    REFUSED_TEXTS.set(refusal, text);
+    throw refusal;
   }
 }
 

@@ -314,7 +314,7 @@ describe("refusals of a key given twice", () => {
 });
 
 describe("worker bodies read as JSON5", () => {
-  it("a result nested too deep behind a comment holding a quote is refused, and the job stays readable", async () => {
+  it("a result nested too deep behind a comment holding a quote is refused, and the job fails naming why", async () => {
     const ep = service.endpoint.id;
     const run = await send(service, {
       method: "POST",
@@ -344,6 +344,10 @@ describe("worker bodies read as JSON5", () => {
       headers: { authorization: KEY },
     });
     expect(status.status, status.text).toBe(200);
-    expect(JSON.parse(status.text)).toMatchObject({ id, status: "IN_PROGRESS" });
+    expect(JSON.parse(status.text)).toMatchObject({
+      id,
+      status: "FAILED",
+      error: "the job's result was refused: output nested deeper than 64 levels (job-done answered 400)",
+    });
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { JSON_LIMITS, memberTooDeep, repeatedKey } from "../../service/edge/body";
+import { JSON_LIMITS, memberTooDeep, repeatedKey, topLevelString } from "../../service/edge/body";
 
 /** The depth scan of body texts (service/edge/body.ts), before any parser runs. */
 describe("memberTooDeep", () => {
@@ -32,6 +32,29 @@ describe("memberTooDeep", () => {
     expect(memberTooDeep(`{"output": /* ${tooDeep} */ // ${tooDeep}\n 1}`)).toBeNull();
     // A comment not closed ends the scan: the parser refuses the text.
     expect(memberTooDeep(`{"output": /* ${tooDeep}`)).toBeNull();
+  });
+});
+
+/** What kind a refused worker body was (a progress update or a result), read by the same scan. */
+describe("topLevelString", () => {
+  const tooDeep = `${"[".repeat(1_000)}${"]".repeat(1_000)}`;
+
+  it("reads a top-level string member, before or after a member too deep, with either quote", () => {
+    expect(topLevelString(`{"status":"IN_PROGRESS","output":${tooDeep}}`, "status")).toBe("IN_PROGRESS");
+    expect(topLevelString(`{"output":${tooDeep}, 'status' : 'IN_PROGRESS'}`, "status")).toBe("IN_PROGRESS");
+    expect(topLevelString(`{"status":"IN_PROGRESS","output":{`, "status")).toBe("IN_PROGRESS");
+  });
+
+  it("is null for the same key nested, as a value, not a string, escaped, or in a comment", () => {
+    expect(topLevelString(`{"output":{"status":"IN_PROGRESS"}}`, "status")).toBeNull();
+    expect(topLevelString(`{"output":"status","x":"IN_PROGRESS"}`, "status")).toBeNull();
+    expect(topLevelString(`{"a":["status","IN_PROGRESS"]}`, "status")).toBeNull();
+    expect(topLevelString(`{"status":1}`, "status")).toBeNull();
+    expect(topLevelString(`{"status":"IN_\\u0050ROGRESS"}`, "status")).toBeNull();
+    expect(topLevelString(`{/* "status":"IN_PROGRESS" */"output":1}`, "status")).toBeNull();
+    expect(topLevelString(`["status","IN_PROGRESS"]`, "status")).toBeNull();
+    // A key with no value before the next member names nothing.
+    expect(topLevelString(`{"status","output":"IN_PROGRESS"}`, "status")).toBeNull();
   });
 });
 

@@ -10,6 +10,7 @@ import { clientGone, closeIfReleased } from "./wire";
 import {
   afterWrite,
   EMPTY_REPLY,
+  failRefusedResult,
   identify,
   jobDone,
   reserveBody,
@@ -109,9 +110,15 @@ export function registerFastRoutes(
         try {
           parsed = workerJson(text);
         } catch (error) {
+          failRefusedResult(worker, identified, params.jobId, error, undefined);
           return fast.sendError(req, res, error, true);
         }
-        jobDone(dispatcher, identified, params.jobId ?? "", parsed);
+        try {
+          jobDone(dispatcher, identified, params.jobId ?? "", parsed);
+        } catch (error) {
+          failRefusedResult(worker, identified, params.jobId, error, parsed);
+          throw error;
+        }
         afterWrite(worker).then(
           () => sendJsonText(res, EMPTY_REPLY),
           (error: unknown) => fast.sendError(req, res, error),

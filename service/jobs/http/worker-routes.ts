@@ -7,8 +7,9 @@ import {
   PingQuery,
   type StreamChunk,
 } from "../../../sdk/schemas/job";
-import { parseAnyBodyAsJson } from "../../edge/body";
+import { parseAnyBodyAsJson, refusedText, topLevelString } from "../../edge/body";
 import { parseInput, parseQuery } from "../../edge/parse";
+import { ServiceError } from "../../errors";
 import type { JobMemory, Reservation } from "../book/memory";
 import type { Dispatcher, WorkerSession } from "../dispatch/dispatcher";
 import type { WorkerAccess } from "../dispatch/worker-access";
@@ -114,30 +115,17 @@ export function registerWorkerRoutes(app: FastifyInstance, deps: WorkerRouteDeps
 
   // Plain handlers answering a fixed text: no serialisation per request. A refusal thrown here
   // reaches the error handler as from an async one.
-  /**
-   * A result past bodyLimit is refused with 413, and the real worker library then gives up on it:
-   * left IN_PROGRESS, the job would be found lost at the worker's next take and run again, three
-   * times over, to fail as "lost". Its end is known: it fails now, saying why.
-   */
-  const failTooLarge = (request: FastifyRequest, _reply: FastifyReply, error: Error, done: () => void) => {
+  const failRefused = (request: FastifyRequest, _reply: FastifyReply, error: Error, done: () => void) => {
     const identified = (request as WorkerRequest)[WORKER];
-    if (identified && (error as { statusCode?: number }).statusCode === 413) {
-      const mb = deps.bodyLimit / (1024 * 1024);
-      const limit = Number.isInteger(mb) ? `${mb} MB` : `${deps.bodyLimit} bytes`;
-      try {
-        dispatcher.done(identified.session, pathId((request.params as WorkerJobParams).jobId), {
-          error: `the job's result was larger than the ${limit} a worker may send (job-done was refused with 413)`,
-        });
-      } catch {
-        // Not this worker's job, or no such job: nothing to end.
-      }
+    if (identified) {
+      failRefusedResult(deps, identified, (request.params as WorkerJobParams).jobId, error, request.body);
     }
     done();
   };
 
   app.post(
     "/:endpointId/job-done/:workerId/:jobId",
-    { onRequest: reserve, onError: failTooLarge },
+    { onRequest: reserve, onError: failRefused },
     (request, reply) => {
       jobDone(dispatcher, sessionOf(request), (request.params as WorkerJobParams).jobId, request.body);
       return afterWrite(deps).then(() => reply.type(JSON_TYPE).send(EMPTY_REPLY));
@@ -257,6 +245,51 @@ export function reserveBody(
  */
 export function afterWrite(deps: Pick<WorkerRouteDeps, "written">): Promise<void> {
   return deps.written().then(() => new Promise<void>((resolve) => setImmediate(resolve)));
+}
+
+/**
+ * A job-done body the service refused: past bodyLimit (413), not JSON, nested past the depth bound or
+ * of the wrong shape (400). The real worker library sends a result once more only when the service
+ * failed (5xx) or was not reached, so it gives up on it: left IN_PROGRESS, the job would wait to be
+ * found lost and run again, to end the same way. Its end is known: it fails now, saying why. Not a
+ * refused progress update (`status: "IN_PROGRESS"`, read from `body`, the parsed body, or from the
+ * refused text): the job goes on, as the library goes on. A refusal of the worker itself (its key, its
+ * endpoint) or of the moment (503: retry later) ends nothing; nor does a job that is not this worker's
+ * (Dispatcher.done ignores it).
+ */
+export function failRefusedResult(
+  deps: Pick<WorkerRouteDeps, "dispatcher" | "bodyLimit">,
+  identified: Identified,
+  jobIdParam: string | undefined,
+  error: unknown,
+  body: unknown,
+): void {
+  const why = refusalOf(error, deps.bodyLimit);
+  if (why === null || jobIdParam === undefined || isProgress(body, refusedText(error))) return;
+  try {
+    deps.dispatcher.done(identified.session, pathId(jobIdParam), { error: `the job's result ${why}` });
+  } catch {
+    // No such job: nothing to end.
+  }
+}
+
+function isProgress(body: unknown, text: string | undefined): boolean {
+  if (body !== null && typeof body === "object") {
+    return (body as { status?: unknown }).status === "IN_PROGRESS";
+  }
+  return text !== undefined && topLevelString(text, "status") === "IN_PROGRESS";
+}
+
+function refusalOf(error: unknown, bodyLimit: number): string | null {
+  if ((error as { statusCode?: number } | null)?.statusCode === 413) {
+    const mb = bodyLimit / (1024 * 1024);
+    const limit = Number.isInteger(mb) ? `${mb} MB` : `${bodyLimit} bytes`;
+    return `was larger than the ${limit} a worker may send (job-done was refused with 413)`;
+  }
+  if (error instanceof ServiceError && error.code === "VALIDATION") {
+    return `was refused: ${error.message} (job-done answered 400)`;
+  }
+  return null;
 }
 
 /** job-done: the worker's result (its parsed body; none is `{}`) handed to the dispatcher; the reservation is released. */

@@ -50,49 +50,65 @@ describe("job-done and the memory budget", () => {
   it("releases the reservation on every end: a body that is not JSON, one its schema refuses, a client abort, one too large", async () => {
     const h = await start({ memoryBudgetBytes: 2_000, workerBodyLimit: 1_950 });
     const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
-    const id = await run(h, ep.id, { n: 1 });
-    const base = h.plane.memory.used;
     const worker = new ProtocolWorker(h, ep.id, "w-release");
-    await worker.take();
-    const url = `${h.url}/v2/${ep.id}/job-done/${worker.id}/${id}?gpu=LOCAL&isStream=false`;
+    /** A new job taken by the worker; the budget then holds its input (`base`). */
+    const taken = async (n: number) => {
+      const id = await run(h, ep.id, { n });
+      await worker.take();
+      return { id, base: h.plane.memory.used };
+    };
+    const doneUrl = (id: string) =>
+      `${h.url}/v2/${ep.id}/job-done/${worker.id}/${id}?gpu=LOCAL&isStream=false`;
+    // A refused result ends its job (failRefusedResult): the input is released with the reservation.
+    const failedSaying = async (id: string, text: string) => {
+      await heldSettles(h, 0);
+      const status = (await h.call("GET", `/v2/${ep.id}/status/${id}`)).body as {
+        status: string;
+        error: string;
+      };
+      expect(status.status).toBe("FAILED");
+      expect(status.error).toContain(text);
+    };
 
-    const notJson = await worker.done(id, `{${"z".repeat(1_500)}`);
+    const first = await taken(1);
+    const notJson = await worker.done(first.id, `{${"z".repeat(1_500)}`);
     expect(notJson.status).toBe(400);
-    await heldSettles(h, base);
-    const badShape = await worker.done(id, { stopPod: "yes", pad: "p".repeat(1_500) });
+    await failedSaying(first.id, "not JSON");
+
+    const second = await taken(2);
+    const badShape = await worker.done(second.id, { stopPod: "yes", pad: "p".repeat(1_500) });
     expect(badShape.status).toBe(400);
     expect((badShape.body as { error: string }).error).toContain("stopPod");
-    await heldSettles(h, base);
+    await failedSaying(second.id, "stopPod");
 
-    const aborted = stall(h, ep.id, worker.id, id, 1_500);
-    await heldSettles(h, base + 1_500);
+    // An abort ends nothing: the job stays the worker's, its input held.
+    const third = await taken(3);
+    const aborted = stall(h, ep.id, worker.id, third.id, 1_500);
+    await heldSettles(h, third.base + 1_500);
     aborted.destroy();
-    await heldSettles(h, base);
+    await heldSettles(h, third.base);
 
     // A chunked body (no content-length) holds the route's bodyLimit; past it Fastify answers 413.
-    const tooLarge = await request(url, {
+    const tooLarge = await request(doneUrl(third.id), {
       method: "POST",
       headers: { authorization: KEY, "content-type": "application/json" },
       body: Readable.from(['{"output": "', "c".repeat(2_500), '"}']),
     });
     await tooLarge.body.dump();
     expect(tooLarge.statusCode).toBe(413);
-    // The 413 ended the job (see the next test): its input is released with the reservation.
-    await heldSettles(h, 0);
-    expect((await h.call("GET", `/v2/${ep.id}/status/${id}`)).body).toMatchObject({ status: "FAILED" });
+    await failedSaying(third.id, "larger than the 1950 bytes");
     // A content-length past bodyLimit holds nothing: 413, not 503.
-    const declaredTooLarge = await worker.done(id, { output: "d".repeat(2_500) });
+    const declaredTooLarge = await worker.done(third.id, { output: "d".repeat(2_500) });
     expect(declaredTooLarge.status).toBe(413);
     expect(h.plane.memory.used).toBe(0);
 
     // Nothing leaked: the largest body the budget allows next to the input still passes.
-    const next = await run(h, ep.id, { n: 1 });
-    await worker.take();
-    await heldSettles(h, base);
+    const next = await taken(4);
+    await heldSettles(h, next.base);
     const largest = { output: "l".repeat(1_900) };
-    expect(JSON.stringify(largest).length + base).toBeLessThanOrEqual(2_000);
-    expect((await worker.done(next, largest)).status).toBe(200);
-    expect((await h.call("GET", `/v2/${ep.id}/status/${next}`)).body).toMatchObject({
+    expect(JSON.stringify(largest).length + next.base).toBeLessThanOrEqual(2_000);
+    expect((await worker.done(next.id, largest)).status).toBe(200);
+    expect((await h.call("GET", `/v2/${ep.id}/status/${next.id}`)).body).toMatchObject({
       status: "COMPLETED",
       output: largest.output,
     });

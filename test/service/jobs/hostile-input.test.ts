@@ -53,7 +53,7 @@ describe("hostile JSON at the edge", () => {
     expect(over.status).toBe(400);
   });
 
-  it("job-done with output nested 100,000 levels: 4xx, the job keeps running, the service keeps answering", async () => {
+  it("job-done with output nested 100,000 levels: 4xx, the job fails naming the refusal, the service keeps answering", async () => {
     const run = await h.call("POST", `/v2/${ep.id}/run`, { body: { input: { n: 1 } } });
     const id = (run.body as { id: string }).id;
     const worker = new ProtocolWorker(h, ep.id, "w-hostile");
@@ -64,15 +64,17 @@ describe("hostile JSON at the edge", () => {
     expect((done.body as { error: string }).error).toBe(
       `output nested deeper than ${JSON_LIMITS.depth} levels`,
     );
-    // Several flush turns later the service still answers, and the job is still this worker's.
+    // Several flush turns later the service still answers. The worker library does not send a
+    // refused result again: the job failed at once, saying why, and a later result changes nothing.
     for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
     await alive();
-    expect((await h.call("GET", `/v2/${ep.id}/status/${id}`)).body).toMatchObject({ status: "IN_PROGRESS" });
+    const failed = {
+      status: "FAILED",
+      error: `the job's result was refused: output nested deeper than ${JSON_LIMITS.depth} levels (job-done answered 400)`,
+    };
+    expect((await h.call("GET", `/v2/${ep.id}/status/${id}`)).body).toMatchObject(failed);
     expect((await worker.done(id, { output: { ok: true } })).status).toBe(200);
-    expect((await h.call("GET", `/v2/${ep.id}/status/${id}`)).body).toMatchObject({
-      status: "COMPLETED",
-      output: { ok: true },
-    });
+    expect((await h.call("GET", `/v2/${ep.id}/status/${id}`)).body).toMatchObject(failed);
   });
 
   it("stream chunks, NaN bodies and progress updates are bounded the same way", async () => {
@@ -84,10 +86,20 @@ describe("hostile JSON at the edge", () => {
     expect(chunk.status).toBe(200);
     const deepChunk = await worker.done(id, `{"status":"IN_PROGRESS","output":${nestedArray(5_000)}}`);
     expect(deepChunk.status).toBe(400);
+    // A refused progress update ends nothing (the library goes on with the job), its status key
+    // first or last; a refused result (below) ends the job.
+    const lastStatus = await worker.done(id, `{"output":${nestedArray(5_000)}, "status": 'IN_PROGRESS'}`);
+    expect(lastStatus.status).toBe(400);
+    const notJsonProgress = await worker.done(id, `{"status":"IN_PROGRESS","output":{`);
+    expect(notJsonProgress.status).toBe(400);
+    const badShapeProgress = await worker.done(id, { status: "IN_PROGRESS", stopPod: "yes" });
+    expect(badShapeProgress.status).toBe(400);
+    expect((await h.call("GET", `/v2/${ep.id}/status/${id}`)).body).toMatchObject({ status: "IN_PROGRESS" });
     // The JSON5 path (NaN from Python) is bounded before it parses, not by a stack overflow.
     const deepNaN = await worker.done(id, `{"output":${"[".repeat(20_000)}NaN${"]".repeat(20_000)}}`);
     expect(deepNaN.status).toBe(400);
     expect((deepNaN.body as { error: string }).error).toContain(`nested deeper than ${JSON_LIMITS.depth}`);
+    expect((await h.call("GET", `/v2/${ep.id}/status/${id}`)).body).toMatchObject({ status: "FAILED" });
     await alive();
   });
 
