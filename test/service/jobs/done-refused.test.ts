@@ -1,9 +1,10 @@
 import { resolve } from "node:path";
 import { Readable } from "node:stream";
 import { request } from "undici";
-import { afterEach, describe, expect, it } from "vitest";
-import { type Harness, KEY, startHarness } from "./harness";
+import { describe, expect, it } from "vitest";
+import { type Harness, KEY } from "./harness";
 import { ProtocolWorker } from "./protocol-worker";
+import { budgetFixture } from "./stalled-body";
 
 /**
  * A result the service refuses (not JSON, nested past the depth bound, of the wrong shape) fails its
@@ -13,26 +14,13 @@ import { ProtocolWorker } from "./protocol-worker";
 const DEEP = resolve("test/service/jobs/fixtures/deep-result-handler.ts");
 const nested = (levels: number) => `${"[".repeat(levels)}1${"]".repeat(levels)}`;
 
-const running: Harness[] = [];
-afterEach(async () => {
-  for (const h of running.splice(0)) await h.close();
-});
-const start = async (config: Parameters<typeof startHarness>[0] = {}) => {
-  const h = await startHarness(config);
-  running.push(h);
-  return h;
-};
-const submit = async (h: Harness, endpointId: string, input: object) => {
-  const reply = await h.call("POST", `/v2/${endpointId}/run`, { body: { input } });
-  expect(reply.status).toBe(200);
-  return (reply.body as { id: string }).id;
-};
+const { start, run: submit } = budgetFixture("job-done");
 const statusOf = async (h: Harness, endpointId: string, id: string) =>
   (await h.call("GET", `/v2/${endpointId}/status/${id}`)).body as { status: string; error?: string };
 
 describe("a refused job-done", () => {
   it("too deep, through the fast path (content-length): 400, and the job FAILED naming the member and the bound, not run again", async () => {
-    const h = await start();
+    const h = await start({});
     const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
     const id = await submit(h, ep.id, { n: 1 });
     const worker = new ProtocolWorker(h, ep.id, "w-deep");
@@ -59,7 +47,7 @@ describe("a refused job-done", () => {
   });
 
   it("through Fastify's route (a chunked body): not JSON, and a field of the wrong type, each fail their job; a progress update does not", async () => {
-    const h = await start();
+    const h = await start({});
     const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
     const worker = new ProtocolWorker(h, ep.id, "w-chunked");
     const chunked = async (id: string, parts: string[]) => {
@@ -101,7 +89,7 @@ describe("a refused job-done", () => {
   });
 
   it("ends nothing of another worker's job, nor of a worker refused itself", async () => {
-    const h = await start();
+    const h = await start({});
     const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
     const id = await submit(h, ep.id, { n: 1 });
     const owner = new ProtocolWorker(h, ep.id, "w-owner");
@@ -116,7 +104,7 @@ describe("a refused job-done", () => {
   });
 
   it("a real worker's result too deep: /runsync answers FAILED at once, naming why", async () => {
-    const h = await start({ config: { handlers: { "acme/deep": DEEP } } });
+    const h = await start({ handlers: { "acme/deep": DEEP } });
     const ep = h.endpoint("acme/deep", { workersMin: 1, workersMax: 1 });
     const ok = await h.call("POST", `/v2/${ep.id}/runsync`, { body: { input: { levels: 64 } } });
     expect(ok.body).toMatchObject({ status: "COMPLETED" });
