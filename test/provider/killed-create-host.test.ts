@@ -106,12 +106,17 @@ afterAll(async () => {
   await service?.close();
 });
 
-async function checked(host: DynamicProviderHost, kind: Kind, name: string) {
+async function checked(host: DynamicProviderHost, kind: Kind, name: string, parent?: string) {
   const urn = dynamicUrn(kind.type, name);
   const result = await host.check(
     urn,
     {},
-    { ...kind.program(), __logicalName: name, __provider: text[kind.type] },
+    {
+      ...kind.program(),
+      __logicalName: name,
+      ...(parent === undefined ? {} : { __parent: parent }),
+      __provider: text[kind.type],
+    },
   );
   expect(result.failures).toEqual([]);
   return { urn, inputs: result.inputs };
@@ -177,3 +182,47 @@ test.each(kinds)(
     }
   },
 );
+
+test("two creates of one up that each find a leftover warn apart, each naming its own resource as the program declared it", async () => {
+  const pod = kinds.find((kind) => kind.type === "Pod");
+  if (pod === undefined) throw new Error("no Pod kind");
+  // Two components' children of one logical name: their generated names differ only in the digest.
+  const parents = ["acme:index:Worker::a", "acme:index:Worker::b"];
+  const engine = await startEngineLog();
+  const host = await startCheckoutHost({ engineAddress: engine.address });
+  try {
+    await host.configure(stackConfig(service, service.apiKey));
+    const steps = await Promise.all(parents.map((parent) => checked(host, pod, "gpu", parent)));
+    const names = steps.map((step) => String(step.inputs.name));
+    expect(new Set(names).size).toBe(2);
+    const leftovers: string[] = [];
+    for (const name of names) {
+      leftovers.push(
+        (
+          await rest.pods.create({
+            name,
+            imageName: "img:1",
+            gpuTypeIds: ["NVIDIA GeForce RTX 4090"],
+            gpuCount: 1,
+          })
+        ).id,
+      );
+    }
+    // In parallel, as the engine runs independent steps.
+    await Promise.all(steps.map((step) => host.create(step.urn, step.inputs)));
+    const warnings = engine.entries.filter((e) => e.severity === "warning").map((e) => e.message);
+    expect(warnings).toHaveLength(2);
+    parents.forEach((parent, i) => {
+      const subject = `create pod ${names[i]} (resource Pod "gpu" in ${parent})`;
+      const own = warnings.filter((w) => w.startsWith(`${subject}: `));
+      expect(own, parent).toHaveLength(1);
+      expect(own[0]).toContain(
+        `: a pod named "${names[i]}" already exists in the account (id ${leftovers[i]})`,
+      );
+      expect(own[0]).toContain(`adoptId: "${leftovers[i]}"`);
+    });
+  } finally {
+    await host.close();
+    await engine.close();
+  }
+});

@@ -70,7 +70,7 @@ describe("a create beside a leftover of its generated name", () => {
     expect(made.id).not.toBe(leftover.id);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain(
-      `create endpoint ${name}: an endpoint named "${name}" already exists in the account (id ${leftover.id}), and this create makes another.`,
+      `create endpoint ${name} (resource Endpoint "api"): an endpoint named "${name}" already exists in the account (id ${leftover.id}), and this create makes another.`,
     );
     expect(warnings[0]).toContain("killed while creating this resource");
     expect(warnings[0]).toContain(`adoptId: "${leftover.id}"`);
