@@ -123,6 +123,15 @@ describe("what the look costs, and when it says nothing", () => {
     expect(warnings).toEqual([]);
   });
 
+  test("a name the program chose is not looked for, though one of it exists (another stack's, the console's)", async () => {
+    const program = { imageName: "img:1", gpuTypeIds: ["NVIDIA GeForce RTX 4090" as const], gpuCount: 1 };
+    const elsewhere = await h.rest.pods.create({ name: "shared", ...program });
+    const made = await checkAndCreate(createPodProvider(context), "named", { ...program, name: "shared" });
+    expect(made.id).not.toBe(elsewhere.id);
+    expect(lists.pods).toBe(0);
+    expect(warnings).toEqual([]);
+  });
+
   test("the advice holds: with adoptId set to the leftover, the create takes it over and warns of nothing", async () => {
     const program = { size: 10, dataCenterId: "EU-RO-1" as const };
     const name = generatedNameOf(networkVolumeSpec, "data", program);
