@@ -10,6 +10,8 @@ import {
   AUTO_NAMED,
   CARRIED_KEYS,
   CUSTOM_TIMEOUTS,
+  LOGICAL_NAME,
+  PARENT,
   REPLACE_ON_CHANGES,
   WRITTEN_BY,
 } from "./bookkeeping";
@@ -392,6 +394,21 @@ export function implement<D extends { name: string }, R>(
   const label = (props: Props, id?: string) => `${noun} ${String(props.name ?? id ?? "")}`.trim();
 
   /**
+   * A warning's subject: the operation and the resource as the program declared it. The CLI shows a
+   * provider's warning under the stack, not the resource (a dynamic provider is not told its URN), so
+   * two warnings of one up are told apart by this alone: the logical name, and the component it is
+   * in (children of two components may share a logical name; their generated names differ only in the
+   * digest).
+   */
+  function warningSubject(call: Call, props: Props): string {
+    const logical = props[LOGICAL_NAME];
+    if (typeof logical !== "string" || logical === "") return call.operation;
+    const parent = props[PARENT];
+    const within = typeof parent === "string" && parent !== "" ? ` in ${parent}` : "";
+    return `${call.operation} (resource ${spec.type} "${logical}"${within})`;
+  }
+
+  /**
    * The new inputs as diff and update should see them. A generated name is ours to choose: when create
    * had to take a later generation (the first was taken), the outputs hold that one while the inputs
    * still propose the first; both are this resource's, so the name in the outputs stands. A resource
@@ -733,7 +750,7 @@ export function implement<D extends { name: string }, R>(
         : `${found.length} ${noun}s named "${name}" already exist in the account (ids ${ids})`;
     const one = found.length === 1;
     await warn(
-      `${call.operation}: ${which}, and this create makes another. The name is generated from the project, stack and resource name, so ${one ? "it is" : "they are"} most likely left by an earlier up of this stack killed while creating this resource (when the pulumi CLI was killed, Pulumi also warns of a pending create of it), in no stack and billed while ${one ? "it runs" : "they run"}; else ${one ? "it belongs" : "they belong"} to a stack of the same project and stack names in another backend, or ${one ? "it is" : "one is"} the ${noun} an up --replace of this resource is about to delete. Delete a leftover (through the console or the API). To take a leftover over instead of creating another, set adoptId: "${first.id}" on this resource before the up that creates it.`,
+      `${warningSubject(call, inputs)}: ${which}, and this create makes another. The name is generated from the project, stack and resource name, so ${one ? "it is" : "they are"} most likely left by an earlier up of this stack killed while creating this resource (when the pulumi CLI was killed, Pulumi also warns of a pending create of it), in no stack and billed while ${one ? "it runs" : "they run"}; else ${one ? "it belongs" : "they belong"} to a stack of the same project and stack names in another backend, or ${one ? "it is" : "one is"} the ${noun} an up --replace of this resource is about to delete. Delete a leftover (through the console or the API). To take a leftover over instead of creating another, set adoptId: "${first.id}" on this resource before the up that creates it.`,
     );
   }
 

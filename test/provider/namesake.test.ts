@@ -70,7 +70,7 @@ describe("a create beside a leftover of its generated name", () => {
     expect(made.id).not.toBe(leftover.id);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain(
-      `create endpoint ${name}: an endpoint named "${name}" already exists in the account (id ${leftover.id}), and this create makes another.`,
+      `create endpoint ${name} (resource Endpoint "api"): an endpoint named "${name}" already exists in the account (id ${leftover.id}), and this create makes another.`,
     );
     expect(warnings[0]).toContain("killed while creating this resource");
     expect(warnings[0]).toContain(`adoptId: "${leftover.id}"`);
@@ -120,6 +120,15 @@ describe("what the look costs, and when it says nothing", () => {
     await checkAndCreate(provider, "a", program);
     await checkAndCreate(provider, "b", program);
     expect(lists.pods).toBe(1);
+    expect(warnings).toEqual([]);
+  });
+
+  test("a name the program chose is not looked for, though one of it exists (another stack's, the console's)", async () => {
+    const program = { imageName: "img:1", gpuTypeIds: ["NVIDIA GeForce RTX 4090" as const], gpuCount: 1 };
+    const elsewhere = await h.rest.pods.create({ name: "shared", ...program });
+    const made = await checkAndCreate(createPodProvider(context), "named", { ...program, name: "shared" });
+    expect(made.id).not.toBe(elsewhere.id);
+    expect(lists.pods).toBe(0);
     expect(warnings).toEqual([]);
   });
 
