@@ -901,7 +901,7 @@ export function implement<D extends { name: string }, R>(
           // Said once the update holds (not before each busy retry's attempt).
           if (overwritten.length > 0) {
             await context.warn?.(
-              `${call.operation}: overwrote what was changed outside Pulumi since the last up or refresh: ${overwritten.join(", ")}. The service keeps no versions, so the program's value wins; run pulumi refresh (or up --refresh) first to see such changes in the preview.`,
+              `${warningSubject(call, news)}: overwrote what was changed outside Pulumi since the last up or refresh: ${overwritten.join(", ")}. The service keeps no versions, so the program's value wins; run pulumi refresh (or up --refresh) first to see such changes in the preview.`,
             );
           }
           return record;

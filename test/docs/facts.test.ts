@@ -348,13 +348,13 @@ describe("the overwrite warning the docs quote", () => {
   test("README and docs/_index.md quote implement.ts's words", () => {
     const source = flat(read("provider/implement.ts"));
     const words =
-      /`\$\{call\.operation\}: (overwrote what was changed outside Pulumi[^`$]*?): \$\{overwritten/.exec(
+      /`\$\{warningSubject\(call, news\)\}: (overwrote what was changed outside Pulumi[^`$]*?): \$\{overwritten/.exec(
         source,
       )?.[1];
     expect(words).toBe("overwrote what was changed outside Pulumi since the last up or refresh");
     for (const page of ["README.md", "docs/_index.md"]) {
       expect(flat(read(page)), page).toContain(
-        `\`warning: update endpoint api-1a2b3c4: ${words}: workersMax (4 there, now 5)\``,
+        `\`warning: update endpoint api-1a2b3c4 (resource Endpoint "api"): ${words}: workersMax (4 there, now 5)\``,
       );
     }
   });

@@ -435,7 +435,7 @@ describe("Endpoint lifecycle", () => {
     ).inputs;
     await warned.update(created.id, created.outs, news);
     expect(warnings).toEqual([
-      `update endpoint ${API}: overwrote what was changed outside Pulumi since the last up or refresh: workersMax (4 there, now 5), env.TOKEN. The service keeps no versions, so the program's value wins; run pulumi refresh (or up --refresh) first to see such changes in the preview.`,
+      `update endpoint ${API} (resource Endpoint "api"): overwrote what was changed outside Pulumi since the last up or refresh: workersMax (4 there, now 5), env.TOKEN. The service keeps no versions, so the program's value wins; run pulumi refresh (or up --refresh) first to see such changes in the preview.`,
     ]);
     expect(warnings.join()).not.toContain("rotated-elsewhere");
     // idleTimeout, which the program left, keeps the value set elsewhere.

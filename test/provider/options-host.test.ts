@@ -322,7 +322,7 @@ describe("an update over a change made outside Pulumi, through Pulumi's provider
       workersMax: 5,
       env: expect.arrayContaining([{ key: "TOKEN", value: "t2" }]),
     });
-    return `update endpoint ${String(endpoint.outputs.name)}: overwrote what was changed outside Pulumi since the last up or refresh: workersMax (4 there, now 5), env.TOKEN. The service keeps no versions, so the program's value wins; run pulumi refresh (or up --refresh) first to see such changes in the preview.`;
+    return `update endpoint ${String(endpoint.outputs.name)} (resource Endpoint "${name}"): overwrote what was changed outside Pulumi since the last up or refresh: workersMax (4 there, now 5), env.TOKEN. The service keeps no versions, so the program's value wins; run pulumi refresh (or up --refresh) first to see such changes in the preview.`;
   }
 
   test("without an engine to log to, the host prints the warning naming the field the update overwrote; an unchanged up reaches no update", async () => {
