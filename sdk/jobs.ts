@@ -66,6 +66,52 @@ export interface JobClientOptions extends ClientOptions {
   timeoutMs?: number | undefined;
   /** Retries of idempotent calls and of 429 on submissions (default 3). */
   retries?: number | undefined;
+  /**
+   * The time of the client's own waits (waitFor's `timeoutMs`, `maxOutageMs`, pauses between polls, a
+   * call's wait for a hold slot); default the system's. For tests that move time by hand; each HTTP
+   * attempt's budget keeps a native timer.
+   */
+  clock?: JobClock | undefined;
+}
+
+/** Time as the job client reads it: the system's by default, a manual one in tests. */
+export interface JobClock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+  /** Runs `fn` once, `ms` from now, unless cancelled; it must not keep the process alive. */
+  setTimer(ms: number, fn: () => void): { cancel(): void };
+  /** Resolves after `ms`; rejects once `signal` aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+/** The system's time, as the client read it before a clock could be given. */
+const SYSTEM_CLOCK: JobClock = {
+  now: () => Date.now(),
+  setTimer(ms, fn) {
+    const timer = setTimeout(fn, ms);
+    timer.unref();
+    return { cancel: () => clearTimeout(timer) };
+  },
+  sleep: (ms, signal) => sleep(ms, undefined, { signal }),
+};
+
+/** A clock the client can read, else a ValidationError naming `clock` when the client is built. */
+function requireClock(clock: unknown): JobClock {
+  if (clock === undefined) return SYSTEM_CLOCK;
+  const given = clock as Partial<JobClock> | null;
+  if (
+    typeof given?.now === "function" &&
+    typeof given.setTimer === "function" &&
+    typeof given.sleep === "function"
+  ) {
+    return given as JobClock;
+  }
+  throw new ValidationError({
+    operation: "jobs",
+    field: "clock",
+    message:
+      "jobs: clock must have now(), setTimer(ms, fn) and sleep(ms, signal) (or be left out for the system's)",
+  });
 }
 
 /** What run() and runSync() take: the submission as written, before the shared schema's defaults. */
@@ -146,8 +192,10 @@ class HoldSlots {
   #drained: Array<() => void> = [];
   /** close() began: no call takes a slot or joins the queue any more, so the queue only drains. */
   #closed = false;
+  readonly #clock: JobClock;
 
-  constructor(connections: number) {
+  constructor(connections: number, clock: JobClock) {
+    this.#clock = clock;
     this.#limit = Math.floor(connections / 2);
     this.#sendLimit = Math.max(1, this.#limit);
   }
@@ -199,13 +247,13 @@ class HoldSlots {
         }),
       );
     }
-    const since = Date.now();
+    const since = this.#clock.now();
     return new Promise<number | undefined>((resolve, reject) => {
       const end = (error: RunpodkitError | undefined) => {
-        clearTimeout(timer);
+        timer?.cancel();
         signal?.removeEventListener("abort", onAbort);
         if (error === undefined) {
-          resolve(budgetMs === undefined ? undefined : Math.max(1, budgetMs - (Date.now() - since)));
+          resolve(budgetMs === undefined ? undefined : Math.max(1, budgetMs - (this.#clock.now() - since)));
           return;
         }
         const at = this.#waiting.indexOf(waiter);
@@ -231,17 +279,14 @@ class HoldSlots {
       const timer =
         budgetMs === undefined
           ? undefined
-          : setTimeout(
-              () =>
-                end(
-                  new TimeoutError({
-                    operation,
-                    message: `${operation}: no reply within ${budgetMs} ms: not sent (${this.#busy()})`,
-                  }),
-                ),
-              budgetMs,
+          : this.#clock.setTimer(budgetMs, () =>
+              end(
+                new TimeoutError({
+                  operation,
+                  message: `${operation}: no reply within ${budgetMs} ms: not sent (${this.#busy()})`,
+                }),
+              ),
             );
-      timer?.unref();
       if (signal?.aborted || forced.aborted) {
         onAbort();
         return;
@@ -384,6 +429,7 @@ export class JobClient {
    * stream positions (the local one).
    */
   readonly #streamPositions = new Map<string, number>();
+  readonly #clock: JobClock;
 
   constructor(given: JobClientOptions) {
     const options = requireClientOptions(given, "jobs");
@@ -399,7 +445,8 @@ export class JobClient {
     this.endpointId = endpointId;
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     this.#maxReplyBytes = options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
-    this.#slots = new HoldSlots(options.connections ?? DEFAULT_CONNECTIONS);
+    this.#clock = requireClock(options.clock);
+    this.#slots = new HoldSlots(options.connections ?? DEFAULT_CONNECTIONS, this.#clock);
     this.#http = clientHttp({ ...options, timeoutMs: this.#timeoutMs }, base.toString(), {
       authorization: `Bearer ${options.apiKey}`,
     });
@@ -593,7 +640,7 @@ export class JobClient {
     requireTimeoutMs(timeoutMs, operation);
     requirePause(pollIntervalMs, operation);
     requirePause(maxOutageMs, operation, "maxOutageMs");
-    const deadline = Date.now() + timeoutMs;
+    const deadline = this.#clock.now() + timeoutMs;
     let last: JobStatus | undefined;
     // The failure of the calls since the last answer, and since when they fail.
     let outage: RunpodkitError | undefined;
@@ -601,7 +648,7 @@ export class JobClient {
     // When this wait may hold a call again after the service refused one (429: its held calls are full).
     let holdsFrom = 0;
     for (;;) {
-      const remaining = deadline - Date.now();
+      const remaining = deadline - this.#clock.now();
       if (remaining <= 0) {
         throw new TimeoutError({
           operation,
@@ -619,12 +666,12 @@ export class JobClient {
       const hold =
         this.#holds &&
         remaining - HOLD_REPLY_MS >= JOB_LIMITS.runsyncWait.min &&
-        Date.now() >= holdsFrom &&
+        this.#clock.now() >= holdsFrom &&
         !this.#http.closeBegun.aborted &&
         this.#slots.tryTake(false)
           ? Math.min(remaining - HOLD_REPLY_MS, WAIT_HOLD_MS)
           : undefined;
-      const sent = Date.now();
+      const sent = this.#clock.now();
       let envelope: JobResult | undefined;
       try {
         envelope =
@@ -644,27 +691,27 @@ export class JobClient {
         // No room for another held call (a 429): poll /status after its Retry-After, holding again a
         // hold's length later. Not an outage by itself: the poll may well be answered.
         const holdRefused = hold !== undefined && error instanceof RateLimitedError;
-        if (holdRefused) holdsFrom = Date.now() + WAIT_HOLD_MS;
+        if (holdRefused) holdsFrom = this.#clock.now() + WAIT_HOLD_MS;
         // The per-call budget was cut to the wait's remainder: report the wait's timeout.
-        const waitOver = error instanceof TimeoutError && deadline - Date.now() <= 0;
+        const waitOver = error instanceof TimeoutError && deadline - this.#clock.now() <= 0;
         if (!waitOver) {
           if (!isPassing(error)) throw error;
-          if (outage === undefined) outageSince = Date.now();
+          if (outage === undefined) outageSince = this.#clock.now();
           outage = error;
-          if (!holdRefused && Date.now() - outageSince >= maxOutageMs) throw error;
+          if (!holdRefused && this.#clock.now() - outageSince >= maxOutageMs) throw error;
         }
       }
       if (envelope) {
         if (isTerminalJobStatus(envelope.status)) return envelope;
         last = envelope.status;
         // A held call has waited already; one answered early (a service that does not hold) has not.
-        if (hold !== undefined && Date.now() - sent >= hold / 2) continue;
+        if (hold !== undefined && this.#clock.now() - sent >= hold / 2) continue;
       }
       const pause = outage ? outagePause(pollIntervalMs, outage) : pollIntervalMs;
       await this.#pause(
         operation,
         jobId,
-        Math.min(pause, Math.max(0, deadline - Date.now())),
+        Math.min(pause, Math.max(0, deadline - this.#clock.now())),
         options.signal,
       );
     }
@@ -769,9 +816,9 @@ export class JobClient {
           // the poll then gets its whole budget. Bounded by the poll's budget, a stream behind long
           // runSync calls failed as an outage, and a poll admitted late was cut during its hold.
           if (!this.#slots.tryTake(true)) {
-            const queued = Date.now();
+            const queued = this.#clock.now();
             await this.#slots.wait(operation, undefined, options.signal, this.#http.forceClosed);
-            if (outageSince !== undefined) outageSince += Date.now() - queued;
+            if (outageSince !== undefined) outageSince += this.#clock.now() - queued;
           }
           let answer: HttpReply;
           try {
@@ -816,8 +863,9 @@ export class JobClient {
               cause: error,
             });
           }
-          outageSince ??= Date.now();
-          if (!isPassing(error) || Date.now() - outageSince >= maxOutageMs) throw withJobId(error, jobId);
+          outageSince ??= this.#clock.now();
+          if (!isPassing(error) || this.#clock.now() - outageSince >= maxOutageMs)
+            throw withJobId(error, jobId);
           await this.#pause(operation, jobId, outagePause(pollIntervalMs, error), options.signal);
           continue;
         }
@@ -907,7 +955,7 @@ export class JobClient {
   async #pause(operation: string, jobId: string, ms: number, signal: AbortSignal | undefined): Promise<void> {
     const forced = this.#http.forceClosed;
     try {
-      await sleep(ms, undefined, { signal: signal ? AbortSignal.any([signal, forced]) : forced });
+      await this.#clock.sleep(ms, signal ? AbortSignal.any([signal, forced]) : forced);
     } catch (error) {
       if (forced.aborted && !signal?.aborted) throw this.#closedWithForce(operation, jobId, error);
       throw new AbortedError({

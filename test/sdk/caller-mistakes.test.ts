@@ -125,6 +125,14 @@ describe("client options refused at construction", () => {
     });
   }
 
+  it("jobs: a clock without now(), setTimer() and sleep()", () => {
+    for (const clock of [null, {}, { now: () => 0, setTimer: () => ({ cancel() {} }) }, Date]) {
+      const error = thrownBy(() => builders.jobs({ clock }));
+      expect(error).toBeInstanceOf(ValidationError);
+      expect(error.toJSON()).toMatchObject({ code: "VALIDATION", operation: "jobs", field: "clock" });
+    }
+  });
+
   it("accepts the bounds: 1 ms, 2^31-1 ms, 0 retries", async () => {
     const bounds = [
       { timeoutMs: 1 },
