@@ -193,9 +193,13 @@ class HoldSlots {
   /** close() began: no call takes a slot or joins the queue any more, so the queue only drains. */
   #closed = false;
   readonly #clock: JobClock;
+  readonly #connections: number;
+  /** A stream poll waited for a slot already: the warning is said once per client. */
+  #streamWaitSaid = false;
 
   constructor(connections: number, clock: JobClock) {
     this.#clock = clock;
+    this.#connections = connections;
     this.#limit = Math.floor(connections / 2);
     this.#sendLimit = Math.max(1, this.#limit);
   }
@@ -312,9 +316,23 @@ class HoldSlots {
     return new Promise((resolve) => this.#drained.push(resolve));
   }
 
+  /**
+   * Said once per client when a stream poll first waits for a slot. That wait has no bound and fails
+   * nothing, so without it a stream whose chunks were ready sat silent behind other streams' held
+   * polls (up to the service's 10 s hold a turn) or long runSync calls, with nothing naming why.
+   */
+  warnStreamWaits(operation: string): void {
+    if (this.#streamWaitSaid) return;
+    this.#streamWaitSaid = true;
+    process.emitWarning(
+      `${operation}: a stream poll waits for a socket: ${this.#busy()}. It is sent when a held call ends (a stream poll within the service's 10 s hold, a runSync or statusSync within its wait), so its chunks arrive late; nothing fails. Said once per client`,
+      { type: "RunpodkitWarning", code: "RUNPODKIT_HOLD_SLOTS_FULL" },
+    );
+  }
+
   /** Why a call waits: every hold slot is taken, and what to raise for more. */
   #busy(): string {
-    return `${this.#sendLimit} call(s) the service holds (runSync, statusSync, waitFor, stream polls) held every socket this client gives them, half its connections; raise \`connections\` for more at once`;
+    return `${this.#sendLimit} call(s) the service holds (runSync, statusSync, waitFor, stream polls) held every socket this client gives them, half its connections (${this.#connections}); raise \`connections\` for more at once`;
   }
 
   #wakeDrained(): void {
@@ -774,8 +792,9 @@ export class JobClient {
    * turn, in order, for as long as it takes: that wait is the client's own, not an outage, so it
    * neither counts toward `maxOutageMs` nor shortens the poll's `timeoutMs`, which starts once the
    * poll is sent. Only `signal` (an AbortedError saying every slot was busy and naming `connections`,
-   * the option to raise) or close({ force: true }) ends it. A stream() left before the job ended (a
-   * `break`) goes on, on this client, after the last chunk it yielded.
+   * the option to raise) or close({ force: true }) ends it; the client's first such wait emits one
+   * process warning (code RUNPODKIT_HOLD_SLOTS_FULL) naming `connections`. A stream() left before the
+   * job ended (a `break`) goes on, on this client, after the last chunk it yielded.
    */
   async *stream(
     jobId: string,
@@ -816,6 +835,7 @@ export class JobClient {
           // the poll then gets its whole budget. Bounded by the poll's budget, a stream behind long
           // runSync calls failed as an outage, and a poll admitted late was cut during its hold.
           if (!this.#slots.tryTake(true)) {
+            this.#slots.warnStreamWaits(operation);
             const queued = this.#clock.now();
             await this.#slots.wait(operation, undefined, options.signal, this.#http.forceClosed);
             if (outageSince !== undefined) outageSince += this.#clock.now() - queued;

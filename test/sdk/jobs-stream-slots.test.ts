@@ -132,6 +132,75 @@ describe("a stream poll waiting for a hold slot", () => {
   });
 });
 
+describe("more streams than hold slots (connections: 8, 10 streams)", () => {
+  it("every stream gets its chunks, the ones past half the pool when a held poll ends, and a warning says once why", async () => {
+    const endpoint = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const jobs = new JobClient({
+      apiKey: KEY,
+      endpointId: endpoint.id,
+      baseUrl: `${h.url}/v2`,
+      connections: 8,
+    });
+    clients.push(jobs);
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on("warning", onWarning);
+    try {
+      const workers: ProtocolWorker[] = [];
+      const ids: string[] = [];
+      for (let i = 0; i < 10; i++) {
+        const worker = new ProtocolWorker(h, endpoint.id, `w-${endpoint.id}-${i}`);
+        const { id } = await jobs.run({ input: { i } });
+        expect(((await worker.take()).body as { id: string }).id).toBe(id);
+        workers.push(worker);
+        ids.push(id);
+      }
+      const ended: unknown[] = [];
+      const streams = ids.map((id, i) =>
+        drain(jobs.stream(id)).then((result) => {
+          ended[i] = result;
+        }),
+      );
+      // Four polls (half of 8 sockets) are sent and held, the jobs having no chunk yet; six wait.
+      await until(() => ids.filter((id) => streamPolls.get(id)?.now === 1).length === 4);
+      const waiting = ids.filter((id) => streamPolls.get(id) === undefined);
+      expect(waiting).toHaveLength(6);
+      await until(() => warnings.some((w) => (w as { code?: string }).code === "RUNPODKIT_HOLD_SLOTS_FULL"));
+      // Said once, naming the rule and the option; no error.
+      const said = warnings.filter((w) => (w as { code?: string }).code === "RUNPODKIT_HOLD_SLOTS_FULL");
+      expect(said).toHaveLength(1);
+      expect(said[0]?.message).toContain("jobs.stream: a stream poll waits for a socket: 4 call(s)");
+      expect(said[0]?.message).toContain("half its connections (8); raise `connections`");
+      // The waiting streams' jobs have their chunk and end; their polls go once the held ones end.
+      for (const id of waiting) {
+        const i = ids.indexOf(id);
+        await workers[i]?.streamChunk(id, { text: `c${i}` });
+        await workers[i]?.done(id, { output: {} });
+      }
+      // The service's hold of the silent jobs' polls ends (its clock): their slots are given back.
+      await (h.clock as ManualClock).advance(10_000);
+      await until(() => waiting.every((id) => ended[ids.indexOf(id)] !== undefined));
+      for (const id of waiting) {
+        expect(ended[ids.indexOf(id)]).toEqual({
+          outputs: [{ text: `c${ids.indexOf(id)}` }],
+          ended: "COMPLETED",
+        });
+      }
+      for (const [i, id] of ids.entries()) {
+        if (!waiting.includes(id)) await workers[i]?.done(id, { output: {} });
+      }
+      await (h.clock as ManualClock).advance(10_000);
+      await Promise.all(streams);
+      expect(ended.map((result) => (result as { ended: unknown }).ended)).toEqual(
+        new Array(10).fill("COMPLETED"),
+      );
+      expect(said).toHaveLength(1);
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+});
+
 describe("a stream poll waiting for a hold slot during an outage", () => {
   it("does not count the wait toward maxOutageMs: a failure after it goes on polling", async () => {
     // A scripted service: the stream's first poll is held and then a 503 (an outage begins), the
