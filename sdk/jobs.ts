@@ -16,6 +16,7 @@ import {
   type CallOptions,
   type CloseOptions,
   DEFAULT_MAX_REPLY_BYTES,
+  type HttpCall,
   type HttpClient,
   type HttpReply,
   MAX_TIMEOUT_MS,
@@ -202,6 +203,14 @@ class HoldSlots {
     this.#connections = connections;
     this.#limit = Math.floor(connections / 2);
     this.#sendLimit = Math.max(1, this.#limit);
+  }
+
+  /**
+   * Whether a held call has the client's one socket (`connections: 1`, where plain calls share the
+   * socket the held ones take): a run() or status() then waits behind it, up to a whole hold.
+   */
+  get holdsOnlySocket(): boolean {
+    return this.#limit === 0 && this.#taken > 0;
   }
 
   /** Whether no call waits for a slot. */
@@ -472,11 +481,28 @@ export class JobClient {
     this.#http.forceClosed.addEventListener("abort", () => slots.forceClosed(), { once: true });
   }
 
+  /**
+   * A call the service answers at once (run, status, cancel, retry, purgeQueue, health). With
+   * `connections: 1` it waits for the socket a held call has; timed out there, it said only "no reply
+   * within ... ms", naming neither the held call nor the option to raise.
+   */
+  async #plain(call: HttpCall): Promise<unknown> {
+    const heldBefore = this.#slots.holdsOnlySocket;
+    try {
+      return await this.#http.request(call);
+    } catch (error) {
+      if (error instanceof TimeoutError && (heldBefore || this.#slots.holdsOnlySocket)) {
+        error.message += `; this client's one socket (\`connections: 1\`) was held meanwhile by a call the service holds (a stream poll up to 10 s, a runSync or statusSync up to its wait): give it \`connections: 2\` or more so such calls always find a socket`;
+      }
+      throw error;
+    }
+  }
+
   /** Submits a job (POST /run); answers at once with its id and IN_QUEUE. Retried only on 429. */
   async run(submission: JobInput, options: CallOptions = {}): Promise<JobAccepted> {
     const operation = "jobs.run";
     const body = validateInput(SubmissionToSend, submission, operation);
-    const reply = await this.#http.request({
+    const reply = await this.#plain({
       ...options,
       operation,
       method: "POST",
@@ -592,7 +618,7 @@ export class JobClient {
     if (options.ttl !== undefined) requireTtl(options.ttl, operation);
     const path = `/status${idSegment(jobId, operation, "jobId")}`;
     try {
-      const reply = await this.#http.request({
+      const reply = await this.#plain({
         operation,
         method: "GET",
         path,
@@ -619,7 +645,7 @@ export class JobClient {
   /** POST /purge-queue: removes every queued job (running ones continue). */
   async purgeQueue(options: CallOptions = {}): Promise<PurgeReply> {
     const operation = "jobs.purgeQueue";
-    const reply = await this.#http.request({
+    const reply = await this.#plain({
       ...options,
       operation,
       method: "POST",
@@ -632,7 +658,7 @@ export class JobClient {
   /** GET /health: job counts and worker states. */
   async health(options: CallOptions = {}): Promise<HealthReply> {
     const operation = "jobs.health";
-    const reply = await this.#http.request({ ...options, operation, method: "GET", path: "/health" });
+    const reply = await this.#plain({ ...options, operation, method: "GET", path: "/health" });
     return parseReply(HealthReply, reply, operation);
   }
 
@@ -956,7 +982,7 @@ export class JobClient {
   ): Promise<JobAccepted> {
     const path = prefix + idSegment(jobId, operation, "jobId");
     try {
-      const reply = await this.#http.request({ ...options, operation, method: "POST", path, retry });
+      const reply = await this.#plain({ ...options, operation, method: "POST", path, retry });
       return parseReply(JobAccepted, reply, operation);
     } catch (error) {
       throw withJobId(error, jobId);

@@ -6,7 +6,7 @@ import { ManualClock } from "../../service/clock";
 import { eventually, type Harness, KEY, startHarness } from "../service/jobs/harness";
 import { ProtocolWorker } from "../service/jobs/protocol-worker";
 import { json, startScriptedServer } from "./scripted-server";
-import { drain } from "./support";
+import { drain, failure } from "./support";
 
 /**
  * A stream() whose polls wait for a hold slot that runSync calls hold, against the started service
@@ -198,6 +198,36 @@ describe("more streams than hold slots (connections: 8, 10 streams)", () => {
     } finally {
       process.off("warning", onWarning);
     }
+  });
+});
+
+describe("connections: 1, the one socket held by a stream poll", () => {
+  it("a plain call that times out behind it says so and names `connections`", async () => {
+    const endpoint = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const jobs = new JobClient({
+      apiKey: KEY,
+      endpointId: endpoint.id,
+      baseUrl: `${h.url}/v2`,
+      connections: 1,
+      timeoutMs: 1_000,
+      retries: 0,
+    });
+    clients.push(jobs);
+    const worker = new ProtocolWorker(h, endpoint.id, `w-${endpoint.id}`);
+    const { id } = await jobs.run({ input: {} });
+    expect(((await worker.take()).body as { id: string }).id).toBe(id);
+    const streamed = drain(jobs.stream(id));
+    // The service holds the poll (no chunk, its clock still): the client's one socket is taken.
+    await until(() => streamPolls.get(id)?.now === 1);
+    // Before: "jobs.status: no reply within 1000 ms", nothing naming the socket or the option.
+    const error = await failure(jobs.status(id));
+    expect(error.toJSON()).toMatchObject({ code: "TIMEOUT", operation: "jobs.status", jobId: id });
+    expect(error.message).toContain("jobs.status: no reply within 1000 ms");
+    expect(error.message).toContain("`connections: 1`");
+    expect(error.message).toContain("`connections: 2` or more");
+    await worker.done(id, { output: {} });
+    expect(await streamed).toEqual({ outputs: [], ended: "COMPLETED" });
+    await jobs.close();
   });
 });
 
