@@ -467,7 +467,17 @@ export class JobClient {
     const endpointId =
       typeof options.endpointId === "string" ? options.endpointId.trim() : options.endpointId;
     // The id goes on the path: appended to the whole URL, it landed after a `?query` or `#fragment`.
-    base.pathname = base.pathname.replace(/\/+$/, "") + idSegment(endpointId, "jobs", "endpointId");
+    const prefix = base.pathname.replace(/\/+$/, "");
+    const segment = idSegment(endpointId, "jobs", "endpointId");
+    // The endpoint's own URL pasted as baseUrl: every call went to /v2/{id}/{id}/..., a bare 404.
+    if (prefix.endsWith(segment)) {
+      throw new ValidationError({
+        operation: "jobs",
+        field: "baseUrl",
+        message: `jobs: baseUrl ends with the endpoint id ${endpointId}, which the client appends itself: pass the job API's base, such as ${DEFAULT_JOBS_URL}, and the id as endpointId`,
+      });
+    }
+    base.pathname = prefix + segment;
     base.hash = "";
     this.endpointId = endpointId;
     this.#timeoutMs = options.timeoutMs ?? 30_000;
