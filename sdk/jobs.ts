@@ -57,7 +57,7 @@ const SubmissionToSend = z.strictObject({
 
 export interface JobClientOptions extends ClientOptions {
   endpointId: string;
-  /** Default https://api.runpod.ai/v2; the endpoint id is appended. */
+  /** Default https://api.runpod.ai/v2; the endpoint id is appended (one ending with it is refused). */
   baseUrl?: string | undefined;
   /**
    * Client-side HTTP budget of one call, retries included (default 30 s). It is NOT the job's wait:
