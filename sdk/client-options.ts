@@ -44,8 +44,9 @@ const CONTROL_CHARACTER = /\p{Cc}/u;
 
 /**
  * Refuses a missing or blank key before anything else (a ValidationError naming apiKey), and one
- * with a control character inside it (a line break, a tab): it cannot go in a header, and undici's
- * "invalid authorization header" read as a connection error, retried and waited through as one.
+ * with a control character (a line break, a tab) or one past Latin-1 inside it: it cannot go in a
+ * header, and undici's "invalid authorization header" read as a connection error, retried and
+ * waited through as one.
  */
 export function requireApiKey(apiKey: unknown, operation: string): void {
   if (typeof apiKey !== "string" || apiKey.trim() === "") {
@@ -60,6 +61,19 @@ export function requireApiKey(apiKey: unknown, operation: string): void {
       operation,
       field: "apiKey",
       message: `${operation}: apiKey holds a control character (a line break, a tab) inside it; an API key is one line: check where it was read from`,
+    });
+  }
+  // Past Latin-1 no header can carry it: undici refused each call ("invalid authorization header"),
+  // a retryable ConnectionError that waitFor and stream polled through as an outage for a minute.
+  let position = 0;
+  for (const character of apiKey.trim()) {
+    position++;
+    const code = character.codePointAt(0) ?? 0;
+    if (code <= 0xff) continue;
+    throw new ValidationError({
+      operation,
+      field: "apiKey",
+      message: `${operation}: apiKey holds U+${code.toString(16).toUpperCase().padStart(4, "0")} at position ${position}, a character no HTTP header can carry (a typographic quote, an invisible zero-width character copied with the key); an API key is plain ASCII: check where it was read from`,
     });
   }
 }

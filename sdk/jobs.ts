@@ -16,6 +16,7 @@ import {
   type CallOptions,
   type CloseOptions,
   DEFAULT_MAX_REPLY_BYTES,
+  type HttpCall,
   type HttpClient,
   type HttpReply,
   MAX_TIMEOUT_MS,
@@ -56,7 +57,7 @@ const SubmissionToSend = z.strictObject({
 
 export interface JobClientOptions extends ClientOptions {
   endpointId: string;
-  /** Default https://api.runpod.ai/v2; the endpoint id is appended. */
+  /** Default https://api.runpod.ai/v2; the endpoint id is appended (one ending with it is refused). */
   baseUrl?: string | undefined;
   /**
    * Client-side HTTP budget of one call, retries included (default 30 s). It is NOT the job's wait:
@@ -66,6 +67,52 @@ export interface JobClientOptions extends ClientOptions {
   timeoutMs?: number | undefined;
   /** Retries of idempotent calls and of 429 on submissions (default 3). */
   retries?: number | undefined;
+  /**
+   * The time of the client's own waits (waitFor's `timeoutMs`, `maxOutageMs`, pauses between polls, a
+   * call's wait for a hold slot); default the system's. For tests that move time by hand; each HTTP
+   * attempt's budget keeps a native timer.
+   */
+  clock?: JobClock | undefined;
+}
+
+/** Time as the job client reads it: the system's by default, a manual one in tests. */
+export interface JobClock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+  /** Runs `fn` once, `ms` from now, unless cancelled; it must not keep the process alive. */
+  setTimer(ms: number, fn: () => void): { cancel(): void };
+  /** Resolves after `ms`; rejects once `signal` aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+/** The system's time, as the client read it before a clock could be given. */
+const SYSTEM_CLOCK: JobClock = {
+  now: () => Date.now(),
+  setTimer(ms, fn) {
+    const timer = setTimeout(fn, ms);
+    timer.unref();
+    return { cancel: () => clearTimeout(timer) };
+  },
+  sleep: (ms, signal) => sleep(ms, undefined, { signal }),
+};
+
+/** A clock the client can read, else a ValidationError naming `clock` when the client is built. */
+function requireClock(clock: unknown): JobClock {
+  if (clock === undefined) return SYSTEM_CLOCK;
+  const given = clock as Partial<JobClock> | null;
+  if (
+    typeof given?.now === "function" &&
+    typeof given.setTimer === "function" &&
+    typeof given.sleep === "function"
+  ) {
+    return given as JobClock;
+  }
+  throw new ValidationError({
+    operation: "jobs",
+    field: "clock",
+    message:
+      "jobs: clock must have now(), setTimer(ms, fn) and sleep(ms, signal) (or be left out for the system's)",
+  });
 }
 
 /** What run() and runSync() take: the submission as written, before the shared schema's defaults. */
@@ -146,10 +193,24 @@ class HoldSlots {
   #drained: Array<() => void> = [];
   /** close() began: no call takes a slot or joins the queue any more, so the queue only drains. */
   #closed = false;
+  readonly #clock: JobClock;
+  readonly #connections: number;
+  /** A stream poll waited for a slot already: the warning is said once per client. */
+  #streamWaitSaid = false;
 
-  constructor(connections: number) {
+  constructor(connections: number, clock: JobClock) {
+    this.#clock = clock;
+    this.#connections = connections;
     this.#limit = Math.floor(connections / 2);
     this.#sendLimit = Math.max(1, this.#limit);
+  }
+
+  /**
+   * Whether a held call has the client's one socket (`connections: 1`, where plain calls share the
+   * socket the held ones take): a run() or status() then waits behind it, up to a whole hold.
+   */
+  get holdsOnlySocket(): boolean {
+    return this.#limit === 0 && this.#taken > 0;
   }
 
   /** Whether no call waits for a slot. */
@@ -199,13 +260,13 @@ class HoldSlots {
         }),
       );
     }
-    const since = Date.now();
+    const since = this.#clock.now();
     return new Promise<number | undefined>((resolve, reject) => {
       const end = (error: RunpodkitError | undefined) => {
-        clearTimeout(timer);
+        timer?.cancel();
         signal?.removeEventListener("abort", onAbort);
         if (error === undefined) {
-          resolve(budgetMs === undefined ? undefined : Math.max(1, budgetMs - (Date.now() - since)));
+          resolve(budgetMs === undefined ? undefined : Math.max(1, budgetMs - (this.#clock.now() - since)));
           return;
         }
         const at = this.#waiting.indexOf(waiter);
@@ -231,17 +292,14 @@ class HoldSlots {
       const timer =
         budgetMs === undefined
           ? undefined
-          : setTimeout(
-              () =>
-                end(
-                  new TimeoutError({
-                    operation,
-                    message: `${operation}: no reply within ${budgetMs} ms: not sent (${this.#busy()})`,
-                  }),
-                ),
-              budgetMs,
+          : this.#clock.setTimer(budgetMs, () =>
+              end(
+                new TimeoutError({
+                  operation,
+                  message: `${operation}: no reply within ${budgetMs} ms: not sent (${this.#busy()})`,
+                }),
+              ),
             );
-      timer?.unref();
       if (signal?.aborted || forced.aborted) {
         onAbort();
         return;
@@ -267,9 +325,23 @@ class HoldSlots {
     return new Promise((resolve) => this.#drained.push(resolve));
   }
 
+  /**
+   * Said once per client when a stream poll first waits for a slot. That wait has no bound and fails
+   * nothing, so without it a stream whose chunks were ready sat silent behind other streams' held
+   * polls (up to the service's 10 s hold a turn) or long runSync calls, with nothing naming why.
+   */
+  warnStreamWaits(operation: string): void {
+    if (this.#streamWaitSaid) return;
+    this.#streamWaitSaid = true;
+    process.emitWarning(
+      `${operation}: a stream poll waits for a socket: ${this.#busy()}. It is sent when a held call ends (a stream poll within the service's 10 s hold, a runSync or statusSync within its wait), so its chunks arrive late; nothing fails. Said once per client`,
+      { type: "RunpodkitWarning", code: "RUNPODKIT_HOLD_SLOTS_FULL" },
+    );
+  }
+
   /** Why a call waits: every hold slot is taken, and what to raise for more. */
   #busy(): string {
-    return `${this.#sendLimit} call(s) the service holds (runSync, statusSync, waitFor, stream polls) held every socket this client gives them, half its connections; raise \`connections\` for more at once`;
+    return `${this.#sendLimit} call(s) the service holds (runSync, statusSync, waitFor, stream polls) held every socket this client gives them, half its connections (${this.#connections}); raise \`connections\` for more at once`;
   }
 
   #wakeDrained(): void {
@@ -384,6 +456,7 @@ export class JobClient {
    * stream positions (the local one).
    */
   readonly #streamPositions = new Map<string, number>();
+  readonly #clock: JobClock;
 
   constructor(given: JobClientOptions) {
     const options = requireClientOptions(given, "jobs");
@@ -394,12 +467,23 @@ export class JobClient {
     const endpointId =
       typeof options.endpointId === "string" ? options.endpointId.trim() : options.endpointId;
     // The id goes on the path: appended to the whole URL, it landed after a `?query` or `#fragment`.
-    base.pathname = base.pathname.replace(/\/+$/, "") + idSegment(endpointId, "jobs", "endpointId");
+    const prefix = base.pathname.replace(/\/+$/, "");
+    const segment = idSegment(endpointId, "jobs", "endpointId");
+    // The endpoint's own URL pasted as baseUrl: every call went to /v2/{id}/{id}/..., a bare 404.
+    if (prefix.endsWith(segment)) {
+      throw new ValidationError({
+        operation: "jobs",
+        field: "baseUrl",
+        message: `jobs: baseUrl ends with the endpoint id ${endpointId}, which the client appends itself: pass the job API's base, such as ${DEFAULT_JOBS_URL}, and the id as endpointId`,
+      });
+    }
+    base.pathname = prefix + segment;
     base.hash = "";
     this.endpointId = endpointId;
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     this.#maxReplyBytes = options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
-    this.#slots = new HoldSlots(options.connections ?? DEFAULT_CONNECTIONS);
+    this.#clock = requireClock(options.clock);
+    this.#slots = new HoldSlots(options.connections ?? DEFAULT_CONNECTIONS, this.#clock);
     this.#http = clientHttp({ ...options, timeoutMs: this.#timeoutMs }, base.toString(), {
       authorization: `Bearer ${options.apiKey}`,
     });
@@ -407,11 +491,28 @@ export class JobClient {
     this.#http.forceClosed.addEventListener("abort", () => slots.forceClosed(), { once: true });
   }
 
+  /**
+   * A call the service answers at once (run, status, cancel, retry, purgeQueue, health). With
+   * `connections: 1` it waits for the socket a held call has; timed out there, it said only "no reply
+   * within ... ms", naming neither the held call nor the option to raise.
+   */
+  async #plain(call: HttpCall): Promise<unknown> {
+    const heldBefore = this.#slots.holdsOnlySocket;
+    try {
+      return await this.#http.request(call);
+    } catch (error) {
+      if (error instanceof TimeoutError && (heldBefore || this.#slots.holdsOnlySocket)) {
+        error.message += `; this client's one socket (\`connections: 1\`) was held meanwhile by a call the service holds (a stream poll up to 10 s, a runSync or statusSync up to its wait): give it \`connections: 2\` or more so such calls always find a socket`;
+      }
+      throw error;
+    }
+  }
+
   /** Submits a job (POST /run); answers at once with its id and IN_QUEUE. Retried only on 429. */
   async run(submission: JobInput, options: CallOptions = {}): Promise<JobAccepted> {
     const operation = "jobs.run";
     const body = validateInput(SubmissionToSend, submission, operation);
-    const reply = await this.#http.request({
+    const reply = await this.#plain({
       ...options,
       operation,
       method: "POST",
@@ -527,7 +628,7 @@ export class JobClient {
     if (options.ttl !== undefined) requireTtl(options.ttl, operation);
     const path = `/status${idSegment(jobId, operation, "jobId")}`;
     try {
-      const reply = await this.#http.request({
+      const reply = await this.#plain({
         operation,
         method: "GET",
         path,
@@ -554,7 +655,7 @@ export class JobClient {
   /** POST /purge-queue: removes every queued job (running ones continue). */
   async purgeQueue(options: CallOptions = {}): Promise<PurgeReply> {
     const operation = "jobs.purgeQueue";
-    const reply = await this.#http.request({
+    const reply = await this.#plain({
       ...options,
       operation,
       method: "POST",
@@ -567,7 +668,7 @@ export class JobClient {
   /** GET /health: job counts and worker states. */
   async health(options: CallOptions = {}): Promise<HealthReply> {
     const operation = "jobs.health";
-    const reply = await this.#http.request({ ...options, operation, method: "GET", path: "/health" });
+    const reply = await this.#plain({ ...options, operation, method: "GET", path: "/health" });
     return parseReply(HealthReply, reply, operation);
   }
 
@@ -593,7 +694,7 @@ export class JobClient {
     requireTimeoutMs(timeoutMs, operation);
     requirePause(pollIntervalMs, operation);
     requirePause(maxOutageMs, operation, "maxOutageMs");
-    const deadline = Date.now() + timeoutMs;
+    const deadline = this.#clock.now() + timeoutMs;
     let last: JobStatus | undefined;
     // The failure of the calls since the last answer, and since when they fail.
     let outage: RunpodkitError | undefined;
@@ -601,7 +702,7 @@ export class JobClient {
     // When this wait may hold a call again after the service refused one (429: its held calls are full).
     let holdsFrom = 0;
     for (;;) {
-      const remaining = deadline - Date.now();
+      const remaining = deadline - this.#clock.now();
       if (remaining <= 0) {
         throw new TimeoutError({
           operation,
@@ -619,12 +720,12 @@ export class JobClient {
       const hold =
         this.#holds &&
         remaining - HOLD_REPLY_MS >= JOB_LIMITS.runsyncWait.min &&
-        Date.now() >= holdsFrom &&
+        this.#clock.now() >= holdsFrom &&
         !this.#http.closeBegun.aborted &&
         this.#slots.tryTake(false)
           ? Math.min(remaining - HOLD_REPLY_MS, WAIT_HOLD_MS)
           : undefined;
-      const sent = Date.now();
+      const sent = this.#clock.now();
       let envelope: JobResult | undefined;
       try {
         envelope =
@@ -644,27 +745,27 @@ export class JobClient {
         // No room for another held call (a 429): poll /status after its Retry-After, holding again a
         // hold's length later. Not an outage by itself: the poll may well be answered.
         const holdRefused = hold !== undefined && error instanceof RateLimitedError;
-        if (holdRefused) holdsFrom = Date.now() + WAIT_HOLD_MS;
+        if (holdRefused) holdsFrom = this.#clock.now() + WAIT_HOLD_MS;
         // The per-call budget was cut to the wait's remainder: report the wait's timeout.
-        const waitOver = error instanceof TimeoutError && deadline - Date.now() <= 0;
+        const waitOver = error instanceof TimeoutError && deadline - this.#clock.now() <= 0;
         if (!waitOver) {
           if (!isPassing(error)) throw error;
-          if (outage === undefined) outageSince = Date.now();
+          if (outage === undefined) outageSince = this.#clock.now();
           outage = error;
-          if (!holdRefused && Date.now() - outageSince >= maxOutageMs) throw error;
+          if (!holdRefused && this.#clock.now() - outageSince >= maxOutageMs) throw error;
         }
       }
       if (envelope) {
         if (isTerminalJobStatus(envelope.status)) return envelope;
         last = envelope.status;
         // A held call has waited already; one answered early (a service that does not hold) has not.
-        if (hold !== undefined && Date.now() - sent >= hold / 2) continue;
+        if (hold !== undefined && this.#clock.now() - sent >= hold / 2) continue;
       }
       const pause = outage ? outagePause(pollIntervalMs, outage) : pollIntervalMs;
       await this.#pause(
         operation,
         jobId,
-        Math.min(pause, Math.max(0, deadline - Date.now())),
+        Math.min(pause, Math.max(0, deadline - this.#clock.now())),
         options.signal,
       );
     }
@@ -727,8 +828,9 @@ export class JobClient {
    * turn, in order, for as long as it takes: that wait is the client's own, not an outage, so it
    * neither counts toward `maxOutageMs` nor shortens the poll's `timeoutMs`, which starts once the
    * poll is sent. Only `signal` (an AbortedError saying every slot was busy and naming `connections`,
-   * the option to raise) or close({ force: true }) ends it. A stream() left before the job ended (a
-   * `break`) goes on, on this client, after the last chunk it yielded.
+   * the option to raise) or close({ force: true }) ends it; the client's first such wait emits one
+   * process warning (code RUNPODKIT_HOLD_SLOTS_FULL) naming `connections`. A stream() left before the
+   * job ended (a `break`) goes on, on this client, after the last chunk it yielded.
    */
   async *stream(
     jobId: string,
@@ -769,9 +871,10 @@ export class JobClient {
           // the poll then gets its whole budget. Bounded by the poll's budget, a stream behind long
           // runSync calls failed as an outage, and a poll admitted late was cut during its hold.
           if (!this.#slots.tryTake(true)) {
-            const queued = Date.now();
+            this.#slots.warnStreamWaits(operation);
+            const queued = this.#clock.now();
             await this.#slots.wait(operation, undefined, options.signal, this.#http.forceClosed);
-            if (outageSince !== undefined) outageSince += Date.now() - queued;
+            if (outageSince !== undefined) outageSince += this.#clock.now() - queued;
           }
           let answer: HttpReply;
           try {
@@ -816,8 +919,9 @@ export class JobClient {
               cause: error,
             });
           }
-          outageSince ??= Date.now();
-          if (!isPassing(error) || Date.now() - outageSince >= maxOutageMs) throw withJobId(error, jobId);
+          outageSince ??= this.#clock.now();
+          if (!isPassing(error) || this.#clock.now() - outageSince >= maxOutageMs)
+            throw withJobId(error, jobId);
           await this.#pause(operation, jobId, outagePause(pollIntervalMs, error), options.signal);
           continue;
         }
@@ -888,7 +992,7 @@ export class JobClient {
   ): Promise<JobAccepted> {
     const path = prefix + idSegment(jobId, operation, "jobId");
     try {
-      const reply = await this.#http.request({ ...options, operation, method: "POST", path, retry });
+      const reply = await this.#plain({ ...options, operation, method: "POST", path, retry });
       return parseReply(JobAccepted, reply, operation);
     } catch (error) {
       throw withJobId(error, jobId);
@@ -907,7 +1011,7 @@ export class JobClient {
   async #pause(operation: string, jobId: string, ms: number, signal: AbortSignal | undefined): Promise<void> {
     const forced = this.#http.forceClosed;
     try {
-      await sleep(ms, undefined, { signal: signal ? AbortSignal.any([signal, forced]) : forced });
+      await this.#clock.sleep(ms, signal ? AbortSignal.any([signal, forced]) : forced);
     } catch (error) {
       if (forced.aborted && !signal?.aborted) throw this.#closedWithForce(operation, jobId, error);
       throw new AbortedError({

@@ -71,6 +71,30 @@ describe("the clients' apiKey", () => {
     }
   });
 
+  it.each([
+    ["typographic quotes around it", (key: string) => `\u201c${key}\u201d`, "U+201C", 1],
+    ["a zero-width space after it", (key: string) => `${key}\u200b`, "U+200B", 26],
+  ])(
+    "with %s is refused when the client is built, naming apiKey and the character, not the key",
+    (_name, typo, named, at) => {
+      // Before, undici refused the header at each call ("invalid authorization header"), a retryable
+      // ConnectionError: waitFor and stream polled it as an outage for maxOutageMs (60 s) first.
+      const apiKey = typo(service.apiKey);
+      expect(service.apiKey).toHaveLength(25);
+      for (const build of [
+        () => new RestClient({ apiKey, baseUrl: service.restUrl }),
+        () => new JobClient({ apiKey, endpointId: "ep", baseUrl: `${service.queueUrl}/v2` }),
+        () => new GraphQLClient({ apiKey, baseUrl: service.graphqlUrl }),
+      ]) {
+        const error = thrown(build);
+        expect(error).toBeInstanceOf(ValidationError);
+        expect((error as ValidationError).field).toBe("apiKey");
+        expect((error as ValidationError).message).toContain(`${named} at position ${at}`);
+        expect((error as ValidationError).message).not.toContain(service.apiKey.slice(8));
+      }
+    },
+  );
+
   it("when missing, is refused naming where a key usually comes from", () => {
     const error = thrown(() => new RestClient({ apiKey: process.env.RUNPODKIT_NO_SUCH_VARIABLE as string }));
     expect(error).toBeInstanceOf(ValidationError);

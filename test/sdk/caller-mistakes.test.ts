@@ -125,6 +125,28 @@ describe("client options refused at construction", () => {
     });
   }
 
+  it("jobs: a baseUrl that already ends with the endpoint id (the endpoint's URL pasted whole)", () => {
+    // Before, each call went to /v2/ep1/ep1/...: a 404 naming neither baseUrl nor the doubled id.
+    for (const baseUrl of [
+      "http://127.0.0.1:9/v2/ep1",
+      "http://127.0.0.1:9/v2/ep1/",
+      "http://127.0.0.1:9/v2/ep1?x=1",
+    ]) {
+      const error = thrownBy(() => builders.jobs({ baseUrl }));
+      expect(error).toBeInstanceOf(ValidationError);
+      expect(error.toJSON()).toMatchObject({ code: "VALIDATION", operation: "jobs", field: "baseUrl" });
+      expect(error.message).toContain("ends with the endpoint id ep1");
+    }
+  });
+
+  it("jobs: a clock without now(), setTimer() and sleep()", () => {
+    for (const clock of [null, {}, { now: () => 0, setTimer: () => ({ cancel() {} }) }, Date]) {
+      const error = thrownBy(() => builders.jobs({ clock }));
+      expect(error).toBeInstanceOf(ValidationError);
+      expect(error.toJSON()).toMatchObject({ code: "VALIDATION", operation: "jobs", field: "clock" });
+    }
+  });
+
   it("accepts the bounds: 1 ms, 2^31-1 ms, 0 retries", async () => {
     const bounds = [
       { timeoutMs: 1 },

@@ -1,17 +1,18 @@
 import type { ServerResponse } from "node:http";
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AbortedError, type RunpodkitError } from "../../sdk/errors";
 import { JobClient } from "../../sdk/jobs";
+import { ManualClock } from "../../service/clock";
 import { eventually, type Harness, KEY, startHarness } from "../service/jobs/harness";
 import { ProtocolWorker } from "../service/jobs/protocol-worker";
 import { json, startScriptedServer } from "./scripted-server";
-import { drain } from "./support";
+import { drain, failure } from "./support";
 
 /**
  * A stream() whose polls wait for a hold slot that runSync calls hold, against the started service
- * (its clock manual, so a held call ends only when its job does). The client's own time (its
- * setTimeout and Date; not node:timers/promises, so its pauses stay real) is faked only while the
- * runSync holds: the test jumps it minutes ahead instead of waiting them out.
+ * (its clock manual, so a held call ends only when its job does). The client's own time is a
+ * ManualClock of its own (`clock`): the test moves it minutes ahead instead of waiting them out. Each
+ * HTTP attempt's budget stays on a native timer, which these tests never let run out.
  */
 
 let h: Harness;
@@ -31,9 +32,6 @@ beforeAll(async () => {
     res.once("close", () => seen.now--);
   });
 });
-afterEach(() => {
-  vi.useRealTimers();
-});
 afterAll(async () => {
   for (const client of clients) await client.close({ force: true });
   await h?.close();
@@ -42,14 +40,11 @@ afterAll(async () => {
 /** Calls the service holds now. */
 const held = () => h.plane.book.watchers.waiting;
 
-/** The real setTimeout, for waiting while the client's is faked. */
-const realSetTimeout = globalThis.setTimeout;
-
-/** Until `check` holds, on real time (the harness's `eventually` uses the faked setTimeout). */
+/** Until `check` holds: what the service or the client does over real sockets takes a few turns. */
 async function until(check: () => boolean): Promise<void> {
   for (let i = 0; i < 600; i++) {
     if (check()) return;
-    await new Promise((resolve) => realSetTimeout(resolve, 10));
+    await new Promise((resolve) => setTimeout(resolve, 10));
   }
   throw new Error("condition not met in time");
 }
@@ -60,7 +55,9 @@ async function until(check: () => boolean): Promise<void> {
  */
 async function slotHeldByRunSync() {
   const endpoint = h.endpoint("runpodkit/echo", { workersMax: 0 });
+  const clock = new ManualClock();
   const jobs = new JobClient({
+    clock,
     apiKey: KEY,
     endpointId: endpoint.id,
     baseUrl: `${h.url}/v2`,
@@ -77,24 +74,19 @@ async function slotHeldByRunSync() {
   const syncJob = ((await syncWorker.take()).body as { id: string }).id;
   const { id } = await jobs.run({ input: { n: "streamed" } });
   expect(((await streamWorker.take()).body as { id: string }).id).toBe(id);
-  return { jobs, syncing, syncWorker, syncJob, streamWorker, id };
+  return { jobs, clock, syncing, syncWorker, syncJob, streamWorker, id };
 }
-
-/** Only the client's timers and Date: its pauses (node:timers/promises) and the service run on. */
-const fakeClientTime = () => vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
 
 describe("a stream poll waiting for a hold slot", () => {
   it("waits its turn behind a long runSync, is no outage even with maxOutageMs: 0, and every chunk arrives", async () => {
-    const { jobs, syncing, syncWorker, syncJob, streamWorker, id } = await slotHeldByRunSync();
+    const { jobs, clock, syncing, syncWorker, syncJob, streamWorker, id } = await slotHeldByRunSync();
     for (const text of ["a", "b", "c"]) await streamWorker.streamChunk(id, { text });
-    fakeClientTime();
     const streamed = drain(jobs.stream(id, { maxOutageMs: 0, timeoutMs: 1_000, pollIntervalMs: 20 }));
     // Ten minutes of the client's time while the runSync holds the slot. Before, the poll's slot
     // wait ran out after its budget (10 s hold + timeoutMs), counted as an outage, and the stream
     // threw a TimeoutError (after maxOutageMs: 60 s by default, about 80 s in) though the service was fine.
-    await vi.advanceTimersByTimeAsync(600_000);
+    await clock.advance(600_000);
     expect(streamPolls.get(id)?.sent ?? 0).toBe(0);
-    vi.useRealTimers();
     await syncWorker.done(syncJob, { output: { n: "sync" } });
     expect(await syncing).toMatchObject({ id: syncJob, status: "COMPLETED" });
     await streamWorker.done(id, { output: {} });
@@ -105,20 +97,17 @@ describe("a stream poll waiting for a hold slot", () => {
   });
 
   it("once admitted, gets its whole budget: the service's hold of it is not cut", async () => {
-    const { jobs, syncing, syncWorker, syncJob, streamWorker, id } = await slotHeldByRunSync();
-    fakeClientTime();
-    // timeoutMs: 1 makes the poll's budget the 10 s hold plus 1 ms.
-    const streamed = drain(jobs.stream(id, { maxOutageMs: 0, timeoutMs: 1, pollIntervalMs: 20 }));
-    await vi.advanceTimersByTimeAsync(10_000);
+    const { jobs, clock, syncing, syncWorker, syncJob, streamWorker, id } = await slotHeldByRunSync();
+    // The poll's budget: the service's 10 s hold plus timeoutMs, 30 s.
+    const streamed = drain(jobs.stream(id, { maxOutageMs: 0, timeoutMs: 20_000, pollIntervalMs: 20 }));
+    // All but 1 ms of that budget in the queue, on the client's clock.
+    await clock.advance(29_999);
     // The slot is free: the poll is sent, and the service holds it (no chunk yet).
     await syncWorker.done(syncJob, { output: { n: "sync" } });
     expect(await syncing).toMatchObject({ id: syncJob, status: "COMPLETED" });
     await until(() => streamPolls.get(id)?.now === 1);
-    // Before, the poll was sent with what its slot wait left of its budget (1 ms) and cut here: a
-    // TimeoutError during a legitimate hold.
-    await vi.advanceTimersByTimeAsync(9_000);
-    expect(streamPolls.get(id)).toEqual({ sent: 1, now: 1 });
-    vi.useRealTimers();
+    // Before, the poll was sent with what its slot wait left of its budget (1 ms) and cut during
+    // the hold: a TimeoutError (maxOutageMs: 0) instead of the chunk. Now its whole 30 s.
     await streamWorker.streamChunk(id, { text: "late" });
     await streamWorker.done(id, { output: {} });
     expect(await streamed).toEqual({ outputs: [{ text: "late" }], ended: "COMPLETED" });
@@ -143,6 +132,105 @@ describe("a stream poll waiting for a hold slot", () => {
   });
 });
 
+describe("more streams than hold slots (connections: 8, 10 streams)", () => {
+  it("every stream gets its chunks, the ones past half the pool when a held poll ends, and a warning says once why", async () => {
+    const endpoint = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const jobs = new JobClient({
+      apiKey: KEY,
+      endpointId: endpoint.id,
+      baseUrl: `${h.url}/v2`,
+      connections: 8,
+    });
+    clients.push(jobs);
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on("warning", onWarning);
+    try {
+      const workers: ProtocolWorker[] = [];
+      const ids: string[] = [];
+      for (let i = 0; i < 10; i++) {
+        const worker = new ProtocolWorker(h, endpoint.id, `w-${endpoint.id}-${i}`);
+        const { id } = await jobs.run({ input: { i } });
+        expect(((await worker.take()).body as { id: string }).id).toBe(id);
+        workers.push(worker);
+        ids.push(id);
+      }
+      const ended: unknown[] = [];
+      const streams = ids.map((id, i) =>
+        drain(jobs.stream(id)).then((result) => {
+          ended[i] = result;
+        }),
+      );
+      // Four polls (half of 8 sockets) are sent and held, the jobs having no chunk yet; six wait.
+      await until(() => ids.filter((id) => streamPolls.get(id)?.now === 1).length === 4);
+      const waiting = ids.filter((id) => streamPolls.get(id) === undefined);
+      expect(waiting).toHaveLength(6);
+      await until(() => warnings.some((w) => (w as { code?: string }).code === "RUNPODKIT_HOLD_SLOTS_FULL"));
+      // Said once, naming the rule and the option; no error.
+      const said = warnings.filter((w) => (w as { code?: string }).code === "RUNPODKIT_HOLD_SLOTS_FULL");
+      expect(said).toHaveLength(1);
+      expect(said[0]?.message).toContain("jobs.stream: a stream poll waits for a socket: 4 call(s)");
+      expect(said[0]?.message).toContain("half its connections (8); raise `connections`");
+      // The waiting streams' jobs have their chunk and end; their polls go once the held ones end.
+      for (const id of waiting) {
+        const i = ids.indexOf(id);
+        await workers[i]?.streamChunk(id, { text: `c${i}` });
+        await workers[i]?.done(id, { output: {} });
+      }
+      // The service's hold of the silent jobs' polls ends (its clock): their slots are given back.
+      await (h.clock as ManualClock).advance(10_000);
+      await until(() => waiting.every((id) => ended[ids.indexOf(id)] !== undefined));
+      for (const id of waiting) {
+        expect(ended[ids.indexOf(id)]).toEqual({
+          outputs: [{ text: `c${ids.indexOf(id)}` }],
+          ended: "COMPLETED",
+        });
+      }
+      for (const [i, id] of ids.entries()) {
+        if (!waiting.includes(id)) await workers[i]?.done(id, { output: {} });
+      }
+      await (h.clock as ManualClock).advance(10_000);
+      await Promise.all(streams);
+      expect(ended.map((result) => (result as { ended: unknown }).ended)).toEqual(
+        new Array(10).fill("COMPLETED"),
+      );
+      expect(said).toHaveLength(1);
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+});
+
+describe("connections: 1, the one socket held by a stream poll", () => {
+  it("a plain call that times out behind it says so and names `connections`", async () => {
+    const endpoint = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const jobs = new JobClient({
+      apiKey: KEY,
+      endpointId: endpoint.id,
+      baseUrl: `${h.url}/v2`,
+      connections: 1,
+      timeoutMs: 1_000,
+      retries: 0,
+    });
+    clients.push(jobs);
+    const worker = new ProtocolWorker(h, endpoint.id, `w-${endpoint.id}`);
+    const { id } = await jobs.run({ input: {} });
+    expect(((await worker.take()).body as { id: string }).id).toBe(id);
+    const streamed = drain(jobs.stream(id));
+    // The service holds the poll (no chunk, its clock still): the client's one socket is taken.
+    await until(() => streamPolls.get(id)?.now === 1);
+    // Before: "jobs.status: no reply within 1000 ms", nothing naming the socket or the option.
+    const error = await failure(jobs.status(id));
+    expect(error.toJSON()).toMatchObject({ code: "TIMEOUT", operation: "jobs.status", jobId: id });
+    expect(error.message).toContain("jobs.status: no reply within 1000 ms");
+    expect(error.message).toContain("`connections: 1`");
+    expect(error.message).toContain("`connections: 2` or more");
+    await worker.done(id, { output: {} });
+    expect(await streamed).toEqual({ outputs: [], ended: "COMPLETED" });
+    await jobs.close();
+  });
+});
+
 describe("a stream poll waiting for a hold slot during an outage", () => {
   it("does not count the wait toward maxOutageMs: a failure after it goes on polling", async () => {
     // A scripted service: the stream's first poll is held and then a 503 (an outage begins), the
@@ -161,7 +249,9 @@ describe("a stream poll waiting for a hold slot during an outage", () => {
       else if (polls === 3) json(res, 200, { status: "COMPLETED", stream: [{ output: "x" }] });
       else json(res, 200, { status: "COMPLETED", stream: [] });
     });
+    const clock = new ManualClock();
     const jobs = new JobClient({
+      clock,
       apiKey: KEY,
       endpointId: "ep",
       baseUrl: `${server.url}/v2`,
@@ -169,32 +259,31 @@ describe("a stream poll waiting for a hold slot during an outage", () => {
       connections: 2,
       timeoutMs: 1_000,
     });
-    // Its pauses between polls too (node:timers/promises), so the test says when each one ends.
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"], fakeNodeBuiltins: true });
     try {
       const streamed = drain(jobs.stream("job-s", { maxOutageMs: 1_000, pollIntervalMs: 0 }));
       await until(() => held.poll !== undefined);
       const syncing = jobs.runSync({ input: {} }, { wait: 300_000 });
       json(held.poll as ServerResponse, 503, { error: "restarting" });
-      // The runSync is sent once the failed poll gives the slot back; the stream then pauses 250 ms.
-      await until(() => held.runSync !== undefined);
-      await vi.advanceTimersByTimeAsync(250);
-      await new Promise((resolve) => setImmediate(resolve));
+      // The runSync is sent once the failed poll gives the slot back; the stream then pauses 250 ms
+      // (the clock's one timer).
+      await until(() => held.runSync !== undefined && clock.pending === 1);
+      await clock.advance(250);
       // The second poll waits for the slot the runSync holds: two minutes of the client's time.
-      await vi.advanceTimersByTimeAsync(120_000);
+      await clock.advance(120_000);
       expect(polls).toBe(1);
       json(held.runSync as ServerResponse, 200, { id: "job-r", status: "COMPLETED", output: {} });
       expect(await syncing).toMatchObject({ id: "job-r", status: "COMPLETED" });
-      await until(() => polls === 2);
-      // Before, the outage counted the two minutes in the queue, and this 503 ended the stream.
-      for (let i = 0; i < 20 && polls < 4; i++) {
-        await vi.advanceTimersByTimeAsync(250);
-        await new Promise((resolve) => realSetTimeout(resolve, 10));
-      }
+      // Before, the outage counted the two minutes in the queue, and this 503 ended the stream; now
+      // the stream pauses after it and polls on.
+      let ended = false;
+      void streamed.then(() => {
+        ended = true;
+      });
+      await until(() => polls === 2 && (clock.pending === 1 || ended));
+      await clock.advance(250);
       expect(await streamed).toEqual({ outputs: ["x"], ended: "COMPLETED" });
       expect(polls).toBe(4);
     } finally {
-      vi.useRealTimers();
       await jobs.close({ force: true });
       await server.close();
     }
