@@ -220,6 +220,14 @@ export class JobService {
     return this.#memory.reserve(bytes);
   }
 
+  /**
+   * Holds `bytes` against the memory budget, or UNAVAILABLE (503) when they do not fit: what a route
+   * keeps of a job's stream after its chunks left the buffer (the /openai route's rejoined output).
+   */
+  holdMemory(bytes: number): Reservation {
+    return this.#memory.reserve(bytes);
+  }
+
   /** Room in the endpoint's queue (its cap, maxQueuedPerEndpoint): RATE_LIMITED (429) otherwise. */
   checkRoom(endpointId: string): void {
     const queued = this.#book.counts(endpointId).inQueue;

@@ -3,7 +3,7 @@ import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import OpenAI from "openai";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import type { ManualClock } from "../../../service/clock";
 import { DEFAULT_RATE_LIMIT_OPTIONS } from "../../../service/jobs/client/rate-limit";
 import { OPENAI_WAIT_MS } from "../../../service/jobs/http/openai-route";
@@ -465,5 +465,70 @@ describe("admitted as /run: its rate-limit row and the queue's cap", () => {
     const capped = await a.call("POST", path, { body: CHAT });
     expect(capped.status).toBe(429);
     expect(capped.body).toMatchObject({ error: expect.stringContaining("maxQueuedPerEndpoint") });
+  });
+});
+
+describe("a streamed output rejoined from pieces holds its bytes against the memory budget", () => {
+  let m: Harness;
+  beforeAll(async () => {
+    m = await startHarness({
+      // Room for the worker's 8 MB job-stream body (held while read), not for another 5.5 MB beside it.
+      config: { memoryBudgetBytes: 9_000_000, handlers: { "acme/openai-vllm": VLLM_LIKE } },
+    });
+  });
+  afterAll(async () => m?.close());
+
+  it("while a slow reader has not taken it, as its chunks did; freed once it is read", async () => {
+    const ep = m.endpoint("acme/openai-vllm");
+    const idle = m.endpoint("runpodkit/echo", { workersMax: 0 });
+    // 4 M characters (8 MB of UTF-8): more than the connection's kernel buffers take, so the rest of
+    // the one event waits in the service for a reader that does not read.
+    const big = 4_000_000;
+    const req = httpRequest(`${m.url}/v2/${ep.id}/openai/v1/chat/completions`, {
+      method: "POST",
+      agent: false,
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+    });
+    req.once("error", () => {});
+    const response = new Promise<import("node:http").IncomingMessage>((done) => req.once("response", done));
+    // The job goes on (no job-done) until the gate opens: only the stream holds memory meanwhile.
+    const gate = join(dir, "gate-budget");
+    req.end(JSON.stringify({ ...CHAT, model: "json", stream: true, big, gate }));
+    onTestFinished(() => {
+      req.destroy();
+    });
+    const res = await response;
+    res.pause();
+    expect(res.statusCode).toBe(200);
+    // Every piece was handed out of the job's buffer: the event is written, not yet read.
+    await eventually(() => (m.plane.book.recent(ep.id, 1)[0]?.stream === null ? true : undefined));
+    expect(m.plane.book.recent(ep.id, 1)[0]?.status).toBe("IN_PROGRESS");
+    expect(m.plane.memory.used).toBeGreaterThanOrEqual(big);
+    // A /run that would take the service past its budget is refused, naming it.
+    const pad = "x".repeat(5_500_000);
+    const refused = await m.call("POST", `/v2/${idle.id}/run`, { body: { input: { pad } } });
+    expect(refused.status).toBe(503);
+    expect(refused.body).toMatchObject({
+      error: expect.stringContaining("memory budget for jobs (9000000 bytes)"),
+    });
+    // The reader reads the one event, whole: the budget is free again (but for the job's input).
+    res.setEncoding("utf8");
+    let text = "";
+    res.on("data", (part: string) => {
+      text += part;
+    });
+    const ended = new Promise((done) => res.once("end", done));
+    res.resume();
+    await eventually(() => (text.endsWith("\n\n") ? true : undefined));
+    await eventually(() => (m.plane.memory.used < 10_000 ? true : undefined));
+    writeFileSync(gate, "");
+    await ended;
+    const data = dataOf(text);
+    expect(data).toHaveLength(2);
+    expect(JSON.parse(data[0] ?? "").choices[0].delta.content).toBe("é".repeat(big));
+    expect(data[1]).toBe("[DONE]");
+    await eventually(() => (m.plane.memory.used === 0 ? true : undefined));
+    const accepted = await m.call("POST", `/v2/${idle.id}/run`, { body: { input: { pad } } });
+    expect(accepted.status).toBe(200);
   });
 });
