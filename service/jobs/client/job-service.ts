@@ -191,6 +191,16 @@ export class JobService {
   }
 
   /**
+   * A non-streamed /openai reply answered the whole output of job `id`: a generator's yields, kept for
+   * /stream, are that output again, and its client never learns the id to read them. They are
+   * dropped (they held the budget until the job left the recent cache, thousands of jobs later).
+   */
+  answeredWhole(id: string): void {
+    const job = this.#book.find(id);
+    if (job) this.#book.dropStream(job);
+  }
+
+  /**
    * A streamed /openai reply's hold on its sync job ended (`answered`: the job ended and its whole
    * reply was written). As runSync: a job answered whole is written with others' rows; one the
    * reply left (the wait ended, the client went away) is on disk before the reply ends.

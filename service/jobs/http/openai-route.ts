@@ -88,6 +88,8 @@ export function registerOpenAiRoute(
         signal,
         reservation,
       );
+      // Its chunks (a generator's yields) were the output answered here: nothing reads them after.
+      if (envelope.status === "COMPLETED") deps.jobs.answeredWhole(envelope.id);
       closeIfReleased(reply.raw, deps.released);
       return answer(reply, envelope, deps.released());
     }

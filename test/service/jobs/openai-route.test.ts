@@ -532,3 +532,110 @@ describe("a streamed output rejoined from pieces holds its bytes against the mem
     expect(accepted.status).toBe(200);
   });
 });
+
+describe("what a request leaves held: answered, or its client gone mid-request", () => {
+  let g: Harness;
+  beforeAll(async () => {
+    g = await startHarness({
+      config: {
+        handlers: { "acme/openai-vllm": VLLM_LIKE },
+        // One request in flight at a time: a slot the route kept after its client left refuses the next.
+        rateLimits: {
+          ...DEFAULT_RATE_LIMIT_OPTIONS,
+          limits: { openai: { requests: 100, windowMs: 10_000, concurrent: 1 } },
+        },
+      },
+    });
+  });
+  afterAll(async () => g?.close());
+
+  /** A request on a connection of its own; `gone()` destroys it and resolves once it closed. */
+  const open = (endpointId: string, body: unknown) => {
+    const req = httpRequest(`${g.url}/v2/${endpointId}/openai/v1/chat/completions`, {
+      method: "POST",
+      agent: false,
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+    });
+    req.once("error", () => {});
+    const closed = new Promise<void>((done) => req.once("close", done));
+    const response = new Promise<import("node:http").IncomingMessage>((done) => req.once("response", done));
+    req.end(JSON.stringify(body));
+    return {
+      response,
+      gone: async () => {
+        req.destroy();
+        await closed;
+      },
+    };
+  };
+  /** Nothing the route held is still held, and the service answers the next request. */
+  const settled = async (endpointId: string) => {
+    await eventually(() =>
+      g.plane.book.watchers.waiting === 0 && g.plane.memory.used === 0 ? true : undefined,
+    );
+    // The `openai` row's one slot is free again.
+    const next = await g.call("POST", `/v2/${endpointId}/openai/v1/chat/completions`, {
+      body: { ...CHAT, model: "json" },
+    });
+    expect(next.status).toBe(200);
+  };
+  /** The job's chunks no reply took, read (and so drained) through /stream. */
+  const contents = async (endpointId: string, id: string) => {
+    const stream = await g.call("GET", `/v2/${endpointId}/stream/${id}`);
+    expect(stream.status).toBe(200);
+    type Yield = { choices: { delta?: { content: string }; message?: { content: string } }[] };
+    // A streamed word is a list of one chunk object (as worker-vllm yields), a completion the object.
+    return (stream.body as { stream: { output: Yield | Yield[] }[] }).stream.map(({ output }) => {
+      const choice = (Array.isArray(output) ? output[0] : output)?.choices[0];
+      return choice?.delta?.content ?? choice?.message?.content;
+    });
+  };
+
+  it("answered, not streamed: a generator's yields (the output again) are not kept", async () => {
+    const ep = g.endpoint("acme/openai-vllm");
+    const reply = await g.call("POST", `/v2/${ep.id}/openai/v1/chat/completions`, { body: CHAT });
+    expect(reply.status).toBe(200);
+    expect(reply.body).toMatchObject({ choices: [{ message: { content: "hello local world" } }] });
+    expect(g.plane.book.recent(ep.id, 1)[0]?.stream).toBeNull();
+    expect(g.plane.memory.used).toBe(0);
+  });
+
+  it("not streamed, while its job runs: the job runs on to its end; nothing is held", async () => {
+    const ep = g.endpoint("acme/openai-vllm");
+    const gate = join(dir, "gate-gone-plain");
+    const request = open(ep.id, { ...CHAT, model: "json", gate });
+    const job = await eventually(() => {
+      const found = g.plane.book.recent(ep.id, 1)[0];
+      return found?.status === "IN_PROGRESS" && g.plane.book.watchers.waiting === 1 ? found : undefined;
+    });
+    await request.gone();
+    await eventually(() => (g.plane.book.watchers.waiting === 0 ? true : undefined));
+    writeFileSync(gate, "");
+    await eventually(() => (job.status === "COMPLETED" ? true : undefined));
+    // Its one yield is kept for /stream, as any job's chunks no reader took.
+    expect(await contents(ep.id, job.id)).toEqual(["hello local world"]);
+    await settled(ep.id);
+  });
+
+  it("streamed, after its first event: the job runs on; its later chunks wait for /stream", async () => {
+    const ep = g.endpoint("acme/openai-vllm");
+    const gate = join(dir, "gate-gone-stream");
+    const request = open(ep.id, { ...CHAT, model: "json", stream: true, gate });
+    const res = await request.response;
+    expect(res.statusCode).toBe(200);
+    res.setEncoding("utf8");
+    let text = "";
+    res.on("data", (part: string) => {
+      text += part;
+    });
+    await eventually(() => (text.includes("\n\n") ? true : undefined));
+    const job = g.plane.book.recent(ep.id, 1)[0];
+    if (!job) throw new Error("no job");
+    await request.gone();
+    await eventually(() => (g.plane.book.watchers.waiting === 0 ? true : undefined));
+    writeFileSync(gate, "");
+    await eventually(() => (job.status === "COMPLETED" ? true : undefined));
+    expect(await contents(ep.id, job.id)).toEqual([" local", " world"]);
+    await settled(ep.id);
+  });
+});
