@@ -231,10 +231,10 @@ describe("OpenAI-shaped errors, never 5xx", () => {
   });
 
   it("vLLM's error object from the handler (an unknown route) is answered with its 4xx status", async () => {
-    const reply = await post(plain.id, "/embeddings", { input: "x" });
+    const reply = await post(plain.id, "/moderations", { input: "x" });
     expect(reply.status).toBe(400);
     expect(await reply.json()).toEqual({
-      error: { message: "Invalid route /v1/embeddings", type: "BadRequestError", code: "400" },
+      error: { message: "Invalid route /v1/moderations", type: "BadRequestError", code: "400" },
     });
   });
 
@@ -637,5 +637,94 @@ describe("what a request leaves held: answered, or its client gone mid-request",
     await eventually(() => (job.status === "COMPLETED" ? true : undefined));
     expect(await contents(ep.id, job.id)).toEqual([" local", " world"]);
     await settled(ep.id);
+  });
+});
+
+describe("the openai client's less common paths, on a real worker", () => {
+  it("legacy completions.create, streamed or not", async () => {
+    const openai = client(plain.id);
+    const completion = await openai.completions.create({ model: "local-model", prompt: "say hi" });
+    expect(completion.object).toBe("text_completion");
+    expect(completion.choices[0]?.text).toBe("SAY HI");
+    const stream = await openai.completions.create({ model: "local-model", prompt: "say hi", stream: true });
+    const texts: string[] = [];
+    for await (const part of stream) texts.push(part.choices[0]?.text ?? "");
+    expect(texts).toEqual(["SAY HI"]);
+  });
+
+  it("embeddings.create: the client's default (base64, decoded) and floats asked for", async () => {
+    const openai = client(plain.id);
+    const decoded = await openai.embeddings.create({ model: "local-model", input: "abc" });
+    expect(Array.from(decoded.data[0]?.embedding ?? [])).toEqual([3, 97]);
+    const floats = await openai.embeddings.create({
+      model: "local-model",
+      input: "abc",
+      encoding_format: "float",
+    });
+    expect(floats.data[0]?.embedding).toEqual([3, 97]);
+  });
+
+  it("a 4xx the handler answers (an unknown model) is raised once, not retried", async () => {
+    const ep = h.endpoint("acme/openai-plain");
+    const failure = await client(ep.id)
+      .chat.completions.create({ ...CHAT, model: "missing" })
+      .catch((caught: unknown) => caught);
+    expect(failure).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((failure as InstanceType<typeof OpenAI.APIError>).message).toContain("`missing` does not exist");
+    expect(h.plane.book.recent(ep.id, 10)).toHaveLength(1);
+  });
+
+  it("stream: true with JSON chunk yields failing after the first: the first word, then the error", async () => {
+    const stream = await client(vllm.id).chat.completions.create({
+      ...CHAT,
+      model: "json",
+      stream: true,
+      fail: true,
+    } as typeof CHAT & { stream: true });
+    const parts: string[] = [];
+    const failure = await (async () => {
+      for await (const chunk of stream) parts.push(chunk.choices[0]?.delta.content ?? "");
+    })().catch((caught: unknown) => caught);
+    expect(parts).toEqual(["hello"]);
+    expect(failure).toBeInstanceOf(OpenAI.APIError);
+    expect((failure as InstanceType<typeof OpenAI.APIError>).code).toBe("job_failed");
+    expect(String((failure as Error).message)).toContain("the stream broke after 1 word");
+  });
+
+  it("the wait running out (408, x-should-retry: false): raised once, streamed or not; one job each", async () => {
+    const t = await startHarness();
+    try {
+      const ep = t.endpoint("runpodkit/echo", { workersMax: 0 });
+      const openai = new OpenAI({ apiKey: KEY, baseURL: `${t.url}/v2/${ep.id}/openai/v1` });
+      for (const stream of [false, true]) {
+        const before = t.plane.book.recent(ep.id, 100).length;
+        const failure = openai.chat.completions
+          .create({ ...CHAT, stream } as typeof CHAT)
+          .catch((caught: unknown) => caught);
+        await eventually(() => (t.plane.book.watchers.waiting === 1 ? true : undefined));
+        await (t.clock as ManualClock).advance(OPENAI_WAIT_MS);
+        // A retry would hold for another 90 s of this clock, which no longer moves: it never ends.
+        const error = await failure;
+        expect(error, `stream ${stream}`).toBeInstanceOf(OpenAI.APIError);
+        expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(408);
+        expect((error as InstanceType<typeof OpenAI.APIError>).code).toBe("wait_timeout");
+        expect(t.plane.book.recent(ep.id, 100)).toHaveLength(before + 1);
+      }
+      // The client's own timeout (shorter than the route's wait) is retried by the client: each try
+      // is a new job, and the ones it left run on (the docs say to keep it above 90 s).
+      const before = t.plane.book.recent(ep.id, 100).length;
+      const impatient = new OpenAI({
+        apiKey: KEY,
+        baseURL: `${t.url}/v2/${ep.id}/openai/v1`,
+        timeout: 100,
+        maxRetries: 1,
+      });
+      const timedOut = await impatient.chat.completions.create(CHAT).catch((caught: unknown) => caught);
+      expect(timedOut).toBeInstanceOf(OpenAI.APIConnectionTimeoutError);
+      expect(t.plane.book.recent(ep.id, 100)).toHaveLength(before + 2);
+      await eventually(() => (t.plane.book.watchers.waiting === 0 ? true : undefined));
+    } finally {
+      await t.close();
+    }
   });
 });
