@@ -531,6 +531,32 @@ describe("a streamed output rejoined from pieces holds its bytes against the mem
     const accepted = await m.call("POST", `/v2/${idle.id}/run`, { body: { input: { pad } } });
     expect(accepted.status).toBe(200);
   });
+  it("a reader gone before it took the event frees what the route held of it", async () => {
+    const ep = m.endpoint("acme/openai-vllm");
+    const big = 4_000_000;
+    const gate = join(dir, "gate-budget-gone");
+    const req = httpRequest(`${m.url}/v2/${ep.id}/openai/v1/chat/completions`, {
+      method: "POST",
+      agent: false,
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+    });
+    req.once("error", () => {});
+    const closed = new Promise<void>((done) => req.once("close", done));
+    const response = new Promise<import("node:http").IncomingMessage>((done) => req.once("response", done));
+    req.end(JSON.stringify({ ...CHAT, model: "json", stream: true, big, gate }));
+    (await response).pause();
+    await eventually(() => (m.plane.book.recent(ep.id, 1)[0]?.stream === null ? true : undefined));
+    expect(m.plane.memory.used).toBeGreaterThanOrEqual(big);
+    req.destroy();
+    await closed;
+    // Only the running job's input is held; its end (the 8 MB aggregate output) then fits.
+    await eventually(() =>
+      m.plane.memory.used < 10_000 && m.plane.book.watchers.waiting === 0 ? true : undefined,
+    );
+    writeFileSync(gate, "");
+    await eventually(() => (m.plane.book.recent(ep.id, 1)[0]?.status === "COMPLETED" ? true : undefined));
+    await eventually(() => (m.plane.memory.used === 0 ? true : undefined));
+  });
 });
 
 describe("what a request leaves held: answered, or its client gone mid-request", () => {
