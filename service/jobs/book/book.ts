@@ -414,6 +414,14 @@ export class JobBook {
     this.#putBack(cursor);
   }
 
+  /**
+   * A finished job's buffered chunks no reader can take (the /openai route answered its whole output
+   * to a client that never learns its id) leave the buffer and the budget.
+   */
+  dropStream(job: Job): void {
+    if (isTerminal(job) && job.stream !== null) this.#dropChunks(job);
+  }
+
   /** Drops every buffered chunk (a job going back to the queue): positions go on after them. */
   #dropChunks(job: Job): void {
     const cursor = job.streamCursor;

@@ -191,6 +191,16 @@ export class JobService {
   }
 
   /**
+   * A non-streamed /openai reply answered the whole output of job `id`: a generator's yields, kept for
+   * /stream, are that output again, and its client never learns the id to read them. They are
+   * dropped (they held the budget until the job left the recent cache, thousands of jobs later).
+   */
+  answeredWhole(id: string): void {
+    const job = this.#book.find(id);
+    if (job) this.#book.dropStream(job);
+  }
+
+  /**
    * A streamed /openai reply's hold on its sync job ended (`answered`: the job ended and its whole
    * reply was written). As runSync: a job answered whole is written with others' rows; one the
    * reply left (the wait ended, the client went away) is on disk before the reply ends.
@@ -217,6 +227,14 @@ export class JobService {
    */
   reserveRoom(endpointId: string, bytes: number): Reservation {
     this.checkRoom(endpointId);
+    return this.#memory.reserve(bytes);
+  }
+
+  /**
+   * Holds `bytes` against the memory budget, or UNAVAILABLE (503) when they do not fit: what a route
+   * keeps of a job's stream after its chunks left the buffer (the /openai route's rejoined output).
+   */
+  holdMemory(bytes: number): Reservation {
     return this.#memory.reserve(bytes);
   }
 

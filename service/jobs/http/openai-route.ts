@@ -6,6 +6,7 @@ import { JSON_LIMITS } from "../../edge/body";
 import { parseInput } from "../../edge/parse";
 import { ServiceError } from "../../errors";
 import type { StreamHandOut } from "../book/book";
+import type { Reservation } from "../book/memory";
 import { jsonTextPiece } from "../dispatch/chunks";
 import { isTerminal, type Job } from "../model/job";
 import { JOB_POLICY } from "../policy";
@@ -87,6 +88,8 @@ export function registerOpenAiRoute(
         signal,
         reservation,
       );
+      // Its chunks (a generator's yields) were the output answered here: nothing reads them after.
+      if (envelope.status === "COMPLETED") deps.jobs.answeredWhole(envelope.id);
       closeIfReleased(reply.raw, deps.released);
       return answer(reply, envelope, deps.released());
     }
@@ -278,32 +281,46 @@ async function streamJob(
     "content-type": "text/event-stream; charset=utf-8",
     "cache-control": "no-cache",
   });
-  const events = new EventWriter(res);
-  let streamed = false;
-  for (;;) {
-    for (const chunk of handOut.chunks) events.chunk(chunk);
-    streamed ||= handOut.chunks.length > 0;
-    jobs.streamReplyEnded(job, handOut, !res.destroyed, false);
-    await drained(res);
-    if (signal.aborted) return left(deps, job);
-    // A hold that ends with nothing: the job ended (its last chunks were handed out before), or the
-    // wait for a next chunk ran out, or the service is stopping.
-    if (handOut.chunks.length === 0) break;
-    handOut = await jobs.stream(job, OPENAI_WAIT_MS, undefined, signal);
+  const events = new EventWriter(res, (bytes) => jobs.holdMemory(bytes));
+  // Every way out (the end, a client gone, a throw) frees what the writer holds against the budget.
+  try {
+    let streamed = false;
+    for (;;) {
+      for (const chunk of handOut.chunks) events.chunk(chunk);
+      streamed ||= handOut.chunks.length > 0;
+      jobs.streamReplyEnded(job, handOut, !res.destroyed, false);
+      // Those chunks just left the budget: what the writer keeps of them takes their place.
+      const refused = events.holdMemory();
+      if (refused) {
+        events.json(errorBody(refused));
+        await jobs.syncHoldEnded(job, false);
+        res.end();
+        return undefined;
+      }
+      await drained(res);
+      events.sent();
+      if (signal.aborted) return left(deps, job);
+      // A hold that ends with nothing: the job ended (its last chunks were handed out before), or the
+      // wait for a next chunk ran out, or the service is stopping.
+      if (handOut.chunks.length === 0) break;
+      handOut = await jobs.stream(job, OPENAI_WAIT_MS, undefined, signal);
+    }
+    const ended = isTerminal(job);
+    if (job.status === "COMPLETED") {
+      // A plain (non-generator) handler streams nothing: its output is the one event.
+      if (!streamed) events.output(bodyOf(jobs.envelope(job).output));
+      events.done();
+    } else {
+      events.json(
+        errorBody(errorOf(jobs.envelope(job), { gone: !jobs.exists(job), stopping: deps.released() })),
+      );
+    }
+    await jobs.syncHoldEnded(job, ended);
+    res.end();
+    return undefined;
+  } finally {
+    events.release();
   }
-  const ended = isTerminal(job);
-  if (job.status === "COMPLETED") {
-    // A plain (non-generator) handler streams nothing: its output is the one event.
-    if (!streamed) events.output(bodyOf(jobs.envelope(job).output));
-    events.done();
-  } else {
-    events.json(
-      errorBody(errorOf(jobs.envelope(job), { gone: !jobs.exists(job), stopping: deps.released() })),
-    );
-  }
-  await jobs.syncHoldEnded(job, ended);
-  res.end();
-  return undefined;
 }
 
 /** The client went away during the wait: its chunks go back, the job goes on. */
@@ -320,6 +337,12 @@ async function left(deps: ClientRouteDeps, job: Job, handOut?: StreamHandOut): P
  * by these rules; any other value is one `data: <json>` event. `[DONE]` ends the stream once. A
  * chunk over /stream's 1 MB bound that is not a string or a list reaches /stream as pieces of its
  * JSON text (splitChunk): they are rejoined into that value, so it is one event as any other.
+ *
+ * The pieces leave the job's buffer, and the budget, as they are handed out; the writer holds what
+ * it keeps of them against the memory budget instead (holdMemory): the pieces until their last one,
+ * then the event written from them until the connection took it (sent). A slow reader of a 100 MB
+ * output thus holds it counted, as the chunks were, and new jobs and chunks are refused past the
+ * budget instead of the service holding more than it.
  */
 class EventWriter {
   readonly #res: ServerResponse;
@@ -331,9 +354,51 @@ class EventWriter {
    */
   #pieces: string[] = [];
   #piecesOf: object | null = null;
+  /** Holds bytes against the memory budget (JobService.holdMemory): UNAVAILABLE when they do not fit. */
+  readonly #hold: (bytes: number) => Reservation;
+  /** UTF-16 units (the budget's measure) of the kept pieces, and of rejoined events written, not yet held. */
+  #unheldPieces = 0;
+  #unheldWritten = 0;
+  /** What holds the kept pieces, and the rejoined events written but maybe not yet sent. */
+  #piecesHeld: Reservation[] = [];
+  #writtenHeld: Reservation[] = [];
 
-  constructor(res: ServerResponse) {
+  constructor(res: ServerResponse, hold: (bytes: number) => Reservation) {
     this.#res = res;
+    this.#hold = hold;
+  }
+
+  /**
+   * Holds against the budget what this writer took since the last call (the hand-out's chunks were
+   * just released, so they fit but for a budget used up meanwhile). A refusal drops what is held and
+   * is answered as the stream's last event: the pieces are gone from the buffer, the job goes on.
+   */
+  holdMemory(): OpenAiErrorReply | null {
+    try {
+      if (this.#unheldPieces > 0) this.#piecesHeld.push(this.#hold(this.#unheldPieces));
+      this.#unheldPieces = 0;
+      if (this.#unheldWritten > 0) this.#writtenHeld.push(this.#hold(this.#unheldWritten));
+      this.#unheldWritten = 0;
+      return null;
+    } catch (error) {
+      this.release();
+      this.#pieces = [];
+      this.#piecesOf = null;
+      if (!(error instanceof ServiceError)) throw error;
+      return { status: 503, type: "service_unavailable", code: "memory_budget", message: error.message };
+    }
+  }
+
+  /** The connection took what was written (it drained, or closed): rejoined events no longer held. */
+  sent(): void {
+    for (const held of this.#writtenHeld.splice(0)) held.release();
+  }
+
+  /** Frees everything held (the reply ended, however). */
+  release(): void {
+    for (const held of [...this.#piecesHeld.splice(0), ...this.#writtenHeld.splice(0)]) held.release();
+    this.#unheldPieces = 0;
+    this.#unheldWritten = 0;
   }
 
   /** One chunk /stream handed out: its output, once whole. */
@@ -346,16 +411,29 @@ class EventWriter {
     // A piece out of order (another /stream reader of the job took the ones between) drops its
     // output: only part of it could be written.
     if (piece.of !== this.#piecesOf || piece.index !== this.#pieces.length) {
-      this.#pieces = [];
+      this.#dropPieces();
       this.#piecesOf = piece.index === 0 ? piece.of : null;
       if (piece.index !== 0) return;
     }
-    this.#pieces.push(String(chunk.output));
+    const text = String(chunk.output);
+    this.#pieces.push(text);
+    this.#unheldPieces += text.length;
     if (piece.index < piece.count - 1) return;
-    const text = this.#pieces.join("");
+    const whole = this.#pieces.join("");
     this.#pieces = [];
     this.#piecesOf = null;
-    this.output(JSON.parse(text));
+    // The pieces' hold passes to the event written from them, until it is sent.
+    this.#writtenHeld.push(...this.#piecesHeld.splice(0));
+    this.#unheldWritten += this.#unheldPieces;
+    this.#unheldPieces = 0;
+    this.output(JSON.parse(whole));
+  }
+
+  #dropPieces(): void {
+    this.#pieces = [];
+    this.#piecesOf = null;
+    for (const held of this.#piecesHeld.splice(0)) held.release();
+    this.#unheldPieces = 0;
   }
 
   output(value: unknown): void {

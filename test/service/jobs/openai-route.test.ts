@@ -3,7 +3,7 @@ import { request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import OpenAI from "openai";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import type { ManualClock } from "../../../service/clock";
 import { DEFAULT_RATE_LIMIT_OPTIONS } from "../../../service/jobs/client/rate-limit";
 import { OPENAI_WAIT_MS } from "../../../service/jobs/http/openai-route";
@@ -231,10 +231,10 @@ describe("OpenAI-shaped errors, never 5xx", () => {
   });
 
   it("vLLM's error object from the handler (an unknown route) is answered with its 4xx status", async () => {
-    const reply = await post(plain.id, "/embeddings", { input: "x" });
+    const reply = await post(plain.id, "/moderations", { input: "x" });
     expect(reply.status).toBe(400);
     expect(await reply.json()).toEqual({
-      error: { message: "Invalid route /v1/embeddings", type: "BadRequestError", code: "400" },
+      error: { message: "Invalid route /v1/moderations", type: "BadRequestError", code: "400" },
     });
   });
 
@@ -465,5 +465,292 @@ describe("admitted as /run: its rate-limit row and the queue's cap", () => {
     const capped = await a.call("POST", path, { body: CHAT });
     expect(capped.status).toBe(429);
     expect(capped.body).toMatchObject({ error: expect.stringContaining("maxQueuedPerEndpoint") });
+  });
+});
+
+describe("a streamed output rejoined from pieces holds its bytes against the memory budget", () => {
+  let m: Harness;
+  beforeAll(async () => {
+    m = await startHarness({
+      // Room for the worker's 8 MB job-stream body (held while read), not for another 5.5 MB beside it.
+      config: { memoryBudgetBytes: 9_000_000, handlers: { "acme/openai-vllm": VLLM_LIKE } },
+    });
+  });
+  afterAll(async () => m?.close());
+
+  it("while a slow reader has not taken it, as its chunks did; freed once it is read", async () => {
+    const ep = m.endpoint("acme/openai-vllm");
+    const idle = m.endpoint("runpodkit/echo", { workersMax: 0 });
+    // 4 M characters (8 MB of UTF-8): more than the connection's kernel buffers take, so the rest of
+    // the one event waits in the service for a reader that does not read.
+    const big = 4_000_000;
+    const req = httpRequest(`${m.url}/v2/${ep.id}/openai/v1/chat/completions`, {
+      method: "POST",
+      agent: false,
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+    });
+    req.once("error", () => {});
+    const response = new Promise<import("node:http").IncomingMessage>((done) => req.once("response", done));
+    // The job goes on (no job-done) until the gate opens: only the stream holds memory meanwhile.
+    const gate = join(dir, "gate-budget");
+    req.end(JSON.stringify({ ...CHAT, model: "json", stream: true, big, gate }));
+    onTestFinished(() => {
+      req.destroy();
+    });
+    const res = await response;
+    res.pause();
+    expect(res.statusCode).toBe(200);
+    // Every piece was handed out of the job's buffer: the event is written, not yet read.
+    await eventually(() => (m.plane.book.recent(ep.id, 1)[0]?.stream === null ? true : undefined));
+    expect(m.plane.book.recent(ep.id, 1)[0]?.status).toBe("IN_PROGRESS");
+    expect(m.plane.memory.used).toBeGreaterThanOrEqual(big);
+    // A /run that would take the service past its budget is refused, naming it.
+    const pad = "x".repeat(5_500_000);
+    const refused = await m.call("POST", `/v2/${idle.id}/run`, { body: { input: { pad } } });
+    expect(refused.status).toBe(503);
+    expect(refused.body).toMatchObject({
+      error: expect.stringContaining("memory budget for jobs (9000000 bytes)"),
+    });
+    // The reader reads the one event, whole: the budget is free again (but for the job's input).
+    res.setEncoding("utf8");
+    let text = "";
+    res.on("data", (part: string) => {
+      text += part;
+    });
+    const ended = new Promise((done) => res.once("end", done));
+    res.resume();
+    await eventually(() => (text.endsWith("\n\n") ? true : undefined));
+    await eventually(() => (m.plane.memory.used < 10_000 ? true : undefined));
+    writeFileSync(gate, "");
+    await ended;
+    const data = dataOf(text);
+    expect(data).toHaveLength(2);
+    expect(JSON.parse(data[0] ?? "").choices[0].delta.content).toBe("é".repeat(big));
+    expect(data[1]).toBe("[DONE]");
+    await eventually(() => (m.plane.memory.used === 0 ? true : undefined));
+    const accepted = await m.call("POST", `/v2/${idle.id}/run`, { body: { input: { pad } } });
+    expect(accepted.status).toBe(200);
+  });
+  it("a reader gone before it took the event frees what the route held of it", async () => {
+    const ep = m.endpoint("acme/openai-vllm");
+    const big = 4_000_000;
+    const gate = join(dir, "gate-budget-gone");
+    const req = httpRequest(`${m.url}/v2/${ep.id}/openai/v1/chat/completions`, {
+      method: "POST",
+      agent: false,
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+    });
+    req.once("error", () => {});
+    const closed = new Promise<void>((done) => req.once("close", done));
+    const response = new Promise<import("node:http").IncomingMessage>((done) => req.once("response", done));
+    req.end(JSON.stringify({ ...CHAT, model: "json", stream: true, big, gate }));
+    (await response).pause();
+    await eventually(() => (m.plane.book.recent(ep.id, 1)[0]?.stream === null ? true : undefined));
+    expect(m.plane.memory.used).toBeGreaterThanOrEqual(big);
+    req.destroy();
+    await closed;
+    // Only the running job's input is held; its end (the 8 MB aggregate output) then fits.
+    await eventually(() =>
+      m.plane.memory.used < 10_000 && m.plane.book.watchers.waiting === 0 ? true : undefined,
+    );
+    writeFileSync(gate, "");
+    await eventually(() => (m.plane.book.recent(ep.id, 1)[0]?.status === "COMPLETED" ? true : undefined));
+    await eventually(() => (m.plane.memory.used === 0 ? true : undefined));
+  });
+});
+
+describe("what a request leaves held: answered, or its client gone mid-request", () => {
+  let g: Harness;
+  beforeAll(async () => {
+    g = await startHarness({
+      config: {
+        handlers: { "acme/openai-vllm": VLLM_LIKE },
+        // One request in flight at a time: a slot the route kept after its client left refuses the next.
+        rateLimits: {
+          ...DEFAULT_RATE_LIMIT_OPTIONS,
+          limits: { openai: { requests: 100, windowMs: 10_000, concurrent: 1 } },
+        },
+      },
+    });
+  });
+  afterAll(async () => g?.close());
+
+  /** A request on a connection of its own; `gone()` destroys it and resolves once it closed. */
+  const open = (endpointId: string, body: unknown) => {
+    const req = httpRequest(`${g.url}/v2/${endpointId}/openai/v1/chat/completions`, {
+      method: "POST",
+      agent: false,
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+    });
+    req.once("error", () => {});
+    const closed = new Promise<void>((done) => req.once("close", done));
+    const response = new Promise<import("node:http").IncomingMessage>((done) => req.once("response", done));
+    req.end(JSON.stringify(body));
+    return {
+      response,
+      gone: async () => {
+        req.destroy();
+        await closed;
+      },
+    };
+  };
+  /** Nothing the route held is still held, and the service answers the next request. */
+  const settled = async (endpointId: string) => {
+    await eventually(() =>
+      g.plane.book.watchers.waiting === 0 && g.plane.memory.used === 0 ? true : undefined,
+    );
+    // The `openai` row's one slot is free again.
+    const next = await g.call("POST", `/v2/${endpointId}/openai/v1/chat/completions`, {
+      body: { ...CHAT, model: "json" },
+    });
+    expect(next.status).toBe(200);
+  };
+  /** The job's chunks no reply took, read (and so drained) through /stream. */
+  const contents = async (endpointId: string, id: string) => {
+    const stream = await g.call("GET", `/v2/${endpointId}/stream/${id}`);
+    expect(stream.status).toBe(200);
+    type Yield = { choices: { delta?: { content: string }; message?: { content: string } }[] };
+    // A streamed word is a list of one chunk object (as worker-vllm yields), a completion the object.
+    return (stream.body as { stream: { output: Yield | Yield[] }[] }).stream.map(({ output }) => {
+      const choice = (Array.isArray(output) ? output[0] : output)?.choices[0];
+      return choice?.delta?.content ?? choice?.message?.content;
+    });
+  };
+
+  it("answered, not streamed: a generator's yields (the output again) are not kept", async () => {
+    const ep = g.endpoint("acme/openai-vllm");
+    const reply = await g.call("POST", `/v2/${ep.id}/openai/v1/chat/completions`, { body: CHAT });
+    expect(reply.status).toBe(200);
+    expect(reply.body).toMatchObject({ choices: [{ message: { content: "hello local world" } }] });
+    expect(g.plane.book.recent(ep.id, 1)[0]?.stream).toBeNull();
+    expect(g.plane.memory.used).toBe(0);
+  });
+
+  it("not streamed, while its job runs: the job runs on to its end; nothing is held", async () => {
+    const ep = g.endpoint("acme/openai-vllm");
+    const gate = join(dir, "gate-gone-plain");
+    const request = open(ep.id, { ...CHAT, model: "json", gate });
+    const job = await eventually(() => {
+      const found = g.plane.book.recent(ep.id, 1)[0];
+      return found?.status === "IN_PROGRESS" && g.plane.book.watchers.waiting === 1 ? found : undefined;
+    });
+    await request.gone();
+    await eventually(() => (g.plane.book.watchers.waiting === 0 ? true : undefined));
+    writeFileSync(gate, "");
+    await eventually(() => (job.status === "COMPLETED" ? true : undefined));
+    // Its one yield is kept for /stream, as any job's chunks no reader took.
+    expect(await contents(ep.id, job.id)).toEqual(["hello local world"]);
+    await settled(ep.id);
+  });
+
+  it("streamed, after its first event: the job runs on; its later chunks wait for /stream", async () => {
+    const ep = g.endpoint("acme/openai-vllm");
+    const gate = join(dir, "gate-gone-stream");
+    const request = open(ep.id, { ...CHAT, model: "json", stream: true, gate });
+    const res = await request.response;
+    expect(res.statusCode).toBe(200);
+    res.setEncoding("utf8");
+    let text = "";
+    res.on("data", (part: string) => {
+      text += part;
+    });
+    await eventually(() => (text.includes("\n\n") ? true : undefined));
+    const job = g.plane.book.recent(ep.id, 1)[0];
+    if (!job) throw new Error("no job");
+    await request.gone();
+    await eventually(() => (g.plane.book.watchers.waiting === 0 ? true : undefined));
+    writeFileSync(gate, "");
+    await eventually(() => (job.status === "COMPLETED" ? true : undefined));
+    expect(await contents(ep.id, job.id)).toEqual([" local", " world"]);
+    await settled(ep.id);
+  });
+});
+
+describe("the openai client's less common paths, on a real worker", () => {
+  it("legacy completions.create, streamed or not", async () => {
+    const openai = client(plain.id);
+    const completion = await openai.completions.create({ model: "local-model", prompt: "say hi" });
+    expect(completion.object).toBe("text_completion");
+    expect(completion.choices[0]?.text).toBe("SAY HI");
+    const stream = await openai.completions.create({ model: "local-model", prompt: "say hi", stream: true });
+    const texts: string[] = [];
+    for await (const part of stream) texts.push(part.choices[0]?.text ?? "");
+    expect(texts).toEqual(["SAY HI"]);
+  });
+
+  it("embeddings.create: the client's default (base64, decoded) and floats asked for", async () => {
+    const openai = client(plain.id);
+    const decoded = await openai.embeddings.create({ model: "local-model", input: "abc" });
+    expect(Array.from(decoded.data[0]?.embedding ?? [])).toEqual([3, 97]);
+    const floats = await openai.embeddings.create({
+      model: "local-model",
+      input: "abc",
+      encoding_format: "float",
+    });
+    expect(floats.data[0]?.embedding).toEqual([3, 97]);
+  });
+
+  it("a 4xx the handler answers (an unknown model) is raised once, not retried", async () => {
+    const ep = h.endpoint("acme/openai-plain");
+    const failure = await client(ep.id)
+      .chat.completions.create({ ...CHAT, model: "missing" })
+      .catch((caught: unknown) => caught);
+    expect(failure).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((failure as InstanceType<typeof OpenAI.APIError>).message).toContain("`missing` does not exist");
+    expect(h.plane.book.recent(ep.id, 10)).toHaveLength(1);
+  });
+
+  it("stream: true with JSON chunk yields failing after the first: the first word, then the error", async () => {
+    const stream = await client(vllm.id).chat.completions.create({
+      ...CHAT,
+      model: "json",
+      stream: true,
+      fail: true,
+    } as typeof CHAT & { stream: true });
+    const parts: string[] = [];
+    const failure = await (async () => {
+      for await (const chunk of stream) parts.push(chunk.choices[0]?.delta.content ?? "");
+    })().catch((caught: unknown) => caught);
+    expect(parts).toEqual(["hello"]);
+    expect(failure).toBeInstanceOf(OpenAI.APIError);
+    expect((failure as InstanceType<typeof OpenAI.APIError>).code).toBe("job_failed");
+    expect(String((failure as Error).message)).toContain("the stream broke after 1 word");
+  });
+
+  it("the wait running out (408, x-should-retry: false): raised once, streamed or not; one job each", async () => {
+    const t = await startHarness();
+    try {
+      const ep = t.endpoint("runpodkit/echo", { workersMax: 0 });
+      const openai = new OpenAI({ apiKey: KEY, baseURL: `${t.url}/v2/${ep.id}/openai/v1` });
+      for (const stream of [false, true]) {
+        const before = t.plane.book.recent(ep.id, 100).length;
+        const failure = openai.chat.completions
+          .create({ ...CHAT, stream } as typeof CHAT)
+          .catch((caught: unknown) => caught);
+        await eventually(() => (t.plane.book.watchers.waiting === 1 ? true : undefined));
+        await (t.clock as ManualClock).advance(OPENAI_WAIT_MS);
+        // A retry would hold for another 90 s of this clock, which no longer moves: it never ends.
+        const error = await failure;
+        expect(error, `stream ${stream}`).toBeInstanceOf(OpenAI.APIError);
+        expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(408);
+        expect((error as InstanceType<typeof OpenAI.APIError>).code).toBe("wait_timeout");
+        expect(t.plane.book.recent(ep.id, 100)).toHaveLength(before + 1);
+      }
+      // The client's own timeout (shorter than the route's wait) is retried by the client: each try
+      // is a new job, and the ones it left run on (the docs say to keep it above 90 s).
+      const before = t.plane.book.recent(ep.id, 100).length;
+      const impatient = new OpenAI({
+        apiKey: KEY,
+        baseURL: `${t.url}/v2/${ep.id}/openai/v1`,
+        timeout: 100,
+        maxRetries: 1,
+      });
+      const timedOut = await impatient.chat.completions.create(CHAT).catch((caught: unknown) => caught);
+      expect(timedOut).toBeInstanceOf(OpenAI.APIConnectionTimeoutError);
+      expect(t.plane.book.recent(ep.id, 100)).toHaveLength(before + 2);
+      await eventually(() => (t.plane.book.watchers.waiting === 0 ? true : undefined));
+    } finally {
+      await t.close();
+    }
   });
 });
