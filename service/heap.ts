@@ -84,6 +84,10 @@ export function youngGenerationSizedAtStart(): boolean {
 const TIER_FLAGS = /--(no-)?(maglev|turbofan|opt|jitless|max-opt|sparkplug)\b/;
 
 let optimizingDeferred = false;
+/** Whether deferOptimizingCompilers ever deferred: the process is the service's own (the CLI's), whose engine it may set. */
+let ownsCompilers = false;
+/** Loads under withoutOptimizingCompilers still running (they may overlap). */
+let loadsWithoutCompilers = 0;
 
 /**
  * Runs the process without V8's optimizing compilers (Maglev, Turbofan) until
@@ -102,16 +106,44 @@ export function deferOptimizingCompilers(): boolean {
   setFlagsFromString("--no-maglev");
   setFlagsFromString("--no-turbofan");
   optimizingDeferred = true;
+  ownsCompilers = true;
   return true;
 }
 
 /** Turns the optimizing compilers back on if deferOptimizingCompilers turned them off; startService calls it once listening. */
 export function resumeOptimizingCompilers(): boolean {
   if (!optimizingDeferred) return false;
-  setFlagsFromString("--maglev");
-  setFlagsFromString("--turbofan");
   optimizingDeferred = false;
+  if (loadsWithoutCompilers === 0) {
+    setFlagsFromString("--maglev");
+    setFlagsFromString("--turbofan");
+  }
   return true;
+}
+
+/**
+ * Runs `load` (a module loaded on first use: the REST routes, the GraphQL engine, the docs) with the
+ * optimizing compilers off until it settles, for the reason they are off at start: a module body and
+ * the schemas it builds run once, yet their loops got optimized and paged in compiler code the process
+ * then kept. The first REST request of an empty service (routes.ts: the handlers and their zod
+ * schemas) left it ~5 MB larger (bench/tools/empty-ab.ts: HISTORY.md, twenty-third pass). Only in a
+ * process whose compilers deferOptimizingCompilers managed (the CLI's); elsewhere just runs `load`.
+ * Code that runs meanwhile stays in the interpreter and the baseline compiler, and tiers up after.
+ */
+export async function withoutOptimizingCompilers<T>(load: () => Promise<T>): Promise<T> {
+  if (!ownsCompilers || optimizingDeferred) return load();
+  if (loadsWithoutCompilers++ === 0) {
+    setFlagsFromString("--no-maglev");
+    setFlagsFromString("--no-turbofan");
+  }
+  try {
+    return await load();
+  } finally {
+    if (--loadsWithoutCompilers === 0 && !optimizingDeferred) {
+      setFlagsFromString("--maglev");
+      setFlagsFromString("--turbofan");
+    }
+  }
 }
 
 /**

@@ -3,7 +3,8 @@
  * queued suite reads it (a fresh store, one endpoint without workers, RSS from the service), alternating
  * two builds of the bench (A: --a, default bench/.tmp/build-base; B: --b, default bench/.tmp/build).
  * One uncounted start of each side first (warms the file cache, and Node's compile cache where a
- * build enables it). For A/B checks only.
+ * build enables it). Also the time the endpoint's two REST calls took (the first REST requests, which
+ * load the REST routes; a time, so only for comparing pairs run side by side). For A/B checks only.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -38,13 +39,16 @@ async function start(buildDir: string, data: string): Promise<BenchService> {
   };
 }
 
-async function emptyRss(buildDir: string): Promise<number> {
+/** RSS (MB) once the endpoint exists, and the time (ms) its two REST calls took: the first REST requests, which load the REST routes. */
+async function emptyRss(buildDir: string): Promise<{ rss: number; firstMs: number }> {
   const dir = await mkdtemp(join(tmpdir(), "runpodkit-empty-ab-"));
   const svc = await start(buildDir, join(dir, "store.sqlite"));
   try {
+    const started = performance.now();
     await createQueueEndpoint(svc, "queued", "runpodkit/echo", 0);
+    const firstMs = performance.now() - started;
     await sleep(200);
-    return (await svc.stats()).rss / MB;
+    return { rss: (await svc.stats()).rss / MB, firstMs };
   } finally {
     await svc.close();
     await rm(dir, { recursive: true, force: true });
@@ -60,21 +64,23 @@ async function main(): Promise<void> {
     },
   });
   const sides = [
-    { name: "A", build: values.a, rss: [] as number[] },
-    { name: "B", build: values.b, rss: [] as number[] },
+    { name: "A", build: values.a, rss: [] as number[], firstMs: [] as number[] },
+    { name: "B", build: values.b, rss: [] as number[], firstMs: [] as number[] },
   ];
   for (const side of sides) await emptyRss(side.build); // warm caches (the compile cache among them)
   for (let round = 0; round < Number(values.rounds); round++) {
     for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
-      const rss = await emptyRss(side.build);
+      const { rss, firstMs } = await emptyRss(side.build);
       side.rss.push(rss);
-      console.log(`${side.name}: empty RSS ${rss.toFixed(1)} MB`);
+      side.firstMs.push(firstMs);
+      console.log(`${side.name}: empty RSS ${rss.toFixed(1)} MB, first REST calls ${firstMs.toFixed(0)} ms`);
     }
   }
   for (const side of sides) {
     const sorted = [...side.rss].sort((x, y) => x - y);
+    const ms = [...side.firstMs].sort((x, y) => x - y);
     console.log(
-      `${side.name} median ${sorted[Math.floor(sorted.length / 2)]?.toFixed(1)} MB, min ${sorted[0]?.toFixed(1)}  (${side.build})`,
+      `${side.name} median ${sorted[Math.floor(sorted.length / 2)]?.toFixed(1)} MB, min ${sorted[0]?.toFixed(1)}, max ${sorted.at(-1)?.toFixed(1)}; first REST calls median ${ms[Math.floor(ms.length / 2)]?.toFixed(0)} ms  (${side.build})`,
     );
   }
 }

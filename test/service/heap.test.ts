@@ -185,3 +185,64 @@ process.stdout.write(JSON.stringify(youngGenerationSizedAtStart()));
     expect(run([], "--max-semi-space-size=4")).toBe(true);
   });
 });
+
+const Loads = z.object({
+  insideLoad: z.number(),
+  whileOtherLoadRuns: z.number(),
+  afterLoads: z.number(),
+  afterFailedLoad: z.number(),
+  failure: z.string(),
+});
+
+/** `owns`: the process deferred its compilers at start (as the CLI does), then resumed them (as startService does). */
+const LOADS = (owns: boolean) => `
+const { deferOptimizingCompilers, resumeOptimizingCompilers, withoutOptimizingCompilers } = await import(${JSON.stringify(HEAP)});
+const warm = (fn) => { for (let i = 0; i < 20000; i++) fn(100); return %GetOptimizationStatus(fn); };
+if (${owns}) { deferOptimizingCompilers(); resumeOptimizingCompilers(); }
+const hot1 = (n) => { let s = 0; for (let i = 0; i < n; i++) s += i % 3; return s; };
+const hot2 = (n) => { let s = 0; for (let i = 0; i < n; i++) s += i % 5; return s; };
+const hot3 = (n) => { let s = 0; for (let i = 0; i < n; i++) s += i % 7; return s; };
+const hot4 = (n) => { let s = 0; for (let i = 0; i < n; i++) s += i % 11; return s; };
+let insideLoad;
+let release;
+const slow = withoutOptimizingCompilers(() => new Promise((resolve) => { release = resolve; }));
+await withoutOptimizingCompilers(async () => { insideLoad = warm(hot1); });
+// The first load is still running: the compilers stay off until it settles too.
+const whileOtherLoadRuns = warm(hot2);
+release();
+await slow;
+const afterLoads = warm(hot3);
+const failure = await withoutOptimizingCompilers(async () => { throw new Error("load failed"); }).catch((e) => e.message);
+const afterFailedLoad = warm(hot4);
+process.stdout.write(JSON.stringify({ insideLoad, whileOtherLoadRuns, afterLoads, afterFailedLoad, failure }));
+`;
+
+describe("withoutOptimizingCompilers", () => {
+  const run = (owns: boolean) =>
+    Loads.parse(
+      JSON.parse(
+        execFileSync(
+          process.execPath,
+          ["--allow-natives-syntax", "--import", LOADER, "--input-type=module", "-e", LOADS(owns)],
+          { encoding: "utf8" },
+        ),
+      ),
+    );
+
+  it("keeps hot code unoptimized while a load runs (overlapping loads too), and optimizes again after", () => {
+    const outcome = run(true);
+    expect(outcome.insideLoad & OPTIMIZED).toBe(0);
+    expect(outcome.whileOtherLoadRuns & OPTIMIZED).toBe(0);
+    expect(outcome.afterLoads & OPTIMIZED).toBe(OPTIMIZED);
+    // A load that fails gives the compilers back too, and its error to the caller.
+    expect(outcome.failure).toBe("load failed");
+    expect(outcome.afterFailedLoad & OPTIMIZED).toBe(OPTIMIZED);
+  });
+
+  it("leaves a process whose compilers it did not defer (one embedding the service) as it is", () => {
+    const outcome = run(false);
+    expect(outcome.insideLoad & OPTIMIZED).toBe(OPTIMIZED);
+    expect(outcome.whileOtherLoadRuns & OPTIMIZED).toBe(OPTIMIZED);
+    expect(outcome.afterLoads & OPTIMIZED).toBe(OPTIMIZED);
+  });
+});

@@ -2,6 +2,7 @@ import type { FastifyPluginAsync, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { managementJsonBodies } from "../../edge/body";
 import { parseInput, parseQuery } from "../../edge/parse";
+import { withoutOptimizingCompilers } from "../../heap";
 import type { ManagementWireDeps } from "../index";
 import type { GraphqlContext } from "./resolvers";
 
@@ -20,7 +21,7 @@ const GraphqlQuery = z.object({ api_key: z.string().optional() });
  */
 let engine: Promise<typeof import("./engine")> | undefined;
 const loadEngine = (afterLoad: (() => void) | undefined) => {
-  engine ??= import("./engine.js").then((loaded) => {
+  engine ??= withoutOptimizingCompilers(() => import("./engine.js")).then((loaded) => {
     afterLoad?.();
     return loaded;
   });

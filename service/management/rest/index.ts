@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
 import { managementJsonBodies } from "../../edge/body";
+import { withoutOptimizingCompilers } from "../../heap";
 import type { ManagementWireDeps } from "../index";
 import type { DocsPages } from "./docs";
 
@@ -53,7 +54,7 @@ type Routes = typeof import("./routes");
 let loading: Promise<Routes> | undefined;
 let loaded: Routes | undefined;
 const loadRoutes = (afterLoad: (() => void) | undefined): Promise<Routes> => {
-  loading ??= import("./routes.js").then((routes) => {
+  loading ??= withoutOptimizingCompilers(() => import("./routes.js")).then((routes) => {
     loaded = routes;
     afterLoad?.();
     return routes;
@@ -106,9 +107,10 @@ export function restPlugin(deps: ManagementWireDeps): FastifyPluginAsync {
     app.get("/openapi.json", async () => (loaded ?? (await loadRoutes(deps.afterLoad))).openApi());
     let docs: Promise<DocsPages> | undefined;
     const docsPage = async (request: FastifyRequest, reply: FastifyReply) => {
-      docs ??= Promise.all([import("./docs.js"), loadRoutes(deps.afterLoad)]).then(
-        ([{ docsPages }, { openApi }]) => docsPages(openApi, `${app.prefix}/docs`),
-      );
+      docs ??= Promise.all([
+        withoutOptimizingCompilers(() => import("./docs.js")),
+        loadRoutes(deps.afterLoad),
+      ]).then(([{ docsPages }, { openApi }]) => docsPages(openApi, `${app.prefix}/docs`));
       const answer = await (await docs).answer(request);
       if ("error" in answer) throw answer.error;
       if ("notFound" in answer) return reply.callNotFound();
