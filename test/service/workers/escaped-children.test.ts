@@ -1,0 +1,135 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { ManualClock } from "../../../service/clock";
+import { killMarked, markOf } from "../../../service/jobs/workers/tree";
+import { ACCOUNT, type Harness, startHarness } from "../jobs/harness";
+import { alive, within } from "../security/cli";
+
+const linux = process.platform === "linux";
+const DETACHED = resolve("test/service/workers/fixtures/spawns-detached.ts");
+const RUNTIME_MAIN = resolve("service/jobs/workers/runtime/main.ts");
+const LOADER = `file://${resolve("node_modules/tsx/dist/loader.mjs")}`;
+const UPPERCASE = resolve("examples/handlers/uppercase.ts");
+
+let h: Harness | null = null;
+let dir: string | null = null;
+/** Processes a test saw its handlers leave, and the worker marks they carry: all ended after it. */
+const escaped: number[] = [];
+
+afterEach(async () => {
+  await h?.close();
+  h = null;
+  // The old code left them running: whatever carries their marks, then the processes themselves.
+  const marks = new Set(escaped.map((pid) => markOf(pid)).filter((mark) => mark !== null));
+  if (marks.size > 0) await killMarked(marks);
+  for (const pid of escaped.splice(0)) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  }
+  if (dir !== null) rmSync(dir, { recursive: true, force: true });
+  dir = null;
+});
+
+/** The handlers: a Node module spawning `detached`, and a command line whose shell runs `setsid`. */
+type Kind = "module" | "command";
+
+async function start(kind: Kind, clock?: ManualClock): Promise<{ harness: Harness; pidFile: string }> {
+  dir = mkdtempSync(join(tmpdir(), "rpk-escaped-"));
+  const pidFile = join(dir, "child.pid");
+  const handler =
+    kind === "module"
+      ? DETACHED
+      : `cmd:setsid sleep 300 & echo $! > '${pidFile}'; exec "${process.execPath}" --import ${LOADER} "${RUNTIME_MAIN}" "${UPPERCASE}"`;
+  const harness = await startHarness({
+    ...(clock ? { clock } : {}),
+    config: { handlers: { "acme/escapes": handler } },
+  });
+  h = harness;
+  return { harness, pidFile };
+}
+
+/** Runs one job on the endpoint; the pid of the process its worker left outside its process group. */
+async function escapedChild(harness: Harness, endpointId: string, pidFile: string): Promise<number> {
+  const reply = await harness.call("POST", `/v2/${endpointId}/runsync`, { body: { input: { text: "a" } } });
+  const job = reply.body as { status: string; output: { child?: number } };
+  expect(job.status).toBe("COMPLETED");
+  const child =
+    job.output.child ??
+    (existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n")
+      ? Number(readFileSync(pidFile, "utf8").trim())
+      : Number.NaN);
+  expect(Number.isSafeInteger(child)).toBe(true);
+  escaped.push(child);
+  expect(alive(child)).toBe(true);
+  // It left the worker's process group: signalling the group does not reach it.
+  const stat = readFileSync(`/proc/${child}/stat`, "utf8");
+  const group = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+  const worker = harness.plane.pool.workersOf(endpointId)[0];
+  expect(group).not.toBe(worker?.process?.pid);
+  return child;
+}
+
+describe.runIf(linux).each<Kind>(["module", "command"])(
+  "a process a %s handler starts outside its worker's process group",
+  (kind) => {
+    it("ends when the endpoint scales to zero", { timeout: 60_000 }, async () => {
+      const clock = new ManualClock();
+      const { harness, pidFile } = await start(kind, clock);
+      const ep = harness.endpoint("acme/escapes", { idleTimeout: 1 });
+      const child = await escapedChild(harness, ep.id, pidFile);
+      // The scaler's turns stop the idle worker; the child lived on, for good.
+      const gone = async () => {
+        await clock.advance(1_000);
+        return harness.plane.pool.workersOf(ep.id).length === 0 && !alive(child);
+      };
+      expect(await within(15_000, gone)).toBe(true);
+    });
+
+    it("ends when the endpoint is deleted", { timeout: 60_000 }, async () => {
+      const { harness, pidFile } = await start(kind);
+      const ep = harness.endpoint("acme/escapes");
+      const child = await escapedChild(harness, ep.id, pidFile);
+      // As a user deletes one (the API refuses an endpoint with workers): scaled to 0, deleted at once.
+      harness.management.endpoints.update(ACCOUNT, ep.id, { workersMin: 0, workersMax: 0 });
+      harness.management.endpoints.delete(ACCOUNT, ep.id);
+      expect(await within(15_000, () => !alive(child))).toBe(true);
+    });
+
+    it("is ended by the time the service has closed", { timeout: 60_000 }, async () => {
+      const { harness, pidFile } = await start(kind);
+      const ep = harness.endpoint("acme/escapes");
+      const child = await escapedChild(harness, ep.id, pidFile);
+      await harness.close();
+      h = null;
+      // Killed before close resolved; SIGKILL takes effect as the process is next scheduled.
+      expect(await within(5_000, () => !alive(child))).toBe(true);
+    });
+  },
+);
+
+describe.runIf(linux)("the sweep by a worker's mark", () => {
+  it("ends only that worker's processes: another worker's, and the service, are left", {
+    timeout: 60_000,
+  }, async () => {
+    const { harness, pidFile } = await start("module");
+    const gone = harness.endpoint("acme/escapes");
+    const kept = harness.endpoint("acme/escapes");
+    const goneChild = await escapedChild(harness, gone.id, pidFile);
+    const keptChild = await escapedChild(harness, kept.id, pidFile);
+    // Each worker's tree has a mark of its own.
+    expect(markOf(goneChild)).not.toBeNull();
+    expect(markOf(keptChild)).not.toBeNull();
+    expect(markOf(goneChild)).not.toBe(markOf(keptChild));
+    harness.management.endpoints.update(ACCOUNT, gone.id, { workersMin: 0, workersMax: 0 });
+    harness.management.endpoints.delete(ACCOUNT, gone.id);
+    expect(await within(15_000, () => !alive(goneChild))).toBe(true);
+    expect(alive(keptChild)).toBe(true);
+    expect(harness.plane.pool.workersOf(kept.id)).toHaveLength(1);
+    expect(alive(process.pid)).toBe(true);
+  });
+});
