@@ -128,3 +128,52 @@ export class TreeSweeper {
     }
   }
 }
+
+/**
+ * The sweep of the process's own tree, synchronous and in one pass, as JavaScript source for code run
+ * from a string (the command guard, the runtime's watchdog thread): defines `killOwnTree()`, which
+ * SIGKILLs every other process carrying this process's TREE_MARK. A worker calls it as it ends
+ * because the service is gone (even killed with SIGKILL), before it SIGKILLs its own group: nothing is
+ * left then to sweep after it.
+ */
+export const KILL_OWN_TREE_SOURCE = `
+function killOwnTree() {
+  const mark = process.env.${TREE_MARK};
+  if (!mark) return;
+  const { readdirSync, readFileSync } = require("node:fs");
+  const wanted = "\\0${TREE_MARK}=" + mark + "\\0";
+  let read = 0;
+  try {
+    for (const entry of readdirSync("/proc")) {
+      if (!/^\\d+$/.test(entry) || Number(entry) === process.pid) continue;
+      if (++read > ${MAX_PROCESSES}) break;
+      try {
+        if (("\\0" + readFileSync("/proc/" + entry + "/environ", "latin1")).includes(wanted)) process.kill(Number(entry), "SIGKILL");
+      } catch {}
+    }
+  } catch {}
+}
+`;
+
+/** killOwnTree() of KILL_OWN_TREE_SOURCE, for the worker runtime's own code. */
+export function killOwnTree(): void {
+  const mark = process.env[TREE_MARK];
+  if (!mark) return;
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return;
+  }
+  let read = 0;
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    if (++read > MAX_PROCESSES) break;
+    if (markOf(entry) !== mark) continue;
+    try {
+      process.kill(Number(entry), "SIGKILL");
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+}

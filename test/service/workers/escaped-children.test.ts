@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../../service/clock";
 import { killMarked, markOf } from "../../../service/jobs/workers/tree";
 import { ACCOUNT, type Harness, startHarness } from "../jobs/harness";
-import { alive, within } from "../security/cli";
+import { alive, startCli, within } from "../security/cli";
 
 const linux = process.platform === "linux";
 const DETACHED = resolve("test/service/workers/fixtures/spawns-detached.ts");
@@ -38,13 +38,25 @@ afterEach(async () => {
 /** The handlers: a Node module spawning `detached`, and a command line whose shell runs `setsid`. */
 type Kind = "module" | "command";
 
-async function start(kind: Kind, clock?: ManualClock): Promise<{ harness: Harness; pidFile: string }> {
-  dir = mkdtempSync(join(tmpdir(), "rpk-escaped-"));
+/** A handler of the kind, and the file a command handler writes its escaped child's pid to. */
+function handlerOf(kind: Kind): { handler: string; pidFile: string } {
+  dir ??= mkdtempSync(join(tmpdir(), "rpk-escaped-"));
   const pidFile = join(dir, "child.pid");
   const handler =
     kind === "module"
       ? DETACHED
       : `cmd:setsid sleep 300 & echo $! > '${pidFile}'; exec "${process.execPath}" --import ${LOADER} "${RUNTIME_MAIN}" "${UPPERCASE}"`;
+  return { handler, pidFile };
+}
+
+/** The pid a job's output or the command's pid file names. */
+function childOf(output: { child?: number }, pidFile: string): number {
+  const written = existsSync(pidFile) ? readFileSync(pidFile, "utf8") : "";
+  return output.child ?? (written.endsWith("\n") ? Number(written.trim()) : Number.NaN);
+}
+
+async function start(kind: Kind, clock?: ManualClock): Promise<{ harness: Harness; pidFile: string }> {
+  const { handler, pidFile } = handlerOf(kind);
   const harness = await startHarness({
     ...(clock ? { clock } : {}),
     config: { handlers: { "acme/escapes": handler } },
@@ -58,11 +70,7 @@ async function escapedChild(harness: Harness, endpointId: string, pidFile: strin
   const reply = await harness.call("POST", `/v2/${endpointId}/runsync`, { body: { input: { text: "a" } } });
   const job = reply.body as { status: string; output: { child?: number } };
   expect(job.status).toBe("COMPLETED");
-  const child =
-    job.output.child ??
-    (existsSync(pidFile) && readFileSync(pidFile, "utf8").endsWith("\n")
-      ? Number(readFileSync(pidFile, "utf8").trim())
-      : Number.NaN);
+  const child = childOf(job.output, pidFile);
   expect(Number.isSafeInteger(child)).toBe(true);
   escaped.push(child);
   expect(alive(child)).toBe(true);
@@ -108,6 +116,42 @@ describe.runIf(linux).each<Kind>(["module", "command"])(
       h = null;
       // Killed before close resolved; SIGKILL takes effect as the process is next scheduled.
       expect(await within(5_000, () => !alive(child))).toBe(true);
+    });
+
+    it("ends when the service is killed with SIGKILL", { timeout: 60_000 }, async () => {
+      const KEY = "rpk_escaped_children_0123456789";
+      const { handler, pidFile } = handlerOf(kind);
+      const cli = startCli(["--data", ":memory:", "--handler", `acme/escapes=${handler}`], {
+        RUNPODKIT_API_KEYS: KEY,
+      });
+      const { restUrl, queueUrl } = await cli.ready;
+      const post = async (url: string, body: unknown) =>
+        (
+          await fetch(url, {
+            method: "POST",
+            headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+            body: JSON.stringify(body),
+          })
+        ).json() as Promise<Record<string, unknown>>;
+      const template = await post(`${restUrl}/templates`, {
+        name: "escapes",
+        imageName: "acme/escapes",
+        isServerless: true,
+      });
+      const endpoint = await post(`${restUrl}/endpoints`, { templateId: template.id, workersMax: 1 });
+      const job = (await post(`${queueUrl}/v2/${String(endpoint.id)}/runsync`, {
+        input: { text: "a" },
+      })) as { status: string; output: { child?: number } };
+      expect(job.status).toBe("COMPLETED");
+      const child = childOf(job.output, pidFile);
+      expect(Number.isSafeInteger(child)).toBe(true);
+      escaped.push(child);
+      expect(alive(child)).toBe(true);
+
+      cli.child.kill("SIGKILL");
+      await cli.exited;
+      // The worker ends what carries its mark as it sees the service gone, then its own group.
+      expect(await within(10_000, () => !alive(child))).toBe(true);
     });
   },
 );
