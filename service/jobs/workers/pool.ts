@@ -21,7 +21,7 @@ import type { LogBook } from "../logs/log-book";
 import { terminalSafe } from "../logs/terminal";
 import { envTooLarge, workerEnv } from "./environment";
 import type { Launcher, LaunchSpec } from "./launch";
-import { groupMemory, mib } from "./memory";
+import { groupMemory, type MarkCache, mib } from "./memory";
 import { newMark, TREE_MARK, TreeSweeper } from "./tree";
 
 export type { ManagedWorker };
@@ -126,6 +126,8 @@ export class WorkerPool implements WorkerRegistry {
   #baseUrl: string | null = null;
   #memoryTimer: Timer | null = null;
   #memoryReading = false;
+  /** Marks of the processes outside the workers' groups, between readings of the memory watch. */
+  readonly #markCache: MarkCache = new Map();
   readonly #sweeper: TreeSweeper;
 
   constructor(deps: {
@@ -184,13 +186,18 @@ export class WorkerPool implements WorkerRegistry {
     const bound = this.#options.workerMemoryBytes;
     if (bound === null) return;
     const byGroup = new Map<number, ManagedWorker>();
+    const marks = new Map<string, number>();
     for (const worker of this.#workers.values()) {
       const child = worker.process;
       if (!child || child.pid === undefined || child.exitCode !== null || child.signalCode !== null) continue;
-      if (worker.overMemory === null) byGroup.set(child.pid, worker);
+      if (worker.overMemory !== null) continue;
+      byGroup.set(child.pid, worker);
+      // What it started outside its group counts too (tree.ts).
+      if (worker.mark !== null) marks.set(worker.mark, child.pid);
     }
     if (byGroup.size === 0) return;
-    for (const [group, bytes] of await groupMemory(new Set(byGroup.keys()), bound)) {
+    const readings = await groupMemory(new Set(byGroup.keys()), bound, { marks, cache: this.#markCache });
+    for (const [group, bytes] of readings) {
       const worker = byGroup.get(group);
       // Gone, or its pid (the group's id) reused meanwhile: not this worker's group any more.
       if (!worker || bytes <= bound || this.#workers.get(worker.session.id) !== worker) continue;

@@ -1,14 +1,15 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../../service/clock";
 import { killMarked, markOf } from "../../../service/jobs/workers/tree";
-import { ACCOUNT, type Harness, startHarness } from "../jobs/harness";
+import { ACCOUNT, eventually, type Harness, startHarness } from "../jobs/harness";
 import { alive, startCli, within } from "../security/cli";
 
 const linux = process.platform === "linux";
 const DETACHED = resolve("test/service/workers/fixtures/spawns-detached.ts");
+const DETACHED_LEAKS = resolve("test/service/workers/fixtures/detached-leaks.ts");
 const RUNTIME_MAIN = resolve("service/jobs/workers/runtime/main.ts");
 const LOADER = `file://${resolve("node_modules/tsx/dist/loader.mjs")}`;
 const UPPERCASE = resolve("examples/handlers/uppercase.ts");
@@ -17,13 +18,15 @@ let h: Harness | null = null;
 let dir: string | null = null;
 /** Processes a test saw its handlers leave, and the worker marks they carry: all ended after it. */
 const escaped: number[] = [];
+/** Marks of workers a test started (whatever carries them is ended after it). */
+const marks: string[] = [];
 
 afterEach(async () => {
   await h?.close();
   h = null;
   // The old code left them running: whatever carries their marks, then the processes themselves.
-  const marks = new Set(escaped.map((pid) => markOf(pid)).filter((mark) => mark !== null));
-  if (marks.size > 0) await killMarked(marks);
+  const left = new Set([...marks.splice(0), ...escaped.map((pid) => markOf(pid)).filter((m) => m !== null)]);
+  if (left.size > 0) await killMarked(left);
   for (const pid of escaped.splice(0)) {
     try {
       process.kill(pid, "SIGKILL");
@@ -34,6 +37,13 @@ afterEach(async () => {
   if (dir !== null) rmSync(dir, { recursive: true, force: true });
   dir = null;
 });
+
+/** The live processes carrying one of the marks (read, never signalled). */
+function carrying(wanted: ReadonlySet<string>): number[] {
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry) && wanted.has(markOf(entry) ?? "") && alive(Number(entry)))
+    .map(Number);
+}
 
 /** The handlers: a Node module spawning `detached`, and a command line whose shell runs `setsid`. */
 type Kind = "module" | "command";
@@ -175,5 +185,43 @@ describe.runIf(linux)("the sweep by a worker's mark", () => {
     expect(alive(keptChild)).toBe(true);
     expect(harness.plane.pool.workersOf(kept.id)).toHaveLength(1);
     expect(alive(process.pid)).toBe(true);
+  });
+});
+
+describe.runIf(linux)("the memory watch", () => {
+  it("counts what a worker started outside its process group, and ends it over the bound", {
+    timeout: 60_000,
+  }, async () => {
+    const clock = new ManualClock();
+    const harness = await startHarness({
+      clock,
+      config: {
+        handlers: { "acme/detached-leaks": DETACHED_LEAKS },
+        // A worker under tsx holds ~100 MiB; its detached child 256 MiB more.
+        workerMemoryBytes: 192 * 1024 * 1024,
+        memoryWatchMs: 1_000,
+      },
+    });
+    h = harness;
+    const ep = harness.endpoint("acme/detached-leaks");
+    const run = await harness.call("POST", `/v2/${ep.id}/run`, { body: { input: { mb: 256 } } });
+    const id = (run.body as { id: string }).id;
+    // Each turn of the clock is one reading of /proc.
+    const failed = await eventually(async () => {
+      for (const worker of harness.plane.pool.workersOf(ep.id)) if (worker.mark) marks.push(worker.mark);
+      await clock.advance(1_000);
+      const job = (await harness.call("GET", `/v2/${ep.id}/status/${id}`)).body as {
+        status: string;
+        error?: string;
+      };
+      return job.status === "IN_QUEUE" || job.status === "IN_PROGRESS" ? undefined : job;
+    }, 30_000);
+    expect(failed.status).toBe("FAILED");
+    expect(failed.error).toMatch(
+      /^worker \S+ was ended while running the job: its resident memory .* over the bound of 192 MiB a worker/,
+    );
+    // The child went with its worker.
+    const theirs = new Set(marks);
+    expect(await within(10_000, () => carrying(theirs).length === 0)).toBe(true);
   });
 });
