@@ -16,16 +16,23 @@ const UPPERCASE = resolve("examples/handlers/uppercase.ts");
 
 let h: Harness | null = null;
 let dir: string | null = null;
-/** Processes a test saw its handlers leave, and the worker marks they carry: all ended after it. */
+/** Processes a test saw its handlers leave, unmarked (the old code): each ended after it, by pid. */
 const escaped: number[] = [];
-/** Marks of workers a test started (whatever carries them is ended after it). */
+/** Marks of workers a test started, read while their processes lived: what carries them is ended after it. */
 const marks: string[] = [];
+
+/** Ends the escaped child after the test, by its mark (read now: its pid may be reused once it is gone). */
+function recordEscaped(pid: number): void {
+  const mark = markOf(pid);
+  if (mark !== null) marks.push(mark);
+  else escaped.push(pid);
+}
 
 afterEach(async () => {
   await h?.close();
   h = null;
-  // The old code left them running: whatever carries their marks, then the processes themselves.
-  const left = new Set([...marks.splice(0), ...escaped.map((pid) => markOf(pid)).filter((m) => m !== null)]);
+  // The old code left them running: whatever carries their marks, then the unmarked by pid.
+  const left = new Set(marks.splice(0));
   if (left.size > 0) await killMarked(left);
   for (const pid of escaped.splice(0)) {
     try {
@@ -82,7 +89,7 @@ async function escapedChild(harness: Harness, endpointId: string, pidFile: strin
   expect(job.status).toBe("COMPLETED");
   const child = childOf(job.output, pidFile);
   expect(Number.isSafeInteger(child)).toBe(true);
-  escaped.push(child);
+  recordEscaped(child);
   expect(alive(child)).toBe(true);
   // It left the worker's process group: signalling the group does not reach it.
   const stat = readFileSync(`/proc/${child}/stat`, "utf8");
@@ -155,7 +162,7 @@ describe.runIf(linux).each<Kind>(["module", "command"])(
       expect(job.status).toBe("COMPLETED");
       const child = childOf(job.output, pidFile);
       expect(Number.isSafeInteger(child)).toBe(true);
-      escaped.push(child);
+      recordEscaped(child);
       expect(alive(child)).toBe(true);
 
       cli.child.kill("SIGKILL");
@@ -204,8 +211,12 @@ describe.runIf(linux)("the memory watch", () => {
     });
     h = harness;
     const ep = harness.endpoint("acme/detached-leaks");
-    const run = await harness.call("POST", `/v2/${ep.id}/run`, { body: { input: { mb: 256 } } });
+    const { pidFile } = handlerOf("module");
+    const run = await harness.call("POST", `/v2/${ep.id}/run`, { body: { input: { mb: 256, pidFile } } });
     const id = (run.body as { id: string }).id;
+    // Its child, ended after the test whatever happens.
+    expect(await within(20_000, () => childOf({}, pidFile) > 0)).toBe(true);
+    recordEscaped(childOf({}, pidFile));
     // Each turn of the clock is one reading of /proc.
     const failed = await eventually(async () => {
       for (const worker of harness.plane.pool.workersOf(ep.id)) if (worker.mark) marks.push(worker.mark);
