@@ -210,7 +210,8 @@ export class Launcher {
         // Its own process group, as a command's: what the handler spawns (a model server, ffmpeg) is
         // in it, and goes with the worker (WorkerPool kills the group when the worker exits, the
         // runtime when the service dies). In the service's group such children outlived the worker,
-        // and the service, for good. (On Windows, where process groups are not this, detached
+        // and the service, for good. One that leaves the group (setsid, detached) is found by the
+        // worker's mark in its environment instead (tree.ts). (On Windows, where process groups are not this, detached
         // would only give each worker a console window of its own.)
         detached: process.platform !== "win32",
         // The IPC channel lets the worker notice when the service dies, and exit.
