@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from "node:fs";
+import { markOf } from "./tree";
 
 /** Processes read between two turns of the event loop: ~2 ms, so a reading never holds the service long. */
 const BATCH = 64;
@@ -21,10 +22,22 @@ const BATCH = 64;
  * Synchronous reads in batches, yielding to the event loop between them: async reads cost ~6 times the
  * CPU, and one synchronous pass over a machine with thousands of processes would hold every request.
  * Empty where there is no /proc (not Linux): the memory watch then does nothing.
+ *
+ * With `marked`, a process outside every group that carries a worker's mark (tree.ts: it left its
+ * worker's group with `setsid` or a detached spawn) counts in that worker's group, `marks` giving the
+ * group of each mark. Its mark is read from /proc/<pid>/environ once per process (`cache`, by pid and
+ * start time, kept between readings and pruned to the processes of the last one), not every reading:
+ * after the first reading, one that finds no new process reads no environ at all.
  */
-export async function groupMemory(groups: ReadonlySet<number>, bound?: number): Promise<Map<number, number>> {
+export async function groupMemory(
+  groups: ReadonlySet<number>,
+  bound?: number,
+  marked?: { marks: ReadonlyMap<string, number>; cache: MarkCache },
+): Promise<Map<number, number>> {
   const totals = new Map<number, number>();
   const members = new Map<number, string[]>();
+  /** The processes outside the groups this reading saw (what the mark cache keeps). */
+  const seen = new Set<string>();
   let entries: string[];
   try {
     entries = readdirSync("/proc");
@@ -37,9 +50,15 @@ export async function groupMemory(groups: ReadonlySet<number>, bound?: number): 
     if (++read % BATCH === 0) await new Promise((resolve) => setImmediate(resolve));
     try {
       const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      // After "(comm) ": state, ppid, pgrp (comm may hold spaces and parentheses).
-      const group = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
-      if (!groups.has(group)) continue;
+      // After "(comm) ": state, ppid, pgrp, ... starttime (the 20th); comm may hold spaces and parentheses.
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      let group = Number(fields[2]);
+      if (!groups.has(group)) {
+        if (marked === undefined) continue;
+        const owner = markedGroup(entry, fields[19] ?? "", marked, seen);
+        if (owner === undefined) continue;
+        group = owner;
+      }
       totals.set(group, (totals.get(group) ?? 0) + vmRssKib(entry) * 1024);
       const pids = members.get(group);
       if (pids) pids.push(entry);
@@ -48,6 +67,8 @@ export async function groupMemory(groups: ReadonlySet<number>, bound?: number): 
       // Gone meanwhile, or not ours to read.
     }
   }
+  if (marked !== undefined)
+    for (const pid of marked.cache.keys()) if (!seen.has(pid)) marked.cache.delete(pid);
   for (const [group, rss] of totals) {
     if (bound !== undefined && rss <= bound) continue;
     let pss = 0;
@@ -62,6 +83,26 @@ export async function groupMemory(groups: ReadonlySet<number>, bound?: number): 
     totals.set(group, pss);
   }
   return totals;
+}
+
+/** The worker mark of each process outside the workers' groups, by pid, as last read (groupMemory). */
+export type MarkCache = Map<string, { start: string; mark: string | null }>;
+
+/** The group of the worker whose mark the process carries, if any (its environ read once: `cache`). */
+function markedGroup(
+  pid: string,
+  start: string,
+  marked: { marks: ReadonlyMap<string, number>; cache: MarkCache },
+  seen: Set<string>,
+): number | undefined {
+  seen.add(pid);
+  let known = marked.cache.get(pid);
+  // A pid reused by a new process has another start time.
+  if (known === undefined || known.start !== start) {
+    known = { start, mark: markOf(pid) };
+    marked.cache.set(pid, known);
+  }
+  return known.mark === null ? undefined : marked.marks.get(known.mark);
 }
 
 /** One process's VmRSS, KiB; throws if the process is gone. */

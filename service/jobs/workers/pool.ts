@@ -21,7 +21,8 @@ import type { LogBook } from "../logs/log-book";
 import { terminalSafe } from "../logs/terminal";
 import { envTooLarge, workerEnv } from "./environment";
 import type { Launcher, LaunchSpec } from "./launch";
-import { groupMemory, mib } from "./memory";
+import { groupMemory, type MarkCache, mib } from "./memory";
+import { newMark, TREE_MARK, TreeSweeper } from "./tree";
 
 export type { ManagedWorker };
 
@@ -76,6 +77,8 @@ interface ManagedWorker {
   process: ChildProcess | null;
   /** A command line in its own process group (signal the group). */
   processGroup: boolean;
+  /** The TREE_MARK its processes carry (tree.ts): what left its group is ended with it by this. */
+  mark: string | null;
   workdir: string | null;
   coldStart: Timer | null;
   killTimer: Timer | null;
@@ -123,6 +126,9 @@ export class WorkerPool implements WorkerRegistry {
   #baseUrl: string | null = null;
   #memoryTimer: Timer | null = null;
   #memoryReading = false;
+  /** Marks of the processes outside the workers' groups, between readings of the memory watch. */
+  readonly #markCache: MarkCache = new Map();
+  readonly #sweeper: TreeSweeper;
 
   constructor(deps: {
     clock: Clock;
@@ -146,6 +152,7 @@ export class WorkerPool implements WorkerRegistry {
     this.#options = deps.options;
     this.#log = deps.log;
     this.#events = deps.events;
+    this.#sweeper = new TreeSweeper(deps.log);
     checkLimits(deps.options);
     sweepWorkerDirectories(this.#log);
   }
@@ -179,13 +186,18 @@ export class WorkerPool implements WorkerRegistry {
     const bound = this.#options.workerMemoryBytes;
     if (bound === null) return;
     const byGroup = new Map<number, ManagedWorker>();
+    const marks = new Map<string, number>();
     for (const worker of this.#workers.values()) {
       const child = worker.process;
       if (!child || child.pid === undefined || child.exitCode !== null || child.signalCode !== null) continue;
-      if (worker.overMemory === null) byGroup.set(child.pid, worker);
+      if (worker.overMemory !== null) continue;
+      byGroup.set(child.pid, worker);
+      // What it started outside its group counts too (tree.ts).
+      if (worker.mark !== null) marks.set(worker.mark, child.pid);
     }
     if (byGroup.size === 0) return;
-    for (const [group, bytes] of await groupMemory(new Set(byGroup.keys()), bound)) {
+    const readings = await groupMemory(new Set(byGroup.keys()), bound, { marks, cache: this.#markCache });
+    for (const [group, bytes] of readings) {
       const worker = byGroup.get(group);
       // Gone, or its pid (the group's id) reused meanwhile: not this worker's group any more.
       if (!worker || bytes <= bound || this.#workers.get(worker.session.id) !== worker) continue;
@@ -270,6 +282,7 @@ export class WorkerPool implements WorkerRegistry {
       startedAt: null,
       process: null,
       processGroup: false,
+      mark: null,
       workdir: null,
       coldStart: null,
       killTimer: null,
@@ -349,6 +362,8 @@ export class WorkerPool implements WorkerRegistry {
     const workers = this.workersOf(endpointId);
     for (const worker of workers) this.stop(worker.session.id, "deleted");
     await Promise.all(workers.map((w) => w.exited));
+    // What they started outside their process groups is gone too once the endpoint's delete is done.
+    await this.#sweeper.settled();
     this.#history.delete(endpointId);
     this.#capped.delete(endpointId);
     this.#startIssues.delete(endpointId);
@@ -374,6 +389,8 @@ export class WorkerPool implements WorkerRegistry {
     const workers = [...this.#workers.values()];
     for (const worker of workers) this.stop(worker.session.id, "shutdown");
     await Promise.all(workers.map((w) => w.exited));
+    // The service's close resolves once nothing its workers started is left running.
+    await this.#sweeper.settled();
   }
 
   list(accountId: string, endpointId?: string): WorkerPod[] {
@@ -499,6 +516,7 @@ export class WorkerPool implements WorkerRegistry {
       return;
     }
     const base = `${this.#baseUrl}/v2/${endpoint.id}`;
+    worker.mark = newMark(session.id);
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? "",
       HOME: worker.workdir,
@@ -513,6 +531,8 @@ export class WorkerPool implements WorkerRegistry {
       RUNPOD_DC_ID: "LOCAL",
       RUNPOD_SKIP_AUTO_SYSTEM_CHECKS: "true",
       RUNPOD_SKIP_GPU_CHECK: "true",
+      // Last, so that no template or endpoint env can set it.
+      [TREE_MARK]: worker.mark ?? "",
     };
     const tooLarge = envTooLarge(env);
     if (tooLarge !== null) {
@@ -539,6 +559,8 @@ export class WorkerPool implements WorkerRegistry {
       worker.startedAt = this.#clock.now();
       child.once("exit", (code, signal) => {
         killLeftovers(child.pid);
+        // What left the group (setsid, a detached spawn, a daemon) still carries the worker's mark.
+        if (worker.mark !== null) void this.#sweeper.sweep(worker.mark);
         // V8 at its heap limit says so on stderr, then aborts: its last lines may still be in the pipe.
         if (signal === "SIGABRT" && spec.kind === "module" && this.#options.workerMemoryBytes !== null)
           void outputEnded(child).then(() => this.#exited(worker, code, signal));

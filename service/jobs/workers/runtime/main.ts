@@ -1,6 +1,7 @@
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
+import { KILL_OWN_TREE_SOURCE, killOwnTree } from "../tree";
 import { running, type StartOptions, start } from "./index";
 import { loadHint } from "./load-hint";
 
@@ -82,11 +83,13 @@ const TSX_LOADER = /[\\/]tsx[\\/]/;
  */
 function watchParent(): void {
   const watchdog = new Worker(
-    `const parent = process.ppid;
+    `${KILL_OWN_TREE_SOURCE}
+     const parent = process.ppid;
      const cell = new Int32Array(new SharedArrayBuffer(4));
      for (;;) {
        Atomics.wait(cell, 0, 0, 1000);
        if (process.ppid !== parent) {
+         killOwnTree();
          try { process.kill(-process.pid, "SIGKILL"); } catch {}
          process.kill(process.pid, "SIGKILL");
        }
@@ -108,6 +111,9 @@ function serviceGone(): void {
  * the service otherwise, as nothing else is left to end them. Not a leader (run by hand): no such group.
  */
 function killOwnGroup(): void {
+  // What left the group (setsid, a detached spawn) carries the worker's mark: it goes first, as
+  // nothing is left to end it after this process (tree.ts).
+  killOwnTree();
   try {
     process.kill(-process.pid, "SIGKILL");
   } catch {
