@@ -4,7 +4,7 @@ import { dirname, extname, isAbsolute, join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { parse, quote } from "shell-quote";
 import { BUILTIN_HANDLERS, FALLBACK_IMAGE } from "./handlers";
-import { KILL_OWN_TREE_SOURCE } from "./tree";
+import { KILL_OWN_TREE_SOURCE } from "./runtime/tree";
 
 /**
  * How a template's image runs here: a JS/TS handler module in the worker runtime, or a command line
@@ -211,7 +211,7 @@ export class Launcher {
         // in it, and goes with the worker (WorkerPool kills the group when the worker exits, the
         // runtime when the service dies). In the service's group such children outlived the worker,
         // and the service, for good. One that leaves the group (setsid, detached) is found by the
-        // worker's mark in its environment instead (tree.ts). (On Windows, where process groups are not this, detached
+        // worker's mark in its environment instead (runtime/tree.ts). (On Windows, where process groups are not this, detached
         // would only give each worker a console window of its own.)
         detached: process.platform !== "win32",
         // The IPC channel lets the worker notice when the service dies, and exit.
@@ -240,7 +240,7 @@ export class Launcher {
  * process group. It runs the command line in a shell in the same group and passes its exit status on.
  * A stop signal from the service reaches the whole group; the guard waits for the command. When the
  * service is gone (its IPC channel closes, or the guard's parent changes) it SIGKILLs the whole group,
- * itself included, and first what the command started outside the group (tree.ts, by the worker's
+ * itself included, and first what the command started outside the group (runtime/tree.ts, by the worker's
  * mark): a command worker never outlives the service. When the command ends by itself (a
  * crash, os._exit), what it left running in the group (the Python library's heartbeat process, a
  * server it started) is SIGKILLed before the guard passes the status on, as the real platform tears

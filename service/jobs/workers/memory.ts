@@ -1,5 +1,5 @@
 import { readdirSync, readFileSync } from "node:fs";
-import { markOf } from "./tree";
+import { markOf } from "./runtime/tree";
 
 /** Processes read between two turns of the event loop: ~2 ms, so a reading never holds the service long. */
 const BATCH = 64;
@@ -23,7 +23,7 @@ const BATCH = 64;
  * CPU, and one synchronous pass over a machine with thousands of processes would hold every request.
  * Empty where there is no /proc (not Linux): the memory watch then does nothing.
  *
- * With `marked`, a process outside every group that carries a worker's mark (tree.ts: it left its
+ * With `marked`, a process outside every group that carries a worker's mark (runtime/tree.ts: it left its
  * worker's group with `setsid` or a detached spawn) counts in that worker's group, `marks` giving the
  * group of each mark. Its mark is read from /proc/<pid>/environ once per process (`cache`, by pid and
  * start time, kept between readings and pruned to the processes of the last one), not every reading:

@@ -22,7 +22,7 @@ import { terminalSafe } from "../logs/terminal";
 import { envTooLarge, workerEnv } from "./environment";
 import type { Launcher, LaunchSpec } from "./launch";
 import { groupMemory, type MarkCache, mib } from "./memory";
-import { newMark, TREE_MARK, TreeSweeper } from "./tree";
+import { newMark, TREE_MARK, TreeSweeper } from "./runtime/tree";
 
 export type { ManagedWorker };
 
@@ -77,7 +77,7 @@ interface ManagedWorker {
   process: ChildProcess | null;
   /** A command line in its own process group (signal the group). */
   processGroup: boolean;
-  /** The TREE_MARK its processes carry (tree.ts): what left its group is ended with it by this. */
+  /** The TREE_MARK its processes carry (runtime/tree.ts): what left its group is ended with it by this. */
   mark: string | null;
   workdir: string | null;
   coldStart: Timer | null;
@@ -192,7 +192,7 @@ export class WorkerPool implements WorkerRegistry {
       if (!child || child.pid === undefined || child.exitCode !== null || child.signalCode !== null) continue;
       if (worker.overMemory !== null) continue;
       byGroup.set(child.pid, worker);
-      // What it started outside its group counts too (tree.ts).
+      // What it started outside its group counts too (runtime/tree.ts).
       if (worker.mark !== null) marks.set(worker.mark, child.pid);
     }
     if (byGroup.size === 0) return;

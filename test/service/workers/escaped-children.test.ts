@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ManualClock } from "../../../service/clock";
-import { killMarked, markOf } from "../../../service/jobs/workers/tree";
+import { killMarked, markOf } from "../../../service/jobs/workers/runtime/tree";
 import { ACCOUNT, eventually, type Harness, startHarness } from "../jobs/harness";
 import { alive, startCli, within } from "../security/cli";
 

@@ -1,9 +1,9 @@
 import { isAbsolute, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
-import { KILL_OWN_TREE_SOURCE, killOwnTree } from "../tree";
 import { running, type StartOptions, start } from "./index";
 import { loadHint } from "./load-hint";
+import { KILL_OWN_TREE_SOURCE, killOwnTree } from "./tree";
 
 /**
  * Entry of a worker process the service starts for a handler module: `main <module>`. The module
