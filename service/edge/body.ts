@@ -133,8 +133,10 @@ export function refusedText(error: unknown): string | undefined {
 
 /** Refuses a body text nested too deep (VALIDATION naming the member and the limit). */
 export function checkJsonDepth(text: string): void {
-  const member = memberTooDeep(text);
-  if (member !== null) {
+  const found = memberTooDeep(text);
+  if (found !== null) {
+    // The key cut (a key may be as long as the body): a refused job-done's message becomes its job's error.
+    const member = shownKey(found);
     throw new ServiceError("VALIDATION", `${member} nested deeper than ${JSON_LIMITS.depth} levels`, {
       field: member,
     });

@@ -46,6 +46,26 @@ describe("a refused job-done", () => {
     expect(await statusOf(h, ep.id, next)).toMatchObject({ status: "COMPLETED" });
   });
 
+  it("too deep under a long key: the job's error and the 400 show the key cut, not the worker's megabytes", async () => {
+    const h = await start({});
+    const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    const id = await submit(h, ep.id, { n: 1 });
+    const worker = new ProtocolWorker(h, ep.id, "w-long-key");
+    expect((await worker.take()).text).toContain(id);
+    const key = "k".repeat(2_000_000);
+    const refused = await worker.done(id, `{"${key}":${nested(65)}}`);
+    expect(refused.status).toBe(400);
+    const shown = `${"k".repeat(100)}…`;
+    // Lengths first: a failure then does not print the worker's megabytes.
+    expect((refused.body as { error: string }).error.length).toBeLessThan(200);
+    expect(((await statusOf(h, ep.id, id)).error ?? "").length).toBeLessThan(300);
+    expect(refused.body).toMatchObject({ error: `${shown} nested deeper than 64 levels` });
+    expect(await statusOf(h, ep.id, id)).toMatchObject({
+      status: "FAILED",
+      error: `the job's result was refused: ${shown} nested deeper than 64 levels (job-done answered 400)`,
+    });
+  });
+
   it("through Fastify's route (a chunked body): not JSON, and a field of the wrong type, each fail their job; a progress update does not", async () => {
     const h = await start({});
     const ep = h.endpoint("runpodkit/echo", { workersMax: 0 });
