@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import JSON5 from "json5";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { memberTooDeep, repeatedKey } from "../../service/edge/body";
+import { JSON5_MAX_CHARS, lenientJson, memberTooDeep, repeatedKey } from "../../service/edge/body";
 import { KEY } from "../service/jobs/harness";
 import {
   expectServed,
@@ -310,6 +310,55 @@ describe("refusals of a key given twice", () => {
     expect(reply.status).toBe(400);
     expect(reply.text.length).toBeLessThan(1_000);
     expect(JSON.parse(reply.text)).toMatchObject({ code: "VALIDATION", field: `env.${"x".repeat(100)}….a` });
+  });
+});
+
+describe("fuzz: worker bodies with Python's NaN and Infinity", () => {
+  /** A value as Python's json.dumps may write it: a bare non-finite token, or any JSON value. */
+  type Written = { text: string; value: unknown };
+  const nonFinite = fc
+    .constantFrom("NaN", "Infinity", "-Infinity")
+    .map((text): Written => ({ text, value: null }));
+  const tricky = fc.constantFrom("NaN", "-Infinity", 'a "NaN" b', "\\NaN\\", 'Infinity"');
+  const plain = fc
+    .oneof(fc.jsonValue({ maxDepth: 2 }), tricky)
+    // The value as it reads back (fc's -0 is written 0).
+    .map((value): Written => ({ text: JSON.stringify(value), value: JSON.parse(JSON.stringify(value)) }));
+  const written: fc.Arbitrary<Written> = fc.letrec<{ node: Written }>((tie) => ({
+    node: fc.oneof(
+      { depthSize: "small" },
+      nonFinite,
+      plain,
+      fc.array(tie("node"), { maxLength: 4 }).map((items) => ({
+        text: `[${items.map((item) => item.text).join(", ")}]`,
+        value: items.map((item) => item.value),
+      })),
+      fc.dictionary(fc.string({ maxLength: 6 }), tie("node"), { maxKeys: 4 }).map((members) => ({
+        text: `{${Object.entries(members)
+          .map(([key, item]) => `${JSON.stringify(key)}: ${item.text}`)
+          .join(", ")}}`,
+        value: Object.fromEntries(Object.entries(members).map(([key, item]) => [key, item.value])),
+      })),
+    ),
+  })).node;
+
+  it("read as null outside strings, strings untouched, small and large texts alike (the large without JSON5)", () => {
+    fc.assert(
+      fc.property(written, ({ text, value }) => {
+        expect(lenientJson(text), text).toEqual(value);
+        const large = `{"pad": "${"p".repeat(JSON5_MAX_CHARS)}", "v": ${text}}`;
+        expect(lenientJson(large), text).toEqual({ pad: "p".repeat(JSON5_MAX_CHARS), v: value });
+      }),
+      fuzzParameters(seed, 1_000),
+    );
+  });
+
+  it("JSON5's own syntax only in a text of at most JSON5_MAX_CHARS; a larger one is refused saying so", () => {
+    expect(lenientJson(`{'a': NaN, /* c */ "b": [1,],}`)).toEqual({ a: Number.NaN, b: [1] });
+    const large = `{"pad": "${"p".repeat(JSON5_MAX_CHARS)}", /* c */ "b": 1}`;
+    expect(() => lenientJson(large)).toThrow(
+      /a body over 64 KiB must be JSON, with NaN and Infinity allowed; JSON5's comments, single quotes and trailing commas only in smaller ones/,
+    );
   });
 });
 
