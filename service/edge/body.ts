@@ -49,8 +49,12 @@ function commentEnd(text: string, start: number): number {
   }
   if (next !== 0x2f) return start;
   let end = start + 2;
-  // JSON5's line terminators: LF, CR, U+2028, U+2029.
-  while (end < text.length && !/[\n\r\u2028\u2029]/.test(text[end] as string)) end++;
+  // JSON5's line terminators: LF, CR, U+2028, U+2029 (compared by code: a regex a character made a
+  // long comment cost ~20 ns a character).
+  for (; end < text.length; end++) {
+    const c = text.charCodeAt(end);
+    if (c === 0x0a || c === 0x0d || c === 0x2028 || c === 0x2029) break;
+  }
   return end;
 }
 
