@@ -19,6 +19,12 @@ export const JOB_POLICY = {
    * client's maxReplyBytes. The rest waits for the next poll, answered at once while chunks remain.
    */
   streamReplyBytes: 4 * 1024 * 1024,
+  /**
+   * Most characters of a failed job's error the service keeps; the rest is cut, saying so. An output
+   * is counted against the memory budget and spilled to the store; an error is neither, so a worker's
+   * error of its whole 100 MB body stayed in memory for the job's retention.
+   */
+  errorChars: 1024 * 1024,
   /** Results are kept this long after an async (/run) job ends. */
   retentionAsyncMs: 30 * 60_000,
   /** Results are kept this long after a sync (/runsync) job ends. */

@@ -6,6 +6,7 @@ import type { JobBook } from "../book/book";
 import { Deque, without } from "../book/collections";
 import type { Reservation } from "../book/memory";
 import type { Job } from "../model/job";
+import { JOB_POLICY } from "../policy";
 import { splitChunk } from "./chunks";
 
 /** One worker as the protocol sees it: what it holds, its pending polls, what it must stop. */
@@ -336,7 +337,7 @@ export class Dispatcher {
     // Late results (after cancel, timeout, or on another worker's job) never resurrect a job.
     if (job.status !== "IN_PROGRESS" || !runsOn(job, session)) return;
     if (body.error !== undefined && body.error !== null && body.error !== false && body.error !== "") {
-      const error = typeof body.error === "string" ? body.error : JSON.stringify(body.error);
+      const error = keptError(typeof body.error === "string" ? body.error : JSON.stringify(body.error));
       this.#book.finish(job, "FAILED", { output: body.output, error });
     } else {
       this.#book.finish(job, "COMPLETED", { output: body.output });
@@ -553,4 +554,11 @@ function sessionKey(endpointId: string, workerId: string): string {
  */
 function runsOn(job: Job, session: WorkerSession): boolean {
   return job.workerId === session.id && job.endpointId === session.endpointId;
+}
+
+/** A worker's error as the job keeps it: at most JOB_POLICY.errorChars, a longer one cut, saying so. */
+export function keptError(error: string): string {
+  const max = JOB_POLICY.errorChars;
+  if (error.length <= max) return error;
+  return `${error.slice(0, max)}… (cut: the error was ${error.length} characters; the service keeps the first ${max})`;
 }

@@ -77,6 +77,25 @@ describe("hostile JSON at the edge", () => {
     expect((await h.call("GET", `/v2/${ep.id}/status/${id}`)).body).toMatchObject(failed);
   });
 
+  it("a worker's error of 3 MB is kept cut to its first 1 MiB, saying so; one of 1 MiB whole", async () => {
+    const worker = new ProtocolWorker(h, ep.id, "w-long-error");
+    const fail = async (error: string) => {
+      const id = ((await h.call("POST", `/v2/${ep.id}/run`, { body: { input: {} } })).body as { id: string })
+        .id;
+      await worker.take();
+      expect((await worker.done(id, { error })).status).toBe(200);
+      return (await h.call("GET", `/v2/${ep.id}/status/${id}`)).body as { status: string; error: string };
+    };
+    const max = 1024 * 1024;
+    const long = await fail("e".repeat(3 * max));
+    expect(long.status).toBe("FAILED");
+    expect(long.error).toBe(
+      `${"e".repeat(max)}… (cut: the error was ${3 * max} characters; the service keeps the first ${max})`,
+    );
+    expect((await fail("f".repeat(max))).error).toBe("f".repeat(max));
+    await alive();
+  });
+
   it("stream chunks, NaN bodies and progress updates are bounded the same way", async () => {
     const run = await h.call("POST", `/v2/${ep.id}/run`, { body: { input: {} } });
     const id = (run.body as { id: string }).id;
