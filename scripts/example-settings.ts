@@ -43,6 +43,17 @@ export const REQUIRED_SETTINGS: Readonly<Record<string, readonly RequiredSetting
   ],
 };
 
+/**
+ * Examples npm start's engine cannot deploy, and what to do instead. Its engine runs dynamic providers
+ * only; gitops' build and smoke test are @pulumi/command resources (a plugin the Pulumi CLI runs), so
+ * `npm start -- --example gitops` used to build and install it, then fail the deploy with "unknown
+ * function command:local:run" (or UNSUPPORTED_RESOURCE), whatever the user had installed.
+ */
+export const NOT_ON_NPM_START: Readonly<Record<string, string>> = {
+  gitops:
+    "examples/gitops needs the Pulumi CLI: its image build and smoke test are @pulumi/command commands, a provider plugin the Pulumi CLI runs and npm start's engine cannot (it runs dynamic providers only). Deploy it with `pulumi up` (examples/gitops/README.md, which also says which of its parts the tests run without the CLI)",
+};
+
 /** `npm start` could not be given the example or its settings: what to type instead. */
 export class MainJobUsageError extends Error {
   readonly code = "USAGE";
@@ -66,8 +77,8 @@ const MAX_VALUE = 4_096;
 
 /**
  * The config the example's stack gets besides runpodkit:*: local values for its required settings,
- * then what `--config key=value` gave (later wins). Refuses an example that is not a Pulumi program,
- * a malformed `--config`, and a required setting left without a value.
+ * then what `--config key=value` gave (later wins). Refuses an example that is not a Pulumi program
+ * or that the engine cannot run, a malformed `--config`, and a required setting left without a value.
  */
 export function exampleConfig(
   examplesDir: string,
@@ -76,10 +87,13 @@ export function exampleConfig(
 ): Record<string, ConfigValue> {
   const examples = deployableExamples(examplesDir);
   if (!examples.includes(example)) {
+    const runnable = examples.filter((name) => NOT_ON_NPM_START[name] === undefined);
     throw new MainJobUsageError(
-      `--example ${JSON.stringify(example.slice(0, MAX_KEY))} is not a Pulumi program under examples/: give one of ${examples.join(", ")} (examples/jobs and examples/handlers are not deployed; the quickstart runs examples/jobs)`,
+      `--example ${JSON.stringify(example.slice(0, MAX_KEY))} is not a Pulumi program under examples/: give one of ${runnable.join(", ")} (examples/jobs and examples/handlers are not deployed; the quickstart runs examples/jobs)`,
     );
   }
+  const refused = NOT_ON_NPM_START[example];
+  if (refused !== undefined) throw new MainJobUsageError(refused);
   const required = REQUIRED_SETTINGS[example] ?? [];
   const config: Record<string, ConfigValue> = {};
   for (const setting of required) {

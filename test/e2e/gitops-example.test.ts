@@ -8,12 +8,15 @@
  */
 import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { cp, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { installProgram, PROJECT_ROOT, packProject } from "../../engine/package";
 import { RestClient } from "../../sdk/rest";
 import { type RunningService, startService } from "../../service/index";
+import { buildOutsideDocker } from "./support/dockerfile";
 
 const run = promisify(execFile);
 
@@ -128,4 +131,86 @@ describe("examples/gitops, installed from the packed package", () => {
     expect(ran.stderr).toContain("smoke test failed (UNAUTHORIZED)");
     expect((ran.stdout + ran.stderr).includes(wrongKey)).toBe(false);
   }, 120_000);
+});
+
+/**
+ * worker/Dockerfile's steps, run outside Docker on a build context as the README has users make it:
+ * worker/ with its package-lock.json written by `npm install` there (runpodkit from the packed
+ * package, as `npm install <tarball>` records it). The image installs exactly that lockfile (`npm ci`),
+ * and a context without one does not build: a build that resolved the ranges afresh could give two
+ * builds of one commit different dependencies.
+ */
+describe("examples/gitops/worker/Dockerfile, its steps run outside Docker", () => {
+  const workerDir = join(PROJECT_ROOT, "examples", "gitops", "worker");
+  let scratch = "";
+  let context = "";
+
+  beforeAll(async () => {
+    const pkg = await packProject();
+    scratch = await mkdtemp(join(tmpdir(), "gitops-image-"));
+    context = join(scratch, "context");
+    await cp(workerDir, context, { recursive: true });
+    const manifestPath = join(context, "package.json");
+    const manifest = JSON.parse(await readFile(manifestPath, "utf8")) as {
+      dependencies: Record<string, string>;
+    };
+    manifest.dependencies[pkg.name] = `file:${pkg.tarball}`;
+    await writeFile(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
+    const installed = await shell(
+      "npm install --prefer-offline --no-audit --no-fund --loglevel=error",
+      context,
+      {},
+    );
+    expect(installed.stderr).toBe("");
+    expect(installed.code).toBe(0);
+  }, 300_000);
+
+  afterAll(async () => {
+    if (scratch) await rm(scratch, { recursive: true, force: true });
+  });
+
+  test("builds from the lockfile: the image holds exactly the locked packages, and its CMD answers", async () => {
+    const image = await buildOutsideDocker(join(workerDir, "Dockerfile"), context, join(scratch, "image"), {
+      GIT_COMMIT: COMMIT,
+    });
+    expect(image.from).toMatch(/^node:24(-|$)/);
+    expect(image.env).toEqual({ GIT_COMMIT: COMMIT });
+    expect(image.cmd).toEqual(["node", "handler.ts"]);
+
+    const packages = async (path: string) =>
+      (
+        JSON.parse(await readFile(path, "utf8")) as {
+          packages: Record<string, { version?: string; dev?: boolean }>;
+        }
+      ).packages;
+    const locked = await packages(join(context, "package-lock.json"));
+    const wanted = Object.entries(locked)
+      .filter(([path, entry]) => path !== "" && entry.dev !== true)
+      .map(([path, entry]) => [path, entry.version]);
+    const inImage = Object.entries(
+      await packages(join(image.workdir, "node_modules", ".package-lock.json")),
+    ).map(([path, entry]) => [path, entry.version]);
+    expect(wanted.length).toBeGreaterThan(10);
+    expect(Object.fromEntries(inImage)).toEqual(Object.fromEntries(wanted));
+
+    const [program, ...args] = image.cmd;
+    const ran = await shell(
+      `"${program === "node" ? process.execPath : program}" ${args.join(" ")} --test_input '{"input":{"name":"ci"}}'`,
+      image.workdir,
+      image.env,
+    );
+    expect(ran.code).toBe(0);
+    expect(JSON.parse(ran.stdout)).toEqual({ output: { greeting: "hello ci", commit: COMMIT } });
+  }, 300_000);
+
+  test("does not build a context without package-lock.json", async () => {
+    const unlocked = join(scratch, "unlocked");
+    await cp(context, unlocked, {
+      recursive: true,
+      filter: (src) => !src.endsWith("package-lock.json") && !src.endsWith("node_modules"),
+    });
+    await expect(
+      buildOutsideDocker(join(workerDir, "Dockerfile"), unlocked, join(scratch, "image-unlocked")),
+    ).rejects.toThrow(/package-lock\.json/);
+  }, 300_000);
 });

@@ -286,14 +286,18 @@ describe("examples/gitops CI workflow", () => {
     expect(index((s) => s.run === "npm ci")).toBeLessThan(index((s) => s === deploy));
   });
 
-  test("npm ci needs a lockfile the example does not ship: the README and the workflow say to commit one", () => {
+  test("npm ci needs lockfiles the example does not ship: the README and the workflow say to commit both", () => {
     const dir = join(__dirname, "../../examples/gitops");
     expect(steps.some((s) => s.run === "npm ci")).toBe(true);
+    // The program's (the workflow's npm ci) and the worker's (the image's npm ci, worker/Dockerfile).
     expect(existsSync(join(dir, "package-lock.json"))).toBe(false);
+    expect(existsSync(join(dir, "worker", "package-lock.json"))).toBe(false);
+    expect(readFileSync(join(dir, "worker", "Dockerfile"), "utf8")).toMatch(/^RUN npm ci\b/m);
     const readme = readFileSync(join(dir, "README.md"), "utf8").replace(/\s+/g, " ");
-    expect(readme).toContain("commit the program's `package-lock.json`");
-    expect(readFileSync(join(dir, ".github/workflows/deploy.yml"), "utf8")).toMatch(
-      /Commit that\n# folder's package-lock.json/,
-    );
+    expect(readme).toContain("commit two lockfiles: the program's `package-lock.json`");
+    expect(readme).toContain("and `worker/package-lock.json` (`npm install` in `worker/`)");
+    const workflow = readFileSync(join(dir, ".github/workflows/deploy.yml"), "utf8");
+    expect(workflow).toMatch(/Commit that\n# folder's package-lock.json/);
+    expect(workflow).toMatch(/# worker\/package-lock.json \(`npm install` in worker\/\)/);
   });
 });

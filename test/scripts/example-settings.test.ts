@@ -4,6 +4,7 @@
  * attempt with Pulumi's "Missing required configuration variable ... pulumi config set", which a user
  * of `npm start` cannot follow. Now the local-only ones get local values, any setting can be given as
  * `--config key=value`, and what has no local value is named, with the flag, before anything runs.
+ * gitops, which the engine cannot run at all (its @pulumi/command resources), is refused as early.
  */
 import { execFile } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -19,6 +20,8 @@ import {
 } from "../../scripts/example-settings";
 
 const EXAMPLES = join(PROJECT_ROOT, "examples");
+const GITOPS_REFUSAL =
+  "examples/gitops needs the Pulumi CLI: its image build and smoke test are @pulumi/command commands, a provider plugin the Pulumi CLI runs and npm start's engine cannot (it runs dynamic providers only). Deploy it with `pulumi up` (examples/gitops/README.md, which also says which of its parts the tests run without the CLI)";
 
 describe("npm start's example settings", () => {
   it("knows every setting each example program requires (config.require*), so none reaches Pulumi's error", () => {
@@ -63,12 +66,10 @@ describe("npm start's example settings", () => {
       }
       throw new Error("not refused");
     };
-    expect(refusal("gitops")).toBe(
-      "examples/gitops needs imageRepository, which has no local value: run npm start -- --example gitops --config imageRepository=<value> (imageRepository: where `docker build` and `docker push` put the worker image (a registry you are logged in to); see examples/gitops/README.md)",
-    );
-    expect(exampleConfig(EXAMPLES, "gitops", ["imageRepository=localhost:5000/worker"])).toEqual({
-      imageRepository: { value: "localhost:5000/worker", secret: false },
-    });
+    // gitops runs only under the Pulumi CLI (its @pulumi/command resources): refused whatever is given,
+    // before its imageRepository; before, npm start built and installed it, then failed the deploy.
+    expect(refusal("gitops")).toBe(GITOPS_REFUSAL);
+    expect(refusal("gitops", ["imageRepository=localhost:5000/worker"])).toBe(GITOPS_REFUSAL);
     expect(refusal("secrets-cpu", ["apiToken"])).toBe(
       '--config "apiToken": give a setting as key=value, e.g. --config apiToken=<value>',
     );
@@ -77,7 +78,7 @@ describe("npm start's example settings", () => {
       /^--config runpodkit:apiKey: npm start sets the runpodkit:\* keys itself/,
     );
     expect(refusal("jobs")).toBe(
-      '--example "jobs" is not a Pulumi program under examples/: give one of gitops, hub-release, private-model, quickstart, secrets-cpu (examples/jobs and examples/handlers are not deployed; the quickstart runs examples/jobs)',
+      '--example "jobs" is not a Pulumi program under examples/: give one of hub-release, private-model, quickstart, secrets-cpu (examples/jobs and examples/handlers are not deployed; the quickstart runs examples/jobs)',
     );
     expect(refusal("../quickstart")).toMatch(/^--example "\.\.\/quickstart" is not a Pulumi program/);
   });
@@ -91,6 +92,8 @@ describe("npm start's example settings", () => {
         join(PROJECT_ROOT, "scripts", "main-job.ts"),
         "--example",
         "gitops",
+        "--config",
+        "imageRepository=localhost:5000/worker",
         "--data",
         ":memory:",
       ],
@@ -102,8 +105,6 @@ describe("npm start's example settings", () => {
     )) as { code: number; stdout: string; stderr: string } | null;
     expect(failed?.code).toBe(1);
     expect(failed?.stdout).toBe("");
-    expect(failed?.stderr).toBe(
-      "main job failed (USAGE): MainJobUsageError: examples/gitops needs imageRepository, which has no local value: run npm start -- --example gitops --config imageRepository=<value> (imageRepository: where `docker build` and `docker push` put the worker image (a registry you are logged in to); see examples/gitops/README.md)\n",
-    );
+    expect(failed?.stderr).toBe(`main job failed (USAGE): MainJobUsageError: ${GITOPS_REFUSAL}\n`);
   });
 });
