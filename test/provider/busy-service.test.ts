@@ -241,6 +241,57 @@ describe("Endpoint against a busy service", () => {
     expect((await h.graphql.getEndpoint(made.id))?.workersMax).toBe(2);
   });
 
+  test("creates at once while the service refuses myself (429) past the SDK's retries: each waits it out and records the owner, one myself per attempt", async () => {
+    const templateId = await template();
+    // Past the SDK's own retries (4 attempts) of the one myself all the creates share.
+    let refusedMyself = 0;
+    let askedMyself = 0;
+    rule = (hit) => {
+      if (!hit.body.includes("myself { id }")) return undefined;
+      askedMyself++;
+      if (refusedMyself >= 4) return undefined;
+      refusedMyself++;
+      return { refuse: 429 };
+    };
+    const settings = context.settings();
+    const fresh = createManagementApi(settings);
+    const provider = createEndpointProvider({ settings: () => settings, api: () => fresh, pause: h.pause });
+    const made = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        checkAndCreate(provider, `owned${i}`, { templateId, workersMax: 1 }),
+      ),
+    );
+    const account = await h.graphql.accountId();
+    expect(made.map((m) => m.outs[ACCOUNT])).toEqual(made.map(() => account));
+    // Four refused (one call), then one answered: shared by all twenty creates.
+    expect(askedMyself).toBe(5);
+    for (const m of made) expect(await endpointsNamed(m.outs.name)).toEqual([m.id]);
+  });
+
+  test("myself refused past customTimeouts.create: the create fails within that one bound and sends nothing", async () => {
+    const templateId = await template();
+    const saves: string[] = [];
+    rule = (hit) => {
+      if (hit.body.includes("saveEndpoint")) saves.push(hit.body);
+      return hit.body.includes("myself { id }") ? { refuse: 429, retryAfter: "0" } : undefined;
+    };
+    const settings = context.settings();
+    const fresh = createManagementApi(settings);
+    const provider = createEndpointProvider({ settings: () => settings, api: () => fresh, pause: h.pause });
+    const checked = await provider.check(
+      {},
+      { __logicalName: "nobody", templateId, __customTimeouts: { create: "3s" } },
+    );
+    const failure = await provider.create(checked.inputs).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: "TIMEOUT", operation: `create endpoint ${checked.inputs.name}` });
+    expect(String((failure as Error).message)).toMatch(
+      /within the bound of 3s: .*HTTP 429.*customTimeouts\.create/,
+    );
+    expect(h.pause.slept.reduce((a, b) => a + b, 0)).toBe(3_000);
+    expect(saves).toEqual([]);
+    expect(await endpointsNamed(checked.inputs.name)).toEqual([]);
+  });
+
   test("a 503 before the service acted is sent again: one endpoint", async () => {
     const templateId = await template();
     rule = onOperation("saveEndpoint", 1, { refuse: 503 });
