@@ -720,6 +720,7 @@ export function implement<D extends { name: string }, R>(
   /**
    * The kind's resources in the account, listed once per provider process (one deployment) by the
    * first create of a generated name that warnOfNamesakes looks at; undefined when the list failed.
+   * A failed list is not kept: the creates that shared it go on unwarned, and the next one asks again.
    */
   let namesakes: Promise<Listed[] | undefined> | undefined;
 
@@ -738,7 +739,10 @@ export function implement<D extends { name: string }, R>(
     if (warn === undefined || spec.uniqueName || inputs[AUTO_NAMED] !== true) return;
     if (definition.inventory === undefined) return;
     // Advice only: a failed list leaves the create as it was.
-    namesakes ??= definition.inventory(call).catch(() => undefined);
+    namesakes ??= definition.inventory(call).catch(() => {
+      namesakes = undefined;
+      return undefined;
+    });
     const name = definition.desired(inputs).name;
     // Not the resources this process saw replaced (diff) or deleted: those are the stack's own.
     const found = ((await namesakes) ?? []).filter(

@@ -5,14 +5,14 @@ import { createManagementApi } from "../../provider/clients";
 import type { ProviderSettings } from "../../provider/config";
 import { createContainerRegistryAuthProvider } from "../../provider/container-registry-auth";
 import type { ProviderContext } from "../../provider/context";
-import { CREATE_MARK, createEndpointProvider } from "../../provider/endpoint";
+import { CREATE_MARK, createEndpointProvider, endpointSpec } from "../../provider/endpoint";
 import { createNetworkVolumeProvider } from "../../provider/network-volume";
 import { createPodProvider } from "../../provider/pod";
 import { createSecretProvider } from "../../provider/secret";
 import { createTemplateProvider } from "../../provider/template";
 import { holdPort } from "../helpers/tcp-relay";
 import { type Hit, json, sendOn, startScriptedServer } from "../sdk/scripted-server";
-import { checkAndCreate, type Harness, startHarness } from "./support";
+import { checkAndCreate, generatedNameOf, type Harness, startHarness } from "./support";
 
 /**
  * The provider against a busy service: the local service behind a relay that, by rule, refuses a
@@ -290,6 +290,34 @@ describe("Endpoint against a busy service", () => {
     expect(h.pause.slept.reduce((a, b) => a + b, 0)).toBe(3_000);
     expect(saves).toEqual([]);
     expect(await endpointsNamed(checked.inputs.name)).toEqual([]);
+  });
+
+  test("a namesake list refused past the SDK's retries is asked again by a later create, which warns of its leftover", async () => {
+    const templateId = await template();
+    const warnings: string[] = [];
+    const settings = context.settings();
+    const fresh = createManagementApi(settings);
+    const provider = createEndpointProvider({
+      settings: () => settings,
+      api: () => fresh,
+      pause: h.pause,
+      warn: (message) => {
+        warnings.push(message);
+      },
+    });
+    // The first create's list meets a busy service past the SDK's own retries (4 attempts).
+    rule = onOperation("myself { endpoints", 4, { refuse: 429, retryAfter: "0" });
+    const first = await checkAndCreate(provider, "early", { templateId, workersMax: 1 });
+    expect(await endpointsNamed(first.outs.name)).toEqual([first.id]);
+    expect(warnings).toEqual([]);
+    // A later create of the same up, beside a leftover of its generated name.
+    const program = { templateId, workersMax: 1 };
+    const name = generatedNameOf(endpointSpec, "late", program);
+    const leftover = await h.graphql.saveEndpoint({ name, templateId, gpuIds: "AMPERE_16" });
+    const made = await checkAndCreate(provider, "late", program);
+    expect(made.id).not.toBe(leftover.id);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(`already exists in the account (id ${leftover.id})`);
   });
 
   test("a 503 before the service acted is sent again: one endpoint", async () => {
