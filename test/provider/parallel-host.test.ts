@@ -29,6 +29,8 @@ let host: DynamicProviderHost;
 let engine: Awaited<ReturnType<typeof startEngineLog>>;
 const text: Record<string, string> = {};
 const answered: string[] = [];
+/** While set, the first GraphQL list of templates waits for it before the service answers. */
+let holdTemplateList: Promise<void> | undefined;
 
 function keyOf(method: string, route: string, body: unknown, status: number): string {
   if (!route.endsWith("/graphql")) return `${method} ${route} ${status}`;
@@ -46,6 +48,12 @@ function tallySince(from: number): Record<string, number> {
 beforeAll(async () => {
   subscribe("fastify.initialization", (message) => {
     const { fastify } = message as { fastify: FastifyInstance };
+    fastify.addHook("preHandler", async (request) => {
+      const held = holdTemplateList;
+      if (held === undefined || !JSON.stringify(request.body ?? "").includes("podTemplates")) return;
+      holdTemplateList = undefined;
+      await held;
+    });
     fastify.addHook("onResponse", async (request, reply) => {
       answered.push(keyOf(request.method, request.routeOptions.url ?? "", request.body, reply.statusCode));
     });
@@ -161,4 +169,38 @@ test("40 named templates replaced at once while their endpoints move to the repl
   expect(calls["POST /v1/templates 200"]).toBe(n);
   expect(calls["DELETE /v1/templates/:templateId 204"]).toBe(n);
   expect(calls["GRAPHQL saveEndpoint 200"]).toBe(n);
+});
+
+test("200 templates refreshed at once share the GraphQL list of start fields: each read waits for a list sent after it asked, not one list each", async () => {
+  const n = 200;
+  const made = await Promise.all(
+    Array.from({ length: n }, async (_, i) => {
+      const step = await checked("Template", `f${i}`, {
+        imageName: "img:1",
+        isServerless: true,
+        startSsh: true,
+      });
+      return { urn: step.urn, ...(await host.create(step.urn, step.inputs)) };
+    }),
+  );
+  const from = answered.length;
+  const gets = () => answered.slice(from).filter((key) => key === "GET /v1/templates/:templateId 200").length;
+  // The first read's list is held until every read has had its REST answer (and so asks for a list).
+  let release: () => void = () => undefined;
+  holdTemplateList = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  const everyGet = (async () => {
+    while (gets() < n) await new Promise((resolve) => setImmediate(resolve));
+    release();
+  })();
+  const reads = await Promise.all(made.map((m) => host.read(m.urn, m.id, m.properties)));
+  await everyGet;
+  expect(reads.map((r) => r.id)).toEqual(made.map((m) => m.id));
+  for (const r of reads) expect(r.properties.startSsh).toBe(true);
+  // The held list, then one more for the 199 reads that asked while it was under way.
+  expect(tallySince(from)).toEqual({
+    "GET /v1/templates/:templateId 200": n,
+    "GRAPHQL myself.podTemplates 200": 2,
+  });
 });
