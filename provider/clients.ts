@@ -13,6 +13,10 @@ import type { ManagementApi } from "./management-api";
 export function createManagementApi(settings: ProviderSettings): ManagementApi {
   const rest = new RestClient({ apiKey: settings.apiKey, baseUrl: settings.restUrl });
   const graphql = new GraphQLClient({ apiKey: settings.apiKey, baseUrl: settings.graphqlUrl });
+  // Every read of a template (network volume) takes its GraphQL-only fields from the whole list:
+  // shared by the reads of a refresh that run at once, or each would list the account.
+  const templateViews = sharedAfterAsking(() => graphql.listTemplates());
+  const volumeViews = sharedAfterAsking(() => graphql.listNetworkVolumes());
   let account: Promise<string> | undefined;
   return {
     accountId: () => {
@@ -40,14 +44,14 @@ export function createManagementApi(settings: ProviderSettings): ManagementApi {
       create: (input) => rest.templates.create(input),
       update: (id, patch) => rest.templates.update(id, patch),
       delete: (id) => rest.templates.delete(id),
-      listGraphql: () => graphql.listTemplates(),
+      listGraphql: templateViews,
       save: (input) => graphql.saveTemplate(input),
     },
     networkVolumes: {
       get: (id) => rest.networkVolumes.get(id),
       create: (input) => rest.networkVolumes.create(input),
       createGraphql: (input) => graphql.createNetworkVolume(input),
-      listGraphql: () => graphql.listNetworkVolumes(),
+      listGraphql: volumeViews,
       update: (id, patch) => rest.networkVolumes.update(id, patch),
       delete: (id) => rest.networkVolumes.delete(id),
     },
@@ -77,5 +81,36 @@ export function createManagementApi(settings: ProviderSettings): ManagementApi {
       stop: (id) => rest.pods.stop(id),
       terminate: (id) => rest.pods.terminate(id),
     },
+  };
+}
+
+/**
+ * `list`, shared by the calls made while one is under way: a call joins the next list (sent once the
+ * one under way has answered), never one already sent, so every caller's answer was given after it
+ * asked (it sees a change it made just before). One list at a time, one more waiting: a parallel
+ * refresh of n resources lists about (its duration / one list's) times, not n. A failure is each
+ * joiner's, and not kept.
+ */
+export function sharedAfterAsking<T>(list: () => Promise<T>): () => Promise<T> {
+  let sent: Promise<unknown> | undefined;
+  let waiting: Promise<T> | undefined;
+  const send = (): Promise<T> => {
+    const answer = list();
+    sent = answer;
+    const done = () => {
+      if (sent === answer) sent = undefined;
+    };
+    answer.then(done, done);
+    return answer;
+  };
+  return () => {
+    if (waiting !== undefined) return waiting;
+    if (sent === undefined) return send();
+    const settle = () => undefined;
+    waiting = sent.then(settle, settle).then(() => {
+      waiting = undefined;
+      return send();
+    });
+    return waiting;
   };
 }

@@ -383,10 +383,14 @@ export function implement<D extends { name: string }, R>(
    * (a key allowed less than `myself`, a service without it): the create or update goes on, and that
    * resource is then not guarded by refuseOtherAccount.
    */
-  async function accountIfKnown(call: Call): Promise<string | undefined> {
+  async function accountIfKnown(call: Call & { bound: OperationBound }): Promise<string | undefined> {
     try {
-      return await call.api.accountId();
-    } catch {
+      // A busy service is waited out within the operation's bound, as the operation is: every create
+      // of one up shares this one call, so a 429 on it would leave them all without an owner.
+      return await whileBusy(call, () => call.api.accountId());
+    } catch (error) {
+      // Still busy at the bound: the operation would be too, so it ends here, before anything is made.
+      if (error instanceof ProviderError && error.code === "TIMEOUT") throw error;
       return undefined;
     }
   }
@@ -606,9 +610,8 @@ export function implement<D extends { name: string }, R>(
    * with: neither the retry nor the next up makes a second one. Looked for only after such a failure,
    * so a create that is answered costs no extra call.
    */
-  async function createWhileBusy(untimed: Call, inputs: Props): Promise<R> {
+  async function createWhileBusy(call: Call & { bound: OperationBound }, inputs: Props): Promise<R> {
     const sent: LostCreate = {};
-    const call = bounded(untimed, inputs, "create");
     const deadline = call.bound.startedAt + call.bound.ms;
     return whileBusy(call, async () => {
       // Found after a lost answer, then the take-over was busy: taken over again, never created anew.
@@ -717,6 +720,7 @@ export function implement<D extends { name: string }, R>(
   /**
    * The kind's resources in the account, listed once per provider process (one deployment) by the
    * first create of a generated name that warnOfNamesakes looks at; undefined when the list failed.
+   * A failed list is not kept: the creates that shared it go on unwarned, and the next one asks again.
    */
   let namesakes: Promise<Listed[] | undefined> | undefined;
 
@@ -735,7 +739,10 @@ export function implement<D extends { name: string }, R>(
     if (warn === undefined || spec.uniqueName || inputs[AUTO_NAMED] !== true) return;
     if (definition.inventory === undefined) return;
     // Advice only: a failed list leaves the create as it was.
-    namesakes ??= definition.inventory(call).catch(() => undefined);
+    namesakes ??= definition.inventory(call).catch(() => {
+      namesakes = undefined;
+      return undefined;
+    });
     const name = definition.desired(inputs).name;
     // Not the resources this process saw replaced (diff) or deleted: those are the stack's own.
     const found = ((await namesakes) ?? []).filter(
@@ -802,15 +809,17 @@ export function implement<D extends { name: string }, R>(
 
     create: async (inputs: Props) =>
       run(`create ${label(inputs)}`, async (call) => {
+        // One bound for the whole create: the account's busy waits count against customTimeouts.create.
+        const timed = bounded(call, inputs, "create");
         // Asked before anything is made: a failure after the create would leave it outside the stack.
-        const account = await accountIfKnown(call);
+        const account = await accountIfKnown(timed);
         const adoptId = inputs[ADOPT_ID];
         let record: R;
         let carried = inputs;
         if (typeof adoptId === "string" && adoptId !== "" && usedUp.has(adoptId)) {
           // A replacement of a resource adopted earlier: a new one. Its outputs keep the program's
           // adoptId, so that a later replacement's delete-first still marks the id used up.
-          record = await createWhileBusy(call, inputs);
+          record = await createWhileBusy(timed, inputs);
         } else if (typeof adoptId === "string" && adoptId !== "") {
           const existing = await definition.fetch(call, adoptId);
           if (existing === null) {
@@ -825,14 +834,13 @@ export function implement<D extends { name: string }, R>(
             const name = definition.nameOf(existing);
             carried = { ...inputs, name, [ADOPTED_NAME]: name };
           }
-          const timed = bounded(call, inputs, "create");
           record = await whileBusy(timed, () =>
             definition.apply(timed, adoptId, existing, definition.desired(carried), {}),
           );
           adoptedHere.add(definition.idOf(record));
         } else {
           await warnOfNamesakes(call, inputs);
-          record = await createWhileBusy(call, inputs);
+          record = await createWhileBusy(timed, inputs);
         }
         // A generated name may have come out a later generation (the first was taken): that one was applied.
         const applied =
@@ -855,7 +863,7 @@ export function implement<D extends { name: string }, R>(
         if (record === null) return { id: "", props: {} };
         // Found with this key, so it is this account's: state written before owners were kept gains
         // one here. Otherwise a stack that only refreshes (no update) would never be guarded.
-        const owner = hasOwner(props) ? props[ACCOUNT] : await accountIfKnown(call);
+        const owner = hasOwner(props) ? props[ACCOUNT] : await accountIfKnown(timed);
         const outs = assemble(
           record,
           { ...props, [ACCOUNT]: owner, [ADOPTED_NAME]: adoptedName(spec, props) },
@@ -877,11 +885,11 @@ export function implement<D extends { name: string }, R>(
     update: async (id: string, olds: Props, news: Props) =>
       run(`update ${label(news, id)}`, async (call) => {
         refuseNewerState(olds, call.operation);
-        const account = await accountIfKnown(call);
-        const desired = effective(olds, news);
         // An update sends the whole wanted state (or a patch of it), so sending it again is safe.
-        // The apply's own waits (an Endpoint's REST GPU types put back) share this bound.
+        // The apply's own waits (an Endpoint's REST GPU types put back) and the account's share this bound.
         const timed = bounded(call, news, "update");
+        const account = await accountIfKnown(timed);
+        const desired = effective(olds, news);
         const record = await whileBusy(timed, async () => {
           const current = await definition.fetch(timed, id);
           if (current === null) {

@@ -5,14 +5,14 @@ import { createManagementApi } from "../../provider/clients";
 import type { ProviderSettings } from "../../provider/config";
 import { createContainerRegistryAuthProvider } from "../../provider/container-registry-auth";
 import type { ProviderContext } from "../../provider/context";
-import { CREATE_MARK, createEndpointProvider } from "../../provider/endpoint";
+import { CREATE_MARK, createEndpointProvider, endpointSpec } from "../../provider/endpoint";
 import { createNetworkVolumeProvider } from "../../provider/network-volume";
 import { createPodProvider } from "../../provider/pod";
 import { createSecretProvider } from "../../provider/secret";
 import { createTemplateProvider } from "../../provider/template";
 import { holdPort } from "../helpers/tcp-relay";
 import { type Hit, json, sendOn, startScriptedServer } from "../sdk/scripted-server";
-import { checkAndCreate, type Harness, startHarness } from "./support";
+import { checkAndCreate, generatedNameOf, type Harness, startHarness } from "./support";
 
 /**
  * The provider against a busy service: the local service behind a relay that, by rule, refuses a
@@ -239,6 +239,85 @@ describe("Endpoint against a busy service", () => {
     const updated = await provider.update(made.id, made.outs, { ...made.inputs, workersMax: 2 });
     expect(updated.outs?.[ACCOUNT]).toBe(await fresh.accountId());
     expect((await h.graphql.getEndpoint(made.id))?.workersMax).toBe(2);
+  });
+
+  test("creates at once while the service refuses myself (429) past the SDK's retries: each waits it out and records the owner, one myself per attempt", async () => {
+    const templateId = await template();
+    // Past the SDK's own retries (4 attempts) of the one myself all the creates share.
+    let refusedMyself = 0;
+    let askedMyself = 0;
+    rule = (hit) => {
+      if (!hit.body.includes("myself { id }")) return undefined;
+      askedMyself++;
+      if (refusedMyself >= 4) return undefined;
+      refusedMyself++;
+      return { refuse: 429 };
+    };
+    const settings = context.settings();
+    const fresh = createManagementApi(settings);
+    const provider = createEndpointProvider({ settings: () => settings, api: () => fresh, pause: h.pause });
+    const made = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        checkAndCreate(provider, `owned${i}`, { templateId, workersMax: 1 }),
+      ),
+    );
+    const account = await h.graphql.accountId();
+    expect(made.map((m) => m.outs[ACCOUNT])).toEqual(made.map(() => account));
+    // Four refused (one call), then one answered: shared by all twenty creates.
+    expect(askedMyself).toBe(5);
+    for (const m of made) expect(await endpointsNamed(m.outs.name)).toEqual([m.id]);
+  });
+
+  test("myself refused past customTimeouts.create: the create fails within that one bound and sends nothing", async () => {
+    const templateId = await template();
+    const saves: string[] = [];
+    rule = (hit) => {
+      if (hit.body.includes("saveEndpoint")) saves.push(hit.body);
+      return hit.body.includes("myself { id }") ? { refuse: 429, retryAfter: "0" } : undefined;
+    };
+    const settings = context.settings();
+    const fresh = createManagementApi(settings);
+    const provider = createEndpointProvider({ settings: () => settings, api: () => fresh, pause: h.pause });
+    const checked = await provider.check(
+      {},
+      { __logicalName: "nobody", templateId, __customTimeouts: { create: "3s" } },
+    );
+    const failure = await provider.create(checked.inputs).catch((error: unknown) => error);
+    expect(failure).toMatchObject({ code: "TIMEOUT", operation: `create endpoint ${checked.inputs.name}` });
+    expect(String((failure as Error).message)).toMatch(
+      /within the bound of 3s: .*HTTP 429.*customTimeouts\.create/,
+    );
+    expect(h.pause.slept.reduce((a, b) => a + b, 0)).toBe(3_000);
+    expect(saves).toEqual([]);
+    expect(await endpointsNamed(checked.inputs.name)).toEqual([]);
+  });
+
+  test("a namesake list refused past the SDK's retries is asked again by a later create, which warns of its leftover", async () => {
+    const templateId = await template();
+    const warnings: string[] = [];
+    const settings = context.settings();
+    const fresh = createManagementApi(settings);
+    const provider = createEndpointProvider({
+      settings: () => settings,
+      api: () => fresh,
+      pause: h.pause,
+      warn: (message) => {
+        warnings.push(message);
+      },
+    });
+    // The first create's list meets a busy service past the SDK's own retries (4 attempts).
+    rule = onOperation("myself { endpoints", 4, { refuse: 429, retryAfter: "0" });
+    const first = await checkAndCreate(provider, "early", { templateId, workersMax: 1 });
+    expect(await endpointsNamed(first.outs.name)).toEqual([first.id]);
+    expect(warnings).toEqual([]);
+    // A later create of the same up, beside a leftover of its generated name.
+    const program = { templateId, workersMax: 1 };
+    const name = generatedNameOf(endpointSpec, "late", program);
+    const leftover = await h.graphql.saveEndpoint({ name, templateId, gpuIds: "AMPERE_16" });
+    const made = await checkAndCreate(provider, "late", program);
+    expect(made.id).not.toBe(leftover.id);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain(`already exists in the account (id ${leftover.id})`);
   });
 
   test("a 503 before the service acted is sent again: one endpoint", async () => {
