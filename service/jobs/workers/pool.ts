@@ -202,7 +202,10 @@ export class WorkerPool implements WorkerRegistry {
       // Gone, or its pid (the group's id) reused meanwhile: not this worker's group any more.
       if (!worker || bytes <= bound || this.#workers.get(worker.session.id) !== worker) continue;
       if (worker.process?.exitCode !== null || worker.process?.signalCode !== null) continue;
-      this.#endForMemory(worker, `its resident memory (its process group's) reached ${mib(bytes)}`);
+      this.#endForMemory(
+        worker,
+        `its resident memory (its process group's, with what it started outside the group) reached ${mib(bytes)}`,
+      );
       this.#signal(worker, "SIGKILL");
     }
   }

@@ -229,7 +229,7 @@ describe.runIf(linux)("the memory watch", () => {
     }, 30_000);
     expect(failed.status).toBe("FAILED");
     expect(failed.error).toMatch(
-      /^worker \S+ was ended while running the job: its resident memory .* over the bound of 192 MiB a worker/,
+      /^worker \S+ was ended while running the job: its resident memory \(its process group's, with what it started outside the group\) reached \d+ MiB, over the bound of 192 MiB a worker/,
     );
     // The child went with its worker.
     const theirs = new Set(marks);

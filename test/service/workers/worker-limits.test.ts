@@ -52,7 +52,7 @@ describe("a worker's memory is bounded (config.jobs.workerMemoryBytes)", () => {
     }, 30_000);
     expect(failed.status).toBe("FAILED");
     expect(failed.error).toMatch(
-      /^worker \S+ was ended while running the job: its resident memory \(its process group's\) reached \d+ MiB, over the bound of 192 MiB a worker \(raise it if the handler needs more: --worker-memory <MiB>, config\.jobs\.workerMemoryBytes\)$/,
+      /^worker \S+ was ended while running the job: its resident memory \(its process group's, with what it started outside the group\) reached \d+ MiB, over the bound of 192 MiB a worker \(raise it if the handler needs more: --worker-memory <MiB>, config\.jobs\.workerMemoryBytes\)$/,
     );
     // Not run again on a fresh worker: it would leak there the same.
     expect(harness.plane.book.find(id)?.lostRetries ?? 0).toBe(0);
@@ -114,7 +114,7 @@ describe("a worker's memory is bounded (config.jobs.workerMemoryBytes)", () => {
       return undefined;
     }, 30_000);
     expect(issue.reason).toMatch(
-      /^worker (\S+) was ended before its first call: its resident memory \(its process group's\) reached \d+ MiB, over the bound of 192 MiB a worker \(raise it if the handler needs more: --worker-memory <MiB>, config\.jobs\.workerMemoryBytes\); its logs: runpodkit logs \S+ --worker \1$/,
+      /^worker (\S+) was ended before its first call: its resident memory \(its process group's, with what it started outside the group\) reached \d+ MiB, over the bound of 192 MiB a worker \(raise it if the handler needs more: --worker-memory <MiB>, config\.jobs\.workerMemoryBytes\); its logs: runpodkit logs \S+ --worker \1$/,
     );
     // It backs off as a crash at start does, instead of starting the same leak again at once.
     expect(harness.plane.pool.mayStart(ep.id)).toBe(false);
@@ -190,7 +190,7 @@ describe("runpodkit serve --worker-memory", () => {
     }, 45_000);
     expect(failed.status).toBe("FAILED");
     expect(failed.error).toMatch(
-      /^worker \S+ was ended while running the job: its resident memory \(its process group's\) reached \d+ MiB, over the bound of 192 MiB a worker \(raise it if the handler needs more: --worker-memory <MiB>, config\.jobs\.workerMemoryBytes\)$/,
+      /^worker \S+ was ended while running the job: its resident memory \(its process group's, with what it started outside the group\) reached \d+ MiB, over the bound of 192 MiB a worker \(raise it if the handler needs more: --worker-memory <MiB>, config\.jobs\.workerMemoryBytes\)$/,
     );
     expect(cli.stderr()).toMatch(
       /worker \S+ of endpoint \S+: its resident memory .* over the bound of 192 MiB a worker/,
