@@ -56,6 +56,15 @@ describe("the clients' apiKey", () => {
     }
   });
 
+  /** A client build refused with a ValidationError naming apiKey and `says`, never showing the key. */
+  const refusedNamingApiKey = (build: () => unknown, says: string) => {
+    const error = thrown(build);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as ValidationError).field).toBe("apiKey");
+    expect((error as ValidationError).message).toContain(says);
+    expect((error as ValidationError).message).not.toContain(service.apiKey.slice(8));
+  };
+
   it("with a control character inside it is refused when the client is built, naming apiKey, not the key", () => {
     const apiKey = `${service.apiKey.slice(0, 8)}\n${service.apiKey.slice(8)}`;
     for (const build of [
@@ -63,11 +72,7 @@ describe("the clients' apiKey", () => {
       () => new JobClient({ apiKey, endpointId: "ep", baseUrl: `${service.queueUrl}/v2` }),
       () => new GraphQLClient({ apiKey, baseUrl: service.graphqlUrl }),
     ]) {
-      const error = thrown(build);
-      expect(error).toBeInstanceOf(ValidationError);
-      expect((error as ValidationError).field).toBe("apiKey");
-      expect((error as ValidationError).message).toContain("control character");
-      expect((error as ValidationError).message).not.toContain(service.apiKey.slice(8));
+      refusedNamingApiKey(build, "control character");
     }
   });
 
@@ -86,11 +91,7 @@ describe("the clients' apiKey", () => {
         () => new JobClient({ apiKey, endpointId: "ep", baseUrl: `${service.queueUrl}/v2` }),
         () => new GraphQLClient({ apiKey, baseUrl: service.graphqlUrl }),
       ]) {
-        const error = thrown(build);
-        expect(error).toBeInstanceOf(ValidationError);
-        expect((error as ValidationError).field).toBe("apiKey");
-        expect((error as ValidationError).message).toContain(`${named} at position ${at}`);
-        expect((error as ValidationError).message).not.toContain(service.apiKey.slice(8));
+        refusedNamingApiKey(build, `${named} at position ${at}`);
       }
     },
   );
