@@ -590,7 +590,7 @@ describe("the route's own refusals are OpenAI errors, as the openai client reads
       error: {
         message: expect.stringContaining("utf-16"),
         type: "invalid_request_error",
-        code: expect.any(String),
+        code: "VALIDATION",
         param: "body",
       },
     });
