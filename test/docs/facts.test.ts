@@ -340,7 +340,13 @@ describe("the README's Troubleshooting rows quote what the code says", () => {
     expect(why).toContain(`the route's ${OPENAI_WAIT_MS / 1000} s wait ended`);
     expect(flat(read("docs/installation-configuration.md"))).toContain(
       `The reply waits for the job, as \`/runsync\` does, up to ${OPENAI_WAIT_MS / 1000} s.`,
+    ); // routeRefusal: the route's own refusals, OpenAI-shaped; only 429 and 503 retried.
+    const [refused, refusedWhy] = row(
+      "The `openai` client on `/v2/<endpoint id>/openai/v1` fails before any job",
     );
+    for (const status of [401, 429, 503]) expect(refused).toContain(`\`${status}`);
+    expect(route).toMatch(/const RETRIED = new Set\(\[429, 503\]\)/);
+    expect(refusedWhy).toContain("The client retries only 429 and 503");
   });
 });
 

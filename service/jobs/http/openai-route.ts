@@ -1,8 +1,21 @@
 import type { ServerResponse } from "node:http";
-import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from "fastify";
+import type {
+  FastifyError,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  onRequestHookHandler,
+} from "fastify";
 import { z } from "zod";
-import { JOB_LIMITS, type JobEnvelope, type JobSubmission, type StreamChunk } from "../../../sdk/schemas/job";
+import {
+  JOB_LIMITS,
+  type JobEnvelope,
+  type JobErrorBody,
+  type JobSubmission,
+  type StreamChunk,
+} from "../../../sdk/schemas/job";
 import { JSON_LIMITS } from "../../edge/body";
+import { errorReply, unexpectedLogFields } from "../../edge/errors";
 import { parseInput } from "../../edge/parse";
 import { ServiceError } from "../../errors";
 import type { StreamHandOut } from "../book/book";
@@ -52,7 +65,14 @@ const OpenAiBody = z.record(z.string(), z.unknown());
  */
 const BODY_MAX_DEPTH = JSON_LIMITS.depth - 1;
 
-type OpenAiErrorReply = { status: number; type: string; code: string; message: string };
+type OpenAiErrorReply = {
+  status: number;
+  type: string;
+  code: string;
+  message: string;
+  /** The request field it is about (the service's `field`), as OpenAI's `param`; null for none. */
+  param?: string | null;
+};
 
 /**
  * Registers POST (and GET, which OpenAI clients use for `/v1/models`) on /:endpointId/openai/*,
@@ -100,11 +120,50 @@ export function registerOpenAiRoute(
       signal,
     );
   };
-  const options = { bodyLimit: JOB_POLICY.runBodyBytes, onRequest: admit };
+  const options = { bodyLimit: JOB_POLICY.runBodyBytes, onRequest: admit, errorHandler: routeRefusal };
   app.post("/:endpointId/openai/*", options, handle);
   // No HEAD twin: a HEAD would make a job whose reply has no body.
   app.get("/:endpointId/openai/*", { ...options, exposeHeadRoute: false }, handle);
 }
+
+/**
+ * The route's own refusals (admission: key, endpoint, rate limit, queue room, memory; the body's size,
+ * content type and validation) as OpenAI errors, as the job outcomes are: an OpenAI client reads
+ * `error.message`, `.type`, `.code` and `.param` off `{error: {...}}`, and the service's string `error`
+ * showed as `400 "<message>"` with `code` undefined. Status, message, Retry-After and the connection's
+ * close are the service's (edge/errors.ts errorReply); `code` is the service's code (what /run's body
+ * says), `param` its `field`. Only 429 and 503 (refused before any job, nothing done) are worth a retry.
+ */
+function routeRefusal(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const answer = errorReply(error, request.url, request.routeOptions.bodyLimit);
+  // The job API's body of that refusal: {error, message, code, field?}.
+  const { error: message, code, field } = answer.body as JobErrorBody;
+  // Refused before its body was read: the connection is not kept for the rest of it (as elsewhere).
+  if (!request.raw.complete) reply.header("connection", "close");
+  if (answer.retryAfterSeconds !== undefined) reply.header("retry-after", answer.retryAfterSeconds);
+  if (answer.unexpected) {
+    request.log.error(unexpectedLogFields(error, request.routeOptions.url), "unexpected error");
+  }
+  const { status } = answer;
+  const openAiError = {
+    status,
+    type: OPENAI_TYPE[status] ?? (status < 500 ? "invalid_request_error" : "server_error"),
+    code: code ?? "INTERNAL",
+    message,
+    param: field ?? null,
+  };
+  return sendError(reply, openAiError, RETRIED.has(status));
+}
+
+/** The `type` of a refusal by status, in OpenAI's words (its client raises a class per status too). */
+const OPENAI_TYPE: Record<number, string> = {
+  401: "authentication_error",
+  429: "rate_limit_error",
+  503: "service_unavailable",
+};
+
+/** Statuses an OpenAI client should retry: a rate limit and a full memory budget, refused before any job. */
+const RETRIED = new Set([429, 503]);
 
 /** Levels of objects and arrays in a parsed value (the parser bounded it: recursion is safe). */
 function depthOf(value: unknown): number {
@@ -164,12 +223,18 @@ function handlerRefusal(body: unknown): OpenAiErrorReply | null {
   if (typeof body !== "object" || body === null || (body as { object?: unknown }).object !== "error") {
     return null;
   }
-  const { message, type, code } = body as { message?: unknown; type?: unknown; code?: unknown };
+  const { message, type, code, param } = body as {
+    message?: unknown;
+    type?: unknown;
+    code?: unknown;
+    param?: unknown;
+  };
   const status = typeof code === "number" && Number.isInteger(code) && code >= 400 && code < 500 ? code : 400;
   return {
     status,
     type: typeof type === "string" ? type : "invalid_request_error",
     code: typeof code === "string" ? code : String(status),
+    param: typeof param === "string" ? cut(param) : null,
     message: cut(
       typeof message === "string" ? message : JSON.stringify(message ?? "the handler refused the request"),
     ),
@@ -245,10 +310,17 @@ const cut = (text: string): string =>
     ? text
     : `${text.slice(0, MESSAGE_MAX_CHARS)}… (${text.length} characters)`;
 
-const errorBody = ({ message, type, code }: OpenAiErrorReply) => ({ error: { message, type, code } });
+const errorBody = ({ message, type, code, param }: OpenAiErrorReply) => ({
+  error: { message, type, code, param: param ?? null },
+});
 
-function sendError(reply: FastifyReply, error: OpenAiErrorReply): FastifyReply {
-  return reply.code(error.status).header("x-should-retry", "false").send(errorBody(error));
+/**
+ * An OpenAI error reply. `x-should-retry` is the openai client's retry rule (without it, it retries
+ * 408, 409, 429 and 5xx): true only for a refusal before any job (`retry`); a retry after a job's end
+ * would make another job.
+ */
+function sendError(reply: FastifyReply, error: OpenAiErrorReply, retry = false): FastifyReply {
+  return reply.code(error.status).header("x-should-retry", String(retry)).send(errorBody(error));
 }
 
 /**

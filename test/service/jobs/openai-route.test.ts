@@ -234,20 +234,23 @@ describe("OpenAI-shaped errors, never 5xx", () => {
     const reply = await post(plain.id, "/moderations", { input: "x" });
     expect(reply.status).toBe(400);
     expect(await reply.json()).toEqual({
-      error: { message: "Invalid route /v1/moderations", type: "BadRequestError", code: "400" },
+      error: { message: "Invalid route /v1/moderations", type: "BadRequestError", code: "400", param: null },
     });
   });
 
-  it("an unknown endpoint: 404 as /run gives", async () => {
+  it("an unknown endpoint: 404 with /run's message and code, OpenAI-shaped (not /run's body)", async () => {
     const run = await h.call("POST", "/v2/nosuchendpoint/run", { body: { input: {} } });
     const openai = await h.call("POST", "/v2/nosuchendpoint/openai/v1/chat/completions", { body: CHAT });
     expect(run.status).toBe(404);
     expect(openai.status).toBe(404);
-    expect(openai.body).toEqual(run.body);
+    // Deliberately not /run's `{error: "<message>", code, field}`: an OpenAI client reads `error.message`.
+    const { error: message, code, field } = run.body as { error: string; code: string; field?: string };
+    const openAiError = { message, type: "invalid_request_error", code, param: field ?? null };
+    expect(openai.body).toEqual({ error: openAiError });
     // The model list (GET) too, and the client sees a NotFoundError.
     const models = await h.call("GET", "/v2/nosuchendpoint/openai/v1/models");
     expect(models.status).toBe(404);
-    expect(models.body).toEqual(run.body);
+    expect(models.body).toEqual({ error: openAiError });
     await expect(client("nosuchendpoint").models.list()).rejects.toBeInstanceOf(OpenAI.NotFoundError);
   });
 
@@ -292,9 +295,11 @@ describe("OpenAI-shaped errors, never 5xx", () => {
     const tooDeep = await h.call("POST", path, { raw: `{"messages":${deep(63)}}` });
     expect(tooDeep.status).toBe(400);
     expect(tooDeep.body).toMatchObject({
-      code: "VALIDATION",
-      field: "body",
-      error: expect.stringContaining("body nested deeper than 63 levels"),
+      error: {
+        code: "VALIDATION",
+        param: "body",
+        message: expect.stringContaining("body nested deeper than 63 levels"),
+      },
     });
     expect(h.plane.book.recent(echo.id, 100)).toHaveLength(before);
   });
@@ -454,7 +459,9 @@ describe("admitted as /run: its rate-limit row and the queue's cap", () => {
     await eventually(() => (a.plane.book.watchers.waiting === 1 ? true : undefined));
     const second = await a.call("POST", path, { body: CHAT });
     expect(second.status).toBe(429);
-    expect(second.body).toMatchObject({ code: "RATE_LIMITED", error: expect.stringContaining("openai") });
+    expect(second.body).toMatchObject({
+      error: { code: "RATE_LIMITED", message: expect.stringContaining("openai") },
+    });
     // /runsync has its own row; the queue (cap 1) is what refuses it.
     const full = await a.call("POST", `/v2/${ep.id}/runsync`, { body: { input: {} } });
     expect(full.status).toBe(429);
@@ -464,7 +471,162 @@ describe("admitted as /run: its rate-limit row and the queue's cap", () => {
     // The row's slot is free again; the queue still holds the first job (it goes on): refused by the cap.
     const capped = await a.call("POST", path, { body: CHAT });
     expect(capped.status).toBe(429);
-    expect(capped.body).toMatchObject({ error: expect.stringContaining("maxQueuedPerEndpoint") });
+    expect(capped.body).toMatchObject({
+      error: { code: "RATE_LIMITED", message: expect.stringContaining("maxQueuedPerEndpoint") },
+    });
+  });
+});
+
+describe("the route's own refusals are OpenAI errors, as the openai client reads them", () => {
+  let r: Harness;
+  beforeAll(async () => {
+    r = await startHarness({
+      config: {
+        // A body past 4000 bytes does not fit: 503 before it is read.
+        memoryBudgetBytes: 4_000,
+        rateLimits: {
+          ...DEFAULT_RATE_LIMIT_OPTIONS,
+          // Two requests per (stopped) window, workers up adding none: the next is refused however
+          // often it is retried.
+          requestsPerWorker: 0,
+          limits: { openai: { requests: 2, windowMs: 10_000, concurrent: 10 } },
+        },
+      },
+    });
+  });
+  afterAll(async () => r?.close());
+
+  type Seen = { status: number; retryAfter: string | null; shouldRetry: string | null };
+  /**
+   * The official client on `endpointId`, with `maxRetries`, recording each response it got. It would
+   * wait Retry-After's seconds before a retry: the header is recorded, then read as 0 (no sleep in a test).
+   */
+  const recording = (endpointId: string, maxRetries: number, apiKey = KEY) => {
+    const seen: Seen[] = [];
+    const openai = new OpenAI({
+      apiKey,
+      baseURL: `${r.url}/v2/${endpointId}/openai/v1`,
+      maxRetries,
+      fetch: async (url, init) => {
+        const res = await fetch(url, init);
+        const [retryAfter, shouldRetry] = [res.headers.get("retry-after"), res.headers.get("x-should-retry")];
+        seen.push({ status: res.status, retryAfter, shouldRetry });
+        const headers = new Headers(res.headers);
+        if (retryAfter !== null) headers.set("retry-after", "0");
+        return new Response(res.body, { status: res.status, statusText: res.statusText, headers });
+      },
+    });
+    return { openai, seen };
+  };
+  const failure = (call: Promise<unknown>) =>
+    call.then(
+      () => null,
+      (error: unknown) => error as InstanceType<typeof OpenAI.APIError>,
+    );
+
+  it("400 VALIDATION: BadRequestError, the message unquoted, code and param the service's; not retried", async () => {
+    const ep = r.endpoint("runpodkit/echo");
+    const { openai, seen } = recording(ep.id, 2);
+    const deep = JSON.parse(`${"[".repeat(63)}1${"]".repeat(63)}`) as never;
+    const error = await failure(openai.chat.completions.create({ ...CHAT, messages: deep }));
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect(error?.status).toBe(400);
+    expect(error?.message).toMatch(/^400 body nested deeper than 63 levels/);
+    expect(error?.code).toBe("VALIDATION");
+    expect(error?.param).toBe("body");
+    expect(error?.type).toBe("invalid_request_error");
+    expect(seen).toEqual([{ status: 400, retryAfter: null, shouldRetry: "false" }]);
+  });
+
+  it("401 without a valid key: AuthenticationError, code UNAUTHORIZED, the key not shown; not retried", async () => {
+    const ep = r.endpoint("runpodkit/echo");
+    const { openai, seen } = recording(ep.id, 2, "not-the-key");
+    const error = await failure(openai.models.list());
+    expect(error).toBeInstanceOf(OpenAI.AuthenticationError);
+    expect(error?.status).toBe(401);
+    expect(error?.type).toBe("authentication_error");
+    expect(error?.code).toBe("UNAUTHORIZED");
+    expect(error?.param).toBeNull();
+    expect(error?.message).toMatch(/^401 [^"]/);
+    expect(error?.message).not.toContain("not-the-key");
+    expect(seen).toEqual([{ status: 401, retryAfter: null, shouldRetry: "false" }]);
+  });
+
+  it("404 of an unknown endpoint: NotFoundError naming it, param endpointId; not retried", async () => {
+    const { openai, seen } = recording("nosuchendpoint", 2);
+    const error = await failure(openai.chat.completions.create(CHAT));
+    expect(error).toBeInstanceOf(OpenAI.NotFoundError);
+    expect(error?.message).toMatch(/^404 [^"].*nosuchendpoint/);
+    expect(error?.code).toBe("NOT_FOUND");
+    expect(error?.param).toBe("endpointId");
+    expect(error?.type).toBe("invalid_request_error");
+    expect(seen).toEqual([{ status: 404, retryAfter: null, shouldRetry: "false" }]);
+  });
+
+  it("413 and 415 (the body's size and charset) are OpenAI-shaped too, naming the body", async () => {
+    const path = `/v2/${r.endpoint("runpodkit/echo").id}/openai/v1/chat/completions`;
+    const oversized = await r.call("POST", path, {
+      raw: JSON.stringify({ pad: "x".repeat(10 * 1024 * 1024) }),
+    });
+    expect(oversized.status).toBe(413);
+    expect(oversized.headers["x-should-retry"]).toBe("false");
+    expect(oversized.body).toEqual({
+      error: {
+        message: expect.stringContaining("larger than the 10 MB"),
+        type: "invalid_request_error",
+        code: "PAYLOAD_TOO_LARGE",
+        param: "body",
+      },
+    });
+    const other = `/v2/${r.endpoint("runpodkit/echo").id}/openai/v1/chat/completions`;
+    const utf16 = await fetch(`${r.url}${other}`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json; charset=utf-16" },
+      body: JSON.stringify(CHAT),
+    });
+    expect(utf16.status).toBe(415);
+    expect(utf16.headers.get("x-should-retry")).toBe("false");
+    expect(await utf16.json()).toEqual({
+      error: {
+        message: expect.stringContaining("utf-16"),
+        type: "invalid_request_error",
+        code: "VALIDATION",
+        param: "body",
+      },
+    });
+  });
+
+  it("429 rate limit: RateLimitError, Retry-After and x-should-retry: true; retried maxRetries times", async () => {
+    const ep = r.endpoint("runpodkit/echo");
+    const { openai, seen } = recording(ep.id, 2);
+    // The window's two requests are answered (the echo handler returns its input).
+    await openai.chat.completions.create(CHAT);
+    await openai.chat.completions.create(CHAT);
+    const error = await failure(openai.chat.completions.create(CHAT));
+    expect(error).toBeInstanceOf(OpenAI.RateLimitError);
+    expect(error?.status).toBe(429);
+    expect(error?.type).toBe("rate_limit_error");
+    expect(error?.code).toBe("RATE_LIMITED");
+    expect(error?.message).toMatch(/^429 [^"].*openai/);
+    const refused = { status: 429, retryAfter: expect.stringMatching(/^[1-9][0-9]*$/), shouldRetry: "true" };
+    expect(seen.slice(2)).toEqual([refused, refused, refused]);
+    expect(seen.slice(0, 2).map(({ status }) => status)).toEqual([200, 200]);
+  });
+
+  it("503 memory budget: Retry-After and x-should-retry: true; retried maxRetries times, no job made", async () => {
+    const ep = r.endpoint("runpodkit/echo");
+    const { openai, seen } = recording(ep.id, 1);
+    const before = r.plane.book.recent(ep.id, 100).length;
+    const pad = "x".repeat(5_000);
+    const error = await failure(openai.chat.completions.create({ ...CHAT, pad } as typeof CHAT));
+    expect(error).toBeInstanceOf(OpenAI.InternalServerError);
+    expect(error?.status).toBe(503);
+    expect(error?.type).toBe("service_unavailable");
+    expect(error?.code).toBe("UNAVAILABLE");
+    expect(error?.message).toMatch(/^503 [^"].*memory budget for jobs \(4000 bytes\)/);
+    const refused = { status: 503, retryAfter: "1", shouldRetry: "true" };
+    expect(seen).toEqual([refused, refused]);
+    expect(r.plane.book.recent(ep.id, 100)).toHaveLength(before);
   });
 });
 
