@@ -573,8 +573,13 @@ export function lenientJson(text: string): unknown {
   return JSON5.parse(text);
 }
 
-/** A double-quoted JSON string (skipped as it is), or one of Python's bare non-finite tokens. */
-const STRING_OR_NON_FINITE = /"[^"\\]*(?:\\.[^"\\]*)*"|-?\bInfinity\b|\bNaN\b/g;
+/**
+ * A double-quoted JSON string (skipped as it is), or one of Python's bare non-finite tokens. A string
+ * left open runs to the end of the text (the closing quote is optional, a backslash may end it): the
+ * match never fails, so it is never tried again from each quote inside (an open string of escaped
+ * quotes made that quadratic, seconds for 100 KB).
+ */
+const STRING_OR_NON_FINITE = /"[^"\\]*(?:\\[\s\S]?[^"\\]*)*"?|-?\bInfinity\b|\bNaN\b/g;
 
 /**
  * The text with each bare `NaN`, `Infinity` and `-Infinity` outside strings written as `null`, or
