@@ -361,6 +361,19 @@ describe("fuzz: worker bodies with Python's NaN and Infinity", () => {
     );
   });
 
+  it("a large body's refusal names what is wrong apart from NaN and Infinity, never the tokens it allows", () => {
+    const large = `{"pad": "${"p".repeat(JSON5_MAX_CHARS)}", "a": NaN, "b": [1,]}`;
+    let message = "";
+    try {
+      lenientJson(large);
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    // The trailing comma, not the NaN the same message says is allowed.
+    expect(message).toMatch(/^Unexpected token '\]', .*"b": \[1,\]}" is not valid JSON \(read with NaN and Infinity as null\)/);
+    expect(message).not.toContain("'N'");
+  });
+
   it("a string left open over many escaped quotes is read in one pass, not once from each quote", () => {
     // Each \" of an unclosed string began another unclosed string for the rewrite's regex, which
     // rescanned to the end from there: quadratic (a 160 KB body held the service for ~40 s).
