@@ -370,7 +370,9 @@ describe("fuzz: worker bodies with Python's NaN and Infinity", () => {
       message = (error as Error).message;
     }
     // The trailing comma, not the NaN the same message says is allowed.
-    expect(message).toMatch(/^Unexpected token '\]', .*"b": \[1,\]}" is not valid JSON \(read with NaN and Infinity as null\)/);
+    expect(message).toMatch(
+      /^Unexpected token '\]', .*"b": \[1,\]}" is not valid JSON \(read with NaN and Infinity as null\)/,
+    );
     expect(message).not.toContain("'N'");
   });
 
