@@ -556,16 +556,18 @@ export function lenientJson(text: string): unknown {
   } catch (error) {
     strict = error;
   }
+  let reason = strict instanceof Error ? strict.message : String(strict);
   const finite = nonFiniteAsNull(text);
   if (finite !== null) {
     try {
       return JSON.parse(finite);
-    } catch {
-      // Not JSON apart from those tokens either: JSON5, if small enough.
+    } catch (error) {
+      // Not JSON apart from those tokens either: JSON5, if small enough. The refusal names what is
+      // wrong besides them (the strict parse's stops at the first NaN, which is allowed).
+      reason = `${error instanceof Error ? error.message : String(error)} (read with NaN and Infinity as null)`;
     }
   }
   if (text.length > JSON5_MAX_CHARS) {
-    const reason = strict instanceof Error ? strict.message : String(strict);
     throw new Error(
       `${reason} (a body over ${JSON5_MAX_CHARS / 1024} KiB must be JSON, with NaN and Infinity allowed; JSON5's comments, single quotes and trailing commas only in smaller ones)`,
     );
@@ -573,8 +575,13 @@ export function lenientJson(text: string): unknown {
   return JSON5.parse(text);
 }
 
-/** A double-quoted JSON string (skipped as it is), or one of Python's bare non-finite tokens. */
-const STRING_OR_NON_FINITE = /"[^"\\]*(?:\\.[^"\\]*)*"|-?\bInfinity\b|\bNaN\b/g;
+/**
+ * A double-quoted JSON string (skipped as it is), or one of Python's bare non-finite tokens. A string
+ * left open runs to the end of the text (the closing quote is optional, a backslash may end it): the
+ * match never fails, so it is never tried again from each quote inside (an open string of escaped
+ * quotes made that quadratic, seconds for 100 KB).
+ */
+const STRING_OR_NON_FINITE = /"[^"\\]*(?:\\[\s\S]?[^"\\]*)*"?|-?\bInfinity\b|\bNaN\b/g;
 
 /**
  * The text with each bare `NaN`, `Infinity` and `-Infinity` outside strings written as `null`, or

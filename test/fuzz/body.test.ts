@@ -360,6 +360,30 @@ describe("fuzz: worker bodies with Python's NaN and Infinity", () => {
       /a body over 64 KiB must be JSON, with NaN and Infinity allowed; JSON5's comments, single quotes and trailing commas only in smaller ones/,
     );
   });
+
+  it("a large body's refusal names what is wrong apart from NaN and Infinity, never the tokens it allows", () => {
+    const large = `{"pad": "${"p".repeat(JSON5_MAX_CHARS)}", "a": NaN, "b": [1,]}`;
+    let message = "";
+    try {
+      lenientJson(large);
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    // The trailing comma, not the NaN the same message says is allowed.
+    expect(message).toMatch(
+      /^Unexpected token '\]', .*"b": \[1,\]}" is not valid JSON \(read with NaN and Infinity as null\)/,
+    );
+    expect(message).not.toContain("'N'");
+  });
+
+  it("a string left open over many escaped quotes is read in one pass, not once from each quote", () => {
+    // Each \" of an unclosed string began another unclosed string for the rewrite's regex, which
+    // rescanned to the end from there: quadratic (a 160 KB body held the service for ~40 s).
+    const open = `{"a": NaN, "b": "${'\\"'.repeat(80_000)}`;
+    expect(() => lenientJson(open)).toThrow(/a body over 64 KiB must be JSON/);
+    const closed = `${open}"}`;
+    expect(lenientJson(closed)).toEqual({ a: null, b: '"'.repeat(80_000) });
+  }, 10_000);
 });
 
 describe("worker bodies read as JSON5", () => {
@@ -399,4 +423,38 @@ describe("worker bodies read as JSON5", () => {
       error: "the job's result was refused: output nested deeper than 64 levels (job-done answered 400)",
     });
   });
+  it("a job-done whose string is left open over many escaped quotes is refused at once, its job failed", async () => {
+    const ep = service.endpoint.id;
+    const run = await send(service, {
+      method: "POST",
+      path: `/v2/${ep}/run`,
+      headers: HEADERS,
+      body: JSON.stringify({ input: { n: 2 } }),
+    });
+    const id = (JSON.parse(run.text) as { id: string }).id;
+    const taken = await send(service, {
+      method: "GET",
+      path: `/v2/${ep}/job-take-batch/w-open?batch_size=1&job_in_progress=0`,
+      headers: { authorization: KEY },
+    });
+    expect(taken.text).toContain(id);
+    // A result cut short in a string of JSON text (Python's NaN before it): the rewrite read it quadratically.
+    const done = await send(service, {
+      method: "POST",
+      path: `/v2/${ep}/job-done/w-open/${id}?isStream=false`,
+      headers: HEADERS,
+      body: `{"output": {"score": NaN, "json": "${'\\"'.repeat(80_000)}`,
+    });
+    expect(done.status, done.text).toBe(400);
+    expect(JSON.parse(done.text)).toMatchObject({ code: "VALIDATION", field: "body" });
+    const status = await send(service, {
+      method: "GET",
+      path: `/v2/${ep}/status/${id}`,
+      headers: { authorization: KEY },
+    });
+    expect(JSON.parse(status.text)).toMatchObject({ id, status: "FAILED" });
+    expect((JSON.parse(status.text) as { error: string }).error).toMatch(
+      /^the job's result was refused: body: not JSON: .+a body over 64 KiB must be JSON/,
+    );
+  }, 10_000);
 });
