@@ -174,6 +174,26 @@ const DEFAULT_CONNECTIONS = 64;
 /** The most hold slots `maxHeldCalls` may give (a bound on the input; far past any pool's use). */
 const MAX_HELD_CALLS = 1_024;
 
+/**
+ * The shared client options checked; `connections` beside a dispatcher is refused there with advice
+ * for the dispatcher alone, so the job client adds the option that sizes its hold slots then.
+ */
+function requireJobClientOptions(given: JobClientOptions): JobClientOptions {
+  try {
+    return requireClientOptions(given, "jobs");
+  } catch (error) {
+    if (
+      error instanceof ValidationError &&
+      error.field === "connections" &&
+      given?.dispatcher !== undefined
+    ) {
+      error.message +=
+        "; and pass maxHeldCalls, below that limit, for the calls the service holds at once (default 32)";
+    }
+    throw error;
+  }
+}
+
 /** How the hold slots were sized, for the advice when they are all taken. */
 type SlotSizing =
   | { kind: "connections"; connections: number }
@@ -512,7 +532,7 @@ export class JobClient {
   readonly #clock: JobClock;
 
   constructor(given: JobClientOptions) {
-    const options = requireClientOptions(given, "jobs");
+    const options = requireJobClientOptions(given);
     const base = new URL(
       requireBaseUrl(options.baseUrl ?? DEFAULT_JOBS_URL, "jobs", options.apiKey, "http://127.0.0.1:8080/v2"),
     );
@@ -887,13 +907,14 @@ export class JobClient {
    * stream positions (the local one) hands a reply that did not arrive whole out again; with one
    * that does not, a reply cut after it began is a StreamInterruptedError. Each poll (held by the
    * service up to 10 s when no chunk is ready) takes one of the hold slots runSync takes (half the
-   * client's `connections`, or `maxHeldCalls`). When they are all taken (by long runSync calls, say) the poll waits its
-   * turn, in order, for as long as it takes: that wait is the client's own, not an outage, so it
-   * neither counts toward `maxOutageMs` nor shortens the poll's `timeoutMs`, which starts once the
-   * poll is sent. Only `signal` (an AbortedError saying every slot was busy and naming the option to
-   * raise, `connections` or `maxHeldCalls`) or close({ force: true }) ends it; the client's first such
-   * wait emits one process warning (code RUNPODKIT_HOLD_SLOTS_FULL) naming it too. A stream() left before the
-   * job ended (a `break`) goes on, on this client, after the last chunk it yielded.
+   * client's `connections`, or `maxHeldCalls`). When they are all taken (by long runSync calls,
+   * say) the poll waits its turn, in order, for as long as it takes: that wait is the client's own,
+   * not an outage, so it neither counts toward `maxOutageMs` nor shortens the poll's `timeoutMs`,
+   * which starts once the poll is sent. Only `signal` (an AbortedError saying every slot was busy
+   * and naming the option to raise, `connections` or `maxHeldCalls`) or close({ force: true }) ends
+   * it; the client's first such wait emits one process warning (code RUNPODKIT_HOLD_SLOTS_FULL)
+   * naming it too. A stream() left before the job ended (a `break`) goes on, on this client, after
+   * the last chunk it yielded.
    */
   async *stream(
     jobId: string,
