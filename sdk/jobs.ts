@@ -77,8 +77,8 @@ export interface JobClientOptions extends ClientOptions {
    * How many calls the service holds (runSync, statusSync, waitFor's holds, stream polls) the client
    * sends at once, an integer from 1 to 1024; past it they wait for a slot. Default half of
    * `connections` (32 with a `dispatcher`, whose limit the client cannot read): with a dispatcher, set
-   * it to under its connections per origin. With `connections`, it must be below them, so run(),
-   * status() or cancel() always find a socket.
+   * it to under its connections per origin. Without one it must be below `connections` (64 by
+   * default), so run(), status() or cancel() always find a socket.
    */
   maxHeldCalls?: number | undefined;
 }
@@ -216,7 +216,7 @@ function requireMaxHeldCalls(value: unknown, connections: number | undefined): n
     throw new ValidationError({
       operation: "jobs",
       field: "maxHeldCalls",
-      message: `jobs: maxHeldCalls (${value}) must be below connections (${connections}), so run(), status() and cancel() always find a socket; raise connections or leave maxHeldCalls out (half of connections)`,
+      message: `jobs: maxHeldCalls (${value}) must be below connections (${connections}; 64 when not given), so run(), status() and cancel() always find a socket; raise connections or leave maxHeldCalls out (half of connections)`,
     });
   }
   return value;
@@ -560,7 +560,11 @@ export class JobClient {
       options.maxHeldCalls !== undefined
         ? {
             kind: "maxHeldCalls",
-            maxHeldCalls: requireMaxHeldCalls(options.maxHeldCalls, options.connections),
+            maxHeldCalls: requireMaxHeldCalls(
+              options.maxHeldCalls,
+              // The client's own pool (64 by default); a dispatcher's size is the caller's to match.
+              options.dispatcher === undefined ? (options.connections ?? DEFAULT_CONNECTIONS) : undefined,
+            ),
           }
         : options.dispatcher !== undefined
           ? { kind: "dispatcher" }

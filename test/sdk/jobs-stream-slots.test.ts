@@ -300,11 +300,19 @@ describe("hold slots with a dispatcher", () => {
     }
     // At or past connections, no socket would be left for run(), status() or cancel().
     expect(() => new JobClient({ ...base, connections: 4, maxHeldCalls: 4 })).toThrow(
-      /maxHeldCalls \(4\) must be below connections \(4\)/,
+      /maxHeldCalls \(4\) must be below connections \(4; 64 when not given\)/,
     );
     expect(() => new JobClient({ ...base, connections: 1, maxHeldCalls: 1 })).toThrow(
       expect.objectContaining({ field: "maxHeldCalls" }),
     );
+    // Without connections, below the client's own pool of 64; with a dispatcher, the caller matches its size.
+    expect(() => new JobClient({ ...base, maxHeldCalls: 64 })).toThrow(
+      expect.objectContaining({ field: "maxHeldCalls" }),
+    );
+    const agent = new Agent();
+    new JobClient({ ...base, maxHeldCalls: 63 }).close();
+    new JobClient({ ...base, dispatcher: agent, maxHeldCalls: 100 }).close();
+    void agent.close();
     new JobClient({ ...base, connections: 4, maxHeldCalls: 3 }).close();
   });
 });
