@@ -73,6 +73,14 @@ export interface JobClientOptions extends ClientOptions {
    * attempt's budget keeps a native timer.
    */
   clock?: JobClock | undefined;
+  /**
+   * How many calls the service holds (runSync, statusSync, waitFor's holds, stream polls) the client
+   * sends at once, an integer from 1 to 1024; past it they wait for a slot. Default half of
+   * `connections` (32 with a `dispatcher`, whose limit the client cannot read): with a dispatcher, set
+   * it to under its connections per origin. Without one it must be below `connections` (64 by
+   * default), so run(), status() or cancel() always find a socket.
+   */
+  maxHeldCalls?: number | undefined;
 }
 
 /** Time as the job client reads it: the system's by default, a manual one in tests. */
@@ -163,6 +171,57 @@ export interface StreamOptions {
 /** The client's own pool size when `connections` is not given (HttpClient's default). */
 const DEFAULT_CONNECTIONS = 64;
 
+/** The most hold slots `maxHeldCalls` may give (a bound on the input; far past any pool's use). */
+const MAX_HELD_CALLS = 1_024;
+
+/**
+ * The shared client options checked; `connections` beside a dispatcher is refused there with advice
+ * for the dispatcher alone, so the job client adds the option that sizes its hold slots then.
+ */
+function requireJobClientOptions(given: JobClientOptions): JobClientOptions {
+  try {
+    return requireClientOptions(given, "jobs");
+  } catch (error) {
+    if (
+      error instanceof ValidationError &&
+      error.field === "connections" &&
+      given?.dispatcher !== undefined
+    ) {
+      error.message +=
+        "; and pass maxHeldCalls, below that limit, for the calls the service holds at once (default 32)";
+    }
+    throw error;
+  }
+}
+
+/** How the hold slots were sized, for the advice when they are all taken. */
+type SlotSizing =
+  | { kind: "connections"; connections: number }
+  | { kind: "dispatcher" }
+  | { kind: "maxHeldCalls"; maxHeldCalls: number };
+
+/**
+ * `maxHeldCalls` checked when the client is built: an integer from 1 to MAX_HELD_CALLS, and below
+ * `connections` when given, else a ValidationError naming it.
+ */
+function requireMaxHeldCalls(value: unknown, connections: number | undefined): number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1 || value > MAX_HELD_CALLS) {
+    throw new ValidationError({
+      operation: "jobs",
+      field: "maxHeldCalls",
+      message: `jobs: maxHeldCalls must be an integer from 1 to ${MAX_HELD_CALLS}, got ${String(value)}`,
+    });
+  }
+  if (connections !== undefined && value >= connections) {
+    throw new ValidationError({
+      operation: "jobs",
+      field: "maxHeldCalls",
+      message: `jobs: maxHeldCalls (${value}) must be below connections (${connections}; 64 when not given), so run(), status() and cancel() always find a socket; raise connections or leave maxHeldCalls out (half of connections)`,
+    });
+  }
+  return value;
+}
+
 /** Jobs whose stream position a client keeps after a stream() left early (the oldest are forgotten). */
 const KEPT_STREAM_POSITIONS = 1_000;
 
@@ -194,14 +253,17 @@ class HoldSlots {
   /** close() began: no call takes a slot or joins the queue any more, so the queue only drains. */
   #closed = false;
   readonly #clock: JobClock;
-  readonly #connections: number;
+  readonly #sizing: SlotSizing;
   /** A stream poll waited for a slot already: the warning is said once per client. */
   #streamWaitSaid = false;
 
-  constructor(connections: number, clock: JobClock) {
+  constructor(sizing: SlotSizing, clock: JobClock) {
     this.#clock = clock;
-    this.#connections = connections;
-    this.#limit = Math.floor(connections / 2);
+    this.#sizing = sizing;
+    this.#limit =
+      sizing.kind === "maxHeldCalls"
+        ? sizing.maxHeldCalls
+        : Math.floor((sizing.kind === "connections" ? sizing.connections : DEFAULT_CONNECTIONS) / 2);
     this.#sendLimit = Math.max(1, this.#limit);
   }
 
@@ -339,9 +401,20 @@ class HoldSlots {
     );
   }
 
-  /** Why a call waits: every hold slot is taken, and what to raise for more. */
+  /**
+   * Why a call waits: every hold slot is taken, and what to raise for more. With a dispatcher it named
+   * `connections`, which the client refuses beside one; it names `maxHeldCalls` there.
+   */
   #busy(): string {
-    return `${this.#sendLimit} call(s) the service holds (runSync, statusSync, waitFor, stream polls) held every socket this client gives them, half its connections (${this.#connections}); raise \`connections\` for more at once`;
+    const taken = `${this.#sendLimit} call(s) the service holds (runSync, statusSync, waitFor, stream polls) held every socket this client gives them`;
+    switch (this.#sizing.kind) {
+      case "connections":
+        return `${taken}, half its connections (${this.#sizing.connections}); raise \`connections\` for more at once`;
+      case "dispatcher":
+        return `${taken}, by default 32 with a dispatcher (whose own limit the client cannot read); pass \`maxHeldCalls\`, below the dispatcher's connections per origin, for more at once`;
+      case "maxHeldCalls":
+        return `${taken} (maxHeldCalls: ${this.#sizing.maxHeldCalls}); raise \`maxHeldCalls\` (and the sockets under it) for more at once`;
+    }
   }
 
   #wakeDrained(): void {
@@ -459,7 +532,7 @@ export class JobClient {
   readonly #clock: JobClock;
 
   constructor(given: JobClientOptions) {
-    const options = requireClientOptions(given, "jobs");
+    const options = requireJobClientOptions(given);
     const base = new URL(
       requireBaseUrl(options.baseUrl ?? DEFAULT_JOBS_URL, "jobs", options.apiKey, "http://127.0.0.1:8080/v2"),
     );
@@ -483,7 +556,21 @@ export class JobClient {
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     this.#maxReplyBytes = options.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
     this.#clock = requireClock(options.clock);
-    this.#slots = new HoldSlots(options.connections ?? DEFAULT_CONNECTIONS, this.#clock);
+    this.#slots = new HoldSlots(
+      options.maxHeldCalls !== undefined
+        ? {
+            kind: "maxHeldCalls",
+            maxHeldCalls: requireMaxHeldCalls(
+              options.maxHeldCalls,
+              // The client's own pool (64 by default); a dispatcher's size is the caller's to match.
+              options.dispatcher === undefined ? (options.connections ?? DEFAULT_CONNECTIONS) : undefined,
+            ),
+          }
+        : options.dispatcher !== undefined
+          ? { kind: "dispatcher" }
+          : { kind: "connections", connections: options.connections ?? DEFAULT_CONNECTIONS },
+      this.#clock,
+    );
     this.#http = clientHttp({ ...options, timeoutMs: this.#timeoutMs }, base.toString(), {
       authorization: `Bearer ${options.apiKey}`,
     });
@@ -824,13 +911,14 @@ export class JobClient {
    * stream positions (the local one) hands a reply that did not arrive whole out again; with one
    * that does not, a reply cut after it began is a StreamInterruptedError. Each poll (held by the
    * service up to 10 s when no chunk is ready) takes one of the hold slots runSync takes (half the
-   * client's `connections`). When they are all taken (by long runSync calls, say) the poll waits its
-   * turn, in order, for as long as it takes: that wait is the client's own, not an outage, so it
-   * neither counts toward `maxOutageMs` nor shortens the poll's `timeoutMs`, which starts once the
-   * poll is sent. Only `signal` (an AbortedError saying every slot was busy and naming `connections`,
-   * the option to raise) or close({ force: true }) ends it; the client's first such wait emits one
-   * process warning (code RUNPODKIT_HOLD_SLOTS_FULL) naming `connections`. A stream() left before the
-   * job ended (a `break`) goes on, on this client, after the last chunk it yielded.
+   * client's `connections`, or `maxHeldCalls`). When they are all taken (by long runSync calls,
+   * say) the poll waits its turn, in order, for as long as it takes: that wait is the client's own,
+   * not an outage, so it neither counts toward `maxOutageMs` nor shortens the poll's `timeoutMs`,
+   * which starts once the poll is sent. Only `signal` (an AbortedError saying every slot was busy
+   * and naming the option to raise, `connections` or `maxHeldCalls`) or close({ force: true }) ends
+   * it; the client's first such wait emits one process warning (code RUNPODKIT_HOLD_SLOTS_FULL)
+   * naming it too. A stream() left before the job ended (a `break`) goes on, on this client, after
+   * the last chunk it yielded.
    */
   async *stream(
     jobId: string,

@@ -155,6 +155,10 @@ describe("ClientOptions.dispatcher", () => {
     expect(() => new RestClient({ ...base, dispatcher: agent, connections: 4 })).toThrow(
       /connections sizes the client's own pool/,
     );
+    // The job client also names the option that sizes its hold slots with a dispatcher.
+    expect(() => new JobClient({ ...base, dispatcher: agent, connections: 4 })).toThrow(
+      /new Agent\(\{ connections \}\)\); and pass maxHeldCalls, below that limit/,
+    );
     void agent.close();
   });
 });

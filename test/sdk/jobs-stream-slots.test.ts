@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import { Agent } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AbortedError, type RunpodkitError } from "../../sdk/errors";
 import { JobClient } from "../../sdk/jobs";
@@ -198,6 +199,121 @@ describe("more streams than hold slots (connections: 8, 10 streams)", () => {
     } finally {
       process.off("warning", onWarning);
     }
+  });
+});
+
+describe("hold slots with a dispatcher", () => {
+  it("by default 32 whatever the dispatcher; the advice names maxHeldCalls, not the refused `connections`", async () => {
+    // A service that holds every runsync: 32 are sent, the 33rd waits for a slot until its budget ends.
+    const server = await startScriptedServer(() => undefined);
+    const agent = new Agent();
+    const clock = new ManualClock();
+    const jobs = new JobClient({
+      clock,
+      apiKey: KEY,
+      endpointId: "ep",
+      baseUrl: `${server.url}/v2`,
+      retries: 0,
+      timeoutMs: 1_000,
+      dispatcher: agent,
+    });
+    try {
+      const heldCalls = Array.from({ length: 32 }, () =>
+        jobs.runSync({ input: {} }, { wait: 300_000 }).catch((error: unknown) => error),
+      );
+      await until(() => server.hits.length === 32);
+      const waiting = failure(jobs.runSync({ input: {} }, { wait: 1_000 }));
+      await until(() => clock.pending === 1);
+      await clock.advance(2_000);
+      const error = await waiting;
+      expect(error.toJSON()).toMatchObject({ code: "TIMEOUT", operation: "jobs.runSync" });
+      expect(error.message).toContain("not sent (32 call(s) the service holds");
+      // Before: "half its connections (64); raise `connections`", an option refused beside a dispatcher.
+      expect(error.message).toContain("by default 32 with a dispatcher");
+      expect(error.message).toContain("pass `maxHeldCalls`, below the dispatcher's connections per origin");
+      expect(error.message).not.toContain("`connections`");
+      expect(server.hits).toHaveLength(32);
+      await jobs.close({ force: true });
+      for (const settled of await Promise.all(heldCalls)) expect(settled).toMatchObject({ code: "ABORTED" });
+    } finally {
+      await jobs.close({ force: true });
+      await server.close();
+      await agent.close();
+    }
+  });
+
+  it("maxHeldCalls sizes them under the dispatcher's sockets: a stream waits, run() is sent, the warning names it", async () => {
+    const endpoint = h.endpoint("runpodkit/echo", { workersMax: 0 });
+    // Two sockets: one for held calls, one always free for run(), status() and cancel().
+    const agent = new Agent({ connections: 2 });
+    const clock = new ManualClock();
+    const jobs = new JobClient({
+      clock,
+      apiKey: KEY,
+      endpointId: endpoint.id,
+      baseUrl: `${h.url}/v2`,
+      retries: 0,
+      timeoutMs: 1_000,
+      dispatcher: agent,
+      maxHeldCalls: 1,
+    });
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on("warning", onWarning);
+    try {
+      const syncWorker = new ProtocolWorker(h, endpoint.id, `w-${endpoint.id}-sync`);
+      const streamWorker = new ProtocolWorker(h, endpoint.id, `w-${endpoint.id}-stream`);
+      const before = held();
+      const syncing = jobs.runSync({ input: { n: "sync" } }, { wait: 300_000 });
+      await eventually(() => (held() - before === 1 ? true : undefined));
+      const syncJob = ((await syncWorker.take()).body as { id: string }).id;
+      // The dispatcher's other socket is free: run() is sent while the runSync holds the slot.
+      const { id } = await jobs.run({ input: { n: "streamed" } });
+      expect(((await streamWorker.take()).body as { id: string }).id).toBe(id);
+      await streamWorker.streamChunk(id, { text: "a" });
+      const streamed = drain(jobs.stream(id, { pollIntervalMs: 20 }));
+      await until(() => warnings.some((w) => (w as { code?: string }).code === "RUNPODKIT_HOLD_SLOTS_FULL"));
+      // Before, maxHeldCalls was unknown and the slots were 32: the poll took the dispatcher's last socket.
+      expect(streamPolls.get(id)?.sent ?? 0).toBe(0);
+      const said = warnings.find((w) => (w as { code?: string }).code === "RUNPODKIT_HOLD_SLOTS_FULL");
+      expect(said?.message).toContain("1 call(s) the service holds");
+      expect(said?.message).toContain("(maxHeldCalls: 1); raise `maxHeldCalls`");
+      expect(said?.message).not.toContain("`connections`");
+      expect(await jobs.status(id)).toMatchObject({ id, status: "IN_PROGRESS" });
+      await syncWorker.done(syncJob, { output: {} });
+      expect(await syncing).toMatchObject({ id: syncJob, status: "COMPLETED" });
+      await streamWorker.done(id, { output: {} });
+      expect(await streamed).toEqual({ outputs: [{ text: "a" }], ended: "COMPLETED" });
+    } finally {
+      process.off("warning", onWarning);
+      await jobs.close({ force: true });
+      await agent.close();
+    }
+  });
+
+  it("refuses a maxHeldCalls it cannot use, naming it", () => {
+    const base = { apiKey: KEY, endpointId: "ep", baseUrl: "http://127.0.0.1:1/v2" };
+    for (const bad of [0, -1, 1.5, Number.NaN, "4", 1_025]) {
+      expect(() => new JobClient({ ...base, maxHeldCalls: bad as number })).toThrow(
+        expect.objectContaining({ code: "VALIDATION", field: "maxHeldCalls" }),
+      );
+    }
+    // At or past connections, no socket would be left for run(), status() or cancel().
+    expect(() => new JobClient({ ...base, connections: 4, maxHeldCalls: 4 })).toThrow(
+      /maxHeldCalls \(4\) must be below connections \(4; 64 when not given\)/,
+    );
+    expect(() => new JobClient({ ...base, connections: 1, maxHeldCalls: 1 })).toThrow(
+      expect.objectContaining({ field: "maxHeldCalls" }),
+    );
+    // Without connections, below the client's own pool of 64; with a dispatcher, the caller matches its size.
+    expect(() => new JobClient({ ...base, maxHeldCalls: 64 })).toThrow(
+      expect.objectContaining({ field: "maxHeldCalls" }),
+    );
+    const agent = new Agent();
+    new JobClient({ ...base, maxHeldCalls: 63 }).close();
+    new JobClient({ ...base, dispatcher: agent, maxHeldCalls: 100 }).close();
+    void agent.close();
+    new JobClient({ ...base, connections: 4, maxHeldCalls: 3 }).close();
   });
 });
 
