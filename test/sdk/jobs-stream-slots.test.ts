@@ -2,7 +2,7 @@ import type { ServerResponse } from "node:http";
 import { Agent } from "undici";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AbortedError, type RunpodkitError } from "../../sdk/errors";
-import { JobClient } from "../../sdk/jobs";
+import { JobClient, type JobClientOptions } from "../../sdk/jobs";
 import { ManualClock } from "../../service/clock";
 import { eventually, type Harness, KEY, startHarness } from "../service/jobs/harness";
 import { ProtocolWorker } from "../service/jobs/protocol-worker";
@@ -51,10 +51,11 @@ async function until(check: () => boolean): Promise<void> {
 }
 
 /**
- * A client of one hold slot (connections: 2), a runSync holding it until the test completes its job
- * (worker `syncWorker`), and another job taken by `streamWorker`, to be streamed.
+ * A client of one hold slot (connections: 2, unless `options` size it otherwise), a runSync holding it
+ * until the test completes its job (worker `syncWorker`), and another job taken by `streamWorker`, to
+ * be streamed.
  */
-async function slotHeldByRunSync() {
+async function slotHeldByRunSync(options: Partial<JobClientOptions> = { connections: 2 }) {
   const endpoint = h.endpoint("runpodkit/echo", { workersMax: 0 });
   const clock = new ManualClock();
   const jobs = new JobClient({
@@ -63,8 +64,8 @@ async function slotHeldByRunSync() {
     endpointId: endpoint.id,
     baseUrl: `${h.url}/v2`,
     retries: 0,
-    connections: 2,
     timeoutMs: 1_000,
+    ...options,
   });
   clients.push(jobs);
   const syncWorker = new ProtocolWorker(h, endpoint.id, `w-${endpoint.id}-sync`);
@@ -243,33 +244,17 @@ describe("hold slots with a dispatcher", () => {
   });
 
   it("maxHeldCalls sizes them under the dispatcher's sockets: a stream waits, run() is sent, the warning names it", async () => {
-    const endpoint = h.endpoint("runpodkit/echo", { workersMax: 0 });
-    // Two sockets: one for held calls, one always free for run(), status() and cancel().
+    // Two sockets: one for held calls, one always free for run(), status() and cancel(): the
+    // dispatcher's other socket sends run() while the runSync holds the slot.
     const agent = new Agent({ connections: 2 });
-    const clock = new ManualClock();
-    const jobs = new JobClient({
-      clock,
-      apiKey: KEY,
-      endpointId: endpoint.id,
-      baseUrl: `${h.url}/v2`,
-      retries: 0,
-      timeoutMs: 1_000,
-      dispatcher: agent,
-      maxHeldCalls: 1,
-    });
     const warnings: Error[] = [];
     const onWarning = (warning: Error) => warnings.push(warning);
     process.on("warning", onWarning);
     try {
-      const syncWorker = new ProtocolWorker(h, endpoint.id, `w-${endpoint.id}-sync`);
-      const streamWorker = new ProtocolWorker(h, endpoint.id, `w-${endpoint.id}-stream`);
-      const before = held();
-      const syncing = jobs.runSync({ input: { n: "sync" } }, { wait: 300_000 });
-      await eventually(() => (held() - before === 1 ? true : undefined));
-      const syncJob = ((await syncWorker.take()).body as { id: string }).id;
-      // The dispatcher's other socket is free: run() is sent while the runSync holds the slot.
-      const { id } = await jobs.run({ input: { n: "streamed" } });
-      expect(((await streamWorker.take()).body as { id: string }).id).toBe(id);
+      const { jobs, syncing, syncWorker, syncJob, streamWorker, id } = await slotHeldByRunSync({
+        dispatcher: agent,
+        maxHeldCalls: 1,
+      });
       await streamWorker.streamChunk(id, { text: "a" });
       const streamed = drain(jobs.stream(id, { pollIntervalMs: 20 }));
       await until(() => warnings.some((w) => (w as { code?: string }).code === "RUNPODKIT_HOLD_SLOTS_FULL"));
@@ -286,7 +271,8 @@ describe("hold slots with a dispatcher", () => {
       expect(await streamed).toEqual({ outputs: [{ text: "a" }], ended: "COMPLETED" });
     } finally {
       process.off("warning", onWarning);
-      await jobs.close({ force: true });
+      // The client (kept in `clients` by slotHeldByRunSync) before its dispatcher.
+      await Promise.all(clients.splice(0).map((client) => client.close({ force: true })));
       await agent.close();
     }
   });
