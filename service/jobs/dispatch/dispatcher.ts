@@ -1,5 +1,6 @@
 import type { JobDoneBody, StreamChunk } from "../../../sdk/schemas/job";
 import type { Clock, Timer } from "../../clock";
+import { memberTooDeep } from "../../edge/body";
 import { workerJobNotFound } from "../../errors";
 import type { Emitter } from "../../event-bus";
 import type { JobBook } from "../book/book";
@@ -556,9 +557,41 @@ function runsOn(job: Job, session: WorkerSession): boolean {
   return job.workerId === session.id && job.endpointId === session.endpointId;
 }
 
-/** A worker's error as the job keeps it: at most JOB_POLICY.errorChars, a longer one cut, saying so. */
+/**
+ * A worker's error as the job keeps it: at most about JOB_POLICY.errorChars. The Python library's
+ * error is the JSON text of an object (error_type, error_message, error_traceback, ...) that clients
+ * and the console parse: a longer one keeps that shape, each long string member cut to its share,
+ * saying so. Any other error past the bound keeps its first JOB_POLICY.errorChars characters.
+ */
 export function keptError(error: string): string {
   const max = JOB_POLICY.errorChars;
   if (error.length <= max) return error;
+  const members = jsonObjectOf(error);
+  if (members !== null) {
+    const strings = Object.keys(members).filter((key) => typeof members[key] === "string");
+    const share = Math.floor(max / Math.max(strings.length, 1)) - 100;
+    for (const key of strings) {
+      const value = members[key] as string;
+      if (value.length > share) {
+        members[key] =
+          `${value.slice(0, share)}… (cut: ${value.length} characters; the service keeps the first ${share})`;
+      }
+    }
+    const kept = JSON.stringify(members);
+    if (kept.length <= max + 1_000) return kept;
+  }
   return `${error.slice(0, max)}… (cut: the error was ${error.length} characters; the service keeps the first ${max})`;
+}
+
+/** The members of an error that is the JSON text of an object, or null (a deep one is not parsed). */
+function jsonObjectOf(error: string): Record<string, unknown> | null {
+  if (!error.startsWith("{") || memberTooDeep(error) !== null) return null;
+  try {
+    const value: unknown = JSON.parse(error);
+    return value !== null && typeof value === "object" && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : null;
+  } catch {
+    return null;
+  }
 }

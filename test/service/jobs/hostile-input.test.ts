@@ -93,6 +93,18 @@ describe("hostile JSON at the edge", () => {
       `${"e".repeat(max)}… (cut: the error was ${3 * max} characters; the service keeps the first ${max})`,
     );
     expect((await fail("f".repeat(max))).error).toBe("f".repeat(max));
+    // The Python library's error (the JSON text of an object, which the console and clients parse)
+    // keeps its shape: each long string member is cut to its share, saying so.
+    const payload = {
+      error_type: "<class 'ValueError'>",
+      error_message: "m".repeat(2 * max),
+      worker_id: "w",
+    };
+    const shaped = await fail(JSON.stringify(payload));
+    expect(shaped.error.length).toBeLessThanOrEqual(max + 1_000);
+    const kept = JSON.parse(shaped.error) as typeof payload;
+    expect(kept).toMatchObject({ error_type: payload.error_type, worker_id: "w" });
+    expect(kept.error_message).toMatch(/^m+… \(cut: 2097152 characters; the service keeps the first \d+\)$/);
     await alive();
   });
 

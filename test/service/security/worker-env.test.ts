@@ -107,7 +107,12 @@ describe("worker environment", () => {
     expect(env.RUNPOD_AI_API_KEY).toMatch(/^[\w-]{20,}$/);
     expect(Object.values(env)).not.toContain(KEY);
     expect(Object.values(env)).not.toContain(OTHER_KEY);
-    expect(Object.keys(env).filter((name) => name.startsWith("RUNPODKIT_"))).toEqual([]);
+    // Of the service's own variables only the worker's tree mark (its id and a random part, which
+    // the service uses to end what the handler starts outside its process group).
+    expect(Object.keys(env).filter((name) => name.startsWith("RUNPODKIT_"))).toEqual([
+      "RUNPODKIT_WORKER_TREE",
+    ]);
+    expect(env.RUNPODKIT_WORKER_TREE).toMatch(/^.+\.[0-9a-f]{24}$/);
     expect(env).not.toHaveProperty("SERVICE_ONLY_MARKER");
     // The worker's key speaks the worker protocol for this worker only: it is no account's key.
     const workerKey = env.RUNPOD_AI_API_KEY as string;
