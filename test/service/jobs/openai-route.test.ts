@@ -53,6 +53,28 @@ const dataOf = (text: string): string[] =>
 
 const CHAT = { model: "local-model", messages: [{ role: "user" as const, content: "hello local world" }] };
 
+/**
+ * The words the openai client reads from a streamed chat completion of `endpointId` (`body` on top of
+ * CHAT), and what it raised while iterating (null when the stream ended well).
+ */
+async function streamedWords(
+  endpointId: string,
+  body: Record<string, unknown>,
+): Promise<{ parts: string[]; failure: unknown }> {
+  const stream = await client(endpointId).chat.completions.create({
+    ...CHAT,
+    ...body,
+    stream: true,
+  } as typeof CHAT & { stream: true });
+  const parts: string[] = [];
+  try {
+    for await (const chunk of stream) parts.push(chunk.choices[0]?.delta.content ?? "");
+    return { parts, failure: null };
+  } catch (caught) {
+    return { parts, failure: caught };
+  }
+}
+
 describe("a plain handler's OpenAI reply", () => {
   it("fetch, not streamed: 200 with the handler's object as the body", async () => {
     const reply = await post(plain.id, "/chat/completions", CHAT);
@@ -70,11 +92,8 @@ describe("a plain handler's OpenAI reply", () => {
     expect(completion.choices[0]?.message.content).toBe("HELLO LOCAL WORLD");
     const models = await openai.models.list();
     expect(models.data.map((model) => model.id)).toEqual(["local-model"]);
-    const stream = await openai.chat.completions.create({ ...CHAT, stream: true });
-    const parts: string[] = [];
-    for await (const chunk of stream) parts.push(chunk.choices[0]?.delta.content ?? "");
     // A plain handler streams nothing: its returned object is the one event.
-    expect(parts).toEqual(["HELLO LOCAL WORLD"]);
+    expect(await streamedWords(plain.id, {})).toEqual({ parts: ["HELLO LOCAL WORLD"], failure: null });
   });
 
   it("fetch, stream: true: text/event-stream, the object as one event, then [DONE]", async () => {
@@ -97,10 +116,10 @@ describe("a generator handler shaped as worker-vllm", () => {
 
   it("the openai client streams both raw SSE text yields and JSON chunk yields", async () => {
     for (const model of ["raw", "json"]) {
-      const stream = await client(vllm.id).chat.completions.create({ ...CHAT, model, stream: true });
-      const parts: string[] = [];
-      for await (const chunk of stream) parts.push(chunk.choices[0]?.delta.content ?? "");
-      expect(parts, model).toEqual(["hello", " local", " world"]);
+      expect(await streamedWords(vllm.id, { model }), model).toEqual({
+        parts: ["hello", " local", " world"],
+        failure: null,
+      });
     }
   });
 
@@ -212,19 +231,7 @@ describe("OpenAI-shaped errors, never 5xx", () => {
     expect(error.code).toBe("job_failed");
     expect(error.message).toContain("the stream broke after 1 word");
     // The openai client raises it while iterating.
-    const stream = await client(vllm.id).chat.completions.create({
-      ...CHAT,
-      model: "raw",
-      stream: true,
-      fail: true,
-    } as typeof CHAT & { stream: true });
-    const parts: string[] = [];
-    const failure = await (async () => {
-      for await (const chunk of stream) parts.push(chunk.choices[0]?.delta.content ?? "");
-    })().then(
-      () => null,
-      (caught: unknown) => caught,
-    );
+    const { parts, failure } = await streamedWords(vllm.id, { model: "raw", fail: true });
     expect(parts).toEqual(["hello"]);
     expect(failure).toBeInstanceOf(OpenAI.APIError);
     expect(String((failure as Error).message)).toContain("the stream broke");
@@ -863,16 +870,7 @@ describe("the openai client's less common paths, on a real worker", () => {
   });
 
   it("stream: true with JSON chunk yields failing after the first: the first word, then the error", async () => {
-    const stream = await client(vllm.id).chat.completions.create({
-      ...CHAT,
-      model: "json",
-      stream: true,
-      fail: true,
-    } as typeof CHAT & { stream: true });
-    const parts: string[] = [];
-    const failure = await (async () => {
-      for await (const chunk of stream) parts.push(chunk.choices[0]?.delta.content ?? "");
-    })().catch((caught: unknown) => caught);
+    const { parts, failure } = await streamedWords(vllm.id, { model: "json", fail: true });
     expect(parts).toEqual(["hello"]);
     expect(failure).toBeInstanceOf(OpenAI.APIError);
     expect((failure as InstanceType<typeof OpenAI.APIError>).code).toBe("job_failed");
