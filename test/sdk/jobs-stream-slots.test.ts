@@ -50,6 +50,13 @@ async function until(check: () => boolean): Promise<void> {
   throw new Error("condition not met in time");
 }
 
+/** A job client of the harness's service for `endpointId`, closed after the tests. */
+function clientOf(endpointId: string, options: Partial<JobClientOptions>): JobClient {
+  const jobs = new JobClient({ apiKey: KEY, endpointId, baseUrl: `${h.url}/v2`, ...options });
+  clients.push(jobs);
+  return jobs;
+}
+
 /**
  * A client of one hold slot (connections: 2, unless `options` size it otherwise), a runSync holding it
  * until the test completes its job (worker `syncWorker`), and another job taken by `streamWorker`, to
@@ -58,16 +65,7 @@ async function until(check: () => boolean): Promise<void> {
 async function slotHeldByRunSync(options: Partial<JobClientOptions> = { connections: 2 }) {
   const endpoint = h.endpoint("runpodkit/echo", { workersMax: 0 });
   const clock = new ManualClock();
-  const jobs = new JobClient({
-    clock,
-    apiKey: KEY,
-    endpointId: endpoint.id,
-    baseUrl: `${h.url}/v2`,
-    retries: 0,
-    timeoutMs: 1_000,
-    ...options,
-  });
-  clients.push(jobs);
+  const jobs = clientOf(endpoint.id, { clock, retries: 0, timeoutMs: 1_000, ...options });
   const syncWorker = new ProtocolWorker(h, endpoint.id, `w-${endpoint.id}-sync`);
   const streamWorker = new ProtocolWorker(h, endpoint.id, `w-${endpoint.id}-stream`);
   const before = held();
@@ -137,13 +135,7 @@ describe("a stream poll waiting for a hold slot", () => {
 describe("more streams than hold slots (connections: 8, 10 streams)", () => {
   it("every stream gets its chunks, the ones past half the pool when a held poll ends, and a warning says once why", async () => {
     const endpoint = h.endpoint("runpodkit/echo", { workersMax: 0 });
-    const jobs = new JobClient({
-      apiKey: KEY,
-      endpointId: endpoint.id,
-      baseUrl: `${h.url}/v2`,
-      connections: 8,
-    });
-    clients.push(jobs);
+    const jobs = clientOf(endpoint.id, { connections: 8 });
     const warnings: Error[] = [];
     const onWarning = (warning: Error) => warnings.push(warning);
     process.on("warning", onWarning);
@@ -306,15 +298,7 @@ describe("hold slots with a dispatcher", () => {
 describe("connections: 1, the one socket held by a stream poll", () => {
   it("a plain call that times out behind it says so and names `connections`", async () => {
     const endpoint = h.endpoint("runpodkit/echo", { workersMax: 0 });
-    const jobs = new JobClient({
-      apiKey: KEY,
-      endpointId: endpoint.id,
-      baseUrl: `${h.url}/v2`,
-      connections: 1,
-      timeoutMs: 1_000,
-      retries: 0,
-    });
-    clients.push(jobs);
+    const jobs = clientOf(endpoint.id, { connections: 1, timeoutMs: 1_000, retries: 0 });
     const worker = new ProtocolWorker(h, endpoint.id, `w-${endpoint.id}`);
     const { id } = await jobs.run({ input: {} });
     expect(((await worker.take()).body as { id: string }).id).toBe(id);
